@@ -1,0 +1,90 @@
+/**
+ * The response envelope of every answer, success or error: apiVersion, requestId, context, and data or
+ * error. Also the mapping of every failure (ours, Fastify's, unknown) to the contract's error codes.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, truncate } from '../domain/errors.ts';
+import { API_VERSION } from './schemas.ts';
+import { validationFailure } from './validation.ts';
+
+export function newRequestId(): string {
+  return randomBytes(12).toString('hex');
+}
+
+/** The client's context: the query value wins over the body's; only a valid one is echoed. */
+export function contextOf(request: FastifyRequest): string | undefined {
+  const fromQuery = (request.query as Record<string, unknown> | undefined)?.context;
+  if (typeof fromQuery === 'string') return fromQuery.length <= 100 ? fromQuery : undefined;
+  const body = request.body as Record<string, unknown> | undefined;
+  const fromBody = body && typeof body === 'object' ? body.context : undefined;
+  return typeof fromBody === 'string' && fromBody.length <= 100 ? fromBody : undefined;
+}
+
+export interface Credits {
+  consumed: bigint;
+  available: bigint;
+}
+
+export function sendData(request: FastifyRequest, reply: FastifyReply, status: number, data: unknown, credits: Credits) {
+  reply.header('x-credits-consumed', String(credits.consumed));
+  reply.header('x-credits-available', String(credits.available));
+  const context = contextOf(request);
+  return reply.code(status).send({ apiVersion: API_VERSION, requestId: request.id, context, data });
+}
+
+/** Fastify's own failures, by error code, as contract errors. */
+function fromFastify(error: FastifyError, bodyLimit: number): ApiError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type', "The request body must be sent with 'Content-Type: application/json'.");
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('missing_request_body', 'The request body is empty; send { "data": { "item": { ... } } }.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('request_entity_too_large', `The request body is larger than ${bodyLimit} bytes.`);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('bad_json', 'The Content-Length header does not match the body sent.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('bad_json', 'The request body is not valid JSON.');
+  }
+  if (error instanceof SyntaxError || error.statusCode === 400) {
+    // JSON.parse failures and the parser's refusal of __proto__ / constructor.prototype keys.
+    return new ApiError('bad_json', `The request body is not valid JSON: ${truncate(error.message, 120)}.`);
+  }
+  return undefined;
+}
+
+export function toApiError(error: unknown, bodyLimit: number): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  const e = error as FastifyError & { validationContext?: string };
+  if (Array.isArray(e.validation)) return validationFailure(e.validation as never, e.validationContext);
+  if ((typeof e.code === 'string' && e.code.startsWith('FST_')) || error instanceof SyntaxError) return fromFastify(e, bodyLimit);
+  return undefined;
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  const context = contextOf(request);
+  if (error.headers) reply.headers(error.headers);
+  return reply.code(error.status).send({
+    apiVersion: API_VERSION,
+    requestId: request.id,
+    ...(context !== undefined && { context }),
+    error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) },
+  });
+}
+
+export function handleError(bodyLimit: number) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toApiError(error, bodyLimit);
+    if (known) return sendError(request, reply, known);
+    request.log.error({ err: error, requestId: request.id }, 'unexpected error while answering a request');
+    return sendError(
+      request,
+      reply,
+      new ApiError(
+        'unexpected_server_error',
+        `An unexpected error occurred. It has been logged with requestId ${request.id}; quote it when you report the problem.`,
+      ),
+    );
+  };
+}

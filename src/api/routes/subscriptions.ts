@@ -1,0 +1,178 @@
+/** Endpoints 1 to 3 and 5 to 8 of the contract: subscriptions. Thin: schema, service, mapping. */
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { type Blockchain, EVENT_BLOCKCHAINS, type EventType, type Network } from '../../domain/chains.ts';
+import type { Common } from '../../services/context.ts';
+import * as service from '../../services/subscriptions.ts';
+import type { Subscription } from '../../store/subscriptions.ts';
+import { sendData } from '../envelope.ts';
+import {
+  AddressTokensItem,
+  ChainParams,
+  ContextQuery,
+  envelope,
+  InternalTransactionsItem,
+  PageQuery,
+  page,
+  requestBody,
+  SubscriptionItem,
+  TransactionMinedItem,
+} from '../schemas.ts';
+
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** The item of a create response: exactly the fields the seed lists for that endpoint. */
+export function createdItem(s: Subscription) {
+  const base = { referenceId: s.id, eventType: s.eventType, createdTimestamp: seconds(s.createdAt), isActive: s.isActive, callbackUrl: s.callbackUrl };
+  switch (s.eventType) {
+    case 'TRANSACTION_MINED':
+      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', transactionId: s.transactionId as string };
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
+      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    default:
+      return { ...base, ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }), amountHigherThan: Number(s.amountHigherThan) };
+  }
+}
+
+/** List, get, delete and activate items add the chain and the deactivation reasons. */
+export function fullItem(s: Subscription) {
+  return {
+    ...createdItem(s),
+    blockchain: s.blockchain,
+    network: s.network,
+    ...(!s.isActive && { deactivationReasons: s.deactivationReasons }),
+  };
+}
+
+const ReferenceParams = Type.Object({ referenceId: Type.String({ maxLength: 100 }) });
+const ChainReferenceParams = Type.Composite([ChainParams, ReferenceParams]);
+type ChainParamsT = { blockchain: Blockchain; network: Network };
+
+const CREATE_ROUTES: {
+  path: string;
+  eventType: EventType;
+  status: number;
+  item: typeof TransactionMinedItem | typeof AddressTokensItem | typeof InternalTransactionsItem;
+  summary: string;
+}[] = [
+  { path: 'transaction-mined', eventType: 'TRANSACTION_MINED', status: 200, item: TransactionMinedItem, summary: 'Subscribe to a mined transaction' },
+  {
+    path: 'address-tokens-transactions-confirmed',
+    eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+    status: 201,
+    item: AddressTokensItem,
+    summary: 'Subscribe to new confirmed token transactions of an address',
+  },
+  {
+    path: 'internal-transactions-for-specific-amount',
+    eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+    status: 201,
+    item: InternalTransactionsItem,
+    summary: 'Subscribe to confirmed internal transactions at or above an amount',
+  },
+];
+
+export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
+  for (const route of CREATE_ROUTES) {
+    app.post<{ Params: ChainParamsT; Body: Static<ReturnType<typeof requestBody<typeof route.item>>> }>(
+      `/blockchain-events/:blockchain/:network/subscriptions/${route.path}`,
+      {
+        config: { endpoint: route.path, chains: EVENT_BLOCKCHAINS[route.eventType] },
+        schema: {
+          tags: ['subscriptions'],
+          summary: route.summary,
+          params: ChainParams,
+          querystring: ContextQuery,
+          body: requestBody(route.item),
+          response: { [route.status]: envelope(Type.Object({ item: SubscriptionItem })) },
+        },
+      },
+      async (request, reply) => {
+        const { blockchain, network } = request.params;
+        const result = await service.createSubscription(
+          common,
+          request.caller,
+          route.eventType,
+          blockchain,
+          network,
+          request.body.data.item as service.SubscriptionItemInput,
+        );
+        return sendData(request, reply, route.status, { item: createdItem(result.value) }, result);
+      },
+    );
+  }
+
+  app.get<{ Params: ChainParamsT; Querystring: { limit: number; offset: number } }>(
+    '/blockchain-events/:blockchain/:network/subscriptions',
+    {
+      config: { endpoint: 'list-subscriptions', chains: EVENT_BLOCKCHAINS.TRANSACTION_MINED },
+      schema: {
+        tags: ['subscriptions'],
+        summary: "List the customer's subscriptions on one blockchain and network (oldest first)",
+        params: ChainParams,
+        querystring: PageQuery,
+        response: { 200: envelope(page(SubscriptionItem)) },
+      },
+    },
+    async (request, reply) => {
+      const { limit, offset } = request.query;
+      const result = await service.listSubscriptions(common, request.caller, request.params.blockchain, request.params.network, { limit, offset });
+      return sendData(request, reply, 200, { limit, offset, total: result.value.total, items: result.value.items.map(fullItem) }, result);
+    },
+  );
+
+  app.get<{ Params: { referenceId: string } }>(
+    '/blockchain-events/subscriptions/:referenceId',
+    {
+      config: { endpoint: 'get-subscription' },
+      schema: {
+        tags: ['subscriptions'],
+        summary: 'Get one subscription',
+        params: ReferenceParams,
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: SubscriptionItem })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.getSubscription(common, request.caller, request.params.referenceId);
+      return sendData(request, reply, 200, { item: fullItem(result.value) }, result);
+    },
+  );
+
+  app.delete<{ Params: ChainParamsT & { referenceId: string } }>(
+    '/blockchain-events/:blockchain/:network/subscriptions/:referenceId',
+    {
+      config: { endpoint: 'delete-subscription', chains: EVENT_BLOCKCHAINS.TRANSACTION_MINED },
+      schema: {
+        tags: ['subscriptions'],
+        summary: 'Delete a subscription; its pending callbacks are cancelled',
+        params: ChainReferenceParams,
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: SubscriptionItem })) },
+      },
+    },
+    async (request, reply) => {
+      const { blockchain, network, referenceId } = request.params;
+      const result = await service.deleteSubscription(common, request.caller, blockchain, network, referenceId);
+      return sendData(request, reply, 200, { item: fullItem(result.value) }, result);
+    },
+  );
+
+  app.post<{ Params: { referenceId: string } }>(
+    '/blockchain-events/subscriptions/:referenceId/activate',
+    {
+      config: { endpoint: 'activate-subscription' },
+      schema: {
+        tags: ['subscriptions'],
+        summary: 'Activate a subscription (again)',
+        params: ReferenceParams,
+        querystring: ContextQuery,
+        response: { 201: envelope(Type.Object({ item: SubscriptionItem })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.activateSubscription(common, request.caller, request.params.referenceId);
+      return sendData(request, reply, 201, { item: fullItem(result.value) }, result);
+    },
+  );
+}

@@ -1,0 +1,125 @@
+/** Endpoint 4 (all assets) and the wallet endpoints of contract section 6. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.ts';
+import type { Common } from '../../services/context.ts';
+import * as service from '../../services/wallets.ts';
+import type { WalletAddress } from '../../store/wallets.ts';
+import { sendData } from '../envelope.ts';
+import { ChainParams, ContextQuery, envelope, PageQuery, page, requestBody, WalletAssetRecord, WalletDetail, WatchedAddress } from '../schemas.ts';
+
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+function addressItem(a: WalletAddress) {
+  return {
+    blockchain: a.blockchain,
+    network: a.network,
+    address: a.address,
+    watchedFromBlock: a.watchedFromBlock === null ? null : Number(a.watchedFromBlock),
+    createdTimestamp: seconds(a.createdAt),
+  };
+}
+
+const WalletParams = Type.Object({ walletId: Type.String({ maxLength: 100 }) });
+const WalletChainParams = Type.Composite([WalletParams, ChainParams]);
+const WalletAddressParams = Type.Composite([WalletChainParams, Type.Object({ address: Type.String({ maxLength: 200 }) })]);
+type ChainP = { walletId: string; blockchain: Blockchain; network: Network };
+
+export function walletRoutes(app: FastifyInstance, common: Common): void {
+  app.get<{ Querystring: { limit: number; offset: number } }>(
+    '/wallet-as-a-service/wallets/all-assets',
+    {
+      config: { endpoint: 'all-assets' },
+      schema: {
+        tags: ['wallets'],
+        summary: "List the assets of all the customer's wallets (oldest wallet first)",
+        querystring: PageQuery,
+        response: { 200: envelope(page(WalletAssetRecord)) },
+      },
+    },
+    async (request, reply) => {
+      const { limit, offset } = request.query;
+      const result = await service.listAssets(common, request.caller, { limit, offset });
+      return sendData(request, reply, 200, { limit, offset, ...result.value }, result);
+    },
+  );
+
+  app.post<{ Body: { data: { item: { walletName: string } } } }>(
+    '/wallet-as-a-service/wallets',
+    {
+      config: { endpoint: 'wallets' },
+      schema: {
+        tags: ['wallets'],
+        summary: 'Create a watch-only wallet',
+        querystring: ContextQuery,
+        body: requestBody(Type.Object({ walletName: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false })),
+        response: {
+          201: envelope(Type.Object({ item: Type.Object({ walletId: Type.String(), walletName: Type.String(), createdTimestamp: Type.Integer() }) })),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.createWallet(common, request.caller, request.body.data.item.walletName);
+      const w = result.value;
+      return sendData(request, reply, 201, { item: { walletId: w.id, walletName: w.name, createdTimestamp: seconds(w.createdAt) } }, result);
+    },
+  );
+
+  app.get<{ Params: { walletId: string } }>(
+    '/wallet-as-a-service/wallets/:walletId',
+    {
+      config: { endpoint: 'wallets' },
+      schema: {
+        tags: ['wallets'],
+        summary: 'Get one wallet: its watched addresses and assets',
+        params: WalletParams,
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: WalletDetail })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.getWallet(common, request.caller, request.params.walletId);
+      const { createdAt, addresses, ...record } = result.value;
+      return sendData(request, reply, 200, { item: { ...record, createdTimestamp: seconds(createdAt), addresses: addresses.map(addressItem) } }, result);
+    },
+  );
+
+  app.post<{ Params: ChainP; Body: { data: { item: { address: string } } } }>(
+    '/wallet-as-a-service/wallets/:walletId/:blockchain/:network/addresses',
+    {
+      config: { endpoint: 'wallets', chains: BLOCKCHAINS },
+      schema: {
+        tags: ['wallets'],
+        summary: 'Watch an address in a wallet',
+        params: WalletChainParams,
+        querystring: ContextQuery,
+        body: requestBody(Type.Object({ address: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })),
+        response: { 201: envelope(Type.Object({ item: WatchedAddress })) },
+      },
+    },
+    async (request, reply) => {
+      const { walletId, blockchain, network } = request.params;
+      const result = await service.addAddress(common, request.caller, walletId, blockchain, network, request.body.data.item.address);
+      return sendData(request, reply, 201, { item: addressItem(result.value) }, result);
+    },
+  );
+
+  app.delete<{ Params: ChainP & { address: string } }>(
+    '/wallet-as-a-service/wallets/:walletId/:blockchain/:network/addresses/:address',
+    {
+      config: { endpoint: 'wallets', chains: BLOCKCHAINS },
+      schema: {
+        tags: ['wallets'],
+        summary: 'Stop watching an address',
+        params: WalletAddressParams,
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: WatchedAddress })) },
+      },
+    },
+    async (request, reply) => {
+      const { walletId, blockchain, network, address } = request.params;
+      const result = await service.removeAddress(common, request.caller, walletId, blockchain, network, address);
+      return sendData(request, reply, 200, { item: addressItem(result.value) }, result);
+    },
+  );
+}

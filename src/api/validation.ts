@@ -1,0 +1,117 @@
+/**
+ * Request validation: two Ajv instances (bodies are never coerced, query strings are), and the mapping
+ * from Ajv's errors to the contract's error codes, with one detail per offending attribute.
+ */
+import AjvModule, { type ErrorObject } from 'ajv';
+import { ApiError, type ErrorCode, type ErrorDetail } from '../domain/errors.ts';
+
+// ajv is CommonJS: under NodeNext its class is the default export's `default`.
+const Ajv = AjvModule.default;
+const common = { allErrors: true, removeAdditional: false, strict: false, messages: true } as const;
+const bodyAjv = new Ajv({ ...common, coerceTypes: false, useDefaults: false });
+const queryAjv = new Ajv({ ...common, coerceTypes: true, useDefaults: true });
+bodyAjv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+queryAjv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+
+export function validatorCompiler({ schema, httpPart }: { schema: object; httpPart?: string }) {
+  return (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema);
+}
+
+/** '/data/item/callbackUrl' -> 'callbackUrl'; the attribute a client recognises. */
+function attributeOf(error: ErrorObject, prefix: string): string {
+  const path = error.instancePath.startsWith(prefix) ? error.instancePath.slice(prefix.length) : error.instancePath;
+  const extra = error.params as { missingProperty?: string; additionalProperty?: string };
+  const leaf = extra.missingProperty ?? extra.additionalProperty;
+  const parts = path.split('/').filter(Boolean);
+  if (leaf) parts.push(leaf);
+  return parts.join('.') || '(body)';
+}
+
+function sentence(error: ErrorObject, attribute: string): string {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `The attribute '${attribute}' is required.`;
+    case 'additionalProperties':
+      return `The attribute '${attribute}' is not accepted here; remove it.`;
+    case 'type':
+      return `The attribute '${attribute}' must be of type ${String(p.type)}.`;
+    case 'maxLength':
+      return `The attribute '${attribute}' must be at most ${String(p.limit)} characters long.`;
+    case 'minLength':
+      return `The attribute '${attribute}' must not be empty.`;
+    case 'minimum':
+      return `The attribute '${attribute}' must be at least ${String(p.limit)}.`;
+    case 'maximum':
+      return `The attribute '${attribute}' must be at most ${String(p.limit)}.`;
+    default:
+      return `The attribute '${attribute}' ${error.message ?? 'is invalid'}.`;
+  }
+}
+
+function uniqueDetails(details: ErrorDetail[]): ErrorDetail[] {
+  const byAttribute = new Map<string, ErrorDetail>();
+  for (const d of details) if (!byAttribute.has(d.attribute)) byAttribute.set(d.attribute, d);
+  return [...byAttribute.values()];
+}
+
+const ITEM = '/data/item';
+
+function isStructural(e: ErrorObject): boolean {
+  if (e.instancePath.startsWith(`${ITEM}/`)) return false;
+  if (e.instancePath === ITEM) return e.keyword === 'type';
+  const missing = (e.params as { missingProperty?: string }).missingProperty;
+  if (e.keyword === 'required') return missing === 'data' || missing === 'item';
+  if (e.instancePath === '/context') return false;
+  return e.keyword !== 'additionalProperties' || e.instancePath === '/data';
+}
+
+function bodyError(errors: ErrorObject[]): ApiError {
+  if (errors.some(isStructural)) {
+    return new ApiError(
+      'invalid_request_body_structure',
+      'The request body must be a JSON object of the form { "context"?: string, "data": { "item": { ... } } }.',
+    );
+  }
+  const classified = errors.map((e) => {
+    const attribute = attributeOf(e, e.instancePath.startsWith(ITEM) ? ITEM : '');
+    const code: ErrorCode =
+      e.keyword === 'required' ? 'missing_required_attributes' : e.keyword === 'additionalProperties' ? 'extra_body_attributes' : 'invalid_data';
+    return { code, detail: { attribute, message: sentence(e, attribute) } };
+  });
+  const order: ErrorCode[] = ['missing_required_attributes', 'extra_body_attributes', 'invalid_data'];
+  const code = order.find((c) => classified.some((x) => x.code === c)) as ErrorCode;
+  const details = uniqueDetails(classified.map((x) => x.detail));
+  return new ApiError(code, details[0]?.message ?? 'The request body is invalid.', details);
+}
+
+function queryError(errors: ErrorObject[]): ApiError {
+  const details = uniqueDetails(errors.map((e) => ({ attribute: attributeOf(e, ''), message: sentence(e, attributeOf(e, '')) })));
+  const pagination = errors.filter((e) => /^\/(limit|offset)$/.test(e.instancePath));
+  if (errors.some((e) => e.keyword === 'additionalProperties')) {
+    const extra = [...new Set(errors.filter((e) => e.keyword === 'additionalProperties').map((e) => attributeOf(e, '')))];
+    return new ApiError('extra_query_attributes', `Unknown query parameter${extra.length > 1 ? 's' : ''}: ${extra.join(', ')}. Remove it.`, details);
+  }
+  if (pagination.some((e) => e.keyword !== 'maximum')) {
+    return new ApiError('invalid_pagination', 'limit must be an integer from 1 to 50 and offset an integer of at least 0.', details);
+  }
+  if (pagination.length > 0) return new ApiError('limit_greater_than_allowed', 'limit must be at most 50.', details);
+  return new ApiError('invalid_data', details[0]?.message ?? 'A query parameter is invalid.', details);
+}
+
+function paramsError(errors: ErrorObject[]): ApiError {
+  const details = uniqueDetails(
+    errors.map((e) => {
+      const attribute = attributeOf(e, '');
+      return { attribute, message: `The ${attribute} in the path is not supported by this endpoint.` };
+    }),
+  );
+  return new ApiError('uri_not_found', details[0]?.message ?? 'The path is not supported.', details);
+}
+
+/** Turns Fastify's validation failure into the contract's error. */
+export function validationFailure(errors: ErrorObject[], part: string | undefined): ApiError {
+  if (part === 'body') return bodyError(errors);
+  if (part === 'querystring') return queryError(errors);
+  return paramsError(errors);
+}

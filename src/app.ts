@@ -1,0 +1,60 @@
+/**
+ * Composition root: wires config, logger, metrics, database and HTTP server. No logic of its own.
+ */
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { buildServer } from './api/server.ts';
+import type { Config } from './config/config.ts';
+import { createMetrics } from './metrics.ts';
+import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
+import { type OpenDatabase, openDatabase } from './store/open.ts';
+
+export interface RunningApp {
+  server: FastifyInstance;
+  database: OpenDatabase;
+  /** Base URL the server listens on. */
+  url: string;
+  /** The API key made on the very first start, when there was one. */
+  firstKey?: string;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, base: { service: 'herald' } });
+}
+
+/** On the first start of a new embedded database: a `default` customer and one key, shown once. */
+async function bootstrapFirstCustomer(config: Config, database: OpenDatabase): Promise<string | undefined> {
+  if (!database.embedded?.created || (await countCustomers(database.db)) > 0) return undefined;
+  const plan = config.defaultPlan;
+  const customer = await createCustomer(database.db, 'default', plan, BigInt(plan.credits));
+  return (await createApiKey(database.db, customer.id, { label: 'first start' })).key;
+}
+
+export async function startApp(config: Config, logger: Logger = createLogger(config)): Promise<RunningApp> {
+  const metrics = createMetrics();
+  const database = await openDatabase(config, { metrics, onError: (error) => logger.warn({ err: error }, 'idle database connection failed') });
+  if (database.applied.length > 0) logger.info({ migrations: database.applied }, 'database migrations applied');
+  metrics.setPoolSource(database.db.poolStats);
+  try {
+    const firstKey = await bootstrapFirstCustomer(config, database);
+    const server = await buildServer({ config, db: database.db }, { logger, metrics });
+    await server.listen({ port: config.port, host: config.host });
+    const address = server.addresses()[0] as AddressInfo;
+    const url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
+    return {
+      server,
+      database,
+      url,
+      firstKey,
+      async close() {
+        await server.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

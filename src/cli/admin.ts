@@ -1,0 +1,167 @@
+/** Operator commands: migrate, customers, keys, credits, domains. Each opens the store, acts, closes. */
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { Config } from '../config/config.ts';
+import { ENDPOINT_NAMES } from '../domain/endpoints.ts';
+import { parseCallbackUrl } from '../services/subscriptions.ts';
+import { addCredits, type Customer, createApiKey, createCustomer, findCustomerByName, listApiKeys, revokeApiKey, updatePlan } from '../store/customers.ts';
+import type { Db } from '../store/db.ts';
+import { upsertDomain } from '../store/domains.ts';
+import { openDatabase } from '../store/open.ts';
+import { configFrom, integer, withStoreOptions } from './main.ts';
+
+class UsageError extends Error {}
+
+async function withDatabase<T>(config: Config, work: (db: Db, applied: string[]) => Promise<T>): Promise<T> {
+  const database = await openDatabase(config, { poolSize: 2 });
+  try {
+    return await work(database.db, database.applied);
+  } finally {
+    await database.close();
+  }
+}
+
+async function customerNamed(db: Db, name: string): Promise<Customer> {
+  const customer = await findCustomerByName(db, name);
+  if (!customer) throw new UsageError(`There is no customer named '${name}'. Create it with: herald customers create --name ${name}`);
+  return customer;
+}
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+export function registerAdminCommands(program: Command): void {
+  withStoreOptions(program.command('migrate').description('apply database migrations (serve also does this at start)')).action(async (o) => {
+    await withDatabase(configFrom(o), async (_db, applied) => print(applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date'));
+  });
+
+  const customers = program.command('customers').description('create and change customers (tenants) and their plans');
+  withStoreOptions(
+    customers
+      .command('create')
+      .description('create a customer; prints nothing secret (make a key with `herald keys create`)')
+      .requiredOption('--name <name>', 'unique customer name')
+      .addOption(new Option('--credits <n>', 'starting credits (default from the config: 10000000)').argParser(integer('--credits')))
+      .option('--no-mainnet', 'plan without mainnet access (test networks only)')
+      .addOption(new Option('--max-subscriptions <n>', 'cap on active subscriptions (default: none)').argParser(integer('--max-subscriptions')))
+      .addOption(new Option('--rate-limit <n>', 'requests per second per API key (default 100)').argParser(integer('--rate-limit', 1))),
+  ).action(async (o) => {
+    const config = configFrom(o);
+    await withDatabase(config, async (db) => {
+      if (await findCustomerByName(db, o.name)) throw new UsageError(`A customer named '${o.name}' already exists.`);
+      const plan = {
+        mainnetAllowed: o.mainnet !== false && config.defaultPlan.mainnetAllowed,
+        maxActiveSubscriptions: o.maxSubscriptions ?? config.defaultPlan.maxActiveSubscriptions,
+        requestsPerSecond: o.rateLimit ?? config.defaultPlan.requestsPerSecond,
+      };
+      const c = await createCustomer(db, o.name, plan, BigInt(o.credits ?? config.defaultPlan.credits));
+      print(
+        `created customer '${c.name}': credits ${c.credits}, mainnet ${c.mainnetAllowed ? 'yes' : 'no'}, ` +
+          `max active subscriptions ${c.maxActiveSubscriptions ?? 'unlimited'}, ${c.requestsPerSecond} requests/s per key`,
+      );
+      print(`next: herald keys create --customer ${c.name}`);
+    });
+  });
+  withStoreOptions(
+    customers
+      .command('update')
+      .description("change a customer's plan")
+      .requiredOption('--name <name>', 'customer name')
+      .option('--mainnet', 'allow mainnets')
+      .option('--no-mainnet', 'test networks only')
+      .addOption(new Option('--max-subscriptions <n>', 'cap on active subscriptions').argParser(integer('--max-subscriptions')))
+      .option('--unlimited-subscriptions', 'remove the cap on active subscriptions')
+      .addOption(new Option('--rate-limit <n>', 'requests per second per API key').argParser(integer('--rate-limit', 1))),
+  ).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      const c = await customerNamed(db, o.name);
+      const cap = o.unlimitedSubscriptions ? null : o.maxSubscriptions;
+      await updatePlan(db, c.id, { mainnetAllowed: o.mainnet, maxActiveSubscriptions: cap, requestsPerSecond: o.rateLimit });
+      print(`updated customer '${c.name}'`);
+    });
+  });
+  withStoreOptions(
+    customers.command('show').description('show a customer, its plan, credits and keys').requiredOption('--name <name>', 'customer name'),
+  ).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      const c = await customerNamed(db, o.name);
+      print(
+        `customer '${c.name}' (id ${c.id}): credits ${c.credits}, mainnet ${c.mainnetAllowed ? 'yes' : 'no'}, max active subscriptions ${c.maxActiveSubscriptions ?? 'unlimited'}, ${c.requestsPerSecond} requests/s per key`,
+      );
+      for (const k of await listApiKeys(db, c.id)) {
+        print(
+          `  key ${k.id} ${k.key_prefix}... ${k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : 'active'}${k.label ? ` (${k.label})` : ''}${k.allowed_endpoints ? ` only: ${k.allowed_endpoints.join(',')}` : ''}`,
+        );
+      }
+    });
+  });
+
+  const keys = program.command('keys').description('API keys: shown once at creation, stored only as hashes');
+  withStoreOptions(
+    keys
+      .command('create')
+      .description('create an API key for a customer and print it (the only time it is shown)')
+      .requiredOption('--customer <name>', 'customer name')
+      .option('--label <text>', 'a note to tell keys apart')
+      .addOption(new Option('--allow <endpoints...>', 'restrict the key to these endpoints').choices([...ENDPOINT_NAMES])),
+  ).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      const c = await customerNamed(db, o.customer);
+      const { id, key } = await createApiKey(db, c.id, { label: o.label, allowedEndpoints: o.allow });
+      process.stderr.write(`API key ${id} for customer '${c.name}' (store it now; it cannot be shown again):\n`);
+      print(key);
+    });
+  });
+  withStoreOptions(
+    keys
+      .command('revoke')
+      .description('revoke an API key at once')
+      .requiredOption('--customer <name>', 'customer name')
+      .requiredOption('--key <id-or-prefix>', 'the key id or its first 10 characters (see `herald customers show`)'),
+  ).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      const c = await customerNamed(db, o.customer);
+      const n = await revokeApiKey(db, c.id, o.key);
+      if (n === 0) throw new UsageError(`No active key '${o.key}' of customer '${c.name}'. List keys with: herald customers show --name ${c.name}`);
+      print(`revoked ${n} key${n > 1 ? 's' : ''}`);
+    });
+  });
+
+  withStoreOptions(
+    program
+      .command('credits')
+      .description('manage credits')
+      .command('add')
+      .description("add credits to a customer's balance")
+      .requiredOption('--customer <name>', 'customer name')
+      .requiredOption('--amount <n>', 'credits to add', integer('--amount', 1)),
+  ).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      const c = await customerNamed(db, o.customer);
+      print(`customer '${c.name}' now has ${await addCredits(db, c.id, BigInt(o.amount))} credits`);
+    });
+  });
+
+  withStoreOptions(
+    program
+      .command('domains')
+      .description('callback domains of customers')
+      .command('add')
+      .description('register a callback domain for a customer; with --verified, mark it verified (operator override)')
+      .requiredOption('--customer <name>', 'customer name')
+      .requiredOption('--domain <host>', 'exact host name of callback URLs, e.g. hooks.example.com')
+      .option('--verified', 'mark the domain verified without a proof'),
+  ).action(async (o) => {
+    const parsed = parseCallbackUrl(`https://${o.domain}/`);
+    if ('error' in parsed || parsed.host !== o.domain.toLowerCase())
+      throw new UsageError(`'${o.domain}' is not a host name; give only the host, e.g. hooks.example.com.`);
+    await withDatabase(configFrom(o), async (db) => {
+      const c = await customerNamed(db, o.customer);
+      const d = await upsertDomain(db, c.id, parsed.host, o.verified ? 'operator' : null);
+      print(
+        d.verifiedAt
+          ? `domain ${d.domain} is verified for customer '${c.name}'`
+          : `domain ${d.domain} registered for '${c.name}'; verification token: ${d.verificationToken}`,
+      );
+    });
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * The `herald` command line. Every command takes --data-dir (or DATABASE_URL) and works whether or not
+ * a server is running on that data directory: the embedded database is shared, not started twice.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, type ConfigOverrides, loadConfig } from '../config/config.ts';
+import { registerAdminCommands } from './admin.ts';
+import { serve } from './serve.ts';
+
+export function integer(name: string, min = 0) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer of at least ${min}.`);
+    return n;
+  };
+}
+
+/** Options every command shares. */
+export function withStoreOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--data-dir <dir>', 'directory of the embedded database (ignored when DATABASE_URL is set)').default('./data'))
+    .addOption(new Option('--config <file>', 'JSON configuration file (default ./herald.config.json when present)'));
+}
+
+export function configFrom(options: { dataDir?: string; config?: string; port?: number; host?: string }) {
+  const overrides: ConfigOverrides = { dataDir: options.dataDir, configFile: options.config, port: options.port, host: options.host };
+  return loadConfig(overrides);
+}
+
+const program = new Command('herald')
+  .description(
+    'Blockchain event callbacks and wallet asset listing, self-hosted.\n\n' +
+      'Start the service:      herald serve            (embedded PostgreSQL under ./data)\n' +
+      'Use your own database:  DATABASE_URL=postgres://... herald serve\n' +
+      'Make a customer a key:  herald customers create --name acme && herald keys create --customer acme',
+  )
+  .showHelpAfterError('(add --help for usage)')
+  .configureHelp({ showGlobalOptions: true });
+
+withStoreOptions(
+  program
+    .command('serve')
+    .description('run the HTTP API (the README shows a first call)')
+    .addOption(new Option('--port <port>', 'TCP port to listen on').argParser(integer('--port')).default(8080))
+    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1')),
+).action(async (options) => {
+  await serve(configFrom(options));
+});
+
+registerAdminCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`herald: ${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`herald: ${(error as Error).message}\n`);
+  process.exit(1);
+}

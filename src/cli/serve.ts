@@ -1,0 +1,41 @@
+/** `herald serve`: start everything, print the first key once, stop cleanly on SIGTERM/SIGINT. */
+import { createLogger, startApp } from '../app.ts';
+import type { Config } from '../config/config.ts';
+
+export async function serve(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  const started = performance.now();
+  const app = await startApp(config, logger);
+  logger.info(
+    { url: app.url, database: app.database.embedded ? `embedded (${config.dataDir})` : 'DATABASE_URL', startMs: Math.round(performance.now() - started) },
+    'herald is ready',
+  );
+  if (app.firstKey) {
+    process.stdout.write(
+      `\n  First start: created customer 'default' with this API key (shown once, store it now):\n\n    ${app.firstKey}\n\n` +
+        `  Try it:  curl -H 'x-api-key: ${app.firstKey}' '${app.url}/wallet-as-a-service/wallets/all-assets'\n\n`,
+    );
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
+    const force = setTimeout(() => {
+      logger.error(`requests still in flight after ${config.shutdownGraceSeconds} s; exiting anyway`);
+      process.exit(1);
+    }, config.shutdownGraceSeconds * 1000);
+    force.unref();
+    try {
+      await app.close();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'error while stopping');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}

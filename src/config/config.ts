@@ -1,0 +1,115 @@
+/**
+ * One typed, validated configuration object, read once at start: defaults, then an optional JSON file
+ * (`--config`, HERALD_CONFIG, or ./herald.config.json when present), then environment variables, then
+ * command-line flags. This is the only module that reads process.env.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const Costs = Type.Object(
+  {
+    transactionMined: Type.Integer({ minimum: 0, default: 1000 }),
+    addressTokensTransactionsConfirmed: Type.Integer({ minimum: 0, default: 1000 }),
+    internalTransactionsForSpecificAmount: Type.Integer({ minimum: 0, default: 10000 }),
+    allAssetsPerItem: Type.Integer({ minimum: 0, default: 500 }),
+    listSubscriptionsPerItem: Type.Integer({ minimum: 0, default: 1 }),
+    getSubscription: Type.Integer({ minimum: 0, default: 1 }),
+    deleteSubscription: Type.Integer({ minimum: 0, default: 1 }),
+    activateSubscription: Type.Integer({ minimum: 0, default: 5 }),
+    /** Wallet and callback-domain endpoints (extensions): not priced by the contract. */
+    walletsAndDomains: Type.Integer({ minimum: 0, default: 1 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    host: Type.String({ default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+    dataDir: Type.String({ default: './data' }),
+    /** PostgreSQL server to use; when absent an embedded server is started under dataDir. */
+    databaseUrl: Type.Optional(Type.String()),
+    databasePoolSize: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: 'info' },
+    ),
+    /** Log one line per completed request (off by default: at thousands of requests/s it is noise). */
+    logRequests: Type.Boolean({ default: false }),
+    /** Largest accepted request body in bytes (contract: 64 KiB). */
+    bodyLimit: Type.Integer({ minimum: 1024, default: 65536 }),
+    /** Confirmations of the confirmed events when a subscription does not say (contract: 3). */
+    defaultConfirmations: Type.Integer({ minimum: 1, maximum: 100, default: 3 }),
+    costs: Costs,
+    /** Plan given to customers created without explicit values (and to the first-start `default`). */
+    defaultPlan: Type.Object(
+      {
+        credits: Type.Integer({ minimum: 0, default: 10_000_000 }),
+        mainnetAllowed: Type.Boolean({ default: true }),
+        maxActiveSubscriptions: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { default: null }),
+        requestsPerSecond: Type.Integer({ minimum: 1, default: 100 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    /** Seconds to wait for in-flight requests on SIGTERM/SIGINT before closing anyway. */
+    shutdownGraceSeconds: Type.Number({ minimum: 0, default: 10 }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type CostName = keyof Config['costs'];
+
+/** Values given on the command line; they win over everything else. */
+export interface ConfigOverrides {
+  configFile?: string;
+  host?: string;
+  port?: number;
+  dataDir?: string;
+  databaseUrl?: string;
+}
+
+export class ConfigError extends Error {}
+
+function readFile(path: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('it is not a JSON object');
+    return parsed as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`Cannot read the configuration file ${path}: ${(error as Error).message}.`);
+  }
+}
+
+function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (env.DATABASE_URL) out.databaseUrl = env.DATABASE_URL;
+  if (env.HERALD_HOST) out.host = env.HERALD_HOST;
+  if (env.HERALD_PORT) out.port = Number(env.HERALD_PORT);
+  if (env.HERALD_DATA_DIR) out.dataDir = env.HERALD_DATA_DIR;
+  if (env.HERALD_LOG_LEVEL) out.logLevel = env.HERALD_LOG_LEVEL;
+  if (env.HERALD_LOG_REQUESTS) out.logRequests = env.HERALD_LOG_REQUESTS === 'true' || env.HERALD_LOG_REQUESTS === '1';
+  if (env.HERALD_DB_POOL_SIZE) out.databasePoolSize = Number(env.HERALD_DB_POOL_SIZE);
+  return out;
+}
+
+export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const explicitFile = overrides.configFile ?? env.HERALD_CONFIG;
+  const fileName = explicitFile ?? (existsSync('herald.config.json') ? 'herald.config.json' : undefined);
+  const file = fileName ? readFile(resolve(fileName)) : {};
+  const flags = Object.fromEntries(
+    Object.entries({ host: overrides.host, port: overrides.port, dataDir: overrides.dataDir, databaseUrl: overrides.databaseUrl }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  );
+  const merged = { ...file, ...fromEnvironment(env), ...flags };
+  const withDefaults = Value.Default(ConfigSchema, Value.Clone(merged));
+  const errors = [...Value.Errors(ConfigSchema, withDefaults)];
+  if (errors.length > 0) {
+    const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
+    throw new ConfigError(`The configuration is invalid${fileName ? ` (file ${fileName})` : ''}:\n${lines.join('\n')}`);
+  }
+  return withDefaults as Config;
+}

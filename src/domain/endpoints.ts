@@ -1,0 +1,14 @@
+/** Names of the API's endpoints, as an API key's restriction lists them (herald keys create --allow). */
+export const ENDPOINT_NAMES = [
+  'transaction-mined',
+  'address-tokens-transactions-confirmed',
+  'internal-transactions-for-specific-amount',
+  'all-assets',
+  'list-subscriptions',
+  'get-subscription',
+  'delete-subscription',
+  'activate-subscription',
+  'wallets',
+  'callback-domains',
+] as const;
+export type EndpointName = (typeof ENDPOINT_NAMES)[number];

@@ -1,0 +1,58 @@
+/**
+ * Prometheus metrics, one registry per running app (so tests can run several apps in one process).
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  httpDuration: Histogram<'method' | 'route'>;
+  dbQueryDuration: Histogram<'query'>;
+  /** Called on each scrape so pool gauges are current. */
+  setPoolSource(source: () => { total: number; idle: number; waiting: number }): void;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'herald_' });
+  let poolSource: (() => { total: number; idle: number; waiting: number }) | undefined;
+  const poolGauge = (name: string, help: string, key: 'total' | 'idle' | 'waiting') =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        if (poolSource) this.set(poolSource()[key]);
+      },
+    });
+  poolGauge('herald_db_pool_connections', 'Connections open in the database pool.', 'total');
+  poolGauge('herald_db_pool_idle_connections', 'Idle connections in the database pool.', 'idle');
+  poolGauge('herald_db_pool_waiting_requests', 'Queries waiting for a pool connection.', 'waiting');
+
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'herald_http_requests_total',
+      help: 'HTTP requests answered, by route and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'herald_http_request_duration_seconds',
+      help: 'Time from request received to response sent.',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    dbQueryDuration: new Histogram({
+      name: 'herald_db_query_duration_seconds',
+      help: 'Database query time, by query label.',
+      labelNames: ['query'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+      registers: [registry],
+    }),
+    setPoolSource(source) {
+      poolSource = source;
+    },
+  };
+}

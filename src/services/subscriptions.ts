@@ -1,0 +1,200 @@
+/**
+ * Subscription use cases: create (three endpoints), list, get, delete, activate. Each charges its
+ * credits in the same transaction as its write, so an error never costs anything.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { CostName } from '../config/config.ts';
+import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
+import { type Blockchain, type EventType, isMainnet, type Network } from '../domain/chains.ts';
+import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
+import type { Queryable } from '../store/db.ts';
+import { isDomainVerified } from '../store/domains.ts';
+import type { Subscription } from '../store/subscriptions.ts';
+import * as store from '../store/subscriptions.ts';
+import type { Caller, Charged, Common } from './context.ts';
+import { chargeInTransaction, chargeRead } from './credits.ts';
+
+export interface SubscriptionItemInput {
+  transactionId?: string;
+  address?: string;
+  amountHigherThan?: number;
+  receiveCallbackOn?: number;
+  callbackUrl: string;
+  callbackSecretKey?: string;
+  allowDuplicates?: boolean;
+}
+
+const CREATE_COST: Record<EventType, CostName> = {
+  TRANSACTION_MINED: 'transactionMined',
+  ADDRESS_TOKENS_TRANSACTION_CONFIRMED: 'addressTokensTransactionsConfirmed',
+  CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'internalTransactionsForSpecificAmount',
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Parses the callback URL: https only, a host name, no credentials in it. */
+export function parseCallbackUrl(value: string): { host: string } | { error: string } {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { error: `'${truncate(value)}' is not a valid URL. Give an absolute https URL such as https://example.com/callbacks.` };
+  }
+  if (url.protocol !== 'https:') return { error: `The callbackUrl must use https; '${url.protocol.slice(0, -1)}' is not supported.` };
+  if (!url.hostname) return { error: 'The callbackUrl has no host name.' };
+  if (url.username || url.password)
+    return { error: 'The callbackUrl must not contain a user name or password; use callbackSecretKey to authenticate callbacks.' };
+  return { host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase() };
+}
+
+function duplicateKey(eventType: EventType, blockchain: Blockchain, network: Network, target: string | null, threshold: string, callbackUrl: string): Buffer {
+  return createHash('sha256')
+    .update(JSON.stringify([eventType, blockchain, network, target, threshold, callbackUrl]))
+    .digest();
+}
+
+export function assertMainnetAllowed(caller: Caller, network: Network): void {
+  if (isMainnet(network) && !caller.owner.mainnetAllowed) {
+    throw new ApiError(
+      'feature_mainnets_not_allowed_for_plan',
+      "This customer's plan does not include mainnet access. Use a test network, or ask the operator to enable mainnets.",
+    );
+  }
+}
+
+/** Rejects the create or activate if an active twin exists (unless duplicates are allowed) or the cap is reached. */
+async function checkDuplicateAndCap(tx: Queryable, caller: Caller, s: Pick<Subscription, 'duplicateKey' | 'allowDuplicates'>, exceptId?: string) {
+  const customerId = caller.owner.customerId;
+  await store.lockDuplicateIdentity(tx, customerId, s.duplicateKey);
+  if (!s.allowDuplicates) {
+    const twin = await store.findActiveDuplicate(tx, customerId, s.duplicateKey, exceptId);
+    if (twin) {
+      throw new ApiError(
+        'already_exists',
+        `An active subscription with the same event, target and callbackUrl already exists (referenceId ${twin}). Set allowDuplicates to true to create another.`,
+      );
+    }
+  }
+  const cap = caller.owner.maxActiveSubscriptions;
+  if (cap !== null) {
+    await store.lockActiveCap(tx, customerId);
+    const active = await store.countActive(tx, customerId);
+    if (active >= cap) {
+      throw new ApiError(
+        'blockchain_events_callbacks_limit_reached',
+        `The plan allows ${cap} active subscriptions and ${active} are active. Delete one, or ask the operator to raise the cap.`,
+      );
+    }
+  }
+}
+
+export async function createSubscription(
+  common: Common,
+  caller: Caller,
+  eventType: EventType,
+  blockchain: Blockchain,
+  network: Network,
+  item: SubscriptionItemInput,
+): Promise<Charged<Subscription>> {
+  const details: ErrorDetail[] = [];
+  let target: string | null = null;
+  if (item.transactionId !== undefined) {
+    const v = validateTransactionId(blockchain, network, item.transactionId);
+    if (v.ok) target = v.normalized;
+    else details.push({ attribute: 'transactionId', message: v.message });
+  }
+  if (item.address !== undefined) {
+    const v = validateAddress(blockchain, network, item.address);
+    if (v.ok) target = v.normalized;
+    else details.push({ attribute: 'address', message: v.message });
+  }
+  const url = parseCallbackUrl(item.callbackUrl);
+  if ('error' in url) details.push({ attribute: 'callbackUrl', message: url.error });
+  if (details.length > 0 || 'error' in url) throw invalidData(details);
+  assertMainnetAllowed(caller, network);
+
+  const receiveCallbackOn = eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? (item.receiveCallbackOn ?? common.config.defaultConfirmations) : null;
+  const amountHigherThan = item.amountHigherThan === undefined ? null : BigInt(item.amountHigherThan);
+  const allowDuplicates = item.allowDuplicates ?? false;
+  const candidate: store.NewSubscription = {
+    id: randomUUID(),
+    eventType,
+    blockchain,
+    network,
+    transactionId: item.transactionId ?? null,
+    address: item.address ?? null,
+    target,
+    receiveCallbackOn,
+    amountHigherThan,
+    callbackUrl: item.callbackUrl,
+    callbackHost: url.host,
+    // The contract echoes an absent secret as '' on endpoints 1 and 2; stored as NULL (no signing).
+    callbackSecretKey: item.callbackSecretKey || null,
+    allowDuplicates,
+    duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? ''), item.callbackUrl),
+    apiVersion: caller.apiVersion,
+  };
+  const customerId = caller.owner.customerId;
+  const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
+
+  return await common.db.transaction('subscriptions:create', async (tx) => {
+    if (!(await isDomainVerified(tx, customerId, url.host))) {
+      throw new ApiError(
+        'callback_url_not_verified',
+        `The callbackUrl host '${truncate(url.host)}' is not a verified callback domain of this customer. Register and verify it first (POST /blockchain-events/callback-domains), or ask the operator (herald domains add --verified).`,
+      );
+    }
+    await checkDuplicateAndCap(tx, caller, candidate);
+    const created = await store.insertSubscription(tx, customerId, candidate);
+    const credits = await chargeInTransaction(tx, customerId, cost);
+    return { value: created, ...credits };
+  });
+}
+
+function assertUuid(id: string): void {
+  if (!UUID.test(id)) throw notFound('subscription', id);
+}
+
+export async function listSubscriptions(common: Common, caller: Caller, blockchain: Blockchain, network: Network, page: { limit: number; offset: number }) {
+  const result = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
+  const cost = BigInt(common.config.costs.listSubscriptionsPerItem) * BigInt(result.items.length);
+  return { value: result, ...(await chargeRead(common.db, caller.owner.customerId, cost)) };
+}
+
+export async function getSubscription(common: Common, caller: Caller, id: string): Promise<Charged<Subscription>> {
+  assertUuid(id);
+  const found = await store.getSubscription(common.db, caller.owner.customerId, id);
+  if (!found) throw notFound('subscription', id);
+  return { value: found, ...(await chargeRead(common.db, caller.owner.customerId, BigInt(common.config.costs.getSubscription))) };
+}
+
+export async function deleteSubscription(common: Common, caller: Caller, blockchain: Blockchain, network: Network, id: string): Promise<Charged<Subscription>> {
+  assertUuid(id);
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('subscriptions:delete', async (tx) => {
+    const deleted = await store.deleteSubscription(tx, customerId, blockchain, network, id);
+    if (!deleted) throw notFound(`${blockchain} ${network} subscription`, id);
+    return { value: deleted, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.deleteSubscription))) };
+  });
+}
+
+export async function activateSubscription(common: Common, caller: Caller, id: string): Promise<Charged<Subscription>> {
+  assertUuid(id);
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('subscriptions:activate', async (tx) => {
+    const found = await store.getSubscription(tx, customerId, id, { forUpdate: true });
+    if (!found) throw notFound('subscription', id);
+    assertMainnetAllowed(caller, found.network);
+    if (!found.isActive) {
+      if (!(await isDomainVerified(tx, customerId, found.callbackHost))) {
+        throw new ApiError(
+          'callback_url_not_verified',
+          `The callbackUrl host '${truncate(found.callbackHost)}' is no longer a verified callback domain of this customer. Verify it again before activating.`,
+        );
+      }
+      await checkDuplicateAndCap(tx, caller, found, found.id);
+    }
+    const activated = found.isActive ? found : await store.setActive(tx, customerId, id);
+    return { value: activated, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription))) };
+  });
+}

@@ -1,0 +1,115 @@
+/**
+ * Watch-only wallets (contract section 6) and the all-assets listing (endpoint 4). Balances come from
+ * the ledger rows that chain following keeps; an address added now shows zero totals until then.
+ */
+import { randomUUID } from 'node:crypto';
+import { validateAddress } from '../domain/addresses.ts';
+import { formatUnits } from '../domain/amounts.ts';
+import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
+import { ApiError, invalidData, notFound, truncate } from '../domain/errors.ts';
+import * as store from '../store/wallets.ts';
+import type { Caller, Charged, Common } from './context.ts';
+import { chargeInTransaction, chargeRead } from './credits.ts';
+import { assertMainnetAllowed } from './subscriptions.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The wallet asset record of the contract, amounts formatted in the chain's unit. */
+export function assetRecord(w: store.WalletAssets) {
+  return {
+    walletId: w.id,
+    walletName: w.name,
+    coins: w.coins.map((c) => {
+      const { unit, decimals } = CHAINS[c.blockchain];
+      return {
+        blockchain: c.blockchain,
+        network: c.network,
+        unit,
+        confirmedBalance: formatUnits(c.confirmedBalance, decimals),
+        totalReceived: formatUnits(c.totalReceived, decimals),
+        totalSpent: formatUnits(c.totalSpent, decimals),
+      };
+    }),
+    fungibleTokens: w.fungibleTokens.map((t) => ({
+      amount: formatUnits(t.amount, t.decimals),
+      blockchain: t.blockchain,
+      network: t.network,
+      identifier: t.identifier,
+      symbol: t.symbol,
+      type: t.type,
+    })),
+    nonFungibleTokens: w.nonFungibleTokens.map((n) => ({
+      blockchain: n.blockchain,
+      network: n.network,
+      identifier: n.identifier,
+      symbol: n.symbol,
+      tokenId: n.tokenId,
+      type: n.type,
+    })),
+  };
+}
+
+async function ownWallet(common: Common, caller: Caller, walletId: string): Promise<store.Wallet> {
+  const wallet = UUID.test(walletId) ? await store.getWallet(common.db, caller.owner.customerId, walletId) : undefined;
+  if (!wallet) throw notFound('wallet', walletId);
+  return wallet;
+}
+
+export async function listAssets(common: Common, caller: Caller, page: { limit: number; offset: number }) {
+  const result = await store.listWalletAssets(common.db, caller.owner.customerId, page);
+  // 500 per item returned, at least 500 (contract section 2).
+  const perItem = BigInt(common.config.costs.allAssetsPerItem);
+  const cost = perItem * BigInt(Math.max(1, result.items.length));
+  return { value: { total: result.total, items: result.items.map(assetRecord) }, ...(await chargeRead(common.db, caller.owner.customerId, cost)) };
+}
+
+export async function createWallet(common: Common, caller: Caller, walletName: string): Promise<Charged<store.Wallet>> {
+  if (walletName.trim() === '') throw invalidData([{ attribute: 'walletName', message: 'The walletName must not be blank.' }]);
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('wallets:create', async (tx) => {
+    const wallet = await store.insertWallet(tx, customerId, randomUUID(), walletName);
+    return { value: wallet, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
+  });
+}
+
+export async function getWallet(common: Common, caller: Caller, walletId: string) {
+  await ownWallet(common, caller, walletId);
+  const [assets, addresses] = await Promise.all([
+    store.getWalletAssets(common.db, caller.owner.customerId, walletId),
+    store.listWalletAddresses(common.db, walletId),
+  ]);
+  if (!assets) throw notFound('wallet', walletId); // deleted between the two reads
+  const charged = await chargeRead(common.db, caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains));
+  return { value: { ...assetRecord(assets), createdAt: assets.createdAt, addresses }, ...charged };
+}
+
+function normalized(blockchain: Blockchain, network: Network, address: string): string {
+  const v = validateAddress(blockchain, network, address);
+  if (!v.ok) throw invalidData([{ attribute: 'address', message: v.message }]);
+  return v.normalized;
+}
+
+export async function addAddress(common: Common, caller: Caller, walletId: string, blockchain: Blockchain, network: Network, address: string) {
+  const normalizedAddress = normalized(blockchain, network, address);
+  assertMainnetAllowed(caller, network);
+  await ownWallet(common, caller, walletId);
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('wallets:add-address', async (tx) => {
+    // watchedFromBlock stays empty until the chain is followed: chain following sets it to the first
+    // block it applies for this address, so nothing before it is counted twice or invented.
+    const added = await store.insertWalletAddress(tx, walletId, { blockchain, network, address, normalizedAddress, watchedFromBlock: null });
+    if (!added) throw new ApiError('already_exists', `The wallet already watches ${blockchain} ${network} address '${truncate(address)}'.`);
+    return { value: added, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
+  });
+}
+
+export async function removeAddress(common: Common, caller: Caller, walletId: string, blockchain: Blockchain, network: Network, address: string) {
+  await ownWallet(common, caller, walletId);
+  const v = validateAddress(blockchain, network, address);
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('wallets:remove-address', async (tx) => {
+    const removed = v.ok ? await store.deleteWalletAddress(tx, walletId, blockchain, network, v.normalized) : undefined;
+    if (!removed) throw notFound(`${blockchain} ${network} address of this wallet`, address);
+    return { value: removed, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
+  });
+}

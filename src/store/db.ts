@@ -1,0 +1,104 @@
+/**
+ * The one wrapper every SQL statement goes through: it labels each query (for metrics and logs), times
+ * it, and classifies failures by SQLSTATE into retryable (connection lost, serialization failure,
+ * deadlock) and non-retryable errors. Nothing outside src/store/ builds SQL.
+ */
+import pg from 'pg';
+import type { Metrics } from '../metrics.ts';
+
+// int8 (bigint) and numeric come back as strings by default; bigint columns here hold credits and
+// heights, which fit a JS number only up to 2^53, so they are parsed to bigint explicitly per query.
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  query<T extends object = Row>(label: string, sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+export interface Db extends Queryable {
+  transaction<T>(label: string, work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Pool figures for /metrics and /readyz. */
+  poolStats(): { total: number; idle: number; waiting: number };
+  close(): Promise<void>;
+}
+
+/** SQLSTATE classes worth trying again: the same statement may well succeed a moment later. */
+const RETRYABLE_SQLSTATE = /^(08|40001|40P01|57P0[123]|53300)/;
+
+export class DbError extends Error {
+  constructor(
+    readonly label: string,
+    readonly sqlstate: string | undefined,
+    readonly retryable: boolean,
+    readonly constraint: string | undefined,
+    cause: unknown,
+  ) {
+    super(`Database query '${label}' failed${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
+    this.name = 'DbError';
+  }
+
+  get isUniqueViolation(): boolean {
+    return this.sqlstate === '23505';
+  }
+}
+
+function classify(label: string, error: unknown): DbError {
+  const e = error as { code?: unknown; constraint?: unknown };
+  const sqlstate = typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined;
+  // Errors without a SQLSTATE are client-side: a dropped socket or a pool that could not connect.
+  const retryable = sqlstate ? RETRYABLE_SQLSTATE.test(sqlstate) : true;
+  return new DbError(label, sqlstate, retryable, typeof e.constraint === 'string' ? e.constraint : undefined, error);
+}
+
+function timedQuery(client: pg.Pool | pg.PoolClient, metrics: Metrics | undefined): Queryable['query'] {
+  return async <T extends object>(label: string, sql: string, params?: readonly unknown[]) => {
+    const end = metrics?.dbQueryDuration.startTimer({ query: label });
+    try {
+      const result = await client.query({ text: sql, values: params as unknown[] | undefined });
+      return result.rows as T[];
+    } catch (error) {
+      throw classify(label, error);
+    } finally {
+      end?.();
+    }
+  };
+}
+
+export function createDb(url: string, options: { poolSize: number; metrics?: Metrics; onError?: (error: Error) => void }): Db {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize, idleTimeoutMillis: 30_000 });
+  // An idle client whose server went away emits 'error' on the pool; without a listener that would
+  // crash the process. The next query gets a fresh connection.
+  pool.on('error', (error) => options.onError?.(error));
+  const query = timedQuery(pool, options.metrics);
+
+  return {
+    query,
+    async transaction(label, work) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw classify(label, error);
+      }
+      const tx = { query: timedQuery(client, options.metrics) };
+      try {
+        await tx.query(`${label}:begin`, 'BEGIN');
+        const result = await work(tx);
+        await tx.query(`${label}:commit`, 'COMMIT');
+        client.release();
+        return result;
+      } catch (error) {
+        // A failed ROLLBACK means the connection is broken: destroy it rather than return it to the pool.
+        const rollbackFailed = await client.query('ROLLBACK').then(
+          () => false,
+          () => true,
+        );
+        client.release(rollbackFailed);
+        throw error;
+      }
+    },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    close: () => pool.end(),
+  };
+}

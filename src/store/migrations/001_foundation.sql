@@ -1,0 +1,118 @@
+-- Tenants, keys, credits, subscriptions, callback domains, wallets and their ledger rows.
+
+CREATE TABLE customers (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name text NOT NULL UNIQUE,
+  mainnet_allowed boolean NOT NULL,
+  -- NULL: no cap on active subscriptions.
+  max_active_subscriptions integer CHECK (max_active_subscriptions >= 0),
+  requests_per_second integer NOT NULL CHECK (requests_per_second > 0),
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+-- A customer's credits are spread over a few rows ("buckets") so that concurrent requests of one
+-- customer debit different rows and do not queue behind one row lock until each commit. The balance is
+-- the sum; every bucket stays >= 0, so the sum can never go below zero.
+CREATE TABLE credit_buckets (
+  customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+  bucket smallint NOT NULL,
+  credits bigint NOT NULL CHECK (credits >= 0),
+  PRIMARY KEY (customer_id, bucket)
+);
+
+CREATE TABLE api_keys (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+  -- SHA-256 of the key: keys are 32 random bytes, so a fast hash is enough and the clear key is never stored.
+  key_hash bytea NOT NULL UNIQUE,
+  -- The first characters of the key, shown in listings so an operator can tell keys apart.
+  key_prefix text NOT NULL,
+  label text,
+  -- NULL: every endpoint. Otherwise the endpoint names this key may call.
+  allowed_endpoints text[],
+  created_at timestamptz NOT NULL DEFAULT now(),
+  revoked_at timestamptz
+);
+
+CREATE TABLE subscriptions (
+  id uuid PRIMARY KEY,
+  customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+  event_type text NOT NULL,
+  blockchain text NOT NULL,
+  network text NOT NULL,
+  -- As the client spelled it (echoed back) and normalised (matched and compared for duplicates).
+  transaction_id text,
+  address text,
+  target text,
+  receive_callback_on integer,
+  amount_higher_than numeric(78, 0),
+  callback_url text NOT NULL,
+  callback_host text NOT NULL,
+  callback_secret_key text,
+  allow_duplicates boolean NOT NULL,
+  -- Hash of (event type, blockchain, network, target, threshold, callbackUrl): the duplicate identity.
+  duplicate_key bytea NOT NULL,
+  is_active boolean NOT NULL DEFAULT true,
+  deactivation_reasons jsonb NOT NULL DEFAULT '[]',
+  api_version text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX subscriptions_listing ON subscriptions (customer_id, blockchain, network, created_at, id);
+CREATE INDEX subscriptions_duplicates ON subscriptions (customer_id, duplicate_key) WHERE is_active;
+CREATE INDEX subscriptions_active_per_customer ON subscriptions (customer_id) WHERE is_active;
+
+CREATE TABLE callback_domains (
+  customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+  domain text NOT NULL,
+  verification_token text NOT NULL,
+  verified_at timestamptz,
+  verified_by text,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (customer_id, domain)
+);
+
+CREATE TABLE wallets (
+  id uuid PRIMARY KEY,
+  customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+  name text NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX wallets_listing ON wallets (customer_id, created_at, id);
+
+-- One watched address of a wallet, with the coin ledger that chain following keeps (base units).
+CREATE TABLE wallet_addresses (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  wallet_id uuid NOT NULL REFERENCES wallets (id) ON DELETE CASCADE,
+  blockchain text NOT NULL,
+  network text NOT NULL,
+  address text NOT NULL,
+  normalized_address text NOT NULL,
+  watched_from_block bigint,
+  confirmed_balance numeric(78, 0) NOT NULL DEFAULT 0,
+  total_received numeric(78, 0) NOT NULL DEFAULT 0,
+  total_spent numeric(78, 0) NOT NULL DEFAULT 0,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (wallet_id, blockchain, network, normalized_address)
+);
+CREATE INDEX wallet_addresses_by_chain ON wallet_addresses (blockchain, network, normalized_address);
+
+-- Fungible token balance of a watched address, per contract (EVM, Tron) or Omni property id.
+CREATE TABLE wallet_token_balances (
+  wallet_address_id bigint NOT NULL REFERENCES wallet_addresses (id) ON DELETE CASCADE,
+  identifier text NOT NULL,
+  symbol text NOT NULL,
+  token_type text NOT NULL,
+  decimals integer NOT NULL,
+  amount numeric(78, 0) NOT NULL,
+  PRIMARY KEY (wallet_address_id, identifier)
+);
+
+-- Non-fungible tokens a watched address holds now.
+CREATE TABLE wallet_nfts (
+  wallet_address_id bigint NOT NULL REFERENCES wallet_addresses (id) ON DELETE CASCADE,
+  identifier text NOT NULL,
+  token_id text NOT NULL,
+  symbol text NOT NULL,
+  token_type text NOT NULL,
+  PRIMARY KEY (wallet_address_id, identifier, token_id)
+);

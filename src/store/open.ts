@@ -1,0 +1,43 @@
+/**
+ * Opens the database the configuration names: DATABASE_URL when set, otherwise the embedded server
+ * under the data directory (started if no process serves it yet). Migrations are applied on open.
+ */
+import type { Config } from '../config/config.ts';
+import type { Metrics } from '../metrics.ts';
+import { createDb, type Db } from './db.ts';
+import { type EmbeddedDatabase, openEmbeddedDatabase } from './embedded.ts';
+import { migrate } from './migrate.ts';
+
+export interface OpenDatabase {
+  db: Db;
+  /** Present when the embedded server is used. */
+  embedded?: EmbeddedDatabase;
+  /** Migrations applied by this open. */
+  applied: string[];
+  close(): Promise<void>;
+}
+
+export async function openDatabase(
+  config: Config,
+  options: { metrics?: Metrics; onError?: (error: Error) => void; poolSize?: number } = {},
+): Promise<OpenDatabase> {
+  const embedded = config.databaseUrl ? undefined : await openEmbeddedDatabase(config.dataDir);
+  const url = config.databaseUrl ?? (embedded as EmbeddedDatabase).url;
+  const db = createDb(url, { poolSize: options.poolSize ?? config.databasePoolSize, metrics: options.metrics, onError: options.onError });
+  try {
+    const applied = await migrate(db);
+    return {
+      db,
+      embedded,
+      applied,
+      async close() {
+        await db.close();
+        await embedded?.stop();
+      },
+    };
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    await embedded?.stop();
+    throw error;
+  }
+}

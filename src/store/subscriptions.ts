@@ -1,0 +1,205 @@
+/**
+ * Subscription rows. Every function takes the customer id: a customer never reads, changes or even
+ * learns of another customer's subscriptions.
+ */
+import type { Blockchain, EventType, Network } from '../domain/chains.ts';
+import type { Queryable } from './db.ts';
+
+export interface DeactivationReason {
+  reason: string;
+  timestamp: number;
+}
+
+export interface Subscription {
+  id: string;
+  customerId: string;
+  eventType: EventType;
+  blockchain: Blockchain;
+  network: Network;
+  transactionId: string | null;
+  address: string | null;
+  /** Normalised transaction id or address: what matching and the duplicate check compare. */
+  target: string | null;
+  receiveCallbackOn: number | null;
+  amountHigherThan: bigint | null;
+  callbackUrl: string;
+  callbackHost: string;
+  callbackSecretKey: string | null;
+  allowDuplicates: boolean;
+  duplicateKey: Buffer;
+  isActive: boolean;
+  deactivationReasons: DeactivationReason[];
+  apiVersion: string;
+  createdAt: Date;
+}
+
+export type NewSubscription = Omit<Subscription, 'customerId' | 'isActive' | 'deactivationReasons' | 'createdAt'>;
+
+interface SubscriptionRow {
+  id: string;
+  customer_id: string;
+  event_type: EventType;
+  blockchain: Blockchain;
+  network: Network;
+  transaction_id: string | null;
+  address: string | null;
+  target: string | null;
+  receive_callback_on: number | null;
+  amount_higher_than: string | null;
+  callback_url: string;
+  callback_host: string;
+  callback_secret_key: string | null;
+  allow_duplicates: boolean;
+  duplicate_key: Buffer;
+  is_active: boolean;
+  deactivation_reasons: DeactivationReason[];
+  api_version: string;
+  created_at: Date;
+}
+
+function toSubscription(row: SubscriptionRow): Subscription {
+  return {
+    id: row.id,
+    customerId: row.customer_id,
+    eventType: row.event_type,
+    blockchain: row.blockchain,
+    network: row.network,
+    transactionId: row.transaction_id,
+    address: row.address,
+    target: row.target,
+    receiveCallbackOn: row.receive_callback_on,
+    amountHigherThan: row.amount_higher_than === null ? null : BigInt(row.amount_higher_than),
+    callbackUrl: row.callback_url,
+    callbackHost: row.callback_host,
+    callbackSecretKey: row.callback_secret_key,
+    allowDuplicates: row.allow_duplicates,
+    duplicateKey: row.duplicate_key,
+    isActive: row.is_active,
+    deactivationReasons: row.deactivation_reasons,
+    apiVersion: row.api_version,
+    createdAt: row.created_at,
+  };
+}
+
+/** Advisory lock key spaces (first int4 of the two-int4 form). */
+const LOCK_SPACE_DUPLICATES = 1;
+const LOCK_SPACE_ACTIVE_CAP = 2;
+
+/**
+ * Serialises, until the transaction ends, every create or activate of one duplicate identity of one
+ * customer, so that two identical concurrent requests cannot both pass the duplicate check.
+ */
+export async function lockDuplicateIdentity(tx: Queryable, customerId: string, duplicateKey: Buffer): Promise<void> {
+  await tx.query('subscriptions:lock-duplicate', 'SELECT pg_advisory_xact_lock($1, $2)', [
+    LOCK_SPACE_DUPLICATES,
+    duplicateKey.readInt32BE(0) ^ Number(customerId),
+  ]);
+}
+
+/** Serialises creates and activates of one customer whose plan caps active subscriptions. */
+export async function lockActiveCap(tx: Queryable, customerId: string): Promise<void> {
+  await tx.query('subscriptions:lock-cap', 'SELECT pg_advisory_xact_lock($1, $2)', [LOCK_SPACE_ACTIVE_CAP, Number(customerId)]);
+}
+
+export async function countActive(q: Queryable, customerId: string): Promise<number> {
+  const [row] = await q.query<{ n: number }>(
+    'subscriptions:count-active',
+    'SELECT count(*)::int AS n FROM subscriptions WHERE customer_id = $1 AND is_active',
+    [customerId],
+  );
+  return row?.n ?? 0;
+}
+
+export async function findActiveDuplicate(q: Queryable, customerId: string, duplicateKey: Buffer, exceptId?: string): Promise<string | undefined> {
+  const [row] = await q.query<{ id: string }>(
+    'subscriptions:find-duplicate',
+    'SELECT id FROM subscriptions WHERE customer_id = $1 AND duplicate_key = $2 AND is_active AND id IS DISTINCT FROM $3::uuid LIMIT 1',
+    [customerId, duplicateKey, exceptId ?? null],
+  );
+  return row?.id;
+}
+
+export async function insertSubscription(q: Queryable, customerId: string, s: NewSubscription): Promise<Subscription> {
+  const [row] = await q.query<SubscriptionRow>(
+    'subscriptions:insert',
+    `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
+       receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
+       duplicate_key, api_version)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
+    [
+      s.id,
+      customerId,
+      s.eventType,
+      s.blockchain,
+      s.network,
+      s.transactionId,
+      s.address,
+      s.target,
+      s.receiveCallbackOn,
+      s.amountHigherThan === null ? null : String(s.amountHigherThan),
+      s.callbackUrl,
+      s.callbackHost,
+      s.callbackSecretKey,
+      s.allowDuplicates,
+      s.duplicateKey,
+      s.apiVersion,
+    ],
+  );
+  return toSubscription(row as SubscriptionRow);
+}
+
+export async function getSubscription(q: Queryable, customerId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<Subscription | undefined> {
+  const [row] = await q.query<SubscriptionRow>(
+    'subscriptions:get',
+    `SELECT * FROM subscriptions WHERE customer_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
+    [customerId, id],
+  );
+  return row ? toSubscription(row) : undefined;
+}
+
+export async function listSubscriptions(
+  q: Queryable,
+  customerId: string,
+  blockchain: Blockchain,
+  network: Network,
+  page: { limit: number; offset: number },
+): Promise<{ total: number; items: Subscription[] }> {
+  const [rows, counts] = await Promise.all([
+    q.query<SubscriptionRow>(
+      'subscriptions:list',
+      `SELECT * FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
+       ORDER BY created_at, id LIMIT $4 OFFSET $5`,
+      [customerId, blockchain, network, page.limit, page.offset],
+    ),
+    q.query<{ n: number }>(
+      'subscriptions:list-count',
+      'SELECT count(*)::int AS n FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3',
+      [customerId, blockchain, network],
+    ),
+  ]);
+  return { total: counts[0]?.n ?? 0, items: rows.map(toSubscription) };
+}
+
+export async function deleteSubscription(
+  q: Queryable,
+  customerId: string,
+  blockchain: Blockchain,
+  network: Network,
+  id: string,
+): Promise<Subscription | undefined> {
+  const [row] = await q.query<SubscriptionRow>(
+    'subscriptions:delete',
+    'DELETE FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3 AND id = $4 RETURNING *',
+    [customerId, blockchain, network, id],
+  );
+  return row ? toSubscription(row) : undefined;
+}
+
+export async function setActive(q: Queryable, customerId: string, id: string): Promise<Subscription> {
+  const [row] = await q.query<SubscriptionRow>(
+    'subscriptions:activate',
+    `UPDATE subscriptions SET is_active = true, deactivation_reasons = '[]' WHERE customer_id = $1 AND id = $2 RETURNING *`,
+    [customerId, id],
+  );
+  return toSubscription(row as SubscriptionRow);
+}

@@ -1,0 +1,325 @@
+/**
+ * The contract, table-driven: every endpoint is hit with every error row of CONTRACT.md section 3 it
+ * can produce, and each answer is checked for status, error.code, details and the envelope
+ * (apiVersion, requestId = x-request-id, context echoed on errors too).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE, type TestApp, type TestCustomer, type TestResponse, startTestApp } from './harness.ts';
+
+let t: TestApp;
+let alice: TestCustomer;
+let subscriptionId: string;
+let walletId: string;
+/** Subscriptions made for the DELETE rows to remove, one per successful call. */
+const deletable: string[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp();
+  alice = await t.customer({ name: 'alice' });
+  const created = await t.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
+    key: alice.key,
+    body: { data: { item: { transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl } } },
+  });
+  subscriptionId = created.body.data.item.referenceId;
+  for (let i = 0; i < 3; i++) {
+    const r = await t.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
+      key: alice.key,
+      body: { data: { item: { transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true } } },
+    });
+    deletable.push(r.body.data.item.referenceId);
+  }
+  walletId = (await t.request('POST', '/wallet-as-a-service/wallets', { key: alice.key, body: { data: { item: { walletName: 'w' } } } })).body.data.item.walletId;
+  await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, { key: alice.key, body: { data: { item: { address: SAMPLE.evmAddress } } } });
+});
+afterAll(() => t.close());
+
+interface Endpoint {
+  name: string;
+  method: string;
+  path: () => string;
+  /** A body that would succeed, for POSTs that take one. */
+  body?: () => unknown;
+  /** Path with a bad blockchain/network, for the endpoints that take them. */
+  badChainPaths?: string[];
+  list?: boolean;
+  /** The path names one of alice's resources: to anybody else it does not exist (404). */
+  ownedResource?: boolean;
+  charged: boolean;
+}
+
+const item = (fields: Record<string, unknown>) => ({ data: { item: fields } });
+const txMinedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/transaction-mined`;
+const tokensPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/address-tokens-transactions-confirmed`;
+const internalPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/internal-transactions-for-specific-amount`;
+
+const ENDPOINTS: Endpoint[] = [
+  {
+    name: 'transaction-mined',
+    method: 'POST',
+    path: () => txMinedPath(),
+    body: () => item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [txMinedPath('solana'), txMinedPath('ethereum', 'testnet'), txMinedPath('ethereum', 'sepolia')],
+    charged: true,
+  },
+  {
+    name: 'address-tokens-transactions-confirmed',
+    method: 'POST',
+    path: () => tokensPath(),
+    body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [tokensPath('xrp', 'testnet'), tokensPath('litecoin', 'testnet'), tokensPath('tron', 'goerli')],
+    charged: true,
+  },
+  {
+    name: 'internal-transactions-for-specific-amount',
+    method: 'POST',
+    path: () => internalPath(),
+    body: () => item({ amountHigherThan: 5, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [internalPath('bitcoin', 'testnet'), internalPath('binance-smart-chain', 'goerli')],
+    charged: true,
+  },
+  { name: 'all-assets', method: 'GET', path: () => '/wallet-as-a-service/wallets/all-assets', list: true, charged: true },
+  {
+    name: 'list-subscriptions',
+    method: 'GET',
+    path: () => '/blockchain-events/ethereum/goerli/subscriptions',
+    badChainPaths: ['/blockchain-events/nope/goerli/subscriptions', '/blockchain-events/tron/mainnet2/subscriptions'],
+    list: true,
+    charged: true,
+  },
+  { name: 'get-subscription', method: 'GET', path: () => `/blockchain-events/subscriptions/${subscriptionId}`, ownedResource: true, charged: true },
+  {
+    name: 'delete-subscription',
+    method: 'DELETE',
+    path: () => `/blockchain-events/ethereum/goerli/subscriptions/${deletable.pop() ?? randomUUID()}`,
+    badChainPaths: [`/blockchain-events/ethereum/mordor/subscriptions/${randomUUID()}`],
+    ownedResource: true,
+    charged: true,
+  },
+  { name: 'activate-subscription', method: 'POST', path: () => `/blockchain-events/subscriptions/${subscriptionId}/activate`, ownedResource: true, charged: true },
+  { name: 'wallets', method: 'POST', path: () => '/wallet-as-a-service/wallets', body: () => item({ walletName: 'x' }), charged: true },
+  {
+    name: 'wallets',
+    method: 'POST',
+    path: () => `/wallet-as-a-service/wallets/${walletId}/bitcoin/testnet/addresses`,
+    body: () => item({ address: SAMPLE.btcTestnetAddress }),
+    badChainPaths: [`/wallet-as-a-service/wallets/${walletId}/bitcoin/goerli/addresses`],
+    ownedResource: true,
+    charged: true,
+  },
+  { name: 'wallets', method: 'GET', path: () => `/wallet-as-a-service/wallets/${walletId}`, ownedResource: true, charged: true },
+  { name: 'callback-domains', method: 'GET', path: () => '/blockchain-events/callback-domains', list: true, charged: true },
+];
+
+function expectEnvelope(r: TestResponse, context = 'ctx-1') {
+  expect(r.body.apiVersion).toBe('2021-03-20');
+  expect(r.body.requestId).toMatch(/^[0-9a-f]{24}$/);
+  expect(r.headers.get('x-request-id')).toBe(r.body.requestId);
+  expect(r.headers.get('x-api-version')).toBe('2021-03-20');
+  expect(r.body.context).toBe(context);
+}
+
+function expectError(r: TestResponse, status: number, code: string, detailAttributes?: string[]) {
+  expect({ status: r.status, code: r.body?.error?.code }).toEqual({ status, code });
+  expectEnvelope(r);
+  expect(typeof r.body.error.message).toBe('string');
+  expect(r.body.error.message.length).toBeGreaterThan(10);
+  expect(r.body.data).toBeUndefined();
+  if (detailAttributes) expect(r.body.error.details.map((d: { attribute: string }) => d.attribute).sort()).toEqual([...detailAttributes].sort());
+}
+
+const withContext = (path: string, extra = '') => `${path}${path.includes('?') ? '&' : '?'}context=ctx-1${extra}`;
+
+describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{36}/, '{id}')}`, e] as const))('%s', (_label, e) => {
+  const send = (options: { key?: string; body?: unknown; rawBody?: string; noBody?: boolean; headers?: Record<string, string>; path?: string; query?: string } = {}) =>
+    t.request(e.method, withContext(options.path ?? e.path(), options.query), {
+      key: 'key' in options ? options.key : alice.key,
+      body: options.body ?? (options.rawBody === undefined && !options.noBody ? e.body?.() : undefined),
+      rawBody: options.rawBody,
+      headers: options.headers,
+    });
+
+  it('succeeds with the envelope and credit headers', async () => {
+    const r = await send();
+    expect(r.status, r.text).toBeLessThan(300);
+    expectEnvelope(r);
+    expect(r.body.data).toBeDefined();
+    expect(Number(r.headers.get('x-credits-consumed'))).toBeGreaterThanOrEqual(0);
+    expect(Number(r.headers.get('x-credits-available'))).toBeGreaterThan(0);
+  });
+
+  it('401 missing_api_key', async () => expectError(await send({ key: undefined }), 401, 'missing_api_key'));
+  it('401 invalid_api_key', async () => expectError(await send({ key: 'hk_not-a-key' }), 401, 'invalid_api_key'));
+  it('400 invalid_api_version', async () => expectError(await send({ headers: { 'x-api-version': '2019-01-01' } }), 400, 'invalid_api_version'));
+  it('409 extra_query_attributes', async () => expectError(await send({ query: '&color=blue' }), 409, 'extra_query_attributes', ['color']));
+
+  it('403 endpoint_not_allowed_for_api_key', async () => {
+    const other = e.name === 'all-assets' ? 'wallets' : 'all-assets';
+    const restricted = await t.customer({ allowedEndpoints: [other] });
+    expectError(await send({ key: restricted.key }), 403, 'endpoint_not_allowed_for_api_key');
+  });
+
+  it('402 insufficient_credits, and an error costs nothing', async () => {
+    const poor = await t.customer({ credits: 0n });
+    const r = await send({ key: poor.key });
+    // A path naming another tenant's resource answers 404 before credits are looked at.
+    if (e.ownedResource) expectError(r, 404, 'resource_not_found');
+    else if (e.name === 'list-subscriptions') {
+      // One credit per item listed: an empty page is free, so it succeeds even at zero credits.
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-credits-consumed')).toBe('0');
+    } else expectError(r, 402, 'insufficient_credits');
+  });
+
+  it('429 request_limit_reached with Retry-After', async () => {
+    const slow = await t.customer({ plan: { requestsPerSecond: 1 } });
+    await send({ key: slow.key });
+    const r = await send({ key: slow.key });
+    expectError(r, 429, 'request_limit_reached');
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  if (e.badChainPaths) {
+    it.each(e.badChainPaths)('400 uri_not_found for %s', async (path) => {
+      const r = await send({ path });
+      expectError(r, 400, 'uri_not_found');
+      expect(r.body.error.details.length).toBeGreaterThan(0);
+      for (const d of r.body.error.details) expect(['blockchain', 'network']).toContain(d.attribute);
+    });
+  }
+
+  if (e.list) {
+    it.each([
+      ['limit=0', 'invalid_pagination', ['limit']],
+      ['limit=abc', 'invalid_pagination', ['limit']],
+      ['limit=2.5', 'invalid_pagination', ['limit']],
+      ['offset=-1', 'invalid_pagination', ['offset']],
+      ['limit=51', 'limit_greater_than_allowed', ['limit']],
+    ])('400 for %s', async (query, code, attributes) => expectError(await send({ query: `&${query}` }), 400, code, attributes));
+  }
+
+  if (e.body) {
+    it('415 unsupported_media_type', async () =>
+      expectError(await send({ rawBody: JSON.stringify(e.body?.()), headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type'));
+    it('409 bad_json', async () => expectError(await send({ rawBody: '{"data": {', headers: { 'content-type': 'application/json' } }), 409, 'bad_json'));
+    it('409 bad_json for a prototype-poisoning body', async () =>
+      expectError(await send({ rawBody: '{"__proto__": {"x": 1}, "data": {"item": {}}}', headers: { 'content-type': 'application/json' } }), 409, 'bad_json'));
+    it('409 missing_request_body (no body)', async () => expectError(await send({ noBody: true }), 409, 'missing_request_body'));
+    it('409 missing_request_body (empty JSON body)', async () =>
+      expectError(await send({ rawBody: '', headers: { 'content-type': 'application/json' } }), 409, 'missing_request_body'));
+    it.each([['[]'], ['"text"'], ['{"item": {}}'], ['{"data": []}'], ['{"data": {"item": 5}}'], ['{"data": {"items": {}}}'], ['null']])(
+      '422 invalid_request_body_structure for %s',
+      async (raw) => expectError(await send({ rawBody: raw, headers: { 'content-type': 'application/json' } }), raw === 'null' ? 409 : 422, raw === 'null' ? 'missing_request_body' : 'invalid_request_body_structure'),
+    );
+    it('409 missing_required_attributes, every missing one in details', async () => {
+      const r = await send({ body: item({}) });
+      const required = Object.keys((e.body?.() as { data: { item: Record<string, unknown> } }).data.item).filter((k) => k !== 'allowDuplicates');
+      expectError(r, 409, 'missing_required_attributes', required);
+    });
+    it('409 extra_body_attributes', async () => {
+      const body = e.body?.() as { data: { item: Record<string, unknown> } };
+      expectError(await send({ body: item({ ...body.data.item, surprise: 1 }) }), 409, 'extra_body_attributes', ['surprise']);
+    });
+    it('409 invalid_data for a wrongly typed attribute', async () => {
+      const body = e.body?.() as { data: { item: Record<string, unknown> } };
+      const [first] = Object.keys(body.data.item);
+      expectError(await send({ body: item({ ...body.data.item, [first as string]: { nested: true } }) }), 409, 'invalid_data', [first as string]);
+    });
+    it('413 request_entity_too_large', async () => {
+      const r = await send({ rawBody: JSON.stringify({ data: { item: { walletName: 'x'.repeat(70_000) } } }), headers: { 'content-type': 'application/json' } });
+      expectError(r, 413, 'request_entity_too_large');
+    });
+  }
+});
+
+describe('subscription creation rules', () => {
+  it('404 resource_not_found for unknown and malformed ids on get, delete and activate', async () => {
+    for (const id of [randomUUID(), 'not-a-uuid', "'; DROP TABLE subscriptions; --"]) {
+      const encoded = encodeURIComponent(id);
+      expectError(await t.request('GET', withContext(`/blockchain-events/subscriptions/${encoded}`), { key: alice.key }), 404, 'resource_not_found');
+      expectError(await t.request('DELETE', withContext(`/blockchain-events/ethereum/goerli/subscriptions/${encoded}`), { key: alice.key }), 404, 'resource_not_found');
+      expectError(await t.request('POST', withContext(`/blockchain-events/subscriptions/${encoded}/activate`), { key: alice.key }), 404, 'resource_not_found');
+    }
+  });
+
+  it('404 when deleting with the wrong blockchain/network of an existing subscription', async () => {
+    const r = await t.request('DELETE', withContext(`/blockchain-events/bitcoin/testnet/subscriptions/${subscriptionId}`), { key: alice.key });
+    expectError(r, 404, 'resource_not_found');
+  });
+
+  it('409 already_exists for an active twin, unless allowDuplicates', async () => {
+    const body = item({ address: SAMPLE.tronAddress, callbackUrl: SAMPLE.callbackUrl });
+    const first = await t.request('POST', withContext(tokensPath('tron', 'nile')), { key: alice.key, body });
+    expect(first.status).toBe(201);
+    expectError(await t.request('POST', withContext(tokensPath('tron', 'nile')), { key: alice.key, body }), 409, 'already_exists');
+    // The same address in hex form is the same target.
+    const hex = item({ address: '41a614f803b6fd780986a42c78ec9c7f77e6ded13c', callbackUrl: SAMPLE.callbackUrl });
+    expectError(await t.request('POST', withContext(tokensPath('tron', 'nile')), { key: alice.key, body: hex }), 409, 'already_exists');
+    const again = await t.request('POST', withContext(tokensPath('tron', 'nile')), { key: alice.key, body: item({ ...body.data.item, allowDuplicates: true }) });
+    expect(again.status).toBe(201);
+  });
+
+  it('409 callback_url_not_verified for a host that is not a verified domain (exact host)', async () => {
+    for (const callbackUrl of ['https://other.example.com/x', 'https://sub.hooks.example.com/x']) {
+      const r = await t.request('POST', withContext(txMinedPath()), { key: alice.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl }) });
+      expectError(r, 409, 'callback_url_not_verified');
+    }
+  });
+
+  it.each([
+    [txMinedPath(), { transactionId: '0x1234', callbackUrl: SAMPLE.callbackUrl }, ['transactionId']],
+    [txMinedPath('bitcoin', 'testnet'), { transactionId: SAMPLE.evmTx, callbackUrl: 'http://hooks.example.com/x' }, ['transactionId', 'callbackUrl']],
+    [tokensPath(), { address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD', callbackUrl: SAMPLE.callbackUrl }, ['address']],
+    [tokensPath('bitcoin', 'mainnet'), { address: SAMPLE.btcTestnetAddress, callbackUrl: SAMPLE.callbackUrl }, ['address']],
+    [tokensPath(), { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, receiveCallbackOn: 0 }, ['receiveCallbackOn']],
+    [tokensPath(), { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, receiveCallbackOn: 101 }, ['receiveCallbackOn']],
+    [internalPath(), { amountHigherThan: -1, callbackUrl: SAMPLE.callbackUrl }, ['amountHigherThan']],
+    [internalPath(), { amountHigherThan: 1.5, callbackUrl: SAMPLE.callbackUrl }, ['amountHigherThan']],
+    [internalPath(), { amountHigherThan: '5', callbackUrl: 'ftp://x', allowDuplicates: 'yes' }, ['amountHigherThan', 'allowDuplicates']],
+    [txMinedPath(), { transactionId: SAMPLE.evmTx, callbackUrl: 'https://user:pw@hooks.example.com/' }, ['callbackUrl']],
+  ])('409 invalid_data naming each bad attribute (%s)', async (path, fields, attributes) => {
+    expectError(await t.request('POST', withContext(path), { key: alice.key, body: item(fields) }), 409, 'invalid_data', attributes);
+  });
+
+  it('403 feature_mainnets_not_allowed_for_plan on mainnet creates, wallet addresses and activation', async () => {
+    const testOnly = await t.customer({ plan: { mainnetAllowed: false } });
+    const r = await t.request('POST', withContext(txMinedPath('ethereum', 'mainnet')), { key: testOnly.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }) });
+    expectError(r, 403, 'feature_mainnets_not_allowed_for_plan');
+    const w = await t.request('POST', '/wallet-as-a-service/wallets', { key: testOnly.key, body: item({ walletName: 'w' }) });
+    const add = await t.request('POST', withContext(`/wallet-as-a-service/wallets/${w.body.data.item.walletId}/ethereum/mainnet/addresses`), {
+      key: testOnly.key,
+      body: item({ address: SAMPLE.evmAddress }),
+    });
+    expectError(add, 403, 'feature_mainnets_not_allowed_for_plan');
+    const ok = await t.request('POST', withContext(txMinedPath('ethereum', 'goerli')), { key: testOnly.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }) });
+    expect(ok.status).toBe(200);
+  });
+
+  it('403 blockchain_events_callbacks_limit_reached at the cap, and again after deletion frees a place', async () => {
+    const capped = await t.customer({ plan: { maxActiveSubscriptions: 2 } });
+    const create = (n: number) =>
+      t.request('POST', withContext(txMinedPath()), { key: capped.key, body: item({ transactionId: `0x${String(n).repeat(64).slice(0, 64)}`, callbackUrl: SAMPLE.callbackUrl }) });
+    const first = await create(1);
+    expect((await create(2)).status).toBe(200);
+    expectError(await create(3), 403, 'blockchain_events_callbacks_limit_reached');
+    const del = await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${first.body.data.item.referenceId}`, { key: capped.key });
+    expect(del.status).toBe(200);
+    expect((await create(3)).status).toBe(200);
+  });
+
+  it('400 uri_not_found for unknown paths and methods', async () => {
+    expectError(await t.request('GET', withContext('/nothing/here'), { key: alice.key }), 400, 'uri_not_found');
+    expectError(await t.request('PUT', withContext('/blockchain-events/ethereum/goerli/subscriptions'), { key: alice.key }), 400, 'uri_not_found');
+    expectError(await t.request('PATCH', withContext(`/blockchain-events/subscriptions/${subscriptionId}`), { key: alice.key }), 400, 'uri_not_found');
+  });
+
+  it('context from the body is echoed, the query value wins, and an over-long context is refused', async () => {
+    const body = { context: 'from-body', ...item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }) };
+    expect((await t.request('POST', txMinedPath(), { key: alice.key, body })).body.context).toBe('from-body');
+    expect((await t.request('POST', `${txMinedPath()}?context=from-query`, { key: alice.key, body })).body.context).toBe('from-query');
+    const long = await t.request('GET', `/wallet-as-a-service/wallets/all-assets?context=${'x'.repeat(101)}`, { key: alice.key });
+    expect(long.status).toBe(409);
+    expect(long.body.error.code).toBe('invalid_data');
+    expect(long.body.context).toBeUndefined();
+  });
+});

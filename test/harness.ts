@@ -1,0 +1,96 @@
+/**
+ * The test harness: a real herald on a real PostgreSQL database of its own, listening on a free port,
+ * and helpers to make customers, keys and verified domains through the same store code the CLI uses.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { type RunningApp, startApp } from '../src/app.ts';
+import { type Config, loadConfig } from '../src/config/config.ts';
+import { type Plan, createApiKey, createCustomer } from '../src/store/customers.ts';
+import { upsertDomain } from '../src/store/domains.ts';
+
+/** A fresh, empty database on the test server; returns its URL. */
+export async function createTestDatabase(): Promise<string> {
+  const admin = new URL(inject('adminDatabaseUrl'));
+  const name = `herald_test_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  admin.pathname = `/${name}`;
+  return admin.toString();
+}
+
+export interface TestCustomer {
+  id: string;
+  name: string;
+  key: string;
+}
+
+export interface TestApp {
+  app: RunningApp;
+  url: string;
+  config: Config;
+  customer(options?: { name?: string; plan?: Partial<Plan>; credits?: bigint; domains?: string[]; allowedEndpoints?: string[] }): Promise<TestCustomer>;
+  request(method: string, path: string, options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
+  body: any;
+  text: string;
+}
+
+export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const databaseUrl = await createTestDatabase();
+  const config = { ...loadConfig({ databaseUrl, port: 0 }, {}), logLevel: 'silent' as const, databasePoolSize: 10, ...overrides };
+  const app = await startApp(config);
+  let n = 0;
+  const testApp: TestApp = {
+    app,
+    url: app.url,
+    config,
+    async customer(options = {}) {
+      const name = options.name ?? `customer-${++n}-${randomBytes(3).toString('hex')}`;
+      const plan: Plan = { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 100_000, ...options.plan };
+      const customer = await createCustomer(app.database.db, name, plan, options.credits ?? 100_000_000n);
+      for (const domain of options.domains ?? ['hooks.example.com']) await upsertDomain(app.database.db, customer.id, domain, 'operator');
+      const { key } = await createApiKey(app.database.db, customer.id, { allowedEndpoints: options.allowedEndpoints });
+      return { id: customer.id, name, key };
+    },
+    async request(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.key) headers['x-api-key'] = options.key;
+      let body: string | undefined = options.rawBody;
+      if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(`${app.url}${path}`, { method, headers, body });
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: response.status, headers: response.headers, body: parsed, text };
+    },
+    close: () => app.close(),
+  };
+  return testApp;
+}
+
+/** Valid sample targets per blockchain family, for building requests. */
+export const SAMPLE = {
+  evmTx: `0x${'ab'.repeat(32)}`,
+  evmAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed',
+  btcTx: 'cd'.repeat(32),
+  btcTestnetAddress: 'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7',
+  tronAddress: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+  callbackUrl: 'https://hooks.example.com/callbacks',
+};
