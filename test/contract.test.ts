@@ -5,12 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE, type TestApp, type TestCustomer, type TestResponse, startTestApp } from './harness.ts';
+import { SAMPLE, startTestApp, type TestApp, type TestCustomer, type TestResponse } from './harness.ts';
 
 let t: TestApp;
 let alice: TestCustomer;
 let subscriptionId: string;
-let walletId: string;
+let walletId = '(wallet)';
 /** Subscriptions made for the DELETE rows to remove, one per successful call. */
 const deletable: string[] = [];
 
@@ -29,8 +29,12 @@ beforeAll(async () => {
     });
     deletable.push(r.body.data.item.referenceId);
   }
-  walletId = (await t.request('POST', '/wallet-as-a-service/wallets', { key: alice.key, body: { data: { item: { walletName: 'w' } } } })).body.data.item.walletId;
-  await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, { key: alice.key, body: { data: { item: { address: SAMPLE.evmAddress } } } });
+  walletId = (await t.request('POST', '/wallet-as-a-service/wallets', { key: alice.key, body: { data: { item: { walletName: 'w' } } } })).body.data.item
+    .walletId;
+  await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, {
+    key: alice.key,
+    body: { data: { item: { address: SAMPLE.evmAddress } } },
+  });
 });
 afterAll(() => t.close());
 
@@ -51,7 +55,8 @@ interface Endpoint {
 const item = (fields: Record<string, unknown>) => ({ data: { item: fields } });
 const txMinedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/transaction-mined`;
 const tokensPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/address-tokens-transactions-confirmed`;
-const internalPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/internal-transactions-for-specific-amount`;
+const internalPath = (chain = 'ethereum', network = 'goerli') =>
+  `/blockchain-events/${chain}/${network}/subscriptions/internal-transactions-for-specific-amount`;
 
 const ENDPOINTS: Endpoint[] = [
   {
@@ -96,7 +101,13 @@ const ENDPOINTS: Endpoint[] = [
     ownedResource: true,
     charged: true,
   },
-  { name: 'activate-subscription', method: 'POST', path: () => `/blockchain-events/subscriptions/${subscriptionId}/activate`, ownedResource: true, charged: true },
+  {
+    name: 'activate-subscription',
+    method: 'POST',
+    path: () => `/blockchain-events/subscriptions/${subscriptionId}/activate`,
+    ownedResource: true,
+    charged: true,
+  },
   { name: 'wallets', method: 'POST', path: () => '/wallet-as-a-service/wallets', body: () => item({ walletName: 'x' }), charged: true },
   {
     name: 'wallets',
@@ -131,7 +142,9 @@ function expectError(r: TestResponse, status: number, code: string, detailAttrib
 const withContext = (path: string, extra = '') => `${path}${path.includes('?') ? '&' : '?'}context=ctx-1${extra}`;
 
 describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{36}/, '{id}')}`, e] as const))('%s', (_label, e) => {
-  const send = (options: { key?: string; body?: unknown; rawBody?: string; noBody?: boolean; headers?: Record<string, string>; path?: string; query?: string } = {}) =>
+  const send = (
+    options: { key?: string; body?: unknown; rawBody?: string; noBody?: boolean; headers?: Record<string, string>; path?: string; query?: string } = {},
+  ) =>
     t.request(e.method, withContext(options.path ?? e.path(), options.query), {
       key: 'key' in options ? options.key : alice.key,
       body: options.body ?? (options.rawBody === undefined && !options.noBody ? e.body?.() : undefined),
@@ -199,6 +212,7 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
   }
 
   if (e.body) {
+    const validItem = () => (e.body?.() as { data: { item: Record<string, unknown> } }).data.item;
     it('415 unsupported_media_type', async () =>
       expectError(await send({ rawBody: JSON.stringify(e.body?.()), headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type'));
     it('409 bad_json', async () => expectError(await send({ rawBody: '{"data": {', headers: { 'content-type': 'application/json' } }), 409, 'bad_json'));
@@ -209,24 +223,30 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
       expectError(await send({ rawBody: '', headers: { 'content-type': 'application/json' } }), 409, 'missing_request_body'));
     it.each([['[]'], ['"text"'], ['{"item": {}}'], ['{"data": []}'], ['{"data": {"item": 5}}'], ['{"data": {"items": {}}}'], ['null']])(
       '422 invalid_request_body_structure for %s',
-      async (raw) => expectError(await send({ rawBody: raw, headers: { 'content-type': 'application/json' } }), raw === 'null' ? 409 : 422, raw === 'null' ? 'missing_request_body' : 'invalid_request_body_structure'),
+      async (raw) =>
+        expectError(
+          await send({ rawBody: raw, headers: { 'content-type': 'application/json' } }),
+          raw === 'null' ? 409 : 422,
+          raw === 'null' ? 'missing_request_body' : 'invalid_request_body_structure',
+        ),
     );
     it('409 missing_required_attributes, every missing one in details', async () => {
       const r = await send({ body: item({}) });
-      const required = Object.keys((e.body?.() as { data: { item: Record<string, unknown> } }).data.item).filter((k) => k !== 'allowDuplicates');
+      const required = Object.keys(validItem()).filter((k) => k !== 'allowDuplicates');
       expectError(r, 409, 'missing_required_attributes', required);
     });
     it('409 extra_body_attributes', async () => {
-      const body = e.body?.() as { data: { item: Record<string, unknown> } };
-      expectError(await send({ body: item({ ...body.data.item, surprise: 1 }) }), 409, 'extra_body_attributes', ['surprise']);
+      expectError(await send({ body: item({ ...validItem(), surprise: 1 }) }), 409, 'extra_body_attributes', ['surprise']);
     });
     it('409 invalid_data for a wrongly typed attribute', async () => {
-      const body = e.body?.() as { data: { item: Record<string, unknown> } };
-      const [first] = Object.keys(body.data.item);
-      expectError(await send({ body: item({ ...body.data.item, [first as string]: { nested: true } }) }), 409, 'invalid_data', [first as string]);
+      const [first] = Object.keys(validItem());
+      expectError(await send({ body: item({ ...validItem(), [first as string]: { nested: true } }) }), 409, 'invalid_data', [first as string]);
     });
     it('413 request_entity_too_large', async () => {
-      const r = await send({ rawBody: JSON.stringify({ data: { item: { walletName: 'x'.repeat(70_000) } } }), headers: { 'content-type': 'application/json' } });
+      const r = await send({
+        rawBody: JSON.stringify({ data: { item: { walletName: 'x'.repeat(70_000) } } }),
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(r, 413, 'request_entity_too_large');
     });
   }
@@ -237,7 +257,11 @@ describe('subscription creation rules', () => {
     for (const id of [randomUUID(), 'not-a-uuid', "'; DROP TABLE subscriptions; --"]) {
       const encoded = encodeURIComponent(id);
       expectError(await t.request('GET', withContext(`/blockchain-events/subscriptions/${encoded}`), { key: alice.key }), 404, 'resource_not_found');
-      expectError(await t.request('DELETE', withContext(`/blockchain-events/ethereum/goerli/subscriptions/${encoded}`), { key: alice.key }), 404, 'resource_not_found');
+      expectError(
+        await t.request('DELETE', withContext(`/blockchain-events/ethereum/goerli/subscriptions/${encoded}`), { key: alice.key }),
+        404,
+        'resource_not_found',
+      );
       expectError(await t.request('POST', withContext(`/blockchain-events/subscriptions/${encoded}/activate`), { key: alice.key }), 404, 'resource_not_found');
     }
   });
@@ -255,7 +279,10 @@ describe('subscription creation rules', () => {
     // The same address in hex form is the same target.
     const hex = item({ address: '41a614f803b6fd780986a42c78ec9c7f77e6ded13c', callbackUrl: SAMPLE.callbackUrl });
     expectError(await t.request('POST', withContext(tokensPath('tron', 'nile')), { key: alice.key, body: hex }), 409, 'already_exists');
-    const again = await t.request('POST', withContext(tokensPath('tron', 'nile')), { key: alice.key, body: item({ ...body.data.item, allowDuplicates: true }) });
+    const again = await t.request('POST', withContext(tokensPath('tron', 'nile')), {
+      key: alice.key,
+      body: item({ ...body.data.item, allowDuplicates: true }),
+    });
     expect(again.status).toBe(201);
   });
 
@@ -283,7 +310,10 @@ describe('subscription creation rules', () => {
 
   it('403 feature_mainnets_not_allowed_for_plan on mainnet creates, wallet addresses and activation', async () => {
     const testOnly = await t.customer({ plan: { mainnetAllowed: false } });
-    const r = await t.request('POST', withContext(txMinedPath('ethereum', 'mainnet')), { key: testOnly.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }) });
+    const r = await t.request('POST', withContext(txMinedPath('ethereum', 'mainnet')), {
+      key: testOnly.key,
+      body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }),
+    });
     expectError(r, 403, 'feature_mainnets_not_allowed_for_plan');
     const w = await t.request('POST', '/wallet-as-a-service/wallets', { key: testOnly.key, body: item({ walletName: 'w' }) });
     const add = await t.request('POST', withContext(`/wallet-as-a-service/wallets/${w.body.data.item.walletId}/ethereum/mainnet/addresses`), {
@@ -291,14 +321,20 @@ describe('subscription creation rules', () => {
       body: item({ address: SAMPLE.evmAddress }),
     });
     expectError(add, 403, 'feature_mainnets_not_allowed_for_plan');
-    const ok = await t.request('POST', withContext(txMinedPath('ethereum', 'goerli')), { key: testOnly.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }) });
+    const ok = await t.request('POST', withContext(txMinedPath('ethereum', 'goerli')), {
+      key: testOnly.key,
+      body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }),
+    });
     expect(ok.status).toBe(200);
   });
 
   it('403 blockchain_events_callbacks_limit_reached at the cap, and again after deletion frees a place', async () => {
     const capped = await t.customer({ plan: { maxActiveSubscriptions: 2 } });
     const create = (n: number) =>
-      t.request('POST', withContext(txMinedPath()), { key: capped.key, body: item({ transactionId: `0x${String(n).repeat(64).slice(0, 64)}`, callbackUrl: SAMPLE.callbackUrl }) });
+      t.request('POST', withContext(txMinedPath()), {
+        key: capped.key,
+        body: item({ transactionId: `0x${String(n).repeat(64).slice(0, 64)}`, callbackUrl: SAMPLE.callbackUrl }),
+      });
     const first = await create(1);
     expect((await create(2)).status).toBe(200);
     expectError(await create(3), 403, 'blockchain_events_callbacks_limit_reached');

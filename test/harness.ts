@@ -7,7 +7,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { type RunningApp, startApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config/config.ts';
-import { type Plan, createApiKey, createCustomer } from '../src/store/customers.ts';
+import { createApiKey, createCustomer, type Plan } from '../src/store/customers.ts';
 import { upsertDomain } from '../src/store/domains.ts';
 
 /** A fresh, empty database on the test server; returns its URL. */
