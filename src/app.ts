@@ -49,8 +49,21 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       url,
       firstKey,
       async close() {
-        await server.close();
-        await database.close();
+        // Fastify stops accepting and waits for requests in flight. Connections kept alive by clients
+        // become idle one by one as their last response is sent: close those as they appear. Past the
+        // grace period, cut the remaining ones so the database (and embedded server) still stop.
+        const sweep = setInterval(() => server.server.closeIdleConnections(), 50);
+        const grace = setTimeout(() => {
+          logger.error(`requests still in flight after ${config.shutdownGraceSeconds} s; closing their connections`);
+          server.server.closeAllConnections();
+        }, config.shutdownGraceSeconds * 1000);
+        try {
+          await server.close();
+        } finally {
+          clearInterval(sweep);
+          clearTimeout(grace);
+          await database.close();
+        }
       },
     };
   } catch (error) {

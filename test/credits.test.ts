@@ -1,7 +1,7 @@
 /** Credits: exact debits, nothing taken on errors, 402 at the boundary, no overdraft under concurrency. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCustomerByName } from '../src/store/customers.ts';
-import { SAMPLE, type TestApp, startTestApp } from './harness.ts';
+import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -20,8 +20,18 @@ describe('credits', () => {
     const c = await t.customer({ credits: 1_000_000n });
     const steps: [string, string, unknown, bigint][] = [
       ['POST', mined, txBody(1), 1000n],
-      ['POST', '/blockchain-events/ethereum/goerli/subscriptions/address-tokens-transactions-confirmed', { data: { item: { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl } } }, 1000n],
-      ['POST', '/blockchain-events/ethereum/goerli/subscriptions/internal-transactions-for-specific-amount', { data: { item: { amountHigherThan: 1, callbackUrl: SAMPLE.callbackUrl } } }, 10000n],
+      [
+        'POST',
+        '/blockchain-events/ethereum/goerli/subscriptions/address-tokens-transactions-confirmed',
+        { data: { item: { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl } } },
+        1000n,
+      ],
+      [
+        'POST',
+        '/blockchain-events/ethereum/goerli/subscriptions/internal-transactions-for-specific-amount',
+        { data: { item: { amountHigherThan: 1, callbackUrl: SAMPLE.callbackUrl } } },
+        10000n,
+      ],
       ['GET', '/blockchain-events/ethereum/goerli/subscriptions', undefined, 3n], // 1 per item, 3 items
       ['GET', '/wallet-as-a-service/wallets/all-assets', undefined, 500n], // at least 500 on an empty page
     ];

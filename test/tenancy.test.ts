@@ -1,6 +1,6 @@
 /** Tenant isolation: customer B can neither see, list, delete nor activate A's things (404, not 403). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE, type TestApp, type TestCustomer, startTestApp } from './harness.ts';
+import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 
 let t: TestApp;
 let a: TestCustomer;
@@ -17,7 +17,8 @@ beforeAll(async () => {
     body: { data: { item: { transactionId: SAMPLE.evmTx, callbackUrl: 'https://a.example.com/hooks' } } },
   });
   subscriptionId = sub.body.data.item.referenceId;
-  walletId = (await t.request('POST', '/wallet-as-a-service/wallets', { key: a.key, body: { data: { item: { walletName: 'a-wallet' } } } })).body.data.item.walletId;
+  walletId = (await t.request('POST', '/wallet-as-a-service/wallets', { key: a.key, body: { data: { item: { walletName: 'a-wallet' } } } })).body.data.item
+    .walletId;
   const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, {
     key: a.key,
     body: { data: { item: { address: SAMPLE.evmAddress } } },

@@ -22,11 +22,6 @@ export async function serve(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
-    const force = setTimeout(() => {
-      logger.error(`requests still in flight after ${config.shutdownGraceSeconds} s; exiting anyway`);
-      process.exit(1);
-    }, config.shutdownGraceSeconds * 1000);
-    force.unref();
     try {
       await app.close();
       logger.info('stopped');

@@ -1,0 +1,378 @@
+/**
+ * The API benchmark. Targets (from the issue): with autocannon, 64 connections, 10 s each, on the
+ * embedded database, one customer:
+ *   - subscribe (endpoint 1, transaction-mined): >= 2,000 requests/s, p99 <= 50 ms;
+ *   - all-assets over 1,000 wallets of 3 addresses each, limit 50: >= 2,000 requests/s;
+ *   - a bare fastify route as the ceiling in the same run, reported with the ratio;
+ *   - RSS of the server process under that load <= 250 MB (embedded PostgreSQL not counted);
+ *   - `npm start` on an existing data directory ready to serve in <= 1.5 s.
+ *
+ * The server under test and the bare ceiling each run in a child process of their own, so the load
+ * generator's CPU and the server's RSS are separate. Everything starts from a fresh temporary data
+ * directory that is removed at the end, as is every process started here.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bech32 } from '@scure/base';
+import pg from 'pg';
+import {
+  type Child,
+  commandLine,
+  descendants,
+  forEachLimited,
+  freePort,
+  type LoadFigures,
+  load,
+  log,
+  measureCpu,
+  median,
+  ROOT,
+  rssMb,
+  runCleanups,
+  runCommand,
+  sampleRss,
+  selfCpuSeconds,
+  sleep,
+  startChild,
+  treeCpuSeconds,
+  waitForOk,
+} from './lib.ts';
+
+const CONNECTIONS = 64;
+const WALLETS = 1000;
+const PAGE = 50;
+const STARTUP_RUNS = 5;
+const CALLBACK_URL = 'https://hooks.example.com/cb';
+const TARGETS = {
+  subscribeRps: 2000,
+  subscribeP99Ms: 50,
+  allAssetsRps: 2000,
+  maxRssMb: 250,
+  startupMs: 1500,
+};
+
+const HERALD = join(ROOT, 'bin', 'herald.js');
+const SUBSCRIBE_PATH = '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined';
+const ALL_ASSETS_PATH = '/wallet-as-a-service/wallets/all-assets';
+
+/** Unique 0x + 64-hex transaction ids: a random prefix per run, then a counter. */
+function txidGenerator(): () => string {
+  const prefix = randomBytes(8).toString('hex');
+  let n = 0;
+  return () => `0x${prefix}${(n++).toString(16).padStart(48, '0')}`;
+}
+
+const hexOf = (seed: string, chars: number) => createHash('sha256').update(seed).digest('hex').slice(0, chars);
+
+/** The three watched addresses of wallet i: EVM on two chains, then bitcoin testnet (bech32) or ETC mordor. */
+function walletAddresses(i: number): { blockchain: string; network: string; address: string }[] {
+  const third =
+    i % 2 === 0
+      ? {
+          blockchain: 'bitcoin',
+          network: 'testnet',
+          address: bech32.encode('tb', [0, ...bech32.toWords(createHash('sha256').update(`btc-${i}`).digest().subarray(0, 20))]),
+        }
+      : { blockchain: 'ethereum-classic', network: 'mordor', address: `0x${hexOf(`etc-${i}`, 40)}` };
+  return [
+    { blockchain: 'ethereum', network: 'goerli', address: `0x${hexOf(`eth-${i}`, 40)}` },
+    { blockchain: 'binance-smart-chain', network: 'testnet', address: `0x${hexOf(`bsc-${i}`, 40)}` },
+    third,
+  ];
+}
+
+function heraldEnv(logLevel = 'warn'): NodeJS.ProcessEnv {
+  // A DATABASE_URL or config file in the caller's environment would bypass the embedded database.
+  return { HERALD_LOG_LEVEL: logLevel, DATABASE_URL: '', HERALD_CONFIG: '', HERALD_DATA_DIR: '', HERALD_PORT: '', HERALD_HOST: '' };
+}
+
+function startHerald(dataDir: string, port: number, logLevel = 'warn'): Child {
+  return startChild(process.execPath, [HERALD, 'serve', '--data-dir', dataDir, '--port', String(port)], { env: heraldEnv(logLevel), label: 'herald' });
+}
+
+async function herald(dataDir: string, ...args: string[]): Promise<string> {
+  return await runCommand(process.execPath, [HERALD, ...args, '--data-dir', dataDir], heraldEnv());
+}
+
+/** The embedded PostgreSQL of a data directory: postmaster pid and port from postmaster.pid. */
+function postmaster(dataDir: string): { pid: number; port: number } | undefined {
+  const file = join(dataDir, 'postgres', 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined;
+  }
+  return { pid, port };
+}
+
+/** Stops an embedded PostgreSQL left running on `dataDir` (SIGINT: fast shutdown; SIGQUIT if it lingers). */
+async function stopLeftoverPostgres(dataDir: string): Promise<void> {
+  const pm = postmaster(dataDir);
+  if (!pm) return;
+  log(`embedded PostgreSQL (pid ${pm.pid}) still running; stopping it`);
+  const alive = () => {
+    try {
+      process.kill(pm.pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  process.kill(pm.pid, 'SIGINT');
+  for (let waited = 0; alive() && waited < 10_000; waited += 50) await sleep(50);
+  if (alive()) process.kill(pm.pid, 'SIGQUIT');
+  for (let waited = 0; alive() && waited < 5_000; waited += 50) await sleep(50);
+}
+
+async function api(url: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { 'x-api-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: response.status, json };
+}
+
+/** 1,000 wallets of 3 addresses each, through the HTTP API; then non-zero totals straight in the database. */
+async function seed(url: string, key: string, dataDir: string): Promise<void> {
+  const started = performance.now();
+  const indexes = Array.from({ length: WALLETS }, (_, i) => i);
+  await forEachLimited(indexes, 16, async (i) => {
+    const created = await api(url, key, 'POST', '/wallet-as-a-service/wallets', { data: { item: { walletName: `bench wallet ${i}` } } });
+    const walletId = (created.json as { data?: { item?: { walletId?: string } } }).data?.item?.walletId;
+    if (created.status !== 201 || !walletId) throw new Error(`creating wallet ${i} answered ${created.status}: ${JSON.stringify(created.json)}`);
+    for (const a of walletAddresses(i)) {
+      const added = await api(url, key, 'POST', `/wallet-as-a-service/wallets/${walletId}/${a.blockchain}/${a.network}/addresses`, {
+        data: { item: { address: a.address } },
+      });
+      if (added.status !== 201) throw new Error(`adding ${a.blockchain}/${a.network} ${a.address} answered ${added.status}: ${JSON.stringify(added.json)}`);
+    }
+  });
+  log(`seeded ${WALLETS} wallets x 3 addresses in ${Math.round(performance.now() - started)} ms`);
+
+  // Chain following would keep these totals; give every address some, so all-assets has amounts to format.
+  const pm = postmaster(dataDir);
+  if (!pm) throw new Error('no embedded PostgreSQL running for the data directory');
+  const password = readFileSync(join(dataDir, 'postgres-password'), 'utf8').trim();
+  const client = new pg.Client({ connectionString: `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${pm.port}/herald` });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query(
+      `WITH v AS (SELECT id, ((id * 982451653) % 1000000007)::numeric * 1000000000 AS r FROM wallet_addresses)
+       UPDATE wallet_addresses a SET total_received = v.r, total_spent = trunc(v.r / 3), confirmed_balance = v.r - trunc(v.r / 3)
+       FROM v WHERE v.id = a.id`,
+    );
+    await client.query('ANALYZE');
+    log(`gave ${rowCount} addresses non-zero totals`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Starts herald on an existing data directory and times spawn -> GET /readyz 200 (polled every 10 ms). */
+async function timeStartup(dataDir: string, viaNpm: boolean): Promise<{ ms: number; serverStartMs?: number }> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = viaNpm
+    ? startChild('npm', ['start', '--silent', '--', '--data-dir', dataDir, '--port', String(port)], { env: heraldEnv('info'), label: 'npm start' })
+    : startHerald(dataDir, port, 'info');
+  try {
+    await waitForOk(`http://127.0.0.1:${port}/readyz`, { child, timeoutMs: 60_000, intervalMs: 10 });
+    const ms = Math.round(performance.now() - started);
+    // The server logs its own start time (database open + listen), which excludes Node and module loading.
+    const ready = child
+      .stdout()
+      .split('\n')
+      .map((line) => {
+        try {
+          return JSON.parse(line) as { msg?: string; startMs?: number };
+        } catch {
+          return undefined;
+        }
+      })
+      .find((entry) => entry?.msg === 'herald is ready');
+    return { ms, serverStartMs: ready?.startMs };
+  } finally {
+    // Under npm, signal the herald process itself: npm and sh would pass a second SIGTERM on.
+    const target = viaNpm ? (descendants(child.pid).find((pid) => commandLine(pid).includes('bin/herald.js')) ?? child.pid) : child.pid;
+    await child.stop('SIGTERM', 15_000, target);
+  }
+}
+
+async function startBare(): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = startChild(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'bare-server.ts'), String(port)], { label: 'bare fastify' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForOk(`${url}/bare`, { child, timeoutMs: 30_000 });
+  return { child, url };
+}
+
+interface LoadWithCpu extends LoadFigures {
+  /** Share of one core used during the load, in %: server process, its PostgreSQL, this load generator. */
+  cpuPct: Record<string, number>;
+}
+
+export default async function apiBenchmark(options: { duration: number }): Promise<Record<string, unknown>> {
+  const duration = options.duration;
+  const warmup = Math.min(2, duration);
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  log(`data directory ${dataDir}; ${CONNECTIONS} connections, ${duration} s per load (after ${warmup} s warm-up)`);
+  const nextTxid = txidGenerator();
+  const subscribeBody = () => JSON.stringify({ data: { item: { transactionId: nextTxid(), callbackUrl: CALLBACK_URL } } });
+
+  try {
+    // The ceiling: a bare fastify server, measured first, while nothing else of ours runs.
+    const bare = await startBare();
+    const bareCpu = () => treeCpuSeconds(bare.child.pid);
+    const bareLoad = async (label: string, request: Parameters<typeof load>[1]['request']): Promise<LoadWithCpu> => {
+      await load(`${label} warm-up`, { url: bare.url, connections: CONNECTIONS, duration: warmup, request });
+      const cpu = measureCpu({ server: bareCpu, loadgen: selfCpuSeconds });
+      const figures = await load(label, { url: bare.url, connections: CONNECTIONS, duration, request });
+      return { ...figures, cpuPct: cpu.stop() };
+    };
+    const barePost = await bareLoad('bare POST', {
+      method: 'POST',
+      path: '/bare',
+      headers: { 'content-type': 'application/json' },
+      setupRequest: (request) => ({ ...request, body: subscribeBody() }),
+    });
+    const bareGet = await bareLoad('bare GET', { method: 'GET', path: '/bare' });
+    const bareRss = rssMb(bare.child.pid);
+    await bare.child.stop();
+
+    // First start: creates the embedded PostgreSQL in the fresh data directory.
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    let started = performance.now();
+    const server = startHerald(dataDir, port);
+    await waitForOk(`${url}/readyz`, { child: server, timeoutMs: 120_000, intervalMs: 50 });
+    log(`herald first start (initdb + migrations) ready in ${Math.round(performance.now() - started)} ms`);
+
+    started = performance.now();
+    await herald(dataDir, 'customers', 'create', '--name', 'bench', '--credits', '1000000000000000', '--rate-limit', '1000000');
+    const key = (await herald(dataDir, 'keys', 'create', '--customer', 'bench')).trim().split('\n').pop()?.trim() ?? '';
+    if (!key.startsWith('hk_')) throw new Error(`keys create printed no key: '${key}'`);
+    await herald(dataDir, 'domains', 'add', '--customer', 'bench', '--domain', 'hooks.example.com', '--verified');
+    log(`customer, key and verified domain made with the CLI in ${Math.round(performance.now() - started)} ms`);
+
+    await seed(url, key, dataDir);
+
+    // Sanity checks, so a broken setup fails here rather than as a pile of non-2xx.
+    const one = await api(url, key, 'POST', SUBSCRIBE_PATH, JSON.parse(subscribeBody()));
+    if (one.status !== 200) throw new Error(`a subscribe request answered ${one.status}: ${JSON.stringify(one.json)}`);
+    const page = await api(url, key, 'GET', `${ALL_ASSETS_PATH}?limit=${PAGE}&offset=${WALLETS - PAGE}`);
+    const data = (page.json as { data?: { total?: number; items?: { coins: { confirmedBalance: string }[] }[] } }).data;
+    if (page.status !== 200 || data?.total !== WALLETS || data.items?.length !== PAGE || data.items.some((w) => w.coins.length !== 3))
+      throw new Error(`all-assets did not list ${PAGE} of ${WALLETS} wallets with 3 coins each: ${page.status} ${JSON.stringify(page.json).slice(0, 500)}`);
+    log(`checked: subscribe answers 200; all-assets lists ${PAGE} of ${data.total} wallets, e.g. ${JSON.stringify(data.items[0]?.coins[0])}`);
+
+    const idleRss = rssMb(server.pid);
+    const pm = postmaster(dataDir);
+    const serverLoad = async (label: string, request: Parameters<typeof load>[1]['request']): Promise<LoadWithCpu> => {
+      const headers = { 'x-api-key': key };
+      await load(`${label} warm-up`, { url, connections: CONNECTIONS, duration: warmup, request, headers });
+      const cpu = measureCpu({ server: () => treeCpuSeconds(server.pid), postgres: () => (pm ? treeCpuSeconds(pm.pid) : 0), loadgen: selfCpuSeconds });
+      const figures = await load(label, { url, connections: CONNECTIONS, duration, request, headers });
+      return { ...figures, cpuPct: cpu.stop() };
+    };
+
+    const rss = sampleRss(server.pid, 250);
+    let subscribe: LoadWithCpu;
+    let allAssets: LoadWithCpu;
+    try {
+      subscribe = await serverLoad('subscribe', {
+        method: 'POST',
+        path: SUBSCRIBE_PATH,
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => ({ ...request, body: subscribeBody() }),
+      });
+      let n = 0;
+      allAssets = await serverLoad('all-assets', {
+        method: 'GET',
+        path: ALL_ASSETS_PATH,
+        setupRequest: (request) => ({ ...request, path: `${ALL_ASSETS_PATH}?limit=${PAGE}&offset=${(n++ % (WALLETS / PAGE)) * PAGE}` }),
+      });
+    } finally {
+      rss.stop();
+    }
+    const maxRssMb = Math.round(rss.max() * 10) / 10;
+    log(`server RSS: idle ${idleRss?.toFixed(1)} MB, max under load ${maxRssMb} MB (${rss.samples.length} samples)`);
+
+    log('stopping herald (SIGTERM)');
+    started = performance.now();
+    const code = await server.stop('SIGTERM', 30_000);
+    const shutdownMs = Math.round(performance.now() - started);
+    if (code !== 0) log(`herald exited with ${code} on SIGTERM:\n${server.output()}`);
+
+    // Start-up on the existing data directory, as `npm start` would do it.
+    const runs: number[] = [];
+    const serverRuns: number[] = [];
+    for (let i = 0; i < STARTUP_RUNS; i++) {
+      const r = await timeStartup(dataDir, false);
+      runs.push(r.ms);
+      if (r.serverStartMs !== undefined) serverRuns.push(r.serverStartMs);
+      log(`start-up ${i + 1}/${STARTUP_RUNS}: ready in ${r.ms} ms (server's own start ${r.serverStartMs ?? '?'} ms)`);
+    }
+    const npm = await timeStartup(dataDir, true);
+    log(`npm start: ready in ${npm.ms} ms`);
+
+    const startupMedian = median(runs);
+    const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
+    const pass = {
+      subscribeRps: subscribe.rps >= TARGETS.subscribeRps,
+      subscribeP99: subscribe.p99 <= TARGETS.subscribeP99Ms,
+      subscribeNon2xx: subscribe.non2xx === 0 && subscribe.errors === 0,
+      allAssetsRps: allAssets.rps >= TARGETS.allAssetsRps,
+      allAssetsNon2xx: allAssets.non2xx === 0 && allAssets.errors === 0,
+      maxRss: maxRssMb <= TARGETS.maxRssMb,
+      startup: startupMedian <= TARGETS.startupMs,
+      npmStart: npm.ms <= TARGETS.startupMs,
+    };
+    return {
+      bench: 'api',
+      connections: CONNECTIONS,
+      durationS: duration,
+      warmupS: warmup,
+      subscribe,
+      allAssets,
+      bare: { post: barePost, get: bareGet, rssMb: bareRss === undefined ? null : Math.round(bareRss * 10) / 10 },
+      ratios: { subscribeToBarePost: ratio(subscribe.rps, barePost.rps), allAssetsToBareGet: ratio(allAssets.rps, bareGet.rps) },
+      idleRssMb: idleRss === undefined ? null : Math.round(idleRss * 10) / 10,
+      maxRssMb,
+      shutdownMs,
+      startupMs: { median: startupMedian, runs, serverReportedMs: serverRuns },
+      npmStartMs: npm.ms,
+      npmOverheadMs: npm.ms - startupMedian,
+      targets: {
+        subscribeRps: `>=${TARGETS.subscribeRps}`,
+        subscribeP99Ms: `<=${TARGETS.subscribeP99Ms}`,
+        subscribeNon2xx: '=0',
+        allAssetsRps: `>=${TARGETS.allAssetsRps}`,
+        allAssetsNon2xx: '=0',
+        maxRssMb: `<=${TARGETS.maxRssMb}`,
+        startupMs: `<=${TARGETS.startupMs}`,
+        npmStartMs: `<=${TARGETS.startupMs}`,
+      },
+      pass: { ...pass, all: Object.values(pass).every(Boolean) },
+    };
+  } finally {
+    await runCleanups();
+    await stopLeftoverPostgres(dataDir);
+    rmSync(dataDir, { recursive: true, force: true });
+    log(`removed ${dataDir}`);
+  }
+}

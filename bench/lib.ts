@@ -1,0 +1,353 @@
+/**
+ * Helpers shared by the benchmarks: child processes that are always cleaned up, free ports, HTTP
+ * readiness polling, autocannon loads summarised to a few figures, and /proc sampling (RSS, CPU).
+ * Progress goes to stderr; stdout is reserved for the one JSON line of figures per benchmark.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type Request, type Result } from 'autocannon';
+
+/** The project root (where package.json is). */
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/** Seconds of each measured load: BENCH_DURATION, default 10. */
+export function benchDuration(): number {
+  const raw = process.env.BENCH_DURATION;
+  if (raw === undefined || raw === '') return 10;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`BENCH_DURATION must be a positive number of seconds, not '${raw}'.`);
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Cleanup: everything a benchmark starts registers how to stop it; run.ts also runs these on a signal.
+
+const cleanups = new Set<() => Promise<void>>();
+
+export function onCleanup(fn: () => Promise<void>): () => void {
+  cleanups.add(fn);
+  return () => cleanups.delete(fn);
+}
+
+/** Runs every registered cleanup, most recent first; errors are logged, not thrown. */
+export async function runCleanups(): Promise<void> {
+  for (const fn of [...cleanups].reverse()) {
+    cleanups.delete(fn);
+    try {
+      await fn();
+    } catch (error) {
+      log(`cleanup failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Child processes.
+
+export interface Child {
+  process: ChildProcess;
+  pid: number;
+  /** The last lines the child wrote (stdout and stderr), for error messages. */
+  output(): string;
+  /** Whole stdout so far. */
+  stdout(): string;
+  exited: Promise<number | null>;
+  /** Sends `signal` to `pid` (default: the child itself) and waits for the child to exit; SIGKILL after `timeoutMs`. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number, pid?: number): Promise<number | null>;
+}
+
+export function startChild(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; label: string }): Child {
+  const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not start ${options.label}`);
+  const pid = child.pid;
+  const tail: string[] = [];
+  let out = '';
+  const keep = (chunk: Buffer, isStdout: boolean) => {
+    const text = chunk.toString('utf8');
+    if (isStdout) out += text;
+    tail.push(text);
+    if (tail.length > 50) tail.shift();
+  };
+  child.stdout?.on('data', (c: Buffer) => keep(c, true));
+  child.stderr?.on('data', (c: Buffer) => keep(c, false));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code, signal) => done(code ?? (signal ? -1 : null))));
+  let running = true;
+  void exited.then(() => {
+    running = false;
+  });
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000, target = pid) => {
+    if (!running) return await exited;
+    try {
+      process.kill(target, signal);
+    } catch {
+      // already gone
+    }
+    const timer = setTimeout(() => {
+      log(`${options.label} did not exit ${timeoutMs} ms after ${signal}; killing it`);
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  const unregister = onCleanup(async () => {
+    await stop();
+  });
+  void exited.then(unregister);
+  return { process: child, pid, output: () => tail.join('').trim(), stdout: () => out, exited, stop };
+}
+
+/** Runs a command to completion; returns its stdout, throws with its stderr when it fails. */
+export async function runCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    execFile(command, args, { cwd: ROOT, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${command} ${args.join(' ')} failed: ${error.message}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Polls `url` every `intervalMs` until it answers 200; fails early when `child` exits. */
+export async function waitForOk(url: string, options: { child?: Child; timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {
+  const deadline = performance.now() + (options.timeoutMs ?? 60_000);
+  let exited = false;
+  void options.child?.exited.then(() => {
+    exited = true;
+  });
+  let last = 'no answer';
+  while (performance.now() < deadline) {
+    if (exited) throw new Error(`the server exited before ${url} answered 200:\n${options.child?.output()}`);
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return;
+      last = `status ${response.status}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await sleep(options.intervalMs ?? 10);
+  }
+  throw new Error(`${url} did not answer 200 in time (${last}):\n${options.child?.output() ?? ''}`);
+}
+
+/** Runs `work` on `items` with at most `concurrency` in flight. */
+export async function forEachLimited<T>(items: T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await work(items[i] as T, i);
+      }
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// /proc sampling.
+
+/** Resident set size of one process in MB, or undefined when it is gone. */
+export function rssMb(pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples the RSS of `pid` every `intervalMs` until stopped. */
+export function sampleRss(pid: number, intervalMs = 250) {
+  const samples: number[] = [];
+  const take = () => {
+    const mb = rssMb(pid);
+    if (mb !== undefined) samples.push(mb);
+  };
+  take();
+  const timer = setInterval(take, intervalMs);
+  return {
+    samples,
+    max: () => Math.max(0, ...samples),
+    stop() {
+      clearInterval(timer);
+      take();
+    },
+  };
+}
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  /** utime + stime, in clock ticks. */
+  cpu: number;
+  /** cutime + cstime: CPU of waited-for children that have exited. */
+  childCpu: number;
+}
+
+const CLOCK_TICKS = 100;
+
+function procStat(pid: number): ProcStat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    // f[0] is field 3 (state); utime is field 14, stime 15, cutime 16, cstime 17.
+    return { pid, ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]), childCpu: Number(f[13]) + Number(f[14]) };
+  } catch {
+    return undefined;
+  }
+}
+
+function allProcesses(): ProcStat[] {
+  const out: ProcStat[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = procStat(Number(name));
+    if (stat) out.push(stat);
+  }
+  return out;
+}
+
+/** The pids below `pid` (children, grandchildren, ...). */
+export function descendants(pid: number): number[] {
+  const all = allProcesses();
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift() as number;
+    for (const p of all) {
+      if (p.ppid === parent) {
+        found.push(p.pid);
+        queue.push(p.pid);
+      }
+    }
+  }
+  return found;
+}
+
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** CPU seconds used so far by a process tree: the process, its live descendants and its reaped children. */
+export function treeCpuSeconds(pid: number): number {
+  const root = procStat(pid);
+  if (!root) return 0;
+  const all = allProcesses();
+  const byParent = new Map<number, ProcStat[]>();
+  for (const p of all) byParent.set(p.ppid, [...(byParent.get(p.ppid) ?? []), p]);
+  let ticks = 0;
+  const queue = [root];
+  while (queue.length > 0) {
+    const p = queue.shift() as ProcStat;
+    ticks += p.cpu + p.childCpu;
+    queue.push(...(byParent.get(p.pid) ?? []));
+  }
+  return ticks / CLOCK_TICKS;
+}
+
+/** Starts measuring the CPU of some processes; `stop` gives each one's share of one core, in %. */
+export function measureCpu(processes: Record<string, () => number>) {
+  const started = performance.now();
+  const before = Object.fromEntries(Object.entries(processes).map(([k, f]) => [k, f()]));
+  return {
+    stop(): Record<string, number> {
+      const seconds = (performance.now() - started) / 1000;
+      return Object.fromEntries(Object.entries(processes).map(([k, f]) => [k, Math.round(((f() - (before[k] ?? 0)) / seconds) * 100)]));
+    },
+  };
+}
+
+/** CPU seconds of this process (the load generator). */
+export const selfCpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Loads.
+
+export interface LoadFigures {
+  /** Mean of the per-second request counts (autocannon's requests.average). */
+  rps: number;
+  total: number;
+  durationS: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+}
+
+export function summarise(result: Result): LoadFigures {
+  const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+  return {
+    rps: Math.round(result.requests.average),
+    total: result['2xx'] + result.non2xx,
+    durationS: round(result.duration),
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    mean: round(result.latency.mean),
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, Number(s.count)])),
+  };
+}
+
+/** One autocannon load: `connections` connections for `duration` seconds, cycling through `request`. */
+export async function load(
+  label: string,
+  options: { url: string; connections: number; duration: number; request: Request; headers?: Record<string, string> },
+): Promise<LoadFigures> {
+  log(`${label}: ${options.connections} connections, ${options.duration} s ...`);
+  const instance = autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.duration,
+    timeout: 10,
+    headers: options.headers,
+    requests: [options.request],
+  });
+  const figures = summarise(await instance);
+  log(
+    `${label}: ${figures.rps} requests/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms, ` +
+      `non-2xx ${figures.non2xx}, errors ${figures.errors}${figures.non2xx > 0 ? ` ${JSON.stringify(figures.statusCodes)}` : ''}`,
+  );
+  return figures;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}

@@ -1,0 +1,153 @@
+/**
+ * The program as a newcomer runs it: `herald serve` on a new data directory (first key printed once),
+ * the operator commands while the server runs and while it does not, graceful stop on SIGTERM, and a
+ * restart that finds everything written before.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../src/store/embedded.ts';
+
+const run = promisify(execFile);
+const dataDir = mkdtempSync(join(tmpdir(), 'herald-cli-'));
+const env = { ...process.env, DATABASE_URL: '', HERALD_LOG_LEVEL: 'warn' };
+const herald = (...args: string[]) => run('node', ['bin/herald.js', ...args, '--data-dir', dataDir], { env });
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+}
+
+async function startServer(): Promise<Server> {
+  const port = await freePort();
+  const child = spawn('node', ['bin/herald.js', 'serve', '--data-dir', dataDir, '--port', String(port)], { env });
+  let out = '';
+  child.stdout?.on('data', (chunk) => {
+    out += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    out += chunk;
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited early: ${out}`);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return { child, url, stdout: () => out };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`server not ready: ${out}`);
+}
+
+async function stop(server: Server): Promise<number | null> {
+  const exited = new Promise<number | null>((done) => server.child.once('exit', (code) => done(code)));
+  server.child.kill('SIGTERM');
+  return await exited;
+}
+
+const call = (server: Server, key: string, method: string, path: string, body?: unknown) =>
+  fetch(`${server.url}${path}`, {
+    method,
+    headers: { 'x-api-key': key, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('herald on a new data directory', () => {
+  let firstKey = '';
+  let acmeKey = '';
+  let subscriptionId = '';
+
+  it('prints one API key on the very first start and serves with it', async () => {
+    const server = await startServer();
+    const match = server.stdout().match(/hk_[A-Za-z0-9_-]{43}/);
+    expect(match).not.toBeNull();
+    firstKey = match?.[0] ?? '';
+    const r = await call(server, firstKey, 'GET', '/wallet-as-a-service/wallets/all-assets');
+    expect(r.status).toBe(200);
+
+    // Operator commands while the server runs: they share its embedded database.
+    await herald('customers', 'create', '--name', 'acme', '--credits', '50000', '--max-subscriptions', '10');
+    acmeKey = (await herald('keys', 'create', '--customer', 'acme')).stdout.trim();
+    expect(acmeKey).toMatch(/^hk_/);
+    await herald('domains', 'add', '--customer', 'acme', '--domain', 'hooks.acme.example', '--verified');
+    await herald('credits', 'add', '--customer', 'acme', '--amount', '1000');
+    const created = await call(server, acmeKey, 'POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
+      data: { item: { transactionId: `0x${'1'.repeat(64)}`, callbackUrl: 'https://hooks.acme.example/cb' } },
+    });
+    expect(created.status).toBe(200);
+    expect(created.headers.get('x-credits-available')).toBe('50000');
+    subscriptionId = ((await created.json()) as { data: { item: { referenceId: string } } }).data.item.referenceId;
+
+    expect(await stop(server)).toBe(0);
+    // The embedded PostgreSQL was stopped with the server.
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('keeps everything across a restart and prints no new key', async () => {
+    const server = await startServer();
+    expect(server.stdout()).not.toMatch(/hk_/);
+    const r = await call(server, acmeKey, 'GET', `/blockchain-events/subscriptions/${subscriptionId}`);
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as { data: { item: { callbackUrl: string } } }).data.item.callbackUrl).toBe('https://hooks.acme.example/cb');
+    expect((await call(server, firstKey, 'GET', '/blockchain-events/callback-domains')).status).toBe(200);
+
+    // Revocation takes effect at once, from another process.
+    const keys = (await herald('customers', 'show', '--name', 'acme')).stdout;
+    const prefix = keys.match(/key \d+ (hk_\S{7})\.\.\. active/)?.[1] ?? '';
+    await herald('keys', 'revoke', '--customer', 'acme', '--key', prefix);
+    expect((await call(server, acmeKey, 'GET', `/blockchain-events/subscriptions/${subscriptionId}`)).status).toBe(401);
+    expect(await stop(server)).toBe(0);
+  });
+
+  it('finishes requests in flight on SIGTERM', async () => {
+    const server = await startServer();
+    const inFlight = Array.from({ length: 40 }, () => call(server, firstKey, 'GET', '/wallet-as-a-service/wallets/all-assets').then((r) => r.status));
+    await new Promise((r) => setTimeout(r, 5));
+    const exited = stop(server);
+    const statuses = await Promise.allSettled(inFlight);
+    expect(await exited).toBe(0);
+    // Every request the server accepted got its answer; none was cut off half-way.
+    for (const s of statuses) if (s.status === 'fulfilled') expect([200, 503]).toContain(s.value);
+    expect(statuses.some((s) => s.status === 'fulfilled' && s.value === 200)).toBe(true);
+  });
+
+  it('runs operator commands with no server running, and migrate reports an up-to-date database', async () => {
+    const out = await herald('customers', 'create', '--name', 'offline', '--no-mainnet');
+    expect(out.stdout).toContain("created customer 'offline'");
+    expect(out.stdout).toContain('mainnet no');
+    expect((await herald('migrate')).stdout).toContain('up to date');
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
+  it('explains mistakes: unknown customer, duplicate name, bad number', async () => {
+    await expect(herald('keys', 'create', '--customer', 'nobody')).rejects.toMatchObject({ stderr: expect.stringContaining("no customer named 'nobody'") });
+    await expect(herald('customers', 'create', '--name', 'acme')).rejects.toMatchObject({ stderr: expect.stringContaining('already exists') });
+    await expect(herald('credits', 'add', '--customer', 'acme', '--amount', 'lots')).rejects.toMatchObject({
+      stderr: expect.stringContaining('--amount must be an integer'),
+    });
+  });
+
+  it.each([
+    [[]],
+    [['serve']],
+    [['customers', 'create']],
+    [['keys', 'create']],
+    [['keys', 'revoke']],
+    [['credits', 'add']],
+    [['domains', 'add']],
+    [['migrate']],
+  ])('--help for %j', async (args) => {
+    const { stdout } = await run('node', ['bin/herald.js', ...args, '--help'], { env });
+    expect(stdout).toContain('Usage: herald');
+    if (args.length > 0) expect(stdout).toContain('--data-dir');
+  });
+});
