@@ -359,3 +359,73 @@ describe('subscription creation rules', () => {
     expect(long.body.context).toBeUndefined();
   });
 });
+
+describe('success shapes of the create endpoints', () => {
+  const base = { referenceId: expect.stringMatching(/^[0-9a-f-]{36}$/), createdTimestamp: expect.any(Number), isActive: true, callbackUrl: SAMPLE.callbackUrl };
+
+  it('1: 200 with transactionId echoed as spelled and an empty secret when none was given', async () => {
+    const spelled = `0x${'AB'.repeat(32)}`;
+    const r = await t.request('POST', txMinedPath(), {
+      key: alice.key,
+      body: item({ transactionId: spelled, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.data.item).toEqual({ ...base, eventType: 'TRANSACTION_MINED', callbackSecretKey: '', transactionId: spelled });
+    expect(Math.abs(r.body.data.item.createdTimestamp - Date.now() / 1000)).toBeLessThan(60);
+  });
+
+  it('2: 201 with receiveCallbackOn filled with the default 3', async () => {
+    const r = await t.request('POST', tokensPath('binance-smart-chain', 'testnet'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 's3cret' }),
+    });
+    expect(r.status).toBe(201);
+    expect(r.body.data.item).toEqual({
+      ...base,
+      eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+      callbackSecretKey: 's3cret',
+      address: SAMPLE.evmAddress,
+      receiveCallbackOn: 3,
+    });
+  });
+
+  it('3: 201 without callbackSecretKey when none was given', async () => {
+    const r = await t.request('POST', internalPath('tron', 'nile'), { key: alice.key, body: item({ amountHigherThan: 0, callbackUrl: SAMPLE.callbackUrl }) });
+    expect(r.status).toBe(201);
+    expect(r.body.data.item).toEqual({ ...base, eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', amountHigherThan: 0 });
+  });
+
+  it('get, activate and delete return the item with blockchain and network; delete makes it gone', async () => {
+    const created = await t.request('POST', txMinedPath('xrp', 'testnet'), {
+      key: alice.key,
+      body: item({ transactionId: 'AB'.repeat(32), callbackUrl: SAMPLE.callbackUrl }),
+    });
+    const id = created.body.data.item.referenceId;
+    const expected = { ...created.body.data.item, blockchain: 'xrp', network: 'testnet' };
+    expect((await t.request('GET', `/blockchain-events/subscriptions/${id}`, { key: alice.key })).body.data.item).toEqual(expected);
+    const activated = await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: alice.key });
+    expect(activated.status).toBe(201);
+    expect(activated.body.data.item).toEqual(expected);
+    const deleted = await t.request('DELETE', `/blockchain-events/xrp/testnet/subscriptions/${id}`, { key: alice.key });
+    expect(deleted.body.data.item).toEqual(expected);
+    expect((await t.request('GET', `/blockchain-events/subscriptions/${id}`, { key: alice.key })).status).toBe(404);
+  });
+
+  it('an inactive subscription shows its deactivation reasons, and activate turns it back on', async () => {
+    const created = await t.request('POST', txMinedPath('dogecoin', 'testnet'), {
+      key: alice.key,
+      body: item({ transactionId: 'ef'.repeat(32), callbackUrl: SAMPLE.callbackUrl }),
+    });
+    const id = created.body.data.item.referenceId;
+    // Delivery deactivates subscriptions (callback_url_gone, maximum_retry_attempts_reached); here the test plays its part.
+    await t.app.database.db.query('test:deactivate', `UPDATE subscriptions SET is_active = false, deactivation_reasons = $2 WHERE id = $1`, [
+      id,
+      JSON.stringify([{ reason: 'maximum_retry_attempts_reached', timestamp: 1700000000 }]),
+    ]);
+    const got = await t.request('GET', `/blockchain-events/subscriptions/${id}`, { key: alice.key });
+    expect(got.body.data.item).toMatchObject({ isActive: false, deactivationReasons: [{ reason: 'maximum_retry_attempts_reached', timestamp: 1700000000 }] });
+    const activated = await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: alice.key });
+    expect(activated.body.data.item.isActive).toBe(true);
+    expect(activated.body.data.item.deactivationReasons).toBeUndefined();
+  });
+});

@@ -1,0 +1,108 @@
+/** Operations endpoints: health, readiness, Prometheus metrics, the generated OpenAPI document, /docs. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t.close());
+
+describe('operations endpoints (no API key needed)', () => {
+  it('/healthz and /readyz answer 200', async () => {
+    expect((await t.request('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await t.request('GET', '/readyz')).body).toEqual({ status: 'ready' });
+  });
+
+  it('/metrics counts requests by route and status, and shows latency and the database pool', async () => {
+    const c = await t.customer();
+    await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+    await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: 'wrong' });
+    const text = (await t.request('GET', '/metrics')).text;
+    expect(text).toMatch(/herald_http_requests_total\{method="GET",route="\/wallet-as-a-service\/wallets\/all-assets",status="200"\} 1/);
+    expect(text).toMatch(/herald_http_requests_total\{method="GET",route="\/wallet-as-a-service\/wallets\/all-assets",status="401"\} 1/);
+    expect(text).toContain('herald_http_request_duration_seconds_bucket');
+    expect(text).toMatch(/herald_db_pool_connections \d+/);
+    expect(text).toContain('herald_db_query_duration_seconds_bucket{le="0.001",query="keys:owner"}');
+  });
+
+  it('/openapi.json is generated from the route schemas and lists every contract endpoint', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    expect(doc.openapi).toMatch(/^3\./);
+    const paths = Object.keys(doc.paths);
+    for (const p of [
+      '/blockchain-events/{blockchain}/{network}/subscriptions/transaction-mined',
+      '/blockchain-events/{blockchain}/{network}/subscriptions/address-tokens-transactions-confirmed',
+      '/blockchain-events/{blockchain}/{network}/subscriptions/internal-transactions-for-specific-amount',
+      '/wallet-as-a-service/wallets/all-assets',
+      '/blockchain-events/{blockchain}/{network}/subscriptions',
+      '/blockchain-events/subscriptions/{referenceId}',
+      '/blockchain-events/{blockchain}/{network}/subscriptions/{referenceId}',
+      '/blockchain-events/subscriptions/{referenceId}/activate',
+    ]) {
+      expect(paths).toContain(p);
+    }
+    const mined = doc.paths['/blockchain-events/{blockchain}/{network}/subscriptions/transaction-mined'].post;
+    expect(mined.requestBody.content['application/json'].schema.properties.data.properties.item.required).toEqual(['transactionId', 'callbackUrl']);
+    expect(Object.keys(mined.responses)).toContain('200');
+    expect(paths).not.toContain('/metrics');
+  });
+
+  it('/docs renders the document', async () => {
+    const r = await fetch(`${t.url}/docs`, { redirect: 'follow' });
+    expect(r.status).toBe(200);
+    expect(await r.text()).toContain('swagger');
+  });
+
+  it('every response carries x-request-id, also the health endpoints', async () => {
+    const r = await t.request('GET', '/healthz');
+    expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f]{24}$/);
+  });
+
+  it('amounts stay exact: a ledger balance of 2^200 wei is shown to the last digit', async () => {
+    const c = await t.customer();
+    const wallet = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'rich' } } } });
+    const walletId = wallet.body.data.item.walletId;
+    await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, {
+      key: c.key,
+      body: { data: { item: { address: SAMPLE.evmAddress } } },
+    });
+    // Chain following writes these columns; here the test plays its part.
+    await t.app.database.db.query('test:ledger', 'UPDATE wallet_addresses SET confirmed_balance = $1, total_received = $1 WHERE wallet_id = $2', [
+      (2n ** 200n).toString(),
+      walletId,
+    ]);
+    await t.app.database.db.query(
+      'test:token',
+      `INSERT INTO wallet_token_balances (wallet_address_id, identifier, symbol, token_type, decimals, amount)
+       SELECT id, '0xdac17f958d2ee523a2206206994597c13d831ec7', 'USDT', 'ERC-20', 6, 1234567 FROM wallet_addresses WHERE wallet_id = $1`,
+      [walletId],
+    );
+    const assets = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+    expect(assets.body.data.items[0]).toEqual({
+      walletId,
+      walletName: 'rich',
+      coins: [
+        {
+          blockchain: 'ethereum',
+          network: 'goerli',
+          unit: 'ETH',
+          confirmedBalance: '1606938044258990275541962092341162602522202.993782792835301376',
+          totalReceived: '1606938044258990275541962092341162602522202.993782792835301376',
+          totalSpent: '0',
+        },
+      ],
+      fungibleTokens: [
+        {
+          amount: '1.234567',
+          blockchain: 'ethereum',
+          network: 'goerli',
+          identifier: '0xdac17f958d2ee523a2206206994597c13d831ec7',
+          symbol: 'USDT',
+          type: 'ERC-20',
+        },
+      ],
+      nonFungibleTokens: [],
+    });
+  });
+});
