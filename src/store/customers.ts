@@ -178,10 +178,11 @@ export type DebitResult = { ok: true; available: bigint } | { ok: false; availab
 /**
  * Takes `cost` credits from the customer, or nothing when the balance does not cover it.
  *
- * Fast path: one random bucket that covers the cost pays it alone, so concurrent requests rarely wait
- * for each other. Otherwise every bucket is locked (always in bucket order, so two slow paths cannot
- * deadlock), the total is checked, and the rest is spread evenly again so the fast path works next
- * time. `atomically` runs its argument in a transaction (the caller's own, when it has one).
+ * Fast path: the first bucket, counting from a random one, that covers the cost and that no other
+ * transaction holds pays it alone (SKIP LOCKED: it never waits, so concurrent requests of one customer
+ * rarely meet). Otherwise every bucket is locked in bucket order, the total is checked, and the rest is
+ * spread evenly again so the fast path works next time. `atomically` runs its argument in a
+ * transaction (the caller's own, when it has one).
  */
 export async function debitCredits(
   q: Queryable,
@@ -197,8 +198,12 @@ export async function debitCredits(
   }
   const [fast] = await q.query<{ debited: boolean; total: string }>(
     'credits:debit',
-    `WITH d AS (
-       UPDATE credit_buckets SET credits = credits - $3 WHERE customer_id = $1 AND bucket = $2 AND credits >= $3 RETURNING 1)
+    `WITH pick AS (
+       SELECT bucket FROM credit_buckets WHERE customer_id = $1 AND credits >= $3
+       ORDER BY (bucket + ${CREDIT_BUCKETS} - $2) % ${CREDIT_BUCKETS} LIMIT 1 FOR UPDATE SKIP LOCKED),
+     d AS (
+       UPDATE credit_buckets b SET credits = b.credits - $3 FROM pick
+       WHERE b.customer_id = $1 AND b.bucket = pick.bucket RETURNING 1)
      SELECT EXISTS (SELECT 1 FROM d) AS debited,
             (SELECT coalesce(sum(credits), 0) FROM credit_buckets WHERE customer_id = $1) AS total`,
     [customerId, randomInt(CREDIT_BUCKETS), String(cost)],

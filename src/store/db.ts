@@ -21,6 +21,9 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+/** Tries of a transaction that meets a deadlock or serialization failure. */
+const TRANSACTION_ATTEMPTS = 4;
+
 /** SQLSTATE classes worth trying again: the same statement may well succeed a moment later. */
 const RETRYABLE_SQLSTATE = /^(08|40001|40P01|57P0[123]|53300)/;
 
@@ -75,30 +78,44 @@ export function createDb(url: string, options: { poolSize: number; metrics?: Met
   return {
     query,
     async transaction(label, work) {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw classify(label, error);
-      }
-      const tx = { query: timedQuery(client, options.metrics) };
-      try {
-        await tx.query(`${label}:begin`, 'BEGIN');
-        const result = await work(tx);
-        await tx.query(`${label}:commit`, 'COMMIT');
-        client.release();
-        return result;
-      } catch (error) {
-        // A failed ROLLBACK means the connection is broken: destroy it rather than return it to the pool.
-        const rollbackFailed = await client.query('ROLLBACK').then(
-          () => false,
-          () => true,
-        );
-        client.release(rollbackFailed);
-        throw error;
+      // A deadlock or serialization failure rolls the whole transaction back; running it again from the
+      // start is correct (work reads everything it needs inside) and almost always succeeds.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await runTransaction(label, work);
+        } catch (error) {
+          const conflict = error instanceof DbError && (error.sqlstate === '40P01' || error.sqlstate === '40001');
+          if (!conflict || attempt >= TRANSACTION_ATTEMPTS) throw error;
+          await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+        }
       }
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
+
+  async function runTransaction<T>(label: string, work: (tx: Queryable) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw classify(label, error);
+    }
+    const tx = { query: timedQuery(client, options.metrics) };
+    try {
+      await tx.query(`${label}:begin`, 'BEGIN');
+      const result = await work(tx);
+      await tx.query(`${label}:commit`, 'COMMIT');
+      client.release();
+      return result;
+    } catch (error) {
+      // A failed ROLLBACK means the connection is broken: destroy it rather than return it to the pool.
+      const rollbackFailed = await client.query('ROLLBACK').then(
+        () => false,
+        () => true,
+      );
+      client.release(rollbackFailed);
+      throw error;
+    }
+  }
 }
