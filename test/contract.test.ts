@@ -429,3 +429,31 @@ describe('success shapes of the create endpoints', () => {
     expect(activated.body.data.item.deactivationReasons).toBeUndefined();
   });
 });
+
+describe('hostile input found by the fuzz test, pinned', () => {
+  it('a NUL character in any string is invalid_data naming the attribute, never a database error', async () => {
+    const r = await t.request('POST', withContext('/wallet-as-a-service/wallets'), { key: alice.key, body: item({ walletName: 'a\u0000b' }) });
+    expectError(r, 409, 'invalid_data', ['walletName']);
+    const deep = await t.request('POST', withContext(txMinedPath()), {
+      key: alice.key,
+      body: item({ transactionId: SAMPLE.evmTx, callbackUrl: `${SAMPLE.callbackUrl}?x\u0000`, callbackSecretKey: '\u0000' }),
+    });
+    expectError(deep, 409, 'invalid_data', ['callbackUrl', 'callbackSecretKey']);
+    expectError(await t.request('DELETE', withContext('/blockchain-events/callback-domains/%00'), { key: alice.key }), 400, 'uri_not_found');
+  });
+
+  it.each(['1e21', '18446744073709551616', '1e308'])('offset=%s is invalid_pagination', async (offset) => {
+    expectError(await t.request('GET', withContext(`/wallet-as-a-service/wallets/all-assets?offset=${offset}`), { key: alice.key }), 400, 'invalid_pagination', ['offset']);
+  });
+
+  it.each(['/wallet-as-a-service/wallets/%', '/wallet-as-a-service/wallets/%ff%fe', `/blockchain-events/subscriptions/${'a'.repeat(501)}`])(
+    '%s is uri_not_found in the envelope',
+    async (path) => {
+      const r = await t.request('GET', withContext(path), { key: alice.key });
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe('uri_not_found');
+      expect(r.body.requestId).toMatch(/^[0-9a-f]{24}$/);
+      expect(r.headers.get('x-request-id')).toBe(r.body.requestId);
+    },
+  );
+});

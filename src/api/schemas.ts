@@ -7,6 +7,8 @@ import { BLOCKCHAINS, NETWORKS } from '../domain/chains.ts';
 
 export const API_VERSION = '2021-03-20';
 export const MAX_PAGE = 50;
+/** Far beyond any real list; keeps the value a safe integer all the way to SQL. */
+export const MAX_OFFSET = 2_147_483_647;
 
 export const Context = Type.String({ maxLength: 100, description: 'Correlation string echoed in the response (at most 100 characters).' });
 
@@ -16,7 +18,7 @@ export const PageQuery = Type.Object(
   {
     context: Type.Optional(Context),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: MAX_PAGE, description: 'Items per page, 1 to 50.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Index of the first item.' })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_OFFSET, default: 0, description: 'Index of the first item.' })),
   },
   { additionalProperties: false },
 );

@@ -6,6 +6,7 @@
  *   (validate)    TypeBox schemas; failures mapped to the contract's codes
  *   handler       a service call, then the envelope with the x-credits-* headers
  */
+import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -48,6 +49,60 @@ function checkChainPair(params: Record<string, string>, chains: readonly Blockch
   return details.length ? new ApiError('uri_not_found', details.map((d) => d.message).join(' '), details) : undefined;
 }
 
+/**
+ * PostgreSQL text cannot hold U+0000, and no identifier, address, URL or name needs it: refuse it at
+ * the edge with the attribute named, instead of letting the database fail.
+ */
+function rejectNulCharacters(params: Record<string, string> | undefined, body: unknown): void {
+  for (const [name, value] of Object.entries(params ?? {})) {
+    if (value.includes('\0')) throw new ApiError('uri_not_found', `The path parameter '${name}' contains a NUL character.`);
+  }
+  // Iterative, not recursive: a hostile body may nest thousands of levels deep. An attribute is named
+  // by its path down to the item's own field (`data.item.x.y.z` is reported as `x`).
+  const details: ErrorDetail[] = [];
+  const stack: { value: unknown; attribute: string; depth: number }[] = [{ value: body, attribute: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value, attribute, depth } = stack.pop() as (typeof stack)[number];
+    if (typeof value === 'string') {
+      if (value.includes('\0') && !details.some((d) => d.attribute === (attribute || '(body)'))) {
+        details.push({ attribute: attribute || '(body)', message: 'must not contain NUL (U+0000) characters' });
+      }
+    } else if (value && typeof value === 'object') {
+      const inItem = attribute === 'data.item';
+      for (const [key, inner] of Object.entries(value)) {
+        const named = depth < 2 && !inItem ? (attribute ? `${attribute}.${key}` : key) : inItem ? key : attribute;
+        stack.push({ value: inner, attribute: named, depth: depth + 1 });
+      }
+    }
+  }
+  if (details.length > 0) {
+    throw new ApiError(
+      'invalid_data',
+      `The attribute '${details[0]?.attribute}' contains a NUL (U+0000) character, which is not accepted.`,
+      details.map((d) => ({ attribute: d.attribute, message: `The attribute '${d.attribute}' ${d.message}.` })),
+    );
+  }
+}
+
+/** Bytes that are not HTTP at all (bad request line, header overflow, broken chunking) still get an envelope. */
+function answerMalformedHttp(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) return;
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const requestId = newRequestId();
+  const body = JSON.stringify({
+    apiVersion: API_VERSION,
+    requestId,
+    error: tooLarge
+      ? { code: 'request_entity_too_large', message: 'The request headers are larger than 16 KiB.' }
+      : { code: 'uri_not_found', message: 'The request is not valid HTTP/1.1; check the request line, headers and body framing.' },
+  });
+  const status = tooLarge ? '413 Payload Too Large' : '400 Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${requestId}\r\nx-api-version: ${API_VERSION}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 export async function buildServer(common: Common, options: { logger: Logger; metrics: Metrics }): Promise<FastifyInstance> {
   const { config, db } = common;
   const app = Fastify({
@@ -60,6 +115,15 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // A path that is not valid percent-encoding, or a path segment over 500 characters, names no
+    // endpoint: answer in the envelope like any other unknown path.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      reply.header('x-api-version', API_VERSION);
+      const reason = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'has a path segment longer than 500 characters' : 'is not a valid URL path';
+      return sendError(request, reply, new ApiError('uri_not_found', `The request path ${reason}. See /openapi.json for the endpoints.`));
+    },
+    clientErrorHandler: answerMalformedHttp,
   });
   // JSON only: Fastify would otherwise accept text/plain bodies as strings.
   app.removeContentTypeParser('text/plain');
@@ -112,6 +176,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     if (request.routeOptions.schema?.body && (request.body === undefined || request.body === null)) {
       throw new ApiError('missing_request_body', 'This endpoint needs a JSON body: { "data": { "item": { ... } } }.');
     }
+    rejectNulCharacters(request.params as Record<string, string>, request.body);
   });
 
   app.addHook('onResponse', async (request, reply) => {

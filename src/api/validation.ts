@@ -92,8 +92,9 @@ function queryError(errors: ErrorObject[]): ApiError {
     const extra = [...new Set(errors.filter((e) => e.keyword === 'additionalProperties').map((e) => attributeOf(e, '')))];
     return new ApiError('extra_query_attributes', `Unknown query parameter${extra.length > 1 ? 's' : ''}: ${extra.join(', ')}. Remove it.`, details);
   }
-  if (pagination.some((e) => e.keyword !== 'maximum')) {
-    return new ApiError('invalid_pagination', 'limit must be an integer from 1 to 50 and offset an integer of at least 0.', details);
+  const limitTooHigh = (e: ErrorObject) => e.instancePath === '/limit' && e.keyword === 'maximum';
+  if (pagination.some((e) => !limitTooHigh(e))) {
+    return new ApiError('invalid_pagination', 'limit must be an integer from 1 to 50 and offset an integer from 0 to 2147483647.', details);
   }
   if (pagination.length > 0) return new ApiError('limit_greater_than_allowed', 'limit must be at most 50.', details);
   return new ApiError('invalid_data', details[0]?.message ?? 'A query parameter is invalid.', details);
