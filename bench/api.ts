@@ -10,6 +10,12 @@
  * The server under test and the bare ceiling each run in a child process of their own, so the load
  * generator's CPU and the server's RSS are separate. Everything starts from a fresh temporary data
  * directory that is removed at the end, as is every process started here.
+ *
+ * Environment: BENCH_DURATION (seconds per load, default 10); BENCH_SERVER_NODE_ARGS, extra node
+ * arguments for the server under load, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile it;
+ * BENCH_SERVER_CONFIG, a herald JSON configuration file for the server under load (e.g. costs set to 0,
+ * to see what the credit debit costs). HERALD_DB_POOL_SIZE and HERALD_LOG_REQUESTS pass through to the
+ * server. Any of these makes the figures an experiment (listed under `experiment`), not the benchmark.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -23,11 +29,15 @@ import {
   descendants,
   forEachLimited,
   freePort,
+  isAlive,
   type LoadFigures,
   load,
   log,
+  machineBusySeconds,
   measureCpu,
   median,
+  onCleanup,
+  processCpuSeconds,
   ROOT,
   rssMb,
   runCleanups,
@@ -88,8 +98,11 @@ function heraldEnv(logLevel = 'warn'): NodeJS.ProcessEnv {
   return { HERALD_LOG_LEVEL: logLevel, DATABASE_URL: '', HERALD_CONFIG: '', HERALD_DATA_DIR: '', HERALD_PORT: '', HERALD_HOST: '' };
 }
 
-function startHerald(dataDir: string, port: number, logLevel = 'warn'): Child {
-  return startChild(process.execPath, [HERALD, 'serve', '--data-dir', dataDir, '--port', String(port)], { env: heraldEnv(logLevel), label: 'herald' });
+function startHerald(dataDir: string, port: number, logLevel = 'warn', nodeArgs: string[] = [], configFile = ''): Child {
+  return startChild(process.execPath, [...nodeArgs, HERALD, 'serve', '--data-dir', dataDir, '--port', String(port)], {
+    env: { ...heraldEnv(logLevel), HERALD_CONFIG: configFile },
+    label: 'herald',
+  });
 }
 
 async function herald(dataDir: string, ...args: string[]): Promise<string> {
@@ -103,12 +116,7 @@ function postmaster(dataDir: string): { pid: number; port: number } | undefined 
   const lines = readFileSync(file, 'utf8').split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return undefined;
-  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
   return { pid, port };
 }
 
@@ -117,14 +125,7 @@ async function stopLeftoverPostgres(dataDir: string): Promise<void> {
   const pm = postmaster(dataDir);
   if (!pm) return;
   log(`embedded PostgreSQL (pid ${pm.pid}) still running; stopping it`);
-  const alive = () => {
-    try {
-      process.kill(pm.pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
+  const alive = () => isAlive(pm.pid);
   process.kill(pm.pid, 'SIGINT');
   for (let waited = 0; alive() && waited < 10_000; waited += 50) await sleep(50);
   if (alive()) process.kill(pm.pid, 'SIGQUIT');
@@ -147,6 +148,84 @@ async function api(url: string, key: string, method: string, path: string, body?
   return { status: response.status, json };
 }
 
+/** A connection to the embedded database of `dataDir` (found through postmaster.pid), as its superuser. */
+async function connectDb(dataDir: string): Promise<pg.Client> {
+  const pm = postmaster(dataDir);
+  if (!pm) throw new Error('no embedded PostgreSQL running for the data directory');
+  const password = readFileSync(join(dataDir, 'postgres-password'), 'utf8').trim();
+  const client = new pg.Client({ connectionString: `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${pm.port}/herald` });
+  await client.connect();
+  return client;
+}
+
+/**
+ * Samples what the server's database connections are doing every 200 ms (pg_stat_activity): running,
+ * waiting on a lock or on I/O, idle in a transaction waiting for the server's next statement
+ * (Client:ClientRead) or idle in the pool; lock waits name the start of the waiting statement. Gives
+ * each state's share of connection-samples, in %.
+ */
+function sampleDbActivity(client: pg.Client) {
+  const counts = new Map<string, number>();
+  let total = 0;
+  let busy = false;
+  const take = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { rows } = await client.query<{ what: string; n: number }>(
+        `SELECT CASE WHEN state = 'active' AND wait_event IS NULL THEN 'running'
+                     ELSE coalesce(state, '?') || coalesce(' ' || wait_event_type || ':' || wait_event, '') END
+                || CASE WHEN wait_event_type = 'Lock' THEN ' (' || left(regexp_replace(query, '\\s+', ' ', 'g'), 60) || ')' ELSE '' END AS what,
+                count(*)::int AS n
+         FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname = 'herald' AND pid <> pg_backend_pid() GROUP BY 1`,
+      );
+      for (const r of rows) {
+        counts.set(r.what, (counts.get(r.what) ?? 0) + r.n);
+        total += r.n;
+      }
+    } catch {
+      // a missed sample is fine
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void take(), 200);
+  return {
+    stop(): Record<string, number> {
+      clearInterval(timer);
+      const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8);
+      return Object.fromEntries(sorted.map(([k, n]) => [k, Math.round((n / Math.max(1, total)) * 1000) / 10]));
+    },
+  };
+}
+
+type QueryStats = Map<string, { count: number; sum: number }>;
+
+/** Count and total seconds per query label, from herald's /metrics (herald_db_query_duration_seconds). */
+async function queryStats(url: string): Promise<QueryStats> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const stats: QueryStats = new Map();
+  for (const m of text.matchAll(/^herald_db_query_duration_seconds_(count|sum)\{query="([^"]+)"\} (\S+)$/gm)) {
+    const [, kind, label, value] = m as unknown as [string, 'count' | 'sum', string, string];
+    const entry = stats.get(label) ?? { count: 0, sum: 0 };
+    entry[kind] = Number(value);
+    stats.set(label, entry);
+  }
+  return stats;
+}
+
+/** Per query label, between two scrapes: statements per request and mean duration as herald saw it (ms). */
+function queryFigures(before: QueryStats, after: QueryStats, requests: number): Record<string, { perRequest: number; meanMs: number }> {
+  const out: [string, { perRequest: number; meanMs: number }][] = [];
+  for (const [label, a] of after) {
+    const b = before.get(label) ?? { count: 0, sum: 0 };
+    const count = a.count - b.count;
+    if (count <= 0) continue;
+    out.push([label, { perRequest: Math.round((count / Math.max(1, requests)) * 1000) / 1000, meanMs: Math.round(((a.sum - b.sum) / count) * 1e5) / 100 }]);
+  }
+  return Object.fromEntries(out.sort((x, y) => y[1].perRequest * y[1].meanMs - x[1].perRequest * x[1].meanMs));
+}
+
 /** 1,000 wallets of 3 addresses each, through the HTTP API; then non-zero totals straight in the database. */
 async function seed(url: string, key: string, dataDir: string): Promise<void> {
   const started = performance.now();
@@ -165,11 +244,7 @@ async function seed(url: string, key: string, dataDir: string): Promise<void> {
   log(`seeded ${WALLETS} wallets x 3 addresses in ${Math.round(performance.now() - started)} ms`);
 
   // Chain following would keep these totals; give every address some, so all-assets has amounts to format.
-  const pm = postmaster(dataDir);
-  if (!pm) throw new Error('no embedded PostgreSQL running for the data directory');
-  const password = readFileSync(join(dataDir, 'postgres-password'), 'utf8').trim();
-  const client = new pg.Client({ connectionString: `postgres://herald:${encodeURIComponent(password)}@127.0.0.1:${pm.port}/herald` });
-  await client.connect();
+  const client = await connectDb(dataDir);
   try {
     const { rowCount } = await client.query(
       `WITH v AS (SELECT id, ((id * 982451653) % 1000000007)::numeric * 1000000000 AS r FROM wallet_addresses)
@@ -180,6 +255,24 @@ async function seed(url: string, key: string, dataDir: string): Promise<void> {
     log(`gave ${rowCount} addresses non-zero totals`);
   } finally {
     await client.end();
+  }
+}
+
+/** The herald node process below `pid` (npm -> sh -> node): the one running bin/herald.js with node itself. */
+function heraldUnder(pid: number): number | undefined {
+  return descendants(pid).find((p) => {
+    const argv = commandLine(p).split(' ');
+    return /(^|\/)node$/.test(argv[0] ?? '') && argv.some((a) => a.endsWith('bin/herald.js'));
+  });
+}
+
+/** Waits until `pid` is gone; SIGKILL after `timeoutMs`. */
+async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
+  const alive = () => isAlive(pid);
+  for (let waited = 0; alive() && waited < timeoutMs; waited += 20) await sleep(20);
+  if (alive()) {
+    log(`process ${pid} did not exit after SIGTERM; killing it`);
+    process.kill(pid, 'SIGKILL');
   }
 }
 
@@ -208,8 +301,9 @@ async function timeStartup(dataDir: string, viaNpm: boolean): Promise<{ ms: numb
     return { ms, serverStartMs: ready?.startMs };
   } finally {
     // Under npm, signal the herald process itself: npm and sh would pass a second SIGTERM on.
-    const target = viaNpm ? (descendants(child.pid).find((pid) => commandLine(pid).includes('bin/herald.js')) ?? child.pid) : child.pid;
-    await child.stop('SIGTERM', 15_000, target);
+    const target = viaNpm ? heraldUnder(child.pid) : child.pid;
+    await child.stop('SIGTERM', 15_000, target ?? child.pid);
+    if (target !== undefined && target !== child.pid) await waitForExit(target, 15_000);
   }
 }
 
@@ -222,14 +316,31 @@ async function startBare(): Promise<{ child: Child; url: string }> {
 }
 
 interface LoadWithCpu extends LoadFigures {
-  /** Share of one core used during the load, in %: server process, its PostgreSQL, this load generator. */
+  /**
+   * CPU used during the load, in % of one core: the server process alone, its PostgreSQL (postmaster and
+   * backends), this load generator, and the whole machine (200 = both cores of a 2-core machine busy;
+   * `other` is the rest of the machine's use: other work running at the same time, i.e. noise).
+   */
   cpuPct: Record<string, number>;
+  /** Loads on herald only: what its database connections were doing, % of samples (see sampleDbActivity). */
+  dbConnectionsPct?: Record<string, number>;
+  /**
+   * Loads on herald only: per query label, statements per request and their mean duration in ms as herald
+   * times them (from /metrics; pool queries include the wait for a free pool connection).
+   */
+  queries?: Record<string, { perRequest: number; meanMs: number }>;
 }
 
 export default async function apiBenchmark(options: { duration: number }): Promise<Record<string, unknown>> {
   const duration = options.duration;
   const warmup = Math.min(2, duration);
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  // Registered first, so it runs last: after the servers have stopped (also when run.ts gets a signal).
+  onCleanup(async () => {
+    await stopLeftoverPostgres(dataDir);
+    rmSync(dataDir, { recursive: true, force: true });
+    log(`removed ${dataDir}`);
+  });
   log(`data directory ${dataDir}; ${CONNECTIONS} connections, ${duration} s per load (after ${warmup} s warm-up)`);
   const nextTxid = txidGenerator();
   const subscribeBody = () => JSON.stringify({ data: { item: { transactionId: nextTxid(), callbackUrl: CALLBACK_URL } } });
@@ -237,12 +348,17 @@ export default async function apiBenchmark(options: { duration: number }): Promi
   try {
     // The ceiling: a bare fastify server, measured first, while nothing else of ours runs.
     const bare = await startBare();
-    const bareCpu = () => treeCpuSeconds(bare.child.pid);
+    const bareCpu = () => processCpuSeconds(bare.child.pid);
+    /** Adds `other`: machine CPU not used by the processes measured (other work on the machine: noise). */
+    const withOther = (cpu: Record<string, number>) => {
+      const { machine = 0, ...mine } = cpu;
+      return { ...cpu, other: Math.max(0, machine - Object.values(mine).reduce((a, b) => a + b, 0)) };
+    };
     const bareLoad = async (label: string, request: Parameters<typeof load>[1]['request']): Promise<LoadWithCpu> => {
       await load(`${label} warm-up`, { url: bare.url, connections: CONNECTIONS, duration: warmup, request });
-      const cpu = measureCpu({ server: bareCpu, loadgen: selfCpuSeconds });
+      const cpu = measureCpu({ server: bareCpu, loadgen: selfCpuSeconds, machine: machineBusySeconds });
       const figures = await load(label, { url: bare.url, connections: CONNECTIONS, duration, request });
-      return { ...figures, cpuPct: cpu.stop() };
+      return { ...figures, cpuPct: withOther(cpu.stop()) };
     };
     const barePost = await bareLoad('bare POST', {
       method: 'POST',
@@ -258,7 +374,13 @@ export default async function apiBenchmark(options: { duration: number }): Promi
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     let started = performance.now();
-    const server = startHerald(dataDir, port);
+    const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    if (nodeArgs.length > 0) log(`server node arguments: ${nodeArgs.join(' ')}`);
+    const configFile = process.env.BENCH_SERVER_CONFIG ?? '';
+    if (configFile) log(`server configuration file: ${configFile}`);
+    // herald settings in our own environment reach the server too; the figures say so.
+    const passedEnv = Object.fromEntries(['HERALD_DB_POOL_SIZE', 'HERALD_LOG_REQUESTS'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+    const server = startHerald(dataDir, port, 'warn', nodeArgs, configFile);
     await waitForOk(`${url}/readyz`, { child: server, timeoutMs: 120_000, intervalMs: 50 });
     log(`herald first start (initdb + migrations) ready in ${Math.round(performance.now() - started)} ms`);
 
@@ -281,13 +403,25 @@ export default async function apiBenchmark(options: { duration: number }): Promi
     log(`checked: subscribe answers 200; all-assets lists ${PAGE} of ${data.total} wallets, e.g. ${JSON.stringify(data.items[0]?.coins[0])}`);
 
     const idleRss = rssMb(server.pid);
+    const monitor = await connectDb(dataDir);
+    const unregisterMonitor = onCleanup(() => monitor.end());
     const pm = postmaster(dataDir);
     const serverLoad = async (label: string, request: Parameters<typeof load>[1]['request']): Promise<LoadWithCpu> => {
       const headers = { 'x-api-key': key };
       await load(`${label} warm-up`, { url, connections: CONNECTIONS, duration: warmup, request, headers });
-      const cpu = measureCpu({ server: () => treeCpuSeconds(server.pid), postgres: () => (pm ? treeCpuSeconds(pm.pid) : 0), loadgen: selfCpuSeconds });
+      const cpu = measureCpu({
+        server: () => processCpuSeconds(server.pid),
+        postgres: () => (pm ? treeCpuSeconds(pm.pid) : 0),
+        loadgen: selfCpuSeconds,
+        machine: machineBusySeconds,
+      });
+      const activity = sampleDbActivity(monitor);
+      const statsBefore = await queryStats(url);
       const figures = await load(label, { url, connections: CONNECTIONS, duration, request, headers });
-      return { ...figures, cpuPct: cpu.stop() };
+      const cpuPct = withOther(cpu.stop());
+      const dbConnectionsPct = activity.stop();
+      const queries = queryFigures(statsBefore, await queryStats(url), figures.total);
+      return { ...figures, cpuPct, dbConnectionsPct, queries };
     };
 
     const rss = sampleRss(server.pid, 250);
@@ -309,6 +443,8 @@ export default async function apiBenchmark(options: { duration: number }): Promi
     } finally {
       rss.stop();
     }
+    unregisterMonitor();
+    await monitor.end().catch(() => undefined);
     const maxRssMb = Math.round(rss.max() * 10) / 10;
     log(`server RSS: idle ${idleRss?.toFixed(1)} MB, max under load ${maxRssMb} MB (${rss.samples.length} samples)`);
 
@@ -344,6 +480,9 @@ export default async function apiBenchmark(options: { duration: number }): Promi
     };
     return {
       bench: 'api',
+      ...((nodeArgs.length > 0 || configFile || Object.keys(passedEnv).length > 0) && {
+        experiment: { serverNodeArgs: nodeArgs, serverConfig: configFile || null, serverEnv: passedEnv },
+      }),
       connections: CONNECTIONS,
       durationS: duration,
       warmupS: warmup,
@@ -371,8 +510,5 @@ export default async function apiBenchmark(options: { duration: number }): Promi
     };
   } finally {
     await runCleanups();
-    await stopLeftoverPostgres(dataDir);
-    rmSync(dataDir, { recursive: true, force: true });
-    log(`removed ${dataDir}`);
   }
 }

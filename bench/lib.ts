@@ -166,6 +166,15 @@ export async function forEachLimited<T>(items: T[], concurrency: number, work: (
 // ---------------------------------------------------------------------------------------------------
 // /proc sampling.
 
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Resident set size of one process in MB, or undefined when it is gone. */
 export function rssMb(pid: number): number | undefined {
   try {
@@ -267,6 +276,20 @@ export function treeCpuSeconds(pid: number): number {
     queue.push(...(byParent.get(p.pid) ?? []));
   }
   return ticks / CLOCK_TICKS;
+}
+
+/** CPU seconds used so far by one process (all its threads), without its children. */
+export function processCpuSeconds(pid: number): number {
+  return (procStat(pid)?.cpu ?? 0) / CLOCK_TICKS;
+}
+
+/** Busy CPU seconds of the whole machine so far, summed over all cores (from /proc/stat). */
+export function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  // cpu  user nice system idle iowait irq softirq steal ...
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
+  return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
 }
 
 /** Starts measuring the CPU of some processes; `stop` gives each one's share of one core, in %. */
