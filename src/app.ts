@@ -7,6 +7,9 @@ import pino, { type Logger } from 'pino';
 import { buildServer } from './api/server.ts';
 import type { Config } from './config/config.ts';
 import { createMetrics } from './metrics.ts';
+import { AccessCache } from './services/access.ts';
+import { CreditCharger } from './services/credits.ts';
+import { listenForChanges } from './store/changes.ts';
 import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
 import { type OpenDatabase, openDatabase } from './store/open.ts';
 
@@ -39,7 +42,14 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
   metrics.setPoolSource(database.db.poolStats);
   try {
     const firstKey = await bootstrapFirstCustomer(config, database);
-    const server = await buildServer({ config, db: database.db }, { logger, metrics });
+    const access = new AccessCache(database.db);
+    const changes = listenForChanges(database.url, {
+      onChange: (change) => access.forgetCustomer(change.customerId),
+      onLive: (live) => access.setLive(live),
+      onError: (error) => logger.warn({ err: error }, 'change listener lost its database connection; caches off until it is back'),
+    });
+    const common = { config, db: database.db, logger, access, credits: new CreditCharger(database.db) };
+    const server = await buildServer(common, { logger, metrics });
     await server.listen({ port: config.port, host: config.host });
     const address = server.addresses()[0] as AddressInfo;
     const url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
@@ -62,6 +72,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
         } finally {
           clearInterval(sweep);
           clearTimeout(grace);
+          await changes.close();
           await database.close();
         }
       },

@@ -211,8 +211,9 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
     ])('400 for %s', async (query, code, attributes) => expectError(await send({ query: `&${query}` }), 400, code, attributes));
   }
 
-  if (e.body) {
-    const validItem = () => (e.body?.() as { data: { item: Record<string, unknown> } }).data.item;
+  const makeBody = e.body;
+  if (makeBody) {
+    const validItem = () => (makeBody() as { data: { item: Record<string, unknown> } }).data.item;
     it('415 unsupported_media_type', async () =>
       expectError(await send({ rawBody: JSON.stringify(e.body?.()), headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type'));
     it('409 bad_json', async () => expectError(await send({ rawBody: '{"data": {', headers: { 'content-type': 'application/json' } }), 409, 'bad_json'));
@@ -443,7 +444,12 @@ describe('hostile input found by the fuzz test, pinned', () => {
   });
 
   it.each(['1e21', '18446744073709551616', '1e308'])('offset=%s is invalid_pagination', async (offset) => {
-    expectError(await t.request('GET', withContext(`/wallet-as-a-service/wallets/all-assets?offset=${offset}`), { key: alice.key }), 400, 'invalid_pagination', ['offset']);
+    expectError(
+      await t.request('GET', withContext(`/wallet-as-a-service/wallets/all-assets?offset=${offset}`), { key: alice.key }),
+      400,
+      'invalid_pagination',
+      ['offset'],
+    );
   });
 
   it.each(['/wallet-as-a-service/wallets/%', '/wallet-as-a-service/wallets/%ff%fe', `/blockchain-events/subscriptions/${'a'.repeat(501)}`])(

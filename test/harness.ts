@@ -47,7 +47,12 @@ export interface TestResponse {
 
 export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
   const databaseUrl = await createTestDatabase();
-  const config = { ...loadConfig({ databaseUrl, port: 0 }, {}), logLevel: (process.env.HERALD_TEST_LOG_LEVEL ?? 'silent') as Config['logLevel'], databasePoolSize: 10, ...overrides };
+  const config = {
+    ...loadConfig({ databaseUrl, port: 0 }, {}),
+    logLevel: (process.env.HERALD_TEST_LOG_LEVEL ?? 'silent') as Config['logLevel'],
+    databasePoolSize: 10,
+    ...overrides,
+  };
   const app = await startApp(config);
   let n = 0;
   const testApp: TestApp = {

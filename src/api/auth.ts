@@ -4,8 +4,8 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';
-import { findKeyOwner, type KeyOwner } from '../store/customers.ts';
-import type { Db } from '../store/db.ts';
+import type { AccessCache } from '../services/access.ts';
+import type { KeyOwner } from '../store/customers.ts';
 
 /**
  * Token bucket per API key, in this process: `requestsPerSecond` tokens refill each second and the
@@ -31,12 +31,12 @@ export class RateLimiter {
   }
 }
 
-export async function authenticate(db: Db, limiter: RateLimiter, request: FastifyRequest, endpoint: string): Promise<KeyOwner> {
+export async function authenticate(access: AccessCache, limiter: RateLimiter, request: FastifyRequest, endpoint: string): Promise<KeyOwner> {
   const header = request.headers['x-api-key'];
   const key = Array.isArray(header) ? header[0] : header;
   if (!key) throw new ApiError('missing_api_key', 'Send your API key in the x-api-key header.');
   // Keys we issue are short; a long value cannot be one and is not worth hashing.
-  const owner = key.length <= 200 ? await findKeyOwner(db, key) : undefined;
+  const owner = key.length <= 200 ? await access.keyOwner(key) : undefined;
   if (!owner)
     throw new ApiError('invalid_api_key', 'The API key is unknown or has been revoked. Check the x-api-key header, or ask the operator for a new key.');
   const wait = limiter.take(owner.keyId, owner.requestsPerSecond);

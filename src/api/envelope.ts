@@ -33,6 +33,19 @@ export function sendData(request: FastifyRequest, reply: FastifyReply, status: n
   return reply.code(status).send({ apiVersion: API_VERSION, requestId: request.id, context, data });
 }
 
+/**
+ * Like sendData, for data that is already JSON text (built by the database): spliced into the
+ * envelope instead of parsed and serialised again.
+ */
+export function sendJsonText(request: FastifyRequest, reply: FastifyReply, status: number, dataJson: string, credits: Credits) {
+  reply.header('x-credits-consumed', String(credits.consumed));
+  reply.header('x-credits-available', String(credits.available));
+  reply.header('content-type', 'application/json; charset=utf-8');
+  const context = contextOf(request);
+  const head = `{"apiVersion":"${API_VERSION}","requestId":"${request.id}",${context === undefined ? '' : `"context":${JSON.stringify(context)},`}`;
+  return reply.code(status).send(`${head}"data":${dataJson}}`);
+}
+
 /** Fastify's own failures, by error code, as contract errors. */
 function fromFastify(error: FastifyError, bodyLimit: number): ApiError | undefined {
   switch (error.code) {

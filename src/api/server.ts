@@ -104,7 +104,7 @@ function answerMalformedHttp(error: Error & { code?: string }, socket: Duplex): 
 }
 
 export async function buildServer(common: Common, options: { logger: Logger; metrics: Metrics }): Promise<FastifyInstance> {
-  const { config, db } = common;
+  const { config } = common;
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     // Per-request lines are ours (onResponse below, when logRequests is on): at thousands of requests a
@@ -164,7 +164,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     }
     const endpoint = request.routeOptions.config?.endpoint;
     if (!endpoint || request.is404) return;
-    request.caller = { owner: await authenticate(db, limiter, request, endpoint), apiVersion: API_VERSION };
+    request.caller = { owner: await authenticate(common.access, limiter, request, endpoint), apiVersion: API_VERSION };
   });
 
   app.addHook('preValidation', async (request) => {

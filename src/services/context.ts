@@ -1,13 +1,19 @@
 /**
  * What every service call receives: the dependencies (the `common` bag) and who is calling.
  */
+import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { KeyOwner } from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
+import type { AccessCache } from './access.ts';
+import type { Charge, CreditCharger } from './credits.ts';
 
 export interface Common {
   config: Config;
   db: Db;
+  logger: Logger;
+  credits: CreditCharger;
+  access: AccessCache;
 }
 
 /** The authenticated caller of one request. */
@@ -16,9 +22,5 @@ export interface Caller {
   apiVersion: string;
 }
 
-/** Credits taken by a successful call, for the x-credits-* headers. */
-export interface Charged<T> {
-  value: T;
-  consumed: bigint;
-  available: bigint;
-}
+/** A successful call's result and the credits it took, for the x-credits-* headers. */
+export type Charged<T> = { value: T } & Charge;

@@ -2,7 +2,7 @@
 import { notFound } from '../domain/errors.ts';
 import * as store from '../store/domains.ts';
 import type { Caller, Common } from './context.ts';
-import { chargeInTransaction, chargeRead } from './credits.ts';
+import { chargeInTransaction } from './credits.ts';
 
 export function domainItem(d: store.CallbackDomain) {
   return {
@@ -16,7 +16,7 @@ export function domainItem(d: store.CallbackDomain) {
 
 export async function listDomains(common: Common, caller: Caller, page: { limit: number; offset: number }) {
   const result = await store.listDomains(common.db, caller.owner.customerId, page);
-  return { value: result, ...(await chargeRead(common.db, caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains))) };
+  return { value: result, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains))) };
 }
 
 export async function deleteDomain(common: Common, caller: Caller, domain: string) {

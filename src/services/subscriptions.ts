@@ -7,12 +7,12 @@ import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { type Blockchain, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
-import type { Queryable } from '../store/db.ts';
+import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import * as store from '../store/subscriptions.ts';
 import type { Caller, Charged, Common } from './context.ts';
-import { chargeInTransaction, chargeRead } from './credits.ts';
+import { chargeInTransaction } from './credits.ts';
 
 export interface SubscriptionItemInput {
   transactionId?: string;
@@ -62,29 +62,24 @@ export function assertMainnetAllowed(caller: Caller, network: Network): void {
   }
 }
 
-/** Rejects the create or activate if an active twin exists (unless duplicates are allowed) or the cap is reached. */
-async function checkDuplicateAndCap(tx: Queryable, caller: Caller, s: Pick<Subscription, 'duplicateKey' | 'allowDuplicates'>, exceptId?: string) {
-  const customerId = caller.owner.customerId;
-  await store.lockDuplicateIdentity(tx, customerId, s.duplicateKey);
-  if (!s.allowDuplicates) {
-    const twin = await store.findActiveDuplicate(tx, customerId, s.duplicateKey, exceptId);
-    if (twin) {
-      throw new ApiError(
-        'already_exists',
-        `An active subscription with the same event, target and callbackUrl already exists (referenceId ${twin}). Set allowDuplicates to true to create another.`,
-      );
-    }
-  }
+function alreadyExists(): ApiError {
+  return new ApiError(
+    'already_exists',
+    'An active subscription with the same event, target and callbackUrl already exists. Set allowDuplicates to true to create another.',
+  );
+}
+
+/** Rejects when the plan's cap on active subscriptions is reached; holds the customer's cap lock until the transaction ends. */
+async function checkActiveCap(tx: Queryable, caller: Caller): Promise<void> {
   const cap = caller.owner.maxActiveSubscriptions;
-  if (cap !== null) {
-    await store.lockActiveCap(tx, customerId);
-    const active = await store.countActive(tx, customerId);
-    if (active >= cap) {
-      throw new ApiError(
-        'blockchain_events_callbacks_limit_reached',
-        `The plan allows ${cap} active subscriptions and ${active} are active. Delete one, or ask the operator to raise the cap.`,
-      );
-    }
+  if (cap === null) return;
+  await store.lockActiveCap(tx, caller.owner.customerId);
+  const active = await store.countActive(tx, caller.owner.customerId);
+  if (active >= cap) {
+    throw new ApiError(
+      'blockchain_events_callbacks_limit_reached',
+      `The plan allows ${cap} active subscriptions and ${active} are active. Delete one, or ask the operator to raise the cap.`,
+    );
   }
 }
 
@@ -135,20 +130,33 @@ export async function createSubscription(
     apiVersion: caller.apiVersion,
   };
   const customerId = caller.owner.customerId;
-  const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
-
-  return await common.db.transaction('subscriptions:create', async (tx) => {
-    if (!(await isDomainVerified(tx, customerId, url.host))) {
-      throw new ApiError(
-        'callback_url_not_verified',
-        `The callbackUrl host '${truncate(url.host)}' is not a verified callback domain of this customer. Register and verify it first (POST /blockchain-events/callback-domains), or ask the operator (herald domains add --verified).`,
+  if (!(await common.access.isDomainVerified(customerId, url.host))) {
+    throw new ApiError(
+      'callback_url_not_verified',
+      `The callbackUrl host '${truncate(url.host)}' is not a verified callback domain of this customer. Register and verify it first (POST /blockchain-events/callback-domains), or ask the operator (herald domains add --verified).`,
+    );
+  }
+  // Pay first, then insert; give the credits back if the insert is refused. (Inserting first would
+  // let chain following match a subscription that might then go unpaid.)
+  const charge = await common.credits.charge(customerId, BigInt(common.config.costs[CREATE_COST[eventType]]));
+  try {
+    const created =
+      caller.owner.maxActiveSubscriptions === null
+        ? await store.insertUnlessTwin(common.db, customerId, candidate)
+        : await common.db.transaction('subscriptions:create-capped', async (tx) => {
+            await checkActiveCap(tx, caller);
+            return await store.insertUnlessTwin(tx, customerId, candidate);
+          });
+    if (!created) throw alreadyExists();
+    return { value: created, ...charge };
+  } catch (error) {
+    await common.credits
+      .refund(customerId, charge)
+      .catch((refundError) =>
+        common.logger.error({ err: refundError, customerId, credits: String(charge.consumed) }, 'could not give back the credits of a refused create'),
       );
-    }
-    await checkDuplicateAndCap(tx, caller, candidate);
-    const created = await store.insertSubscription(tx, customerId, candidate);
-    const credits = await chargeInTransaction(tx, customerId, cost);
-    return { value: created, ...credits };
-  });
+    throw error;
+  }
 }
 
 function assertUuid(id: string): void {
@@ -158,14 +166,14 @@ function assertUuid(id: string): void {
 export async function listSubscriptions(common: Common, caller: Caller, blockchain: Blockchain, network: Network, page: { limit: number; offset: number }) {
   const result = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
   const cost = BigInt(common.config.costs.listSubscriptionsPerItem) * BigInt(result.items.length);
-  return { value: result, ...(await chargeRead(common.db, caller.owner.customerId, cost)) };
+  return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost)) };
 }
 
 export async function getSubscription(common: Common, caller: Caller, id: string): Promise<Charged<Subscription>> {
   assertUuid(id);
   const found = await store.getSubscription(common.db, caller.owner.customerId, id);
   if (!found) throw notFound('subscription', id);
-  return { value: found, ...(await chargeRead(common.db, caller.owner.customerId, BigInt(common.config.costs.getSubscription))) };
+  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription))) };
 }
 
 export async function deleteSubscription(common: Common, caller: Caller, blockchain: Blockchain, network: Network, id: string): Promise<Charged<Subscription>> {
@@ -192,9 +200,16 @@ export async function activateSubscription(common: Common, caller: Caller, id: s
           `The callbackUrl host '${truncate(found.callbackHost)}' is no longer a verified callback domain of this customer. Verify it again before activating.`,
         );
       }
-      await checkDuplicateAndCap(tx, caller, found, found.id);
+      await store.lockDuplicateIdentity(tx, customerId, found.duplicateKey);
+      if (!found.allowDuplicates && (await store.findActiveDuplicate(tx, customerId, found.duplicateKey, found.id))) throw alreadyExists();
+      await checkActiveCap(tx, caller);
     }
-    const activated = found.isActive ? found : await store.setActive(tx, customerId, id);
+    const activated = found.isActive
+      ? found
+      : await store.setActive(tx, customerId, id).catch((error) => {
+          // An active twin without allowDuplicates appeared meanwhile: the unique index refuses this one.
+          throw error instanceof DbError && error.isUniqueViolation ? alreadyExists() : error;
+        });
     return { value: activated, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription))) };
   });
 }

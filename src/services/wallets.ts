@@ -4,50 +4,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { validateAddress } from '../domain/addresses.ts';
-import { formatUnits } from '../domain/amounts.ts';
 import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
 import { ApiError, invalidData, notFound, truncate } from '../domain/errors.ts';
 import * as store from '../store/wallets.ts';
 import type { Caller, Charged, Common } from './context.ts';
-import { chargeInTransaction, chargeRead } from './credits.ts';
+import { chargeInTransaction } from './credits.ts';
 import { assertMainnetAllowed } from './subscriptions.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The wallet asset record of the contract, amounts formatted in the chain's unit. */
-export function assetRecord(w: store.WalletAssets) {
-  return {
-    walletId: w.id,
-    walletName: w.name,
-    coins: w.coins.map((c) => {
-      const { unit, decimals } = CHAINS[c.blockchain];
-      return {
-        blockchain: c.blockchain,
-        network: c.network,
-        unit,
-        confirmedBalance: formatUnits(c.confirmedBalance, decimals),
-        totalReceived: formatUnits(c.totalReceived, decimals),
-        totalSpent: formatUnits(c.totalSpent, decimals),
-      };
-    }),
-    fungibleTokens: w.fungibleTokens.map((t) => ({
-      amount: formatUnits(t.amount, t.decimals),
-      blockchain: t.blockchain,
-      network: t.network,
-      identifier: t.identifier,
-      symbol: t.symbol,
-      type: t.type,
-    })),
-    nonFungibleTokens: w.nonFungibleTokens.map((n) => ({
-      blockchain: n.blockchain,
-      network: n.network,
-      identifier: n.identifier,
-      symbol: n.symbol,
-      tokenId: n.tokenId,
-      type: n.type,
-    })),
-  };
-}
+/** The chains table as the arrays the assets query formats amounts with. */
+const UNITS = {
+  blockchain: Object.keys(CHAINS),
+  unit: Object.values(CHAINS).map((c) => c.unit),
+  decimals: Object.values(CHAINS).map((c) => c.decimals),
+};
 
 async function ownWallet(common: Common, caller: Caller, walletId: string): Promise<store.Wallet> {
   const wallet = UUID.test(walletId) ? await store.getWallet(common.db, caller.owner.customerId, walletId) : undefined;
@@ -55,12 +26,15 @@ async function ownWallet(common: Common, caller: Caller, walletId: string): Prom
   return wallet;
 }
 
-export async function listAssets(common: Common, caller: Caller, page: { limit: number; offset: number }) {
-  const result = await store.listWalletAssets(common.db, caller.owner.customerId, page);
-  // 500 per item returned, at least 500 (contract section 2).
-  const perItem = BigInt(common.config.costs.allAssetsPerItem);
-  const cost = perItem * BigInt(Math.max(1, result.items.length));
-  return { value: { total: result.total, items: result.items.map(assetRecord) }, ...(await chargeRead(common.db, caller.owner.customerId, cost)) };
+/** Endpoint 4: a page of wallet asset records as JSON text, charged 500 per wallet returned (at least 500). */
+export async function listAssets(
+  common: Common,
+  caller: Caller,
+  page: { limit: number; offset: number },
+): Promise<Charged<{ total: number; itemsJson: string }>> {
+  const result = await store.walletAssetsJson(common.db, caller.owner.customerId, page, UNITS);
+  const cost = BigInt(common.config.costs.allAssetsPerItem) * BigInt(Math.max(1, result.returned));
+  return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost)) };
 }
 
 export async function createWallet(common: Common, caller: Caller, walletName: string): Promise<Charged<store.Wallet>> {
@@ -73,14 +47,15 @@ export async function createWallet(common: Common, caller: Caller, walletName: s
 }
 
 export async function getWallet(common: Common, caller: Caller, walletId: string) {
-  await ownWallet(common, caller, walletId);
+  const wallet = await ownWallet(common, caller, walletId);
   const [assets, addresses] = await Promise.all([
-    store.getWalletAssets(common.db, caller.owner.customerId, walletId),
+    store.walletAssetsJson(common.db, caller.owner.customerId, { limit: 1, offset: 0, walletId }, UNITS),
     store.listWalletAddresses(common.db, walletId),
   ]);
-  if (!assets) throw notFound('wallet', walletId); // deleted between the two reads
-  const charged = await chargeRead(common.db, caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains));
-  return { value: { ...assetRecord(assets), createdAt: assets.createdAt, addresses }, ...charged };
+  const record = (JSON.parse(assets.itemsJson) as Record<string, unknown>[])[0];
+  if (!record) throw notFound('wallet', walletId); // deleted between the two reads
+  const charged = await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains));
+  return { value: { record, createdAt: wallet.createdAt, addresses }, ...charged };
 }
 
 function normalized(blockchain: Blockchain, network: Network, address: string): string {

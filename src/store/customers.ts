@@ -1,11 +1,6 @@
-/**
- * Customers (tenants), their plans, API keys and credits. Credits live in CREDIT_BUCKETS rows per
- * customer (see the migration for why); the balance is their sum.
- */
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+/** Customers (tenants), their plans, API keys and credits. */
+import { createHash, randomBytes } from 'node:crypto';
 import type { Db, Queryable } from './db.ts';
-
-export const CREDIT_BUCKETS = 16;
 
 export interface Plan {
   mainnetAllowed: boolean;
@@ -31,29 +26,14 @@ export function hashApiKey(key: string): Buffer {
   return createHash('sha256').update(key).digest();
 }
 
-/** Spread an amount over the buckets; the first takes the remainder, so the parts sum to the amount. */
-function splitOverBuckets(amount: bigint): bigint[] {
-  const n = BigInt(CREDIT_BUCKETS);
-  return Array.from({ length: CREDIT_BUCKETS }, (_, i) => amount / n + (i === 0 ? amount % n : 0n));
-}
-
 export async function createCustomer(db: Db, name: string, plan: Plan, credits: bigint): Promise<Customer> {
-  return await db.transaction('customers:create', async (tx) => {
-    const [row] = await tx.query<{ id: string }>(
-      'customers:insert',
-      `INSERT INTO customers (name, mainnet_allowed, max_active_subscriptions, requests_per_second)
-       VALUES ($1, $2, $3, $4) RETURNING id`,
-      [name, plan.mainnetAllowed, plan.maxActiveSubscriptions, plan.requestsPerSecond],
-    );
-    const id = (row as { id: string }).id;
-    await tx.query(
-      'credits:init',
-      `INSERT INTO credit_buckets (customer_id, bucket, credits)
-       SELECT $1, b - 1, c FROM unnest($2::bigint[]) WITH ORDINALITY AS t(c, b)`,
-      [id, splitOverBuckets(credits).map(String)],
-    );
-    return { id, name, credits, ...plan };
-  });
+  const [row] = await db.query<{ id: string }>(
+    'customers:insert',
+    `INSERT INTO customers (name, mainnet_allowed, max_active_subscriptions, requests_per_second, credits)
+     VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+    [name, plan.mainnetAllowed, plan.maxActiveSubscriptions, plan.requestsPerSecond, String(credits)],
+  );
+  return { id: (row as { id: string }).id, name, credits, ...plan };
 }
 
 export async function findCustomerByName(q: Queryable, name: string): Promise<Customer | undefined> {
@@ -64,12 +44,7 @@ export async function findCustomerByName(q: Queryable, name: string): Promise<Cu
     max_active_subscriptions: number | null;
     requests_per_second: number;
     credits: string;
-  }>(
-    'customers:by-name',
-    `SELECT c.*, (SELECT coalesce(sum(credits), 0) FROM credit_buckets b WHERE b.customer_id = c.id) AS credits
-     FROM customers c WHERE c.name = $1`,
-    [name],
-  );
+  }>('customers:by-name', 'SELECT * FROM customers WHERE name = $1', [name]);
   if (!row) return undefined;
   return {
     id: row.id,
@@ -160,72 +135,27 @@ export async function updatePlan(q: Queryable, customerId: string, plan: Partial
 }
 
 export async function addCredits(q: Queryable, customerId: string, amount: bigint): Promise<bigint> {
-  const [row] = await q.query<{ total: string }>(
-    'credits:add',
-    `WITH added AS (
-       UPDATE credit_buckets b SET credits = b.credits + t.c
-       FROM unnest($2::bigint[]) WITH ORDINALITY AS t(c, n)
-       WHERE b.customer_id = $1 AND b.bucket = t.n - 1
-       RETURNING b.credits)
-     SELECT sum(credits) AS total FROM added`,
-    [customerId, splitOverBuckets(amount).map(String)],
-  );
-  return BigInt(row?.total ?? 0);
+  const [row] = await q.query<{ credits: string }>('credits:add', 'UPDATE customers SET credits = credits + $2 WHERE id = $1 RETURNING credits', [
+    customerId,
+    String(amount),
+  ]);
+  return BigInt(row?.credits ?? 0);
 }
 
-export type DebitResult = { ok: true; available: bigint } | { ok: false; available: bigint };
+export async function creditBalance(q: Queryable, customerId: string): Promise<bigint> {
+  const [row] = await q.query<{ credits: string }>('credits:balance', 'SELECT credits FROM customers WHERE id = $1', [customerId]);
+  return BigInt(row?.credits ?? 0);
+}
 
-/**
- * Takes `cost` credits from the customer, or nothing when the balance does not cover it.
- *
- * Fast path: the first bucket, counting from a random one, that covers the cost and that no other
- * transaction holds pays it alone (SKIP LOCKED: it never waits, so concurrent requests of one customer
- * rarely meet). Otherwise every bucket is locked in bucket order, the total is checked, and the rest is
- * spread evenly again so the fast path works next time. `atomically` runs its argument in a
- * transaction (the caller's own, when it has one).
- */
-export async function debitCredits(
-  q: Queryable,
-  customerId: string,
-  cost: bigint,
-  atomically: <T>(work: (tx: Queryable) => Promise<T>) => Promise<T>,
-): Promise<DebitResult> {
-  if (cost === 0n) {
-    const [row] = await q.query<{ total: string }>('credits:balance', 'SELECT coalesce(sum(credits), 0) AS total FROM credit_buckets WHERE customer_id = $1', [
-      customerId,
-    ]);
-    return { ok: true, available: BigInt(row?.total ?? 0) };
-  }
-  const [fast] = await q.query<{ debited: boolean; total: string }>(
+export type DebitResult = { ok: boolean; available: bigint };
+
+/** Takes `cost` credits, or nothing when the balance does not cover it; never below zero. */
+export async function debitCredits(q: Queryable, customerId: string, cost: bigint): Promise<DebitResult> {
+  const [row] = await q.query<{ credits: string; debited: boolean }>(
     'credits:debit',
-    `WITH pick AS (
-       SELECT bucket FROM credit_buckets WHERE customer_id = $1 AND credits >= $3
-       ORDER BY (bucket + ${CREDIT_BUCKETS} - $2) % ${CREDIT_BUCKETS} LIMIT 1 FOR UPDATE SKIP LOCKED),
-     d AS (
-       UPDATE credit_buckets b SET credits = b.credits - $3 FROM pick
-       WHERE b.customer_id = $1 AND b.bucket = pick.bucket RETURNING 1)
-     SELECT EXISTS (SELECT 1 FROM d) AS debited,
-            (SELECT coalesce(sum(credits), 0) FROM credit_buckets WHERE customer_id = $1) AS total`,
-    [customerId, randomInt(CREDIT_BUCKETS), String(cost)],
+    `WITH d AS (UPDATE customers SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits)
+     SELECT coalesce((SELECT credits FROM d), (SELECT credits FROM customers WHERE id = $1), 0) AS credits, EXISTS (SELECT 1 FROM d) AS debited`,
+    [customerId, String(cost)],
   );
-  // The sum is read from the statement's snapshot, before its own update.
-  if (fast?.debited) return { ok: true, available: BigInt(fast.total) - cost };
-
-  return await atomically(async (tx) => {
-    const buckets = await tx.query<{ credits: string }>(
-      'credits:lock-all',
-      'SELECT credits FROM credit_buckets WHERE customer_id = $1 ORDER BY bucket FOR UPDATE',
-      [customerId],
-    );
-    const total = buckets.reduce((sum, b) => sum + BigInt(b.credits), 0n);
-    if (total < cost) return { ok: false, available: total };
-    await tx.query(
-      'credits:rebalance',
-      `UPDATE credit_buckets b SET credits = t.c
-       FROM unnest($2::bigint[]) WITH ORDINALITY AS t(c, n)
-       WHERE b.customer_id = $1 AND b.bucket = t.n - 1`,
-      [customerId, splitOverBuckets(total - cost).map(String)],
-    );
-    return { ok: true, available: total - cost };
-  });
+  return { ok: row?.debited ?? false, available: BigInt(row?.credits ?? 0) };
 }

@@ -54,11 +54,19 @@ function classify(label: string, error: unknown): DbError {
   return new DbError(label, sqlstate, retryable, typeof e.constraint === 'string' ? e.constraint : undefined, error);
 }
 
+/** Label -> SQL of every prepared statement: one label must always name the same SQL. */
+const preparedSql = new Map<string, string>();
+
 function timedQuery(client: pg.Pool | pg.PoolClient, metrics: Metrics | undefined): Queryable['query'] {
   return async <T extends object>(label: string, sql: string, params?: readonly unknown[]) => {
+    // Statements with parameters are prepared once per connection under their label: the hot queries
+    // are then neither parsed nor planned again. Those without (BEGIN, migrations) go as simple queries.
+    const name = params && params.length > 0 ? label : undefined;
+    if (name && (preparedSql.get(name) ?? sql) !== sql) throw new Error(`Query label '${label}' is used for two different statements.`);
+    if (name) preparedSql.set(name, sql);
     const end = metrics?.dbQueryDuration.startTimer({ query: label });
     try {
-      const result = await client.query({ text: sql, values: params as unknown[] | undefined });
+      const result = await client.query({ name, text: sql, values: params as unknown[] | undefined });
       return result.rows as T[];
     } catch (error) {
       throw classify(label, error);

@@ -30,6 +30,13 @@ export function newVerificationToken(): string {
   return `herald-verification=${randomBytes(16).toString('hex')}`;
 }
 
+export async function verifiedDomains(q: Queryable, customerId: string): Promise<string[]> {
+  const rows = await q.query<{ domain: string }>('domains:verified', 'SELECT domain FROM callback_domains WHERE customer_id = $1 AND verified_at IS NOT NULL', [
+    customerId,
+  ]);
+  return rows.map((r) => r.domain);
+}
+
 export async function isDomainVerified(q: Queryable, customerId: string, domain: string): Promise<boolean> {
   const rows = await q.query('domains:is-verified', 'SELECT 1 FROM callback_domains WHERE customer_id = $1 AND domain = $2 AND verified_at IS NOT NULL', [
     customerId,

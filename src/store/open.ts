@@ -10,6 +10,8 @@ import { migrate } from './migrate.ts';
 
 export interface OpenDatabase {
   db: Db;
+  /** Connection string, for connections outside the pool (the change listener). */
+  url: string;
   /** Present when the embedded server is used. */
   embedded?: EmbeddedDatabase;
   /** Migrations applied by this open. */
@@ -23,20 +25,22 @@ export async function openDatabase(
 ): Promise<OpenDatabase> {
   const embedded = config.databaseUrl ? undefined : await openEmbeddedDatabase(config.dataDir);
   const url = config.databaseUrl ?? (embedded as EmbeddedDatabase).url;
-  const db = createDb(url, { poolSize: options.poolSize ?? config.databasePoolSize, metrics: options.metrics, onError: options.onError });
+  let db: Db | undefined;
   try {
+    db = createDb(url, { poolSize: options.poolSize ?? config.databasePoolSize, metrics: options.metrics, onError: options.onError });
     const applied = await migrate(db);
     return {
       db,
+      url,
       embedded,
       applied,
       async close() {
-        await db.close();
+        await (db as Db).close();
         await embedded?.stop();
       },
     };
   } catch (error) {
-    await db.close().catch(() => undefined);
+    await db?.close().catch(() => undefined);
     await embedded?.stop();
     throw error;
   }

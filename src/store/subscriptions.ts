@@ -119,13 +119,23 @@ export async function findActiveDuplicate(q: Queryable, customerId: string, dupl
   return row?.id;
 }
 
-export async function insertSubscription(q: Queryable, customerId: string, s: NewSubscription): Promise<Subscription> {
+/**
+ * Inserts the subscription unless an active twin forbids it; undefined when one does. Without
+ * allowDuplicates, any active twin forbids it; the partial unique index subscriptions_no_twins makes
+ * two concurrent identical creates impossible (the loser gets no row). One statement, no lock held.
+ */
+export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewSubscription): Promise<Subscription | undefined> {
   const [row] = await q.query<SubscriptionRow>(
     'subscriptions:insert',
     `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
        receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
        duplicate_key, api_version)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING *`,
+     SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::numeric,
+            $11::text, $12::text, $13::text, $14::boolean, $15::bytea, $16::text
+     WHERE $14::boolean OR NOT EXISTS (
+       SELECT 1 FROM subscriptions WHERE customer_id = $2::bigint AND duplicate_key = $15::bytea AND is_active)
+     ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING
+     RETURNING *`,
     [
       s.id,
       customerId,
@@ -145,12 +155,12 @@ export async function insertSubscription(q: Queryable, customerId: string, s: Ne
       s.apiVersion,
     ],
   );
-  return toSubscription(row as SubscriptionRow);
+  return row ? toSubscription(row) : undefined;
 }
 
 export async function getSubscription(q: Queryable, customerId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<Subscription | undefined> {
   const [row] = await q.query<SubscriptionRow>(
-    'subscriptions:get',
+    options.forUpdate ? 'subscriptions:get-for-update' : 'subscriptions:get',
     `SELECT * FROM subscriptions WHERE customer_id = $1 AND id = $2${options.forUpdate ? ' FOR UPDATE' : ''}`,
     [customerId, id],
   );

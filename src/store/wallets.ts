@@ -19,39 +19,6 @@ export interface WalletAddress {
   createdAt: Date;
 }
 
-export interface CoinTotals {
-  blockchain: Blockchain;
-  network: Network;
-  confirmedBalance: bigint;
-  totalReceived: bigint;
-  totalSpent: bigint;
-}
-
-export interface TokenAmount {
-  blockchain: Blockchain;
-  network: Network;
-  identifier: string;
-  symbol: string;
-  type: string;
-  decimals: number;
-  amount: bigint;
-}
-
-export interface HeldNft {
-  blockchain: Blockchain;
-  network: Network;
-  identifier: string;
-  symbol: string;
-  tokenId: string;
-  type: string;
-}
-
-export interface WalletAssets extends Wallet {
-  coins: CoinTotals[];
-  fungibleTokens: TokenAmount[];
-  nonFungibleTokens: HeldNft[];
-}
-
 export async function insertWallet(q: Queryable, customerId: string, id: string, name: string): Promise<Wallet> {
   const [row] = await q.query<{ created_at: Date }>('wallets:insert', 'INSERT INTO wallets (id, customer_id, name) VALUES ($1, $2, $3) RETURNING created_at', [
     id,
@@ -127,86 +94,75 @@ export async function listWalletAddresses(q: Queryable, walletId: string): Promi
   return rows.map(toAddress);
 }
 
-interface AssetsRow {
-  id: string;
-  name: string;
-  created_at: Date;
-  coins: { blockchain: Blockchain; network: Network; confirmed_balance: string; total_received: string; total_spent: string }[];
-  tokens: { blockchain: Blockchain; network: Network; identifier: string; symbol: string; token_type: string; decimals: number; amount: string }[];
-  nfts: { blockchain: Blockchain; network: Network; identifier: string; symbol: string; token_id: string; token_type: string }[];
-}
-
 /**
- * One page of wallets with their assets, in one statement: coins summed per (blockchain, network)
- * over the wallet's addresses, fungible tokens summed per contract, NFTs listed. The numeric sums are
- * cast to text so no precision is lost on the way to JavaScript.
+ * Wallets with their assets as the contract's wallet asset records, built as JSON text inside ONE
+ * statement: coins summed per (blockchain, network) over the wallet's addresses, fungible tokens summed
+ * per contract or property, NFTs listed; amounts formatted by herald_format_units (exact, no floats).
+ * The API splices the text into its response, so a page of 50 wallets costs one round trip and no
+ * parsing. `units` comes from the chains table in src/domain/chains.ts, the one place that knows them.
  */
 const ASSETS_SQL = `
-  SELECT w.id, w.name, w.created_at,
-    (SELECT coalesce(json_agg(c ORDER BY c.blockchain, c.network), '[]') FROM (
-       SELECT a.blockchain, a.network, sum(a.confirmed_balance)::text AS confirmed_balance,
-              sum(a.total_received)::text AS total_received, sum(a.total_spent)::text AS total_spent
-       FROM wallet_addresses a WHERE a.wallet_id = w.id GROUP BY a.blockchain, a.network) c) AS coins,
-    (SELECT coalesce(json_agg(t ORDER BY t.blockchain, t.network, t.identifier), '[]') FROM (
-       SELECT a.blockchain, a.network, b.identifier, min(b.symbol) AS symbol, min(b.token_type) AS token_type,
-              min(b.decimals) AS decimals, sum(b.amount)::text AS amount
-       FROM wallet_addresses a JOIN wallet_token_balances b ON b.wallet_address_id = a.id
-       WHERE a.wallet_id = w.id GROUP BY a.blockchain, a.network, b.identifier) t) AS tokens,
-    (SELECT coalesce(json_agg(n ORDER BY n.blockchain, n.network, n.identifier, n.token_id), '[]') FROM (
-       SELECT DISTINCT a.blockchain, a.network, n.identifier, n.symbol, n.token_id, n.token_type
-       FROM wallet_addresses a JOIN wallet_nfts n ON n.wallet_address_id = a.id WHERE a.wallet_id = w.id) n) AS nfts
-  FROM wallets w`;
+  WITH units (blockchain, unit, decimals) AS (SELECT * FROM unnest($5::text[], $6::text[], $7::int[])),
+  page AS (
+    SELECT id, name, created_at FROM wallets
+    WHERE customer_id = $1 AND ($4::uuid IS NULL OR id = $4)
+    ORDER BY created_at, id LIMIT $2 OFFSET $3),
+  coins AS (
+    SELECT c.wallet_id, json_agg(json_build_object(
+        'blockchain', c.blockchain, 'network', c.network, 'unit', u.unit,
+        'confirmedBalance', herald_format_units(c.balance, u.decimals),
+        'totalReceived', herald_format_units(c.received, u.decimals),
+        'totalSpent', herald_format_units(c.spent, u.decimals)) ORDER BY c.blockchain, c.network) AS list
+    FROM (SELECT wallet_id, blockchain, network, sum(confirmed_balance) AS balance, sum(total_received) AS received, sum(total_spent) AS spent
+          FROM wallet_addresses WHERE wallet_id IN (SELECT id FROM page) GROUP BY wallet_id, blockchain, network) c
+    JOIN units u USING (blockchain) GROUP BY c.wallet_id),
+  tokens AS (
+    SELECT t.wallet_id, json_agg(json_build_object(
+        'amount', herald_format_units(t.amount, t.decimals), 'blockchain', t.blockchain, 'network', t.network,
+        'identifier', t.identifier, 'symbol', t.symbol, 'type', t.token_type) ORDER BY t.blockchain, t.network, t.identifier) AS list
+    FROM (SELECT a.wallet_id, a.blockchain, a.network, b.identifier, min(b.symbol) AS symbol, min(b.token_type) AS token_type,
+                 min(b.decimals) AS decimals, sum(b.amount) AS amount
+          FROM wallet_addresses a JOIN wallet_token_balances b ON b.wallet_address_id = a.id
+          WHERE a.wallet_id IN (SELECT id FROM page) GROUP BY a.wallet_id, a.blockchain, a.network, b.identifier) t
+    GROUP BY t.wallet_id),
+  nfts AS (
+    SELECT n.wallet_id, json_agg(json_build_object(
+        'blockchain', n.blockchain, 'network', n.network, 'identifier', n.identifier, 'symbol', n.symbol,
+        'tokenId', n.token_id, 'type', n.token_type) ORDER BY n.blockchain, n.network, n.identifier, n.token_id) AS list
+    FROM (SELECT DISTINCT a.wallet_id, a.blockchain, a.network, n.identifier, n.symbol, n.token_id, n.token_type
+          FROM wallet_addresses a JOIN wallet_nfts n ON n.wallet_address_id = a.id WHERE a.wallet_id IN (SELECT id FROM page)) n
+    GROUP BY n.wallet_id)
+  SELECT
+    (SELECT count(*)::int FROM wallets WHERE customer_id = $1) AS total,
+    (SELECT count(*)::int FROM page) AS returned,
+    coalesce((SELECT json_agg(json_build_object(
+        'walletId', p.id, 'walletName', p.name,
+        'coins', coalesce(c.list, '[]'), 'fungibleTokens', coalesce(t.list, '[]'), 'nonFungibleTokens', coalesce(n.list, '[]'))
+        ORDER BY p.created_at, p.id)
+      FROM page p LEFT JOIN coins c ON c.wallet_id = p.id LEFT JOIN tokens t ON t.wallet_id = p.id LEFT JOIN nfts n ON n.wallet_id = p.id), '[]')::text AS items`;
 
-function toAssets(r: AssetsRow): WalletAssets {
-  return {
-    id: r.id,
-    name: r.name,
-    createdAt: r.created_at,
-    coins: r.coins.map((c) => ({
-      blockchain: c.blockchain,
-      network: c.network,
-      confirmedBalance: BigInt(c.confirmed_balance),
-      totalReceived: BigInt(c.total_received),
-      totalSpent: BigInt(c.total_spent),
-    })),
-    fungibleTokens: r.tokens.map((t) => ({
-      blockchain: t.blockchain,
-      network: t.network,
-      identifier: t.identifier,
-      symbol: t.symbol,
-      type: t.token_type,
-      decimals: t.decimals,
-      amount: BigInt(t.amount),
-    })),
-    nonFungibleTokens: r.nfts.map((n) => ({
-      blockchain: n.blockchain,
-      network: n.network,
-      identifier: n.identifier,
-      symbol: n.symbol,
-      tokenId: n.token_id,
-      type: n.token_type,
-    })),
-  };
+export interface AssetsPage {
+  total: number;
+  /** Wallets on this page. */
+  returned: number;
+  /** JSON array of wallet asset records. */
+  itemsJson: string;
 }
 
-export async function listWalletAssets(
+export async function walletAssetsJson(
   q: Queryable,
   customerId: string,
-  page: { limit: number; offset: number },
-): Promise<{ total: number; items: WalletAssets[] }> {
-  const [rows, counts] = await Promise.all([
-    q.query<AssetsRow>(
-      'wallets:assets-page',
-      `${ASSETS_SQL} WHERE w.id IN (SELECT id FROM wallets WHERE customer_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3)
-       ORDER BY w.created_at, w.id`,
-      [customerId, page.limit, page.offset],
-    ),
-    q.query<{ n: number }>('wallets:count', 'SELECT count(*)::int AS n FROM wallets WHERE customer_id = $1', [customerId]),
+  page: { limit: number; offset: number; walletId?: string },
+  units: { blockchain: string[]; unit: string[]; decimals: number[] },
+): Promise<AssetsPage> {
+  const [row] = await q.query<{ total: number; returned: number; items: string }>(page.walletId ? 'wallets:assets-one' : 'wallets:assets-page', ASSETS_SQL, [
+    customerId,
+    page.limit,
+    page.offset,
+    page.walletId ?? null,
+    units.blockchain,
+    units.unit,
+    units.decimals,
   ]);
-  return { total: counts[0]?.n ?? 0, items: rows.map(toAssets) };
-}
-
-export async function getWalletAssets(q: Queryable, customerId: string, walletId: string): Promise<WalletAssets | undefined> {
-  const [row] = await q.query<AssetsRow>('wallets:assets-one', `${ASSETS_SQL} WHERE w.customer_id = $1 AND w.id = $2`, [customerId, walletId]);
-  return row ? toAssets(row) : undefined;
+  return { total: row?.total ?? 0, returned: row?.returned ?? 0, itemsJson: row?.items ?? '[]' };
 }

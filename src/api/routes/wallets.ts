@@ -5,7 +5,7 @@ import { BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/wallets.ts';
 import type { WalletAddress } from '../../store/wallets.ts';
-import { sendData } from '../envelope.ts';
+import { sendData, sendJsonText } from '../envelope.ts';
 import { ChainParams, ContextQuery, envelope, PageQuery, page, requestBody, WalletAssetRecord, WalletDetail, WatchedAddress } from '../schemas.ts';
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
@@ -40,7 +40,8 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
     async (request, reply) => {
       const { limit, offset } = request.query;
       const result = await service.listAssets(common, request.caller, { limit, offset });
-      return sendData(request, reply, 200, { limit, offset, ...result.value }, result);
+      const { total, itemsJson } = result.value;
+      return sendJsonText(request, reply, 200, `{"limit":${limit},"offset":${offset},"total":${total},"items":${itemsJson}}`, result);
     },
   );
 
@@ -79,7 +80,7 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
     },
     async (request, reply) => {
       const result = await service.getWallet(common, request.caller, request.params.walletId);
-      const { createdAt, addresses, ...record } = result.value;
+      const { record, createdAt, addresses } = result.value;
       return sendData(request, reply, 200, { item: { ...record, createdTimestamp: seconds(createdAt), addresses: addresses.map(addressItem) } }, result);
     },
   );

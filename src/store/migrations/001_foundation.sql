@@ -7,17 +7,9 @@ CREATE TABLE customers (
   -- NULL: no cap on active subscriptions.
   max_active_subscriptions integer CHECK (max_active_subscriptions >= 0),
   requests_per_second integer NOT NULL CHECK (requests_per_second > 0),
-  created_at timestamptz NOT NULL DEFAULT now()
-);
-
--- A customer's credits are spread over a few rows ("buckets") so that concurrent requests of one
--- customer debit different rows and do not queue behind one row lock until each commit. The balance is
--- the sum; every bucket stays >= 0, so the sum can never go below zero.
-CREATE TABLE credit_buckets (
-  customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
-  bucket smallint NOT NULL,
+  -- Debited with `credits >= cost` in the same statement, so it can never go below zero.
   credits bigint NOT NULL CHECK (credits >= 0),
-  PRIMARY KEY (customer_id, bucket)
+  created_at timestamptz NOT NULL DEFAULT now()
 );
 
 CREATE TABLE api_keys (
@@ -59,6 +51,8 @@ CREATE TABLE subscriptions (
 );
 CREATE INDEX subscriptions_listing ON subscriptions (customer_id, blockchain, network, created_at, id);
 CREATE INDEX subscriptions_duplicates ON subscriptions (customer_id, duplicate_key) WHERE is_active;
+-- Two concurrent identical creates (both without allowDuplicates) cannot both succeed.
+CREATE UNIQUE INDEX subscriptions_no_twins ON subscriptions (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates;
 CREATE INDEX subscriptions_active_per_customer ON subscriptions (customer_id) WHERE is_active;
 
 CREATE TABLE callback_domains (
@@ -116,3 +110,33 @@ CREATE TABLE wallet_nfts (
   token_type text NOT NULL,
   PRIMARY KEY (wallet_address_id, identifier, token_id)
 );
+
+-- Base units to a decimal string without floating point or rounding: (1500000000000000000, 18) -> '1.5'.
+-- The API formats amounts with this so a page of wallets is built as JSON inside one statement; it
+-- agrees with formatUnits() in src/domain/amounts.ts (tested).
+CREATE FUNCTION herald_format_units(value numeric, decimals integer) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT CASE WHEN value < 0 THEN '-' ELSE '' END
+    || left(digits, length(digits) - decimals)
+    || CASE WHEN rtrim(right(digits, decimals), '0') = '' THEN '' ELSE '.' || rtrim(right(digits, decimals), '0') END
+  -- lpad would cut a longer string: pad only what is shorter than decimals + 1.
+  FROM (SELECT repeat('0', greatest(0, decimals + 1 - length(abs(trunc(value))::text))) || abs(trunc(value))::text AS digits) d
+$$;
+
+-- Every change to keys, plans or callback domains is announced, so that processes caching them (the
+-- API's key and domain caches) forget the changed customer at once, whoever made the change.
+CREATE FUNCTION herald_announce_change() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  changed jsonb := to_jsonb(CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END);
+BEGIN
+  PERFORM pg_notify('herald_changes', json_build_object(
+    'table', TG_TABLE_NAME,
+    'customerId', coalesce(changed->>'customer_id', changed->>'id'))::text);
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER api_keys_changed AFTER INSERT OR UPDATE OR DELETE ON api_keys FOR EACH ROW EXECUTE FUNCTION herald_announce_change();
+CREATE TRIGGER callback_domains_changed AFTER INSERT OR UPDATE OR DELETE ON callback_domains FOR EACH ROW EXECUTE FUNCTION herald_announce_change();
+-- Credits change on nearly every request and are never cached: only plan columns are watched.
+CREATE TRIGGER customers_plan_changed AFTER UPDATE OF mainnet_allowed, max_active_subscriptions, requests_per_second OR DELETE ON customers
+  FOR EACH ROW EXECUTE FUNCTION herald_announce_change();
