@@ -13,13 +13,6 @@ import { assertMainnetAllowed } from './subscriptions.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The chains table as the arrays the assets query formats amounts with. */
-const UNITS = {
-  blockchain: Object.keys(CHAINS),
-  unit: Object.values(CHAINS).map((c) => c.unit),
-  decimals: Object.values(CHAINS).map((c) => c.decimals),
-};
-
 async function ownWallet(common: Common, caller: Caller, walletId: string): Promise<store.Wallet> {
   const wallet = UUID.test(walletId) ? await store.getWallet(common.db, caller.owner.customerId, walletId) : undefined;
   if (!wallet) throw notFound('wallet', walletId);
@@ -32,7 +25,7 @@ export async function listAssets(
   caller: Caller,
   page: { limit: number; offset: number },
 ): Promise<Charged<{ total: number; itemsJson: string }>> {
-  const result = await store.walletAssetsJson(common.db, caller.owner.customerId, page, UNITS);
+  const result = await store.walletAssetsJson(common.db, caller.owner.customerId, page);
   const cost = BigInt(common.config.costs.allAssetsPerItem) * BigInt(Math.max(1, result.returned));
   return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost)) };
 }
@@ -49,11 +42,11 @@ export async function createWallet(common: Common, caller: Caller, walletName: s
 export async function getWallet(common: Common, caller: Caller, walletId: string) {
   const wallet = await ownWallet(common, caller, walletId);
   const [assets, addresses] = await Promise.all([
-    store.walletAssetsJson(common.db, caller.owner.customerId, { limit: 1, offset: 0, walletId }, UNITS),
+    store.walletAssetsRecord(common.db, caller.owner.customerId, walletId),
     store.listWalletAddresses(common.db, walletId),
   ]);
-  const record = (JSON.parse(assets.itemsJson) as Record<string, unknown>[])[0];
-  if (!record) throw notFound('wallet', walletId); // deleted between the two reads
+  if (!assets) throw notFound('wallet', walletId); // deleted between the two reads
+  const record = JSON.parse(assets) as Record<string, unknown>;
   const charged = await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains));
   return { value: { record, createdAt: wallet.createdAt, addresses }, ...charged };
 }

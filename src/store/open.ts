@@ -3,10 +3,12 @@
  * under the data directory (started if no process serves it yet). Migrations are applied on open.
  */
 import type { Config } from '../config/config.ts';
+import { CHAINS } from '../domain/chains.ts';
 import type { Metrics } from '../metrics.ts';
 import { createDb, type Db } from './db.ts';
 import { type EmbeddedDatabase, openEmbeddedDatabase } from './embedded.ts';
 import { migrate } from './migrate.ts';
+import { syncChainUnits } from './wallets.ts';
 
 export interface OpenDatabase {
   db: Db;
@@ -29,6 +31,10 @@ export async function openDatabase(
   try {
     db = createDb(url, { poolSize: options.poolSize ?? config.databasePoolSize, metrics: options.metrics, onError: options.onError });
     const applied = await migrate(db);
+    await syncChainUnits(
+      db,
+      Object.entries(CHAINS).map(([blockchain, c]) => ({ blockchain, unit: c.unit, decimals: c.decimals })),
+    );
     return {
       db,
       url,

@@ -69,6 +69,10 @@ CREATE TABLE wallets (
   id uuid PRIMARY KEY,
   customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
   name text NOT NULL,
+  -- The wallet's asset record of the contract as JSON text, kept current by the triggers below in the
+  -- same transaction as every change to its addresses and ledger rows: listing a page of wallets is
+  -- then a read of 50 short texts, not an aggregation.
+  assets_json text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX wallets_listing ON wallets (customer_id, created_at, id);
@@ -111,17 +115,106 @@ CREATE TABLE wallet_nfts (
   PRIMARY KEY (wallet_address_id, identifier, token_id)
 );
 
--- Base units to a decimal string without floating point or rounding: (1500000000000000000, 18) -> '1.5'.
--- The API formats amounts with this so a page of wallets is built as JSON inside one statement; it
--- agrees with formatUnits() in src/domain/amounts.ts (tested).
+-- Base units (an integer) to a decimal string without floating point or rounding:
+-- (1500000000000000000, 18) -> '1.5'. The API formats amounts with this so a page of wallets is built
+-- as JSON inside one statement; it agrees with formatUnits() in src/domain/amounts.ts (tested). Text
+-- operations only, in one expression with no FROM and not STRICT (a STRICT function with CASE is
+-- never inlined), so the planner inlines it instead of calling it: cheap per call.
 CREATE FUNCTION herald_format_units(value numeric, decimals integer) RETURNS text
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT CASE WHEN value < 0 THEN '-' ELSE '' END
-    || left(digits, length(digits) - decimals)
-    || CASE WHEN rtrim(right(digits, decimals), '0') = '' THEN '' ELSE '.' || rtrim(right(digits, decimals), '0') END
-  -- lpad would cut a longer string: pad only what is shorter than decimals + 1.
-  FROM (SELECT repeat('0', greatest(0, decimals + 1 - length(abs(trunc(value))::text))) || abs(trunc(value))::text AS digits) d
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN value < 0 THEN '-' ELSE '' END || CASE
+    WHEN decimals = 0 THEN abs(value)::text
+    WHEN length(abs(value)::text) > decimals THEN
+      left(abs(value)::text, length(abs(value)::text) - decimals) || coalesce('.' || nullif(rtrim(right(abs(value)::text, decimals), '0'), ''), '')
+    ELSE '0' || coalesce('.' || nullif(rtrim(lpad(abs(value)::text, decimals, '0'), '0'), ''), '')
+  END
 $$;
+
+-- Native unit and decimals per blockchain, copied at every start from src/domain/chains.ts (the one
+-- place that knows them), for the asset records built below.
+CREATE TABLE chain_units (
+  blockchain text PRIMARY KEY,
+  unit text NOT NULL,
+  decimals integer NOT NULL
+);
+
+-- The asset record of one wallet: coins summed per (blockchain, network) over its addresses, fungible
+-- tokens summed per contract or property, NFTs held; amounts formatted exactly.
+CREATE FUNCTION herald_wallet_assets_json(wallet uuid) RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT json_build_object(
+    'walletId', w.id,
+    'walletName', w.name,
+    'coins', coalesce((
+      SELECT json_agg(json_build_object(
+          'blockchain', c.blockchain, 'network', c.network, 'unit', u.unit,
+          'confirmedBalance', herald_format_units(c.balance, u.decimals),
+          'totalReceived', herald_format_units(c.received, u.decimals),
+          'totalSpent', herald_format_units(c.spent, u.decimals)) ORDER BY c.blockchain, c.network)
+      FROM (SELECT blockchain, network, sum(confirmed_balance) AS balance, sum(total_received) AS received, sum(total_spent) AS spent
+            FROM wallet_addresses WHERE wallet_id = w.id GROUP BY blockchain, network) c
+      JOIN chain_units u USING (blockchain)), '[]'),
+    'fungibleTokens', coalesce((
+      SELECT json_agg(json_build_object(
+          'amount', herald_format_units(t.amount, t.decimals), 'blockchain', t.blockchain, 'network', t.network,
+          'identifier', t.identifier, 'symbol', t.symbol, 'type', t.token_type) ORDER BY t.blockchain, t.network, t.identifier)
+      FROM (SELECT a.blockchain, a.network, b.identifier, min(b.symbol) AS symbol, min(b.token_type) AS token_type,
+                   min(b.decimals) AS decimals, sum(b.amount) AS amount
+            FROM wallet_addresses a JOIN wallet_token_balances b ON b.wallet_address_id = a.id
+            WHERE a.wallet_id = w.id GROUP BY a.blockchain, a.network, b.identifier) t), '[]'),
+    'nonFungibleTokens', coalesce((
+      SELECT json_agg(json_build_object(
+          'blockchain', n.blockchain, 'network', n.network, 'identifier', n.identifier, 'symbol', n.symbol,
+          'tokenId', n.token_id, 'type', n.token_type) ORDER BY n.blockchain, n.network, n.identifier, n.token_id)
+      FROM (SELECT DISTINCT a.blockchain, a.network, n.identifier, n.symbol, n.token_id, n.token_type
+            FROM wallet_addresses a JOIN wallet_nfts n ON n.wallet_address_id = a.id WHERE a.wallet_id = w.id) n), '[]')
+  )::text
+  FROM wallets w WHERE w.id = wallet
+$$;
+
+-- Statement-level triggers: the wallets touched by a statement on addresses or ledger rows get their
+-- asset record rebuilt once, whatever the number of rows the statement changed.
+CREATE FUNCTION herald_rebuild_wallet_assets(wallet_ids uuid[]) RETURNS void LANGUAGE sql AS $$
+  UPDATE wallets SET assets_json = herald_wallet_assets_json(id) WHERE id = ANY (wallet_ids)
+$$;
+
+CREATE FUNCTION herald_wallet_addresses_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  ids uuid[] := '{}';
+BEGIN
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN ids := ids || ARRAY(SELECT DISTINCT wallet_id FROM new_rows); END IF;
+  IF TG_OP IN ('DELETE', 'UPDATE') THEN ids := ids || ARRAY(SELECT DISTINCT wallet_id FROM old_rows); END IF;
+  PERFORM herald_rebuild_wallet_assets(ids);
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION herald_wallet_holdings_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  address_ids bigint[] := '{}';
+BEGIN
+  IF TG_OP IN ('INSERT', 'UPDATE') THEN address_ids := address_ids || ARRAY(SELECT wallet_address_id FROM new_rows); END IF;
+  IF TG_OP IN ('DELETE', 'UPDATE') THEN address_ids := address_ids || ARRAY(SELECT wallet_address_id FROM old_rows); END IF;
+  PERFORM herald_rebuild_wallet_assets(ARRAY(SELECT DISTINCT wallet_id FROM wallet_addresses WHERE id = ANY (address_ids)));
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER wallet_addresses_inserted AFTER INSERT ON wallet_addresses REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_addresses_changed();
+CREATE TRIGGER wallet_addresses_updated AFTER UPDATE ON wallet_addresses REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_addresses_changed();
+CREATE TRIGGER wallet_addresses_deleted AFTER DELETE ON wallet_addresses REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_addresses_changed();
+CREATE TRIGGER wallet_token_balances_inserted AFTER INSERT ON wallet_token_balances REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_holdings_changed();
+CREATE TRIGGER wallet_token_balances_updated AFTER UPDATE ON wallet_token_balances REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_holdings_changed();
+CREATE TRIGGER wallet_token_balances_deleted AFTER DELETE ON wallet_token_balances REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_holdings_changed();
+CREATE TRIGGER wallet_nfts_inserted AFTER INSERT ON wallet_nfts REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_holdings_changed();
+CREATE TRIGGER wallet_nfts_updated AFTER UPDATE ON wallet_nfts REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_holdings_changed();
+CREATE TRIGGER wallet_nfts_deleted AFTER DELETE ON wallet_nfts REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION herald_wallet_holdings_changed();
 
 -- Every change to keys, plans or callback domains is announced, so that processes caching them (the
 -- API's key and domain caches) forget the changed customer at once, whoever made the change.
