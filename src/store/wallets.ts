@@ -118,9 +118,12 @@ export interface AssetsPage {
 export async function walletAssetsJson(q: Queryable, customerId: string, page: { limit: number; offset: number }): Promise<AssetsPage> {
   const [row] = await q.query<AssetsRow>(
     'wallets:assets-page',
-    `SELECT (SELECT count(*)::int FROM wallets WHERE customer_id = $1) AS total, count(*)::int AS returned,
-            '[' || coalesce(string_agg(assets_json, ',' ORDER BY created_at, id), '') || ']' AS items
-     FROM (SELECT assets_json, created_at, id FROM wallets WHERE customer_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3) p`,
+    // The page is chosen on the index alone (the offset skips index entries, not rows), then only its
+    // rows are read.
+    `WITH page AS (SELECT id, created_at FROM wallets WHERE customer_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3)
+     SELECT (SELECT count(*)::int FROM wallets WHERE customer_id = $1) AS total, count(*)::int AS returned,
+            '[' || coalesce(string_agg(w.assets_json, ',' ORDER BY p.created_at, p.id), '') || ']' AS items
+     FROM page p JOIN wallets w ON w.id = p.id`,
     [customerId, page.limit, page.offset],
   );
   return { total: row?.total ?? 0, returned: row?.returned ?? 0, itemsJson: row?.items ?? '[]' };
