@@ -121,9 +121,9 @@ export async function walletAssetsJson(q: Queryable, customerId: string, page: {
     // The page is chosen on the index alone (the offset skips index entries, not rows), then only its
     // rows are read.
     `WITH page AS (SELECT id, created_at FROM wallets WHERE customer_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3)
-     SELECT (SELECT count(*)::int FROM wallets WHERE customer_id = $1) AS total, count(*)::int AS returned,
-            '[' || coalesce(string_agg(w.assets_json, ',' ORDER BY p.created_at, p.id), '') || ']' AS items
-     FROM page p JOIN wallets w ON w.id = p.id`,
+     SELECT coalesce((SELECT wallets FROM wallet_counts WHERE customer_id = $1), 0) AS total, count(*)::int AS returned,
+            '[' || coalesce(string_agg((SELECT w.assets_json FROM wallets w WHERE w.id = p.id), ',' ORDER BY p.created_at, p.id), '') || ']' AS items
+     FROM page p`,
     [customerId, page.limit, page.offset],
   );
   return { total: row?.total ?? 0, returned: row?.returned ?? 0, itemsJson: row?.items ?? '[]' };

@@ -81,6 +81,23 @@ CREATE TABLE wallets (
 ) WITH (fillfactor = 50);
 CREATE INDEX wallets_listing ON wallets (customer_id, created_at, id);
 
+-- Wallets per customer, kept by a trigger: every all-assets page reports the total, and counting a
+-- customer's wallets each time would cost in proportion to their number.
+CREATE TABLE wallet_counts (
+  customer_id bigint PRIMARY KEY,
+  wallets integer NOT NULL CHECK (wallets >= 0)
+);
+
+CREATE FUNCTION herald_count_wallets() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO wallet_counts AS c (customer_id, wallets)
+  VALUES (coalesce(NEW.customer_id, OLD.customer_id), CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE 0 END)
+  ON CONFLICT (customer_id) DO UPDATE SET wallets = c.wallets + CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER wallets_counted AFTER INSERT OR DELETE ON wallets FOR EACH ROW EXECUTE FUNCTION herald_count_wallets();
+
 -- One watched address of a wallet, with the coin ledger that chain following keeps (base units).
 CREATE TABLE wallet_addresses (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
