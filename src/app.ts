@@ -24,7 +24,10 @@ export interface RunningApp {
 }
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, base: { service: 'herald' } });
+  // Synchronous writes to stdout: pino's asynchronous mode flushes at exit and, if stdout is a pipe
+  // whose reader has gone (EPIPE), retries forever, so `herald serve | shipper` could never stop.
+  // herald logs little (no line per request by default), so writing synchronously costs nothing.
+  return pino({ level: config.logLevel, base: { service: 'herald' } }, pino.destination({ dest: 1, sync: true }));
 }
 
 /** On the first start of a new embedded database: a `default` customer and one key, shown once. */

@@ -120,6 +120,18 @@ describe('herald on a new data directory', () => {
     expect(statuses.some((s) => s.status === 'fulfilled' && s.value === 200)).toBe(true);
   });
 
+  it('after a SIGKILL, the next start adopts the orphaned database server and stops it on exit', async () => {
+    const killed = await startServer();
+    const gone = new Promise((done) => killed.child.once('exit', done));
+    killed.child.kill('SIGKILL');
+    await gone;
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(true); // the server outlived herald
+    const next = await startServer();
+    expect((await call(next, firstKey, 'GET', '/wallet-as-a-service/wallets/all-assets')).status).toBe(200);
+    expect(await stop(next)).toBe(0);
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+  });
+
   it('runs operator commands with no server running, and migrate reports an up-to-date database', async () => {
     const out = await herald('customers', 'create', '--name', 'offline', '--no-mainnet');
     expect(out.stdout).toContain("created customer 'offline'");

@@ -3,6 +3,10 @@ import { createLogger, startApp } from '../app.ts';
 import type { Config } from '../config/config.ts';
 
 export async function serve(config: Config): Promise<void> {
+  // A reader that went away (herald serve | head) must not crash the server: output is best effort.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
   const logger = createLogger(config);
   const started = performance.now();
   const app = await startApp(config, logger);

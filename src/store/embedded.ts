@@ -72,20 +72,51 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Port and socket directory of a live server on this data directory, from postmaster.pid. */
-function runningServer(pgdata: string): { port: number; socketDir?: string } | undefined {
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Port, socket directory and pid of a live server on this data directory, from postmaster.pid. */
+function runningServer(pgdata: string): { pid: number; port: number; socketDir?: string } | undefined {
   const pidFile = join(pgdata, 'postmaster.pid');
   if (!existsSync(pidFile)) return undefined;
   const lines = readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || !Number.isInteger(port)) return undefined;
+  // A stale file of a crashed server is cleaned up by postgres itself when it starts.
+  return isAlive(pid) ? { pid, port, socketDir: lines[4]?.trim() || undefined } : undefined;
+}
+
+/**
+ * The herald process that started the server writes its pid here. A server whose starter is gone (it
+ * was killed, or crashed) is adopted by the next herald that finds it: that one stops it on exit.
+ */
+function ownerFile(root: string): string {
+  return join(root, 'postgres-owner.pid');
+}
+
+function ownerIsAlive(root: string): boolean {
   try {
-    process.kill(pid, 0);
-    return { port, socketDir: lines[4]?.trim() || undefined };
+    const pid = Number(readFileSync(ownerFile(root), 'utf8'));
+    return Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid);
   } catch {
-    return undefined; // stale file of a crashed server: postgres cleans it up when it starts
+    return false;
   }
+}
+
+async function stopByPid(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return;
+  }
+  while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
 }
 
 /**
@@ -157,7 +188,9 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
   if (running) {
     const url = connectionUrl(password, running.port, DATABASE_NAME, running.socketDir);
     await waitUntilReady(url, undefined, logFile);
-    return { url, owned: false, created: false, stop: async () => {} };
+    if (ownerIsAlive(root)) return { url, owned: false, created: false, stop: async () => {} };
+    writeFileSync(ownerFile(root), String(process.pid));
+    return { url, owned: true, created: false, stop: () => stopByPid(running.pid) };
   }
 
   const { postgres } = await loadBinaries();
@@ -172,6 +205,7 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
     { ...owner, stdio: ['ignore', logFd, logFd], detached: true },
   );
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  writeFileSync(ownerFile(root), String(process.pid));
   try {
     await waitUntilReady(connectionUrl(password, port, 'postgres', socketDir), child, logFile);
   } catch (error) {
