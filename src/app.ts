@@ -1,23 +1,33 @@
 /**
- * Composition root: wires config, logger, metrics, database and HTTP server. No logic of its own.
+ * Composition root: wires config, logger, metrics, database, the HTTP server (api role) and the
+ * delivery worker (delivery role). No logic of its own. Closing stops them in reverse order.
  */
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
 import type { Config } from './config/config.ts';
+import { CallbackSender } from './delivery/sender.ts';
+import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
 import { createMetrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
 import { CreditCharger } from './services/credits.ts';
+import { queueStats } from './store/callbacks.ts';
 import { listenForChanges } from './store/changes.ts';
 import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
 import { type OpenDatabase, openDatabase } from './store/open.ts';
 
 export interface RunningApp {
-  server: FastifyInstance;
+  /** The HTTP server, when this process has the api role. */
+  server?: FastifyInstance;
   database: OpenDatabase;
-  /** Base URL the server listens on. */
-  url: string;
+  /** Base URL the server listens on (api role). */
+  url?: string;
+  /** The delivery worker, when this process has the delivery role. */
+  worker?: DeliveryWorker;
   /** The API key made on the very first start, when there was one. */
   firstKey?: string;
   close(): Promise<void>;
@@ -38,50 +48,79 @@ async function bootstrapFirstCustomer(config: Config, database: OpenDatabase): P
   return (await createApiKey(database.db, customer.id, { label: 'first start' })).key;
 }
 
-export async function startApp(config: Config, logger: Logger = createLogger(config)): Promise<RunningApp> {
+/** The guarded HTTPS client shared by delivery, test callbacks and domain verification. */
+export function createSender(config: Config): CallbackSender {
+  const d = config.delivery;
+  return new CallbackSender({
+    timeoutMs: d.timeoutMs,
+    perDestination: d.perDestinationConcurrency,
+    allowNetworks: d.allowNetworks,
+    ca: d.caFile ? [...rootCertificates, readFileSync(d.caFile, 'utf8')] : undefined,
+    dnsServers: d.dnsServers,
+    responseBodyLimit: d.responseBodyLimit,
+    userAgent: `herald/${API_VERSION}`,
+  });
+}
+
+export async function startApp(config: Config, logger: Logger = createLogger(config), options: { clock?: Clock } = {}): Promise<RunningApp> {
   const metrics = createMetrics();
   const database = await openDatabase(config, { metrics, onError: (error) => logger.warn({ err: error }, 'idle database connection failed') });
   if (database.applied.length > 0) logger.info({ migrations: database.applied }, 'database migrations applied');
   metrics.setPoolSource(database.db.poolStats);
+  const stops: (() => Promise<void>)[] = [() => database.close()];
+  const closeAll = async () => {
+    for (const stop of stops.splice(0).reverse()) await stop();
+  };
   try {
     const firstKey = await bootstrapFirstCustomer(config, database);
     const access = new AccessCache(database.db);
+    const sender = createSender(config);
+    stops.push(() => sender.close());
+    const worker = config.roles.includes('delivery')
+      ? startDeliveryWorker({ db: database.db, sender, config, logger, metrics, clock: options.clock })
+      : undefined;
+    if (worker) {
+      stops.push(() => worker.stop());
+      metrics.setQueueSource(() => queueStats(database.db, new Date()));
+    }
     const changes = listenForChanges(database.url, {
       onChange: (change) => access.forgetCustomer(change.customerId),
+      onCallbacks: worker ? () => worker.wake() : undefined,
       onLive: (live) => access.setLive(live),
       onError: (error) => logger.warn({ err: error }, 'change listener lost its database connection; caches off until it is back'),
     });
-    const common = { config, db: database.db, logger, access, credits: new CreditCharger(database.db) };
-    const server = await buildServer(common, { logger, metrics });
-    await server.listen({ port: config.port, host: config.host });
-    const address = server.addresses()[0] as AddressInfo;
-    const url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
-    return {
-      server,
-      database,
-      url,
-      firstKey,
-      async close() {
-        // Fastify stops accepting and waits for requests in flight. Connections kept alive by clients
-        // become idle one by one as their last response is sent: close those as they appear. Past the
-        // grace period, cut the remaining ones so the database (and embedded server) still stop.
-        const sweep = setInterval(() => server.server.closeIdleConnections(), 50);
-        const grace = setTimeout(() => {
-          logger.error(`requests still in flight after ${config.shutdownGraceSeconds} s; closing their connections`);
-          server.server.closeAllConnections();
-        }, config.shutdownGraceSeconds * 1000);
-        try {
-          await server.close();
-        } finally {
-          clearInterval(sweep);
-          clearTimeout(grace);
-          await changes.close();
-          await database.close();
-        }
-      },
-    };
+    stops.push(() => changes.close());
+    const common = { config, db: database.db, logger, access, sender, credits: new CreditCharger(database.db) };
+    const server = config.roles.includes('api') ? await buildServer(common, { logger, metrics }) : undefined;
+    let url: string | undefined;
+    if (server) {
+      await server.listen({ port: config.port, host: config.host });
+      const address = server.addresses()[0] as AddressInfo;
+      url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
+      stops.push(() => closeServer(server, config, logger));
+    }
+    return { server, database, url, firstKey, worker, close: closeAll };
   } catch (error) {
-    await database.close();
+    await closeAll();
     throw error;
+  }
+}
+
+/**
+ * Fastify stops accepting and waits for requests in flight. Connections kept alive by clients become
+ * idle one by one as their last response is sent: close those as they appear. Past the grace period,
+ * cut the remaining ones so the rest of the program can still stop.
+ */
+async function closeServer(server: FastifyInstance, config: Config, logger: Logger): Promise<void> {
+  const sweep = setInterval(() => server.server.closeIdleConnections(), 50);
+  const grace = setTimeout(() => {
+    logger.error(`requests still in flight after ${config.shutdownGraceSeconds} s; closing their connections`);
+    server.server.closeAllConnections();
+  }, config.shutdownGraceSeconds * 1000);
+  try {
+    await server.close();
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(grace);
   }
 }

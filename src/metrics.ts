@@ -8,6 +8,10 @@ export interface Metrics {
   httpRequests: Counter<'method' | 'route' | 'status'>;
   httpDuration: Histogram<'method' | 'route'>;
   dbQueryDuration: Histogram<'query'>;
+  callbacksSent: Counter<'outcome'>;
+  callbackAttemptDuration: Histogram;
+  /** Called on each scrape for the callback queue gauges (due callbacks, age of the oldest). */
+  setQueueSource(source: () => Promise<{ due: number; oldestDueSeconds: number }>): void;
   /** Called on each scrape so pool gauges are current. */
   setPoolSource(source: () => { total: number; idle: number; waiting: number }): void;
 }
@@ -29,8 +33,47 @@ export function createMetrics(): Metrics {
   poolGauge('herald_db_pool_idle_connections', 'Idle connections in the database pool.', 'idle');
   poolGauge('herald_db_pool_waiting_requests', 'Queries waiting for a pool connection.', 'waiting');
 
+  let queueSource: (() => Promise<{ due: number; oldestDueSeconds: number }>) | undefined;
+  let queueRead: Promise<{ due: number; oldestDueSeconds: number }> | undefined;
+  // Both gauges share one query per scrape.
+  const readQueue = () => {
+    queueRead ??= (queueSource?.() ?? Promise.resolve({ due: 0, oldestDueSeconds: 0 })).finally(() => setTimeout(() => (queueRead = undefined), 100));
+    return queueRead;
+  };
+  new Gauge({
+    name: 'herald_callbacks_due',
+    help: 'Callbacks due now and not yet sent (queue depth).',
+    registers: [registry],
+    async collect() {
+      if (queueSource) this.set((await readQueue()).due);
+    },
+  });
+  new Gauge({
+    name: 'herald_callbacks_oldest_due_seconds',
+    help: 'How long the oldest due callback has been waiting.',
+    registers: [registry],
+    async collect() {
+      if (queueSource) this.set((await readQueue()).oldestDueSeconds);
+    },
+  });
+
   return {
     registry,
+    callbacksSent: new Counter({
+      name: 'herald_callbacks_sent_total',
+      help: 'Callback attempts by outcome: delivered, retry, gone (410), exhausted (last retry failed).',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    callbackAttemptDuration: new Histogram({
+      name: 'herald_callback_attempt_duration_seconds',
+      help: 'Time of one callback attempt, from connect to the end of the response read.',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    setQueueSource(source) {
+      queueSource = source;
+    },
     httpRequests: new Counter({
       name: 'herald_http_requests_total',
       help: 'HTTP requests answered, by route and status.',

@@ -17,6 +17,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Caller, Common } from '../services/context.ts';
 import { authenticate, RateLimiter } from './auth.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
+import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { subscriptionRoutes } from './routes/subscriptions.ts';
@@ -194,6 +195,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   subscriptionRoutes(app, common);
   walletRoutes(app, common);
   domainRoutes(app, common);
+  callbackRoutes(app, common);
   operationsRoutes(app, common, options.metrics);
   return app;
 }

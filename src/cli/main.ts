@@ -22,8 +22,8 @@ export function withStoreOptions(command: Command): Command {
     .addOption(new Option('--config <file>', 'JSON configuration file (default ./herald.config.json when present)'));
 }
 
-export function configFrom(options: { dataDir?: string; config?: string; port?: number; host?: string }) {
-  const overrides: ConfigOverrides = { dataDir: options.dataDir, configFile: options.config, port: options.port, host: options.host };
+export function configFrom(options: { dataDir?: string; config?: string; port?: number; host?: string; roles?: string[] }) {
+  const overrides: ConfigOverrides = { dataDir: options.dataDir, configFile: options.config, port: options.port, host: options.host, roles: options.roles };
   return loadConfig(overrides);
 }
 
@@ -42,7 +42,12 @@ withStoreOptions(
     .command('serve')
     .description('run the HTTP API (the README shows a first call)')
     .addOption(new Option('--port <port>', 'TCP port to listen on').argParser(integer('--port')).default(8080))
-    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1')),
+    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
+    .addOption(
+      new Option('--roles <roles>', 'what this process does, comma-separated: api (HTTP API), delivery (sends callbacks); default both').argParser((v) =>
+        v.split(',').map((r) => r.trim()),
+      ),
+    ),
 ).action(async (options) => {
   await serve(configFrom(options));
 });

@@ -24,8 +24,44 @@ const Costs = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const Delivery = Type.Object(
+  {
+    /** A receiver that has not answered completely within this time has failed the attempt. */
+    timeoutMs: Type.Integer({ minimum: 100, default: 5000 }),
+    /** Requests in flight to one destination (scheme, host, port) at most, per process. */
+    perDestinationConcurrency: Type.Integer({ minimum: 1, default: 16 }),
+    /** Callbacks claimed per query, and in flight per process at most. */
+    batchSize: Type.Integer({ minimum: 1, default: 200 }),
+    maxInFlight: Type.Integer({ minimum: 1, default: 512 }),
+    /** A claimed callback whose worker died is due again after this. */
+    leaseSeconds: Type.Integer({ minimum: 1, default: 60 }),
+    /** Look for due callbacks at least this often (new ones wake the worker at once). */
+    pollIntervalMs: Type.Integer({ minimum: 10, default: 1000 }),
+    retryScheduleSeconds: Type.Array(Type.Integer({ minimum: 1 }), { default: [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200] }),
+    retryJitter: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
+    maxRetryAfterSeconds: Type.Integer({ minimum: 1, default: 43200 }),
+    /** Networks (CIDR) callbacks may reach although not public, e.g. ["10.1.0.0/16"]. */
+    allowNetworks: Type.Array(Type.String(), { default: [] }),
+    /** PEM file of extra CA certificates trusted for callback and verification requests. */
+    caFile: Type.Optional(Type.String()),
+    /** DNS servers ("host:port") for callback destinations and TXT verification; default: the system's. */
+    dnsServers: Type.Array(Type.String(), { default: [] }),
+    /** Bytes of a receiver's response kept in the attempt log. */
+    responseBodyLimit: Type.Integer({ minimum: 0, default: 4096 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const ROLES = ['api', 'delivery'] as const;
+export type Role = (typeof ROLES)[number];
+
 export const ConfigSchema = Type.Object(
   {
+    /** What this process does; several processes on one database may split the roles. */
+    roles: Type.Array(Type.Union(ROLES.map((r) => Type.Literal(r))), { default: [...ROLES], minItems: 1 }),
+    delivery: Delivery,
+    /** Port of the https://{domain}/.well-known/... proof fetched to verify a callback domain (tests, proxies). */
+    domainVerificationPort: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
     host: Type.String({ default: '127.0.0.1' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
     dataDir: Type.String({ default: './data' }),
@@ -69,6 +105,7 @@ export interface ConfigOverrides {
   port?: number;
   dataDir?: string;
   databaseUrl?: string;
+  roles?: string[];
 }
 
 export class ConfigError extends Error {}
@@ -92,6 +129,19 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env.HERALD_LOG_LEVEL) out.logLevel = env.HERALD_LOG_LEVEL;
   if (env.HERALD_LOG_REQUESTS) out.logRequests = env.HERALD_LOG_REQUESTS === 'true' || env.HERALD_LOG_REQUESTS === '1';
   if (env.HERALD_DB_POOL_SIZE) out.databasePoolSize = Number(env.HERALD_DB_POOL_SIZE);
+  if (env.HERALD_ROLES) out.roles = env.HERALD_ROLES.split(',').map((r) => r.trim());
+  return out;
+}
+
+/** Delivery settings from the environment, merged into the file's delivery section. */
+function deliveryFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (env.HERALD_DELIVERY_ALLOW_NETWORKS !== undefined) {
+    out.allowNetworks = env.HERALD_DELIVERY_ALLOW_NETWORKS.split(',')
+      .map((n) => n.trim())
+      .filter(Boolean);
+  }
+  if (env.HERALD_DELIVERY_CA_FILE) out.caFile = env.HERALD_DELIVERY_CA_FILE;
   return out;
 }
 
@@ -105,6 +155,9 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
     ),
   );
   const merged = { ...file, ...fromEnvironment(env), ...flags };
+  const delivery = deliveryFromEnvironment(env);
+  if (Object.keys(delivery).length > 0) merged.delivery = { ...(file.delivery as Record<string, unknown> | undefined), ...delivery };
+  if (overrides.roles) merged.roles = overrides.roles;
   const withDefaults = Value.Default(ConfigSchema, Value.Clone(merged));
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   if (errors.length > 0) {

@@ -10,5 +10,6 @@ export const ENDPOINT_NAMES = [
   'activate-subscription',
   'wallets',
   'callback-domains',
+  'callbacks',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   resource_not_found: 404,
   already_exists: 409,
   callback_url_not_verified: 409,
+  domain_verification_failed: 409,
   missing_required_attributes: 409,
   invalid_data: 409,
   extra_body_attributes: 409,

@@ -3,6 +3,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
+import type { CallbackSender } from '../delivery/sender.ts';
 import type { KeyOwner } from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
 import type { AccessCache } from './access.ts';
@@ -14,6 +15,8 @@ export interface Common {
   logger: Logger;
   credits: CreditCharger;
   access: AccessCache;
+  /** The guarded HTTPS client (test callbacks, domain verification). */
+  sender: CallbackSender;
 }
 
 /** The authenticated caller of one request. */

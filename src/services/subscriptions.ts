@@ -7,6 +7,7 @@ import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { type Blockchain, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
+import { cancelPendingCallbacks } from '../store/callbacks.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import type { Subscription } from '../store/subscriptions.ts';
@@ -182,6 +183,7 @@ export async function deleteSubscription(common: Common, caller: Caller, blockch
   return await common.db.transaction('subscriptions:delete', async (tx) => {
     const deleted = await store.deleteSubscription(tx, customerId, blockchain, network, id);
     if (!deleted) throw notFound(`${blockchain} ${network} subscription`, id);
+    await cancelPendingCallbacks(tx, customerId, id);
     return { value: deleted, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.deleteSubscription))) };
   });
 }

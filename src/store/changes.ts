@@ -1,8 +1,10 @@
 /**
- * Listens for the database's change announcements (NOTIFY herald_changes, sent by triggers on keys,
- * plans and callback domains) on a connection of its own, and reconnects with backoff when it drops.
+ * Listens for the database's announcements on a connection of its own, and reconnects with backoff
+ * when it drops: changes to keys, plans and callback domains (NOTIFY herald_changes, from triggers) and
+ * newly enqueued callbacks (NOTIFY herald_callbacks, which wakes the delivery worker).
  */
 import pg from 'pg';
+import { CALLBACKS_CHANNEL } from './callbacks.ts';
 
 export interface Change {
   table: string;
@@ -15,7 +17,7 @@ export interface ChangeListener {
 
 export function listenForChanges(
   url: string,
-  handlers: { onChange(change: Change): void; onLive(live: boolean): void; onError(error: Error): void },
+  handlers: { onChange(change: Change): void; onCallbacks?(): void; onLive(live: boolean): void; onError(error: Error): void },
 ): ChangeListener {
   let client: pg.Client | undefined;
   let closed = false;
@@ -26,6 +28,7 @@ export function listenForChanges(
     const next = new pg.Client({ connectionString: url });
     client = next;
     next.on('notification', (message) => {
+      if (message.channel === CALLBACKS_CHANNEL) return handlers.onCallbacks?.();
       try {
         const change = JSON.parse(message.payload ?? '') as Change;
         handlers.onChange({ table: String(change.table), customerId: String(change.customerId) });
@@ -38,8 +41,10 @@ export function listenForChanges(
     try {
       await next.connect();
       await next.query('LISTEN herald_changes');
+      if (handlers.onCallbacks) await next.query(`LISTEN ${CALLBACKS_CHANNEL}`);
       retryMs = 250;
       handlers.onLive(true);
+      handlers.onCallbacks?.(); // anything enqueued while we were not listening
     } catch (error) {
       lost(error as Error);
     }

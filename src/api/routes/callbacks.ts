@@ -1,0 +1,114 @@
+/** The callback log and tools (extension): list, resend, test. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import * as service from '../../services/callbacks.ts';
+import type { Common } from '../../services/context.ts';
+import { sendData } from '../envelope.ts';
+import { ContextQuery, envelope, PageQuery, page } from '../schemas.ts';
+
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+const Attempt = Type.Object({
+  attempt: Type.Integer(),
+  timestamp: Type.Integer({ description: 'When the attempt started (Unix seconds).' }),
+  durationMs: Type.Integer(),
+  httpStatus: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.Object({ class: Type.String(), message: Type.String() }), Type.Null()]),
+});
+const CallbackItem = Type.Object({
+  callbackId: Type.String(),
+  idempotencyKey: Type.String(),
+  event: Type.String(),
+  status: Type.String({ description: 'pending, delivered, failed or cancelled' }),
+  outcome: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed or was cancelled, e.g. callback_url_gone.' }),
+  createdTimestamp: Type.Integer(),
+  nextAttemptTimestamp: Type.Union([Type.Integer(), Type.Null()]),
+  attempts: Type.Array(Attempt),
+});
+
+export function callbackRoutes(app: FastifyInstance, common: Common): void {
+  app.get<{ Params: { referenceId: string }; Querystring: { limit: number; offset: number } }>(
+    '/blockchain-events/subscriptions/:referenceId/callbacks',
+    {
+      config: { endpoint: 'callbacks' },
+      schema: {
+        tags: ['callbacks'],
+        summary: "A subscription's callbacks, oldest first, with every attempt",
+        params: Type.Object({ referenceId: Type.String({ maxLength: 100 }) }),
+        querystring: PageQuery,
+        response: { 200: envelope(page(CallbackItem)) },
+      },
+    },
+    async (request, reply) => {
+      const { limit, offset } = request.query;
+      const result = await service.listCallbacks(common, request.caller, request.params.referenceId, { limit, offset });
+      const items = result.value.items.map((c) => ({
+        callbackId: c.id,
+        idempotencyKey: c.idempotencyKey,
+        event: c.eventType,
+        status: c.status,
+        outcome: c.outcome,
+        createdTimestamp: seconds(c.createdAt),
+        nextAttemptTimestamp: c.status === 'pending' ? seconds(c.nextAttemptAt) : null,
+        attempts: c.attempts.map((a) => ({
+          attempt: a.attempt,
+          timestamp: seconds(a.startedAt),
+          durationMs: a.durationMs,
+          httpStatus: a.httpStatus,
+          error: a.errorClass ? { class: a.errorClass, message: a.errorMessage ?? '' } : null,
+        })),
+      }));
+      return sendData(request, reply, 200, { limit, offset, total: result.value.total, items }, result);
+    },
+  );
+
+  app.post<{ Params: { callbackId: string } }>(
+    '/blockchain-events/callbacks/:callbackId/resend',
+    {
+      config: { endpoint: 'callbacks' },
+      schema: {
+        tags: ['callbacks'],
+        summary: 'Queue a delivered or failed callback again, same body and idempotencyKey',
+        params: Type.Object({ callbackId: Type.String({ maxLength: 100 }) }),
+        querystring: ContextQuery,
+        response: { 201: envelope(Type.Object({ item: Type.Object({ callbackId: Type.String(), status: Type.String() }) })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.resendCallback(common, request.caller, request.params.callbackId);
+      return sendData(request, reply, 201, { item: result.value }, result);
+    },
+  );
+
+  app.post<{ Params: { referenceId: string } }>(
+    '/blockchain-events/subscriptions/:referenceId/test-callback',
+    {
+      config: { endpoint: 'callbacks' },
+      schema: {
+        tags: ['callbacks'],
+        summary: 'Send an example callback of the subscription now (header x-callback-test: true) and report the answer',
+        params: Type.Object({ referenceId: Type.String({ maxLength: 100 }) }),
+        querystring: ContextQuery,
+        response: {
+          200: envelope(
+            Type.Object({
+              item: Type.Object({
+                idempotencyKey: Type.String(),
+                delivered: Type.Boolean(),
+                httpStatus: Type.Union([Type.Integer(), Type.Null()]),
+                durationMs: Type.Integer(),
+                errorClass: Type.Union([Type.String(), Type.Null()]),
+                errorMessage: Type.Union([Type.String(), Type.Null()]),
+                responseBody: Type.Union([Type.String(), Type.Null()]),
+              }),
+            }),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.sendTestCallback(common, request.caller, request.params.referenceId);
+      return sendData(request, reply, 200, { item: result.value }, result);
+    },
+  );
+}

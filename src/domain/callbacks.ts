@@ -1,0 +1,20 @@
+/**
+ * The callback payload of the contract (section 4), built once into the exact text that is POSTed and
+ * signed. Producers (chain following) and test callbacks both use this.
+ */
+import type { EventType } from './chains.ts';
+
+export interface CallbackTarget {
+  id: string;
+  eventType: EventType;
+  apiVersion: string;
+}
+
+export function callbackBody(subscription: CallbackTarget, idempotencyKey: string, item: Record<string, unknown>): string {
+  return JSON.stringify({
+    apiVersion: subscription.apiVersion,
+    referenceId: subscription.id,
+    idempotencyKey,
+    data: { product: 'BLOCKCHAIN_EVENTS', event: subscription.eventType, item },
+  });
+}

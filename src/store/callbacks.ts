@@ -1,0 +1,321 @@
+/**
+ * The callback outbox and its attempt log. Producers enqueue inside their own transaction; delivery
+ * workers claim due callbacks (FOR UPDATE SKIP LOCKED, then a lease: next_attempt_at moves forward),
+ * send outside any transaction, and record outcomes in batches.
+ */
+import type { EventType } from '../domain/chains.ts';
+import type { Db, Queryable } from './db.ts';
+
+export const CALLBACKS_CHANNEL = 'herald_callbacks';
+
+export interface NewCallback {
+  id: string;
+  customerId: string;
+  subscriptionId: string;
+  eventType: EventType;
+  idempotencyKey: string;
+  body: string;
+  callbackUrl: string;
+}
+
+/** scheme://host:port of a URL: callbacks to one destination share its concurrency cap. */
+export function destinationOf(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.hostname}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`;
+}
+
+/**
+ * Adds callbacks to the outbox in the caller's transaction, due at `now`; one already there (same
+ * subscription and idempotencyKey) is left alone. Workers are woken when the transaction commits.
+ */
+export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date = new Date()): Promise<number> {
+  if (callbacks.length === 0) return 0;
+  const rows = await tx.query(
+    'callbacks:enqueue',
+    `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, next_attempt_at)
+     SELECT *, $9::timestamptz FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+     ON CONFLICT (subscription_id, idempotency_key) DO NOTHING
+     RETURNING id`,
+    [
+      callbacks.map((c) => c.id),
+      callbacks.map((c) => c.customerId),
+      callbacks.map((c) => c.subscriptionId),
+      callbacks.map((c) => c.eventType),
+      callbacks.map((c) => c.idempotencyKey),
+      callbacks.map((c) => c.body),
+      callbacks.map((c) => c.callbackUrl),
+      callbacks.map((c) => destinationOf(c.callbackUrl)),
+      now,
+    ],
+  );
+  await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
+  return rows.length;
+}
+
+export interface ClaimedCallback {
+  id: string;
+  customerId: string;
+  subscriptionId: string;
+  eventType: EventType;
+  idempotencyKey: string;
+  body: string;
+  callbackUrl: string;
+  destination: string;
+  /** Attempts before this one. */
+  attempts: number;
+  /** Attempts of the current series before this one (the retry schedule counts these). */
+  seriesAttempts: number;
+  secret: string | null;
+  /** The callback URL's host is (still) a verified domain of the customer. */
+  domainVerified: boolean;
+}
+
+interface ClaimRow {
+  id: string;
+  customer_id: string;
+  subscription_id: string;
+  event_type: EventType;
+  idempotency_key: string;
+  body: string;
+  callback_url: string;
+  destination: string;
+  attempts: number;
+  series_start: number;
+  secret: string | null;
+  domain_verified: boolean;
+}
+
+/**
+ * Claims up to `limit` due callbacks of active subscriptions, oldest due first, skipping rows other
+ * workers hold and destinations in `skipDestinations` (those already at their concurrency cap here).
+ * The claim is a lease: the rows are due again at now + leaseMs unless an outcome is recorded first.
+ */
+export async function claimDueCallbacks(
+  db: Db,
+  options: { now: Date; limit: number; leaseMs: number; skipDestinations: string[] },
+): Promise<ClaimedCallback[]> {
+  const rows = await db.query<ClaimRow>(
+    'callbacks:claim',
+    `WITH due AS (
+       SELECT c.id FROM callbacks c
+       WHERE c.status = 'pending' AND c.next_attempt_at <= $1 AND c.destination <> ALL ($4::text[])
+         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)
+       ORDER BY c.next_attempt_at LIMIT $2 FOR UPDATE OF c SKIP LOCKED)
+     UPDATE callbacks c SET next_attempt_at = $1::timestamptz + $3 * interval '1 millisecond'
+     FROM due, subscriptions s
+     WHERE c.id = due.id AND s.id = c.subscription_id
+     RETURNING c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
+       c.attempts, c.series_start, s.callback_secret_key AS secret,
+       EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified`,
+    [options.now, options.limit, options.leaseMs, options.skipDestinations],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    customerId: r.customer_id,
+    subscriptionId: r.subscription_id,
+    eventType: r.event_type,
+    idempotencyKey: r.idempotency_key,
+    body: r.body,
+    callbackUrl: r.callback_url,
+    destination: r.destination,
+    attempts: r.attempts,
+    seriesAttempts: r.attempts - r.series_start,
+    secret: r.secret,
+    domainVerified: r.domain_verified,
+  }));
+}
+
+export type ErrorClass = 'timeout' | 'connection_refused' | 'connection_reset' | 'tls' | 'dns' | 'refused_destination' | 'bad_status';
+
+/** What one attempt did, and what becomes of the callback. */
+export interface AttemptOutcome {
+  callbackId: string;
+  startedAt: Date;
+  durationMs: number;
+  httpStatus: number | null;
+  errorClass: ErrorClass | null;
+  errorMessage: string | null;
+  responseBody: string | null;
+  /** delivered; retry at nextAttemptAt; gone (410: stop, deactivate); exhausted (no retry left). */
+  result: 'delivered' | 'retry' | 'gone' | 'exhausted';
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Records a batch of outcomes in one transaction: the attempts, the callbacks' new state, and the
+ * deactivations (410: the callback's subscription, `callback_url_gone`; retries exhausted: every active
+ * subscription of the customer with the same event type and callbackUrl,
+ * `maximum_retry_attempts_reached`). A callback cancelled meanwhile (its subscription was deleted)
+ * keeps its state; the attempt is still logged.
+ */
+export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): Promise<void> {
+  if (outcomes.length === 0) return;
+  const status = (o: AttemptOutcome) => (o.result === 'delivered' ? 'delivered' : o.result === 'retry' ? 'pending' : 'failed');
+  const ending = (o: AttemptOutcome) => (o.result === 'gone' ? 'callback_url_gone' : o.result === 'exhausted' ? 'maximum_retry_attempts_reached' : null);
+  await db.transaction('callbacks:record', async (tx) => {
+    await tx.query(
+      'callbacks:record-outcomes',
+      `WITH o AS (
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])
+           AS o(id, status, next_at, outcome, started_at, duration_ms, http_status, error_class, error_message, response_body)),
+       updated AS (
+         UPDATE callbacks c SET
+           attempts = c.attempts + 1,
+           status = CASE WHEN c.status = 'pending' THEN o.status ELSE c.status END,
+           next_attempt_at = CASE WHEN c.status = 'pending' AND o.status = 'pending' THEN o.next_at ELSE c.next_attempt_at END,
+           finished_at = CASE WHEN c.status = 'pending' AND o.status <> 'pending' THEN $11::timestamptz ELSE c.finished_at END,
+           outcome = CASE WHEN c.status = 'pending' THEN o.outcome ELSE c.outcome END
+         FROM o WHERE c.id = o.id
+         RETURNING c.id, c.attempts)
+       INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status, error_class, error_message, response_body)
+       SELECT o.id, u.attempts, o.started_at, o.duration_ms, o.http_status, o.error_class, o.error_message, o.response_body
+       FROM o JOIN updated u ON u.id = o.id`,
+      [
+        outcomes.map((o) => o.callbackId),
+        outcomes.map(status),
+        outcomes.map((o) => o.nextAttemptAt),
+        outcomes.map(ending),
+        outcomes.map((o) => o.startedAt),
+        outcomes.map((o) => Math.round(o.durationMs)),
+        outcomes.map((o) => o.httpStatus),
+        outcomes.map((o) => o.errorClass),
+        outcomes.map((o) => o.errorMessage),
+        outcomes.map((o) => o.responseBody),
+        now,
+      ],
+    );
+    const ended = outcomes.filter((o) => o.result === 'gone' || o.result === 'exhausted');
+    if (ended.length > 0) {
+      await tx.query(
+        'callbacks:deactivate',
+        `WITH ended AS (
+           SELECT c.customer_id, c.subscription_id, c.event_type, c.callback_url, o.reason
+           FROM unnest($1::uuid[], $2::text[]) AS o(id, reason) JOIN callbacks c ON c.id = o.id)
+         UPDATE subscriptions s SET is_active = false,
+           deactivation_reasons = s.deactivation_reasons || jsonb_build_array(jsonb_build_object('reason', e.reason, 'timestamp', $3::bigint))
+         FROM ended e
+         WHERE s.is_active AND (
+           (e.reason = 'callback_url_gone' AND s.id = e.subscription_id) OR
+           (e.reason = 'maximum_retry_attempts_reached' AND s.customer_id = e.customer_id AND s.event_type = e.event_type AND s.callback_url = e.callback_url))`,
+        [ended.map((o) => o.callbackId), ended.map(ending), Math.floor(now.getTime() / 1000)],
+      );
+    }
+  });
+}
+
+/** Cancels a subscription's callbacks not yet delivered (its deletion, in the same transaction). */
+export async function cancelPendingCallbacks(tx: Queryable, customerId: string, subscriptionId: string, now: Date = new Date()): Promise<number> {
+  const rows = await tx.query(
+    'callbacks:cancel',
+    `UPDATE callbacks SET status = 'cancelled', outcome = 'subscription_deleted', finished_at = $3
+     WHERE customer_id = $1 AND subscription_id = $2 AND status = 'pending' RETURNING id`,
+    [customerId, subscriptionId, now],
+  );
+  return rows.length;
+}
+
+/** Puts a delivered or failed callback back in the queue, due now, same body and idempotencyKey; a new retry series. */
+export async function requeueCallback(
+  q: Queryable,
+  customerId: string,
+  callbackId: string,
+  now: Date,
+): Promise<'queued' | 'not-found' | 'pending' | 'cancelled'> {
+  const [row] = await q.query<{ previous: string }>(
+    'callbacks:requeue',
+    `WITH previous AS (SELECT status FROM callbacks WHERE customer_id = $1 AND id = $2 FOR UPDATE)
+     UPDATE callbacks c SET status = CASE WHEN p.status IN ('delivered', 'failed') THEN 'pending' ELSE c.status END,
+       next_attempt_at = CASE WHEN p.status IN ('delivered', 'failed') THEN $3 ELSE c.next_attempt_at END,
+       series_start = CASE WHEN p.status IN ('delivered', 'failed') THEN c.attempts ELSE c.series_start END,
+       finished_at = CASE WHEN p.status IN ('delivered', 'failed') THEN NULL ELSE c.finished_at END,
+       outcome = CASE WHEN p.status IN ('delivered', 'failed') THEN NULL ELSE c.outcome END
+     FROM previous p WHERE c.customer_id = $1 AND c.id = $2
+     RETURNING p.status AS previous`,
+    [customerId, callbackId, now],
+  );
+  if (!row) return 'not-found';
+  if (row.previous === 'pending' || row.previous === 'cancelled') return row.previous;
+  await q.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
+  return 'queued';
+}
+
+export interface CallbackLogEntry {
+  id: string;
+  idempotencyKey: string;
+  eventType: EventType;
+  status: string;
+  outcome: string | null;
+  createdAt: Date;
+  nextAttemptAt: Date;
+  attempts: { attempt: number; startedAt: Date; durationMs: number; httpStatus: number | null; errorClass: string | null; errorMessage: string | null }[];
+}
+
+/** A subscription's callbacks, oldest first, each with its attempts. */
+export async function listCallbacks(
+  q: Queryable,
+  customerId: string,
+  subscriptionId: string,
+  page: { limit: number; offset: number },
+): Promise<{ total: number; items: CallbackLogEntry[] }> {
+  const [rows, counts] = await Promise.all([
+    q.query<{
+      id: string;
+      idempotency_key: string;
+      event_type: EventType;
+      status: string;
+      outcome: string | null;
+      created_at: Date;
+      next_attempt_at: Date;
+      attempts: {
+        attempt: number;
+        started_at: string;
+        duration_ms: number;
+        http_status: number | null;
+        error_class: string | null;
+        error_message: string | null;
+      }[];
+    }>(
+      'callbacks:log',
+      `SELECT c.id, c.idempotency_key, c.event_type, c.status, c.outcome, c.created_at, c.next_attempt_at,
+         coalesce((SELECT json_agg(a ORDER BY a.attempt) FROM (
+           SELECT attempt, started_at, duration_ms, http_status, error_class, error_message FROM callback_attempts WHERE callback_id = c.id) a), '[]') AS attempts
+       FROM callbacks c WHERE c.customer_id = $1 AND c.subscription_id = $2
+       ORDER BY c.created_at, c.id LIMIT $3 OFFSET $4`,
+      [customerId, subscriptionId, page.limit, page.offset],
+    ),
+    q.query<{ n: number }>('callbacks:log-count', 'SELECT count(*)::int AS n FROM callbacks WHERE customer_id = $1 AND subscription_id = $2', [
+      customerId,
+      subscriptionId,
+    ]),
+  ]);
+  return {
+    total: counts[0]?.n ?? 0,
+    items: rows.map((r) => ({
+      id: r.id,
+      idempotencyKey: r.idempotency_key,
+      eventType: r.event_type,
+      status: r.status,
+      outcome: r.outcome,
+      createdAt: r.created_at,
+      nextAttemptAt: r.next_attempt_at,
+      attempts: r.attempts.map((a) => ({
+        attempt: a.attempt,
+        startedAt: new Date(a.started_at),
+        durationMs: a.duration_ms,
+        httpStatus: a.http_status,
+        errorClass: a.error_class,
+        errorMessage: a.error_message,
+      })),
+    })),
+  };
+}
+
+/** Queue depth and the age of the oldest due callback, for /metrics. */
+export async function queueStats(q: Queryable, now: Date): Promise<{ due: number; oldestDueSeconds: number }> {
+  const [row] = await q.query<{ due: number; oldest: Date | null }>(
+    'callbacks:queue-stats',
+    `SELECT count(*)::int AS due, min(next_attempt_at) AS oldest FROM callbacks WHERE status = 'pending' AND next_attempt_at <= $1`,
+    [now],
+  );
+  return { due: row?.due ?? 0, oldestDueSeconds: row?.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0 };
+}
