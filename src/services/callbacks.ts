@@ -2,20 +2,20 @@
  * The callback log and tools (extension): list a subscription's callbacks with their attempts, resend
  * one, and send a test callback now.
  */
+
 import { randomBytes } from 'node:crypto';
 import { prepareHeaders } from '../delivery/worker.ts';
 import { callbackBody } from '../domain/callbacks.ts';
 import { CHAINS } from '../domain/chains.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
 import * as store from '../store/callbacks.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import { getSubscription } from '../store/subscriptions.ts';
 import type { Caller, Common } from './context.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function ownSubscription(common: Common, caller: Caller, id: string): Promise<Subscription> {
-  const found = UUID.test(id) ? await getSubscription(common.db, caller.owner.customerId, id) : undefined;
+  const found = isUuid(id) ? await getSubscription(common.db, caller.owner.customerId, id) : undefined;
   if (!found) throw notFound('subscription', id);
   return found;
 }
@@ -30,7 +30,7 @@ export async function listCallbacks(common: Common, caller: Caller, subscription
 }
 
 export async function resendCallback(common: Common, caller: Caller, callbackId: string) {
-  if (!UUID.test(callbackId)) throw notFound('callback', callbackId);
+  if (!isUuid(callbackId)) throw notFound('callback', callbackId);
   const state = await store.requeueCallback(common.db, caller.owner.customerId, callbackId, new Date());
   if (state === 'not-found') throw notFound('callback', callbackId);
   if (state === 'pending') throw new ApiError('already_exists', 'This callback is still queued; it will be sent (again) by itself.');

@@ -2,11 +2,13 @@
  * Subscription use cases: create (three endpoints), list, get, delete, activate. Each charges its
  * credits in the same transaction as its write, so an error never costs anything.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { type Blockchain, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
@@ -30,8 +32,6 @@ const CREATE_COST: Record<EventType, CostName> = {
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED: 'addressTokensTransactionsConfirmed',
   CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'internalTransactionsForSpecificAmount',
 };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Parses the callback URL: https only, a host name, no credentials in it. */
 export function parseCallbackUrl(value: string): { host: string } | { error: string } {
@@ -161,7 +161,7 @@ export async function createSubscription(
 }
 
 function assertUuid(id: string): void {
-  if (!UUID.test(id)) throw notFound('subscription', id);
+  if (!isUuid(id)) throw notFound('subscription', id);
 }
 
 export async function listSubscriptions(common: Common, caller: Caller, blockchain: Blockchain, network: Network, page: { limit: number; offset: number }) {

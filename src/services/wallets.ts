@@ -2,19 +2,19 @@
  * Watch-only wallets (contract section 6) and the all-assets listing (endpoint 4). Balances come from
  * the ledger rows that chain following keeps; an address added now shows zero totals until then.
  */
+
 import { randomUUID } from 'node:crypto';
 import { validateAddress } from '../domain/addresses.ts';
 import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
 import { ApiError, invalidData, notFound, truncate } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
 import * as store from '../store/wallets.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
 import { assertMainnetAllowed } from './subscriptions.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 async function ownWallet(common: Common, caller: Caller, walletId: string): Promise<store.Wallet> {
-  const wallet = UUID.test(walletId) ? await store.getWallet(common.db, caller.owner.customerId, walletId) : undefined;
+  const wallet = isUuid(walletId) ? await store.getWallet(common.db, caller.owner.customerId, walletId) : undefined;
   if (!wallet) throw notFound('wallet', walletId);
   return wallet;
 }
