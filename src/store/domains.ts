@@ -60,6 +60,35 @@ export async function upsertDomain(q: Queryable, customerId: string, domain: str
   return toDomain(row as DomainRow);
 }
 
+export async function getDomain(q: Queryable, customerId: string, domain: string): Promise<CallbackDomain | undefined> {
+  const [row] = await q.query<DomainRow>('domains:get', 'SELECT * FROM callback_domains WHERE customer_id = $1 AND domain = $2', [customerId, domain]);
+  return row ? toDomain(row) : undefined;
+}
+
+/**
+ * Marks a registered domain verified by `verifiedBy` ('https-file', 'dns-txt', ...), provided it still
+ * has the token that was proven (a domain removed and registered again meanwhile has a new one). One
+ * verified before keeps its first time and method. Undefined when no such registration exists.
+ */
+export async function markVerified(
+  q: Queryable,
+  customerId: string,
+  domain: string,
+  verificationToken: string,
+  verifiedBy: string,
+): Promise<CallbackDomain | undefined> {
+  const [row] = await q.query<DomainRow>(
+    'domains:mark-verified',
+    `UPDATE callback_domains SET
+       verified_at = coalesce(verified_at, now()),
+       verified_by = CASE WHEN verified_at IS NULL THEN $4 ELSE verified_by END
+     WHERE customer_id = $1 AND domain = $2 AND verification_token = $3
+     RETURNING *`,
+    [customerId, domain, verificationToken, verifiedBy],
+  );
+  return row ? toDomain(row) : undefined;
+}
+
 export async function listDomains(
   q: Queryable,
   customerId: string,
