@@ -7,6 +7,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { type RunningApp, startApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config/config.ts';
+import type { Clock } from '../src/delivery/worker.ts';
 import { createApiKey, createCustomer, type Plan } from '../src/store/customers.ts';
 import { upsertDomain } from '../src/store/domains.ts';
 
@@ -45,7 +46,8 @@ export interface TestResponse {
   text: string;
 }
 
-export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+/** options.clock: the delivery worker's clock (tests move it instead of waiting for retry delays). */
+export async function startTestApp(overrides: Partial<Config> = {}, options: { clock?: Clock } = {}): Promise<TestApp> {
   const databaseUrl = await createTestDatabase();
   const config = {
     ...loadConfig({ databaseUrl, port: 0 }, {}),
@@ -53,11 +55,11 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     databasePoolSize: 10,
     ...overrides,
   };
-  const app = await startApp(config);
+  const app = await startApp(config, undefined, { clock: options.clock });
   let n = 0;
   const testApp: TestApp = {
     app,
-    url: app.url,
+    url: app.url as string,
     config,
     async customer(options = {}) {
       const name = options.name ?? `customer-${++n}-${randomBytes(3).toString('hex')}`;
@@ -75,7 +77,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
         body = JSON.stringify(options.body);
         headers['content-type'] ??= 'application/json';
       }
-      const response = await fetch(`${app.url}${path}`, { method, headers, body });
+      const response = await fetch(`${testApp.url}${path}`, { method, headers, body });
       const text = await response.text();
       let parsed: unknown;
       try {

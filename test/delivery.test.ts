@@ -1,0 +1,652 @@
+/**
+ * Callback delivery end to end (contract section 4, "Signing" and "Delivery"): a real herald with its
+ * delivery worker, a real HTTPS receiver with a CA of its own, and a manual clock. Retry delays are
+ * crossed by moving the clock and waking the worker, never by waiting for them.
+ *
+ * Each test gets its own receiver(s) and customer; subscriptions made in a test are deleted after it,
+ * so that callbacks still pending cannot be retried in a later test when the clock moves on.
+ */
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import type { Clock } from '../src/delivery/worker.ts';
+import { callbackBody } from '../src/domain/callbacks.ts';
+import type { EventType } from '../src/domain/chains.ts';
+import { enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
+import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { type Behaviour, type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, type TestCa, writeCaFile } from './support/tls.ts';
+
+const SECOND = 1000;
+const HOUR = 3600 * SECOND;
+const API_VERSION = '2021-03-20';
+/** The contract's schedule: 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, each +-20 %. */
+const SCHEDULE_SECONDS = [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200];
+const JITTER = 0.2;
+const TIMEOUT_MS = 500;
+
+/** A clock that stands still until the test moves it. */
+class ManualClock implements Clock {
+  #ms = Date.now();
+  now(): Date {
+    return new Date(this.#ms);
+  }
+  get ms(): number {
+    return this.#ms;
+  }
+  /** Moves to `ms` (never backwards). */
+  set(ms: number): void {
+    if (ms < this.#ms) throw new Error(`the test clock cannot go back from ${this.#ms} to ${ms}`);
+    this.#ms = ms;
+  }
+  advance(ms: number): void {
+    this.set(this.#ms + ms);
+  }
+}
+
+const clock = new ManualClock();
+let ca: TestCa;
+let t: TestApp;
+
+beforeAll(async () => {
+  ca = await createTestCa();
+  t = await startTestApp(
+    {
+      delivery: {
+        ...loadConfig({}, {}).delivery,
+        allowNetworks: ['127.0.0.1/32', '::1/128'],
+        caFile: writeCaFile(ca.caPem),
+        timeoutMs: TIMEOUT_MS,
+        pollIntervalMs: 20,
+        perDestinationConcurrency: 2,
+      },
+    },
+    { clock },
+  );
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+// --- per-test resources --------------------------------------------------------------------------
+
+const receivers: Receiver[] = [];
+const created: { key: string; id: string }[] = [];
+
+afterEach(async () => {
+  for (const s of created.splice(0)) {
+    await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${s.id}`, { key: s.key });
+  }
+  await worker().settled();
+  for (const r of receivers.splice(0)) await r.close();
+});
+
+function worker() {
+  const w = t.app.worker;
+  if (!w) throw new Error('the test app has no delivery worker');
+  return w;
+}
+
+/** A receiver (its own destination) with a certificate from the CA the app trusts. */
+async function receiver(defaultBehaviour?: Behaviour): Promise<Receiver> {
+  const r = await startReceiver({ ca });
+  receivers.push(r);
+  if (defaultBehaviour) r.setDefault(defaultBehaviour);
+  return r;
+}
+
+function customer(): Promise<TestCustomer> {
+  return t.customer({ domains: ['localhost'] });
+}
+
+const status = (code: number, headers?: Record<string, string>): Behaviour => ({ kind: 'status', status: code, headers });
+
+interface Sub {
+  referenceId: string;
+  callbackUrl: string;
+  eventType: EventType;
+  transactionId?: string;
+  address?: string;
+}
+
+async function subscribe(
+  c: TestCustomer,
+  callbackUrl: string,
+  options: { secret?: string; event?: 'transaction-mined' | 'address-tokens-transactions-confirmed' } = {},
+): Promise<Sub> {
+  const event = options.event ?? 'transaction-mined';
+  const target = event === 'transaction-mined' ? { transactionId: `0x${randomBytes(32).toString('hex')}` } : { address: SAMPLE.evmAddress };
+  const item = { ...target, callbackUrl, ...(options.secret !== undefined && { callbackSecretKey: options.secret }) };
+  const res = await t.request('POST', `/blockchain-events/ethereum/goerli/subscriptions/${event}`, { key: c.key, body: { data: { item } } });
+  expect(res.status, res.text).toBe(event === 'transaction-mined' ? 200 : 201);
+  const s = res.body.data.item as Sub;
+  created.push({ key: c.key, id: s.referenceId });
+  return s;
+}
+
+interface Queued {
+  id: string;
+  key: string;
+  body: string;
+}
+
+/** Queues a callback of `s` as chain following would (inside a transaction), due at `due` (default: the clock's now). */
+async function enqueue(c: TestCustomer, s: Sub, item: Record<string, unknown> = { n: 1 }, due: Date = clock.now()): Promise<Queued> {
+  const key = randomBytes(32).toString('hex');
+  const body = callbackBody({ id: s.referenceId, eventType: s.eventType, apiVersion: API_VERSION }, key, item);
+  const id = randomUUID();
+  await t.app.database.db.transaction('test:enqueue', (tx) =>
+    enqueueCallbacks(
+      tx,
+      [{ id, customerId: c.id, subscriptionId: s.referenceId, eventType: s.eventType, idempotencyKey: key, body, callbackUrl: s.callbackUrl }],
+      due,
+    ),
+  );
+  return { id, key, body };
+}
+
+interface LogAttempt {
+  attempt: number;
+  timestamp: number;
+  durationMs: number;
+  httpStatus: number | null;
+  error: { class: string; message: string } | null;
+}
+interface LogEntry {
+  callbackId: string;
+  idempotencyKey: string;
+  event: string;
+  status: string;
+  outcome: string | null;
+  createdTimestamp: number;
+  nextAttemptTimestamp: number | null;
+  attempts: LogAttempt[];
+}
+
+/** The callback log of a subscription (the API's view). */
+async function callbackLog(c: TestCustomer, s: Sub): Promise<LogEntry[]> {
+  const res = await t.request('GET', `/blockchain-events/subscriptions/${s.referenceId}/callbacks`, { key: c.key });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data.items as LogEntry[];
+}
+
+async function entryOf(c: TestCustomer, s: Sub, callbackId: string): Promise<LogEntry> {
+  const entry = (await callbackLog(c, s)).find((e) => e.callbackId === callbackId);
+  if (!entry) throw new Error(`callback ${callbackId} is not in the log of subscription ${s.referenceId}`);
+  return entry;
+}
+
+async function getSubscription(c: TestCustomer, s: Sub) {
+  const res = await t.request('GET', `/blockchain-events/subscriptions/${s.referenceId}`, { key: c.key });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data.item as { isActive: boolean; deactivationReasons?: { reason: string; timestamp: number }[] };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits for `count` requests at `r`, then for the worker to record what it made of them. */
+async function arrived(r: Receiver, count: number): Promise<ReceivedRequest[]> {
+  const got = await r.waitFor(count);
+  await worker().settled();
+  return got;
+}
+
+/**
+ * Moves the clock, wakes the worker and gives it a few poll intervals (real time: only the worker's
+ * claim query is waited for, never a retry delay) to claim whatever is due; then waits for it to settle.
+ */
+async function moveClockTo(ms: number): Promise<void> {
+  clock.set(ms);
+  worker().wake();
+  await sleep(150);
+  await worker().settled();
+}
+
+/**
+ * The attempt just made (at the clock's present time) failed: the next is not made before delay x 0.8
+ * and is made by delay x 1.2. Leaves the clock where the next attempt was made.
+ */
+async function expectRetryWithin(r: Receiver, delaySeconds: number): Promise<void> {
+  const last = clock.ms;
+  const before = r.received.length;
+  await moveClockTo(last + delaySeconds * (1 - JITTER) * SECOND - SECOND);
+  expect(r.received.length, `no retry before ${delaySeconds} s x ${1 - JITTER}`).toBe(before);
+  clock.set(last + delaySeconds * (1 + JITTER) * SECOND + SECOND);
+  worker().wake();
+  await arrived(r, before + 1);
+  expect(r.received.length).toBe(before + 1);
+}
+
+const hmacHex = (secret: string, data: Buffer) => createHmac('sha256', secret).update(data).digest('hex');
+
+function expectSignedBy(request: ReceivedRequest, secret: string): void {
+  const h = request.headers;
+  expect(h['x-signature']).toBe(hmacHex(secret, request.rawBody));
+  const id = h['webhook-id'] as string;
+  const timestamp = h['webhook-timestamp'] as string;
+  expect(timestamp).toMatch(/^\d+$/);
+  const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), request.rawBody]);
+  expect(h['webhook-signature']).toBe(`v1,${createHmac('sha256', secret).update(signed).digest('base64')}`);
+  expect(id).toBe(JSON.parse(request.rawBody.toString('utf8')).idempotencyKey);
+}
+
+// --- the tests -----------------------------------------------------------------------------------
+
+it('runs on the contract retry schedule', () => {
+  expect(t.config.delivery.retryScheduleSeconds).toEqual(SCHEDULE_SECONDS);
+  expect(t.config.delivery.retryJitter).toBe(JITTER);
+});
+
+describe('outcomes of one attempt', () => {
+  it('200: delivered, one attempt with httpStatus 200, the exact body bytes sent', async () => {
+    const r = await receiver();
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/ok`);
+    const cb = await enqueue(c, s);
+    const [got] = await arrived(r, 1);
+    expect(got?.method).toBe('POST');
+    expect(got?.path).toBe('/ok');
+    expect(got?.headers['content-type']).toBe('application/json');
+    expect(got?.rawBody.equals(Buffer.from(cb.body, 'utf8'))).toBe(true);
+    const entry = await entryOf(c, s, cb.id);
+    expect(entry).toMatchObject({ idempotencyKey: cb.key, event: 'TRANSACTION_MINED', status: 'delivered', outcome: null, nextAttemptTimestamp: null });
+    expect(entry.attempts).toHaveLength(1);
+    expect(entry.attempts[0]).toMatchObject({ attempt: 1, httpStatus: 200, error: null });
+    // Nothing more, however far the clock goes.
+    await moveClockTo(clock.ms + 48 * HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('500: retried, not before 30 s x 0.8 and by 30 s x 1.2', async () => {
+    const r = await receiver(status(500));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/fails`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const first = clock.ms;
+    const entry = await entryOf(c, s, cb.id);
+    expect(entry.status).toBe('pending');
+    expect(entry.attempts).toEqual([expect.objectContaining({ attempt: 1, httpStatus: 500, error: expect.objectContaining({ class: 'bad_status' }) })]);
+    const next = entry.nextAttemptTimestamp as number;
+    expect(next).toBeGreaterThanOrEqual(Math.floor(first / SECOND) + 24 - 1);
+    expect(next).toBeLessThanOrEqual(Math.floor(first / SECOND) + 36 + 1);
+
+    await moveClockTo(first + 23 * SECOND);
+    expect(r.received).toHaveLength(1);
+    clock.set(first + 37 * SECOND);
+    worker().wake();
+    await arrived(r, 2);
+    const after = await entryOf(c, s, cb.id);
+    expect(after.status).toBe('pending');
+    expect(after.attempts.map((a) => a.httpStatus)).toEqual([500, 500]);
+  });
+
+  it('no answer within the timeout: error class timeout, retried', async () => {
+    const r = await receiver({ kind: 'timeout' });
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/hangs`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const entry = await entryOf(c, s, cb.id);
+    expect(entry.status).toBe('pending');
+    expect(entry.attempts[0]).toMatchObject({ httpStatus: null, error: { class: 'timeout' } });
+    expect(entry.attempts[0]?.durationMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(entry.attempts[0]?.durationMs).toBeLessThan(TIMEOUT_MS + 1500);
+    await expectRetryWithin(r, 30);
+  });
+
+  it('headers at once but a body slower than the timeout: timeout too, retried', async () => {
+    const r = await receiver({ kind: 'slow-body', status: 200, chunkDelayMs: 150, chunks: 20 });
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/dribbles`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const entry = await entryOf(c, s, cb.id);
+    expect(entry.status).toBe('pending');
+    expect(entry.attempts[0]?.error?.class).toBe('timeout');
+    expect(entry.attempts[0]?.durationMs).toBeLessThan(TIMEOUT_MS + 1500);
+    await expectRetryWithin(r, 30);
+  });
+
+  it('connection reset: a failure (connection_reset), retried', async () => {
+    const r = await receiver({ kind: 'reset' });
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/resets`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const entry = await entryOf(c, s, cb.id);
+    expect(entry.status).toBe('pending');
+    expect(entry.attempts[0]).toMatchObject({ httpStatus: null, error: { class: 'connection_reset' } });
+    await expectRetryWithin(r, 30);
+  });
+
+  it('429 with Retry-After: 120: the next attempt at +120 s, not at +30 s', async () => {
+    const r = await receiver();
+    r.script(status(429, { 'retry-after': '120' }));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/busy`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const first = clock.ms;
+    const entry = await entryOf(c, s, cb.id);
+    expect(entry.attempts[0]).toMatchObject({ httpStatus: 429, error: { class: 'bad_status' } });
+    expect(entry.nextAttemptTimestamp).toBe(Math.floor(first / SECOND) + 120);
+
+    await moveClockTo(first + 37 * SECOND); // where the schedule's first retry would be at the latest
+    expect(r.received).toHaveLength(1);
+    await moveClockTo(first + 119 * SECOND);
+    expect(r.received).toHaveLength(1);
+    clock.set(first + 120 * SECOND);
+    worker().wake();
+    await arrived(r, 2);
+    expect((await entryOf(c, s, cb.id)).status).toBe('delivered');
+  });
+
+  it('Retry-After beyond 12 h is honoured up to 12 h', async () => {
+    const r = await receiver();
+    r.script(status(503, { 'retry-after': String(7 * 24 * 3600) }));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/maintenance`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const first = clock.ms;
+    expect((await entryOf(c, s, cb.id)).nextAttemptTimestamp).toBe(Math.floor(first / SECOND) + 12 * 3600);
+    await moveClockTo(first + 12 * HOUR - SECOND);
+    expect(r.received).toHaveLength(1);
+    clock.set(first + 12 * HOUR);
+    worker().wake();
+    await arrived(r, 2);
+    expect((await entryOf(c, s, cb.id)).status).toBe('delivered');
+  });
+
+  it('410: no retry, failed with callback_url_gone, only that subscription deactivated', async () => {
+    const r = await receiver();
+    r.byPath('/gone', status(410));
+    const c = await customer();
+    const gone = await subscribe(c, `${r.url}/gone`);
+    const twin = await subscribe(c, `${r.url}/gone`); // same customer, event type and callbackUrl
+    const other = await subscribe(c, `${r.url}/fine`);
+    const cb = await enqueue(c, gone);
+    await arrived(r, 1);
+    const entry = await entryOf(c, gone, cb.id);
+    expect(entry).toMatchObject({ status: 'failed', outcome: 'callback_url_gone', nextAttemptTimestamp: null });
+    expect(entry.attempts).toEqual([expect.objectContaining({ httpStatus: 410 })]);
+
+    const deactivated = await getSubscription(c, gone);
+    expect(deactivated.isActive).toBe(false);
+    expect(deactivated.deactivationReasons?.map((d) => d.reason)).toEqual(['callback_url_gone']);
+    expect((await getSubscription(c, twin)).isActive).toBe(true);
+    expect((await getSubscription(c, other)).isActive).toBe(true);
+
+    await moveClockTo(clock.ms + 48 * HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('301 to another host: a failure (bad_status), the redirect not followed', async () => {
+    const elsewhere = await receiver();
+    const r = await receiver(status(301, { location: `${elsewhere.url}/moved` }));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/redirects`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const entry = await entryOf(c, s, cb.id);
+    expect(entry.status).toBe('pending');
+    expect(entry.attempts[0]).toMatchObject({ httpStatus: 301, error: { class: 'bad_status' } });
+    await sleep(100);
+    expect(elsewhere.received).toHaveLength(0);
+    expect(r.received.map((x) => x.path)).toEqual(['/redirects']);
+  });
+});
+
+it('after 10 failed attempts: failed, and every active subscription with the same event type and callbackUrl deactivated', async () => {
+  const r = await receiver();
+  r.byPath('/down', status(500));
+  const c = await customer();
+  const failing = await subscribe(c, `${r.url}/down`);
+  const twin = await subscribe(c, `${r.url}/down`); // same event type and callbackUrl: deactivated too
+  const otherUrl = await subscribe(c, `${r.url}/up`); // another callbackUrl: stays active
+  const otherEvent = await subscribe(c, `${r.url}/down`, { event: 'address-tokens-transactions-confirmed' }); // another event type: stays active
+  const stranger = await t.customer({ domains: ['localhost'] });
+  const otherCustomer = await subscribe(stranger, `${r.url}/down`); // another customer: stays active
+
+  const cb = await enqueue(c, failing);
+  await arrived(r, 1);
+  for (const delay of SCHEDULE_SECONDS) {
+    expect((await entryOf(c, failing, cb.id)).status).toBe('pending');
+    await expectRetryWithin(r, delay);
+  }
+  expect(r.received).toHaveLength(10);
+  const entry = await entryOf(c, failing, cb.id);
+  expect(entry).toMatchObject({ status: 'failed', outcome: 'maximum_retry_attempts_reached', nextAttemptTimestamp: null });
+  expect(entry.attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  expect(new Set(entry.attempts.map((a) => a.httpStatus))).toEqual(new Set([500]));
+
+  // No 11th attempt.
+  await moveClockTo(clock.ms + 48 * HOUR);
+  expect(r.received).toHaveLength(10);
+
+  for (const s of [failing, twin]) {
+    const item = await getSubscription(c, s);
+    expect(item.isActive).toBe(false);
+    expect(item.deactivationReasons?.map((d) => d.reason)).toContain('maximum_retry_attempts_reached');
+  }
+  expect((await getSubscription(c, otherUrl)).isActive).toBe(true);
+  expect((await getSubscription(c, otherEvent)).isActive).toBe(true);
+  expect((await getSubscription(stranger, otherCustomer)).isActive).toBe(true);
+
+  for (const s of [failing, twin]) {
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/activate`, { key: c.key });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data.item.isActive).toBe(true);
+    expect((await getSubscription(c, s)).isActive).toBe(true);
+  }
+});
+
+describe('signatures', () => {
+  it('x-signature and webhook-signature verify over the exact bytes, non-ASCII secret and body', async () => {
+    const secret = 'sécret-ключ-秘密-🔑';
+    const r = await receiver();
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/signed`, { secret });
+    const cb = await enqueue(c, s, { memo: 'Grüße aus Köln — 東京 ✓ 🚀', quote: '"\\u00e9" é' });
+    const [got] = await arrived(r, 1);
+    if (!got) throw new Error('no request');
+    expect(got.rawBody.equals(Buffer.from(cb.body, 'utf8'))).toBe(true);
+    expect(got.rawBody.toString('utf8')).toContain('東京');
+    expectSignedBy(got, secret);
+    expect(got.headers['webhook-id']).toBe(cb.key);
+    // Signed at the worker's time.
+    expect(got.headers['webhook-timestamp']).toBe(String(Math.floor(clock.ms / SECOND)));
+    // A different key does not verify: the check above is not vacuous.
+    expect(got.headers['x-signature']).not.toBe(hmacHex('secret', got.rawBody));
+  });
+
+  it('no callbackSecretKey: no signature headers', async () => {
+    const r = await receiver();
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/unsigned`);
+    await enqueue(c, s);
+    const [got] = await arrived(r, 1);
+    expect(got?.headers).not.toHaveProperty('x-signature');
+    expect(got?.headers).not.toHaveProperty('webhook-signature');
+  });
+});
+
+it('a retried callback carries the same idempotencyKey and the same body bytes', async () => {
+  const secret = 'k€y';
+  const r = await receiver();
+  r.script(status(500), status(503));
+  const c = await customer();
+  const s = await subscribe(c, `${r.url}/retry`, { secret });
+  const cb = await enqueue(c, s, { text: 'ünïcödé' });
+  await arrived(r, 1);
+  await expectRetryWithin(r, 30);
+  await expectRetryWithin(r, 120);
+  const entry = await entryOf(c, s, cb.id);
+  expect(entry.status).toBe('delivered');
+  expect(entry.attempts.map((a) => a.httpStatus)).toEqual([500, 503, 200]);
+  const [a, b, d] = r.received;
+  for (const x of [a, b, d]) {
+    if (!x) throw new Error('missing request');
+    expect(x.rawBody.equals(Buffer.from(cb.body, 'utf8'))).toBe(true);
+    expect(x.headers['webhook-id']).toBe(cb.key);
+    expect(JSON.parse(x.rawBody.toString('utf8')).idempotencyKey).toBe(cb.key);
+    expectSignedBy(x, secret);
+  }
+});
+
+it('deleting a subscription cancels its pending callbacks', async () => {
+  const r = await receiver(status(500));
+  const c = await customer();
+  const s = await subscribe(c, `${r.url}/deleted`);
+  const retrying = await enqueue(c, s, { n: 1 });
+  await arrived(r, 1);
+  const later = await enqueue(c, s, { n: 2 }, new Date(clock.ms + HOUR)); // not yet due
+  expect((await callbackLog(c, s)).map((e) => e.status)).toEqual(['pending', 'pending']);
+
+  const res = await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${s.referenceId}`, { key: c.key });
+  expect(res.status, res.text).toBe(200);
+  // The subscription is gone, so its log is read from the store.
+  const log = await listCallbacks(t.app.database.db, c.id, s.referenceId, { limit: 50, offset: 0 });
+  expect(Object.fromEntries(log.items.map((e) => [e.id, [e.status, e.outcome]]))).toEqual({
+    [retrying.id]: ['cancelled', 'subscription_deleted'],
+    [later.id]: ['cancelled', 'subscription_deleted'],
+  });
+
+  await moveClockTo(clock.ms + 48 * HOUR);
+  expect(r.received).toHaveLength(1);
+});
+
+describe('resend', () => {
+  it('a delivered callback is sent again with the same idempotencyKey and body', async () => {
+    const r = await receiver();
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/resend`, { secret: 's' });
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    expect((await entryOf(c, s, cb.id)).status).toBe('delivered');
+
+    // The resend is due at the API's (system) time; keep the worker's clock at or past it.
+    clock.set(Math.max(clock.ms, Date.now() + 5 * SECOND));
+    const res = await t.request('POST', `/blockchain-events/callbacks/${cb.id}/resend`, { key: c.key });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.data.item).toEqual({ callbackId: cb.id, status: 'pending' });
+    worker().wake();
+    const [first, second] = await arrived(r, 2);
+    expect(second?.rawBody.equals(first?.rawBody as Buffer)).toBe(true);
+    expect(second?.headers['webhook-id']).toBe(cb.key);
+    expect(JSON.parse(second?.rawBody.toString('utf8') ?? '{}').idempotencyKey).toBe(cb.key);
+    const entry = await entryOf(c, s, cb.id);
+    expect(entry.status).toBe('delivered');
+    expect(entry.attempts.map((a) => a.httpStatus)).toEqual([200, 200]);
+  });
+
+  it('a pending callback: 409', async () => {
+    const r = await receiver(status(500));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/pending`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    expect((await entryOf(c, s, cb.id)).status).toBe('pending');
+    const res = await t.request('POST', `/blockchain-events/callbacks/${cb.id}/resend`, { key: c.key });
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.error.code).toBe('already_exists');
+    await sleep(100);
+    expect(r.received).toHaveLength(1);
+  });
+});
+
+describe('test callback', () => {
+  it('sends a realistic body of the event type with x-callback-test: true and reports the answer', async () => {
+    const secret = 'tëst';
+    const r = await receiver(status(200));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/test`, { secret });
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.item).toMatchObject({ delivered: true, httpStatus: 200, errorClass: null });
+    expect(r.received).toHaveLength(1);
+    const got = r.received[0] as ReceivedRequest;
+    expect(got.headers['x-callback-test']).toBe('true');
+    expect(got.path).toBe('/test');
+    expectSignedBy(got, secret);
+    const body = JSON.parse(got.rawBody.toString('utf8'));
+    expect(body).toEqual({
+      apiVersion: API_VERSION,
+      referenceId: s.referenceId,
+      idempotencyKey: res.body.data.item.idempotencyKey,
+      data: {
+        product: 'BLOCKCHAIN_EVENTS',
+        event: 'TRANSACTION_MINED',
+        item: {
+          blockchain: 'ethereum',
+          network: 'goerli',
+          transactionId: s.transactionId,
+          minedInBlock: { height: expect.any(Number), hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), timestamp: expect.any(Number) },
+        },
+      },
+    });
+    expect(body.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('address tokens: an item with the subscribed address and a token', async () => {
+    const r = await receiver(status(200));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/tokens`, { event: 'address-tokens-transactions-confirmed' });
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    const body = JSON.parse((r.received[0] as ReceivedRequest).rawBody.toString('utf8'));
+    expect(body.data.event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED');
+    expect(body.data.item).toMatchObject({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: SAMPLE.evmAddress,
+      tokenType: 'ERC-20',
+      token: { symbol: expect.any(String), decimals: expect.any(String), amount: expect.any(String), contractAddress: expect.any(String) },
+      direction: expect.stringMatching(/^(incoming|outgoing)$/),
+    });
+  });
+
+  it('a receiver answering 500: delivered false, httpStatus 500', async () => {
+    const r = await receiver(status(500));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/test-fails`);
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.item).toMatchObject({ delivered: false, httpStatus: 500, errorClass: 'bad_status' });
+    expect(r.received).toHaveLength(1);
+    expect(r.received[0]?.headers['x-callback-test']).toBe('true');
+    // A test callback is not queued: nothing in the log, no retry.
+    expect(await callbackLog(c, s)).toEqual([]);
+    await moveClockTo(clock.ms + 48 * HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+});
+
+it('per-destination fairness: a destination that times out does not hold up another', async () => {
+  const slow = await receiver({ kind: 'timeout' });
+  const fast = await receiver(status(200));
+  const c = await customer();
+  const slowSub = await subscribe(c, `${slow.url}/slow`);
+  const fastSub = await subscribe(c, `${fast.url}/fast`);
+  for (let i = 0; i < 6; i++) await enqueue(c, slowSub, { i });
+  await slow.waitFor(1);
+  const started = Date.now();
+  for (let i = 0; i < 3; i++) await enqueue(c, fastSub, { i });
+  await fast.waitFor(3);
+  // All three arrived while the slow destination's first two requests were still hanging: its other
+  // four wait for a slot (perDestinationConcurrency 2) instead of taking the fast one's.
+  expect(slow.received.length).toBeLessThanOrEqual(2);
+  expect(Date.now() - started).toBeLessThan(2 * TIMEOUT_MS);
+
+  // The other four are claimed as slots free up (a saturated destination is skipped by the claim).
+  await slow.waitFor(6, 5 * TIMEOUT_MS + 2000);
+  await worker().settled();
+  expect(slow.received).toHaveLength(6);
+  const times = slow.received.map((x) => x.receivedAt).sort((a, b) => a - b);
+  // Two at a time: the third request only once one of the first two has timed out.
+  expect((times[2] as number) - (times[0] as number)).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
+  expect(new Set((await callbackLog(c, fastSub)).map((e) => e.status))).toEqual(new Set(['delivered']));
+  const slowLog = await callbackLog(c, slowSub);
+  expect(slowLog.flatMap((e) => e.attempts.map((a) => a.error?.class))).toEqual(Array(6).fill('timeout'));
+});
