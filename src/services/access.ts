@@ -18,6 +18,11 @@ export class AccessCache {
   private readonly domains = new Map<string, { hosts: Set<string>; at: number }>();
   /** True while the change listener is connected; otherwise every lookup goes to the database. */
   private live = false;
+  /**
+   * Bumped by every forget: a lookup stores its answer only if no forget happened while it read the
+   * database, so an announcement that arrives mid-read cannot leave the stale answer cached.
+   */
+  private generation = 0;
 
   constructor(private readonly db: Db) {}
 
@@ -25,9 +30,10 @@ export class AccessCache {
     const hash = hashApiKey(key).toString('hex');
     const hit = this.owners.get(hash);
     if (this.live && hit && Date.now() - hit.at < MAX_AGE_MS) return hit.owner;
+    const before = this.generation;
     const owner = await findKeyOwner(this.db, key);
     // Only known keys are kept, so a flood of made-up keys cannot grow the cache.
-    if (owner && this.live) {
+    if (owner && this.live && this.generation === before) {
       if (this.owners.size >= MAX_KEYS) this.owners.clear();
       this.owners.set(hash, { owner, at: Date.now() });
     }
@@ -37,18 +43,21 @@ export class AccessCache {
   async isDomainVerified(customerId: string, host: string): Promise<boolean> {
     const hit = this.domains.get(customerId);
     if (this.live && hit && Date.now() - hit.at < MAX_AGE_MS) return hit.hosts.has(host);
+    const before = this.generation;
     const hosts = new Set(await verifiedDomains(this.db, customerId));
-    if (this.live) this.domains.set(customerId, { hosts, at: Date.now() });
+    if (this.live && this.generation === before) this.domains.set(customerId, { hosts, at: Date.now() });
     return hosts.has(host);
   }
 
   forgetCustomer(customerId: string): void {
+    this.generation++;
     this.domains.delete(customerId);
     for (const [hash, entry] of this.owners) if (entry.owner.customerId === customerId) this.owners.delete(hash);
   }
 
   /** The listener (re)connected (true) or lost its connection (false); either way start afresh. */
   setLive(live: boolean): void {
+    this.generation++;
     this.live = live;
     this.owners.clear();
     this.domains.clear();
