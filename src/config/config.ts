@@ -33,8 +33,12 @@ const Delivery = Type.Object(
     /** Callbacks claimed per query, and in flight per process at most. */
     batchSize: Type.Integer({ minimum: 1, default: 200 }),
     maxInFlight: Type.Integer({ minimum: 1, default: 512 }),
-    /** A claimed callback whose worker died is due again after this. */
-    leaseSeconds: Type.Integer({ minimum: 1, default: 60 }),
+    /**
+     * A claimed callback whose worker died is due again after this. It must outlast the longest wait
+     * of a claimed callback in its destination's queue: one claim (batchSize) to a receiver that times
+     * out, 16 at a time, is 200 / 16 x 5 s = 62.5 s with the defaults.
+     */
+    leaseSeconds: Type.Integer({ minimum: 1, default: 120 }),
     /** Look for due callbacks at least this often (new ones wake the worker at once). */
     pollIntervalMs: Type.Integer({ minimum: 10, default: 1000 }),
     retryScheduleSeconds: Type.Array(Type.Integer({ minimum: 1 }), { default: [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200] }),

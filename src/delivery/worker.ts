@@ -86,16 +86,51 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   let flushing: Promise<void> = Promise.resolve();
   let flushTimer: NodeJS.Timeout | undefined;
   let wakeUp: (() => void) | undefined;
+  // A signal while the loop is not asleep (it is claiming) must not be lost: the claim in progress may
+  // not have seen what it announces (a freed destination, a new callback), so the loop claims again
+  // instead of sleeping until the next poll.
+  let woken = false;
+  // The destinations the last claim skipped, and whether the loop stopped claiming for want of room:
+  // a finished callback is worth another pass only when it frees one of those.
+  let skipped = new Set<string>();
+  let roomLimited = false;
+  // What the last claims proved about the due callbacks outside the destinations they skipped (a
+  // claim that skips a destination must otherwise walk past all of its due rows: the whole backlog of
+  // one that hangs, or of the one busy destination). `exhausted`: none was left when a claim came back
+  // short, so another claim that skips at least those destinations is not run. `cursor`: every one due
+  // before `dueFrom` is claimed, so the next claim that skips at least those starts there. Both hold
+  // until new callbacks are announced (wake) or the poll interval passes (callbacks become due with
+  // time, subscriptions are activated), and only while those destinations are still skipped.
+  let exhausted: { skip: Set<string>; since: number } | undefined;
+  let cursor: { skip: Set<string>; since: number; dueFrom: Date } | undefined;
+  let announcements = 0;
   const idleWaiters: (() => void)[] = [];
 
-  const wake = () => wakeUp?.();
+  /** Runs the loop again now, or as soon as its current pass ends. */
+  const signal = () => {
+    if (wakeUp) wakeUp();
+    else woken = true;
+  };
+  /** New callbacks may be due (NOTIFY, a moved clock): what the last claim proved no longer holds. */
+  const wake = () => {
+    announcements++;
+    exhausted = undefined;
+    cursor = undefined;
+    signal();
+  };
 
+  // Group commit: one flush at a time, and the one waiting its turn takes every outcome that arrived
+  // meanwhile, so the busier the worker, the larger (and fewer) its recording transactions.
+  let flushQueued = false;
   const record = (): Promise<void> => {
     if (flushTimer) clearTimeout(flushTimer);
     flushTimer = undefined;
-    const batch = pending;
-    pending = [];
+    if (flushQueued) return flushing;
+    flushQueued = true;
     flushing = flushing.then(async () => {
+      flushQueued = false;
+      const batch = pending;
+      pending = [];
       if (batch.length === 0) return;
       for (let attempt = 1; ; attempt++) {
         try {
@@ -136,18 +171,41 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
 
   const loop = async () => {
     while (running) {
+      woken = false;
       const room = Math.min(settings.batchSize, settings.maxInFlight - inFlight);
       let claimed: ClaimedCallback[] = [];
-      if (room >= Math.min(settings.batchSize, settings.maxInFlight) / 2) {
-        try {
-          claimed = await claimDueCallbacks(db, {
-            now: clock.now(),
-            limit: room,
-            leaseMs: settings.leaseSeconds * 1000,
-            skipDestinations: sender.saturated(),
-          });
-        } catch (error) {
-          logger.error({ err: error }, 'could not claim due callbacks; trying again shortly');
+      roomLimited = room < Math.min(settings.batchSize, settings.maxInFlight) / 2;
+      if (!roomLimited) {
+        const now = clock.now();
+        const skip = sender.saturated();
+        skipped = new Set(skip);
+        const t = now.getTime();
+        if (exhausted && t - exhausted.since >= settings.pollIntervalMs) exhausted = undefined;
+        if (cursor && t - cursor.since >= settings.pollIntervalMs) cursor = undefined;
+        const holds = (fact: { skip: Set<string> } | undefined) => fact !== undefined && [...fact.skip].every((d) => skipped.has(d));
+        if (!holds(exhausted)) {
+          const from = holds(cursor) ? cursor : undefined;
+          const seen = announcements;
+          try {
+            claimed = await claimDueCallbacks(db, {
+              now,
+              limit: room,
+              leaseMs: settings.leaseSeconds * 1000,
+              skipDestinations: skip,
+              dueFrom: from?.dueFrom,
+            });
+            if (seen === announcements) {
+              if (claimed.length < room) exhausted = { skip: skipped, since: t };
+              else {
+                // The latest due time claimed, less a millisecond: timestamps come back truncated to it.
+                let latest = from?.dueFrom.getTime() ?? Number.NEGATIVE_INFINITY;
+                for (const c of claimed) latest = Math.max(latest, c.dueAt.getTime() - 1);
+                cursor = { skip: skipped, since: from?.since ?? t, dueFrom: new Date(latest) };
+              }
+            }
+          } catch (error) {
+            logger.error({ err: error }, 'could not claim due callbacks; trying again shortly');
+          }
         }
       }
       for (const callback of claimed) {
@@ -156,7 +214,9 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
           .catch((error) => logger.error({ err: error, callbackId: callback.id }, 'callback delivery failed unexpectedly'))
           .finally(() => {
             inFlight--;
-            wake();
+            // Another pass after every callback would claim (or decide not to) thousands of times a
+            // second for nothing: only a callback that frees room or a skipped destination is worth one.
+            if (roomLimited || (skipped.has(callback.destination) && !sender.saturated().includes(callback.destination))) signal();
             if (inFlight === 0) {
               void record().then(() => {
                 for (const waiter of idleWaiters.splice(0)) waiter();
@@ -165,8 +225,14 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
           });
       }
       if (claimed.length === room && room > 0) continue; // there may be more due right now
+      if (woken) continue;
       await new Promise<void>((resume) => {
-        const timer = setTimeout(resume, settings.pollIntervalMs);
+        const timer = setTimeout(() => {
+          wakeUp = undefined; // a later signal must set `woken`, not call this spent function
+          exhausted = undefined; // the poll: callbacks may have become due with time (retries, leases)
+          cursor = undefined;
+          resume();
+        }, settings.pollIntervalMs);
         wakeUp = () => {
           clearTimeout(timer);
           wakeUp = undefined;

@@ -68,6 +68,8 @@ export interface ClaimedCallback {
   secret: string | null;
   /** The callback URL's host is (still) a verified domain of the customer. */
   domainVerified: boolean;
+  /** When it was due (before the claim moved next_attempt_at on by the lease). */
+  dueAt: Date;
 }
 
 interface ClaimRow {
@@ -83,22 +85,25 @@ interface ClaimRow {
   series_start: number;
   secret: string | null;
   domain_verified: boolean;
+  due_at: Date;
 }
 
 /**
  * Claims up to `limit` due callbacks of active subscriptions, oldest due first, skipping rows other
  * workers hold and destinations in `skipDestinations` (those already at their concurrency cap here).
  * The claim is a lease: the rows are due again at now + leaseMs unless an outcome is recorded first.
+ * `dueFrom` starts the search at that due time: a caller that knows every earlier due callback outside
+ * the destinations it skips is already claimed need not walk past the skipped ones' rows again.
  */
 export async function claimDueCallbacks(
   db: Db,
-  options: { now: Date; limit: number; leaseMs: number; skipDestinations: string[] },
+  options: { now: Date; limit: number; leaseMs: number; skipDestinations: string[]; dueFrom?: Date },
 ): Promise<ClaimedCallback[]> {
   const rows = await db.query<ClaimRow>(
     'callbacks:claim',
     `WITH due AS (
-       SELECT c.id FROM callbacks c
-       WHERE c.status = 'pending' AND c.next_attempt_at <= $1 AND c.destination <> ALL ($4::text[])
+       SELECT c.id, c.next_attempt_at AS due_at FROM callbacks c
+       WHERE c.status = 'pending' AND c.next_attempt_at <= $1 AND c.next_attempt_at >= $5 AND c.destination <> ALL ($4::text[])
          AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)
        ORDER BY c.next_attempt_at LIMIT $2 FOR UPDATE OF c SKIP LOCKED)
      UPDATE callbacks c SET next_attempt_at = $1::timestamptz + $3 * interval '1 millisecond'
@@ -106,8 +111,9 @@ export async function claimDueCallbacks(
      WHERE c.id = due.id AND s.id = c.subscription_id
      RETURNING c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
        c.attempts, c.series_start, s.callback_secret_key AS secret,
-       EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified`,
-    [options.now, options.limit, options.leaseMs, options.skipDestinations],
+       EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
+       due.due_at`,
+    [options.now, options.limit, options.leaseMs, options.skipDestinations, options.dueFrom ?? '-infinity'],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -122,6 +128,7 @@ export async function claimDueCallbacks(
     seriesAttempts: r.attempts - r.series_start,
     secret: r.secret,
     domainVerified: r.domain_verified,
+    dueAt: r.due_at,
   }));
 }
 
@@ -152,7 +159,8 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
   if (outcomes.length === 0) return;
   const status = (o: AttemptOutcome) => (o.result === 'delivered' ? 'delivered' : o.result === 'retry' ? 'pending' : 'failed');
   const ending = (o: AttemptOutcome) => (o.result === 'gone' ? 'callback_url_gone' : o.result === 'exhausted' ? 'maximum_retry_attempts_reached' : null);
-  await db.transaction('callbacks:record', async (tx) => {
+  const ended = outcomes.filter((o) => o.result === 'gone' || o.result === 'exhausted');
+  const write = async (tx: Queryable) => {
     await tx.query(
       'callbacks:record-outcomes',
       `WITH o AS (
@@ -184,7 +192,6 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
         now,
       ],
     );
-    const ended = outcomes.filter((o) => o.result === 'gone' || o.result === 'exhausted');
     if (ended.length > 0) {
       await tx.query(
         'callbacks:deactivate',
@@ -200,7 +207,10 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
         [ended.map((o) => o.callbackId), ended.map(ending), Math.floor(now.getTime() / 1000)],
       );
     }
-  });
+  };
+  // The usual batch is one statement, atomic on its own: no BEGIN and COMMIT round trips for it.
+  if (ended.length === 0) await write(db);
+  else await db.transaction('callbacks:record', write);
 }
 
 /** Cancels a subscription's callbacks not yet delivered (its deletion, in the same transaction). */
