@@ -120,6 +120,21 @@ const ENDPOINTS: Endpoint[] = [
   },
   { name: 'wallets', method: 'GET', path: () => `/wallet-as-a-service/wallets/${walletId}`, ownedResource: true, charged: true },
   { name: 'callback-domains', method: 'GET', path: () => '/blockchain-events/callback-domains', list: true, charged: true },
+  {
+    name: 'callback-domains',
+    method: 'POST',
+    path: () => '/blockchain-events/callback-domains',
+    body: () => item({ domain: 'new.example.com' }),
+    charged: true,
+  },
+  {
+    name: 'callbacks',
+    method: 'GET',
+    path: () => `/blockchain-events/subscriptions/${subscriptionId}/callbacks`,
+    list: true,
+    ownedResource: true,
+    charged: true,
+  },
 ];
 
 function expectEnvelope(r: TestResponse, context = 'ctx-1') {
