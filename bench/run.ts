@@ -12,6 +12,7 @@ export type Benchmark = (options: { duration: number }) => Promise<Record<string
 const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   api: () => import('./api.ts'),
   delivery: () => import('./delivery.ts'),
+  matching: () => import('./matching.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

@@ -1,0 +1,143 @@
+/**
+ * What a match becomes in its callback: the idempotency key (contract section 4) and the `data.item`
+ * of the three events. Pure functions of the match, the block and looked-up token metadata, so that a
+ * retry, a resend or a rebuild after a crash gives the same key and the same item.
+ */
+import { createHash } from 'node:crypto';
+import type { BlockRef, TokenTransfer } from '../chains/types.ts';
+import { formatUnits } from '../domain/amounts.ts';
+import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
+import type { Direction, Match } from './match.ts';
+
+export interface ChainRef {
+  blockchain: Blockchain;
+  network: Network;
+}
+
+/** The identity of one callback: one subscription, one event, one block. */
+export interface IdempotencyParts {
+  subscriptionId: string;
+  blockchain: Blockchain;
+  network: Network;
+  blockHash: string;
+  transactionId: string;
+  /** `log:<logIndex>`, `op:<operationId>`, or null for a mined transaction. */
+  position: string | null;
+  direction: Direction | null;
+}
+
+/** Versions the encoding: changing it would change every key, so it never changes silently. */
+const KEY_DOMAIN = 'herald/idempotency-key/v1';
+
+/**
+ * 64 lower-case hex: SHA-256 of the parts, each as `<UTF-8 byte length>:<value>` in a fixed order
+ * (length prefixes make the encoding unambiguous whatever the values contain; null is an absent
+ * field, encoded as `-`, which no length prefix can be mistaken for). Values are taken as they are:
+ * ids and hashes arrive normalised by the chain adapter, so one event always spells them the same way.
+ */
+export function idempotencyKey(parts: IdempotencyParts): string {
+  const hash = createHash('sha256');
+  for (const value of [
+    KEY_DOMAIN,
+    parts.subscriptionId,
+    parts.blockchain,
+    parts.network,
+    parts.blockHash,
+    parts.transactionId,
+    parts.position,
+    parts.direction,
+  ]) {
+    hash.update(value === null ? '-' : `${Buffer.byteLength(value)}:${value}`);
+  }
+  return hash.digest('hex');
+}
+
+/** The idempotency key of `match` in `block` on `chain`. */
+export function matchIdempotencyKey(match: Match, chain: ChainRef, block: Pick<BlockRef, 'hash'>): string {
+  return idempotencyKey({
+    subscriptionId: match.subscription.id,
+    blockchain: chain.blockchain,
+    network: chain.network,
+    blockHash: block.hash,
+    ...match.identity,
+  });
+}
+
+/**
+ * A token's metadata, looked up elsewhere (contract calls, Omni property info). When it cannot be
+ * found, pass nothing: the item then says name and symbol '' and decimals 0 (amount in base units),
+ * which is true, rather than a guess.
+ */
+export interface TokenMetadata {
+  name: string;
+  symbol: string;
+  /** Fungible tokens: decimal places of `amount`. OMNI: 8 for a divisible property, 0 for an indivisible one. */
+  decimals: number;
+  /** OMNI: the transaction that created the property. */
+  createdByTransactionId?: string;
+  /** OMNI: the Omni transaction type of the transfer; 'Simple Send' when not given. */
+  transactionType?: string;
+}
+
+const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
+
+/** The `data.item` of the callback of `match`, per contract section 4. */
+export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, token?: TokenMetadata): Record<string, unknown> {
+  const minedInBlock = { height: block.height, hash: block.hash, timestamp: block.timestamp };
+  const { blockchain, network } = chain;
+  switch (match.eventType) {
+    case 'TRANSACTION_MINED':
+      return { blockchain, network, transactionId: match.transactionId, minedInBlock };
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
+      const { transfer } = match;
+      return {
+        blockchain,
+        network,
+        address: match.address,
+        minedInBlock,
+        transactionId: transfer.transactionId,
+        tokenType: transfer.tokenType,
+        token: tokenOf(match.transfer, token ?? UNKNOWN_TOKEN),
+        direction: match.direction,
+      };
+    }
+    case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
+      const { transfer } = match;
+      const { unit, decimals } = CHAINS[blockchain];
+      return {
+        blockchain,
+        network,
+        address: transfer.to,
+        minedInBlock,
+        parentTransactionId: transfer.parentTransactionId,
+        operationId: transfer.operationId,
+        amount: formatUnits(transfer.amount, decimals),
+        unit,
+      };
+    }
+  }
+}
+
+function tokenOf(transfer: TokenTransfer, meta: TokenMetadata): Record<string, string> {
+  switch (transfer.tokenType) {
+    case 'ERC-721':
+    case 'TRC-721':
+      return { name: meta.name, symbol: meta.symbol, tokenId: transfer.tokenId ?? '', contractAddress: transfer.contract };
+    case 'OMNI':
+      return {
+        name: meta.name,
+        propertyId: transfer.contract,
+        transactionType: meta.transactionType ?? 'Simple Send',
+        createdByTransactionId: meta.createdByTransactionId ?? '',
+        amount: formatUnits(transfer.amount ?? 0n, meta.decimals),
+      };
+    default:
+      return {
+        name: meta.name,
+        symbol: meta.symbol,
+        decimals: String(meta.decimals),
+        amount: formatUnits(transfer.amount ?? 0n, meta.decimals),
+        contractAddress: transfer.contract,
+      };
+  }
+}

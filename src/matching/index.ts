@@ -1,0 +1,289 @@
+/**
+ * The in-memory index of the active subscriptions of ONE (blockchain, network), as matching needs
+ * them: transaction id -> subscriptions (TRANSACTION_MINED), address -> subscriptions
+ * (ADDRESS_TOKENS_TRANSACTION_CONFIRMED) and thresholds sorted in base units
+ * (CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER).
+ *
+ * Memory is the constraint (a million subscriptions in well under 400 bytes each), so a subscription
+ * is a slot in parallel typed arrays (16-byte id, customer id, kind, receiveCallbackOn, next slot of the
+ * same target) plus its target: the transaction id or address string (the one key the target tables
+ * compare with; see target-table.ts for why they are not Maps) or the threshold in base units.
+ * Everything else (callbackUrl, secret, apiVersion...) stays in the database; whoever builds the
+ * callbacks loads it for the subscriptions that matched.
+ *
+ * Slots are reused after removal: a slot names a subscription only until the index next changes. Match
+ * results carry a SubscriptionRecord (the id and what matching used), never a bare slot.
+ */
+import { type Blockchain, CHAINS, type EventType, type Network, supportsNetwork } from '../domain/chains.ts';
+import type { Subscription } from '../store/subscriptions.ts';
+import { IdSlots } from './id-slots.ts';
+import { type SlotLinks, TargetTable, UNLINKED } from './target-table.ts';
+import { SortedThresholds } from './thresholds.ts';
+
+/** The columns of a subscription row the index reads. */
+export type IndexableSubscription = Pick<
+  Subscription,
+  'id' | 'customerId' | 'eventType' | 'blockchain' | 'network' | 'target' | 'receiveCallbackOn' | 'amountHigherThan' | 'isActive'
+>;
+
+/** What the index knows of one subscription: enough to match and to name it; not enough to call back. */
+export interface SubscriptionRecord {
+  id: string;
+  customerId: string;
+  eventType: EventType;
+  /** Normalised transaction id or address; null for threshold subscriptions. */
+  target: string | null;
+  /** Token events: the confirmations asked, null for the chain default; null for other events. */
+  receiveCallbackOn: number | null;
+  /** Threshold events: whole coins of the native unit, as subscribed; null otherwise. */
+  amountHigherThan: bigint | null;
+  /** Threshold events: amountHigherThan in base units (what amounts are compared with); null otherwise. */
+  threshold: bigint | null;
+}
+
+const FREE = 0;
+const TRANSACTION = 1;
+const ADDRESS = 2;
+const THRESHOLD = 3;
+const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
+  undefined,
+  'TRANSACTION_MINED',
+  'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+  'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+];
+
+export class SubscriptionIndex {
+  readonly blockchain: Blockchain;
+  readonly network: Network;
+  /** 10^decimals of the native unit: whole coins to base units. */
+  readonly scale: bigint;
+
+  private capacity: number;
+  private used = 0;
+  private count = 0;
+  private readonly freeSlots: number[] = [];
+  private readonly ids: IdSlots;
+  private customers: Float64Array;
+  private kinds: Uint8Array;
+  /** receiveCallbackOn of token subscriptions; 0 = the chain default. */
+  private confirmations: Uint8Array;
+  /** The transaction id or address (string) or the threshold in base units (bigint) of each slot. */
+  private readonly targets: (string | bigint | undefined)[] = [];
+  /** The next and previous slots with the same target (see TargetTable). */
+  private readonly links: SlotLinks;
+  private readonly byTransaction: TargetTable;
+  private readonly byAddress: TargetTable;
+  private readonly thresholds = new SortedThresholds();
+
+  /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
+  constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
+    if (!CHAINS[blockchain] || !supportsNetwork(blockchain, network)) throw new Error(`unknown blockchain and network: ${blockchain}/${network}`);
+    this.blockchain = blockchain;
+    this.network = network;
+    this.scale = 10n ** BigInt(CHAINS[blockchain].decimals);
+    this.capacity = Math.max(16, options.expectedSize ?? 0);
+    this.ids = new IdSlots(this.capacity);
+    this.customers = new Float64Array(this.capacity);
+    this.kinds = new Uint8Array(this.capacity);
+    this.confirmations = new Uint8Array(this.capacity);
+    this.links = { next: new Int32Array(this.capacity).fill(UNLINKED), prev: new Int32Array(this.capacity) };
+    this.byTransaction = new TargetTable(this.targets, this.links);
+    this.byAddress = new TargetTable(this.targets, this.links);
+  }
+
+  /** Subscriptions indexed. */
+  get size(): number {
+    return this.count;
+  }
+
+  has(id: string): boolean {
+    return this.ids.find(id) >= 0;
+  }
+
+  get(id: string): SubscriptionRecord | undefined {
+    const slot = this.ids.find(id);
+    return slot < 0 ? undefined : this.record(slot);
+  }
+
+  /**
+   * Indexes `sub`, replacing what was indexed under its id. An inactive subscription is removed
+   * instead (so a changed row can always be passed here); returns whether `sub` is now indexed.
+   * Throws, changing nothing, on a row of another chain or a malformed row.
+   */
+  add(sub: IndexableSubscription): boolean {
+    if (sub.blockchain !== this.blockchain || sub.network !== this.network)
+      throw new Error(`subscription ${sub.id} is for ${sub.blockchain}/${sub.network}, not ${this.blockchain}/${this.network}`);
+    const customer = parseCustomerId(sub.customerId);
+    if (customer < 0) throw new Error(`subscription ${sub.id}: customer id '${sub.customerId}' is not a non-negative integer`);
+    // Checked without allocating: loading a million rows is mostly this function.
+    let kind: number;
+    let confirmations = 0;
+    let target: string | bigint;
+    switch (sub.eventType) {
+      case 'TRANSACTION_MINED':
+      case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
+        if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no target`);
+        target = sub.target;
+        kind = sub.eventType === 'TRANSACTION_MINED' ? TRANSACTION : ADDRESS;
+        const on = sub.receiveCallbackOn;
+        if (kind === ADDRESS && on !== null) {
+          if (!(Number.isInteger(on) && on >= 1 && on <= 255))
+            throw new Error(`subscription ${sub.id}: receiveCallbackOn ${on} is not an integer from 1 to 255`);
+          confirmations = on;
+        }
+        break;
+      }
+      case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
+        const whole = sub.amountHigherThan;
+        if (whole === null || whole < 0n) throw new Error(`subscription ${sub.id}: amountHigherThan ${whole} is not an integer >= 0`);
+        target = whole * this.scale;
+        kind = THRESHOLD;
+        break;
+      }
+      default:
+        throw new Error(`subscription ${sub.id}: unknown event type ${String(sub.eventType)}`);
+    }
+    // Parsed once: the id is looked up, and then stored, from the parsed bytes.
+    if (!this.ids.parse(sub.id)) throw new Error(`subscription id '${sub.id}' is not a UUID`);
+
+    const existing = this.ids.findParsed();
+    if (existing >= 0) this.release(existing);
+    if (!sub.isActive) return false;
+    const slot = this.allocate();
+    this.ids.insertParsed(slot);
+    this.customers[slot] = customer;
+    this.kinds[slot] = kind;
+    this.confirmations[slot] = confirmations;
+    this.targets[slot] = target;
+    if (kind === TRANSACTION) this.byTransaction.add(target as string, slot);
+    else if (kind === ADDRESS) this.byAddress.add(target as string, slot);
+    else this.thresholds.add(target as bigint, slot);
+    this.count++;
+    return true;
+  }
+
+  /** Forgets subscription `id`; false when it was not indexed. */
+  remove(id: string): boolean {
+    const slot = this.ids.find(id);
+    if (slot < 0) return false;
+    this.release(slot);
+    return true;
+  }
+
+  /** Settles pending threshold additions now (matching would do it on its first internal transfer). */
+  settle(): void {
+    this.thresholds.settle();
+  }
+
+  // --- For matching (match.ts). Slots are valid until the index next changes. ---
+
+  /** The first TRANSACTION_MINED subscription of `transactionId`, or -1; nextSlot() gives the others. */
+  firstTransactionSlot(transactionId: string): number {
+    return this.byTransaction.first(transactionId);
+  }
+
+  /** The first ADDRESS_TOKENS_TRANSACTION_CONFIRMED subscription of `address`, or -1; nextSlot() gives the others. */
+  firstAddressSlot(address: string): number {
+    return this.byAddress.first(address);
+  }
+
+  /** The next subscription with the same target as `slot`, in the order they were indexed, or -1. */
+  nextSlot(slot: number): number {
+    return this.links.next[slot] as number;
+  }
+
+  /** Threshold entries [0, n) have a threshold <= `amount` (base units); read them with thresholdSlotAt. */
+  thresholdsAtMost(amount: bigint): number {
+    return this.thresholds.countAtMost(amount);
+  }
+
+  /** The slot of threshold entry `i`, or -1 for a removed entry. */
+  thresholdSlotAt(i: number): number {
+    return this.thresholds.slotAt(i);
+  }
+
+  record(slot: number): SubscriptionRecord {
+    const kind = this.kinds[slot] as number;
+    const eventType = EVENT_OF_KIND[kind];
+    if (eventType === undefined) throw new Error(`slot ${slot} holds no subscription`);
+    const target = this.targets[slot];
+    const threshold = typeof target === 'bigint' ? target : null;
+    return {
+      id: this.ids.idOf(slot),
+      customerId: String(this.customers[slot]),
+      eventType,
+      target: typeof target === 'string' ? target : null,
+      receiveCallbackOn: kind === ADDRESS ? (this.confirmations[slot] as number) || null : null,
+      amountHigherThan: threshold === null ? null : threshold / this.scale,
+      threshold,
+    };
+  }
+
+  /** Bytes held outside the JavaScript heap (typed arrays); the rest is heap (strings, bigints, arrays). */
+  get externalBytes(): number {
+    return (
+      this.ids.byteLength +
+      this.customers.byteLength +
+      this.kinds.byteLength +
+      this.confirmations.byteLength +
+      this.links.next.byteLength +
+      this.links.prev.byteLength +
+      this.byTransaction.byteLength +
+      this.byAddress.byteLength +
+      this.thresholds.byteLength
+    );
+  }
+
+  private release(slot: number): void {
+    const kind = this.kinds[slot];
+    const target = this.targets[slot];
+    if (kind === TRANSACTION) this.byTransaction.remove(target as string, slot);
+    else if (kind === ADDRESS) this.byAddress.remove(target as string, slot);
+    else this.thresholds.remove(slot);
+    this.ids.delete(slot);
+    this.kinds[slot] = FREE;
+    this.targets[slot] = undefined;
+    this.freeSlots.push(slot);
+    this.count--;
+  }
+
+  private allocate(): number {
+    const reused = this.freeSlots.pop();
+    if (reused !== undefined) return reused;
+    if (this.used === this.capacity) this.grow(this.capacity * 2);
+    return this.used++;
+  }
+
+  private grow(capacity: number): void {
+    this.ids.growSlots(capacity);
+    const customers = new Float64Array(capacity);
+    customers.set(this.customers);
+    this.customers = customers;
+    const kinds = new Uint8Array(capacity);
+    kinds.set(this.kinds);
+    this.kinds = kinds;
+    const confirmations = new Uint8Array(capacity);
+    confirmations.set(this.confirmations);
+    this.confirmations = confirmations;
+    const next = new Int32Array(capacity).fill(UNLINKED);
+    next.set(this.links.next);
+    this.links.next = next;
+    const prev = new Int32Array(capacity);
+    prev.set(this.links.prev);
+    this.links.prev = prev;
+    this.capacity = capacity;
+  }
+}
+
+/** A decimal customer id (no sign, no leading zero) as a number; -1 when it is not one or not safe. */
+function parseCustomerId(text: string): number {
+  const length = text.length;
+  if (length === 0 || length > 16 || (length > 1 && text.charCodeAt(0) === 48)) return -1;
+  let n = 0;
+  for (let i = 0; i < length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    n = n * 10 + digit;
+  }
+  return Number.isSafeInteger(n) ? n : -1;
+}

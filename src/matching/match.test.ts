@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import { type IndexableSubscription, SubscriptionIndex } from './index.ts';
+import { confirmationsDue, type Match, matchBlock } from './match.ts';
+
+const A = `0x${'a'.repeat(40)}`;
+const B = `0x${'b'.repeat(40)}`;
+const C = `0x${'c'.repeat(40)}`;
+const TX1 = `0x${'1'.repeat(64)}`;
+const TX2 = `0x${'2'.repeat(64)}`;
+const TOKEN = `0x${'7'.repeat(40)}`;
+const WEI = 10n ** 18n;
+
+function sub(fields: Partial<IndexableSubscription>): IndexableSubscription {
+  return {
+    id: randomUUID(),
+    customerId: '7',
+    eventType: 'TRANSACTION_MINED',
+    blockchain: 'ethereum',
+    network: 'mainnet',
+    target: null,
+    receiveCallbackOn: null,
+    amountHigherThan: null,
+    isActive: true,
+    ...fields,
+  };
+}
+const txSub = (target: string) => sub({ target });
+const addressSub = (target: string, receiveCallbackOn: number | null = null) =>
+  sub({ eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', target, receiveCallbackOn });
+const thresholdSub = (whole: bigint) => sub({ eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', amountHigherThan: whole });
+
+function block(fields: Partial<NormalizedBlock>): NormalizedBlock {
+  return {
+    height: 100,
+    hash: `0x${'b1'.repeat(32)}`,
+    parentHash: `0x${'b0'.repeat(32)}`,
+    timestamp: 1_700_000_000,
+    transactionIds: [],
+    tokenTransfers: [],
+    internalTransfers: [],
+    coinMovements: [],
+    ...fields,
+  };
+}
+
+function transfer(from: string, to: string, logIndex: number, extra: Partial<TokenTransfer> = {}): TokenTransfer {
+  return { transactionId: TX1, logIndex, tokenType: 'ERC-20', contract: TOKEN, from, to, amount: 1000n, ...extra };
+}
+
+function indexOf(...subs: IndexableSubscription[]): SubscriptionIndex {
+  const index = new SubscriptionIndex('ethereum', 'mainnet');
+  for (const s of subs) index.add(s);
+  return index;
+}
+
+const summary = (matches: Match[]) =>
+  matches.map((m) => ({ id: m.subscription.id, event: m.eventType, ...m.identity, ...('address' in m && { address: m.address }) }));
+
+describe('matchBlock', () => {
+  it('matches mined transactions, every subscription of one transaction id', () => {
+    const s1 = txSub(TX1);
+    const s2 = txSub(TX1);
+    const s3 = txSub(TX2);
+    const index = indexOf(s1, s2, s3);
+    const matches = matchBlock(index, block({ transactionIds: [`0x${'9'.repeat(64)}`, TX1] }), 'ethereum');
+    expect(summary(matches)).toEqual([
+      { id: s1.id, event: 'TRANSACTION_MINED', transactionId: TX1, position: null, direction: null },
+      { id: s2.id, event: 'TRANSACTION_MINED', transactionId: TX1, position: null, direction: null },
+    ]);
+    expect(matches[0]).toMatchObject({ transactionId: TX1, subscription: { customerId: '7', target: TX1 } });
+  });
+
+  it('matches a token transfer on either side, one match per side, with its direction', () => {
+    const [onA, onB, alsoOnB] = [addressSub(A, 5), addressSub(B), addressSub(B, 2)];
+    const index = indexOf(onA, onB, alsoOnB);
+    const t = transfer(A, B, 4);
+    const matches = matchBlock(index, block({ tokenTransfers: [transfer(C, C, 3), t] }), 'ethereum');
+    expect(summary(matches)).toEqual([
+      { id: onA.id, event: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', transactionId: TX1, position: 'log:4', direction: 'outgoing', address: A },
+      { id: onB.id, event: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', transactionId: TX1, position: 'log:4', direction: 'incoming', address: B },
+      { id: alsoOnB.id, event: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', transactionId: TX1, position: 'log:4', direction: 'incoming', address: B },
+    ]);
+    for (const m of matches) expect(m).toMatchObject({ transfer: t });
+  });
+
+  it('gives a transfer from an address to itself ONE outgoing match', () => {
+    const onA = addressSub(A);
+    const matches = matchBlock(indexOf(onA), block({ tokenTransfers: [transfer(A, A, 0)] }), 'ethereum');
+    expect(summary(matches)).toEqual([
+      { id: onA.id, event: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', transactionId: TX1, position: 'log:0', direction: 'outgoing', address: A },
+    ]);
+  });
+
+  it('matches NFT transfers like fungible ones', () => {
+    const onB = addressSub(B);
+    const nft = transfer(A, B, 9, { tokenType: 'ERC-721', amount: undefined, tokenId: '123' });
+    const matches = matchBlock(indexOf(onB), block({ tokenTransfers: [nft] }), 'ethereum');
+    expect(matches).toHaveLength(1);
+    expect(matches[0]).toMatchObject({ direction: 'incoming', transfer: nft });
+  });
+
+  it('fires an internal transfer at exactly the threshold, not one base unit below', () => {
+    const [zero, one, two] = [thresholdSub(0n), thresholdSub(1n), thresholdSub(2n)];
+    const index = indexOf(two, one, zero);
+    const internal = (amount: bigint, operationId: string) => ({ parentTransactionId: TX2, operationId, from: A, to: B, amount });
+    const ids = (amount: bigint) => matchBlock(index, block({ internalTransfers: [internal(amount, 'call_0')] }), 'ethereum').map((m) => m.subscription.id);
+    expect(ids(WEI)).toEqual([zero.id, one.id]);
+    expect(ids(WEI - 1n)).toEqual([zero.id]);
+    expect(ids(2n * WEI)).toEqual([zero.id, one.id, two.id]);
+    expect(ids(2n * WEI - 1n)).toEqual([zero.id, one.id]);
+
+    const matches = matchBlock(index, block({ internalTransfers: [internal(1n, 'call_0_2'), internal(WEI, 'create_1')] }), 'ethereum');
+    expect(summary(matches)).toEqual([
+      { id: zero.id, event: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX2, position: 'op:call_0_2', direction: null },
+      { id: zero.id, event: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX2, position: 'op:create_1', direction: null },
+      { id: one.id, event: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX2, position: 'op:create_1', direction: null },
+    ]);
+    expect(matches[2]?.subscription).toMatchObject({ amountHigherThan: 1n, threshold: WEI });
+  });
+
+  it('stops matching what was removed from the index', () => {
+    const [t, a, h] = [txSub(TX1), addressSub(A), thresholdSub(0n)];
+    const index = indexOf(t, a, h);
+    const b = block({
+      transactionIds: [TX1],
+      tokenTransfers: [transfer(A, B, 0)],
+      internalTransfers: [{ parentTransactionId: TX1, operationId: 'call_0', from: A, to: B, amount: 1n }],
+    });
+    expect(matchBlock(index, b, 'ethereum')).toHaveLength(3);
+    for (const s of [t, a, h]) index.remove(s.id);
+    expect(matchBlock(index, b, 'ethereum')).toEqual([]);
+  });
+
+  it('refuses a block of another chain', () => {
+    expect(() => matchBlock(indexOf(), block({}), 'tron')).toThrow(/tron block/);
+  });
+});
+
+describe('confirmationsDue', () => {
+  it('is 1 for mined transactions, receiveCallbackOn or the default for tokens, the default for internal transfers', () => {
+    const index = indexOf(txSub(TX1), addressSub(A, 12), addressSub(B), thresholdSub(0n));
+    const matches = matchBlock(
+      index,
+      block({
+        transactionIds: [TX1],
+        tokenTransfers: [transfer(A, C, 0), transfer(C, B, 1)],
+        internalTransfers: [{ parentTransactionId: TX1, operationId: 'call_0', from: A, to: B, amount: 1n }],
+      }),
+      'ethereum',
+    );
+    expect(matches.map((m) => [m.eventType, confirmationsDue(m, 3)])).toEqual([
+      ['TRANSACTION_MINED', 1],
+      ['ADDRESS_TOKENS_TRANSACTION_CONFIRMED', 12],
+      ['ADDRESS_TOKENS_TRANSACTION_CONFIRMED', 3],
+      ['CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', 3],
+    ]);
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * Matching: one normalised block and the index of one chain's active subscriptions -> the events they
+ * subscribed to. Pure and synchronous: no I/O, no clock; the same block and index give the same
+ * matches, in block order (transactions, then token transfers, then internal transfers; subscriptions
+ * of one target in the order they were indexed).
+ *
+ * Building the callbacks (loading the rest of each subscription, keys, items, bodies) and deciding when
+ * they are due (confirmationsDue) come after, in the caller.
+ */
+import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import type { Blockchain } from '../domain/chains.ts';
+import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
+
+export type Direction = 'incoming' | 'outgoing';
+
+/**
+ * What tells one event of a subscription in a block from another (with the subscription, chain and
+ * block hash it makes the idempotency key): the transaction; the transfer's position in the block
+ * (`log:<logIndex>` for token transfers, `op:<operationId>` for internal transfers, null for a mined
+ * transaction); the direction of a token transfer.
+ */
+export interface ItemIdentity {
+  transactionId: string;
+  position: string | null;
+  direction: Direction | null;
+}
+
+export interface TransactionMinedMatch {
+  eventType: 'TRANSACTION_MINED';
+  subscription: SubscriptionRecord;
+  identity: ItemIdentity;
+  transactionId: string;
+}
+
+export interface TokenTransferMatch {
+  eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED';
+  subscription: SubscriptionRecord;
+  identity: ItemIdentity;
+  /** The subscribed address (the transfer's sender when outgoing, its recipient when incoming). */
+  address: string;
+  /** A transfer from the address to itself is outgoing (contract section 4). */
+  direction: Direction;
+  transfer: TokenTransfer;
+}
+
+export interface InternalTransferMatch {
+  eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER';
+  subscription: SubscriptionRecord;
+  identity: ItemIdentity;
+  transfer: InternalTransfer;
+}
+
+export type Match = TransactionMinedMatch | TokenTransferMatch | InternalTransferMatch;
+
+/**
+ * Every event of `block` that an indexed subscription asked for: one match per (subscription, mined
+ * transaction), per (subscription, token transfer touching its address), per (subscription, internal
+ * transfer with amount >= its threshold, compared exactly in base units). `blockchain` must be the
+ * index's: a block of another chain is a wiring mistake, and throws.
+ */
+export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blockchain: Blockchain): Match[] {
+  if (blockchain !== index.blockchain) throw new Error(`a ${blockchain} block cannot be matched against the ${index.blockchain} index`);
+  const matches: Match[] = [];
+
+  for (const transactionId of block.transactionIds) {
+    for (let slot = index.firstTransactionSlot(transactionId); slot >= 0; slot = index.nextSlot(slot)) {
+      matches.push({
+        eventType: 'TRANSACTION_MINED',
+        subscription: index.record(slot),
+        identity: { transactionId, position: null, direction: null },
+        transactionId,
+      });
+    }
+  }
+
+  for (const transfer of block.tokenTransfers) {
+    const from = index.firstAddressSlot(transfer.from);
+    if (from >= 0) pushTokenMatches(matches, index, from, transfer, transfer.from, 'outgoing');
+    if (transfer.to === transfer.from) continue;
+    const to = index.firstAddressSlot(transfer.to);
+    if (to >= 0) pushTokenMatches(matches, index, to, transfer, transfer.to, 'incoming');
+  }
+
+  for (const transfer of block.internalTransfers) {
+    const n = index.thresholdsAtMost(transfer.amount);
+    for (let i = 0; i < n; i++) {
+      const slot = index.thresholdSlotAt(i);
+      if (slot < 0) continue;
+      matches.push({
+        eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+        subscription: index.record(slot),
+        identity: { transactionId: transfer.parentTransactionId, position: `op:${transfer.operationId}`, direction: null },
+        transfer,
+      });
+    }
+  }
+  return matches;
+}
+
+/**
+ * The confirmations a match's block must reach before its callback is due: a mined transaction at
+ * once (1, the block itself); a token event at the subscription's receiveCallbackOn, or
+ * `chainDefault` when it asked for none; an internal transfer at `chainDefault`.
+ */
+export function confirmationsDue(match: Match, chainDefault: number): number {
+  switch (match.eventType) {
+    case 'TRANSACTION_MINED':
+      return 1;
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
+      return match.subscription.receiveCallbackOn ?? chainDefault;
+    case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+      return chainDefault;
+  }
+}
+
+function pushTokenMatches(matches: Match[], index: SubscriptionIndex, first: number, transfer: TokenTransfer, address: string, direction: Direction): void {
+  const position = `log:${transfer.logIndex}`;
+  for (let slot = first; slot >= 0; slot = index.nextSlot(slot)) {
+    matches.push({
+      eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+      subscription: index.record(slot),
+      identity: { transactionId: transfer.transactionId, position, direction },
+      address,
+      direction,
+      transfer,
+    });
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Target (transaction id or address) -> the subscriptions on it, for lookups of strings fresh from a
+ * node's answer. Why not a Map<string, ...>: V8 hashes a string the first time it is used as a key
+ * through a call out of generated code, and with a fresh string that made Map.get about 550 ns (90 ns
+ * once the hash is cached), alone more than the per-item budget of matching. A JavaScript hash over
+ * the characters, an Int32Array table and a bit filter in front cost a fraction of that, and less
+ * memory than a Map entry.
+ *
+ * Structure:
+ * - `filter`: one bit per hash of a key's last 16 characters (the random part of every address and
+ *   transaction id format we see: hex digits, base58 and bech32 checksums). Most lookups miss, and
+ *   most misses stop here, on a bitset small enough to stay in cache. Bits are never cleared on
+ *   removal; the filter is rebuilt when stale keys outnumber live ones.
+ * - `cells`: open addressing, linear probing, triples [first slot + 1 (0 = empty), hash of the whole
+ *   key, filter hash], at most 70 % full, deletion by backward shift (no tombstones). The whole-key
+ *   hash is seeded per process, so colliding keys cannot be prepared in advance; the filter hash is
+ *   kept so that rebuilding the filter (on growth) does not read a million scattered strings again.
+ * - several subscriptions of one key: a cell names the first slot; `links.next[slot]` the following
+ *   ones, in the order they were added (-1 ends the chain); `links.prev[slot]` the one before, and
+ *   the first slot's prev is the last one, so appending and unlinking take constant time however
+ *   many subscriptions share a key. A slot on no chain has next = UNLINKED.
+ * The keys themselves are not copied: `targets[slot]` (owned by the index) holds each slot's string.
+ */
+
+/** The chains of slots of each key, shared by the index's tables (a slot is in at most one). */
+export interface SlotLinks {
+  next: Int32Array;
+  prev: Int32Array;
+}
+
+/** links.next of a slot on no chain. */
+export const UNLINKED = -2;
+
+const SEED = (Math.random() * 0x100000000) | 0;
+const MAX_LOAD = 0.7;
+const FILTER_BITS_PER_KEY = 8;
+
+/** Hash of the whole key (two characters per step), seeded. */
+export function keyHash(key: string): number {
+  let h = SEED ^ key.length;
+  const last = key.length - 1;
+  let i = 0;
+  for (; i < last; i += 2) h = Math.imul(h ^ (key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16)), 0x01000193);
+  if (i === last) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/** Cheap hash of the last 16 characters, for the filter only (a poor one costs speed, never results). */
+function suffixHash(key: string): number {
+  const end = key.length;
+  let h = 0x2545f491 ^ end;
+  let i = end > 16 ? end - 16 : 0;
+  for (; i + 1 < end; i += 2) h = Math.imul(h ^ (key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16)), 0x01000193);
+  if (i < end) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  return h ^ (h >>> 13);
+}
+
+/** Int32s per cell: first slot + 1, key hash, filter hash. */
+const CELL = 3;
+
+export class TargetTable {
+  private cells = new Int32Array(16 * CELL);
+  private mask = 15;
+  private keys = 0;
+  private filter = new Int32Array(1);
+  private filterMask = 31;
+  /** Keys removed since the filter was built (their bits are still set). */
+  private staleKeys = 0;
+
+  constructor(
+    private readonly targets: readonly (string | bigint | undefined)[],
+    private readonly links: SlotLinks,
+  ) {}
+
+  /** Distinct keys. */
+  get size(): number {
+    return this.keys;
+  }
+
+  /** The first slot on `key`, or -1; the others follow through links.next. */
+  first(key: string): number {
+    const bit = suffixHash(key) & this.filterMask;
+    if (((this.filter[bit >>> 5] as number) & (1 << (bit & 31))) === 0) return -1;
+    const cell = this.find(key, keyHash(key));
+    return cell < 0 ? -1 : (this.cells[cell * CELL] as number) - 1;
+  }
+
+  /** Adds `slot` (whose key is targets[slot]) after the slots already on `key`. */
+  add(key: string, slot: number): void {
+    const { next, prev } = this.links;
+    next[slot] = -1;
+    const hash = keyHash(key);
+    const cell = this.find(key, hash);
+    if (cell >= 0) {
+      const head = (this.cells[cell * CELL] as number) - 1;
+      const tail = prev[head] as number;
+      next[tail] = slot;
+      prev[slot] = tail;
+      prev[head] = slot;
+      return;
+    }
+    prev[slot] = slot;
+    if (this.keys + 1 > (this.mask + 1) * MAX_LOAD) this.resize((this.mask + 1) * 2);
+    const filterHash = suffixHash(key);
+    this.place(slot, hash, filterHash);
+    this.keys++;
+    this.setFilterBit(filterHash);
+  }
+
+  /** Removes `slot` from `key`; false when it was on no chain. */
+  remove(key: string, slot: number): boolean {
+    const { next, prev } = this.links;
+    if (next[slot] === UNLINKED) return false;
+    const cell = this.find(key, keyHash(key));
+    if (cell < 0) return false;
+    const head = (this.cells[cell * CELL] as number) - 1;
+    const following = next[slot] as number;
+    if (head === slot) {
+      if (following < 0) this.deleteCell(cell);
+      else {
+        this.cells[cell * CELL] = following + 1;
+        prev[following] = prev[slot] as number; // the new first slot points at the last one
+      }
+    } else {
+      const before = prev[slot] as number;
+      next[before] = following;
+      if (following >= 0) prev[following] = before;
+      else prev[head] = before; // slot was the last one
+    }
+    next[slot] = UNLINKED;
+    return true;
+  }
+
+  /** Bytes held (cells and filter). */
+  get byteLength(): number {
+    return this.cells.byteLength + this.filter.byteLength;
+  }
+
+  private find(key: string, hash: number): number {
+    const { cells, mask, targets } = this;
+    for (let cell = hash & mask; ; cell = (cell + 1) & mask) {
+      const head = cells[cell * CELL] as number;
+      if (head === 0) return -1;
+      if (cells[cell * CELL + 1] === hash && targets[head - 1] === key) return cell;
+    }
+  }
+
+  private place(slot: number, hash: number, filterHash: number): void {
+    const { cells, mask } = this;
+    let cell = hash & mask;
+    while (cells[cell * CELL] !== 0) cell = (cell + 1) & mask;
+    cells[cell * CELL] = slot + 1;
+    cells[cell * CELL + 1] = hash;
+    cells[cell * CELL + 2] = filterHash;
+  }
+
+  private deleteCell(hole: number): void {
+    const { cells, mask } = this;
+    cells[hole * CELL] = 0;
+    this.keys--;
+    // Backward shift: an entry after the hole moves into it unless its home lies cyclically in (hole, cell].
+    for (let cell = (hole + 1) & mask; cells[cell * CELL] !== 0; cell = (cell + 1) & mask) {
+      const home = (cells[cell * CELL + 1] as number) & mask;
+      const stays = hole <= cell ? home > hole && home <= cell : home > hole || home <= cell;
+      if (stays) continue;
+      cells.copyWithin(hole * CELL, cell * CELL, cell * CELL + CELL);
+      cells[cell * CELL] = 0;
+      hole = cell;
+    }
+    if (++this.staleKeys > Math.max(1024, this.keys)) this.rebuildFilter(this.filterMask + 1);
+  }
+
+  private resize(cellCount: number): void {
+    const old = this.cells;
+    this.cells = new Int32Array(cellCount * CELL);
+    this.mask = cellCount - 1;
+    for (let i = 0; i < old.length; i += CELL) if (old[i] !== 0) this.place((old[i] as number) - 1, old[i + 1] as number, old[i + 2] as number);
+    let bits = 32;
+    while (bits < cellCount * MAX_LOAD * FILTER_BITS_PER_KEY) bits *= 2;
+    this.rebuildFilter(bits);
+  }
+
+  private rebuildFilter(bits: number): void {
+    this.filter = new Int32Array(bits >>> 5);
+    this.filterMask = bits - 1;
+    this.staleKeys = 0;
+    const { cells } = this;
+    for (let i = 0; i < cells.length; i += CELL) if (cells[i] !== 0) this.setFilterBit(cells[i + 2] as number);
+  }
+
+  private setFilterBit(filterHash: number): void {
+    const bit = filterHash & this.filterMask;
+    this.filter[bit >>> 5] = (this.filter[bit >>> 5] as number) | (1 << (bit & 31));
+  }
+}
