@@ -40,7 +40,7 @@ const program = new Command('herald')
 withStoreOptions(
   program
     .command('serve')
-    .description('run the HTTP API (the README shows a first call)')
+    .description('run the service: the HTTP API and the callback delivery worker (the README shows a first call)')
     .addOption(new Option('--port <port>', 'TCP port to listen on').argParser(integer('--port')).default(8080))
     .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
     .addOption(
