@@ -3,7 +3,7 @@
  * a server is running on that data directory: the embedded database is shared, not started twice.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, type ConfigOverrides, loadConfig } from '../config/config.ts';
+import { ConfigError, type ConfigOverrides, loadConfig, ROLES } from '../config/config.ts';
 import { registerAdminCommands } from './admin.ts';
 import { serve } from './serve.ts';
 
@@ -44,9 +44,12 @@ withStoreOptions(
     .addOption(new Option('--port <port>', 'TCP port to listen on').argParser(integer('--port')).default(8080))
     .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
     .addOption(
-      new Option('--roles <roles>', 'what this process does, comma-separated: api (HTTP API), delivery (sends callbacks); default both').argParser((v) =>
-        v.split(',').map((r) => r.trim()),
-      ),
+      new Option('--roles <roles>', 'what this process does, comma-separated: api (HTTP API), delivery (sends callbacks); default both').argParser((v) => {
+        const roles = v.split(',').map((r) => r.trim());
+        const unknown = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
+        if (unknown.length > 0) throw new InvalidArgumentError(`unknown role ${unknown.join(', ')}; the roles are ${ROLES.join(' and ')}.`);
+        return roles;
+      }),
     ),
 ).action(async (options) => {
   await serve(configFrom(options));
