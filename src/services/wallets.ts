@@ -5,7 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { validateAddress } from '../domain/addresses.ts';
-import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
+import type { Blockchain, Network } from '../domain/chains.ts';
 import { ApiError, invalidData, notFound, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import * as store from '../store/wallets.ts';

@@ -1,0 +1,76 @@
+/**
+ * One block's matches -> what the follower stores: callbacks due at once (TRANSACTION_MINED, and any
+ * event asking for one confirmation) and confirmed events to wait for (pending until due_height =
+ * height + confirmations - 1). Keys and items come from src/matching/identity.ts, so a rebuild after a
+ * crash gives the same key and body; the key includes the block hash, so the same transaction mined
+ * again in another block gets a new one.
+ */
+import { randomUUID } from 'node:crypto';
+import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import { callbackBody } from '../domain/callbacks.ts';
+import { callbackItem, matchIdempotencyKey, type TokenMetadata } from '../matching/identity.ts';
+import type { SubscriptionIndex } from '../matching/index.ts';
+import { confirmationsDue, matchBlock } from '../matching/match.ts';
+import type { NewCallback } from '../store/callbacks.ts';
+import type { CallbackTargetRow, ChainKey, PendingEvent } from '../store/chain-state.ts';
+
+export type TokenMetadataLookup = (transfer: TokenTransfer) => Promise<TokenMetadata | undefined>;
+
+export interface BlockEventsInput {
+  index: SubscriptionIndex;
+  block: NormalizedBlock;
+  chain: ChainKey;
+  defaultConfirmations: number;
+  tokenMetadata?: TokenMetadataLookup;
+}
+
+export interface BlockEvents {
+  now: NewCallback[];
+  pending: PendingEvent[];
+}
+
+/**
+ * `loadTargets` reads the matched subscriptions' callback details (in the block's transaction); a
+ * subscription deleted or deactivated since the index was built gets nothing.
+ */
+export async function buildBlockEvents(input: BlockEventsInput, loadTargets: (ids: string[]) => Promise<Map<string, CallbackTargetRow>>): Promise<BlockEvents> {
+  const { index, block, chain } = input;
+  const matches = matchBlock(index, block, chain.blockchain);
+  const result: BlockEvents = { now: [], pending: [] };
+  if (matches.length === 0) return result;
+  const targets = await loadTargets([...new Set(matches.map((m) => m.subscription.id))]);
+
+  for (const match of matches) {
+    const target = targets.get(match.subscription.id);
+    if (!target?.isActive) continue;
+    const key = matchIdempotencyKey(match, chain, block);
+    const token = match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? await input.tokenMetadata?.(match.transfer) : undefined;
+    const item = callbackItem(match, block, chain, token);
+    const body = callbackBody({ id: target.id, eventType: match.eventType, apiVersion: target.apiVersion }, key, item);
+    const confirmations = Math.max(1, confirmationsDue(match, input.defaultConfirmations));
+    if (confirmations <= 1) {
+      result.now.push({
+        id: randomUUID(),
+        customerId: target.customerId,
+        subscriptionId: target.id,
+        eventType: match.eventType,
+        idempotencyKey: key,
+        body,
+        callbackUrl: target.callbackUrl,
+      });
+    } else {
+      result.pending.push({
+        subscriptionId: target.id,
+        customerId: target.customerId,
+        blockHeight: block.height,
+        blockHash: block.hash,
+        dueHeight: block.height + confirmations - 1,
+        idempotencyKey: key,
+        body,
+        callbackUrl: target.callbackUrl,
+        eventType: match.eventType,
+      });
+    }
+  }
+  return result;
+}

@@ -1,0 +1,207 @@
+/**
+ * Chain following for one (blockchain, network), family-neutral: fetch the next block, detect a
+ * reorganisation by parent hash, and apply each block in ONE transaction (window row, matches,
+ * callbacks due now, confirmed events to wait for, due events promoted, cursor, pruning), so a crash
+ * between or inside blocks neither loses nor doubles anything.
+ *
+ * One follower per chain: each block transaction takes pg_advisory_xact_lock on the chain and re-reads
+ * the cursor under it. A session lock held by the loop would need a dedicated connection for the
+ * loop's life, which the store wrapper (pooled transactions only) does not offer; the per-transaction
+ * lock needs nothing more, and when a follower dies its lock is gone with its transaction, so another
+ * takes over at once. Two live followers waste RPC calls but cannot apply a block twice: the second
+ * sees that the cursor moved and drops its work.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { NormalizedBlock } from '../chains/types.ts';
+import type { SubscriptionIndex } from '../matching/index.ts';
+import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
+import {
+  type BlockCallback,
+  type ChainKey,
+  getCursor,
+  insertBlock,
+  insertPendingEvents,
+  loadCallbackTargets,
+  lockChain,
+  pruneWindow,
+  recordBlockCallbacks,
+  rewindAbove,
+  saveCursor,
+  stopChain,
+  takeDuePendingEvents,
+  windowBlocks,
+} from '../store/chain-state.ts';
+import type { Db } from '../store/db.ts';
+import type { ChainAdapter } from './adapter.ts';
+import { buildBlockEvents, type TokenMetadataLookup } from './events.ts';
+
+export const DEFAULT_WINDOW = 64;
+
+export interface FollowerDeps {
+  db: Db;
+  adapter: ChainAdapter;
+  /** The chain's active subscriptions; read at each block (whoever keeps it current may swap it). */
+  index: () => SubscriptionIndex;
+  logger: Pick<Logger, 'error' | 'warn' | 'info'>;
+  /** Confirmations of confirmed events whose subscription asked for none (and of internal transfers). */
+  defaultConfirmations: number;
+  /** Blocks kept to find a common ancestor; a deeper reorganisation stops the chain. */
+  window?: number;
+  /** Where to begin when the chain has no cursor yet; the node's head when not given. */
+  startHeight?: number;
+  tokenMetadata?: TokenMetadataLookup;
+}
+
+export type StepResult =
+  | { kind: 'applied'; height: number; hash: string; enqueued: number; pending: number }
+  | { kind: 'caught-up'; head: number }
+  | { kind: 'reorganised'; ancestorHeight: number; depth: number; pendingDeleted: number; callbacksCancelled: number }
+  | { kind: 'stopped'; reason: string }
+  /** Another follower moved the cursor meanwhile: nothing done, try again. */
+  | { kind: 'raced' };
+
+/** Fetches and applies the block after the cursor, or handles the reorganisation it reveals. */
+export async function applyNextBlock(deps: FollowerDeps, chain: ChainKey): Promise<StepResult> {
+  const { db, adapter } = deps;
+  const cursor = await getCursor(db, chain);
+  if (cursor?.state === 'stopped') return { kind: 'stopped', reason: cursor.stopReason ?? 'stopped' };
+  const head = await adapter.getHead();
+  const next = cursor ? cursor.height + 1 : (deps.startHeight ?? head);
+  if (next > head) return { kind: 'caught-up', head };
+  const block = await adapter.getBlock(next);
+  if (block.height !== next) throw new Error(`adapter returned block ${block.height} for height ${next}`);
+
+  if (cursor && block.parentHash !== cursor.hash) return await reconcile(deps, chain, cursor);
+  return await applyBlock(deps, chain, block, cursor ?? null);
+}
+
+async function applyBlock(deps: FollowerDeps, chain: ChainKey, block: NormalizedBlock, expected: { height: number; hash: string } | null): Promise<StepResult> {
+  const window = deps.window ?? DEFAULT_WINDOW;
+  const index = deps.index();
+  return await deps.db.transaction('ingest:apply-block', async (tx) => {
+    await lockChain(tx, chain);
+    const cursor = await getCursor(tx, chain);
+    if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
+    if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };
+
+    await insertBlock(tx, chain, block);
+    const events = await buildBlockEvents({ index, block, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata }, (ids) =>
+      loadCallbackTargets(tx, ids),
+    );
+    await insertPendingEvents(tx, chain, events.pending);
+    const due = await takeDuePendingEvents(tx, chain, block.height);
+    const callbacks: NewCallback[] = [...events.now];
+    const records: BlockCallback[] = events.now.map((c) => ({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey }));
+    for (const e of due) {
+      callbacks.push({
+        id: randomUUID(),
+        customerId: e.customerId,
+        subscriptionId: e.subscriptionId,
+        eventType: e.eventType,
+        idempotencyKey: e.idempotencyKey,
+        body: e.body,
+        callbackUrl: e.callbackUrl,
+      });
+      records.push({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey });
+    }
+    const enqueued = await enqueueCallbacks(tx, callbacks);
+    await recordBlockCallbacks(tx, chain, records);
+    await saveCursor(tx, chain, block);
+    await pruneWindow(tx, chain, block.height - window + 1);
+    return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
+  });
+}
+
+/**
+ * The node's block after the cursor does not link to the cursor's block: walk back through the window,
+ * fetching the node's blocks, to the highest height where the node and the window agree (the common
+ * ancestor), then forget everything above it. No ancestor within the window: stop the chain, loudly;
+ * skipping would lose or invent events.
+ */
+async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: number; hash: string }): Promise<StepResult> {
+  const window = deps.window ?? DEFAULT_WINDOW;
+  const stored = await windowBlocks(deps.db, chain, cursor.height - window + 1);
+  let ancestor: number | undefined;
+  for (const ours of stored) {
+    const theirs = await deps.adapter.getBlock(ours.height);
+    if (theirs.hash === ours.hash) {
+      ancestor = ours.height;
+      break;
+    }
+  }
+
+  if (ancestor === undefined) {
+    const lowest = stored.at(-1)?.height ?? cursor.height;
+    const reason = `reorganisation deeper than the window of ${window} blocks: no common ancestor at heights ${lowest}..${cursor.height}`;
+    deps.logger.error({ blockchain: chain.blockchain, network: chain.network, cursorHeight: cursor.height, window }, `chain following stopped: ${reason}`);
+    return await deps.db.transaction('ingest:stop-chain', async (tx) => {
+      await lockChain(tx, chain);
+      const now = await getCursor(tx, chain);
+      if (now?.height !== cursor.height || now.hash !== cursor.hash) return { kind: 'raced' as const };
+      await stopChain(tx, chain, reason);
+      return { kind: 'stopped' as const, reason };
+    });
+  }
+
+  const ancestorHeight = ancestor;
+  const ancestorHash = stored.find((b) => b.height === ancestorHeight)?.hash as string;
+  return await deps.db.transaction('ingest:rewind', async (tx) => {
+    await lockChain(tx, chain);
+    const now = await getCursor(tx, chain);
+    if (now?.height !== cursor.height || now.hash !== cursor.hash) return { kind: 'raced' as const };
+    const removed = await rewindAbove(tx, chain, ancestorHeight);
+    await saveCursor(tx, chain, { height: ancestorHeight, hash: ancestorHash });
+    deps.logger.warn(
+      { blockchain: chain.blockchain, network: chain.network, ancestorHeight, depth: cursor.height - ancestorHeight, ...removed },
+      'chain reorganisation: rewound to the common ancestor',
+    );
+    return { kind: 'reorganised' as const, ancestorHeight, depth: cursor.height - ancestorHeight, ...removed };
+  });
+}
+
+export interface FollowOptions {
+  signal: AbortSignal;
+  /** Wait between polls of the head when caught up. */
+  pollMs?: number;
+  /** Backoff after a failure (node or database): doubles from min to max, reset by a success. */
+  backoffMinMs?: number;
+  backoffMaxMs?: number;
+}
+
+/**
+ * Follows the chain until `signal` aborts or the chain is stopped. A failing step (node error, lost
+ * connection) is retried from the same height with backoff: a height is never skipped.
+ */
+export async function followChain(deps: FollowerDeps, chain: ChainKey, options: FollowOptions): Promise<StepResult | undefined> {
+  const pollMs = options.pollMs ?? 2_000;
+  const min = options.backoffMinMs ?? 500;
+  const max = options.backoffMaxMs ?? 60_000;
+  let delay = min;
+  while (!options.signal.aborted) {
+    try {
+      const result = await applyNextBlock(deps, chain);
+      delay = min;
+      if (result.kind === 'stopped') return result;
+      if (result.kind === 'caught-up') await sleep(pollMs, options.signal);
+    } catch (error) {
+      deps.logger.warn({ err: error, blockchain: chain.blockchain, network: chain.network, retryInMs: delay }, 'chain following step failed; retrying');
+      await sleep(delay, options.signal);
+      delay = Math.min(max, delay * 2);
+    }
+  }
+  return undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

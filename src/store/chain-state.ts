@@ -1,0 +1,304 @@
+/**
+ * Chain-following state: the cursor of each (blockchain, network), the window of recent canonical
+ * blocks, confirmed events waiting for confirmations, and the callbacks enqueued per block. Every
+ * function that changes state is meant to run inside the follower's one transaction per block.
+ *
+ * Invariants kept by the follower (src/ingest/follower.ts):
+ * - every block in the window links to its predecessor by parentHash, the highest is the cursor's;
+ * - every pending event's block is in the canonical chain (a reorganisation deletes the orphaned ones).
+ */
+import type { BlockRef } from '../chains/types.ts';
+import type { Blockchain, EventType, Network } from '../domain/chains.ts';
+import type { IndexableSubscription } from '../matching/index.ts';
+import type { Queryable } from './db.ts';
+
+export interface ChainKey {
+  blockchain: Blockchain;
+  network: Network;
+}
+
+export interface ChainCursor {
+  height: number;
+  hash: string;
+  state: 'following' | 'stopped';
+  stopReason: string | null;
+}
+
+export interface WindowBlock {
+  height: number;
+  hash: string;
+  parentHash: string;
+}
+
+export interface PendingEvent {
+  subscriptionId: string;
+  customerId: string;
+  blockHeight: number;
+  blockHash: string;
+  dueHeight: number;
+  idempotencyKey: string;
+  body: string;
+  callbackUrl: string;
+  eventType: EventType;
+}
+
+/** A callback the follower enqueued, by the block its event was mined in. */
+export interface BlockCallback {
+  blockHeight: number;
+  subscriptionId: string;
+  idempotencyKey: string;
+}
+
+/** What the follower needs of a matched subscription to build its callback. */
+export interface CallbackTargetRow {
+  id: string;
+  customerId: string;
+  eventType: EventType;
+  callbackUrl: string;
+  apiVersion: string;
+  isActive: boolean;
+}
+
+/** Advisory lock key space (first int4 of the two-int4 form; subscriptions.ts uses 1 and 2). */
+const LOCK_SPACE_CHAIN_FOLLOWER = 3;
+
+/**
+ * Serialises, until the transaction ends, every change of one chain's following state: two followers
+ * of one chain (two processes during a takeover) apply blocks one after the other, and the second one
+ * sees the cursor the first advanced.
+ */
+export async function lockChain(tx: Queryable, chain: ChainKey): Promise<void> {
+  await tx.query('chain:lock', 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_SPACE_CHAIN_FOLLOWER, `${chain.blockchain}/${chain.network}`]);
+}
+
+export async function getCursor(q: Queryable, chain: ChainKey): Promise<ChainCursor | undefined> {
+  const [row] = await q.query<{ height: string; hash: string; state: 'following' | 'stopped'; stop_reason: string | null }>(
+    'chain:get-cursor',
+    'SELECT height, hash, state, stop_reason FROM chain_cursors WHERE blockchain = $1 AND network = $2',
+    [chain.blockchain, chain.network],
+  );
+  return row ? { height: Number(row.height), hash: row.hash, state: row.state, stopReason: row.stop_reason } : undefined;
+}
+
+/** Moves the cursor to `block` (insert or update); the chain is following. */
+export async function saveCursor(tx: Queryable, chain: ChainKey, block: Pick<BlockRef, 'height' | 'hash'>): Promise<void> {
+  await tx.query(
+    'chain:save-cursor',
+    `INSERT INTO chain_cursors (blockchain, network, height, hash, state) VALUES ($1, $2, $3, $4, 'following')
+     ON CONFLICT (blockchain, network) DO UPDATE SET height = EXCLUDED.height, hash = EXCLUDED.hash, updated_at = clock_timestamp(),
+       state = 'following', stop_reason = NULL`,
+    [chain.blockchain, chain.network, block.height, block.hash],
+  );
+}
+
+/** Marks the chain stopped with `reason`, keeping its cursor where it is. */
+export async function stopChain(tx: Queryable, chain: ChainKey, reason: string): Promise<void> {
+  await tx.query(
+    'chain:stop',
+    `UPDATE chain_cursors SET state = 'stopped', stop_reason = $3, updated_at = clock_timestamp() WHERE blockchain = $1 AND network = $2`,
+    [chain.blockchain, chain.network, reason],
+  );
+}
+
+/** The window's blocks at heights >= `fromHeight`, highest first. */
+export async function windowBlocks(q: Queryable, chain: ChainKey, fromHeight: number): Promise<WindowBlock[]> {
+  const rows = await q.query<{ height: string; hash: string; parent_hash: string }>(
+    'chain:window',
+    'SELECT height, hash, parent_hash FROM chain_blocks WHERE blockchain = $1 AND network = $2 AND height >= $3 ORDER BY height DESC',
+    [chain.blockchain, chain.network, fromHeight],
+  );
+  return rows.map((r) => ({ height: Number(r.height), hash: r.hash, parentHash: r.parent_hash }));
+}
+
+export async function insertBlock(tx: Queryable, chain: ChainKey, block: BlockRef & { parentHash: string }): Promise<void> {
+  await tx.query('chain:insert-block', 'INSERT INTO chain_blocks (blockchain, network, height, hash, parent_hash, timestamp) VALUES ($1, $2, $3, $4, $5, $6)', [
+    chain.blockchain,
+    chain.network,
+    block.height,
+    block.hash,
+    block.parentHash,
+    block.timestamp,
+  ]);
+}
+
+/** Drops the window's blocks (and their callback records) below `height`. */
+export async function pruneWindow(tx: Queryable, chain: ChainKey, height: number): Promise<void> {
+  await tx.query('chain:prune-blocks', 'DELETE FROM chain_blocks WHERE blockchain = $1 AND network = $2 AND height < $3', [
+    chain.blockchain,
+    chain.network,
+    height,
+  ]);
+  await tx.query('chain:prune-block-callbacks', 'DELETE FROM chain_block_callbacks WHERE blockchain = $1 AND network = $2 AND block_height < $3', [
+    chain.blockchain,
+    chain.network,
+    height,
+  ]);
+}
+
+/** Callback targets of the subscriptions `ids` (those that still exist). */
+export async function loadCallbackTargets(q: Queryable, ids: string[]): Promise<Map<string, CallbackTargetRow>> {
+  const targets = new Map<string, CallbackTargetRow>();
+  if (ids.length === 0) return targets;
+  const rows = await q.query<{ id: string; customer_id: string; event_type: EventType; callback_url: string; api_version: string; is_active: boolean }>(
+    'chain:callback-targets',
+    'SELECT id, customer_id, event_type, callback_url, api_version, is_active FROM subscriptions WHERE id = ANY ($1::uuid[])',
+    [ids],
+  );
+  for (const r of rows) {
+    targets.set(r.id, {
+      id: r.id,
+      customerId: r.customer_id,
+      eventType: r.event_type,
+      callbackUrl: r.callback_url,
+      apiVersion: r.api_version,
+      isActive: r.is_active,
+    });
+  }
+  return targets;
+}
+
+export async function insertPendingEvents(tx: Queryable, chain: ChainKey, events: PendingEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx.query(
+    'chain:insert-pending',
+    `INSERT INTO pending_events (blockchain, network, subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key,
+       body, callback_url, event_type)
+     SELECT $1, $2, * FROM unnest($3::uuid[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[])
+     ON CONFLICT (subscription_id, idempotency_key) DO NOTHING`,
+    [
+      chain.blockchain,
+      chain.network,
+      events.map((e) => e.subscriptionId),
+      events.map((e) => e.customerId),
+      events.map((e) => e.blockHeight),
+      events.map((e) => e.blockHash),
+      events.map((e) => e.dueHeight),
+      events.map((e) => e.idempotencyKey),
+      events.map((e) => e.body),
+      events.map((e) => e.callbackUrl),
+      events.map((e) => e.eventType),
+    ],
+  );
+}
+
+/** Deletes and returns the pending events due at `height` (due_height <= height), in block order. */
+export async function takeDuePendingEvents(tx: Queryable, chain: ChainKey, height: number): Promise<PendingEvent[]> {
+  const rows = await tx.query<{
+    subscription_id: string;
+    customer_id: string;
+    block_height: string;
+    block_hash: string;
+    due_height: string;
+    idempotency_key: string;
+    body: string;
+    callback_url: string;
+    event_type: EventType;
+  }>(
+    'chain:take-due-pending',
+    `DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height <= $3
+     RETURNING subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key, body, callback_url, event_type`,
+    [chain.blockchain, chain.network, height],
+  );
+  return rows
+    .map((r) => ({
+      subscriptionId: r.subscription_id,
+      customerId: r.customer_id,
+      blockHeight: Number(r.block_height),
+      blockHash: r.block_hash,
+      dueHeight: Number(r.due_height),
+      idempotencyKey: r.idempotency_key,
+      body: r.body,
+      callbackUrl: r.callback_url,
+      eventType: r.event_type,
+    }))
+    .sort((a, b) => a.blockHeight - b.blockHeight);
+}
+
+/**
+ * Records the follower's freshly enqueued callbacks under their block, and puts back to pending any of
+ * them a reorganisation had cancelled: the chain went back to that very block (same hash, same key), so
+ * the event is canonical again and its callback must still be sent.
+ */
+export async function recordBlockCallbacks(tx: Queryable, chain: ChainKey, callbacks: BlockCallback[]): Promise<void> {
+  if (callbacks.length === 0) return;
+  const params = [
+    chain.blockchain,
+    chain.network,
+    callbacks.map((c) => c.blockHeight),
+    callbacks.map((c) => c.subscriptionId),
+    callbacks.map((c) => c.idempotencyKey),
+  ];
+  await tx.query(
+    'chain:record-block-callbacks',
+    `INSERT INTO chain_block_callbacks (blockchain, network, block_height, subscription_id, idempotency_key)
+     SELECT $1, $2, * FROM unnest($3::bigint[], $4::uuid[], $5::text[]) ON CONFLICT DO NOTHING`,
+    params,
+  );
+  await tx.query(
+    'chain:revive-reorg-cancelled',
+    `UPDATE callbacks c SET status = 'pending', outcome = NULL, finished_at = NULL, next_attempt_at = clock_timestamp()
+     FROM unnest($1::uuid[], $2::text[]) AS k (subscription_id, idempotency_key)
+     WHERE c.subscription_id = k.subscription_id AND c.idempotency_key = k.idempotency_key
+       AND c.status = 'cancelled' AND c.outcome = 'reorganised'`,
+    [params[3], params[4]],
+  );
+}
+
+/**
+ * Forgets every block above `ancestorHeight` (they left the canonical chain): their window rows, their
+ * pending events (never to be sent) and, among the callbacks already enqueued for them, those not yet
+ * delivered (cancelled with outcome 'reorganised'). Returns what it removed.
+ */
+export async function rewindAbove(tx: Queryable, chain: ChainKey, ancestorHeight: number): Promise<{ pendingDeleted: number; callbacksCancelled: number }> {
+  const params = [chain.blockchain, chain.network, ancestorHeight];
+  const cancelled = await tx.query(
+    'chain:cancel-orphaned-callbacks',
+    `UPDATE callbacks c SET status = 'cancelled', outcome = 'reorganised', finished_at = clock_timestamp()
+     FROM chain_block_callbacks b
+     WHERE b.blockchain = $1 AND b.network = $2 AND b.block_height > $3
+       AND c.subscription_id = b.subscription_id AND c.idempotency_key = b.idempotency_key AND c.status = 'pending'
+     RETURNING c.id`,
+    params,
+  );
+  await tx.query(
+    'chain:delete-orphaned-block-callbacks',
+    'DELETE FROM chain_block_callbacks WHERE blockchain = $1 AND network = $2 AND block_height > $3',
+    params,
+  );
+  const pending = await tx.query(
+    'chain:delete-orphaned-pending',
+    'DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND block_height > $3 RETURNING idempotency_key',
+    params,
+  );
+  await tx.query('chain:delete-orphaned-blocks', 'DELETE FROM chain_blocks WHERE blockchain = $1 AND network = $2 AND height > $3', params);
+  return { pendingDeleted: pending.length, callbacksCancelled: cancelled.length };
+}
+
+/** The active subscriptions of one chain, as the matching index reads them. */
+export async function loadIndexableSubscriptions(q: Queryable, chain: ChainKey): Promise<IndexableSubscription[]> {
+  const rows = await q.query<{
+    id: string;
+    customer_id: string;
+    event_type: EventType;
+    target: string | null;
+    receive_callback_on: number | null;
+    amount_higher_than: string | null;
+    is_active: boolean;
+  }>(
+    'chain:indexable-subscriptions',
+    `SELECT id, customer_id, event_type, target, receive_callback_on, amount_higher_than, is_active
+     FROM subscriptions WHERE blockchain = $1 AND network = $2 AND is_active`,
+    [chain.blockchain, chain.network],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    customerId: r.customer_id,
+    eventType: r.event_type,
+    blockchain: chain.blockchain,
+    network: chain.network,
+    target: r.target,
+    receiveCallbackOn: r.receive_callback_on,
+    amountHigherThan: r.amount_higher_than === null ? null : BigInt(r.amount_higher_than),
+    isActive: r.is_active,
+  }));
+}

@@ -1,0 +1,329 @@
+/**
+ * Chain following against a real database and a fake node: an in-memory chain that can grow, fork and
+ * reorganise. Proves the timing and reorganisation rules of contract section 4 and that a crash inside
+ * a block's transaction loses and doubles nothing.
+ */
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { NormalizedBlock, TokenTransfer } from '../src/chains/types.ts';
+import type { ChainAdapter } from '../src/ingest/adapter.ts';
+import { applyNextBlock, type FollowerDeps, type StepResult } from '../src/ingest/follower.ts';
+import { SubscriptionIndex } from '../src/matching/index.ts';
+import { getCursor, loadIndexableSubscriptions } from '../src/store/chain-state.ts';
+import type { Db, Queryable } from '../src/store/db.ts';
+import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+
+const CHAIN = { blockchain: 'ethereum', network: 'goerli' } as const;
+const TOKEN = '0x1111111111111111111111111111111111111111';
+const OTHER = '0x2222222222222222222222222222222222222222';
+
+interface FakeTx {
+  id: string;
+  tokenTransfers?: Omit<TokenTransfer, 'transactionId' | 'logIndex'>[];
+}
+
+/** An in-memory chain: blocks[h] is the canonical block at height h (0 = genesis). */
+class FakeChain implements ChainAdapter {
+  blocks: NormalizedBlock[] = [];
+  private nonce = 0;
+  failNext = 0;
+
+  constructor() {
+    this.blocks.push(this.make(0, `0x${'0'.repeat(64)}`, []));
+  }
+
+  private make(height: number, parentHash: string, txs: FakeTx[]): NormalizedBlock {
+    const hash = `0x${createHash('sha256')
+      .update(`block ${height} ${++this.nonce}`)
+      .digest('hex')}`;
+    let logIndex = 0;
+    return {
+      height,
+      hash,
+      parentHash,
+      timestamp: 1_700_000_000 + height * 12,
+      transactionIds: txs.map((t) => t.id),
+      tokenTransfers: txs.flatMap((t) => (t.tokenTransfers ?? []).map((tt) => ({ ...tt, transactionId: t.id, logIndex: logIndex++ }))),
+      internalTransfers: [],
+      coinMovements: [],
+    };
+  }
+
+  get head(): number {
+    return this.blocks.length - 1;
+  }
+
+  /** Adds one block on top, with these transactions. */
+  grow(txs: FakeTx[] = []): NormalizedBlock {
+    const block = this.make(this.blocks.length, (this.blocks.at(-1) as NormalizedBlock).hash, txs);
+    this.blocks.push(block);
+    return block;
+  }
+
+  /** Drops the blocks from `height` up: the next grow() builds a competing branch from height - 1. */
+  fork(height: number): void {
+    this.blocks.length = height;
+  }
+
+  async getHead(): Promise<number> {
+    return this.head;
+  }
+
+  async getBlock(height: number): Promise<NormalizedBlock> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('node unavailable');
+    }
+    const block = this.blocks[height];
+    if (!block) throw new Error(`no block at ${height}`);
+    return structuredClone(block);
+  }
+}
+
+const txid = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+const tokenTo = (to: string, amount = 5n) => ({ tokenType: 'ERC-20' as const, contract: TOKEN, from: OTHER, to, amount });
+
+interface CallbackRow {
+  subscription_id: string;
+  idempotency_key: string;
+  status: string;
+  outcome: string | null;
+  event_type: string;
+  body: string;
+}
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+async function setup(options: { window?: number } = {}) {
+  t = await startTestApp({ roles: ['api'] });
+  const app = t;
+  const db = app.app.database.db;
+  const customer = await app.customer();
+  const chain = new FakeChain();
+  const logger = { error: vi.fn(), warn: vi.fn(), info: vi.fn() };
+  let index = new SubscriptionIndex(CHAIN.blockchain, CHAIN.network);
+  const deps: FollowerDeps = { db, adapter: chain, index: () => index, logger, defaultConfirmations: 3, window: options.window, startHeight: 1 };
+
+  async function subscribe(kind: 'mined' | 'tokens', item: Record<string, unknown>, who: TestCustomer = customer): Promise<string> {
+    const path = kind === 'mined' ? 'transaction-mined' : 'address-tokens-transactions-confirmed';
+    const r = await app.request('POST', `/blockchain-events/${CHAIN.blockchain}/${CHAIN.network}/subscriptions/${path}`, {
+      key: who.key,
+      body: { data: { item: { callbackUrl: SAMPLE.callbackUrl, ...item } } },
+    });
+    expect(r.status, r.text).toBeLessThan(300);
+    index = new SubscriptionIndex(CHAIN.blockchain, CHAIN.network);
+    for (const s of await loadIndexableSubscriptions(db, CHAIN)) index.add(s);
+    return r.body.data.item.referenceId;
+  }
+
+  /** Applies blocks until caught up; returns every step's result. */
+  async function follow(d: FollowerDeps = deps): Promise<StepResult[]> {
+    const steps: StepResult[] = [];
+    for (let i = 0; i < 500; i++) {
+      const step = await applyNextBlock(d, CHAIN);
+      steps.push(step);
+      if (step.kind === 'caught-up' || step.kind === 'stopped') return steps;
+    }
+    throw new Error('did not catch up');
+  }
+
+  /** Applies exactly one block (or reorganisation step). */
+  const step = (d: FollowerDeps = deps) => applyNextBlock(d, CHAIN);
+
+  async function callbacks(subscriptionId?: string): Promise<CallbackRow[]> {
+    return await db.query<CallbackRow>(
+      'test:ingest-callbacks',
+      `SELECT subscription_id, idempotency_key, status, outcome, event_type, body FROM callbacks
+       WHERE $1::uuid IS NULL OR subscription_id = $1::uuid ORDER BY created_at, id`,
+      [subscriptionId ?? null],
+    );
+  }
+
+  async function pendingCount(): Promise<number> {
+    const [row] = await db.query<{ n: number }>('test:ingest-pending', 'SELECT count(*)::int AS n FROM pending_events WHERE blockchain = $1', [
+      CHAIN.blockchain,
+    ]);
+    return row?.n ?? 0;
+  }
+
+  return { db, customer, chain, logger, deps, subscribe, follow, step, callbacks, pendingCount };
+}
+
+describe('chain following', () => {
+  it('enqueues the mined callback of a subscribed transaction exactly once', async () => {
+    const s = await setup();
+    const sub = await s.subscribe('mined', { transactionId: txid(7) });
+    s.chain.grow();
+    const mined = s.chain.grow([{ id: txid(7) }, { id: txid(8) }]);
+    s.chain.grow();
+    await s.follow();
+    for (let i = 0; i < 5; i++) s.chain.grow([{ id: txid(100 + i) }]);
+    await s.follow();
+
+    const rows = await s.callbacks(sub);
+    expect(rows).toHaveLength(1);
+    const body = JSON.parse((rows[0] as CallbackRow).body);
+    expect(body).toMatchObject({
+      referenceId: sub,
+      idempotencyKey: rows[0]?.idempotency_key,
+      data: {
+        product: 'BLOCKCHAIN_EVENTS',
+        event: 'TRANSACTION_MINED',
+        item: { ...CHAIN, transactionId: txid(7), minedInBlock: { height: 2, hash: mined.hash, timestamp: mined.timestamp } },
+      },
+    });
+    expect(body.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(await s.callbacks()).toHaveLength(1);
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 8, state: 'following' });
+  });
+
+  it('enqueues a token callback at the receiveCallbackOn-th confirmation: not before, once, never again', async () => {
+    const s = await setup();
+    const sub = await s.subscribe('tokens', { address: SAMPLE.evmAddress, receiveCallbackOn: 4 });
+    s.chain.grow();
+    const block = s.chain.grow([{ id: txid(9), tokenTransfers: [tokenTo(SAMPLE.evmAddress, 1234n)] }]); // height 2
+    for (let i = 0; i < 10; i++) s.chain.grow();
+
+    expect((await s.step()).kind).toBe('applied'); // 1
+    expect((await s.step()).kind).toBe('applied'); // 2: mined, 1 confirmation
+    expect(await s.pendingCount()).toBe(1);
+    await s.step(); // 3: 2 confirmations
+    await s.step(); // 4: 3 confirmations (N-1)
+    expect(await s.callbacks(sub)).toHaveLength(0);
+    await s.step(); // 5: 4 confirmations
+    const rows = await s.callbacks(sub);
+    expect(rows).toHaveLength(1);
+    expect(await s.pendingCount()).toBe(0);
+    const body = JSON.parse((rows[0] as CallbackRow).body);
+    expect(body.data.event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED');
+    expect(body.data.item).toMatchObject({
+      address: SAMPLE.evmAddress,
+      direction: 'incoming',
+      transactionId: txid(9),
+      minedInBlock: { height: 2, hash: block.hash },
+    });
+    await s.follow();
+    expect(await s.callbacks(sub)).toHaveLength(1);
+  });
+
+  it('a reorganisation of depth 2 cancels the orphaned events; the re-mined transaction fires with the new block and a new key', async () => {
+    const s = await setup();
+    const mined = await s.subscribe('mined', { transactionId: txid(42) });
+    const tokens = await s.subscribe('tokens', { address: SAMPLE.evmAddress, receiveCallbackOn: 3 });
+    const tx: FakeTx = { id: txid(42), tokenTransfers: [tokenTo(SAMPLE.evmAddress)] };
+    s.chain.grow(); // 1
+    s.chain.grow(); // 2
+    s.chain.grow(); // 3
+    s.chain.grow(); // 4
+    const orphan = s.chain.grow([tx]); // 5
+    await s.follow();
+    const before = await s.callbacks(mined);
+    expect(before).toHaveLength(1);
+    expect(await s.pendingCount()).toBe(1);
+    expect(await s.callbacks(tokens)).toHaveLength(0);
+
+    // The node switches to a branch from height 4: 4' (empty), 5' (the same transaction), 6', 7'.
+    s.chain.fork(4);
+    s.chain.grow();
+    const remined = s.chain.grow([tx]);
+    s.chain.grow();
+    s.chain.grow();
+    const first = await s.step();
+    expect(first).toMatchObject({ kind: 'reorganised', ancestorHeight: 3, depth: 2, pendingDeleted: 1, callbacksCancelled: 1 });
+    expect(await s.pendingCount()).toBe(0);
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 3 });
+    await s.follow();
+
+    const minedRows = await s.callbacks(mined);
+    expect(minedRows).toHaveLength(2);
+    const [old, fresh] = minedRows as [CallbackRow, CallbackRow];
+    expect(old).toMatchObject({ status: 'cancelled', outcome: 'reorganised' });
+    expect(JSON.parse(old.body).data.item.minedInBlock.hash).toBe(orphan.hash);
+    expect(fresh.status).toBe('pending');
+    expect(fresh.idempotency_key).not.toBe(old.idempotency_key);
+    const freshBody = JSON.parse(fresh.body);
+    expect(freshBody.idempotencyKey).toBe(fresh.idempotency_key);
+    expect(freshBody.data.item.minedInBlock).toEqual({ height: 5, hash: remined.hash, timestamp: remined.timestamp });
+
+    // The orphaned confirmed event never fired; the re-mined one fired once, at 3 confirmations (7').
+    const tokenRows = await s.callbacks(tokens);
+    expect(tokenRows).toHaveLength(1);
+    const tokenBody = JSON.parse((tokenRows[0] as CallbackRow).body);
+    expect(tokenBody.data.item.minedInBlock.hash).toBe(remined.hash);
+    expect(tokenBody.idempotencyKey).not.toBe(old.idempotency_key);
+  });
+
+  it('a reorganisation deeper than the window stops the chain with a reason, loudly, and skips nothing', async () => {
+    const s = await setup({ window: 4 });
+    await s.subscribe('mined', { transactionId: txid(5) });
+    for (let i = 0; i < 8; i++) s.chain.grow();
+    await s.follow();
+    s.chain.fork(2);
+    for (let i = 0; i < 9; i++) s.chain.grow([{ id: txid(5) }]);
+
+    const steps = await s.follow();
+    expect(steps.at(-1)).toMatchObject({ kind: 'stopped' });
+    const cursor = await getCursor(s.db, CHAIN);
+    expect(cursor).toMatchObject({ height: 8, state: 'stopped' });
+    expect(cursor?.stopReason).toMatch(/deeper than the window of 4 blocks/);
+    expect(s.logger.error).toHaveBeenCalledTimes(1);
+    expect(await s.step()).toMatchObject({ kind: 'stopped', reason: cursor?.stopReason });
+    expect(await s.callbacks()).toHaveLength(0);
+  });
+
+  it('a crash inside a block transaction loses nothing and doubles nothing; node errors are retried, not skipped', async () => {
+    const s = await setup();
+    const mined = await s.subscribe('mined', { transactionId: txid(77) });
+    const tokens = await s.subscribe('tokens', { address: SAMPLE.evmAddress, receiveCallbackOn: 2 });
+    s.chain.grow(); // 1
+    s.chain.grow([{ id: txid(77), tokenTransfers: [tokenTo(SAMPLE.evmAddress)] }]); // 2
+    s.chain.grow(); // 3: token due
+    s.chain.grow(); // 4
+
+    // A Db whose transactions die just before the cursor moves, at chosen heights.
+    let crashes = 0;
+    const crashAt = new Set([2, 3]);
+    const crashing: Db = {
+      ...s.db,
+      query: s.db.query.bind(s.db),
+      transaction: (label, work) =>
+        s.db.transaction(label, (tx) =>
+          work({
+            query: (async (l: string, sql: string, params?: readonly unknown[]) => {
+              if (l === 'chain:save-cursor' && crashAt.has(Number(params?.[2]))) {
+                crashAt.delete(Number(params?.[2]));
+                crashes++;
+                throw new Error('simulated crash');
+              }
+              return await tx.query(l, sql, params);
+            }) as Queryable['query'],
+          }),
+        ),
+    };
+    const d = { ...s.deps, db: crashing };
+    expect((await s.step(d)).kind).toBe('applied'); // 1
+    await expect(s.step(d)).rejects.toThrow('simulated crash'); // 2 dies
+    expect(await s.callbacks()).toHaveLength(0);
+    expect(await s.pendingCount()).toBe(0);
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 1 });
+    expect((await s.step(d)).kind).toBe('applied'); // 2 again
+    s.chain.failNext = 2;
+    await expect(s.step(d)).rejects.toThrow('node unavailable'); // 3: node down
+    await expect(s.step(d)).rejects.toThrow('node unavailable');
+    await expect(s.step(d)).rejects.toThrow('simulated crash'); // 3 dies after promoting
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 2 });
+    expect(await s.pendingCount()).toBe(1);
+    await s.follow(d);
+    expect(crashes).toBe(2);
+
+    expect(await s.callbacks(mined)).toHaveLength(1);
+    const tokenRows = await s.callbacks(tokens);
+    expect(tokenRows).toHaveLength(1);
+    expect(JSON.parse((tokenRows[0] as CallbackRow).body).data.item.minedInBlock.height).toBe(2);
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 4, state: 'following' });
+  });
+});
