@@ -5,7 +5,6 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Request, type Result } from 'autocannon';
@@ -116,16 +115,8 @@ export async function runCommand(command: string, args: string[], env: NodeJS.Pr
   });
 }
 
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+/** The same free-port helper the embedded database uses. */
+export { freePort } from '../src/store/embedded.ts';
 
 /** Polls `url` every `intervalMs` until it answers 200; fails early when `child` exits. */
 export async function waitForOk(url: string, options: { child?: Child; timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {

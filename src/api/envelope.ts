@@ -26,9 +26,13 @@ export interface Credits {
   available: bigint;
 }
 
-export function sendData(request: FastifyRequest, reply: FastifyReply, status: number, data: unknown, credits: Credits) {
+function creditHeaders(reply: FastifyReply, credits: Credits): void {
   reply.header('x-credits-consumed', String(credits.consumed));
   reply.header('x-credits-available', String(credits.available));
+}
+
+export function sendData(request: FastifyRequest, reply: FastifyReply, status: number, data: unknown, credits: Credits) {
+  creditHeaders(reply, credits);
   const context = contextOf(request);
   return reply.code(status).send({ apiVersion: API_VERSION, requestId: request.id, context, data });
 }
@@ -38,8 +42,7 @@ export function sendData(request: FastifyRequest, reply: FastifyReply, status: n
  * envelope instead of parsed and serialised again.
  */
 export function sendJsonText(request: FastifyRequest, reply: FastifyReply, status: number, dataJson: string, credits: Credits) {
-  reply.header('x-credits-consumed', String(credits.consumed));
-  reply.header('x-credits-available', String(credits.available));
+  creditHeaders(reply, credits);
   reply.header('content-type', 'application/json; charset=utf-8');
   const context = contextOf(request);
   const head = `{"apiVersion":"${API_VERSION}","requestId":"${request.id}",${context === undefined ? '' : `"context":${JSON.stringify(context)},`}`;

@@ -2,16 +2,17 @@
  * Request validation: two Ajv instances (bodies are never coerced, query strings are), and the mapping
  * from Ajv's errors to the contract's error codes, with one detail per offending attribute.
  */
+
 import AjvModule, { type ErrorObject } from 'ajv';
 import { ApiError, type ErrorCode, type ErrorDetail } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
 
 // ajv is CommonJS: under NodeNext its class is the default export's `default`.
 const Ajv = AjvModule.default;
 const common = { allErrors: true, removeAdditional: false, strict: false, messages: true } as const;
 const bodyAjv = new Ajv({ ...common, coerceTypes: false, useDefaults: false });
 const queryAjv = new Ajv({ ...common, coerceTypes: true, useDefaults: true });
-bodyAjv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
-queryAjv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+for (const ajv of [bodyAjv, queryAjv]) ajv.addFormat('uuid', { type: 'string', validate: isUuid });
 
 export function validatorCompiler({ schema, httpPart }: { schema: object; httpPart?: string }) {
   return (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema);

@@ -7,8 +7,10 @@
  * It keeps up to maxInFlight callbacks moving, claims again as soon as there is room, and sleeps until
  * a new callback is enqueued (NOTIFY) or the poll interval passes.
  */
+
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
+import { unixSeconds } from '../domain/time.ts';
 import type { Metrics } from '../metrics.ts';
 import { type AttemptOutcome, type ClaimedCallback, claimDueCallbacks, recordOutcomes } from '../store/callbacks.ts';
 import type { Db } from '../store/db.ts';
@@ -42,7 +44,7 @@ export interface DeliveryWorker {
 /** Headers of one POST: JSON, and the two signature styles when the subscription has a secret. */
 export function prepareHeaders(callback: Pick<ClaimedCallback, 'secret' | 'idempotencyKey'>, body: Buffer, now: Date): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (callback.secret) Object.assign(headers, signCallback(callback.secret, body, callback.idempotencyKey, Math.floor(now.getTime() / 1000)));
+  if (callback.secret) Object.assign(headers, signCallback(callback.secret, body, callback.idempotencyKey, unixSeconds(now)));
   return headers;
 }
 

@@ -9,6 +9,7 @@ import { callbackBody } from '../domain/callbacks.ts';
 import { CHAINS } from '../domain/chains.ts';
 import { ApiError, notFound } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
+import { unixSeconds } from '../domain/time.ts';
 import * as store from '../store/callbacks.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import { getSubscription } from '../store/subscriptions.ts';
@@ -50,7 +51,7 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
   const minedInBlock = {
     height: 18_000_000,
     hash: evm ? `0x${'ab'.repeat(32)}` : 'ab'.repeat(32),
-    timestamp: Math.floor(now.getTime() / 1000),
+    timestamp: unixSeconds(now),
   };
   const base = { blockchain: s.blockchain, network: s.network };
   const exampleTx = evm ? EXAMPLE_TX_EVM : EXAMPLE_TX_EVM.slice(2);

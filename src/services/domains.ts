@@ -3,10 +3,12 @@
  * HTTPS file or a DNS TXT record), listing and removal. The host must match exactly: a subdomain is a
  * domain of its own, verified on its own.
  */
+
 import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { ApiError, invalidData, notFound, truncate } from '../domain/errors.ts';
+import { unixSeconds } from '../domain/time.ts';
 import { destinationOf } from '../store/callbacks.ts';
 import * as store from '../store/domains.ts';
 import type { Caller, Common } from './context.ts';
@@ -21,9 +23,9 @@ export function domainItem(d: store.CallbackDomain) {
   return {
     domain: d.domain,
     isVerified: d.verifiedAt !== null,
-    verifiedTimestamp: d.verifiedAt ? Math.floor(d.verifiedAt.getTime() / 1000) : null,
+    verifiedTimestamp: d.verifiedAt ? unixSeconds(d.verifiedAt) : null,
     verificationToken: d.verificationToken,
-    createdTimestamp: Math.floor(d.createdAt.getTime() / 1000),
+    createdTimestamp: unixSeconds(d.createdAt),
   };
 }
 

@@ -3,7 +3,9 @@
  * workers claim due callbacks (FOR UPDATE SKIP LOCKED, then a lease: next_attempt_at moves forward),
  * send outside any transaction, and record outcomes in batches.
  */
+
 import type { EventType } from '../domain/chains.ts';
+import { unixSeconds } from '../domain/time.ts';
 import type { Db, Queryable } from './db.ts';
 
 export const CALLBACKS_CHANNEL = 'herald_callbacks';
@@ -52,14 +54,8 @@ export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], 
   return rows.length;
 }
 
-export interface ClaimedCallback {
-  id: string;
-  customerId: string;
-  subscriptionId: string;
-  eventType: EventType;
-  idempotencyKey: string;
-  body: string;
-  callbackUrl: string;
+/** A claimed callback: what was enqueued, plus what sending it needs. */
+export interface ClaimedCallback extends NewCallback {
   destination: string;
   /** Attempts before this one. */
   attempts: number;
@@ -204,7 +200,7 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
          WHERE s.is_active AND (
            (e.reason = 'callback_url_gone' AND s.id = e.subscription_id) OR
            (e.reason = 'maximum_retry_attempts_reached' AND s.customer_id = e.customer_id AND s.event_type = e.event_type AND s.callback_url = e.callback_url))`,
-        [ended.map((o) => o.callbackId), ended.map(ending), Math.floor(now.getTime() / 1000)],
+        [ended.map((o) => o.callbackId), ended.map(ending), unixSeconds(now)],
       );
     }
   };

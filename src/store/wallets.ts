@@ -142,7 +142,8 @@ export async function syncChainUnits(q: Queryable, units: { blockchain: string; 
   await q.query(
     'wallets:sync-units',
     `INSERT INTO chain_units (blockchain, unit, decimals) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])
-     ON CONFLICT (blockchain) DO UPDATE SET unit = excluded.unit, decimals = excluded.decimals`,
+     ON CONFLICT (blockchain) DO UPDATE SET unit = excluded.unit, decimals = excluded.decimals
+     WHERE (chain_units.unit, chain_units.decimals) IS DISTINCT FROM (excluded.unit, excluded.decimals)`,
     [units.map((u) => u.blockchain), units.map((u) => u.unit), units.map((u) => u.decimals)],
   );
 }

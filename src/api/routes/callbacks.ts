@@ -1,12 +1,12 @@
 /** The callback log and tools (extension): list, resend, test. */
+
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { unixSeconds } from '../../domain/time.ts';
 import * as service from '../../services/callbacks.ts';
 import type { Common } from '../../services/context.ts';
 import { sendData } from '../envelope.ts';
 import { ContextQuery, envelope, PageQuery, page } from '../schemas.ts';
-
-const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 const Attempt = Type.Object({
   attempt: Type.Integer(),
@@ -48,11 +48,11 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
         event: c.eventType,
         status: c.status,
         outcome: c.outcome,
-        createdTimestamp: seconds(c.createdAt),
-        nextAttemptTimestamp: c.status === 'pending' ? seconds(c.nextAttemptAt) : null,
+        createdTimestamp: unixSeconds(c.createdAt),
+        nextAttemptTimestamp: c.status === 'pending' ? unixSeconds(c.nextAttemptAt) : null,
         attempts: c.attempts.map((a) => ({
           attempt: a.attempt,
-          timestamp: seconds(a.startedAt),
+          timestamp: unixSeconds(a.startedAt),
           durationMs: a.durationMs,
           httpStatus: a.httpStatus,
           error: a.errorClass ? { class: a.errorClass, message: a.errorMessage ?? '' } : null,

@@ -1,7 +1,9 @@
 /** Endpoints 1 to 3 and 5 to 8 of the contract: subscriptions. Thin: schema, service, mapping. */
+
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { type Blockchain, EVENT_BLOCKCHAINS, type EventType, type Network } from '../../domain/chains.ts';
+import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/subscriptions.ts';
 import type { Subscription } from '../../store/subscriptions.ts';
@@ -19,11 +21,9 @@ import {
   TransactionMinedItem,
 } from '../schemas.ts';
 
-const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
-
 /** The item of a create response: exactly the fields the seed lists for that endpoint. */
 export function createdItem(s: Subscription) {
-  const base = { referenceId: s.id, eventType: s.eventType, createdTimestamp: seconds(s.createdAt), isActive: s.isActive, callbackUrl: s.callbackUrl };
+  const base = { referenceId: s.id, eventType: s.eventType, createdTimestamp: unixSeconds(s.createdAt), isActive: s.isActive, callbackUrl: s.callbackUrl };
   switch (s.eventType) {
     case 'TRANSACTION_MINED':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', transactionId: s.transactionId as string };

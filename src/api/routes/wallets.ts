@@ -1,14 +1,14 @@
 /** Endpoint 4 (all assets) and the wallet endpoints of contract section 6. */
+
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.ts';
+import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/wallets.ts';
 import type { WalletAddress } from '../../store/wallets.ts';
 import { sendData, sendJsonText } from '../envelope.ts';
 import { ChainParams, ContextQuery, envelope, PageQuery, page, requestBody, WalletAssetRecord, WalletDetail, WatchedAddress } from '../schemas.ts';
-
-const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 function addressItem(a: WalletAddress) {
   return {
@@ -16,7 +16,7 @@ function addressItem(a: WalletAddress) {
     network: a.network,
     address: a.address,
     watchedFromBlock: a.watchedFromBlock === null ? null : Number(a.watchedFromBlock),
-    createdTimestamp: seconds(a.createdAt),
+    createdTimestamp: unixSeconds(a.createdAt),
   };
 }
 
@@ -62,7 +62,7 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
     async (request, reply) => {
       const result = await service.createWallet(common, request.caller, request.body.data.item.walletName);
       const w = result.value;
-      return sendData(request, reply, 201, { item: { walletId: w.id, walletName: w.name, createdTimestamp: seconds(w.createdAt) } }, result);
+      return sendData(request, reply, 201, { item: { walletId: w.id, walletName: w.name, createdTimestamp: unixSeconds(w.createdAt) } }, result);
     },
   );
 
@@ -81,7 +81,7 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
     async (request, reply) => {
       const result = await service.getWallet(common, request.caller, request.params.walletId);
       const { record, createdAt, addresses } = result.value;
-      return sendData(request, reply, 200, { item: { ...record, createdTimestamp: seconds(createdAt), addresses: addresses.map(addressItem) } }, result);
+      return sendData(request, reply, 200, { item: { ...record, createdTimestamp: unixSeconds(createdAt), addresses: addresses.map(addressItem) } }, result);
     },
   );
 
