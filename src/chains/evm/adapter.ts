@@ -1,0 +1,435 @@
+/**
+ * The ChainAdapter of the EVM chains (ethereum, ethereum-classic, binance-smart-chain): node RPC plus
+ * the pure normaliser (normalize.ts). What the node offers is detected per node, lazily, on first use:
+ *
+ * - receipts: `eth_getBlockReceipts` (one call per block) when served, else `eth_getTransactionReceipt`
+ *   per transaction with bounded concurrency;
+ * - traces: `debug_traceBlockByNumber` with callTracer when served, else `debug_traceTransaction` per
+ *   transaction; when neither is served, blocks have no internal transfers (warned once, and visible in
+ *   capabilities()).
+ *
+ * Only an answer that says "this method is not served" (EvmRpcError kind 'unsupported') switches to a
+ * fallback; timeouts, 5xx and everything else are thrown, so the follower retries rather than silently
+ * degrading because the node was busy.
+ */
+import type { Logger } from 'pino';
+import { BaseError, type Hex, webSocket } from 'viem';
+import type { Network } from '../../domain/chains.ts';
+import type { ChainAdapter, TransactionLocation } from '../../ingest/adapter.ts';
+import type { TokenMetadata } from '../../matching/identity.ts';
+import type { Db } from '../../store/db.ts';
+import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
+import type { NormalizedBlock, TokenTransfer } from '../types.ts';
+import { type EvmBlockchain, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
+import { createEvmRpcClient, EvmRpcError, redactUrl } from './rpc.ts';
+import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt } from './rpc-types.ts';
+
+export interface EvmAdapterOptions {
+  blockchain: EvmBlockchain;
+  network: Network;
+  rpcUrl: string;
+  /** Enables watchHeads (eth_subscribe newHeads); without it the follower polls. */
+  wsUrl?: string;
+  /** Token metadata is cached here too (table token_metadata); memory only without it. */
+  db?: Db;
+  /** Parallel per-transaction requests when the node lacks the block-level methods; default 8. */
+  concurrency?: number;
+  /** Per request; default 10 s. */
+  timeoutMs?: number;
+  logger?: Pick<Logger, 'warn' | 'info'>;
+  /** First delay before reconnecting the WebSocket; doubles up to 30 s. Default 1 s. */
+  reconnectDelayMs?: number;
+}
+
+export type Support = 'unknown' | 'supported' | 'unsupported';
+
+export interface EvmCapabilities {
+  blockReceipts: Support;
+  blockTraces: Support;
+  transactionTraces: Support;
+  /** Where internal transfers come from; 'none': the node serves no trace method, blocks have none. */
+  internalTransfers: 'unknown' | 'block-traces' | 'transaction-traces' | 'none';
+  headWatching: 'websocket' | 'none';
+}
+
+export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads'>> &
+  Pick<ChainAdapter, 'watchHeads'> & {
+    capabilities(): EvmCapabilities;
+  };
+
+/** A consistency check failed (the node answered, but not about the block asked): the follower retries. */
+export class EvmAdapterError extends Error {
+  override name = 'EvmAdapterError';
+}
+
+const CALL_TRACER = { tracer: 'callTracer' } as const;
+const SELECTOR = { name: '0x06fdde03', symbol: '0x95d89b41', decimals: '0x313ce567', balanceOf: '0x70a08231' } as const;
+/** A contract's name or symbol is shown in every callback: a hostile token must not make them huge. */
+const MAX_TEXT_LENGTH = 256;
+/** Bounds the in-memory metadata cache (oldest dropped first); the database keeps them all. */
+const MAX_CACHED_TOKENS = 100_000;
+const MAX_RECONNECT_DELAY_MS = 30_000;
+/**
+ * Gas for token calls: name/symbol/decimals/balanceOf of any real token cost well under 100k. The cap makes
+ * a hostile contract that burns gas fail fast with "out of gas" (a revert: metadata ''), rather than run
+ * into the node's or our timeout, which would be thrown and retried forever by the follower.
+ */
+const TOKEN_CALL_GAS = 1_000_000n;
+/** Answers of a node that cannot tell a balance at that height (pruned state, unknown block). */
+const STATE_UNAVAILABLE = /missing trie node|header not found|historical state|state .*not available|pruned|unknown block/i;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
+  const { blockchain, network, db, logger } = options;
+  const concurrency = Math.max(1, options.concurrency ?? 8);
+  const rpc = createEvmRpcClient({ url: options.rpcUrl, timeoutMs: options.timeoutMs });
+  const caps = { blockReceipts: 'unknown' as Support, blockTraces: 'unknown' as Support, transactionTraces: 'unknown' as Support };
+  const metadataCache = new Map<string, Promise<StoredTokenMetadata>>();
+  const log = { blockchain, network, node: rpc.url };
+
+  function markUnsupported(capability: keyof typeof caps, method: string, error: EvmRpcError): void {
+    if (caps[capability] !== 'unsupported') logger?.info({ ...log, method, answer: error.nodeMessage }, `node does not serve ${method}; using the fallback`);
+    caps[capability] = 'unsupported';
+  }
+
+  async function fetchReceipts(hexHeight: string, transactionIds: string[]): Promise<RpcReceipt[]> {
+    if (caps.blockReceipts !== 'unsupported') {
+      try {
+        const receipts = await rpc.request<RpcReceipt[] | null>('eth_getBlockReceipts', [hexHeight]);
+        caps.blockReceipts = 'supported';
+        if (!Array.isArray(receipts)) throw new EvmAdapterError(`eth_getBlockReceipts ${hexHeight} at ${rpc.url} returned no receipts`);
+        return receipts;
+      } catch (error) {
+        if (!isUnsupported(error)) throw error;
+        markUnsupported('blockReceipts', 'eth_getBlockReceipts', error);
+      }
+    }
+    return await mapLimit(transactionIds, concurrency, async (id) => {
+      const receipt = await rpc.request<RpcReceipt | null>('eth_getTransactionReceipt', [id]);
+      // The block lists it, so a mined receipt must exist: none means the node moved to another chain.
+      if (receipt === null || typeof receipt !== 'object') throw new EvmAdapterError(`no receipt for transaction ${id} at ${rpc.url}`);
+      return receipt;
+    });
+  }
+
+  /** callTracer entries of the block, or undefined when the node serves no trace method. */
+  async function fetchTraces(hexHeight: string, transactionIds: string[]): Promise<CallTraceEntry[] | undefined> {
+    if (caps.blockTraces !== 'unsupported') {
+      try {
+        const traces = await rpc.request<CallTraceEntry[]>('debug_traceBlockByNumber', [hexHeight, CALL_TRACER]);
+        caps.blockTraces = 'supported';
+        return traces;
+      } catch (error) {
+        if (!isUnsupported(error)) throw error;
+        markUnsupported('blockTraces', 'debug_traceBlockByNumber', error);
+      }
+    }
+    if (caps.transactionTraces === 'unsupported') return undefined;
+    const traceOne = async (txHash: string): Promise<CallTraceEntry> => ({
+      txHash,
+      result: await rpc.request<CallFrame | null>('debug_traceTransaction', [txHash, CALL_TRACER]),
+    });
+    let first: CallTraceEntry[] = [];
+    let rest = transactionIds;
+    if (caps.transactionTraces === 'unknown') {
+      // Probe with one transaction, so a node without tracing costs one call, not one per transaction.
+      try {
+        first = [await traceOne(transactionIds[0] as string)];
+        rest = transactionIds.slice(1);
+        caps.transactionTraces = 'supported';
+      } catch (error) {
+        if (!isUnsupported(error)) throw error;
+        markUnsupported('transactionTraces', 'debug_traceTransaction', error);
+        logger?.warn(log, 'node serves neither debug_traceBlockByNumber nor debug_traceTransaction: blocks will have no internal transfers');
+        return undefined;
+      }
+    }
+    return [...first, ...(await mapLimit(rest, concurrency, traceOne))];
+  }
+
+  async function getBlock(height: number): Promise<NormalizedBlock> {
+    const hexHeight = `0x${height.toString(16)}`;
+    const block = await rpc.request<RpcBlock | null>('eth_getBlockByNumber', [hexHeight, true]);
+    if (block === null || typeof block !== 'object') throw new EvmAdapterError(`block ${height} is not on the node ${rpc.url} (yet)`);
+    const header = normalizeEvmBlockHeader(block);
+    if (header.height !== height) throw new EvmAdapterError(`asked ${rpc.url} for block ${height}, got block ${header.height}`);
+    const ids = header.transactionIds;
+    const [receipts, traces] = ids.length === 0 ? [[], undefined] : await Promise.all([fetchReceipts(hexHeight, ids), fetchTraces(hexHeight, ids)]);
+    // Receipts are asked by height too: one from another block means the node switched chains between
+    // the two calls. Normalising would mix two blocks; throwing makes the follower fetch again.
+    for (const receipt of receipts) {
+      const hash = typeof receipt?.blockHash === 'string' ? receipt.blockHash.toLowerCase() : undefined;
+      if (hash !== undefined && hash !== header.hash) {
+        throw new EvmAdapterError(
+          `node ${rpc.url} reorganised under us: receipt of ${String(receipt.transactionHash)} is from block ${hash}, not ${header.hash}`,
+        );
+      }
+    }
+    return normalizeEvmBlock({ block, receipts, traces }, { blockchain });
+  }
+
+  async function findTransaction(transactionId: string): Promise<TransactionLocation | undefined> {
+    const receipt = await rpc.request<RpcReceipt | null>('eth_getTransactionReceipt', [transactionId]);
+    if (receipt === null || typeof receipt !== 'object') return undefined;
+    const height = parseQuantity(receipt.blockNumber);
+    const hash = typeof receipt.blockHash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(receipt.blockHash) ? receipt.blockHash.toLowerCase() : undefined;
+    return height === undefined || hash === undefined ? undefined : { height: Number(height), hash };
+  }
+
+  async function getCoinBalance(address: string, height: number): Promise<bigint | undefined> {
+    try {
+      return await rpc.balance(requireAddress(address), height);
+    } catch (error) {
+      if (error instanceof EvmRpcError && error.kind === 'rpc' && STATE_UNAVAILABLE.test(error.nodeMessage)) return undefined;
+      throw error;
+    }
+  }
+
+  async function getTokenBalance(contract: string, address: string, height: number): Promise<bigint | undefined> {
+    const data = await contractCall(
+      requireAddress(contract),
+      `${SELECTOR.balanceOf}${requireAddress(address).slice(2).toLowerCase().padStart(64, '0')}`,
+      height,
+    );
+    const word = firstWord(data);
+    return word === undefined ? undefined : BigInt(word);
+  }
+
+  /** eth_call result, or undefined when the call reverted or returned nothing. Node trouble is thrown. */
+  async function contractCall(to: string, data: string, height?: number): Promise<Hex | undefined> {
+    try {
+      const result = await rpc.call({ to, data: data as Hex, height, gas: TOKEN_CALL_GAS });
+      return result === '0x' ? undefined : result;
+    } catch (error) {
+      if (
+        error instanceof EvmRpcError &&
+        (error.kind === 'reverted' || (error.kind === 'rpc' && height !== undefined && STATE_UNAVAILABLE.test(error.nodeMessage)))
+      ) {
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  async function fetchMetadata(contract: string, tokenType: string): Promise<StoredTokenMetadata> {
+    const key = { blockchain, network, contract };
+    const stored = db ? await getTokenMetadata(db, key) : undefined;
+    if (stored) return stored;
+    // Latest state: the facts of a deployed token do not depend on the height.
+    const [name, symbol, decimals] = await Promise.all([
+      contractCall(contract, SELECTOR.name),
+      contractCall(contract, SELECTOR.symbol),
+      contractCall(contract, SELECTOR.decimals),
+    ]);
+    const metadata = { name: decodeText(name), symbol: decodeText(symbol), decimals: decodeDecimals(decimals), tokenType };
+    if (db) await putTokenMetadata(db, key, metadata);
+    return metadata;
+  }
+
+  async function tokenMetadata(transfer: TokenTransfer): Promise<TokenMetadata | undefined> {
+    const contract = transfer.contract.toLowerCase();
+    let pending = metadataCache.get(contract);
+    if (pending === undefined) {
+      // The promise is cached, so concurrent transfers of one token share one lookup; a failed lookup
+      // (node or database down) is forgotten so the next call tries again.
+      const lookup = fetchMetadata(contract, transfer.tokenType);
+      pending = lookup;
+      metadataCache.set(contract, lookup);
+      lookup.catch(() => {
+        if (metadataCache.get(contract) === lookup) metadataCache.delete(contract);
+      });
+      if (metadataCache.size > MAX_CACHED_TOKENS) metadataCache.delete(metadataCache.keys().next().value as string);
+    }
+    const m = await pending;
+    // An NFT's amount is a token id, never scaled: decimals 0 whatever the contract says.
+    return { name: m.name, symbol: m.symbol, decimals: transfer.tokenType === 'ERC-721' ? 0 : m.decimals };
+  }
+
+  const adapter: EvmAdapter = {
+    getHead: () => rpc.blockNumber(),
+    getBlock,
+    findTransaction,
+    getCoinBalance,
+    getTokenBalance,
+    tokenMetadata,
+    capabilities: () => ({
+      ...caps,
+      internalTransfers:
+        caps.blockTraces === 'supported'
+          ? 'block-traces'
+          : caps.blockTraces === 'unsupported' && caps.transactionTraces === 'supported'
+            ? 'transaction-traces'
+            : caps.transactionTraces === 'unsupported'
+              ? 'none'
+              : 'unknown',
+      headWatching: options.wsUrl ? 'websocket' : 'none',
+    }),
+    async close() {
+      heads?.stop();
+    },
+  };
+
+  const heads = options.wsUrl ? createHeadWatcher(options.wsUrl, options, logger, log) : undefined;
+  if (heads) adapter.watchHeads = heads.watch;
+  return adapter;
+}
+
+/**
+ * One `eth_subscribe newHeads` connection per adapter, shared by its listeners, opened with the first and
+ * closed with the last. Reconnection is done here rather than by viem: viem gives up after 5 attempts,
+ * while a node restart may take minutes, and the follower's polling covers the gap meanwhile.
+ */
+function createHeadWatcher(wsUrl: string, options: EvmAdapterOptions, logger: EvmAdapterOptions['logger'], log: Record<string, unknown>) {
+  const listeners = new Set<(height: number) => void>();
+  const initialDelay = options.reconnectDelayMs ?? 1_000;
+  const node = redactUrl(wsUrl);
+  let delay = initialDelay;
+  let generation = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let closeSocket: (() => void) | undefined;
+
+  function teardown(): void {
+    generation++;
+    clearTimeout(timer);
+    timer = undefined;
+    closeSocket?.();
+    closeSocket = undefined;
+  }
+
+  function reconnectLater(error: unknown): void {
+    teardown();
+    if (listeners.size === 0) return;
+    // The short message only: viem's full one carries the URL.
+    const reason = error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error);
+    logger?.warn({ ...log, node, reason, retryInMs: delay }, 'newHeads subscription lost; reconnecting');
+    timer = setTimeout(connect, delay);
+    delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
+  }
+
+  async function connect(): Promise<void> {
+    const current = ++generation;
+    // reconnect: false, see above. The socket client is cached by viem per URL: a second adapter on the
+    // same wsUrl in one process would share (and close) it.
+    const transport = webSocket(wsUrl, { reconnect: false, retryCount: 0, timeout: options.timeoutMs ?? 10_000, keepAlive: { interval: 15_000 } })({});
+    try {
+      const subscription = await transport.value?.subscribe({
+        params: ['newHeads'],
+        onData: (data) => {
+          if (current !== generation) return;
+          delay = initialDelay;
+          const height = parseQuantity((data as { result?: { number?: unknown } })?.result?.number);
+          if (height === undefined) return;
+          for (const listener of listeners) listener(Number(height));
+        },
+        // Called synchronously from viem's socket handlers: reconnect outside them.
+        onError: (error) => {
+          if (current === generation) setImmediate(() => current === generation && reconnectLater(error));
+        },
+      });
+      const client = await transport.value?.getRpcClient();
+      if (!subscription || !client) throw new Error('viem WebSocket transport without subscribe');
+      if (current !== generation) {
+        client.close();
+        return;
+      }
+      closeSocket = () => client.close();
+    } catch (error) {
+      if (current === generation) reconnectLater(error);
+    }
+  }
+
+  return {
+    watch(onHead: (height: number) => void): () => void {
+      listeners.add(onHead);
+      if (listeners.size === 1) {
+        delay = initialDelay;
+        void connect();
+      }
+      return () => {
+        listeners.delete(onHead);
+        if (listeners.size === 0) teardown();
+      };
+    },
+    stop(): void {
+      listeners.clear();
+      teardown();
+    },
+  };
+}
+
+function isUnsupported(error: unknown): error is EvmRpcError {
+  return error instanceof EvmRpcError && error.kind === 'unsupported';
+}
+
+function requireAddress(address: string): string {
+  if (!ADDRESS.test(address)) throw new TypeError(`not an EVM address: ${address}`);
+  return address.toLowerCase();
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; results in input order. Stops starting new work after a failure. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await work(items[i] as T);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** Bytes of a hex string, or undefined when it is not whole bytes of hex. */
+function hexBytes(data: string | undefined): Buffer | undefined {
+  if (data === undefined || !/^0x([0-9a-fA-F]{2})*$/.test(data)) return undefined;
+  return Buffer.from(data.slice(2), 'hex');
+}
+
+function firstWord(data: string | undefined): string | undefined {
+  const bytes = hexBytes(data);
+  return bytes !== undefined && bytes.length >= 32 ? `0x${bytes.subarray(0, 32).toString('hex')}` : undefined;
+}
+
+/**
+ * name()/symbol() result as text: an ABI `string`, or a `bytes32` (MKR, SAI and other early tokens)
+ * read up to its first NUL. Anything else gives ''. Control characters are dropped (PostgreSQL text
+ * takes no NUL; callbacks should not carry them), the result trimmed and capped.
+ */
+export function decodeText(data: string | undefined): string {
+  const bytes = hexBytes(data);
+  if (bytes === undefined || bytes.length === 0) return '';
+  let text: Buffer | undefined;
+  if (bytes.length === 32) {
+    text = bytes;
+  } else if (bytes.length >= 64) {
+    // Offset and length are 32-byte words; BigInt, so a garbage word cannot overflow the bounds checks.
+    const word = (at: number) => BigInt(`0x${bytes.subarray(at, at + 32).toString('hex')}`);
+    const offset = word(0);
+    if (offset + 32n <= BigInt(bytes.length)) {
+      const start = Number(offset) + 32;
+      const length = word(start - 32);
+      if (BigInt(start) + length <= BigInt(bytes.length)) text = bytes.subarray(start, start + Number(length));
+    }
+  }
+  if (text === undefined) return '';
+  const nul = text.indexOf(0);
+  const decoded = new TextDecoder('utf-8').decode(nul === -1 ? text : text.subarray(0, nul));
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+  const clean = decoded.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return Array.from(clean).slice(0, MAX_TEXT_LENGTH).join('');
+}
+
+/** decimals() result: a uint8 in the first word; missing or out of range gives 0. */
+export function decodeDecimals(data: string | undefined): number {
+  const word = firstWord(data);
+  if (word === undefined) return 0;
+  const value = BigInt(word);
+  return value <= 255n ? Number(value) : 0;
+}

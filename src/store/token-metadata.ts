@@ -1,0 +1,43 @@
+/**
+ * Token metadata read from token contracts (name, symbol, decimals), one row per contract and chain:
+ * the adapters' cache behind their in-memory one, so a restart does not call every contract again.
+ */
+import type { Queryable } from './db.ts';
+
+export interface TokenMetadataKey {
+  blockchain: string;
+  network: string;
+  /** EVM: lower-case 0x address. */
+  contract: string;
+}
+
+export interface StoredTokenMetadata {
+  name: string;
+  symbol: string;
+  /** As the contract reports it; 0 when it has none. */
+  decimals: number;
+  /** The token type of the transfer that first asked. */
+  tokenType: string;
+}
+
+export async function getTokenMetadata(db: Queryable, key: TokenMetadataKey): Promise<StoredTokenMetadata | undefined> {
+  const rows = await db.query<{ name: string; symbol: string; decimals: number; token_type: string }>(
+    'token-metadata:get',
+    'SELECT name, symbol, decimals, token_type FROM token_metadata WHERE blockchain = $1 AND network = $2 AND contract = $3',
+    [key.blockchain, key.network, key.contract],
+  );
+  const row = rows[0];
+  return row && { name: row.name, symbol: row.symbol, decimals: row.decimals, tokenType: row.token_type };
+}
+
+/** Stores (or refreshes) the metadata of one contract. */
+export async function putTokenMetadata(db: Queryable, key: TokenMetadataKey, metadata: StoredTokenMetadata): Promise<void> {
+  await db.query(
+    'token-metadata:put',
+    `INSERT INTO token_metadata (blockchain, network, contract, name, symbol, decimals, token_type)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (blockchain, network, contract)
+     DO UPDATE SET name = EXCLUDED.name, symbol = EXCLUDED.symbol, decimals = EXCLUDED.decimals, fetched_at = now()`,
+    [key.blockchain, key.network, key.contract, metadata.name, metadata.symbol, metadata.decimals, metadata.tokenType],
+  );
+}
