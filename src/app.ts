@@ -9,13 +9,16 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
+import { createChainAdapter } from './chains/registry.ts';
 import type { Config } from './config/config.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
+import { type IngestService, startIngest } from './ingest/service.ts';
 import { createMetrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
 import { CreditCharger } from './services/credits.ts';
 import { queueStats } from './store/callbacks.ts';
+import { listChainStatus } from './store/chain-state.ts';
 import { listenForChanges } from './store/changes.ts';
 import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
 import { type OpenDatabase, openDatabase } from './store/open.ts';
@@ -28,6 +31,8 @@ export interface RunningApp {
   url?: string;
   /** The delivery worker, when this process has the delivery role. */
   worker?: DeliveryWorker;
+  /** Chain following, when this process has the ingest role. */
+  ingest?: IngestService;
   /** The API key made on the very first start, when there was one. */
   firstKey?: string;
   close(): Promise<void>;
@@ -83,10 +88,22 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       stops.push(() => worker.stop());
       metrics.setQueueSource(() => queueStats(database.db, new Date()));
     }
+    const ingest = config.roles.includes('ingest')
+      ? startIngest({ db: database.db, config, logger, metrics, createAdapter: (chain) => createChainAdapter(chain, { db: database.db, logger }) })
+      : undefined;
+    metrics.setChainSource(async () =>
+      (await listChainStatus(database.db)).map((r) => ({ ...r, processedHeight: r.height, nodeHeight: r.nodeHead, stopped: r.state === 'stopped' })),
+    );
+    if (ingest) stops.push(() => ingest.close());
     const changes = listenForChanges(database.url, {
       onChange: (change) => access.forgetCustomer(change.customerId),
       onCallbacks: worker ? () => worker.wake() : undefined,
-      onLive: (live) => access.setLive(live),
+      onSubscription: ingest && ingest.chains.length > 0 ? (change) => ingest.onSubscriptionChange(change) : undefined,
+      onLive: (live) => {
+        access.setLive(live);
+        // (Re)connected: announcements may have been missed, so the matching indexes are rebuilt.
+        if (live && ingest && ingest.chains.length > 0) void ingest.reload().catch((error) => logger.error({ err: error }, 'matching indexes not loaded'));
+      },
       onError: (error) => logger.warn({ err: error }, 'change listener lost its database connection; caches off until it is back'),
     });
     stops.push(() => changes.close());
@@ -99,7 +116,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
       stops.push(() => closeServer(server, config, logger));
     }
-    return { server, database, url, firstKey, worker, close: closeAll };
+    return { server, database, url, firstKey, worker, ingest, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

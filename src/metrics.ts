@@ -12,8 +12,20 @@ export interface Metrics {
   callbackAttemptDuration: Histogram;
   /** Called on each scrape for the callback queue gauges (due callbacks, age of the oldest). */
   setQueueSource(source: () => Promise<{ due: number; oldestDueSeconds: number }>): void;
+  chainBlocks: Counter<'blockchain' | 'network'>;
+  chainReorganisations: Counter<'blockchain' | 'network'>;
+  /** Called on each scrape for the chain following gauges (read from the database: any process reports). */
+  setChainSource(source: () => Promise<ChainGaugeRow[]>): void;
   /** Called on each scrape so pool gauges are current. */
   setPoolSource(source: () => { total: number; idle: number; waiting: number }): void;
+}
+
+export interface ChainGaugeRow {
+  blockchain: string;
+  network: string;
+  processedHeight: number | null;
+  nodeHeight: number | null;
+  stopped: boolean;
 }
 
 export function createMetrics(): Metrics {
@@ -57,8 +69,51 @@ export function createMetrics(): Metrics {
     },
   });
 
+  let chainSource: (() => Promise<ChainGaugeRow[]>) | undefined;
+  let chainRead: Promise<ChainGaugeRow[]> | undefined;
+  const readChains = () => {
+    chainRead ??= (chainSource?.() ?? Promise.resolve([])).finally(() => setTimeout(() => (chainRead = undefined), 100));
+    return chainRead;
+  };
+  const chainGauge = (name: string, help: string, value: (row: ChainGaugeRow) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['blockchain', 'network'],
+      registers: [registry],
+      async collect() {
+        if (!chainSource) return;
+        this.reset();
+        for (const row of await readChains()) {
+          const v = value(row);
+          if (v !== null) this.set({ blockchain: row.blockchain, network: row.network }, v);
+        }
+      },
+    });
+  chainGauge('herald_chain_processed_height', 'Height of the last block processed per followed chain.', (r) => r.processedHeight);
+  chainGauge('herald_chain_node_height', "The node's head height when last asked.", (r) => r.nodeHeight);
+  chainGauge('herald_chain_lag_blocks', 'Blocks between the node head and the last processed block.', (r) =>
+    r.nodeHeight === null || r.processedHeight === null ? null : Math.max(0, r.nodeHeight - r.processedHeight),
+  );
+  chainGauge('herald_chain_stopped', '1 when following stopped (a reorganisation deeper than the window): an operator must look.', (r) => (r.stopped ? 1 : 0));
+
   return {
     registry,
+    chainBlocks: new Counter({
+      name: 'herald_chain_blocks_processed_total',
+      help: 'Blocks applied by this process, per chain.',
+      labelNames: ['blockchain', 'network'],
+      registers: [registry],
+    }),
+    chainReorganisations: new Counter({
+      name: 'herald_chain_reorganisations_total',
+      help: 'Reorganisations handled by this process (rewinds to a common ancestor), per chain.',
+      labelNames: ['blockchain', 'network'],
+      registers: [registry],
+    }),
+    setChainSource(source) {
+      chainSource = source;
+    },
     callbacksSent: new Counter({
       name: 'herald_callbacks_sent_total',
       help: 'Callback attempts by outcome: delivered, retry, gone (410), exhausted (last retry failed).',

@@ -20,6 +20,7 @@ import { handleError, newRequestId, sendError } from './envelope.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { operationsRoutes } from './routes/operations.ts';
+import { statusRoutes } from './routes/status.ts';
 import { subscriptionRoutes } from './routes/subscriptions.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { API_VERSION, ErrorEnvelope } from './schemas.ts';
@@ -196,6 +197,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   walletRoutes(app, common);
   domainRoutes(app, common);
   callbackRoutes(app, common);
+  statusRoutes(app, common);
   operationsRoutes(app, common, options.metrics);
   return app;
 }

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { BLOCKCHAINS, CHAINS, isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
 
 const Costs = Type.Object(
   {
@@ -56,7 +57,30 @@ const Delivery = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-export const ROLES = ['api', 'delivery'] as const;
+const Chain = Type.Object(
+  {
+    blockchain: Type.String(),
+    network: Type.String(),
+    /** The node's JSON-RPC (or HTTP API) URL; credentials may be in it (they are never logged). */
+    rpcUrl: Type.String({ minLength: 1 }),
+    /** Optional WebSocket URL: new heads wake the follower at once instead of at its next poll. */
+    wsUrl: Type.Optional(Type.String({ minLength: 1 })),
+    /** Confirmations of confirmed events and of the wallet ledger on this chain; default: defaultConfirmations. */
+    confirmations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    /** How often the node's head is polled when caught up. */
+    pollIntervalMs: Type.Integer({ minimum: 10, default: 2000 }),
+    /** First block to follow when the chain has no cursor yet; default: the node's head. */
+    startHeight: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Node requests in flight at most when fetching one block's receipts or traces one by one. */
+    concurrency: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
+    /** A node request that takes longer has failed (and is retried with backoff). */
+    requestTimeoutMs: Type.Integer({ minimum: 100, default: 10000 }),
+  },
+  { additionalProperties: false },
+);
+export type ChainConfig = Static<typeof Chain>;
+
+export const ROLES = ['api', 'ingest', 'delivery'] as const;
 export type Role = (typeof ROLES)[number];
 
 export const ConfigSchema = Type.Object(
@@ -64,6 +88,8 @@ export const ConfigSchema = Type.Object(
     /** What this process does; several processes on one database may split the roles. */
     roles: Type.Array(Type.Union(ROLES.map((r) => Type.Literal(r))), { default: [...ROLES], minItems: 1 }),
     delivery: Delivery,
+    /** The chains this deployment follows (ingest role); also HERALD_RPC_<BLOCKCHAIN>_<NETWORK>. */
+    chains: Type.Array(Chain, { default: [] }),
     /** Port of the https://{domain}/.well-known/... proof fetched to verify a callback domain (tests, proxies). */
     domainVerificationPort: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
     host: Type.String({ default: '127.0.0.1' }),
@@ -149,6 +175,45 @@ function deliveryFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown
   return out;
 }
 
+/**
+ * Chains from HERALD_RPC_<BLOCKCHAIN>_<NETWORK> (upper case, dashes as underscores) and optional
+ * HERALD_WS_<BLOCKCHAIN>_<NETWORK>, merged over the file's entry for the same chain.
+ */
+function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unknown[] {
+  const chains = Array.isArray(fileChains) ? fileChains.map((c) => ({ ...(c as Record<string, unknown>) })) : [];
+  const envName = (blockchain: string, network: string) => `${blockchain}_${network}`.toUpperCase().replaceAll('-', '_');
+  for (const blockchain of BLOCKCHAINS) {
+    for (const network of CHAINS[blockchain].networks) {
+      const rpcUrl = env[`HERALD_RPC_${envName(blockchain, network)}`];
+      const wsUrl = env[`HERALD_WS_${envName(blockchain, network)}`];
+      if (!rpcUrl && !wsUrl) continue;
+      let entry = chains.find((c) => c.blockchain === blockchain && c.network === network);
+      if (!entry) {
+        entry = { blockchain, network };
+        chains.push(entry);
+      }
+      if (rpcUrl) entry.rpcUrl = rpcUrl;
+      if (wsUrl) entry.wsUrl = wsUrl;
+    }
+  }
+  return chains;
+}
+
+/** A chain entry must name a known pair, once. */
+function checkChains(chains: ChainConfig[]): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  chains.forEach((c, i) => {
+    if (!isBlockchain(c.blockchain)) problems.push(`  /chains/${i}/blockchain: '${c.blockchain}' is not one of ${BLOCKCHAINS.join(', ')}`);
+    else if (!isNetwork(c.network) || !supportsNetwork(c.blockchain, c.network))
+      problems.push(`  /chains/${i}/network: ${c.blockchain} takes ${CHAINS[c.blockchain].networks.join(' or ')}, not '${c.network}'`);
+    const key = `${c.blockchain}/${c.network}`;
+    if (seen.has(key)) problems.push(`  /chains/${i}: ${key} is configured twice`);
+    seen.add(key);
+  });
+  return problems;
+}
+
 export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const explicitFile = overrides.configFile ?? env.HERALD_CONFIG;
   const fileName = explicitFile ?? (existsSync('herald.config.json') ? 'herald.config.json' : undefined);
@@ -162,10 +227,13 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const delivery = deliveryFromEnvironment(env);
   if (Object.keys(delivery).length > 0) merged.delivery = { ...(file.delivery as Record<string, unknown> | undefined), ...delivery };
   if (overrides.roles) merged.roles = overrides.roles;
+  const chains = chainsFromEnvironment(env, file.chains);
+  if (chains.length > 0) merged.chains = chains;
   const withDefaults = Value.Default(ConfigSchema, Value.Clone(merged));
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
-  if (errors.length > 0) {
-    const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
+  const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
+  if (errors.length === 0) lines.push(...checkChains((withDefaults as Config).chains));
+  if (lines.length > 0) {
     throw new ConfigError(`The configuration is invalid${fileName ? ` (file ${fileName})` : ''}:\n${lines.join('\n')}`);
   }
   return withDefaults as Config;

@@ -11,5 +11,6 @@ export const ENDPOINT_NAMES = [
   'wallets',
   'callback-domains',
   'callbacks',
+  'status',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

@@ -28,15 +28,19 @@ import {
   recordBlockCallbacks,
   rewindAbove,
   saveCursor,
+  saveNodeHead,
   stopChain,
   takeDuePendingEvents,
+  type WindowBlock,
   windowBlocks,
 } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
+import * as ledger from '../wallets/ledger.ts';
 import type { ChainAdapter } from './adapter.ts';
 import { buildBlockEvents, type TokenMetadataLookup } from './events.ts';
 
-export const DEFAULT_WINDOW = 64;
+/** More than the largest receiveCallbackOn (100): a confirmed event's block stays in the window until it is due. */
+export const DEFAULT_WINDOW = 128;
 
 export interface FollowerDeps {
   db: Db;
@@ -51,6 +55,8 @@ export interface FollowerDeps {
   /** Where to begin when the chain has no cursor yet; the node's head when not given. */
   startHeight?: number;
   tokenMetadata?: TokenMetadataLookup;
+  /** The node's head as last seen, kept between steps by whoever drives the follower. */
+  lastHead?: { value?: number };
 }
 
 export type StepResult =
@@ -66,17 +72,32 @@ export async function applyNextBlock(deps: FollowerDeps, chain: ChainKey): Promi
   const { db, adapter } = deps;
   const cursor = await getCursor(db, chain);
   if (cursor?.state === 'stopped') return { kind: 'stopped', reason: cursor.stopReason ?? 'stopped' };
-  const head = await adapter.getHead();
+  // The head is asked again only once the follower has reached the last one seen: catching up does
+  // not pay one extra call per block.
+  let head = deps.lastHead?.value;
+  if (head === undefined || !cursor || cursor.height + 1 > head) {
+    head = await adapter.getHead();
+    if (deps.lastHead) deps.lastHead.value = head;
+  }
   const next = cursor ? cursor.height + 1 : (deps.startHeight ?? head);
-  if (next > head) return { kind: 'caught-up', head };
+  if (next > head) {
+    if (cursor) await saveNodeHead(db, chain, head);
+    return { kind: 'caught-up', head };
+  }
   const block = await adapter.getBlock(next);
   if (block.height !== next) throw new Error(`adapter returned block ${block.height} for height ${next}`);
 
   if (cursor && block.parentHash !== cursor.hash) return await reconcile(deps, chain, cursor);
-  return await applyBlock(deps, chain, block, cursor ?? null);
+  return await applyBlock(deps, chain, block, cursor ?? null, head);
 }
 
-async function applyBlock(deps: FollowerDeps, chain: ChainKey, block: NormalizedBlock, expected: { height: number; hash: string } | null): Promise<StepResult> {
+async function applyBlock(
+  deps: FollowerDeps,
+  chain: ChainKey,
+  block: NormalizedBlock,
+  expected: { height: number; hash: string } | null,
+  head: number,
+): Promise<StepResult> {
   const window = deps.window ?? DEFAULT_WINDOW;
   const index = deps.index();
   return await deps.db.transaction('ingest:apply-block', async (tx) => {
@@ -107,8 +128,12 @@ async function applyBlock(deps: FollowerDeps, chain: ChainKey, block: Normalized
     }
     const enqueued = await enqueueCallbacks(tx, callbacks);
     await recordBlockCallbacks(tx, chain, records);
+    await ledger.recordBlock(tx, chain, block, deps.adapter);
+    await ledger.applyConfirmed(tx, chain, block.height, block.height - deps.defaultConfirmations + 1, deps.adapter);
     await saveCursor(tx, chain, block);
+    await saveNodeHead(tx, chain, head);
     await pruneWindow(tx, chain, block.height - window + 1);
+    await ledger.prune(tx, chain, block.height - window + 1);
     return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
   });
 }
@@ -151,9 +176,11 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     const now = await getCursor(tx, chain);
     if (now?.height !== cursor.height || now.hash !== cursor.hash) return { kind: 'raced' as const };
     const removed = await rewindAbove(tx, chain, ancestorHeight);
-    await saveCursor(tx, chain, { height: ancestorHeight, hash: ancestorHash });
+    const ledgerReversed = await ledger.rewind(tx, chain, ancestorHeight, deps.adapter);
+    const ancestorBlock = stored.find((b) => b.height === ancestorHeight) as WindowBlock;
+    await saveCursor(tx, chain, { height: ancestorHeight, hash: ancestorHash, timestamp: ancestorBlock.timestamp });
     deps.logger.warn(
-      { blockchain: chain.blockchain, network: chain.network, ancestorHeight, depth: cursor.height - ancestorHeight, ...removed },
+      { blockchain: chain.blockchain, network: chain.network, ancestorHeight, depth: cursor.height - ancestorHeight, ledgerReversed, ...removed },
       'chain reorganisation: rewound to the common ancestor',
     );
     return { kind: 'reorganised' as const, ancestorHeight, depth: cursor.height - ancestorHeight, ...removed };
@@ -167,6 +194,8 @@ export interface FollowOptions {
   /** Backoff after a failure (node or database): doubles from min to max, reset by a success. */
   backoffMinMs?: number;
   backoffMaxMs?: number;
+  /** Told of every step's result (metrics). */
+  onStep?: (result: StepResult) => void;
 }
 
 /**
@@ -177,20 +206,48 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
   const pollMs = options.pollMs ?? 2_000;
   const min = options.backoffMinMs ?? 500;
   const max = options.backoffMaxMs ?? 60_000;
-  let delay = min;
-  while (!options.signal.aborted) {
-    try {
-      const result = await applyNextBlock(deps, chain);
-      delay = min;
-      if (result.kind === 'stopped') return result;
-      if (result.kind === 'caught-up') await sleep(pollMs, options.signal);
-    } catch (error) {
-      deps.logger.warn({ err: error, blockchain: chain.blockchain, network: chain.network, retryInMs: delay }, 'chain following step failed; retrying');
-      await sleep(delay, options.signal);
-      delay = Math.min(max, delay * 2);
+  deps.lastHead ??= {};
+  const lastHead = deps.lastHead;
+  // A head announced by the node (WebSocket newHeads) ends the wait at once; polling stays the
+  // fallback, so a silent or dropped subscription only costs latency, never a block.
+  let wake: (() => void) | undefined;
+  let announced = false;
+  const unwatch = deps.adapter.watchHeads?.((height) => {
+    if (lastHead.value === undefined || height > lastHead.value) lastHead.value = height;
+    announced = true;
+    wake?.();
+  });
+  const wait = (ms: number) =>
+    announced
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          wake = resolve;
+          void sleep(ms, options.signal).then(resolve);
+        });
+  try {
+    let delay = min;
+    while (!options.signal.aborted) {
+      try {
+        announced = false;
+        const result = await applyNextBlock(deps, chain);
+        options.onStep?.(result);
+        delay = min;
+        if (result.kind === 'stopped') return result;
+        if (result.kind === 'caught-up') await wait(pollMs);
+      } catch (error) {
+        lastHead.value = undefined;
+        deps.logger.warn(
+          { err: error, blockchain: chain.blockchain, network: chain.network, retryInMs: delay },
+          `chain following step failed; retrying: ${(error as Error).message}`,
+        );
+        await sleep(delay, options.signal);
+        delay = Math.min(max, delay * 2);
+      }
     }
+    return undefined;
+  } finally {
+    unwatch?.();
   }
-  return undefined;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

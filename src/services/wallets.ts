@@ -8,6 +8,7 @@ import { validateAddress } from '../domain/addresses.ts';
 import type { Blockchain, Network } from '../domain/chains.ts';
 import { ApiError, invalidData, notFound, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
+import { getCursor, lockChain } from '../store/chain-state.ts';
 import * as store from '../store/wallets.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
@@ -63,9 +64,14 @@ export async function addAddress(common: Common, caller: Caller, walletId: strin
   await ownWallet(common, caller, walletId);
   const customerId = caller.owner.customerId;
   return await common.db.transaction('wallets:add-address', async (tx) => {
-    // watchedFromBlock stays empty until the chain is followed: chain following sets it to the first
-    // block it applies for this address, so nothing before it is counted twice or invented.
-    const added = await store.insertWalletAddress(tx, walletId, { blockchain, network, address, normalizedAddress, watchedFromBlock: null });
+    // watchedFromBlock is the chain's last processed block, read under the chain's lock: the follower
+    // applies the next block after this commits, so it sees the address (no block is missed, none is
+    // counted twice). A chain not followed yet: empty until the follower applies its first block.
+    const chain = { blockchain, network };
+    await lockChain(tx, chain);
+    const cursor = await getCursor(tx, chain);
+    const watchedFromBlock = cursor ? BigInt(cursor.height) : null;
+    const added = await store.insertWalletAddress(tx, walletId, { blockchain, network, address, normalizedAddress, watchedFromBlock });
     if (!added) throw new ApiError('already_exists', `The wallet already watches ${blockchain} ${network} address '${truncate(address)}'.`);
     return { value: added, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
   });

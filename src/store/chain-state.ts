@@ -28,6 +28,7 @@ export interface WindowBlock {
   height: number;
   hash: string;
   parentHash: string;
+  timestamp: number;
 }
 
 export interface PendingEvent {
@@ -81,14 +82,66 @@ export async function getCursor(q: Queryable, chain: ChainKey): Promise<ChainCur
 }
 
 /** Moves the cursor to `block` (insert or update); the chain is following. */
-export async function saveCursor(tx: Queryable, chain: ChainKey, block: Pick<BlockRef, 'height' | 'hash'>): Promise<void> {
+export async function saveCursor(tx: Queryable, chain: ChainKey, block: Pick<BlockRef, 'height' | 'hash' | 'timestamp'>): Promise<void> {
   await tx.query(
     'chain:save-cursor',
-    `INSERT INTO chain_cursors (blockchain, network, height, hash, state) VALUES ($1, $2, $3, $4, 'following')
+    `INSERT INTO chain_cursors (blockchain, network, height, hash, state, block_timestamp) VALUES ($1, $2, $3, $4, 'following', $5)
      ON CONFLICT (blockchain, network) DO UPDATE SET height = EXCLUDED.height, hash = EXCLUDED.hash, updated_at = clock_timestamp(),
-       state = 'following', stop_reason = NULL`,
-    [chain.blockchain, chain.network, block.height, block.hash],
+       state = 'following', stop_reason = NULL, block_timestamp = EXCLUDED.block_timestamp`,
+    [chain.blockchain, chain.network, block.height, block.hash, block.timestamp],
   );
+}
+
+/** What the node said its head was, for the status endpoint (no-op before the chain has a cursor). */
+export async function saveNodeHead(q: Queryable, chain: ChainKey, head: number): Promise<void> {
+  await q.query(
+    'chain:save-node-head',
+    'UPDATE chain_cursors SET node_head = $3, node_head_seen_at = clock_timestamp() WHERE blockchain = $1 AND network = $2',
+    [chain.blockchain, chain.network, head],
+  );
+}
+
+export interface ChainStatusRow extends ChainKey {
+  height: number;
+  hash: string;
+  state: 'following' | 'stopped';
+  stopReason: string | null;
+  nodeHead: number | null;
+  nodeHeadSeenAt: Date | null;
+  blockTimestamp: number | null;
+  updatedAt: Date;
+}
+
+/** Every chain that has been followed on this database. */
+export async function listChainStatus(q: Queryable): Promise<ChainStatusRow[]> {
+  const rows = await q.query<{
+    blockchain: ChainKey['blockchain'];
+    network: ChainKey['network'];
+    height: string;
+    hash: string;
+    state: 'following' | 'stopped';
+    stop_reason: string | null;
+    node_head: string | null;
+    node_head_seen_at: Date | null;
+    block_timestamp: string | null;
+    updated_at: Date;
+  }>(
+    'chain:status',
+    `SELECT blockchain, network, height, hash, state, stop_reason, node_head, node_head_seen_at, block_timestamp, updated_at
+     FROM chain_cursors ORDER BY blockchain, network`,
+  );
+  return rows.map((r) => ({
+    blockchain: r.blockchain,
+    network: r.network,
+    height: Number(r.height),
+    hash: r.hash,
+    state: r.state,
+    stopReason: r.stop_reason,
+    nodeHead: r.node_head === null ? null : Number(r.node_head),
+    nodeHeadSeenAt: r.node_head_seen_at,
+    blockTimestamp: r.block_timestamp === null ? null : Number(r.block_timestamp),
+    updatedAt: r.updated_at,
+  }));
 }
 
 /** Marks the chain stopped with `reason`, keeping its cursor where it is. */
@@ -102,12 +155,12 @@ export async function stopChain(tx: Queryable, chain: ChainKey, reason: string):
 
 /** The window's blocks at heights >= `fromHeight`, highest first. */
 export async function windowBlocks(q: Queryable, chain: ChainKey, fromHeight: number): Promise<WindowBlock[]> {
-  const rows = await q.query<{ height: string; hash: string; parent_hash: string }>(
+  const rows = await q.query<{ height: string; hash: string; parent_hash: string; timestamp: string }>(
     'chain:window',
-    'SELECT height, hash, parent_hash FROM chain_blocks WHERE blockchain = $1 AND network = $2 AND height >= $3 ORDER BY height DESC',
+    'SELECT height, hash, parent_hash, timestamp FROM chain_blocks WHERE blockchain = $1 AND network = $2 AND height >= $3 ORDER BY height DESC',
     [chain.blockchain, chain.network, fromHeight],
   );
-  return rows.map((r) => ({ height: Number(r.height), hash: r.hash, parentHash: r.parent_hash }));
+  return rows.map((r) => ({ height: Number(r.height), hash: r.hash, parentHash: r.parent_hash, timestamp: Number(r.timestamp) }));
 }
 
 export async function insertBlock(tx: Queryable, chain: ChainKey, block: BlockRef & { parentHash: string }): Promise<void> {
@@ -274,31 +327,45 @@ export async function rewindAbove(tx: Queryable, chain: ChainKey, ancestorHeight
   return { pendingDeleted: pending.length, callbacksCancelled: cancelled.length };
 }
 
+interface IndexableRow {
+  id: string;
+  customer_id: string;
+  event_type: EventType;
+  blockchain: ChainKey['blockchain'];
+  network: ChainKey['network'];
+  target: string | null;
+  receive_callback_on: number | null;
+  amount_higher_than: string | null;
+  is_active: boolean;
+}
+
+const INDEXABLE_COLUMNS = 'id, customer_id, event_type, blockchain, network, target, receive_callback_on, amount_higher_than, is_active';
+
+const toIndexable = (r: IndexableRow): IndexableSubscription => ({
+  id: r.id,
+  customerId: String(r.customer_id),
+  eventType: r.event_type,
+  blockchain: r.blockchain,
+  network: r.network,
+  target: r.target,
+  receiveCallbackOn: r.receive_callback_on,
+  amountHigherThan: r.amount_higher_than === null ? null : BigInt(r.amount_higher_than),
+  isActive: r.is_active,
+});
+
 /** The active subscriptions of one chain, as the matching index reads them. */
 export async function loadIndexableSubscriptions(q: Queryable, chain: ChainKey): Promise<IndexableSubscription[]> {
-  const rows = await q.query<{
-    id: string;
-    customer_id: string;
-    event_type: EventType;
-    target: string | null;
-    receive_callback_on: number | null;
-    amount_higher_than: string | null;
-    is_active: boolean;
-  }>(
+  const rows = await q.query<IndexableRow>(
     'chain:indexable-subscriptions',
-    `SELECT id, customer_id, event_type, target, receive_callback_on, amount_higher_than, is_active
-     FROM subscriptions WHERE blockchain = $1 AND network = $2 AND is_active`,
+    `SELECT ${INDEXABLE_COLUMNS} FROM subscriptions WHERE blockchain = $1 AND network = $2 AND is_active`,
     [chain.blockchain, chain.network],
   );
-  return rows.map((r) => ({
-    id: r.id,
-    customerId: r.customer_id,
-    eventType: r.event_type,
-    blockchain: chain.blockchain,
-    network: chain.network,
-    target: r.target,
-    receiveCallbackOn: r.receive_callback_on,
-    amountHigherThan: r.amount_higher_than === null ? null : BigInt(r.amount_higher_than),
-    isActive: r.is_active,
-  }));
+  return rows.map(toIndexable);
+}
+
+/** The subscriptions `ids` that still exist (active or not), as the matching index reads them. */
+export async function loadIndexableByIds(q: Queryable, ids: string[]): Promise<IndexableSubscription[]> {
+  if (ids.length === 0) return [];
+  const rows = await q.query<IndexableRow>('chain:indexable-by-ids', `SELECT ${INDEXABLE_COLUMNS} FROM subscriptions WHERE id = ANY ($1::uuid[])`, [ids]);
+  return rows.map(toIndexable);
 }

@@ -11,13 +11,30 @@ export interface Change {
   customerId: string;
 }
 
+/** A subscription created, deleted, activated or deactivated (NOTIFY herald_subscriptions). */
+export interface SubscriptionChange {
+  id: string;
+  blockchain: string;
+  network: string;
+  op: 'INSERT' | 'UPDATE' | 'DELETE';
+}
+
+export const SUBSCRIPTIONS_CHANNEL = 'herald_subscriptions';
+
 export interface ChangeListener {
   close(): Promise<void>;
 }
 
 export function listenForChanges(
   url: string,
-  handlers: { onChange(change: Change): void; onCallbacks?(): void; onLive(live: boolean): void; onError(error: Error): void },
+  handlers: {
+    onChange(change: Change): void;
+    onCallbacks?(): void;
+    /** Subscription changes; after a reconnection (onLive true) the receiver must assume it missed some. */
+    onSubscription?(change: SubscriptionChange): void;
+    onLive(live: boolean): void;
+    onError(error: Error): void;
+  },
 ): ChangeListener {
   let client: pg.Client | undefined;
   let closed = false;
@@ -29,6 +46,13 @@ export function listenForChanges(
     client = next;
     next.on('notification', (message) => {
       if (message.channel === CALLBACKS_CHANNEL) return handlers.onCallbacks?.();
+      if (message.channel === SUBSCRIPTIONS_CHANNEL) {
+        try {
+          return handlers.onSubscription?.(JSON.parse(message.payload ?? '') as SubscriptionChange);
+        } catch {
+          return handlers.onLive(true); // unreadable: the receiver reloads everything
+        }
+      }
       try {
         const change = JSON.parse(message.payload ?? '') as Change;
         handlers.onChange({ table: String(change.table), customerId: String(change.customerId) });
@@ -42,6 +66,7 @@ export function listenForChanges(
       await next.connect();
       await next.query('LISTEN herald_changes');
       if (handlers.onCallbacks) await next.query(`LISTEN ${CALLBACKS_CHANNEL}`);
+      if (handlers.onSubscription) await next.query(`LISTEN ${SUBSCRIPTIONS_CHANNEL}`);
       retryMs = 250;
       handlers.onLive(true);
       handlers.onCallbacks?.(); // anything enqueued while we were not listening

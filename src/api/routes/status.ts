@@ -1,0 +1,52 @@
+/**
+ * GET /blockchain-events/status (contract section 7): per followed chain, the node's head, the last
+ * processed block, the lag in blocks and seconds, and the state. Read from the database, so any
+ * process with the api role answers for the ingest processes. Costs nothing; needs an API key.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Common } from '../../services/context.ts';
+import { chainStatus } from '../../services/status.ts';
+import { sendData } from '../envelope.ts';
+import { ContextQuery, envelope } from '../schemas.ts';
+
+const Nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+export const ChainStatusItem = Type.Object({
+  blockchain: Type.String(),
+  network: Type.String(),
+  state: Type.Union(
+    ['starting', 'following', 'catching-up', 'stopped', 'not-configured'].map((s) => Type.Literal(s)),
+    {
+      description:
+        "following: within a block of the node's head; catching-up: further behind; stopped: a reorganisation deeper than the window (see stopReason; an operator must look); starting: configured, no block processed yet; not-configured: followed before on this database, not now.",
+    },
+  ),
+  nodeHeight: Nullable(Type.Integer({ description: "The node's head height when last asked." })),
+  processedHeight: Nullable(Type.Integer({ description: 'The last block processed (callbacks of its events enqueued).' })),
+  processedHash: Nullable(Type.String()),
+  lagBlocks: Nullable(Type.Integer()),
+  lagSeconds: Nullable(Type.Integer({ description: 'Seconds from the last processed block to now when behind the head; 0 when caught up.' })),
+  lastBlockTimestamp: Nullable(Type.Integer({ description: 'Timestamp (Unix seconds) of the last processed block.' })),
+  nodeCheckedAt: Nullable(Type.String({ description: 'When the node was last asked for its head (ISO 8601).' })),
+  stopReason: Nullable(Type.String()),
+});
+
+export function statusRoutes(app: FastifyInstance, common: Common): void {
+  app.get(
+    '/blockchain-events/status',
+    {
+      config: { endpoint: 'status' },
+      schema: {
+        tags: ['operations'],
+        summary: 'Chain following status: head, processed height and lag of every followed chain',
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ items: Type.Array(ChainStatusItem) })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await chainStatus(common, request.caller, new Date());
+      return sendData(request, reply, 200, { items: result.value }, result);
+    },
+  );
+}

@@ -1,0 +1,30 @@
+/**
+ * Which adapter follows which chain family: the one place that maps a configured chain to its node
+ * client. Families without an adapter yet answer undefined (the ingest role logs and skips them).
+ */
+import type { Logger } from 'pino';
+import type { ChainConfig } from '../config/config.ts';
+import { CHAINS } from '../domain/chains.ts';
+import type { ChainAdapter } from '../ingest/adapter.ts';
+import type { ChainKey } from '../store/chain-state.ts';
+import type { Db } from '../store/db.ts';
+import { createEvmAdapter } from './evm/adapter.ts';
+import type { EvmBlockchain } from './evm/normalize.ts';
+
+export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db; logger: Logger }): ChainAdapter | undefined {
+  switch (CHAINS[chain.blockchain].family) {
+    case 'evm':
+      return createEvmAdapter({
+        blockchain: chain.blockchain as EvmBlockchain,
+        network: chain.network,
+        rpcUrl: chain.rpcUrl,
+        wsUrl: chain.wsUrl,
+        db: deps.db,
+        concurrency: chain.concurrency,
+        timeoutMs: chain.requestTimeoutMs,
+        logger: deps.logger.child({ blockchain: chain.blockchain, network: chain.network }),
+      });
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,67 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+describe('chains configuration', () => {
+  it('reads HERALD_RPC_<BLOCKCHAIN>_<NETWORK> and HERALD_WS_..., dashes as underscores', () => {
+    const config = loadConfig(
+      {},
+      {
+        HERALD_RPC_ETHEREUM_GOERLI: 'http://127.0.0.1:8545',
+        HERALD_WS_ETHEREUM_GOERLI: 'ws://127.0.0.1:8545',
+        HERALD_RPC_BINANCE_SMART_CHAIN_TESTNET: 'http://bsc:8545',
+      },
+    );
+    expect(config.chains).toEqual([
+      expect.objectContaining({
+        blockchain: 'ethereum',
+        network: 'goerli',
+        rpcUrl: 'http://127.0.0.1:8545',
+        wsUrl: 'ws://127.0.0.1:8545',
+        pollIntervalMs: 2000,
+      }),
+      expect.objectContaining({ blockchain: 'binance-smart-chain', network: 'testnet', rpcUrl: 'http://bsc:8545' }),
+    ]);
+    expect(config.roles).toEqual(['api', 'ingest', 'delivery']);
+  });
+
+  it('merges the environment over the file entry of the same chain', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ chains: [{ blockchain: 'ethereum', network: 'mainnet', rpcUrl: 'http://file', confirmations: 12, startHeight: 100 }] }),
+    );
+    const config = loadConfig({ configFile: file }, { HERALD_RPC_ETHEREUM_MAINNET: 'http://env' });
+    expect(config.chains).toEqual([
+      expect.objectContaining({ blockchain: 'ethereum', network: 'mainnet', rpcUrl: 'http://env', confirmations: 12, startHeight: 100 }),
+    ]);
+  });
+
+  it('refuses unknown chains, wrong networks and twins with a message naming them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        chains: [
+          { blockchain: 'solana', network: 'mainnet', rpcUrl: 'http://x' },
+          { blockchain: 'ethereum', network: 'testnet', rpcUrl: 'http://x' },
+          { blockchain: 'tron', network: 'nile', rpcUrl: 'http://x' },
+          { blockchain: 'tron', network: 'nile', rpcUrl: 'http://y' },
+        ],
+      }),
+    );
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(ConfigError);
+    try {
+      loadConfig({ configFile: file }, {});
+    } catch (error) {
+      const message = (error as Error).message;
+      expect(message).toContain("'solana' is not one of");
+      expect(message).toContain('ethereum takes mainnet or goerli');
+      expect(message).toContain('tron/nile is configured twice');
+    }
+  });
+});

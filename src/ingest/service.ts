@@ -1,0 +1,235 @@
+/**
+ * The ingest role: one follower per configured (blockchain, network), each with its matching index
+ * kept current from the database's subscription announcements.
+ *
+ * Index freshness: `reload()` (called whenever the change listener (re)connects, so also at start)
+ * rebuilds every index from the database and swaps it in; announcements that arrive while it loads
+ * are replayed on the new index. Each announcement re-reads its subscription row, so replaying one
+ * twice is harmless. Followers start after the first load: no block is matched against an empty index.
+ */
+import type { Logger } from 'pino';
+import type { ChainConfig, Config } from '../config/config.ts';
+import type { Blockchain, Network } from '../domain/chains.ts';
+import { SubscriptionIndex } from '../matching/index.ts';
+import type { Metrics } from '../metrics.ts';
+import { enqueueCallbacks } from '../store/callbacks.ts';
+import {
+  type ChainKey,
+  getCursor,
+  loadCallbackTargets,
+  loadIndexableByIds,
+  loadIndexableSubscriptions,
+  lockChain,
+  recordBlockCallbacks,
+  windowBlocks,
+} from '../store/chain-state.ts';
+import type { SubscriptionChange } from '../store/changes.ts';
+import type { Db } from '../store/db.ts';
+import type { ChainAdapter } from './adapter.ts';
+import { buildBlockEvents } from './events.ts';
+import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
+
+export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
+
+export interface IngestService {
+  /** The chains this process follows. */
+  readonly chains: ChainKey[];
+  /** Rebuilds every index from the database (at start and after the listener reconnects). */
+  reload(): Promise<void>;
+  onSubscriptionChange(change: SubscriptionChange): void;
+  /** Resolves when the pending subscription announcements have been applied (tests, shutdown). */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Followed {
+  key: ChainKey;
+  config: ChainConfig;
+  adapter: ChainAdapter;
+  index: SubscriptionIndex;
+  confirmations: number;
+  done?: Promise<unknown>;
+}
+
+export function startIngest(deps: { db: Db; config: Config; logger: Logger; createAdapter: AdapterFactory; metrics?: Metrics }): IngestService {
+  const { db, config, logger } = deps;
+  const abort = new AbortController();
+  const followed = new Map<string, Followed>();
+  for (const chain of config.chains) {
+    const key = { blockchain: chain.blockchain as Blockchain, network: chain.network as Network };
+    const adapter = deps.createAdapter({ ...chain, ...key });
+    if (!adapter) {
+      logger.error({ ...key }, `${key.blockchain} ${key.network} is configured but this version cannot follow ${key.blockchain} yet; skipping it`);
+      continue;
+    }
+    followed.set(`${key.blockchain}/${key.network}`, {
+      key,
+      config: chain,
+      adapter,
+      index: new SubscriptionIndex(key.blockchain, key.network),
+      confirmations: chain.confirmations ?? config.defaultConfirmations,
+    });
+  }
+
+  let loading: Promise<void> | undefined;
+  let replay: SubscriptionChange[] | undefined;
+  let queue: Promise<void> = Promise.resolve();
+
+  const startFollowing = (f: Followed) => {
+    if (f.done) return;
+    const followerDeps: FollowerDeps = {
+      db,
+      adapter: f.adapter,
+      index: () => f.index,
+      logger: logger.child({ blockchain: f.key.blockchain, network: f.key.network }),
+      defaultConfirmations: f.confirmations,
+      window: DEFAULT_WINDOW,
+      startHeight: f.config.startHeight,
+      tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter),
+    };
+    logger.info({ ...f.key, rpc: redact(f.config.rpcUrl), ws: f.config.wsUrl ? redact(f.config.wsUrl) : undefined }, 'following chain');
+    const labels = { blockchain: f.key.blockchain, network: f.key.network };
+    const onStep = (result: StepResult) => {
+      if (result.kind === 'applied') deps.metrics?.chainBlocks.inc(labels);
+      else if (result.kind === 'reorganised') deps.metrics?.chainReorganisations.inc(labels);
+    };
+    f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep }).catch((error) =>
+      logger.error({ err: error, ...f.key }, 'chain follower ended with an error'),
+    );
+  };
+
+  const reload = async () => {
+    replay = [];
+    for (const f of followed.values()) {
+      const rows = await loadIndexableSubscriptions(db, f.key);
+      const index = new SubscriptionIndex(f.key.blockchain, f.key.network, { expectedSize: rows.length });
+      for (const row of rows) index.add(row);
+      index.settle();
+      f.index = index;
+      logger.info({ ...f.key, subscriptions: index.size }, 'matching index loaded');
+    }
+    const missed = replay;
+    replay = undefined;
+    for (const change of missed) enqueueChange(change);
+    for (const f of followed.values()) startFollowing(f);
+  };
+
+  const enqueueChange = (change: SubscriptionChange) => {
+    const f = followed.get(`${change.blockchain}/${change.network}`);
+    if (!f) return;
+    if (replay) {
+      replay.push(change);
+      return;
+    }
+    queue = queue
+      .then(() => applyChange(f, change))
+      .catch((error) => logger.error({ err: error, subscriptionId: change.id }, 'subscription change not applied'));
+  };
+
+  const applyChange = async (f: Followed, change: SubscriptionChange) => {
+    const [row] = await loadIndexableByIds(db, [change.id]);
+    if (!row?.isActive) {
+      f.index.remove(change.id);
+      return;
+    }
+    f.index.add(row);
+    if (row.eventType === 'TRANSACTION_MINED' && row.target && change.op !== 'DELETE') await callBackIfAlreadyMined(f, row.id, row.target);
+  };
+
+  /**
+   * A transaction mined before it was subscribed to gets its callback now (contract: mined at one
+   * confirmation). Under the chain's lock: a block the follower has not applied yet is left to it
+   * (the index already has the subscription), and one it applied with the subscription indexed gives
+   * the same idempotency key, so the outbox keeps one callback.
+   */
+  const callBackIfAlreadyMined = async (f: Followed, subscriptionId: string, transactionId: string) => {
+    if (!f.adapter.findTransaction) return;
+    const location = await withRetries(() => f.adapter.findTransaction?.(transactionId) ?? Promise.resolve(undefined));
+    if (!location) return;
+    const block = await db.transaction('ingest:already-mined', async (tx) => {
+      await lockChain(tx, f.key);
+      const cursor = await getCursor(tx, f.key);
+      if (!cursor || location.height > cursor.height) return undefined;
+      const ours = (await windowBlocks(tx, f.key, location.height)).at(-1);
+      if (ours && ours.height === location.height && ours.hash !== location.hash) return undefined; // the follower will reconcile
+      return ours?.height === location.height ? ours : null;
+    });
+    if (block === undefined) return;
+    // Older than the window: the node's own block (deep enough not to change).
+    const ref = block ?? (await withRetries(() => f.adapter.getBlock(location.height)));
+    const single = new SubscriptionIndex(f.key.blockchain, f.key.network);
+    const [row] = await loadIndexableByIds(db, [subscriptionId]);
+    if (!row?.isActive) return;
+    single.add(row);
+    await db.transaction('ingest:already-mined-enqueue', async (tx) => {
+      await lockChain(tx, f.key);
+      const events = await buildBlockEvents(
+        {
+          index: single,
+          block: { ...ref, parentHash: '', transactionIds: [transactionId], tokenTransfers: [], internalTransfers: [], coinMovements: [] },
+          chain: f.key,
+          defaultConfirmations: f.confirmations,
+        },
+        (ids) => loadCallbackTargets(tx, ids),
+      );
+      await enqueueCallbacks(tx, events.now);
+      if (block) {
+        await recordBlockCallbacks(
+          tx,
+          f.key,
+          events.now.map((c) => ({ blockHeight: location.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey })),
+        );
+      }
+    });
+    logger.info({ ...f.key, subscriptionId, transactionId, height: location.height }, 'subscribed transaction was already mined: callback enqueued');
+  };
+
+  return {
+    chains: [...followed.values()].map((f) => f.key),
+    reload() {
+      loading = (loading ?? Promise.resolve()).then(reload, reload);
+      return loading;
+    },
+    onSubscriptionChange: enqueueChange,
+    async settled() {
+      await loading;
+      let seen: Promise<void>;
+      do {
+        seen = queue;
+        await seen;
+      } while (seen !== queue);
+    },
+    async close() {
+      abort.abort();
+      await Promise.all([...followed.values()].map((f) => f.done));
+      await queue;
+      await Promise.all([...followed.values()].map((f) => f.adapter.close?.()));
+    },
+  };
+}
+
+/** A node lookup outside the follower: a few quick retries, then the error is logged by the caller. */
+async function withRetries<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (i >= attempts) throw error;
+      await new Promise((r) => setTimeout(r, 200 * 2 ** i));
+    }
+  }
+}
+
+/** A node URL without its credentials, for logs. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username || u.password) {
+      u.username = '***';
+      u.password = '';
+    }
+    return u.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}

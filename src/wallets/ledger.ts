@@ -1,0 +1,212 @@
+/**
+ * The wallet ledger of watched addresses, kept by chain following inside each block's transaction
+ * (contract section 6: only confirmed blocks count, totals from watchedFromBlock, opening balance read
+ * from the node).
+ *
+ * - recordBlock: when block h is applied, its effect on watched addresses becomes ledger entries
+ *   (coin received/spent per address, fungible token delta per contract, NFT held or not after h).
+ * - applyConfirmed: when block h is applied, the entries of blocks up to h - confirmations + 1 (now
+ *   confirmed) are added to the balances; an address's opening balance is read at its watchedFromBlock
+ *   once that block is confirmed; a token first seen by an address starts from its balanceOf just
+ *   before the first block that moves it.
+ * - rewind: a reorganisation reverses the applied entries of orphaned blocks and drops the rest.
+ *
+ * Family-neutral: it reads only the normalised block and the adapter's optional balance lookups.
+ * Node lookups happen inside the block transaction: they are rare (an address's first block, a token's
+ * first movement) and cached by the adapter, and a failure rolls the block back to be retried.
+ */
+import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import type { ChainAdapter } from '../ingest/adapter.ts';
+import type { ChainKey } from '../store/chain-state.ts';
+import type { Queryable } from '../store/db.ts';
+import {
+  addCoinTotals,
+  addTokenDeltas,
+  anchorUnwatched,
+  insertLedgerEntries,
+  type LedgerEntry,
+  missingTokenRows,
+  type NftHolding,
+  pendingOpenings,
+  pruneLedgerEntries,
+  reanchorAbove,
+  type StoredLedgerEntry,
+  setNftHoldings,
+  setOpening,
+  type TokenDelta,
+  takeConfirmedEntries,
+  takeOrphanedEntries,
+  watchedAddresses,
+} from '../store/ledger.ts';
+
+export type LedgerNode = Pick<ChainAdapter, 'getCoinBalance' | 'getTokenBalance' | 'tokenMetadata'>;
+
+const isNft = (t: TokenTransfer) => t.amount === undefined;
+
+/** Records the ledger entries of `block` for the watched addresses it touches. */
+export async function recordBlock(tx: Queryable, chain: ChainKey, block: NormalizedBlock, node: LedgerNode): Promise<number> {
+  const touched = new Set<string>();
+  for (const m of block.coinMovements) touched.add(m.address);
+  for (const t of block.tokenTransfers) {
+    touched.add(t.from);
+    touched.add(t.to);
+  }
+  const watched = await watchedAddresses(tx, chain, [...touched]);
+  if (watched.length === 0) return 0;
+  const idsOf = new Map<string, string[]>();
+  for (const w of watched) idsOf.set(w.address, [...(idsOf.get(w.address) ?? []), w.id]);
+
+  const coins = new Map<string, { received: bigint; spent: bigint }>();
+  for (const m of block.coinMovements) {
+    const c = coins.get(m.address) ?? { received: 0n, spent: 0n };
+    if (m.delta > 0n) c.received += m.delta;
+    else c.spent -= m.delta;
+    coins.set(m.address, c);
+  }
+
+  const tokens = new Map<string, { address: string; transfer: TokenTransfer; delta: bigint }>();
+  const nfts = new Map<string, { address: string; transfer: TokenTransfer; held: boolean }>();
+  const ordered = [...block.tokenTransfers].sort((a, b) => a.logIndex - b.logIndex);
+  for (const t of ordered) {
+    for (const [address, sign] of [
+      [t.from, -1n],
+      [t.to, 1n],
+    ] as const) {
+      if (!idsOf.has(address)) continue;
+      if (isNft(t)) nfts.set(`${address}/${t.contract}/${t.tokenId}`, { address, transfer: t, held: sign > 0n });
+      else {
+        const key = `${address}/${t.contract}`;
+        const e = tokens.get(key) ?? { address, transfer: t, delta: 0n };
+        e.delta += sign * (t.amount ?? 0n);
+        tokens.set(key, e);
+      }
+    }
+  }
+
+  const entries: LedgerEntry[] = [];
+  const base = { identifier: '', tokenId: '', received: 0n, spent: 0n, delta: 0n, symbol: '', tokenType: '', decimals: 0 };
+  for (const [address, c] of coins) {
+    for (const id of idsOf.get(address) ?? []) entries.push({ ...base, walletAddressId: id, kind: 'coin', received: c.received, spent: c.spent });
+  }
+  for (const { address, transfer, delta } of tokens.values()) {
+    if (delta === 0n) continue;
+    const meta = await node.tokenMetadata?.(transfer);
+    for (const id of idsOf.get(address) ?? []) {
+      entries.push({
+        ...base,
+        walletAddressId: id,
+        kind: 'token',
+        identifier: transfer.contract,
+        delta,
+        symbol: meta?.symbol ?? '',
+        tokenType: transfer.tokenType,
+        decimals: meta?.decimals ?? 0,
+      });
+    }
+  }
+  for (const { address, transfer, held } of nfts.values()) {
+    const meta = await node.tokenMetadata?.(transfer);
+    for (const id of idsOf.get(address) ?? []) {
+      entries.push({
+        ...base,
+        walletAddressId: id,
+        kind: 'nft',
+        identifier: transfer.contract,
+        tokenId: transfer.tokenId ?? '',
+        delta: held ? 1n : -1n,
+        symbol: meta?.symbol ?? '',
+        tokenType: transfer.tokenType,
+      });
+    }
+  }
+  await insertLedgerEntries(tx, chain, block.height, entries);
+  return entries.length;
+}
+
+/**
+ * Adds the entries of blocks up to `confirmedHeight` to the balances, reads the opening balances that
+ * became readable, and anchors addresses added before the chain had a cursor at `appliedHeight`.
+ */
+export async function applyConfirmed(tx: Queryable, chain: ChainKey, appliedHeight: number, confirmedHeight: number, node: LedgerNode): Promise<void> {
+  for (const opening of await pendingOpenings(tx, chain, confirmedHeight)) {
+    await setOpening(tx, opening.id, await node.getCoinBalance?.(opening.address, opening.height));
+  }
+  const entries = await takeConfirmedEntries(tx, chain, confirmedHeight);
+  if (entries.length > 0) await applyEntries(tx, entries, 1n, node);
+  await anchorUnwatched(tx, chain, appliedHeight);
+}
+
+/** Reverses the applied entries of blocks above `ancestorHeight` and forgets all of their entries. */
+export async function rewind(tx: Queryable, chain: ChainKey, ancestorHeight: number, node: LedgerNode): Promise<number> {
+  const orphaned = await takeOrphanedEntries(tx, chain, ancestorHeight);
+  if (orphaned.length > 0) await applyEntries(tx, orphaned, -1n, node);
+  await reanchorAbove(tx, chain, ancestorHeight);
+  return orphaned.length;
+}
+
+export async function prune(tx: Queryable, chain: ChainKey, belowHeight: number): Promise<void> {
+  await pruneLedgerEntries(tx, chain, belowHeight);
+}
+
+/**
+ * Adds (`sign` 1) or takes back (`sign` -1) entries, in the order given (block order to apply,
+ * reverse block order to take back).
+ */
+async function applyEntries(tx: Queryable, entries: StoredLedgerEntry[], sign: 1n | -1n, node: LedgerNode): Promise<void> {
+  // One row per address: an UPDATE joined to two rows of the same address would apply only one.
+  const coins = new Map<string, { walletAddressId: string; received: bigint; spent: bigint }>();
+  for (const e of entries) {
+    if (e.kind !== 'coin') continue;
+    const c = coins.get(e.walletAddressId) ?? { walletAddressId: e.walletAddressId, received: 0n, spent: 0n };
+    c.received += sign * e.received;
+    c.spent += sign * e.spent;
+    coins.set(e.walletAddressId, c);
+  }
+  await addCoinTotals(tx, [...coins.values()]);
+
+  const tokenEntries = entries.filter((e) => e.kind === 'token');
+  const deltas = new Map<string, TokenDelta>();
+  const firstBlock = new Map<string, StoredLedgerEntry>();
+  for (const e of tokenEntries) {
+    const key = `${e.walletAddressId}/${e.identifier}`;
+    const d = deltas.get(key) ?? {
+      walletAddressId: e.walletAddressId,
+      identifier: e.identifier,
+      delta: 0n,
+      symbol: e.symbol,
+      tokenType: e.tokenType,
+      decimals: e.decimals,
+    };
+    d.delta += sign * e.delta;
+    deltas.set(key, d);
+    const first = firstBlock.get(key);
+    if (!first || e.blockHeight < first.blockHeight) firstBlock.set(key, e);
+  }
+  if (sign > 0n && deltas.size > 0) {
+    // A token the address never held here: it starts from the node's balance just before the first
+    // block that moves it (that block is after watchedFromBlock, so nothing is counted twice).
+    const missing = await missingTokenRows(tx, [...deltas.values()]);
+    for (const key of missing) {
+      const first = firstBlock.get(key) as StoredLedgerEntry;
+      const opening = await node.getTokenBalance?.(first.identifier, first.address, first.blockHeight - 1);
+      const d = deltas.get(key) as TokenDelta;
+      d.delta += opening ?? 0n;
+    }
+  }
+  await addTokenDeltas(tx, [...deltas.values()]);
+
+  // NFTs: the last entry per token wins (held after that block or not); taking back flips it.
+  const holdings = new Map<string, NftHolding>();
+  for (const e of entries) {
+    if (e.kind !== 'nft') continue;
+    holdings.set(`${e.walletAddressId}/${e.identifier}/${e.tokenId}`, {
+      walletAddressId: e.walletAddressId,
+      identifier: e.identifier,
+      tokenId: e.tokenId,
+      symbol: e.symbol,
+      tokenType: e.tokenType,
+      held: sign > 0n ? e.delta > 0n : e.delta < 0n,
+    });
+  }
+  await setNftHoldings(tx, [...holdings.values()]);
+}

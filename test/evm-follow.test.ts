@@ -1,0 +1,345 @@
+/**
+ * EVM chain following end to end against a real EVM node (EDR over HTTP and WebSocket): contracts
+ * compiled from source and deployed here, the service following ethereum/goerli, callbacks received by
+ * a real HTTPS receiver with exact bodies and valid signatures, confirmations counted block by block,
+ * thresholds compared in wei, reorganisations made with evm_snapshot/evm_revert, and the wallet ledger
+ * compared with a recount from the node.
+ *
+ * Automine is off: each test mines its blocks itself and waits for the follower to process them
+ * (GET /blockchain-events/status), so "not before the N-th confirmation" is checked at every block.
+ */
+import { createHmac } from 'node:crypto';
+import { type Address, type Hex, keccak256 } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { formatUnits } from '../src/domain/amounts.ts';
+import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { compileContracts, deployContract, publicClient, readContract, sendEth, walletClient, writeContract } from './support/evm-contracts.ts';
+import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, writeCaFile } from './support/tls.ts';
+
+const CHAIN = '/blockchain-events/ethereum/goerli';
+const ETH = 10n ** 18n;
+const SECRET = 'whsec-evm-follow';
+
+let node: EvmNode;
+let receiver: Receiver;
+let t: TestApp;
+let c: TestCustomer;
+let token: Address;
+let nft: Address;
+let forwarder: Address;
+let swallower: Address;
+
+beforeAll(async () => {
+  const ca = await createTestCa();
+  [node, receiver] = await Promise.all([startEvmNode({ automine: true }), startReceiver({ ca })]);
+  await compileContracts();
+  token = await deployContract(node, 'TestToken', ['Herald Test Token', 'HTT', 6]);
+  nft = await deployContract(node, 'TestNft', ['Herald Test NFT', 'HNFT']);
+  forwarder = await deployContract(node, 'Forwarder');
+  swallower = await deployContract(node, 'Swallower');
+  await writeContract(node, 'TestToken', token, 'mint', [node.accounts[0]?.address, 1_000_000n * 10n ** 6n]);
+  await node.setAutomine(false);
+  t = await startTestApp({
+    chains: [{ blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, wsUrl: node.wsUrl, pollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 }],
+    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+  });
+  c = await t.customer({ domains: ['localhost'] });
+  await processed(await head());
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+  await node?.close();
+});
+
+// --- helpers -------------------------------------------------------------------------------------
+
+const account = (i: number) => node.accounts[i]?.address as Address;
+const head = async () => Number(await publicClient(node).getBlockNumber());
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Waits until the service has processed block `height` (status endpoint). */
+async function processed(height: number) {
+  return await until(`the follower to process block ${height}`, async () => {
+    const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
+    const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === 'ethereum' && i.network === 'goerli');
+    return item?.processedHeight >= height ? item : undefined;
+  });
+}
+
+/** Mines one block and waits until it is processed and every callback it made due is out. */
+async function mineAndProcess(): Promise<number> {
+  const height = await node.mine(1);
+  await processed(height);
+  await t.app.worker?.settled();
+  return height;
+}
+
+async function subscribe(event: string, item: Record<string, unknown>): Promise<string> {
+  const res = await t.request('POST', `${CHAIN}/subscriptions/${event}`, {
+    key: c.key,
+    body: { data: { item: { callbackUrl: `${receiver.url}/hooks/${event}`, callbackSecretKey: SECRET, ...item } } },
+  });
+  expect(res.status, res.text).toBeLessThan(300);
+  return res.body.data.item.referenceId as string;
+}
+
+function callbacksOf(referenceId: string): (ReceivedRequest & { json: { idempotencyKey: string; data: { item: Record<string, unknown> } } })[] {
+  return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
+}
+
+function expectSigned(r: ReceivedRequest) {
+  const expected = createHmac('sha256', SECRET).update(r.rawBody).digest('hex');
+  expect(r.headers['x-signature']).toBe(expected);
+  expect(r.headers['content-type']).toMatch(/^application\/json/);
+}
+
+async function blockOf(height: number) {
+  const b = await publicClient(node).getBlock({ blockNumber: BigInt(height) });
+  return { height, hash: b.hash as string, timestamp: Number(b.timestamp) };
+}
+
+// --- tests ---------------------------------------------------------------------------------------
+
+describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
+  it('TRANSACTION_MINED: the exact contract body, signed, once the block is processed; and at once for a transaction mined before subscribing', async () => {
+    const pending = await sendEth(node, account(3), 12345n, { from: 1, wait: false });
+    const id = await subscribe('transaction-mined', { transactionId: pending.hash });
+    await t.app.ingest?.settled();
+    const height = await mineAndProcess();
+    const [cb] = await until('the mined callback', async () => callbacksOf(id).length === 1 && callbacksOf(id));
+    expectSigned(cb as ReceivedRequest);
+    expect(cb?.json).toEqual({
+      apiVersion: '2021-03-20',
+      referenceId: id,
+      idempotencyKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+      data: {
+        product: 'BLOCKCHAIN_EVENTS',
+        event: 'TRANSACTION_MINED',
+        item: { blockchain: 'ethereum', network: 'goerli', transactionId: pending.hash, minedInBlock: await blockOf(height) },
+      },
+    });
+    await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(1);
+
+    // Broadcast, mined, then subscribed: the callback comes without another block.
+    const early = await sendEth(node, account(3), 777n, { from: 1, wait: false });
+    const minedAt = await mineAndProcess();
+    const lateId = await subscribe('transaction-mined', { transactionId: early.hash });
+    const [late] = await until('the already-mined callback', async () => callbacksOf(lateId).length === 1 && callbacksOf(lateId));
+    expect(late?.json.data.item).toEqual({ blockchain: 'ethereum', network: 'goerli', transactionId: early.hash, minedInBlock: await blockOf(minedAt) });
+  });
+
+  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: ERC-20 and ERC-721 transfers fire on exactly the receiveCallbackOn-th confirmation, never again', async () => {
+    const holder = account(4);
+    const id = await subscribe('address-tokens-transactions-confirmed', { address: holder, receiveCallbackOn: 4 });
+    await t.app.ingest?.settled();
+    const fungible = await writeContract(node, 'TestToken', token, 'transfer', [holder, 2_500_000n], { wait: false });
+    const minted = await writeContract(node, 'TestNft', nft, 'mint', [account(0), 42n], { wait: false });
+    const minedAt = await mineAndProcess();
+    const nftTransfer = await writeContract(node, 'TestNft', nft, 'transferFrom', [account(0), holder, 42n], { wait: false });
+    const nftMinedAt = await mineAndProcess();
+    expect((await publicClient(node).getTransactionReceipt({ hash: minted.hash })).status).toBe('success');
+
+    // Confirmations of the first block: 2 (nft block), then 3: nothing yet.
+    await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(0);
+    await mineAndProcess(); // 4th confirmation of the ERC-20 block
+    const first = await until('the ERC-20 callback', async () => callbacksOf(id).length === 1 && callbacksOf(id));
+    expectSigned(first[0] as ReceivedRequest);
+    expect(first[0]?.json.data.item).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: holder.toLowerCase(),
+      minedInBlock: await blockOf(minedAt),
+      transactionId: fungible.hash,
+      tokenType: 'ERC-20',
+      token: { name: 'Herald Test Token', symbol: 'HTT', decimals: '6', amount: '2.5', contractAddress: token.toLowerCase() },
+      direction: 'incoming',
+    });
+    await mineAndProcess(); // 4th confirmation of the NFT block
+    const both = await until('the ERC-721 callback', async () => callbacksOf(id).length === 2 && callbacksOf(id));
+    expect(both[1]?.json.data.item).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: holder.toLowerCase(),
+      minedInBlock: await blockOf(nftMinedAt),
+      transactionId: nftTransfer.hash,
+      tokenType: 'ERC-721',
+      token: { name: 'Herald Test NFT', symbol: 'HNFT', tokenId: '42', contractAddress: nft.toLowerCase() },
+      direction: 'incoming',
+    });
+    for (let i = 0; i < 3; i++) await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(2);
+  });
+
+  it('CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: equal fires, one wei below does not, a reverted inner frame never does', async () => {
+    const id = await subscribe('internal-transactions-for-specific-amount', { amountHigherThan: 1 });
+    await t.app.ingest?.settled();
+    const recipient = account(5);
+    const equal = await writeContract(node, 'Forwarder', forwarder, 'forward', [recipient], { value: ETH, wait: false, from: 2 });
+    const below = await writeContract(node, 'Forwarder', forwarder, 'forward', [recipient], { value: ETH - 1n, wait: false, from: 2 });
+    const swallowed = await writeContract(node, 'Swallower', swallower, 'trySend', [recipient], { value: 5n * ETH, wait: false, from: 2 });
+    const minedAt = await mineAndProcess();
+    expect((await publicClient(node).getTransactionReceipt({ hash: swallowed.hash })).status).toBe('success');
+    await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(0);
+    await mineAndProcess(); // 3 confirmations: the chain default
+    const [cb] = await until('the internal transfer callback', async () => callbacksOf(id).length >= 1 && callbacksOf(id));
+    for (let i = 0; i < 2; i++) await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(1);
+    expectSigned(cb as ReceivedRequest);
+    expect(cb?.json.data.item).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: recipient.toLowerCase(),
+      minedInBlock: await blockOf(minedAt),
+      parentTransactionId: equal.hash,
+      operationId: 'call_0',
+      amount: '1',
+      unit: 'ETH',
+    });
+    expect(below.hash).not.toBe(equal.hash);
+  });
+
+  it('a reorganisation cancels the orphaned pending callback; the transaction mined again fires with the new block and a new key; the ledger equals a recount', async () => {
+    const holder = account(6);
+    const wallet = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'reorg' } } } });
+    const walletId = wallet.body.data.item.walletId as string;
+    const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, {
+      key: c.key,
+      body: { data: { item: { address: holder } } },
+    });
+    expect(added.status, added.text).toBe(201);
+    const tokenSub = await subscribe('address-tokens-transactions-confirmed', { address: holder, receiveCallbackOn: 3 });
+    await mineAndProcess();
+
+    const signer = walletClient(node, 0);
+    const request = await signer.prepareTransactionRequest({
+      account: signer.account as NonNullable<typeof signer.account>,
+      chain: signer.chain,
+      to: token,
+      data: encodeTransfer(holder, 7_000_000n),
+    });
+    const raw = await signer.signTransaction(request as Parameters<typeof signer.signTransaction>[0]);
+    const txHash = keccak256(raw);
+    const minedSub = await subscribe('transaction-mined', { transactionId: txHash });
+    await t.app.ingest?.settled();
+
+    // The snapshot is taken before the transaction reaches the pool, so reverting forgets it.
+    const snapshot = await node.snapshot();
+    expect(await node.request('eth_sendRawTransaction', [raw])).toBe(txHash);
+    const ethToHolder = await sendEth(node, holder, 3n * ETH, { from: 7, wait: false });
+    const orphanHeight = await mineAndProcess();
+    const [orphanMined] = await until('the mined callback of the first branch', async () => callbacksOf(minedSub).length === 1 && callbacksOf(minedSub));
+    expect(orphanMined?.json.data.item.minedInBlock).toEqual(await blockOf(orphanHeight));
+    await mineAndProcess(); // 2 confirmations: still pending
+
+    // The new branch: from the snapshot, one empty block (another timestamp, so another hash), then the
+    // same signed transaction again, then enough blocks to be longer than the old branch.
+    await node.revert(snapshot);
+    const base = await publicClient(node).getBlock();
+    await node.mine(1, { timestamp: Number(base.timestamp) + 100 });
+    await node.request('eth_sendRawTransaction', [raw]);
+    const remined = await node.mine(1, { timestamp: Number(base.timestamp) + 101 });
+    const tip = await node.mine(1, { timestamp: Number(base.timestamp) + 102 });
+    await processed(tip);
+    await t.app.worker?.settled();
+    expect(remined).toBe(orphanHeight + 1);
+
+    const minedCallbacks = await until('the mined callback of the new branch', async () => callbacksOf(minedSub).length === 2 && callbacksOf(minedSub));
+    expect(minedCallbacks[1]?.json.data.item.minedInBlock).toEqual(await blockOf(remined));
+    expect(minedCallbacks[1]?.json.idempotencyKey).not.toBe(minedCallbacks[0]?.json.idempotencyKey);
+    expect(callbacksOf(tokenSub)).toHaveLength(0); // the orphaned block's pending event was dropped
+    await mineAndProcess(); // 3rd confirmation of the re-mined block
+    const [tokenCb] = await until('the token callback of the new branch', async () => callbacksOf(tokenSub).length === 1 && callbacksOf(tokenSub));
+    expect(tokenCb?.json.data.item.minedInBlock).toEqual(await blockOf(remined));
+    expect(tokenCb?.json.data.item.transactionId).toBe(txHash);
+    for (let i = 0; i < 3; i++) await mineAndProcess();
+    expect(callbacksOf(tokenSub)).toHaveLength(1);
+    expect(
+      (
+        await publicClient(node)
+          .getTransaction({ hash: ethToHolder.hash })
+          .catch(() => undefined)
+      )?.blockNumber ?? null,
+    ).toBeNull();
+
+    // Ledger: coins moved on the final branch, then the service's confirmed figures are compared with a
+    // recount from the node (balance at the confirmed height; received and spent from the receipts).
+    const incoming = await sendEth(node, holder, 2n * ETH, { from: 7, wait: false });
+    const outgoing = await sendEth(node, account(8), ETH / 2n, { from: 6, wait: false });
+    await mineAndProcess();
+    for (let i = 0; i < 3; i++) await mineAndProcess();
+    const receipt = await publicClient(node).getTransactionReceipt({ hash: outgoing.hash });
+    const fee = receipt.gasUsed * receipt.effectiveGasPrice;
+    expect((await publicClient(node).getTransactionReceipt({ hash: incoming.hash })).status).toBe('success');
+    const confirmedHeight = (await head()) - 3 + 1;
+    const coin = await publicClient(node).getBalance({ address: holder, blockNumber: BigInt(confirmedHeight) });
+    const tokens = await readContract<bigint>(node, 'TestToken', token, 'balanceOf', [holder]);
+    const assets = await t.request('GET', `/wallet-as-a-service/wallets/${walletId}`, { key: c.key });
+    expect(assets.status, assets.text).toBe(200);
+    const item = assets.body.data.item;
+    expect(item.coins).toEqual([
+      {
+        blockchain: 'ethereum',
+        network: 'goerli',
+        unit: 'ETH',
+        confirmedBalance: formatEth(coin),
+        totalReceived: formatEth(2n * ETH),
+        totalSpent: formatEth(ETH / 2n + fee),
+      },
+    ]);
+    expect(coin).toBe(10_000n * ETH + 2n * ETH - ETH / 2n - fee); // the orphaned 3 ETH are not there
+    expect(item.fungibleTokens).toEqual([
+      { blockchain: 'ethereum', network: 'goerli', identifier: token.toLowerCase(), symbol: 'HTT', type: 'ERC-20', amount: formatUnits(tokens, 6) },
+    ]);
+    expect(tokens).toBe(7_000_000n);
+  });
+
+  it('the wallet ledger: opening balance from the node, ERC-20 first seen from balanceOf, NFTs held now', async () => {
+    const owner = account(9);
+    await writeContract(node, 'TestToken', token, 'transfer', [owner, 1_000_000n], { wait: false }); // before watching
+    await mineAndProcess();
+    const wallet = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'ledger' } } } });
+    const walletId = wallet.body.data.item.walletId as string;
+    const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, {
+      key: c.key,
+      body: { data: { item: { address: owner } } },
+    });
+    expect(added.body.data.item.watchedFromBlock).toBe(await head());
+    await writeContract(node, 'TestToken', token, 'transfer', [owner, 250_000n], { wait: false });
+    await writeContract(node, 'TestNft', nft, 'mint', [owner, 7n], { wait: false });
+    await writeContract(node, 'TestNft', nft, 'mint', [owner, 8n], { wait: false });
+    await mineAndProcess();
+    await writeContract(node, 'TestNft', nft, 'transferFrom', [owner, account(0), 8n], { wait: false, from: 9 });
+    await mineAndProcess();
+    for (let i = 0; i < 3; i++) await mineAndProcess();
+    const confirmedHeight = (await head()) - 3 + 1;
+    const coin = await publicClient(node).getBalance({ address: owner, blockNumber: BigInt(confirmedHeight) });
+    const item = (await t.request('GET', `/wallet-as-a-service/wallets/${walletId}`, { key: c.key })).body.data.item;
+    expect(item.coins[0].confirmedBalance).toBe(formatEth(coin));
+    expect(item.coins[0].totalReceived).toBe('0');
+    expect(item.fungibleTokens).toEqual([expect.objectContaining({ identifier: token.toLowerCase(), amount: '1.25', symbol: 'HTT' })]);
+    expect(item.nonFungibleTokens).toEqual([expect.objectContaining({ identifier: nft.toLowerCase(), tokenId: '7', symbol: 'HNFT', type: 'ERC-721' })]);
+  });
+});
+
+function encodeTransfer(to: Address, amount: bigint): Hex {
+  return `0xa9059cbb${to.slice(2).toLowerCase().padStart(64, '0')}${amount.toString(16).padStart(64, '0')}` as Hex;
+}
+
+const formatEth = (wei: bigint) => formatUnits(wei, 18);
