@@ -135,6 +135,7 @@ const ENDPOINTS: Endpoint[] = [
     ownedResource: true,
     charged: true,
   },
+  { name: 'status', method: 'GET', path: () => '/blockchain-events/status', charged: false },
 ];
 
 function expectEnvelope(r: TestResponse, context = 'ctx-1') {
@@ -194,6 +195,10 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
     if (e.ownedResource) expectError(r, 404, 'resource_not_found');
     else if (e.name === 'list-subscriptions') {
       // One credit per item listed: an empty page is free, so it succeeds even at zero credits.
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-credits-consumed')).toBe('0');
+    } else if (!e.charged) {
+      // Free endpoints (the chain status) answer at zero credits.
       expect(r.status).toBe(200);
       expect(r.headers.get('x-credits-consumed')).toBe('0');
     } else expectError(r, 402, 'insufficient_credits');

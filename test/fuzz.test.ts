@@ -1109,6 +1109,14 @@ const ENDPOINTS: Endpoint[] = [
     key: () => fx.keys.main,
   },
   {
+    label: 'GET chain status',
+    method: 'GET',
+    template: '/blockchain-events/status',
+    query: 'context',
+    valid: () => fc.constant({ params: {} }),
+    key: () => fx.keys.main,
+  },
+  {
     label: 'DELETE callback-domain',
     method: 'DELETE',
     template: '/blockchain-events/callback-domains/:domain',

@@ -32,7 +32,8 @@ const program = new Command('herald')
     'Blockchain event callbacks and wallet asset listing, self-hosted.\n\n' +
       'Start the service:      herald serve            (embedded PostgreSQL under ./data)\n' +
       'Use your own database:  DATABASE_URL=postgres://... herald serve\n' +
-      'Make a customer a key:  herald customers create --name acme && herald keys create --customer acme',
+      'Make a customer a key:  herald customers create --name acme && herald keys create --customer acme\n' +
+      'Follow a chain:         HERALD_RPC_ETHEREUM_MAINNET=http://node:8545 herald serve',
   )
   .showHelpAfterError('(add --help for usage)')
   .configureHelp({ showGlobalOptions: true });
@@ -40,14 +41,29 @@ const program = new Command('herald')
 withStoreOptions(
   program
     .command('serve')
-    .description('run the service: the HTTP API and the callback delivery worker (the README shows a first call)')
+    .description('run the service: the HTTP API, chain following and the callback delivery worker (the README shows a first call)')
+    .addHelpText(
+      'after',
+      '\nFollowing chains (ingest role): give each chain its node with HERALD_RPC_<BLOCKCHAIN>_<NETWORK>\n' +
+        '(upper case, dashes as underscores) and optionally HERALD_WS_<BLOCKCHAIN>_<NETWORK> for new-head\n' +
+        'notifications, or a "chains" list in the configuration file:\n' +
+        '  HERALD_RPC_ETHEREUM_MAINNET=http://127.0.0.1:8545 HERALD_WS_ETHEREUM_MAINNET=ws://127.0.0.1:8546 herald serve\n' +
+        '  { "chains": [ { "blockchain": "binance-smart-chain", "network": "mainnet", "rpcUrl": "http://bsc:8545",\n' +
+        '                  "confirmations": 15, "pollIntervalMs": 1000, "startHeight": 38000000 } ] }\n' +
+        "A chain starts at the node's head (or startHeight) and resumes where it stopped after a restart.\n" +
+        "GET /blockchain-events/status shows each chain's head, processed height and lag.\n" +
+        'Follows the EVM chains today (ethereum, ethereum-classic, binance-smart-chain).',
+    )
     .addOption(new Option('--port <port>', 'TCP port to listen on').argParser(integer('--port')).default(8080))
     .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
     .addOption(
-      new Option('--roles <roles>', 'what this process does, comma-separated: api (HTTP API), delivery (sends callbacks); default both').argParser((v) => {
+      new Option(
+        '--roles <roles>',
+        'what this process does, comma-separated: api (HTTP API), ingest (follows the configured chains), delivery (sends callbacks); default all three',
+      ).argParser((v) => {
         const roles = v.split(',').map((r) => r.trim());
         const unknown = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
-        if (unknown.length > 0) throw new InvalidArgumentError(`unknown role ${unknown.join(', ')}; the roles are ${ROLES.join(' and ')}.`);
+        if (unknown.length > 0) throw new InvalidArgumentError(`unknown role ${unknown.join(', ')}; the roles are ${ROLES.join(', ')}.`);
         return roles;
       }),
     ),
