@@ -73,11 +73,17 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
 
 /** Waits until the service has processed block `height` (status endpoint). */
 async function processed(height: number) {
-  return await until(`the follower to process block ${height}`, async () => {
-    const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
-    const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === 'ethereum' && i.network === 'goerli');
-    return item?.processedHeight >= height ? item : undefined;
-  });
+  let last = '';
+  try {
+    return await until(`the follower to process block ${height}`, async () => {
+      const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
+      last = res.text;
+      const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === 'ethereum' && i.network === 'goerli');
+      return item?.processedHeight >= height ? item : undefined;
+    });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last status: ${last}`);
+  }
 }
 
 /** Mines one block and waits until it is processed and every callback it made due is out. */
@@ -132,7 +138,11 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
         item: { blockchain: 'ethereum', network: 'goerli', transactionId: pending.hash, minedInBlock: await blockOf(height) },
       },
     });
-    await mineAndProcess();
+    const nextHeight = await node.mine(1);
+    const status = await processed(nextHeight);
+    expect(status).toMatchObject({ state: 'following', nodeHeight: nextHeight, processedHeight: nextHeight, lagBlocks: 0, lagSeconds: 0 });
+    expect(status.processedHash).toBe((await blockOf(nextHeight)).hash);
+    await t.app.worker?.settled();
     expect(callbacksOf(id)).toHaveLength(1);
 
     // Broadcast, mined, then subscribed: the callback comes without another block.
