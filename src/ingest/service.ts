@@ -29,6 +29,9 @@ import type { ChainAdapter } from './adapter.ts';
 import { buildBlockEvents } from './events.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
 
+/** Node lookups for new TRANSACTION_MINED subscriptions in flight at once, per process. */
+const MINED_CHECK_CONCURRENCY = 16;
+
 export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
 
 export interface IngestService {
@@ -73,7 +76,18 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
 
   let loading: Promise<void> | undefined;
   let replay: SubscriptionChange[] | undefined;
-  let queue: Promise<void> = Promise.resolve();
+  /** Announced changes not yet applied, by subscription id (the row is read afresh, so the last one is enough). */
+  const pendingChanges = new Map<string, SubscriptionChange>();
+  /** Already-mined lookups waiting for the node, run a few at a time so index updates never wait for RPC. */
+  const minedChecks: { f: Followed; id: string; transactionId: string }[] = [];
+  let minedChecksRunning = 0;
+  const work = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>) => {
+    work.add(p);
+    void p.finally(() => work.delete(p)).catch(() => undefined);
+    return p;
+  };
+  let draining = false;
 
   const startFollowing = (f: Followed) => {
     if (f.done) return;
@@ -115,25 +129,69 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   };
 
   const enqueueChange = (change: SubscriptionChange) => {
-    const f = followed.get(`${change.blockchain}/${change.network}`);
-    if (!f) return;
+    if (!followed.has(`${change.blockchain}/${change.network}`)) return;
     if (replay) {
       replay.push(change);
       return;
     }
-    queue = queue
-      .then(() => applyChange(f, change))
-      .catch((error) => logger.error({ err: error, subscriptionId: change.id }, 'subscription change not applied'));
+    pendingChanges.set(change.id, change);
+    if (!draining) {
+      draining = true;
+      void track(drainChanges().finally(() => (draining = false)));
+    }
   };
 
-  const applyChange = async (f: Followed, change: SubscriptionChange) => {
-    const [row] = await loadIndexableByIds(db, [change.id]);
-    if (!row?.isActive) {
-      f.index.remove(change.id);
-      return;
+  /** Applies announced changes in batches: one query reads every changed row of the batch. */
+  const drainChanges = async () => {
+    while (pendingChanges.size > 0 && !abort.signal.aborted) {
+      const batch = [...pendingChanges.values()];
+      pendingChanges.clear();
+      try {
+        const rows = new Map(
+          (
+            await loadIndexableByIds(
+              db,
+              batch.map((c) => c.id),
+            )
+          ).map((r) => [r.id, r]),
+        );
+        for (const change of batch) {
+          const f = followed.get(`${change.blockchain}/${change.network}`) as Followed;
+          const row = rows.get(change.id);
+          if (!row?.isActive) {
+            f.index.remove(change.id);
+            continue;
+          }
+          f.index.add(row);
+          if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.push({ f, id: row.id, transactionId: row.target });
+        }
+        runMinedChecks();
+      } catch (error) {
+        logger.error({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');
+        for (const change of batch) if (!pendingChanges.has(change.id)) pendingChanges.set(change.id, change);
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
-    f.index.add(row);
-    if (row.eventType === 'TRANSACTION_MINED' && row.target && change.op !== 'DELETE') await callBackIfAlreadyMined(f, row.id, row.target);
+  };
+
+  const runMinedChecks = () => {
+    while (minedChecksRunning < MINED_CHECK_CONCURRENCY && minedChecks.length > 0) {
+      const check = minedChecks.shift() as (typeof minedChecks)[number];
+      minedChecksRunning++;
+      void track(
+        callBackIfAlreadyMined(check.f, check.id, check.transactionId)
+          .catch((error) =>
+            logger.error(
+              { err: error, subscriptionId: check.id, transactionId: check.transactionId },
+              'could not check whether the transaction was already mined',
+            ),
+          )
+          .finally(() => {
+            minedChecksRunning--;
+            if (!abort.signal.aborted) runMinedChecks();
+          }),
+      );
+    }
   };
 
   /**
@@ -193,16 +251,12 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     onSubscriptionChange: enqueueChange,
     async settled() {
       await loading;
-      let seen: Promise<void>;
-      do {
-        seen = queue;
-        await seen;
-      } while (seen !== queue);
+      while (work.size > 0) await Promise.allSettled([...work]);
     },
     async close() {
       abort.abort();
       await Promise.all([...followed.values()].map((f) => f.done));
-      await queue;
+      while (work.size > 0) await Promise.allSettled([...work]);
       await Promise.all([...followed.values()].map((f) => f.adapter.close?.()));
     },
   };
