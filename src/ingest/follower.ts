@@ -38,9 +38,11 @@ import type { Db } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
 import type { ChainAdapter } from './adapter.ts';
 import { buildBlockEvents, type TokenMetadataLookup } from './events.ts';
+import { BlockPrefetcher } from './prefetch.ts';
 
 /** More than the largest receiveCallbackOn (100): a confirmed event's block stays in the window until it is due. */
 export const DEFAULT_WINDOW = 128;
+const DEFAULT_PREFETCH_DEPTH = 4;
 
 export interface FollowerDeps {
   db: Db;
@@ -57,6 +59,8 @@ export interface FollowerDeps {
   tokenMetadata?: TokenMetadataLookup;
   /** The node's head as last seen, kept between steps by whoever drives the follower. */
   lastHead?: { value?: number };
+  /** Fetches the next blocks while one is applied (set by followChain). */
+  prefetch?: BlockPrefetcher;
 }
 
 export type StepResult =
@@ -84,7 +88,7 @@ export async function applyNextBlock(deps: FollowerDeps, chain: ChainKey): Promi
     if (cursor) await saveNodeHead(db, chain, head);
     return { kind: 'caught-up', head };
   }
-  const block = await adapter.getBlock(next);
+  const block = await (deps.prefetch ? deps.prefetch.get(next, head) : adapter.getBlock(next));
   if (block.height !== next) throw new Error(`adapter returned block ${block.height} for height ${next}`);
 
   if (cursor && block.parentHash !== cursor.hash) return await reconcile(deps, chain, cursor);
@@ -194,6 +198,8 @@ export interface FollowOptions {
   /** Backoff after a failure (node or database): doubles from min to max, reset by a success. */
   backoffMinMs?: number;
   backoffMaxMs?: number;
+  /** Blocks fetched at once while catching up (the next one included); default 4. */
+  prefetchDepth?: number;
   /** Told of every step's result (metrics). */
   onStep?: (result: StepResult) => void;
 }
@@ -208,6 +214,8 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
   const max = options.backoffMaxMs ?? 60_000;
   deps.lastHead ??= {};
   const lastHead = deps.lastHead;
+  deps.prefetch ??= new BlockPrefetcher(deps.adapter, options.prefetchDepth ?? DEFAULT_PREFETCH_DEPTH);
+  const prefetch = deps.prefetch;
   // A head announced by the node (WebSocket newHeads) ends the wait at once; polling stays the
   // fallback, so a silent or dropped subscription only costs latency, never a block.
   let wake: (() => void) | undefined;
@@ -231,11 +239,13 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
         announced = false;
         const result = await applyNextBlock(deps, chain);
         options.onStep?.(result);
+        if (result.kind === 'reorganised' || result.kind === 'raced') prefetch.clear();
         delay = min;
         if (result.kind === 'stopped') return result;
         if (result.kind === 'caught-up') await wait(pollMs);
       } catch (error) {
         lastHead.value = undefined;
+        prefetch.clear();
         deps.logger.warn(
           { err: error, blockchain: chain.blockchain, network: chain.network, retryInMs: delay },
           `chain following step failed; retrying: ${(error as Error).message}`,
