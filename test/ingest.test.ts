@@ -3,7 +3,9 @@
  * reorganise. Proves the timing and reorganisation rules of contract section 4 and that a crash inside
  * a block's transaction loses and doubles nothing.
  */
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { NormalizedBlock, TokenTransfer } from '../src/chains/types.ts';
 import type { ChainAdapter } from '../src/ingest/adapter.ts';
@@ -14,6 +16,7 @@ import type { Db, Queryable } from '../src/store/db.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 
 const CHAIN = { blockchain: 'ethereum', network: 'goerli' } as const;
+const run = promisify(execFile);
 const TOKEN = '0x1111111111111111111111111111111111111111';
 const OTHER = '0x2222222222222222222222222222222222222222';
 
@@ -273,6 +276,16 @@ describe('chain following', () => {
     expect(s.logger.error).toHaveBeenCalledTimes(1);
     expect(await s.step()).toMatchObject({ kind: 'stopped', reason: cursor?.stopReason });
     expect(await s.callbacks()).toHaveLength(0);
+
+    // The operator's way out: `herald chains reset` forgets the state; following starts again at the
+    // configured start height (here 1) on the node's current chain.
+    const env = { ...process.env, DATABASE_URL: t?.config.databaseUrl, HERALD_LOG_LEVEL: 'silent' };
+    const { stdout } = await run('node', ['bin/herald.js', 'chains', 'reset', '--blockchain', 'ethereum', '--network', 'goerli', '--yes'], { env });
+    expect(stdout).toMatch(/forgot the cursor at 8 \(stopped\)/);
+    expect(await getCursor(s.db, CHAIN)).toBeUndefined();
+    const resumed = await s.follow();
+    expect(resumed.at(-1)).toMatchObject({ kind: 'caught-up' });
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: s.chain.head, state: 'following', hash: s.chain.blocks.at(-1)?.hash });
   });
 
   it('a crash inside a block transaction loses nothing and doubles nothing; node errors are retried, not skipped', async () => {

@@ -1,12 +1,15 @@
-/** Operator commands: migrate, customers, keys, credits, domains. Each opens the store, acts, closes. */
+/** Operator commands: migrate, customers, keys, credits, domains, chains. Each opens the store, acts, closes. */
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Config } from '../config/config.ts';
+import { isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
 import { ENDPOINT_NAMES } from '../domain/endpoints.ts';
 import { parseCallbackUrl } from '../services/subscriptions.ts';
+import { getCursor, lockChain, resetCursor, rewindAbove } from '../store/chain-state.ts';
 import { addCredits, type Customer, createApiKey, createCustomer, findCustomerByName, listApiKeys, revokeApiKey, updatePlan } from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
 import { upsertDomain } from '../store/domains.ts';
+import { takeOrphanedEntries } from '../store/ledger.ts';
 import { openDatabase } from '../store/open.ts';
 import { configFrom, integer, withStoreOptions } from './main.ts';
 
@@ -161,6 +164,41 @@ export function registerAdminCommands(program: Command): void {
         d.verifiedAt
           ? `domain ${d.domain} is verified for customer '${c.name}'`
           : `domain ${d.domain} registered for '${c.name}'; verification token: ${d.verificationToken}`,
+      );
+    });
+  });
+
+  withStoreOptions(
+    program
+      .command('chains')
+      .description('chain following state')
+      .command('reset')
+      .description(
+        "forget where a chain's following stands (cursor, window of recent blocks, events waiting for confirmations, " +
+          'unsent callbacks of those blocks) so it starts again at its configured startHeight or the node head: ' +
+          'the way out of a chain stopped by a reorganisation deeper than the window. Events of the blocks skipped are not sent.',
+      )
+      .requiredOption('--blockchain <name>', 'e.g. ethereum')
+      .requiredOption('--network <name>', 'e.g. mainnet')
+      .requiredOption('--yes', 'confirm: blocks between the old cursor and the new start are not followed'),
+  ).action(async (o) => {
+    if (!isBlockchain(o.blockchain) || !isNetwork(o.network) || !supportsNetwork(o.blockchain, o.network))
+      throw new UsageError(`'${o.blockchain}' '${o.network}' is not a blockchain and network herald knows.`);
+    await withDatabase(configFrom(o), async (db) => {
+      const chain = { blockchain: o.blockchain, network: o.network };
+      const removed = await db.transaction('cli:chains-reset', async (tx) => {
+        await lockChain(tx, chain);
+        const cursor = await getCursor(tx, chain);
+        const rewound = await rewindAbove(tx, chain, -1);
+        // Ledger entries of those blocks: confirmed ones stay counted, the others are never confirmed now.
+        await takeOrphanedEntries(tx, chain, -1);
+        await resetCursor(tx, chain);
+        return { cursor, ...rewound };
+      });
+      print(
+        removed.cursor
+          ? `${o.blockchain} ${o.network}: forgot the cursor at ${removed.cursor.height} (${removed.cursor.state}), ${removed.pendingDeleted} waiting event(s) and ${removed.callbacksCancelled} unsent callback(s); a running ingest process starts again within 10 s at the configured startHeight or the node head`
+          : `${o.blockchain} ${o.network} had no following state`,
       );
     });
   });

@@ -43,6 +43,7 @@ import { BlockPrefetcher } from './prefetch.ts';
 /** More than the largest receiveCallbackOn (100): a confirmed event's block stays in the window until it is due. */
 export const DEFAULT_WINDOW = 128;
 const DEFAULT_PREFETCH_DEPTH = 4;
+const STOPPED_RECHECK_MS = 10_000;
 
 export interface FollowerDeps {
   db: Db;
@@ -205,7 +206,7 @@ export interface FollowOptions {
 }
 
 /**
- * Follows the chain until `signal` aborts or the chain is stopped. A failing step (node error, lost
+ * Follows the chain until `signal` aborts (a stopped chain is looked at again every 10 s). A failing step (node error, lost
  * connection) is retried from the same height with backoff: a height is never skipped.
  */
 export async function followChain(deps: FollowerDeps, chain: ChainKey, options: FollowOptions): Promise<StepResult | undefined> {
@@ -241,7 +242,9 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
         options.onStep?.(result);
         if (result.kind === 'reorganised' || result.kind === 'raced') prefetch.clear();
         delay = min;
-        if (result.kind === 'stopped') return result;
+        // Stopped (a reorganisation deeper than the window): look again now and then, so that an
+        // operator's `herald chains reset` resumes following without restarting the process.
+        if (result.kind === 'stopped') await sleep(Math.max(pollMs, STOPPED_RECHECK_MS), options.signal);
         if (result.kind === 'caught-up') await wait(pollMs);
       } catch (error) {
         lastHead.value = undefined;

@@ -144,6 +144,11 @@ export async function listChainStatus(q: Queryable): Promise<ChainStatusRow[]> {
   }));
 }
 
+/** Deletes the chain's cursor (after rewindAbove(-1) forgot its window): following starts afresh. */
+export async function resetCursor(tx: Queryable, chain: ChainKey): Promise<void> {
+  await tx.query('chain:reset-cursor', 'DELETE FROM chain_cursors WHERE blockchain = $1 AND network = $2', [chain.blockchain, chain.network]);
+}
+
 /** Marks the chain stopped with `reason`, keeping its cursor where it is. */
 export async function stopChain(tx: Queryable, chain: ChainKey, reason: string): Promise<void> {
   await tx.query(
