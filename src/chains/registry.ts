@@ -22,7 +22,7 @@ export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db
         db: deps.db,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
-        logger: deps.logger.child({ blockchain: chain.blockchain, network: chain.network }),
+        logger: deps.logger, // the adapter names its chain and node in each line
       });
     default:
       return undefined;

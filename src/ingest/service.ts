@@ -95,7 +95,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       db,
       adapter: f.adapter,
       index: () => f.index,
-      logger: logger.child({ blockchain: f.key.blockchain, network: f.key.network }),
+      logger, // the follower names its chain in each line
       defaultConfirmations: f.confirmations,
       window: DEFAULT_WINDOW,
       startHeight: f.config.startHeight,

@@ -266,6 +266,7 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     }),
     async close() {
       heads?.stop();
+      await rpc.close();
     },
   };
 
@@ -300,7 +301,7 @@ function createHeadWatcher(wsUrl: string, options: EvmAdapterOptions, logger: Ev
     teardown();
     if (listeners.size === 0) return;
     // The short message only: viem's full one carries the URL.
-    const reason = error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : String(error);
+    const reason = error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : describeSocketFailure(error);
     logger?.warn({ ...log, node, reason, retryInMs: delay }, 'newHeads subscription lost; reconnecting');
     timer = setTimeout(connect, delay);
     delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
@@ -432,4 +433,14 @@ export function decodeDecimals(data: string | undefined): number {
   if (word === undefined) return 0;
   const value = BigInt(word);
   return value <= 255n ? Number(value) : 0;
+}
+
+/** A WebSocket failure that is not an Error (an 'error' or 'close' event, e.g. an upgrade refused with 503). */
+function describeSocketFailure(event: unknown): string {
+  if (event && typeof event === 'object') {
+    const e = event as { message?: unknown; code?: unknown; reason?: unknown; type?: unknown };
+    const parts = [e.type, e.code, e.reason, e.message].filter((p) => (typeof p === 'string' && p !== '') || typeof p === 'number');
+    if (parts.length > 0) return `WebSocket ${parts.join(' ')}`;
+  }
+  return 'the WebSocket connection failed or closed';
 }
