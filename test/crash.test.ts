@@ -6,7 +6,6 @@
  * short here). Every idempotencyKey must reach the receiver at least once, and every duplicate must
  * carry the same key and the very same body bytes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import { enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
+import { type HeraldProcess, killAllHeralds, spawnHerald } from './support/herald-process.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { writeCaFile } from './support/tls.ts';
 
@@ -27,43 +27,17 @@ const KILL_AFTER = 600;
 let t: TestApp;
 let receiver: Receiver;
 let dir: string;
-const children = new Set<ChildProcess>();
-
-interface Worker {
-  child: ChildProcess;
-  exited: Promise<number | string | null>;
-  output(): string;
-}
 
 /** `herald serve --roles delivery` on the test's database, as a child process. */
-function startWorker(configFile: string, caFile: string): Worker {
-  const child = spawn(process.execPath, ['bin/herald.js', 'serve', '--roles', 'delivery', '--config', configFile], {
-    env: {
-      ...process.env,
-      DATABASE_URL: t.config.databaseUrl,
-      HERALD_CONFIG: '',
-      HERALD_ROLES: '',
-      HERALD_DELIVERY_ALLOW_NETWORKS: '127.0.0.1/32,::1/128',
-      HERALD_DELIVERY_CA_FILE: caFile,
-      HERALD_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function startWorker(configFile: string, caFile: string): HeraldProcess {
+  return spawnHerald(['--roles', 'delivery', '--config', configFile], {
+    DATABASE_URL: t.config.databaseUrl,
+    HERALD_CONFIG: '',
+    HERALD_ROLES: '',
+    HERALD_DELIVERY_ALLOW_NETWORKS: '127.0.0.1/32,::1/128',
+    HERALD_DELIVERY_CA_FILE: caFile,
+    HERALD_LOG_LEVEL: 'warn',
   });
-  children.add(child);
-  let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    out += chunk;
-  });
-  const exited = new Promise<number | string | null>((done) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      done(code ?? signal);
-    }),
-  );
-  return { child, exited, output: () => out.slice(-4000) };
 }
 
 async function deliveredCount(): Promise<number> {
@@ -82,7 +56,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  killAllHeralds();
   await t?.close();
   await receiver?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -13,7 +13,7 @@
  *    transactions are mined; the follower retries with growing backoff and stays at its height, then
  *    catches up once the node is back, every callback included.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,7 @@ import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
 import { createTestDatabase } from './harness.ts';
 import { compileContracts, deployContract, writeContract } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { killAllHeralds, spawnHerald } from './support/herald-process.ts';
 import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 
@@ -62,7 +63,6 @@ let caFile: string;
 let dir: string;
 let configFile: string;
 const databases: OpenDatabase[] = [];
-const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   const ca = await createTestCa();
@@ -86,7 +86,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  killAllHeralds();
   for (const database of databases) await database.close();
   await receiver?.close();
   await node?.close();
@@ -106,42 +106,24 @@ interface Herald {
 
 async function startHerald(databaseUrl: string): Promise<Herald> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/herald.js', 'serve', '--port', String(port)], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      HERALD_CONFIG: configFile,
-      HERALD_ROLES: '',
-      HERALD_RPC_ETHEREUM_GOERLI: node.url,
-      HERALD_WS_ETHEREUM_GOERLI: node.wsUrl,
-      HERALD_DELIVERY_ALLOW_NETWORKS: '127.0.0.1/32,::1/128',
-      HERALD_DELIVERY_CA_FILE: caFile,
-      HERALD_LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, exited, output } = spawnHerald(['--port', String(port)], {
+    DATABASE_URL: databaseUrl,
+    HERALD_CONFIG: configFile,
+    HERALD_ROLES: '',
+    HERALD_RPC_ETHEREUM_GOERLI: node.url,
+    HERALD_WS_ETHEREUM_GOERLI: node.wsUrl,
+    HERALD_DELIVERY_ALLOW_NETWORKS: '127.0.0.1/32,::1/128',
+    HERALD_DELIVERY_CA_FILE: caFile,
+    HERALD_LOG_LEVEL: 'warn',
   });
-  children.add(child);
-  let out = '';
-  child.stdout?.on('data', (chunk) => {
-    out += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    out += chunk;
-  });
-  const exited = new Promise<number | string | null>((done) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      done(code ?? signal);
-    }),
-  );
   const url = `http://127.0.0.1:${port}`;
   const herald: Herald = {
     child,
     url,
     exited,
-    output: () => out.slice(-6000),
+    output: () => output().slice(-6000),
     logs: () =>
-      out
+      output()
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .flatMap((line) => {
