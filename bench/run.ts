@@ -12,6 +12,8 @@ export type Benchmark = (options: { duration: number }) => Promise<Record<string
 const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   api: () => import('./api.ts'),
   delivery: () => import('./delivery.ts'),
+  'e2e-latency': () => import('./e2e-latency.ts'),
+  'evm-ingest': () => import('./evm-ingest.ts'),
   matching: () => import('./matching.ts'),
 };
 

@@ -20,9 +20,9 @@ import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
-import { type EvmBlockchain, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
+import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
 import { createEvmRpcClient, EvmRpcError, redactUrl } from './rpc.ts';
-import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt } from './rpc-types.ts';
+import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 
 export interface EvmAdapterOptions {
   blockchain: EvmBlockchain;
@@ -85,6 +85,13 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
   const rpc = createEvmRpcClient({ url: options.rpcUrl, timeoutMs: options.timeoutMs });
   const caps = { blockReceipts: 'unknown' as Support, blockTraces: 'unknown' as Support, transactionTraces: 'unknown' as Support };
   const metadataCache = new Map<string, Promise<StoredTokenMetadata>>();
+  // Contracts whose code may move value (always traced), and inert ones by the first height they were seen.
+  const mayMoveValue = new Set<string>();
+  const inertSince = new Map<string, number>();
+  let codeLookups: Support = 'unknown';
+  const linked: { chain: number; last?: { height: number; hash: string } } = { chain: 0 };
+  /** Resolves when the block asked for before the current one has been linked. */
+  let linkTurn: Promise<void> = Promise.resolve();
   const log = { blockchain, network, node: rpc.url };
 
   function markUnsupported(capability: keyof typeof caps, method: string, error: EvmRpcError): void {
@@ -112,8 +119,8 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     });
   }
 
-  /** callTracer entries of the block, or undefined when the node serves no trace method. */
-  async function fetchTraces(hexHeight: string, transactionIds: string[]): Promise<CallTraceEntry[] | undefined> {
+  /** callTracer entries of the block; undefined when the node serves no trace method, or no transaction needs one. */
+  async function fetchTraces(hexHeight: string, block: RpcBlock, header: EvmBlockHeader, chain: number): Promise<CallTraceEntry[] | undefined> {
     if (caps.blockTraces !== 'unsupported') {
       try {
         const traces = await rpc.request<CallTraceEntry[]>('debug_traceBlockByNumber', [hexHeight, CALL_TRACER]);
@@ -125,6 +132,9 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
       }
     }
     if (caps.transactionTraces === 'unsupported') return undefined;
+    const transactionIds = await transactionsToTrace(block, header, chain);
+    // None can move value below its top frame: no traces, as from a node without tracing (none to read).
+    if (transactionIds.length === 0) return undefined;
     const traceOne = async (txHash: string): Promise<CallTraceEntry> => ({
       txHash,
       result: await rpc.request<CallFrame | null>('debug_traceTransaction', [txHash, CALL_TRACER]),
@@ -147,14 +157,125 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     return [...first, ...(await mapLimit(rest, concurrency, traceOne))];
   }
 
-  async function getBlock(height: number): Promise<NormalizedBlock> {
+  /**
+   * Tracing transaction by transaction is what costs most on a node without debug_traceBlockByNumber (a
+   * node re-executes the block up to the transaction for each trace), so the transactions that provably
+   * move no value below their top frame are not traced (their trace would add no internal transfer):
+   *
+   * - a gas limit that leaves no gas to execute anything: at most 21,000 + 4 per calldata byte, a lower
+   *   bound of the intrinsic gas in every fork (plain transfers are sent with exactly 21,000). Every
+   *   instruction that can lead to a value-carrying frame costs gas, and an exceptional halt moves nothing;
+   * - a call with calldata to a contract whose code can reach none of CALL, CALLCODE, DELEGATECALL, CREATE,
+   *   CREATE2, SELFDESTRUCT (see codeMayMoveValue; a STATICCALL frame and those below it cannot carry
+   *   value): its execution makes no child frame that carries value. Code that cannot self-destruct never
+   *   changes, so the verdict holds from the first block where the address has it; the code is read at the
+   *   block (by hash, EIP-1898) and at its parent, since before Cancun a contract could be destroyed and
+   *   recreated with other code within one block. Verdicts are remembered per chain of linked blocks (see
+   *   linkBlock): a block that does not extend the last one read forgets them, since on another branch the
+   *   address may hold other code.
+   *
+   * Everything else is traced: contract creations, calls without calldata (plain value transfers with gas
+   * to spare, which may run a receive function), calls to addresses without code at the block, and every
+   * call when the node cannot tell a contract's code (eth_getCode answered "unsupported" or rejected the
+   * block hash).
+   */
+  async function transactionsToTrace(block: RpcBlock, header: EvmBlockHeader, chain: number): Promise<string[]> {
+    const txs = (Array.isArray(block.transactions) ? block.transactions : []) as (RpcTransaction | string)[];
+    // Verdicts remembered on this block's chain only (a block read meanwhile on another branch cleared them).
+    const remembered = chain === linked.chain ? inertSince : new Map<string, number>();
+    const traced: string[] = [];
+    const byContract = new Map<string, string[]>();
+    for (const [i, tx] of txs.entries()) {
+      const id = header.transactionIds[i] as string;
+      if (typeof tx === 'string') {
+        traced.push(id);
+        continue;
+      }
+      const to = typeof tx.to === 'string' && ADDRESS.test(tx.to) ? tx.to.toLowerCase() : undefined;
+      const input = typeof tx.input === 'string' && /^0x([0-9a-fA-F]{2})*$/.test(tx.input) ? tx.input : undefined;
+      const gas = parseQuantity(tx.gas);
+      if (to !== undefined && input !== undefined && gas !== undefined && gas <= 21_000n + 4n * BigInt((input.length - 2) / 2)) continue;
+      if (to === undefined || input === undefined || input === '0x' || codeLookups === 'unsupported' || mayMoveValue.has(to)) {
+        traced.push(id);
+        continue;
+      }
+      const since = remembered.get(to);
+      if (since !== undefined && since <= header.height) continue;
+      byContract.set(to, [...(byContract.get(to) ?? []), id]);
+    }
+    if (byContract.size === 0) return traced;
+    const verdicts = await mapLimit([...byContract.keys()], concurrency, (address) => codeVerdict(address, header, chain));
+    [...byContract.values()].forEach((ids, k) => {
+      if (verdicts[k] !== 'inert') traced.push(...ids);
+    });
+    const order = new Map(header.transactionIds.map((id, i) => [id, i]));
+    return traced.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+  }
+
+  /** 'inert' (remembered), 'traced' (the code may move value, or there is none), or undefined when the node cannot tell. */
+  async function codeVerdict(address: string, header: EvmBlockHeader, chain: number): Promise<'inert' | 'traced' | undefined> {
+    let codes: string[];
+    try {
+      codes = await Promise.all([header.hash, header.parentHash].map((blockHash) => rpc.request<string>('eth_getCode', [address, { blockHash }])));
+    } catch (error) {
+      // "Unsupported", or a node that rejects the EIP-1898 block parameter (invalid params): trace everything.
+      if (!(error instanceof EvmRpcError && (error.kind === 'unsupported' || (error.kind === 'rpc' && error.code === -32602)))) throw error;
+      if (codeLookups !== 'unsupported')
+        logger?.info({ ...log, answer: error.nodeMessage }, 'node cannot tell contract code by block hash: every call is traced');
+      codeLookups = 'unsupported';
+      return undefined;
+    }
+    const [atBlock, atParent] = codes.map((c) => (typeof c === 'string' ? c.toLowerCase() : '')) as [string, string];
+    if (atBlock === '0x' || atBlock === '') return 'traced';
+    if (codeMayMoveValue(atBlock)) {
+      remember(mayMoveValue, address);
+      return 'traced';
+    }
+    if (atParent !== '0x' && atParent !== atBlock) return 'traced';
+    if (chain === linked.chain) remember(inertSince, address, header.height);
+    return 'inert';
+  }
+
+  /**
+   * Called for every block read, in the order they were asked for (readBlock takes turns): the blocks read
+   * since the verdicts were last forgotten form one chain, each the child of the one before, so a verdict
+   * learnt at height s holds for every later block read (s is its ancestor). A block that does not extend
+   * the last one (a reorganisation, a retry, the follower walking back, a lookup of an old block) starts
+   * a new chain: the verdicts are forgotten. Returns the block's chain number.
+   */
+  function linkBlock(header: EvmBlockHeader): number {
+    const last = linked.last;
+    if (!last || header.height !== last.height + 1 || header.parentHash !== last.hash) {
+      linked.chain++;
+      inertSince.clear();
+    }
+    linked.last = { height: header.height, hash: header.hash };
+    return linked.chain;
+  }
+
+  async function readBlock(height: number): Promise<NormalizedBlock> {
     const hexHeight = `0x${height.toString(16)}`;
-    const block = await rpc.request<RpcBlock | null>('eth_getBlockByNumber', [hexHeight, true]);
-    if (block === null || typeof block !== 'object') throw new EvmAdapterError(`block ${height} is not on the node ${rpc.url} (yet)`);
-    const header = normalizeEvmBlockHeader(block);
-    if (header.height !== height) throw new EvmAdapterError(`asked ${rpc.url} for block ${height}, got block ${header.height}`);
+    const previous = linkTurn;
+    let linkedNow!: () => void;
+    linkTurn = new Promise((resolve) => {
+      linkedNow = resolve;
+    });
+    let block: RpcBlock | null;
+    let header: EvmBlockHeader;
+    let chain: number;
+    try {
+      block = await rpc.request<RpcBlock | null>('eth_getBlockByNumber', [hexHeight, true]);
+      if (block === null || typeof block !== 'object') throw new EvmAdapterError(`block ${height} is not on the node ${rpc.url} (yet)`);
+      header = normalizeEvmBlockHeader(block);
+      if (header.height !== height) throw new EvmAdapterError(`asked ${rpc.url} for block ${height}, got block ${header.height}`);
+      await previous;
+      chain = linkBlock(header);
+    } finally {
+      linkedNow();
+    }
     const ids = header.transactionIds;
-    const [receipts, traces] = ids.length === 0 ? [[], undefined] : await Promise.all([fetchReceipts(hexHeight, ids), fetchTraces(hexHeight, ids)]);
+    const [receipts, traces] =
+      ids.length === 0 ? [[], undefined] : await Promise.all([fetchReceipts(hexHeight, ids), fetchTraces(hexHeight, block, header, chain)]);
     // Receipts are asked by height too: one from another block means the node switched chains between
     // the two calls. Normalising would mix two blocks; throwing makes the follower fetch again.
     for (const receipt of receipts) {
@@ -247,7 +368,8 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
 
   const adapter: EvmAdapter = {
     getHead: () => rpc.blockNumber(),
-    getBlock,
+    // Reading ahead while the follower applies a block is the follower's job (src/ingest/prefetch.ts).
+    getBlock: readBlock,
     findTransaction,
     getCoinBalance,
     getTokenBalance,
@@ -271,7 +393,9 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
   };
 
   const heads = options.wsUrl ? createHeadWatcher(options.wsUrl, options, logger, log) : undefined;
-  if (heads) adapter.watchHeads = heads.watch;
+  if (heads) {
+    adapter.watchHeads = (onHead) => heads.watch(onHead);
+  }
   return adapter;
 }
 
@@ -356,6 +480,46 @@ function createHeadWatcher(wsUrl: string, options: EvmAdapterOptions, logger: Ev
       teardown();
     },
   };
+}
+
+/** Bounds the contract verdict caches (oldest dropped first). */
+const MAX_REMEMBERED_CONTRACTS = 100_000;
+
+function remember(cache: Set<string> | Map<string, number>, address: string, height?: number): void {
+  if (cache instanceof Set) cache.add(address);
+  else cache.set(address, height as number);
+  if (cache.size > MAX_REMEMBERED_CONTRACTS) cache.delete(cache.keys().next().value as string);
+}
+
+/** Opcodes after which execution does not fall through: STOP, JUMP, RETURN, REVERT, INVALID, SELFDESTRUCT. */
+const TERMINATORS = new Set([0x00, 0x56, 0xf3, 0xfd, 0xfe, 0xff]);
+/** CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, SELFDESTRUCT, and the 0xf6-0xfc range (never-activated or EOF-only calls). STATICCALL (0xfa) cannot carry value. */
+const MAY_MOVE_VALUE = new Set([0xf0, 0xf1, 0xf2, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0xfb, 0xfc, 0xff]);
+
+/**
+ * Whether runtime code (hex) may execute an instruction that makes a value-carrying frame. Conservative:
+ * true for EOF containers and EIP-7702 delegations (code starting with 0xef: what runs is elsewhere). The
+ * instructions are read as the EVM does (PUSH data skipped: a jump can only land on a JUMPDEST that is an
+ * instruction); one counts unless it is unreachable: after an instruction that does not fall through, and
+ * before the next JUMPDEST. That leaves out the compiler's metadata after the code's final INVALID, whose
+ * bytes would otherwise read as calls half of the time. Unknown opcodes are taken to fall through.
+ */
+export function codeMayMoveValue(code: string): boolean {
+  const bytes = Buffer.from(code.startsWith('0x') ? code.slice(2) : code, 'hex');
+  if (bytes[0] === 0xef) return true;
+  let live = true;
+  for (let pc = 0; pc < bytes.length; pc++) {
+    const op = bytes[pc] as number;
+    if (op === 0x5b) live = true;
+    if (!live) {
+      if (op >= 0x60 && op <= 0x7f) pc += op - 0x5f;
+      continue;
+    }
+    if (MAY_MOVE_VALUE.has(op)) return true;
+    if (op >= 0x60 && op <= 0x7f) pc += op - 0x5f;
+    else if (TERMINATORS.has(op)) live = false;
+  }
+  return false;
 }
 
 function isUnsupported(error: unknown): error is EvmRpcError {

@@ -1,0 +1,733 @@
+/**
+ * The EVM ingest benchmark. Target (from the issue): "catch up 2,000 blocks of 50 mixed transactions
+ * from a local EDR node with everything on (matching against 100,000 subscriptions, ledger, database
+ * writes): at least 70 % of the blocks/s of a bare viem loop fetching the same blocks and receipts in
+ * the same run."
+ *
+ * Processes:
+ *   - the node: an EDR node (test/support/evm-node.ts) in a child process of its own (this file, run
+ *     with --node-child), so its HTTP serving has its own event loop and its CPU is counted apart. It
+ *     builds the chain with automine off: 50 transactions per block (15 ETH transfers, 15 ERC-20
+ *     transfers, 5 ERC-721 mints and 5 transfers of the minted tokens, 5 Forwarder.forward and 5
+ *     Forwarder.split calls: 15 internal transfers per block, one of 5 ETH every 10th block), signed
+ *     by the node (eth_sendTransaction straight to the provider, from 20 funded accounts, to a pool of
+ *     20,000 addresses), then evm_mine;
+ *   - this process: owns the embedded PostgreSQL of a fresh temporary data directory, seeds a template
+ *     database (100,000 subscriptions in bulk, 100 wallets of 5 watched addresses), and runs the bare
+ *     loops (the baseline);
+ *   - the service under test: `herald serve --roles ingest` (delivery is not part of ingest
+ *     throughput: callbacks stay queued), with DATABASE_URL on a fresh copy of the template for each
+ *     run (CREATE DATABASE ... TEMPLATE) and the chain's startHeight at the first built block.
+ *
+ * What is measured, on the same heights and the same node:
+ *   - the target's baseline: a bare viem loop (viem's HTTP transport, raw JSON through client.request,
+ *     no formatting): eth_getBlockByNumber(h, true), then eth_getTransactionReceipt of each transaction
+ *     with the adapter's concurrency (8), block after block (EDR has no eth_getBlockReceipts);
+ *   - the same loop on undici's request(), which the adapter's client uses (src/chains/evm/rpc.ts): the
+ *     viem loop is bound by viem's CPU per request, not by the node;
+ *   - for scale, what the adapter asks on top: EDR has no debug_traceBlockByNumber, so internal transfers
+ *     come from debug_traceTransaction, which EDR answers by re-executing the block up to the transaction
+ *     (its cost grows with the position in the block). The adapter traces only the transactions that can
+ *     move value below their top frame: here the 10 Forwarder calls of each block (the ETH transfers have
+ *     gas 21,000; the token and NFT contracts cannot call out). Two viem loops on a sample of the heights:
+ *     blocks + receipts + the Forwarder calls' traces (the same requests as the adapter), and blocks +
+ *     receipts + every transaction's trace;
+ *   - the service: from its 'following chain' log line (the matching index is loaded, the follower
+ *     starts) to the commit of the last block (chain_cursors.updated_at): blocks/s, median of the runs,
+ *     and over the second half of the blocks (after the first blocks' one-off ledger lookups: the opening
+ *     balance of each watched address, the first token balances). Also its RSS (max) and each process's CPU.
+ *
+ * Subscriptions (one customer, ethereum/goerli): 40,000 TRANSACTION_MINED (2,000 of them on
+ * transactions of the chain, one per block), 50,000 ADDRESS_TOKENS_TRANSACTION_CONFIRMED (200 of them
+ * on pool addresses, 2 on senders; receiveCallbackOn 1 to 5), 10,000 thresholds (10 at 1 ETH, the
+ * others at 100 ETH and more). Wallets: 400 pool addresses and 2 senders among the 500 watched ones.
+ *
+ * Environment: BENCH_EVM_BLOCKS (default 2000) and BENCH_EVM_RUNS (default 3) change the work (an
+ * experiment); BENCH_SERVER_NODE_ARGS, extra node arguments for the service (e.g. '--cpu-prof
+ * --cpu-prof-dir=/tmp/prof'); BENCH_SERVER_CONFIG, a JSON file merged over the service's chain entry
+ * (e.g. {"concurrency": 16}). Any of these makes the figures an experiment (listed under `experiment`).
+ * BENCH_DURATION does not apply. Duration on 2 cores: about 40 s to build the chain, 65 s of baselines
+ * and 90 s per catch-up (the node's tracing bounds it), so 6 to 7 minutes with 3 runs.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { Agent, request as undiciRequest } from 'undici';
+import { createPublicClient, http } from 'viem';
+import { loadConfig } from '../src/config/config.ts';
+import { createCustomer } from '../src/store/customers.ts';
+import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
+import { insertWallet } from '../src/store/wallets.ts';
+import {
+  type Child,
+  forEachLimited,
+  isAlive,
+  log,
+  machineBusySeconds,
+  measureCpu,
+  median,
+  onCleanup,
+  processCpuSeconds,
+  ROOT,
+  runCleanups,
+  sampleRss,
+  selfCpuSeconds,
+  sleep,
+  startChild,
+  treeCpuSeconds,
+} from './lib.ts';
+
+const THIS_FILE = fileURLToPath(import.meta.url);
+const HERALD = join(ROOT, 'bin', 'herald.js');
+
+const TX_PER_BLOCK = 50;
+const SENDERS = 20;
+const POOL = 20_000;
+/** The chain entry's default concurrency: per-transaction requests in flight, in the adapter and in the bare loop. */
+const CONCURRENCY = 8;
+/** The baselines with traces run on a sample of the heights (a trace's cost depends on its position in the block, not on the height). */
+const ALL_TRACES_EVERY = 40;
+const NEEDED_TRACES_EVERY = 10;
+const SUBSCRIPTIONS = { transaction: 40_000, address: 50_000, threshold: 10_000 };
+const MATCHING_POOL_ADDRESSES = 200;
+const WALLETS = 100;
+const ADDRESSES_PER_WALLET = 5;
+const WATCHED_POOL_ADDRESSES = 400;
+const TARGETS = { ratioToBare: 0.7 };
+const ETH = 10n ** 18n;
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, not '${raw}'.`);
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The chain: deterministic, so both processes know the addresses.
+
+/** The i-th address of the recipient pool (never a funded account, never a contract). */
+export function poolAddress(i: number): string {
+  return `0xbe${(i + 1).toString(16).padStart(38, '0')}`;
+}
+
+/** A 32-bit hash of (a, b), to spread recipients over the pool. */
+function mix(a: number, b: number): number {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul((b + 0x632be5ab) | 0, 0xc2b2ae35);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  h ^= h >>> 12;
+  return h >>> 0;
+}
+
+export const SELECTOR = {
+  transfer: '0xa9059cbb',
+  mint: '0x40c10f19',
+  transferFrom: '0x23b872dd',
+  forward: '0x101e8952',
+  split: '0x0f2c9329',
+} as const;
+export const word = (v: string | bigint) => (typeof v === 'bigint' ? v.toString(16) : v.slice(2).toLowerCase()).padStart(64, '0');
+const hex = (n: number | bigint) => `0x${n.toString(16)}`;
+
+export interface ChainInfo {
+  url: string;
+  wsUrl: string;
+  first: number;
+  last: number;
+  buildMs: number;
+  transactions: number;
+  token: string;
+  nft: string;
+  forwarder: string;
+  senders: string[];
+  /** One transaction hash per block (the block's (b % 50)-th), for TRANSACTION_MINED subscriptions that match. */
+  minedSample: string[];
+}
+
+/** The 50 transactions of the b-th built block, as eth_sendTransaction parameters. */
+function blockTransactions(b: number, senders: string[], c: { token: string; nft: string; forwarder: string }): Record<string, string>[] {
+  const txs: Record<string, string>[] = [];
+  const recipient = (i: number) => poolAddress(mix(b, i) % POOL);
+  for (let i = 0; i < TX_PER_BLOCK; i++) {
+    const kind = i % 10;
+    // Kinds 6 and 7 (NFT mint, then its transfer) share a sender, so the transfer follows the mint.
+    const from = senders[(b * 7 + i - (kind === 7 ? 1 : 0)) % SENDERS] as string;
+    const to = recipient(i);
+    if (kind <= 2) {
+      txs.push({ from, to, value: hex(1_000_000_000_000n + BigInt(i)), gas: hex(21_000) });
+    } else if (kind <= 5) {
+      txs.push({ from, to: c.token, gas: hex(120_000), data: `${SELECTOR.transfer}${word(to)}${word(BigInt(1_000 + i) * 1_000_000n)}` });
+    } else if (kind === 6) {
+      txs.push({ from, to: c.nft, gas: hex(150_000), data: `${SELECTOR.mint}${word(from)}${word(BigInt(b * 100 + i))}` });
+    } else if (kind === 7) {
+      txs.push({ from, to: c.nft, gas: hex(150_000), data: `${SELECTOR.transferFrom}${word(from)}${word(to)}${word(BigInt(b * 100 + i - 1))}` });
+    } else if (kind === 8) {
+      // Every 10th block, the first forward carries 5 ETH: over the 1 ETH threshold subscriptions.
+      const value = b % 10 === 0 && i === 8 ? 5n * ETH : 1_000_000_000_000_000n;
+      txs.push({ from, to: c.forwarder, gas: hex(150_000), value: hex(value), data: `${SELECTOR.forward}${word(to)}` });
+    } else {
+      txs.push({
+        from,
+        to: c.forwarder,
+        gas: hex(200_000),
+        value: hex(2_000_000_000_000_000n),
+        data: `${SELECTOR.split}${word(to)}${word(recipient(i + 100))}`,
+      });
+    }
+  }
+  return txs;
+}
+
+/** Starts an EDR node, builds `blocks` blocks of mixed transactions, prints ChainInfo as one line, serves until SIGTERM. */
+async function nodeChild(blocks: number): Promise<void> {
+  const { startEvmNode } = await import('../test/support/evm-node.ts');
+  const { compileContracts, deployContract } = await import('../test/support/evm-contracts.ts');
+  const started = performance.now();
+  const node = await startEvmNode({ automine: true, accounts: SENDERS, balance: 1_000_000n * ETH });
+  await compileContracts();
+  const contracts = {
+    token: (await deployContract(node, 'TestToken', ['Bench Token', 'BT', 6])).toLowerCase(),
+    nft: (await deployContract(node, 'TestNft', ['Bench NFT', 'BNFT'])).toLowerCase(),
+    forwarder: (await deployContract(node, 'Forwarder')).toLowerCase(),
+  };
+  const senders = node.accounts.map((a) => a.address.toLowerCase());
+  for (const from of senders) {
+    await node.request('eth_sendTransaction', [{ from, to: contracts.token, gas: hex(120_000), data: `${SELECTOR.mint}${word(from)}${word(10n ** 30n)}` }]);
+  }
+  await node.setAutomine(false);
+  const first = Number(await node.request<string>('eth_blockNumber')) + 1;
+  const minedSample: string[] = [];
+  let lastLog = performance.now();
+  for (let b = 0; b < blocks; b++) {
+    const hashes = await Promise.all(blockTransactions(b, senders, contracts).map((tx) => node.request<string>('eth_sendTransaction', [tx])));
+    minedSample.push(hashes[b % TX_PER_BLOCK] as string);
+    await node.mine(1);
+    if (performance.now() - lastLog > 5000) {
+      process.stderr.write(`[bench] node: ${b + 1} of ${blocks} blocks built\n`);
+      lastLog = performance.now();
+    }
+  }
+  const last = Number(await node.request<string>('eth_blockNumber'));
+  const check = await node.request<{ transactions: unknown[] }>('eth_getBlockByNumber', [hex(last), false]);
+  if (last - first + 1 !== blocks || check.transactions.length !== TX_PER_BLOCK) {
+    throw new Error(`built blocks ${first}..${last} with ${check.transactions.length} transactions in the last; expected ${blocks} of ${TX_PER_BLOCK}`);
+  }
+  const info: ChainInfo = {
+    url: node.url,
+    wsUrl: node.wsUrl,
+    first,
+    last,
+    buildMs: Math.round(performance.now() - started),
+    transactions: blocks * TX_PER_BLOCK,
+    ...contracts,
+    senders,
+    minedSample,
+  };
+  process.stdout.write(`${JSON.stringify(info)}\n`);
+  serveUntilStopped(node);
+}
+
+/** What the node child of the latency benchmark (`--node-child live`) prints: automine on, contracts deployed. */
+export interface LiveNodeInfo {
+  url: string;
+  wsUrl: string;
+  chainId: number;
+  token: string;
+  forwarder: string;
+  /** The account holding tokens for the benchmark (no transaction sent from it yet): a well-known test key. */
+  sender: { address: string; privateKey: string };
+}
+
+/** An EDR node with automine on (a block per transaction), a token and a Forwarder, for bench/e2e-latency.ts. */
+async function liveNodeChild(): Promise<void> {
+  const { startEvmNode } = await import('../test/support/evm-node.ts');
+  const { compileContracts, deployContract } = await import('../test/support/evm-contracts.ts');
+  const node = await startEvmNode({ automine: true, accounts: SENDERS, balance: 1_000_000n * ETH });
+  await compileContracts();
+  const token = (await deployContract(node, 'TestToken', ['Bench Token', 'BT', 6])).toLowerCase();
+  const forwarder = (await deployContract(node, 'Forwarder')).toLowerCase();
+  const account = node.accounts[SENDERS - 1] as { address: string; privateKey: string };
+  const sender = { address: account.address.toLowerCase(), privateKey: account.privateKey };
+  await node.request('eth_sendTransaction', [
+    { from: node.accounts[0]?.address, to: token, gas: hex(120_000), data: `${SELECTOR.mint}${word(sender.address)}${word(10n ** 30n)}` },
+  ]);
+  const info: LiveNodeInfo = { url: node.url, wsUrl: node.wsUrl, chainId: node.chainId, token, forwarder, sender };
+  process.stdout.write(`${JSON.stringify(info)}\n`);
+  serveUntilStopped(node);
+}
+
+function serveUntilStopped(node: { close(): Promise<void> }): void {
+  const parent = process.ppid;
+  const orphanCheck = setInterval(() => process.ppid !== parent && stop(), 1000);
+  const stop = () => {
+    clearInterval(orphanCheck);
+    void node.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+/** Starts the node child (`args` after --node-child) and waits for its first stdout line (the chain is built by then). */
+export async function startNodeChild<T = ChainInfo>(args: string[], timeoutMs: number): Promise<{ child: Child; info: T }> {
+  const child = startChild(process.execPath, ['--import', 'tsx', THIS_FILE, '--node-child', ...args], { label: 'EVM node' });
+  child.process.stderr?.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.startsWith('[bench]')) process.stderr.write(`${line}\n`);
+  });
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const out = child.stdout();
+    const end = out.indexOf('\n');
+    if (end >= 0) return { child, info: JSON.parse(out.slice(0, end)) as T };
+    if (!isAlive(child.pid) || performance.now() > deadline) throw new Error(`the EVM node child did not start:\n${child.output()}`);
+    await sleep(50);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The baseline: bare viem loops over the same heights.
+
+interface LoopFigures {
+  blocks: number;
+  seconds: number;
+  blocksPerSecond: number;
+  requests: number;
+}
+
+type RawRequest = (method: string, params: unknown[]) => Promise<unknown>;
+
+/** viem's HTTP transport, raw JSON (client.request): what the issue's baseline names. */
+function viemRequest(url: string): { request: RawRequest; close(): Promise<void> } {
+  const client = createPublicClient({ transport: http(url, { retryCount: 0, timeout: 30_000 }), cacheTime: 0 });
+  const request = client.request as unknown as (args: { method: string; params: unknown[] }) => Promise<unknown>;
+  return { request: (method, params) => request({ method, params }), close: async () => {} };
+}
+
+/** undici's request() on a keep-alive pool, as the adapter's client (src/chains/evm/rpc.ts) does it. */
+function leanRequest(url: string): { request: RawRequest; close(): Promise<void> } {
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  let id = 0;
+  return {
+    async request(method, params) {
+      const response = await undiciRequest(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+        dispatcher: agent,
+      });
+      const answer = (await response.body.json()) as { result?: unknown; error?: { message: string } };
+      if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
+      return answer.result;
+    },
+    close: () => agent.close(),
+  };
+}
+
+/**
+ * eth_getBlockByNumber(h, true), then each transaction's receipt with CONCURRENCY in flight, and the
+ * traces of the transactions `trace` picks (as many in flight, alongside), block after block.
+ */
+async function bareLoop(
+  client: { request: RawRequest; close(): Promise<void> },
+  heights: number[],
+  trace: (tx: { hash: string; to: string | null }) => boolean = () => false,
+): Promise<LoopFigures> {
+  let requests = 0;
+  const started = performance.now();
+  try {
+    for (const h of heights) {
+      const block = (await client.request('eth_getBlockByNumber', [hex(h), true])) as { transactions: { hash: string; to: string | null }[] };
+      requests++;
+      const txs = block.transactions;
+      if (txs.length !== TX_PER_BLOCK) throw new Error(`block ${h} has ${txs.length} transactions`);
+      const traced = txs.filter(trace).map((t) => t.hash);
+      await Promise.all([
+        forEachLimited(
+          txs.map((t) => t.hash),
+          CONCURRENCY,
+          async (id) => {
+            if ((await client.request('eth_getTransactionReceipt', [id])) === null) throw new Error(`no receipt for ${id}`);
+          },
+        ),
+        forEachLimited(traced, CONCURRENCY, async (id) => void (await client.request('debug_traceTransaction', [id, { tracer: 'callTracer' }]))),
+      ]);
+      requests += txs.length + traced.length;
+    }
+  } finally {
+    await client.close();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { blocks: heights.length, seconds: round(seconds, 2), blocksPerSecond: round(heights.length / seconds), requests };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The database: a template with the subscriptions and wallets, copied for each run.
+
+function databaseUrl(base: string, name: string): string {
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+const randomHex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
+
+interface Seeded {
+  subscriptions: number;
+  matchingTransactions: number;
+  matchingAddresses: number;
+  thresholdsAtOneEth: number;
+  walletAddresses: number;
+  watchedChainAddresses: number;
+  seedMs: number;
+}
+
+async function seed(database: OpenDatabase, info: ChainInfo): Promise<Seeded> {
+  const started = performance.now();
+  const db = database.db;
+  const customer = await createCustomer(db, 'bench', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1_000_000 }, 10n ** 15n);
+
+  type Row = [eventType: string, transactionId: string | null, address: string | null, target: string | null, receiveOn: number | null, amount: string | null];
+  const rows: Row[] = [];
+  for (let i = 0; i < SUBSCRIPTIONS.transaction; i++) {
+    const txid = info.minedSample[i] ?? randomHex(32);
+    rows.push(['TRANSACTION_MINED', txid, null, txid.toLowerCase(), null, null]);
+  }
+  const matchingAddresses = [...Array.from({ length: MATCHING_POOL_ADDRESSES }, (_, k) => poolAddress(k * 100)), ...info.senders.slice(0, 2)];
+  for (let i = 0; i < SUBSCRIPTIONS.address; i++) {
+    const address = matchingAddresses[i] ?? randomHex(20);
+    rows.push(['ADDRESS_TOKENS_TRANSACTION_CONFIRMED', null, address, address.toLowerCase(), 1 + (i % 5), null]);
+  }
+  const atOneEth = 10;
+  for (let i = 0; i < SUBSCRIPTIONS.threshold; i++) {
+    rows.push(['CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', null, null, null, null, String(i < atOneEth ? 1 : 100 + ((i * 7919) % 999_900))]);
+  }
+  // Interleaved, as customers create them over time.
+  const order = rows.map((_, i) => i).sort((a, b) => mix(a, 17) - mix(b, 17));
+  const CHUNK = 20_000;
+  await db.transaction('bench:seed-subscriptions', async (tx) => {
+    // No announcement per row: nobody listens yet, and 100,000 notifications would only fill the queue.
+    await tx.query('bench:replica', 'SET LOCAL session_replication_role = replica');
+    for (let start = 0; start < order.length; start += CHUNK) {
+      const chunk = order.slice(start, start + CHUNK).map((i) => rows[i] as Row);
+      await tx.query(
+        'bench:insert-subscriptions',
+        `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target, receive_callback_on,
+           amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates, duplicate_key, api_version)
+         SELECT id, $1, event_type, 'ethereum', 'goerli', transaction_id, address, target, receive_on, amount,
+           'https://hooks.example.com/bench/' || n, 'hooks.example.com', 'bench-secret', true, key, '2021-03-20'
+         FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::numeric[], $9::bytea[])
+           WITH ORDINALITY AS s (id, event_type, transaction_id, address, target, receive_on, amount, key, n)`,
+        [
+          customer.id,
+          chunk.map(() => randomUUID()),
+          chunk.map((r) => r[0]),
+          chunk.map((r) => r[1]),
+          chunk.map((r) => r[2]),
+          chunk.map((r) => r[3]),
+          chunk.map((r) => r[4]),
+          chunk.map((r) => r[5]),
+          chunk.map(() => randomBytes(32)),
+        ],
+      );
+    }
+  });
+
+  // Wallets: pool addresses the chain pays, two senders, and addresses the chain never touches.
+  const watched = [...Array.from({ length: WATCHED_POOL_ADDRESSES }, (_, k) => poolAddress(k * 50 + 25)), ...info.senders.slice(2, 4)];
+  const walletIds: string[] = [];
+  for (let w = 0; w < WALLETS; w++) walletIds.push((await insertWallet(db, customer.id, randomUUID(), `bench-${w}`)).id);
+  const addresses = Array.from({ length: WALLETS * ADDRESSES_PER_WALLET }, (_, i) => watched[i] ?? randomHex(20));
+  await db.query(
+    'bench:insert-wallet-addresses',
+    `INSERT INTO wallet_addresses (wallet_id, blockchain, network, address, normalized_address)
+     SELECT w, 'ethereum', 'goerli', a, lower(a) FROM unnest($1::uuid[], $2::text[]) AS s (w, a)`,
+    [addresses.map((_, i) => walletIds[i % WALLETS]), addresses],
+  );
+  await db.query('bench:analyze', 'ANALYZE');
+  return {
+    subscriptions: rows.length,
+    matchingTransactions: Math.min(SUBSCRIPTIONS.transaction, info.minedSample.length),
+    matchingAddresses: matchingAddresses.length,
+    thresholdsAtOneEth: atOneEth,
+    walletAddresses: addresses.length,
+    watchedChainAddresses: watched.length,
+    seedMs: Math.round(performance.now() - started),
+  };
+}
+
+function postmasterPid(dataDir: string): number | undefined {
+  const file = join(dataDir, 'postgres', 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One catch-up by the service.
+
+interface ServiceRun {
+  blocksPerSecond: number;
+  seconds: number;
+  /** Over the second half of the blocks (from the cursor's first poll at or past the middle height). */
+  steadyBlocksPerSecond: number;
+  /** From spawn to 'herald is ready' and to 'following chain' (index loaded). */
+  readyMs: number;
+  followingMs: number;
+  maxRssMb: number;
+  cpuPct: Record<string, number>;
+  work: { callbacks: number; pendingEvents: number; ledgerEntries: number; openingsRead: number; tokenBalances: number };
+  stepFailures: number;
+}
+
+function logTime(child: Child, message: string): number | undefined {
+  for (const line of child.stdout().split('\n')) {
+    if (!line.includes(message)) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; time?: number };
+      if (entry.msg === message) return entry.time ?? Date.now();
+    } catch {
+      // not a log line
+    }
+  }
+  return undefined;
+}
+
+async function serviceRun(
+  run: number,
+  options: { baseUrl: string; info: ChainInfo; dataDir: string; nodePid: number; postgresPid: number | undefined; nodeArgs: string[]; chainOverrides: object },
+): Promise<ServiceRun> {
+  const { info } = options;
+  const name = `bench_run_${run}`;
+  const admin = new pg.Client({ connectionString: databaseUrl(options.baseUrl, 'postgres') });
+  await admin.connect();
+  const runDb = new pg.Client({ connectionString: databaseUrl(options.baseUrl, name) });
+  try {
+    let t0 = performance.now();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE herald`);
+    log(`run ${run}: database ${name} copied from the template in ${Math.round(performance.now() - t0)} ms`);
+    await runDb.connect();
+    const configFile = join(options.dataDir, `service-${run}.json`);
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        roles: ['ingest'],
+        logLevel: 'info',
+        chains: [
+          {
+            blockchain: 'ethereum',
+            network: 'goerli',
+            rpcUrl: info.url,
+            pollIntervalMs: 2000,
+            startHeight: info.first,
+            concurrency: CONCURRENCY,
+            ...options.chainOverrides,
+          },
+        ],
+      }),
+    );
+    const spawnedAt = Date.now();
+    const service = startChild(process.execPath, [...options.nodeArgs, HERALD, 'serve'], {
+      env: {
+        DATABASE_URL: databaseUrl(options.baseUrl, name),
+        HERALD_CONFIG: configFile,
+        HERALD_DATA_DIR: '',
+        HERALD_ROLES: '',
+        HERALD_LOG_LEVEL: 'info',
+      },
+      label: `service (run ${run})`,
+    });
+    const rss = sampleRss(service.pid, 100);
+    const cpu = measureCpu({
+      service: () => processCpuSeconds(service.pid),
+      postgres: () => (options.postgresPid ? treeCpuSeconds(options.postgresPid) : 0),
+      node: () => processCpuSeconds(options.nodePid),
+      bench: selfCpuSeconds,
+      machine: machineBusySeconds,
+    });
+    t0 = performance.now();
+    let followingAt: number | undefined;
+    let lastLog = performance.now();
+    let height = 0;
+    let committedAt = 0;
+    const middle = info.first + Math.floor((info.last - info.first) / 2);
+    let middleSeen: { height: number; at: number } | undefined;
+    for (;;) {
+      if (!isAlive(service.pid)) throw new Error(`the service exited during run ${run}:\n${service.output()}`);
+      followingAt ??= logTime(service, 'following chain');
+      const { rows } = await runDb.query<{ height: string; at: number }>(
+        `SELECT height, extract(epoch FROM updated_at) * 1000 AS at FROM chain_cursors WHERE blockchain = 'ethereum' AND network = 'goerli'`,
+      );
+      if (rows[0]) {
+        height = Number(rows[0].height);
+        committedAt = Number(rows[0].at);
+        if (!middleSeen && height >= middle && height < info.last) middleSeen = { height, at: committedAt };
+      }
+      if (height >= info.last) break;
+      if (performance.now() - t0 > 900_000) throw new Error(`run ${run}: the cursor is at ${height}, not ${info.last}, after 900 s`);
+      if (performance.now() - lastLog > 5000) {
+        log(`run ${run}: cursor at ${height} (${height - info.first + 1} of ${info.last - info.first + 1} blocks)`);
+        lastLog = performance.now();
+      }
+      await sleep(100);
+    }
+    const cpuPct = cpu.stop();
+    rss.stop();
+    const readyAt = logTime(service, 'herald is ready') ?? spawnedAt;
+    if (followingAt === undefined) throw new Error(`the service never logged 'following chain':\n${service.output()}`);
+    const blocks = info.last - info.first + 1;
+    const seconds = (committedAt - followingAt) / 1000;
+    const { machine = 0, ...mine } = cpuPct;
+    const count = async (sql: string) => Number((await runDb.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
+    const work = {
+      callbacks: await count('SELECT count(*) AS n FROM callbacks'),
+      pendingEvents: await count('SELECT count(*) AS n FROM pending_events'),
+      ledgerEntries: await count('SELECT count(*) AS n FROM ledger_entries'),
+      openingsRead: await count(`SELECT count(*) AS n FROM wallet_addresses WHERE opening_state = 'read'`),
+      tokenBalances: await count('SELECT count(*) AS n FROM wallet_token_balances'),
+    };
+    const stepFailures = service
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes('chain following step failed')).length;
+    const code = await service.stop('SIGTERM', 20_000);
+    if (code !== 0) log(`run ${run}: the service exited with ${code} on SIGTERM:\n${service.output()}`);
+    return {
+      blocksPerSecond: round(blocks / seconds),
+      seconds: round(seconds, 2),
+      steadyBlocksPerSecond: middleSeen ? round((info.last - middleSeen.height) / ((committedAt - middleSeen.at) / 1000)) : 0,
+      readyMs: readyAt - spawnedAt,
+      followingMs: followingAt - spawnedAt,
+      maxRssMb: round(rss.max()),
+      cpuPct: { ...cpuPct, other: Math.max(0, machine - Object.values(mine).reduce((a, b) => a + b, 0)) },
+      work,
+      stepFailures,
+    };
+  } finally {
+    await runDb.end().catch(() => undefined);
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+    await admin.end().catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+export default async function evmIngestBenchmark(): Promise<Record<string, unknown>> {
+  const blocks = envInt('BENCH_EVM_BLOCKS', 2000);
+  const runs = envInt('BENCH_EVM_RUNS', 3);
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const chainOverrides = process.env.BENCH_SERVER_CONFIG ? (JSON.parse(readFileSync(resolve(process.env.BENCH_SERVER_CONFIG), 'utf8')) as object) : {};
+  const experiment = blocks !== 2000 || runs !== 3 || nodeArgs.length > 0 || Object.keys(chainOverrides).length > 0;
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-evm-ingest-'));
+  let database: OpenDatabase | undefined;
+  onCleanup(async () => {
+    await database?.embedded?.stop();
+    const pm = postmasterPid(dataDir);
+    if (pm) {
+      log(`embedded PostgreSQL (pid ${pm}) still running; stopping it`);
+      process.kill(pm, 'SIGINT');
+      for (let waited = 0; isAlive(pm) && waited < 10_000; waited += 50) await sleep(50);
+      if (isAlive(pm)) process.kill(pm, 'SIGQUIT');
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    log(`removed ${dataDir}`);
+  });
+
+  try {
+    log(`building ${blocks} blocks of ${TX_PER_BLOCK} transactions on an EDR node (child process) ...`);
+    const [{ child: node, info }, opened] = await Promise.all([
+      startNodeChild([String(blocks)], 600_000),
+      openDatabase({ ...loadConfig({ dataDir }, {}), databasePoolSize: 4 }),
+    ]);
+    database = opened;
+    log(`chain: blocks ${info.first}..${info.last} (${info.transactions} transactions) built in ${info.buildMs} ms; node ${info.url}`);
+    const seeded = await seed(database, info);
+    log(`template database: ${seeded.subscriptions} subscriptions, ${seeded.walletAddresses} wallet addresses, in ${seeded.seedMs} ms`);
+    // The template must have no connection while it is copied.
+    await database.db.close();
+    const baseUrl = database.url;
+    const postgresPid = postmasterPid(dataDir);
+
+    const heights = Array.from({ length: info.last - info.first + 1 }, (_, i) => info.first + i);
+    const forwarder = info.forwarder.toLowerCase();
+    const baseline = async (label: string, run: () => Promise<LoopFigures>) => {
+      const cpu = measureCpu({ node: () => processCpuSeconds(node.pid), loop: selfCpuSeconds, machine: machineBusySeconds });
+      const figures = await run();
+      const cpuPct = cpu.stop();
+      log(`${label}: ${figures.blocks} blocks in ${figures.seconds} s = ${figures.blocksPerSecond} blocks/s (CPU % ${JSON.stringify(cpuPct)})`);
+      return { ...figures, cpuPct };
+    };
+    await bareLoop(viemRequest(info.url), heights.slice(0, 50)); // warm-up: connections, JIT
+    const bare = await baseline('bare viem loop, blocks + receipts (the target baseline)', () => bareLoop(viemRequest(info.url), heights));
+    const lean = await baseline('bare undici loop, blocks + receipts', () => bareLoop(leanRequest(info.url), heights));
+    const allTracesHeights = heights.filter((_, i) => i % ALL_TRACES_EVERY === 0);
+    const bareAllTraces = await baseline(`bare viem loop, blocks + receipts + every transaction's trace (every ${ALL_TRACES_EVERY}th height)`, () =>
+      bareLoop(viemRequest(info.url), allTracesHeights, () => true),
+    );
+    const neededHeights = heights.filter((_, i) => i % NEEDED_TRACES_EVERY === 0);
+    const bareNeededTraces = await baseline(`bare viem loop, blocks + receipts + traces of the Forwarder calls (every ${NEEDED_TRACES_EVERY}th height)`, () =>
+      bareLoop(viemRequest(info.url), neededHeights, (tx) => tx.to?.toLowerCase() === forwarder),
+    );
+
+    const results: ServiceRun[] = [];
+    for (let run = 1; run <= runs; run++) {
+      const r = await serviceRun(run, { baseUrl, info, dataDir, nodePid: node.pid, postgresPid, nodeArgs, chainOverrides });
+      log(
+        `run ${run}: ${blocks} blocks in ${r.seconds} s = ${r.blocksPerSecond} blocks/s (${round(r.blocksPerSecond / bare.blocksPerSecond, 3)} of bare; second half ${r.steadyBlocksPerSecond} blocks/s); ` +
+          `following ${r.followingMs} ms after spawn; RSS max ${r.maxRssMb} MB; CPU % ${JSON.stringify(r.cpuPct)}; work ${JSON.stringify(r.work)}` +
+          (r.stepFailures > 0 ? `; ${r.stepFailures} failed steps (retried)` : ''),
+      );
+      results.push(r);
+    }
+    const blocksPerSecond = median(results.map((r) => r.blocksPerSecond));
+    const ratio = (of: LoopFigures) => round(blocksPerSecond / of.blocksPerSecond, 3);
+    const ratioToBare = ratio(bare);
+    const maxRssMb = Math.max(...results.map((r) => r.maxRssMb));
+    log(
+      `service: median ${blocksPerSecond} blocks/s = ${ratioToBare} of the bare viem loop's blocks + receipts (target >= ${TARGETS.ratioToBare}); ` +
+        `${ratio(lean)} of the bare undici loop's; ${ratio(bareNeededTraces)} of bare blocks + receipts + the Forwarder calls' traces; ` +
+        `${ratio(bareAllTraces)} of bare blocks + receipts + every trace; RSS max ${maxRssMb} MB`,
+    );
+    const pass = { ratioToBare: ratioToBare >= TARGETS.ratioToBare };
+    return {
+      bench: 'evm-ingest',
+      ...(experiment && { experiment: { blocks, runs, serverNodeArgs: nodeArgs, chainOverrides } }),
+      chain: {
+        blocks,
+        transactionsPerBlock: TX_PER_BLOCK,
+        mix: '15 ETH (gas 21000), 15 ERC-20 transfers, 5 ERC-721 mints + 5 transfers, 5 Forwarder.forward + 5 Forwarder.split (15 internal transfers)',
+        buildMs: info.buildMs,
+      },
+      seeded,
+      concurrency: CONCURRENCY,
+      baselines: {
+        bareViem: bare,
+        bareUndici: lean,
+        bareViemNeededTraces: { ...bareNeededTraces, heights: `every ${NEEDED_TRACES_EVERY}th`, traced: 'the 10 Forwarder calls per block' },
+        bareViemAllTraces: { ...bareAllTraces, heights: `every ${ALL_TRACES_EVERY}th`, traced: 'all 50 per block' },
+      },
+      service: { roles: ['ingest'], runs: results, blocksPerSecond, steadyBlocksPerSecond: median(results.map((r) => r.steadyBlocksPerSecond)) },
+      ratioToBare,
+      ratioToBareUndici: ratio(lean),
+      ratioToBareNeededTraces: ratio(bareNeededTraces),
+      ratioToBareAllTraces: ratio(bareAllTraces),
+      maxRssMb,
+      targets: { ratioToBare: `>=${TARGETS.ratioToBare}` },
+      pass: { ...pass, all: Object.values(pass).every(Boolean) },
+    };
+  } finally {
+    await runCleanups();
+  }
+}
+
+if (process.argv[2] === '--node-child' && resolve(process.argv[1] ?? '') === THIS_FILE) {
+  if (process.argv[3] === 'live') await liveNodeChild();
+  else await nodeChild(Number(process.argv[3] ?? 2000));
+}
