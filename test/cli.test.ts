@@ -24,7 +24,9 @@ interface Server {
 
 async function startServer(): Promise<Server> {
   const port = await freePort();
-  const child = spawn('node', ['bin/herald.js', 'serve', '--data-dir', dataDir, '--port', String(port)], { env });
+  // Port and data directory from the environment: a flag's absence must leave them to HERALD_PORT and
+  // HERALD_DATA_DIR (other tests give --port).
+  const child = spawn('node', ['bin/herald.js', 'serve'], { env: { ...env, HERALD_PORT: String(port), HERALD_DATA_DIR: dataDir } });
   let out = '';
   child.stdout?.on('data', (chunk) => {
     out += chunk;
@@ -110,8 +112,8 @@ describe('herald on a new data directory', () => {
 
   it('finishes requests in flight on SIGTERM', async () => {
     const server = await startServer();
-    const inFlight = Array.from({ length: 40 }, () => call(server, firstKey, 'GET', '/wallet-as-a-service/wallets/all-assets').then((r) => r.status));
-    await new Promise((r) => setTimeout(r, 5));
+    const inFlight = Array.from({ length: 80 }, () => call(server, firstKey, 'GET', '/wallet-as-a-service/wallets/all-assets').then((r) => r.status));
+    await Promise.race(inFlight); // the server is answering them: the others are in flight now
     const exited = stop(server);
     const statuses = await Promise.allSettled(inFlight);
     expect(await exited).toBe(0);

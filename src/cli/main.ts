@@ -17,9 +17,12 @@ export function integer(name: string, min = 0) {
 
 /** Options every command shares. */
 export function withStoreOptions(command: Command): Command {
-  return command
-    .addOption(new Option('--data-dir <dir>', 'directory of the embedded database (ignored when DATABASE_URL is set)').default('./data'))
-    .addOption(new Option('--config <file>', 'JSON configuration file (default ./herald.config.json when present)'));
+  return (
+    command
+      // No commander defaults: a flag given wins, otherwise the config file, the environment, then the built-in default.
+      .addOption(new Option('--data-dir <dir>', 'directory of the embedded database, ignored when DATABASE_URL is set (default: HERALD_DATA_DIR or ./data)'))
+      .addOption(new Option('--config <file>', 'JSON configuration file (default ./herald.config.json when present)'))
+  );
 }
 
 export function configFrom(options: { dataDir?: string; config?: string; port?: number; host?: string; roles?: string[] }) {
@@ -54,8 +57,8 @@ withStoreOptions(
         "GET /blockchain-events/status shows each chain's head, processed height and lag.\n" +
         'Follows the EVM chains today (ethereum, ethereum-classic, binance-smart-chain).',
     )
-    .addOption(new Option('--port <port>', 'TCP port to listen on').argParser(integer('--port')).default(8080))
-    .addOption(new Option('--host <host>', 'address to listen on').default('127.0.0.1'))
+    .addOption(new Option('--port <port>', 'TCP port to listen on (default: HERALD_PORT, the config file, or 8080)').argParser(integer('--port')))
+    .addOption(new Option('--host <host>', 'address to listen on (default: HERALD_HOST, the config file, or 127.0.0.1)'))
     .addOption(
       new Option(
         '--roles <roles>',
