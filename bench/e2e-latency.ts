@@ -31,7 +31,7 @@
  * Environment: BENCH_SERVER_NODE_ARGS (extra node arguments for the service, e.g. '--cpu-prof
  * --cpu-prof-dir=/tmp/prof'); makes the figures an experiment. BENCH_DURATION does not apply.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as undiciRequest } from 'undici';
@@ -54,8 +54,10 @@ import {
   median,
   onCleanup,
   percentile,
+  postmasterPid,
   processCpuSeconds,
   ROOT,
+  removeDataDirOnCleanup,
   runCleanups,
   sampleRss,
   selfCpuSeconds,
@@ -86,13 +88,6 @@ interface Sent {
   receivedAt?: number;
 }
 
-function postmasterPid(dataDir: string): number | undefined {
-  const file = join(dataDir, 'postgres', 'postmaster.pid');
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
-  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
-}
-
 /** p50, p90, p99 and max of `values` (ms), rounded. */
 function spread(values: number[]): { p50: number | null; p90: number | null; p99: number | null; max: number | null } {
   const sorted = [...values].sort((a, b) => a - b);
@@ -105,18 +100,7 @@ export default async function e2eLatencyBenchmark(): Promise<Record<string, unkn
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-e2e-'));
   let database: OpenDatabase | undefined;
   // Registered first, so it runs last: after the service, the receiver and the node have stopped.
-  onCleanup(async () => {
-    await database?.close();
-    const pm = postmasterPid(dataDir);
-    if (pm) {
-      log(`embedded PostgreSQL (pid ${pm}) still running; stopping it`);
-      process.kill(pm, 'SIGINT');
-      for (let waited = 0; isAlive(pm) && waited < 10_000; waited += 50) await sleep(50);
-      if (isAlive(pm)) process.kill(pm, 'SIGQUIT');
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-    log(`removed ${dataDir}`);
-  });
+  removeDataDirOnCleanup(dataDir, () => database?.close());
 
   try {
     const [{ child: node, info }, opened, ca] = await Promise.all([

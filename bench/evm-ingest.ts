@@ -50,7 +50,7 @@
  * and 90 s per catch-up (the node's tracing bounds it), so 6 to 7 minutes with 3 runs.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,9 +69,10 @@ import {
   machineBusySeconds,
   measureCpu,
   median,
-  onCleanup,
+  postmasterPid,
   processCpuSeconds,
   ROOT,
+  removeDataDirOnCleanup,
   runCleanups,
   sampleRss,
   selfCpuSeconds,
@@ -461,13 +462,6 @@ async function seed(database: OpenDatabase, info: ChainInfo): Promise<Seeded> {
   };
 }
 
-function postmasterPid(dataDir: string): number | undefined {
-  const file = join(dataDir, 'postgres', 'postmaster.pid');
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
-  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
-}
-
 // ---------------------------------------------------------------------------------------------------
 // One catch-up by the service.
 
@@ -627,18 +621,7 @@ export default async function evmIngestBenchmark(): Promise<Record<string, unkno
 
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-evm-ingest-'));
   let database: OpenDatabase | undefined;
-  onCleanup(async () => {
-    await database?.embedded?.stop();
-    const pm = postmasterPid(dataDir);
-    if (pm) {
-      log(`embedded PostgreSQL (pid ${pm}) still running; stopping it`);
-      process.kill(pm, 'SIGINT');
-      for (let waited = 0; isAlive(pm) && waited < 10_000; waited += 50) await sleep(50);
-      if (isAlive(pm)) process.kill(pm, 'SIGQUIT');
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-    log(`removed ${dataDir}`);
-  });
+  removeDataDirOnCleanup(dataDir, () => database?.embedded?.stop());
 
   try {
     log(`building ${blocks} blocks of ${TX_PER_BLOCK} transactions on an EDR node (child process) ...`);

@@ -4,7 +4,7 @@
  * Progress goes to stderr; stdout is reserved for the one JSON line of figures per benchmark.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Request, type Result } from 'autocannon';
@@ -371,4 +371,31 @@ export function percentile(sorted: number[], p: number): number | null {
   if (sorted.length === 0) return null;
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
   return sorted[rank - 1] as number;
+}
+
+/** The pid of the embedded PostgreSQL running on `dataDir`, if one is. */
+export function postmasterPid(dataDir: string): number | undefined {
+  const file = join(dataDir, 'postgres', 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
+}
+
+/**
+ * At cleanup: `close` (the bench's own database handle), then stop an embedded PostgreSQL still running
+ * on `dataDir` (a service child killed before it could stop it), then remove the directory.
+ */
+export function removeDataDirOnCleanup(dataDir: string, close: () => Promise<void> | undefined): void {
+  onCleanup(async () => {
+    await close();
+    const pm = postmasterPid(dataDir);
+    if (pm) {
+      log(`embedded PostgreSQL (pid ${pm}) still running; stopping it`);
+      process.kill(pm, 'SIGINT');
+      for (let waited = 0; isAlive(pm) && waited < 10_000; waited += 50) await sleep(50);
+      if (isAlive(pm)) process.kill(pm, 'SIGQUIT');
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    log(`removed ${dataDir}`);
+  });
 }
