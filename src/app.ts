@@ -9,12 +9,11 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
-import { createChainAdapter } from './chains/registry.ts';
 import type { Config } from './config/config.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
-import { type IngestService, startIngest } from './ingest/service.ts';
-import { createMetrics } from './metrics.ts';
+import type { IngestService } from './ingest/service.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
 import { CreditCharger } from './services/credits.ts';
 import { queueStats } from './store/callbacks.ts';
@@ -88,9 +87,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       stops.push(() => worker.stop());
       metrics.setQueueSource(() => queueStats(database.db, new Date()));
     }
-    const ingest = config.roles.includes('ingest')
-      ? startIngest({ db: database.db, config, logger, metrics, createAdapter: (chain) => createChainAdapter(chain, { db: database.db, logger }) })
-      : undefined;
+    const ingest = config.roles.includes('ingest') && config.chains.length > 0 ? await startChainFollowing(config, database, logger, metrics) : undefined;
     metrics.setChainSource(async () =>
       (await listChainStatus(database.db)).map((r) => ({ ...r, processedHeight: r.height, nodeHeight: r.nodeHead, stopped: r.state === 'stopped' })),
     );
@@ -98,11 +95,11 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     const changes = listenForChanges(database.url, {
       onChange: (change) => access.forgetCustomer(change.customerId),
       onCallbacks: worker ? () => worker.wake() : undefined,
-      onSubscription: ingest && ingest.chains.length > 0 ? (change) => ingest.onSubscriptionChange(change) : undefined,
+      onSubscription: ingest ? (change) => ingest.onSubscriptionChange(change) : undefined,
       onLive: (live) => {
         access.setLive(live);
         // (Re)connected: announcements may have been missed, so the matching indexes are rebuilt.
-        if (live && ingest && ingest.chains.length > 0) void ingest.reload().catch((error) => logger.error({ err: error }, 'matching indexes not loaded'));
+        if (live && ingest) void ingest.reload().catch((error) => logger.error({ err: error }, 'matching indexes not loaded'));
       },
       onError: (error) => logger.warn({ err: error }, 'change listener lost its database connection; caches off until it is back'),
     });
@@ -121,6 +118,15 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     await closeAll();
     throw error;
   }
+}
+
+/**
+ * The ingest role's modules (chain adapters, viem) are loaded only when chains are configured: a
+ * process that follows nothing does not pay their memory and start time.
+ */
+async function startChainFollowing(config: Config, database: OpenDatabase, logger: Logger, metrics: Metrics): Promise<IngestService> {
+  const [{ startIngest }, { createChainAdapter }] = await Promise.all([import('./ingest/service.ts'), import('./chains/registry.ts')]);
+  return startIngest({ db: database.db, config, logger, metrics, createAdapter: (chain) => createChainAdapter(chain, { db: database.db, logger }) });
 }
 
 /**
