@@ -24,7 +24,7 @@ import {
   windowBlocks,
 } from '../store/chain-state.ts';
 import type { SubscriptionChange } from '../store/changes.ts';
-import type { Db } from '../store/db.ts';
+import type { Db, Queryable } from '../store/db.ts';
 import type { ChainAdapter } from './adapter.ts';
 import { buildBlockEvents } from './events.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
@@ -204,13 +204,18 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     if (!f.adapter.findTransaction) return;
     const location = await withRetries(() => f.adapter.findTransaction?.(transactionId) ?? Promise.resolve(undefined));
     if (!location) return;
-    const block = await db.transaction('ingest:already-mined', async (tx) => {
-      await lockChain(tx, f.key);
+    // Where the follower stands on that block: undefined = leave it to the follower (not applied yet, or
+    // our window holds another block there); null = older than the window; else our window's block.
+    const standing = async (tx: Queryable) => {
       const cursor = await getCursor(tx, f.key);
       if (!cursor || location.height > cursor.height) return undefined;
       const ours = (await windowBlocks(tx, f.key, location.height)).at(-1);
-      if (ours && ours.height === location.height && ours.hash !== location.hash) return undefined; // the follower will reconcile
-      return ours?.height === location.height ? ours : null;
+      if (ours?.height !== location.height) return null;
+      return ours.hash === location.hash ? ours : undefined;
+    };
+    const block = await db.transaction('ingest:already-mined', async (tx) => {
+      await lockChain(tx, f.key);
+      return await standing(tx);
     });
     if (block === undefined) return;
     // Older than the window: the node's own block (deep enough not to change).
@@ -221,6 +226,9 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     single.add(row);
     await db.transaction('ingest:already-mined-enqueue', async (tx) => {
       await lockChain(tx, f.key);
+      // Checked again under the lock held until commit: a reorganisation in between leaves it to the follower.
+      const now = await standing(tx);
+      if (now === undefined) return;
       const events = await buildBlockEvents(
         {
           index: single,
@@ -231,7 +239,8 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
         (ids) => loadCallbackTargets(tx, ids),
       );
       await enqueueCallbacks(tx, events.now);
-      if (block) {
+      // In the window: recorded under its block, so a later reorganisation cancels it if unsent.
+      if (now) {
         await recordBlockCallbacks(
           tx,
           f.key,
