@@ -26,7 +26,8 @@
  *   amount. Block rewards and withdrawals are not transaction-bound and are not included.
  */
 
-import type { CoinMovement, InternalTransfer, NormalizedBlock, TokenTransfer } from '../types.ts';
+import { MovementBook } from '../movements.ts';
+import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../types.ts';
 import type { CallFrame, CallTraceEntry, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -195,29 +196,6 @@ function requireQuantity(value: unknown, what: string): bigint {
   const q = parseQuantity(value);
   if (q === undefined) throw new EvmNormalizeError(`${what} is not a hex quantity: ${String(value)}`);
   return q;
-}
-
-class MovementBook {
-  readonly movements: CoinMovement[] = [];
-  private current = new Map<string, CoinMovement>();
-  private txId = '';
-
-  startTransaction(txId: string): void {
-    this.flush();
-    this.txId = txId;
-  }
-
-  add(address: string, delta: bigint): void {
-    if (delta === 0n) return;
-    const m = this.current.get(address);
-    if (m) m.delta += delta;
-    else this.current.set(address, { transactionId: this.txId, address, delta });
-  }
-
-  flush(): void {
-    for (const m of this.current.values()) if (m.delta !== 0n) this.movements.push(m);
-    this.current = new Map();
-  }
 }
 
 export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: EvmBlockchain }): NormalizedBlock {

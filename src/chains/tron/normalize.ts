@@ -54,7 +54,8 @@
 import { keccak_256 } from '@noble/hashes/sha3';
 import { hex } from '@scure/base';
 import { validateAddress, validateTransactionId } from '../../domain/addresses.ts';
-import type { CoinMovement, InternalTransfer, NormalizedBlock, TokenTransfer } from '../types.ts';
+import { MovementBook } from '../movements.ts';
+import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../types.ts';
 import type { TronBlock, TronContractValue, TronInternalTransaction, TronLog, TronTransaction, TronTransactionInfo } from './rpc-types.ts';
 
 /** keccak256("Transfer(address,address,uint256)") as java-tron prints topics: hex without 0x. */
@@ -274,34 +275,6 @@ export function tronTransactionSucceeded(tx: TronTransaction, info: TronTransact
   if (receiptResult !== undefined && receiptResult !== null && !SUCCESS_RESULTS.has(receiptResult)) return false;
   const ret = Array.isArray(tx.ret) ? tx.ret[0]?.contractRet : undefined;
   return ret === undefined || ret === null || SUCCESS_RESULTS.has(ret);
-}
-
-class MovementBook {
-  readonly movements: CoinMovement[] = [];
-  private current = new Map<string, CoinMovement>();
-  private txId = '';
-
-  startTransaction(txId: string): void {
-    this.flush();
-    this.txId = txId;
-  }
-
-  add(address: string, delta: bigint): void {
-    if (delta === 0n) return;
-    const m = this.current.get(address);
-    if (m) m.delta += delta;
-    else this.current.set(address, { transactionId: this.txId, address, delta });
-  }
-
-  move(from: string, to: string, amount: bigint): void {
-    this.add(from, -amount);
-    this.add(to, amount);
-  }
-
-  flush(): void {
-    for (const m of this.current.values()) if (m.delta !== 0n) this.movements.push(m);
-    this.current = new Map();
-  }
 }
 
 function indexInfos(infos: unknown, header: TronBlockHeader): Map<string, TronTransactionInfo> {

@@ -37,7 +37,8 @@
 
 import { validateAddress } from '../../domain/addresses.ts';
 import type { Network } from '../../domain/chains.ts';
-import type { CoinMovement, NormalizedBlock } from '../types.ts';
+import { MovementBook } from '../movements.ts';
+import type { NormalizedBlock } from '../types.ts';
 import type { RpcBlock, RpcInput, RpcOutput, RpcPrevout, RpcScriptPubKey, RpcTransaction } from './rpc-types.ts';
 
 export type UtxoBlockchain = 'bitcoin' | 'bitcoin-cash' | 'litecoin' | 'dogecoin' | 'dash' | 'zcash';
@@ -301,28 +302,6 @@ export function prevoutsNeeded(block: RpcBlock, transactions?: readonly RpcTrans
     }
   }
   return [...needed];
-}
-
-class MovementBook {
-  readonly movements: CoinMovement[] = [];
-  private current = new Map<string, CoinMovement>();
-  private txId = '';
-
-  startTransaction(txId: string): void {
-    this.flush();
-    this.txId = txId;
-  }
-
-  add(address: string, delta: bigint): void {
-    const m = this.current.get(address);
-    if (m) m.delta += delta;
-    else this.current.set(address, { transactionId: this.txId, address, delta });
-  }
-
-  flush(): void {
-    for (const m of this.current.values()) if (m.delta !== 0n) this.movements.push(m);
-    this.current = new Map();
-  }
 }
 
 /** Normalises addresses as subscriptions are normalised; cached per block (many outputs repeat addresses). */
