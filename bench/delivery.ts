@@ -36,7 +36,7 @@
  * Any of these but BENCH_DURATION makes the figures an experiment (listed under `experiment`).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -57,10 +57,11 @@ import {
   log,
   machineBusySeconds,
   measureCpu,
-  onCleanup,
   percentile,
+  postmasterPid,
   processCpuSeconds,
   ROOT,
+  removeDataDirOnCleanup,
   runCleanups,
   sampleRss,
   selfCpuSeconds,
@@ -310,13 +311,6 @@ async function bareLoop(bodies: string[], urls: string[], caPem: string): Promis
   }
 }
 
-function postmasterPid(dataDir: string): number | undefined {
-  const file = join(dataDir, 'postgres', 'postmaster.pid');
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
-  return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? pid : undefined;
-}
-
 /** Waits for the worker's 'herald is ready' log line; returns its time (ms since the epoch, the worker's clock). */
 async function waitReady(worker: Child, timeoutMs: number): Promise<number> {
   const deadline = performance.now() + timeoutMs;
@@ -336,18 +330,7 @@ export default async function deliveryBenchmark(options: { duration: number }): 
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-delivery-'));
   let database: OpenDatabase | undefined;
   // Registered first, so it runs last: after the worker and the receivers have stopped.
-  onCleanup(async () => {
-    await database?.close();
-    const pm = postmasterPid(dataDir);
-    if (pm) {
-      log(`embedded PostgreSQL (pid ${pm}) still running; stopping it`);
-      process.kill(pm, 'SIGINT');
-      for (let waited = 0; isAlive(pm) && waited < 10_000; waited += 50) await sleep(50);
-      if (isAlive(pm)) process.kill(pm, 'SIGQUIT');
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-    log(`removed ${dataDir}`);
-  });
+  removeDataDirOnCleanup(dataDir, () => database?.close());
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const configFile = process.env.BENCH_SERVER_CONFIG ? resolve(process.env.BENCH_SERVER_CONFIG) : '';
   const passedEnv = Object.fromEntries(['HERALD_DB_POOL_SIZE'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));

@@ -18,6 +18,7 @@ import { compileContracts, deployContract, publicClient, readContract, sendEth, 
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
 
 const CHAIN = '/blockchain-events/ethereum/goerli';
 const ETH = 10n ** 18n;
@@ -60,16 +61,6 @@ afterAll(async () => {
 
 const account = (i: number) => node.accounts[i]?.address as Address;
 const head = async () => Number(await publicClient(node).getBlockNumber());
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Waits until the service has processed block `height` (status endpoint). */
 async function processed(height: number) {
@@ -223,6 +214,8 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       unit: 'ETH',
     });
     expect(below.hash).not.toBe(equal.hash);
+    // The one-wei-below transfer did happen (so its silence is the threshold's doing, not a failure).
+    expect((await publicClient(node).getTransactionReceipt({ hash: below.hash })).status).toBe('success');
   });
 
   it('a reorganisation cancels the orphaned pending callback; the transaction mined again fires with the new block and a new key; the ledger equals a recount', async () => {

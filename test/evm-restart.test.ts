@@ -35,6 +35,7 @@ import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { killAllHeralds, spawnHerald } from './support/herald-process.ts';
 import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until as waitUntil } from './support/wait.ts';
 
 const CHAIN: ChainKey = { blockchain: 'ethereum', network: 'goerli' };
 const SUBSCRIPTIONS = '/blockchain-events/ethereum/goerli/subscriptions';
@@ -157,15 +158,8 @@ async function stopHerald(herald: Herald): Promise<void> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+/** The restart test waits longer: a child process starts through tsx. */
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000) => waitUntil(what, probe, timeoutMs);
 
 /** A migrated database with a customer whose key may call back to localhost. */
 async function setUpDatabase(): Promise<{ database: OpenDatabase; key: string }> {

@@ -10,7 +10,7 @@ import { Resolver } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { Agent, request } from 'undici';
-import type { ErrorClass } from '../store/callbacks.ts';
+import type { AttemptRecord, ErrorClass } from '../store/callbacks.ts';
 import { checkDestination, NetworkList } from './destinations.ts';
 
 export interface SenderOptions {
@@ -27,13 +27,7 @@ export interface SenderOptions {
   userAgent: string;
 }
 
-export interface SendResult {
-  startedAt: Date;
-  durationMs: number;
-  httpStatus: number | null;
-  errorClass: ErrorClass | null;
-  errorMessage: string | null;
-  responseBody: string | null;
+export interface SendResult extends AttemptRecord {
   headers: Record<string, string | string[] | undefined>;
 }
 

@@ -135,8 +135,7 @@ async function applyBlock(
     await recordBlockCallbacks(tx, chain, records);
     await ledger.recordBlock(tx, chain, block, deps.adapter);
     await ledger.applyConfirmed(tx, chain, block.height, block.height - deps.defaultConfirmations + 1, deps.adapter);
-    await saveCursor(tx, chain, block);
-    await saveNodeHead(tx, chain, head);
+    await saveCursor(tx, chain, block, head);
     await pruneWindow(tx, chain, block.height - window + 1);
     await ledger.prune(tx, chain, block.height - window + 1);
     return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };

@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import type { ChainConfig, Config } from '../config/config.ts';
 import type { Blockchain, Network } from '../domain/chains.ts';
+import { redactUrl } from '../domain/node-urls.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import type { Metrics } from '../metrics.ts';
 import { enqueueCallbacks } from '../store/callbacks.ts';
@@ -21,7 +22,7 @@ import {
   loadIndexableSubscriptions,
   lockChain,
   recordBlockCallbacks,
-  windowBlocks,
+  windowBlockAt,
 } from '../store/chain-state.ts';
 import type { SubscriptionChange } from '../store/changes.ts';
 import type { Db, Queryable } from '../store/db.ts';
@@ -101,7 +102,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       startHeight: f.config.startHeight,
       tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter),
     };
-    logger.info({ ...f.key, rpc: redact(f.config.rpcUrl), ws: f.config.wsUrl ? redact(f.config.wsUrl) : undefined }, 'following chain');
+    logger.info({ ...f.key, rpc: redactUrl(f.config.rpcUrl), ws: f.config.wsUrl ? redactUrl(f.config.wsUrl) : undefined }, 'following chain');
     const labels = { blockchain: f.key.blockchain, network: f.key.network };
     const onStep = (result: StepResult) => {
       if (result.kind === 'applied') deps.metrics?.chainBlocks.inc(labels);
@@ -209,14 +210,13 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     const standing = async (tx: Queryable) => {
       const cursor = await getCursor(tx, f.key);
       if (!cursor || location.height > cursor.height) return undefined;
-      const ours = (await windowBlocks(tx, f.key, location.height)).at(-1);
-      if (ours?.height !== location.height) return null;
+      const ours = await windowBlockAt(tx, f.key, location.height);
+      if (!ours) return null;
       return ours.hash === location.hash ? ours : undefined;
     };
-    const block = await db.transaction('ingest:already-mined', async (tx) => {
-      await lockChain(tx, f.key);
-      return await standing(tx);
-    });
+    // A first look without the lock decides whether the node must be asked for the block; the answer
+    // is checked again under the lock where the callback is enqueued.
+    const block = await standing(db);
     if (block === undefined) return;
     // Older than the window: the node's own block (deep enough not to change).
     const ref = block ?? (await withRetries(() => f.adapter.getBlock(location.height)));
@@ -280,19 +280,5 @@ async function withRetries<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
       if (i >= attempts) throw error;
       await new Promise((r) => setTimeout(r, 200 * 2 ** i));
     }
-  }
-}
-
-/** A node URL without its credentials, for logs. */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.username || u.password) {
-      u.username = '***';
-      u.password = '';
-    }
-    return u.toString();
-  } catch {
-    return '(unparseable URL)';
   }
 }

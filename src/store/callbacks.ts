@@ -130,15 +130,19 @@ export async function claimDueCallbacks(
 
 export type ErrorClass = 'timeout' | 'connection_refused' | 'connection_reset' | 'tls' | 'dns' | 'refused_destination' | 'bad_status';
 
-/** What one attempt did, and what becomes of the callback. */
-export interface AttemptOutcome {
-  callbackId: string;
+/** What one attempt to reach a receiver did, as the attempt log keeps it. */
+export interface AttemptRecord {
   startedAt: Date;
   durationMs: number;
   httpStatus: number | null;
   errorClass: ErrorClass | null;
   errorMessage: string | null;
   responseBody: string | null;
+}
+
+/** What one attempt did, and what becomes of the callback. */
+export interface AttemptOutcome extends AttemptRecord {
+  callbackId: string;
   /** delivered; retry at nextAttemptAt; gone (410: stop, deactivate); exhausted (no retry left). */
   result: 'delivered' | 'retry' | 'gone' | 'exhausted';
   nextAttemptAt: Date | null;

@@ -81,14 +81,19 @@ export async function getCursor(q: Queryable, chain: ChainKey): Promise<ChainCur
   return row ? { height: Number(row.height), hash: row.hash, state: row.state, stopReason: row.stop_reason } : undefined;
 }
 
-/** Moves the cursor to `block` (insert or update); the chain is following. */
-export async function saveCursor(tx: Queryable, chain: ChainKey, block: Pick<BlockRef, 'height' | 'hash' | 'timestamp'>): Promise<void> {
+/**
+ * Moves the cursor to `block` (insert or update); the chain is following. `nodeHead`: the node's head
+ * seen in the same step, for the status endpoint (kept as it was when not given).
+ */
+export async function saveCursor(tx: Queryable, chain: ChainKey, block: Pick<BlockRef, 'height' | 'hash' | 'timestamp'>, nodeHead?: number): Promise<void> {
   await tx.query(
     'chain:save-cursor',
-    `INSERT INTO chain_cursors (blockchain, network, height, hash, state, block_timestamp) VALUES ($1, $2, $3, $4, 'following', $5)
+    `INSERT INTO chain_cursors AS c (blockchain, network, height, hash, state, block_timestamp, node_head, node_head_seen_at)
+     VALUES ($1, $2, $3, $4, 'following', $5, $6, CASE WHEN $6::bigint IS NULL THEN NULL ELSE clock_timestamp() END)
      ON CONFLICT (blockchain, network) DO UPDATE SET height = EXCLUDED.height, hash = EXCLUDED.hash, updated_at = clock_timestamp(),
-       state = 'following', stop_reason = NULL, block_timestamp = EXCLUDED.block_timestamp`,
-    [chain.blockchain, chain.network, block.height, block.hash, block.timestamp],
+       state = 'following', stop_reason = NULL, block_timestamp = EXCLUDED.block_timestamp,
+       node_head = coalesce(EXCLUDED.node_head, c.node_head), node_head_seen_at = coalesce(EXCLUDED.node_head_seen_at, c.node_head_seen_at)`,
+    [chain.blockchain, chain.network, block.height, block.hash, block.timestamp, nodeHead ?? null],
   );
 }
 
@@ -166,6 +171,16 @@ export async function windowBlocks(q: Queryable, chain: ChainKey, fromHeight: nu
     [chain.blockchain, chain.network, fromHeight],
   );
   return rows.map((r) => ({ height: Number(r.height), hash: r.hash, parentHash: r.parent_hash, timestamp: Number(r.timestamp) }));
+}
+
+/** The window's block at `height`, if the window holds that height. */
+export async function windowBlockAt(q: Queryable, chain: ChainKey, height: number): Promise<WindowBlock | undefined> {
+  const [r] = await q.query<{ height: string; hash: string; parent_hash: string; timestamp: string }>(
+    'chain:window-block-at',
+    'SELECT height, hash, parent_hash, timestamp FROM chain_blocks WHERE blockchain = $1 AND network = $2 AND height = $3',
+    [chain.blockchain, chain.network, height],
+  );
+  return r ? { height: Number(r.height), hash: r.hash, parentHash: r.parent_hash, timestamp: Number(r.timestamp) } : undefined;
 }
 
 export async function insertBlock(tx: Queryable, chain: ChainKey, block: BlockRef & { parentHash: string }): Promise<void> {

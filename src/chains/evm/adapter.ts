@@ -15,13 +15,14 @@
 import type { Logger } from 'pino';
 import { BaseError, type Hex, webSocket } from 'viem';
 import type { Network } from '../../domain/chains.ts';
+import { redactUrl } from '../../domain/node-urls.ts';
 import type { ChainAdapter, TransactionLocation } from '../../ingest/adapter.ts';
 import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
 import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
-import { createEvmRpcClient, EvmRpcError, redactUrl } from './rpc.ts';
+import { createEvmRpcClient, EvmRpcError } from './rpc.ts';
 import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 
 export interface EvmAdapterOptions {

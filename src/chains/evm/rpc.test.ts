@@ -2,7 +2,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEvmRpcClient, EvmRpcError, redactUrl } from './rpc.ts';
+import { redactUrl } from '../../domain/node-urls.ts';
+import { createEvmRpcClient, EvmRpcError } from './rpc.ts';
 
 interface Seen {
   method: string;

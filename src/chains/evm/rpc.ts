@@ -11,6 +11,7 @@
  * request (bench/evm-ingest.ts). Every answer is the node's JSON as it is: the normaliser wants it raw.
  */
 import { Agent, request as httpRequest } from 'undici';
+import { redactUrl } from '../../domain/node-urls.ts';
 
 /** Hex data as JSON-RPC prints it. */
 export type Hex = `0x${string}`;
@@ -43,27 +44,6 @@ export class EvmRpcError extends Error {
     readonly status?: number,
   ) {
     super(`${method} failed at ${url}: ${kind}${code === undefined ? '' : ` ${code}`}${status === undefined ? '' : ` (HTTP ${status})`}: ${nodeMessage}`);
-  }
-}
-
-/**
- * Drops user, password, query and fragment, and masks path segments that look like API keys (Infura,
- * Alchemy and friends put the key in the path), so a URL can be logged and shown in errors.
- */
-export function redactUrl(raw: string): string {
-  try {
-    const url = new URL(raw);
-    url.username = '';
-    url.password = '';
-    url.search = '';
-    url.hash = '';
-    url.pathname = url.pathname
-      .split('/')
-      .map((segment) => (/^[A-Za-z0-9_-]{16,}$/.test(segment) ? '***' : segment))
-      .join('/');
-    return url.toString();
-  } catch {
-    return '<invalid node URL>';
   }
 }
 
