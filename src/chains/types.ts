@@ -45,10 +45,32 @@ export interface CoinMovement {
   delta: bigint;
 }
 
+/** An output of a UTXO-chain transaction paid to an address (outpoint `txid:vout`). */
+export interface UtxoOutput {
+  transactionId: string;
+  outpoint: string;
+  address: string;
+  /** Base units. */
+  value: bigint;
+}
+
+/** An input of a UTXO-chain transaction whose spent output the adapter did not resolve. */
+export interface UtxoSpend {
+  transactionId: string;
+  /** The spent output, `txid:vout`. */
+  outpoint: string;
+}
+
 export interface NormalizedBlock extends BlockRef {
   parentHash: string;
   transactionIds: string[];
   tokenTransfers: TokenTransfer[];
   internalTransfers: InternalTransfer[];
   coinMovements: CoinMovement[];
+  /**
+   * UTXO chains only. coinMovements then hold what the block itself tells (outputs received, inputs
+   * spending outputs of earlier transactions of the same block); the ledger resolves `spends` against its
+   * own record of watched outputs (`outputs` of earlier blocks and the opening's unspent outputs).
+   */
+  utxo?: { outputs: UtxoOutput[]; spends: UtxoSpend[] };
 }

@@ -63,6 +63,11 @@ const Chain = Type.Object(
     network: Type.String(),
     /** The node's JSON-RPC (or HTTP API) URL; credentials may be in it (they are never logged). */
     rpcUrl: Type.String({ minLength: 1 }),
+    /** Bitcoin-family nodes: RPC user and password (also accepted as user:password@ in rpcUrl). */
+    rpcUser: Type.Optional(Type.String({ minLength: 1 })),
+    rpcPassword: Type.Optional(Type.String()),
+    /** Bitcoin-family nodes: the node's `.cookie` file (re-read when the node restarts and rotates it). */
+    rpcCookieFile: Type.Optional(Type.String({ minLength: 1 })),
     /** Optional WebSocket URL: new heads wake the follower at once instead of at its next poll. */
     wsUrl: Type.Optional(Type.String({ minLength: 1 })),
     /** Confirmations of confirmed events and of the wallet ledger on this chain; default: defaultConfirmations. */

@@ -14,6 +14,16 @@ export interface TransactionLocation {
   hash: string;
 }
 
+/** An unspent output of an address (UTXO chains). */
+export interface UnspentOutput {
+  /** `txid:vout`. */
+  outpoint: string;
+  /** Base units. */
+  value: bigint;
+  /** Height of the block that created it. */
+  height: number;
+}
+
 export interface ChainAdapter {
   /** The height of the node's best block. */
   getHead(): Promise<number>;
@@ -26,6 +36,12 @@ export interface ChainAdapter {
   findTransaction?(transactionId: string): Promise<TransactionLocation | undefined>;
   /** Native coin balance of `address` after block `height`, in base units; undefined when the node cannot tell. */
   getCoinBalance?(address: string, height: number): Promise<bigint | undefined>;
+  /**
+   * UTXO chains, instead of getCoinBalance for the opening balance: the outputs of `address` created at
+   * or before block `height` that are still unspent at the node's tip (e.g. `scantxoutset`), which the
+   * ledger then recognises when they are spent. Undefined when the node cannot tell.
+   */
+  getUnspentOutputs?(address: string, height: number): Promise<UnspentOutput[] | undefined>;
   /** Fungible token balance of `address` in `contract` after block `height`; undefined when the node cannot tell. */
   getTokenBalance?(contract: string, address: string, height: number): Promise<bigint | undefined>;
   /** Name, symbol and decimals of the token of `transfer` (cached by the adapter); undefined when unknown. */

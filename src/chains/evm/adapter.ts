@@ -53,7 +53,7 @@ export interface EvmCapabilities {
   headWatching: 'websocket' | 'none';
 }
 
-export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads'>> &
+export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs'>> &
   Pick<ChainAdapter, 'watchHeads'> & {
     capabilities(): EvmCapabilities;
   };
