@@ -304,6 +304,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
         confirmedBalance: formatEth(coin),
         totalReceived: formatEth(2n * ETH),
         totalSpent: formatEth(ETH / 2n + fee),
+        openingBalance: 'read',
       },
     ]);
     expect(coin).toBe(10_000n * ETH + 2n * ETH - ETH / 2n - fee); // the orphaned 3 ETH are not there

@@ -90,6 +90,7 @@ describe('operations endpoints (no API key needed)', () => {
           confirmedBalance: '1606938044258990275541962092341162602522202.993782792835301376',
           totalReceived: '1606938044258990275541962092341162602522202.993782792835301376',
           totalSpent: '0',
+          openingBalance: 'pending',
         },
       ],
       fungibleTokens: [

@@ -65,7 +65,7 @@ describe("another customer's resources do not exist for B", () => {
     expect(wallet.status).toBe(200);
     expect(wallet.body.data.item.addresses).toHaveLength(1);
     expect(wallet.body.data.item.coins).toEqual([
-      { blockchain: 'ethereum', network: 'goerli', unit: 'ETH', confirmedBalance: '0', totalReceived: '0', totalSpent: '0' },
+      { blockchain: 'ethereum', network: 'goerli', unit: 'ETH', confirmedBalance: '0', totalReceived: '0', totalSpent: '0', openingBalance: 'pending' },
     ]);
   });
 

@@ -122,6 +122,10 @@ const Coin = Type.Object({
   confirmedBalance: Type.String(),
   totalReceived: Type.String(),
   totalSpent: Type.String(),
+  openingBalance: Type.Union([Type.Literal('read'), Type.Literal('pending'), Type.Literal('unavailable')], {
+    description:
+      "Extension. 'read': the balance includes the opening balance read from the node at watchedFromBlock; 'pending': not yet (that block is not confirmed yet); 'unavailable': the node cannot tell (e.g. no scantxoutset, pruned state), so the balance counts movements from watchedFromBlock only.",
+  }),
 });
 const FungibleToken = Type.Object({
   amount: Type.String(),

@@ -273,3 +273,53 @@ export async function reanchorAbove(tx: Queryable, chain: ChainKey, ancestorHeig
     [chain.blockchain, chain.network, ancestorHeight],
   );
 }
+
+/** An output paid to a watched address (UTXO chains), as the ledger records it. */
+export interface RecordedOutput {
+  outpoint: string;
+  address: string;
+  value: bigint;
+  blockHeight: number;
+}
+
+/** Records outputs to watched addresses (idempotent: a block applied again after a crash adds nothing). */
+export async function recordOutputs(tx: Queryable, chain: ChainKey, outputs: RecordedOutput[], fromOpening: boolean): Promise<void> {
+  if (outputs.length === 0) return;
+  await tx.query(
+    'ledger:record-outputs',
+    `INSERT INTO ledger_outputs (blockchain, network, outpoint, address, value, block_height, from_opening)
+     SELECT $1, $2, o.*, $7 FROM unnest($3::text[], $4::text[], $5::numeric[], $6::bigint[]) AS o
+     ON CONFLICT DO NOTHING`,
+    [
+      chain.blockchain,
+      chain.network,
+      outputs.map((o) => o.outpoint),
+      outputs.map((o) => o.address),
+      outputs.map((o) => o.value.toString()),
+      outputs.map((o) => o.blockHeight),
+      fromOpening,
+    ],
+  );
+}
+
+/** The recorded outputs among `outpoints` (the ones spent by a block's inputs). */
+export async function findRecordedOutputs(tx: Queryable, chain: ChainKey, outpoints: string[]): Promise<Map<string, { address: string; value: bigint }>> {
+  const found = new Map<string, { address: string; value: bigint }>();
+  if (outpoints.length === 0) return found;
+  const rows = await tx.query<{ outpoint: string; address: string; value: string }>(
+    'ledger:find-outputs',
+    'SELECT outpoint, address, value FROM ledger_outputs WHERE blockchain = $1 AND network = $2 AND outpoint = ANY ($3::text[])',
+    [chain.blockchain, chain.network, outpoints],
+  );
+  for (const r of rows) found.set(r.outpoint, { address: r.address, value: BigInt(r.value) });
+  return found;
+}
+
+/** Forgets the outputs recorded from blocks above `ancestorHeight` (a reorganisation orphaned them). */
+export async function forgetOutputsAbove(tx: Queryable, chain: ChainKey, ancestorHeight: number): Promise<void> {
+  await tx.query('ledger:forget-outputs', 'DELETE FROM ledger_outputs WHERE blockchain = $1 AND network = $2 AND block_height > $3 AND NOT from_opening', [
+    chain.blockchain,
+    chain.network,
+    ancestorHeight,
+  ]);
+}

@@ -10,12 +10,18 @@
  *   once that block is confirmed; a token first seen by an address starts from its balanceOf just
  *   before the first block that moves it.
  * - rewind: a reorganisation reverses the applied entries of orphaned blocks and drops the rest.
+ * - UTXO chains: an input names only the output it spends (getblock verbosity 2 has no input address
+ *   or amount), so the ledger records the outputs paid to watched addresses (table ledger_outputs, from
+ *   applied blocks and from the opening's unspent outputs) and counts an input spending one of them as
+ *   that address's spending. Spendings of outputs it never recorded (created before watchedFromBlock and
+ *   spent before the opening was read) are missing from the opening too, so the balance stays exact;
+ *   only totalSpent leaves them out.
  *
  * Family-neutral: it reads only the normalised block and the adapter's optional balance lookups.
  * Node lookups happen inside the block transaction: they are rare (an address's first block, a token's
  * first movement) and cached by the adapter, and a failure rolls the block back to be retried.
  */
-import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import type { CoinMovement, NormalizedBlock, TokenTransfer, UtxoSpend } from '../chains/types.ts';
 import type { ChainAdapter } from '../ingest/adapter.ts';
 import type { ChainKey } from '../store/chain-state.ts';
 import type { Queryable } from '../store/db.ts';
@@ -23,6 +29,8 @@ import {
   addCoinTotals,
   addTokenDeltas,
   anchorUnwatched,
+  findRecordedOutputs,
+  forgetOutputsAbove,
   insertLedgerEntries,
   type LedgerEntry,
   missingTokenRows,
@@ -30,6 +38,7 @@ import {
   pendingOpenings,
   pruneLedgerEntries,
   reanchorAbove,
+  recordOutputs,
   type StoredLedgerEntry,
   setNftHoldings,
   setOpening,
@@ -39,14 +48,16 @@ import {
   watchedAddresses,
 } from '../store/ledger.ts';
 
-export type LedgerNode = Pick<ChainAdapter, 'getCoinBalance' | 'getTokenBalance' | 'tokenMetadata'>;
+export type LedgerNode = Pick<ChainAdapter, 'getCoinBalance' | 'getUnspentOutputs' | 'getTokenBalance' | 'tokenMetadata'>;
 
 const isNft = (t: TokenTransfer) => t.amount === undefined;
 
 /** Records the ledger entries of `block` for the watched addresses it touches. */
 export async function recordBlock(tx: Queryable, chain: ChainKey, block: NormalizedBlock, node: LedgerNode): Promise<number> {
+  const movements = block.utxo ? [...block.coinMovements, ...(await recordedOutputsSpent(tx, chain, block.utxo.spends))] : block.coinMovements;
   const touched = new Set<string>();
-  for (const m of block.coinMovements) touched.add(m.address);
+  for (const m of movements) touched.add(m.address);
+  for (const o of block.utxo?.outputs ?? []) touched.add(o.address);
   for (const t of block.tokenTransfers) {
     touched.add(t.from);
     touched.add(t.to);
@@ -55,9 +66,28 @@ export async function recordBlock(tx: Queryable, chain: ChainKey, block: Normali
   if (watched.length === 0) return 0;
   const idsOf = new Map<string, string[]>();
   for (const w of watched) idsOf.set(w.address, [...(idsOf.get(w.address) ?? []), w.id]);
+  if (block.utxo) {
+    const outputs = block.utxo.outputs.filter((o) => idsOf.has(o.address));
+    await recordOutputs(
+      tx,
+      chain,
+      outputs.map((o) => ({ ...o, blockHeight: block.height })),
+      false,
+    );
+  }
 
+  // Net per transaction and address first (a payment with change back to the payer is one spending),
+  // so the totals do not depend on whether the node or the ledger's record resolved an input.
+  const perTransaction = new Map<string, { address: string; delta: bigint }>();
+  for (const m of movements) {
+    const key = `${m.transactionId}/${m.address}`;
+    const e = perTransaction.get(key) ?? { address: m.address, delta: 0n };
+    e.delta += m.delta;
+    perTransaction.set(key, e);
+  }
   const coins = new Map<string, { received: bigint; spent: bigint }>();
-  for (const m of block.coinMovements) {
+  for (const m of perTransaction.values()) {
+    if (!idsOf.has(m.address) || m.delta === 0n) continue;
     const c = coins.get(m.address) ?? { received: 0n, spent: 0n };
     if (m.delta > 0n) c.received += m.delta;
     else c.spent -= m.delta;
@@ -124,16 +154,51 @@ export async function recordBlock(tx: Queryable, chain: ChainKey, block: Normali
 }
 
 /**
+ * UTXO chains: the inputs of a block that spend outputs the ledger recorded (outputs to watched
+ * addresses), as coin movements of those addresses.
+ */
+async function recordedOutputsSpent(tx: Queryable, chain: ChainKey, spends: readonly UtxoSpend[]): Promise<CoinMovement[]> {
+  const recorded = await findRecordedOutputs(
+    tx,
+    chain,
+    spends.map((s) => s.outpoint),
+  );
+  const movements: CoinMovement[] = [];
+  for (const s of spends) {
+    const output = recorded.get(s.outpoint);
+    if (output) movements.push({ transactionId: s.transactionId, address: output.address, delta: -output.value });
+  }
+  return movements;
+}
+
+/**
  * Adds the entries of blocks up to `confirmedHeight` to the balances, reads the opening balances that
  * became readable, and anchors addresses added before the chain had a cursor at `appliedHeight`.
  */
 export async function applyConfirmed(tx: Queryable, chain: ChainKey, appliedHeight: number, confirmedHeight: number, node: LedgerNode): Promise<void> {
   for (const opening of await pendingOpenings(tx, chain, confirmedHeight)) {
-    await setOpening(tx, opening.id, await node.getCoinBalance?.(opening.address, opening.height));
+    await setOpening(tx, opening.id, await readOpening(tx, chain, opening, node));
   }
   const entries = await takeConfirmedEntries(tx, chain, confirmedHeight);
   if (entries.length > 0) await applyEntries(tx, entries, 1n, node);
   await anchorUnwatched(tx, chain, appliedHeight);
+}
+
+/**
+ * The coin balance of an address after block `height`, from the node. UTXO chains answer with the
+ * address's unspent outputs, which the ledger records so that it recognises their spending later.
+ */
+async function readOpening(tx: Queryable, chain: ChainKey, opening: { address: string; height: number }, node: LedgerNode): Promise<bigint | undefined> {
+  if (!node.getUnspentOutputs) return await node.getCoinBalance?.(opening.address, opening.height);
+  const unspent = await node.getUnspentOutputs(opening.address, opening.height);
+  if (!unspent) return undefined;
+  await recordOutputs(
+    tx,
+    chain,
+    unspent.map((u) => ({ outpoint: u.outpoint, address: opening.address, value: u.value, blockHeight: u.height })),
+    true,
+  );
+  return unspent.reduce((sum, u) => sum + u.value, 0n);
 }
 
 /** Reverses the applied entries of blocks above `ancestorHeight` and forgets all of their entries. */
@@ -141,6 +206,7 @@ export async function rewind(tx: Queryable, chain: ChainKey, ancestorHeight: num
   const orphaned = await takeOrphanedEntries(tx, chain, ancestorHeight);
   if (orphaned.length > 0) await applyEntries(tx, orphaned, -1n, node);
   await reanchorAbove(tx, chain, ancestorHeight);
+  await forgetOutputsAbove(tx, chain, ancestorHeight);
   return orphaned.length;
 }
 
