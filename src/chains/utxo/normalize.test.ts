@@ -796,6 +796,97 @@ describe('cross-check with blockbook-expected transactions (getrawtransaction-sh
   }
 });
 
+describe('utxo: outputs paid to addresses and the spends left to the ledger', () => {
+  const addrBtc = (s: string) => addressFromScript(s, PARAMS['bitcoin/mainnet'] as AddressParams);
+  /** `utxo.outputs` computed from the raw hex: every output whose script has an address, value from the 8-byte integer. */
+  const outputsFromHex = (txs: FullTx[], address: (script: string) => string | undefined) =>
+    txs.flatMap((t) =>
+      decodeRawTx(t.hex).outputs.flatMap((o, n) => {
+        const a = address(o.script);
+        return a === undefined ? [] : [{ transactionId: t.txid, outpoint: `${t.txid}:${n}`, address: a, value: o.value }];
+      }),
+    );
+  /** Inputs (not coinbase) as `txid:vout` with their transaction, in block order, from the raw hex. */
+  const inputsFromHex = (txs: FullTx[]) =>
+    txs.flatMap((t) => decodeRawTx(t.hex).inputs.flatMap((key) => (key === undefined ? [] : [{ transactionId: t.txid, outpoint: key }])));
+
+  it('50001 without prevouts: every output with its address and outpoint; its 3 inputs are spends for the ledger', () => {
+    const block = fixture<RpcBlock>(`${BTC_ETL}getblock_2_height50001_000000001c920d49.json`);
+    const n = normalizeUtxoBlock({ block }, BTC_MAIN);
+    expect(n.utxo?.outputs).toEqual(outputsFromHex(txsOf(block), addrBtc));
+    expect(n.utxo?.outputs.map((o) => o.outpoint)).toEqual([
+      'e1882d41800d96d0fddc196cd8d3f0b45d65b030c652d97eaba79a1174e64d58:0',
+      '7940cdde4d713e171849efc6bd89939185be270266c94e92369e3877ad89455a:0',
+      'f84761459a00c6df3176ae5d94c99e69f25100d09548e5686bd0c354bb8cc60a:0',
+    ]);
+    expect(n.utxo?.spends).toEqual(inputsFromHex(txsOf(block)));
+    expect(n.utxo?.spends.map((s) => s.outpoint)).toEqual(prevoutsNeeded(block));
+    // Nothing the ledger resolves is also debited here: the coin movements only credit.
+    expect(n.coinMovements.every((m) => m.delta > 0n)).toBe(true);
+  });
+
+  it('50001 with the prevouts resolved (caller or verbosity 3): no spends left, the same outputs', () => {
+    const block = fixture<RpcBlock>(`${BTC_ETL}getblock_2_height50001_000000001c920d49.json`);
+    const funding = ['0d37522b', '0dd0394c', '76a8d70a'].map((id) => fixture<FullTx>(`${BTC_ETL}getrawtransaction_true_${id}.json`));
+    const prevouts = new Map<string, KnownPrevout>(
+      funding.map((tx) => [prevoutKey(tx.txid, 0), { address: tx.vout?.[0]?.scriptPubKey?.addresses?.[0] as string, value: 5000000000n }]),
+    );
+    const withPrevouts = normalizeUtxoBlock({ block, prevouts }, BTC_MAIN);
+    expect(withPrevouts.utxo?.spends).toEqual([]);
+    expect(withPrevouts.utxo?.outputs).toEqual(outputsFromHex(txsOf(block), addrBtc));
+    // Verbosity 3: the same prevouts inline.
+    const byKey = new Map(funding.map((tx) => [prevoutKey(tx.txid, 0), tx.vout?.[0]]));
+    const v3 = {
+      ...block,
+      tx: txsOf(block).map((t) => ({ ...t, vin: (t.vin ?? []).map((v) => (v.txid ? { ...v, prevout: byKey.get(prevoutKey(v.txid, v.vout as number)) } : v)) })),
+    };
+    const n3 = normalizeUtxoBlock({ block: v3 }, BTC_MAIN);
+    expect(n3.utxo?.spends).toEqual([]);
+    expect(n3.coinMovements).toEqual(withPrevouts.coinMovements);
+    // One prevout missing: only that input is left to the ledger.
+    const partial = new Map([...prevouts].slice(1));
+    expect(normalizeUtxoBlock({ block, prevouts: partial }, BTC_MAIN).utxo?.spends.map((s) => s.outpoint)).toEqual([[...prevouts.keys()][0]]);
+  });
+
+  it('766391 (modern Core): outputs equal the raw-hex derivation, incl. bech32/taproot; in-block spends are resolved, not left over', () => {
+    const block = fixture<RpcBlock>(`${BTC_VIVITA}getblock_2_height766391_00000000000000000001ed7f.json`);
+    const n = normalizeUtxoBlock({ block }, BTC_MAIN);
+    // Modern Core prints no address for bare pubkey outputs: those are left out of both.
+    const printed = new Set(txsOf(block).flatMap((t) => (t.vout ?? []).filter((o) => o.scriptPubKey?.address).map((o) => `${t.txid}:${o.n}`)));
+    const fromHex = outputsFromHex(txsOf(block), addrBtc).filter((o) => printed.has(o.outpoint));
+    expect(fromHex).toHaveLength(printed.size);
+    expect(n.utxo?.outputs).toEqual(fromHex);
+    const inBlock = new Set(txsOf(block).flatMap((t) => (t.vout ?? []).map((o) => `${t.txid}:${o.n}`)));
+    const inputs = inputsFromHex(txsOf(block));
+    expect(n.utxo?.spends).toEqual(inputs.filter((i) => !inBlock.has(i.outpoint)));
+    expect(n.utxo?.spends.length).toBeLessThan(inputs.length);
+  });
+
+  it('litecoin 2383207: MWEB inputs are not spends, the HogEx input is, the HogEx output (no address) is no output', () => {
+    const block = fixture<RpcBlock>(`${LTC_VIVITA}getblock_2_height2383207_84da0de24f1f7007.json`);
+    const chain = { blockchain: 'litecoin', network: 'mainnet' } as const;
+    const txs = txsOf(block).map((t, i) => (i === 1 ? { ...t, vin: [...(t.vin ?? []), { ismweb: true, output_id: 'ab'.repeat(32) }] } : t));
+    const n = normalizeUtxoBlock({ block: { ...block, tx: txs } }, chain);
+    const hogEx = txs.at(-1) as FullTx;
+    expect(n.utxo?.spends.map((s) => s.outpoint)).toEqual(prevoutsNeeded(block));
+    expect(n.utxo?.spends.at(-1)).toEqual({ transactionId: hogEx.txid, outpoint: `${hogEx.vin?.[0]?.txid}:${hogEx.vin?.[0]?.vout}` });
+    expect(n.utxo?.outputs.some((o) => o.transactionId === hogEx.txid)).toBe(false);
+    expect(n.utxo?.outputs).toEqual(outputsFromHex(txsOf(block), (s) => addressFromScript(s, PARAMS['litecoin/mainnet'] as AddressParams)));
+  });
+
+  it('bitcoin-cash: output addresses are normalised to cashaddr like subscriptions', () => {
+    const block = fixture<RpcBlock>('bitcoin-cash/mainnet/bitcoin-etl/getblock_true_height91722_00000000000271a2.json');
+    const tx = fixture<FullTx>('bitcoin-cash/mainnet/bitcoin-etl/getrawtransaction_true_e3bf3d07.json');
+    const legacy = addressFromScript(decodeRawTx(tx.hex).outputs[0]?.script as string, PARAMS['bitcoin-cash/mainnet'] as AddressParams) as string;
+    const legacyTx = { ...tx, vout: (tx.vout ?? []).map((o) => ({ ...o, scriptPubKey: { ...o.scriptPubKey, addresses: [legacy] } })) };
+    const n = normalizeUtxoBlock({ block, transactions: [legacyTx] }, { blockchain: 'bitcoin-cash', network: 'mainnet' });
+    expect(n.utxo).toEqual({
+      outputs: [{ transactionId: tx.txid, outpoint: `${tx.txid}:0`, address: 'bitcoincash:qzkddwa6hgh03skr4qsrygk7e087zjydxgqkpjnsw7', value: 5000000000n }],
+      spends: [],
+    });
+  });
+});
+
 describe('structurally invalid input throws UtxoNormalizeError; fork extras never do', () => {
   const block = fixture<RpcBlock>(`${BTC_ETL}getblock_2_height50001_000000001c920d49.json`);
   const txs = txsOf(block);

@@ -28,7 +28,11 @@
  *   appearance (inputs, then outputs): outputs credit their address; inputs debit the address of the output
  *   they spend when that output is known: `vin[].prevout` (verbosity 3), `input.prevouts`, or an output of an
  *   earlier transaction of the same block. Inputs whose previous output is unknown move nothing (resolve them
- *   first with prevoutsNeeded). Coinbase inputs spend nothing.
+ *   first with prevoutsNeeded, or leave them to the ledger through `utxo.spends`). Coinbase inputs spend nothing.
+ * - `utxo.outputs`: every transparent output that has an address (normalised address, outpoint `txid:vout`,
+ *   value, transaction), zero-value ones included, in block order. `utxo.spends`: every input (not coinbase,
+ *   not MWEB) whose previous output was not resolved above, in block order; the ledger resolves them against
+ *   its own record of watched outputs. A resolved input is never in `spends`, so nothing is debited twice.
  * - Ignored, never an error: Litecoin MWEB inputs/outputs (`ismweb: true`; their amounts are hidden), zcash
  *   shielded parts (`vjoinsplit`, `vShieldedSpend`, `vShieldedOutput`, `valueBalance`, `orchard`), Dogecoin
  *   `auxpow`, Dash special-transaction payloads (`type`, `extraPayload`), `fee`, and unknown fields.
@@ -38,7 +42,7 @@
 import { validateAddress } from '../../domain/addresses.ts';
 import type { Network } from '../../domain/chains.ts';
 import { MovementBook } from '../movements.ts';
-import type { NormalizedBlock } from '../types.ts';
+import type { NormalizedBlock, UtxoOutput, UtxoSpend } from '../types.ts';
 import type { RpcBlock, RpcInput, RpcOutput, RpcPrevout, RpcScriptPubKey, RpcTransaction } from './rpc-types.ts';
 
 export type UtxoBlockchain = 'bitcoin' | 'bitcoin-cash' | 'litecoin' | 'dogecoin' | 'dash' | 'zcash';
@@ -343,19 +347,25 @@ export function normalizeUtxoBlock(input: UtxoBlockInput, chain: UtxoChainRef): 
   if (prevouts !== undefined && (prevouts === null || typeof prevouts.get !== 'function')) throw new UtxoNormalizeError('prevouts is not a Map');
   const normalize = addressNormalizer(chain);
   const book = new MovementBook();
+  const outputs: UtxoOutput[] = [];
+  const spends: UtxoSpend[] = [];
 
   for (const tx of parsed.txs) {
     book.startTransaction(tx.txid);
     for (const spend of tx.inputs) {
       if (spend.kind !== 'spend') continue;
       const prev = resolvePrevout(spend, tx.txid, prevouts, parsed.outputs);
-      if (prev?.address !== undefined) book.add(normalize(prev.address), -prev.value);
+      if (prev === undefined) spends.push({ transactionId: tx.txid, outpoint: spend.key });
+      else if (prev.address !== undefined) book.add(normalize(prev.address), -prev.value);
     }
     for (const out of tx.outputs) {
-      if (out.address !== undefined) book.add(normalize(out.address), out.value);
+      if (out.address === undefined) continue;
+      const address = normalize(out.address);
+      book.add(address, out.value);
+      outputs.push({ transactionId: tx.txid, outpoint: out.key, address, value: out.value });
     }
   }
   book.flush();
 
-  return { ...parsed.header, tokenTransfers: [], internalTransfers: [], coinMovements: book.movements };
+  return { ...parsed.header, tokenTransfers: [], internalTransfers: [], coinMovements: book.movements, utxo: { outputs, spends } };
 }
