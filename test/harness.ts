@@ -35,6 +35,11 @@ export interface TestApp {
   config: Config;
   customer(options?: { name?: string; plan?: Partial<Plan>; credits?: bigint; domains?: string[]; allowedEndpoints?: string[] }): Promise<TestCustomer>;
   request(method: string, path: string, options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  /**
+   * Stops the service, runs `whileDown`, and starts it again on the same database and configuration (a
+   * new port: url changes).
+   */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,18 +60,18 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { c
     databasePoolSize: 10,
     ...overrides,
   };
-  const app = await startApp(config, undefined, { clock: options.clock });
+  const started = await startApp(config, undefined, { clock: options.clock });
   let n = 0;
   const testApp: TestApp = {
-    app,
-    url: app.url as string,
+    app: started,
+    url: started.url as string,
     config,
     async customer(options = {}) {
       const name = options.name ?? `customer-${++n}-${randomBytes(3).toString('hex')}`;
       const plan: Plan = { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 100_000, ...options.plan };
-      const customer = await createCustomer(app.database.db, name, plan, options.credits ?? 100_000_000n);
-      for (const domain of options.domains ?? ['hooks.example.com']) await upsertDomain(app.database.db, customer.id, domain, 'operator');
-      const { key } = await createApiKey(app.database.db, customer.id, { allowedEndpoints: options.allowedEndpoints });
+      const customer = await createCustomer(testApp.app.database.db, name, plan, options.credits ?? 100_000_000n);
+      for (const domain of options.domains ?? ['hooks.example.com']) await upsertDomain(testApp.app.database.db, customer.id, domain, 'operator');
+      const { key } = await createApiKey(testApp.app.database.db, customer.id, { allowedEndpoints: options.allowedEndpoints });
       return { id: customer.id, name, key };
     },
     async request(method, path, options = {}) {
@@ -87,7 +92,13 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { c
       }
       return { status: response.status, headers: response.headers, body: parsed, text };
     },
-    close: () => app.close(),
+    async restart(whileDown) {
+      await testApp.app.close();
+      await whileDown?.();
+      testApp.app = await startApp(config, undefined, { clock: options.clock });
+      testApp.url = testApp.app.url as string;
+    },
+    close: () => testApp.app.close(),
   };
   return testApp;
 }

@@ -1,0 +1,285 @@
+/**
+ * The end-to-end scenarios every followed chain must pass, driven by any ChainDriver: the real litecoind,
+ * and our fake nodes of the chains that cannot run here. The service runs in-process on a real database
+ * and delivers to a real HTTPS receiver; each scenario mines its own blocks and waits for the follower
+ * (GET /blockchain-events/status) so timing is checked block by block.
+ *
+ * - TRANSACTION_MINED: the exact contract body once mined, signed; at once for one mined before subscribing.
+ * - A reorganisation: the orphaned block's callback not yet delivered is cancelled; the transaction
+ *   mined again fires with the new block and a new idempotency key.
+ * - The wallet ledger: received, spent and the opening balance (read from the node where it can tell)
+ *   against the node's own view, confirmed blocks only.
+ * - A restart of the service while blocks are mined: nothing missed, nothing doubled.
+ */
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.ts';
+import { formatUnits } from '../../src/domain/amounts.ts';
+import { CHAINS } from '../../src/domain/chains.ts';
+import { startTestApp, type TestApp, type TestCustomer } from '../harness.ts';
+import type { ChainDriver } from './chain-driver.ts';
+import { type ReceivedRequest, type Receiver, startReceiver } from './receiver.ts';
+import { createTestCa, writeCaFile } from './tls.ts';
+import { until } from './wait.ts';
+
+export interface FollowScenarioOptions {
+  /** The chain's confirmations in the service's configuration (wallet ledger). */
+  confirmations: number;
+  /** A typical payment in base units (the driver's wallet must afford several). */
+  amount: bigint;
+  /** False where the chain never reorganises what the service follows (XRP: validated ledgers only). */
+  reorgs?: boolean;
+  /** Per-test timeout; default 60 s. */
+  timeoutMs?: number;
+}
+
+const SECRET = 'whsec-follow-scenarios';
+
+interface Callback extends ReceivedRequest {
+  json: { idempotencyKey: string; referenceId: string; data: { item: Record<string, unknown> } };
+}
+
+export function describeFollowScenarios(title: string, start: () => Promise<ChainDriver>, options: FollowScenarioOptions): void {
+  const timeout = options.timeoutMs ?? 60_000;
+  let node: ChainDriver;
+  let receiver: Receiver;
+  let t: TestApp;
+  let c: TestCustomer;
+  let chainPath: string;
+
+  describe(title, () => {
+    beforeAll(async () => {
+      const ca = await createTestCa();
+      [node, receiver] = await Promise.all([start(), startReceiver({ ca })]);
+      chainPath = `/blockchain-events/${node.blockchain}/${node.network}`;
+      t = await startTestApp({
+        chains: [
+          {
+            blockchain: node.blockchain,
+            network: node.network,
+            rpcUrl: node.rpcUrl,
+            confirmations: options.confirmations,
+            pollIntervalMs: 50,
+            concurrency: 8,
+            requestTimeoutMs: 5000,
+            ...node.chainConfig,
+          },
+        ],
+        delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+      });
+      c = await t.customer({ domains: ['localhost'] });
+      await processed(await node.height());
+    }, timeout);
+
+    afterAll(async () => {
+      await t?.close();
+      await receiver?.close();
+      await node?.close();
+    });
+
+    /** Waits until the service has processed block `height`. */
+    async function processed(height: number): Promise<void> {
+      let last = '';
+      try {
+        await until(`the follower to process block ${height}`, async () => {
+          const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
+          last = res.text;
+          const item = res.body?.data?.items?.find(
+            (i: { blockchain: string; network: string }) => i.blockchain === node.blockchain && i.network === node.network,
+          );
+          return item?.processedHeight >= height;
+        });
+      } catch (error) {
+        throw new Error(`${(error as Error).message}; last status: ${last}`);
+      }
+    }
+
+    /** Mines `count` blocks, waits until they are processed and every callback they made due is out. */
+    async function mineAndProcess(count = 1): Promise<number> {
+      const height = await node.mine(count);
+      await processed(height);
+      await t.app.worker?.settled();
+      return height;
+    }
+
+    async function subscribeMined(transactionId: string, hook: string): Promise<string> {
+      const res = await t.request('POST', `${chainPath}/subscriptions/transaction-mined`, {
+        key: c.key,
+        body: { data: { item: { transactionId, callbackUrl: `${receiver.url}/hooks/${hook}`, callbackSecretKey: SECRET } } },
+      });
+      expect(res.status, res.text).toBe(200);
+      return res.body.data.item.referenceId as string;
+    }
+
+    function callbacksOf(referenceId: string): Callback[] {
+      return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
+    }
+
+    async function expectMinedIn(cb: Callback | undefined, transactionId: string, height: number): Promise<void> {
+      expect(cb?.headers['x-signature']).toBe(
+        createHmac('sha256', SECRET)
+          .update(cb?.rawBody ?? '')
+          .digest('hex'),
+      );
+      expect(cb?.json.data.item).toEqual({
+        blockchain: node.blockchain,
+        network: node.network,
+        transactionId,
+        minedInBlock: { height, hash: await node.blockHash(height), timestamp: expect.any(Number) },
+      });
+    }
+
+    const format = (value: bigint) => formatUnits(value, CHAINS[node.blockchain].decimals);
+
+    it(
+      'TRANSACTION_MINED: the exact signed body once mined; at once for a transaction mined before subscribing',
+      async () => {
+        const to = await node.newAddress();
+        const pending = await node.send(to, options.amount);
+        const id = await subscribeMined(pending, 'mined');
+        await t.app.ingest?.settled();
+        await t.app.worker?.settled();
+        expect(callbacksOf(id)).toHaveLength(0); // not mined yet
+        const height = await mineAndProcess();
+        const [cb] = await until('the mined callback', async () => callbacksOf(id).length === 1 && callbacksOf(id));
+        await expectMinedIn(cb, pending, height);
+        await mineAndProcess();
+        expect(callbacksOf(id)).toHaveLength(1);
+
+        const earlier = await node.send(to, options.amount);
+        const earlierHeight = await mineAndProcess();
+        const late = await subscribeMined(earlier, 'late');
+        const [lateCb] = await until('the callback of a transaction mined before subscribing', async () => callbacksOf(late).length === 1 && callbacksOf(late));
+        await expectMinedIn(lateCb, earlier, earlierHeight);
+      },
+      timeout,
+    );
+
+    it.skipIf(options.reorgs === false)(
+      'a reorganisation cancels the orphaned callback not yet delivered; the transaction mined again fires with the new block and a new key',
+      async () => {
+        const txid = await node.send(await node.newAddress(), options.amount);
+        const id = await subscribeMined(txid, 'reorg');
+        await t.app.ingest?.settled();
+        receiver.byPath('/hooks/reorg', { kind: 'status', status: 500 }); // the first attempt fails: retried in 30 s
+        const orphanHeight = await mineAndProcess();
+        const orphanHash = await node.blockHash(orphanHeight);
+        const [failed] = (await until('the failed first attempt', async () => callbacksOf(id).length === 1 && callbacksOf(id))) as [Callback];
+        expect((failed.json.data.item.minedInBlock as { hash: string }).hash).toBe(orphanHash);
+
+        receiver.byPath('/hooks/reorg', { kind: 'status', status: 200 });
+        const tip = await node.reorg(1);
+        expect(await node.blockHash(orphanHeight)).not.toBe(orphanHash);
+        await processed(tip);
+        await t.app.worker?.settled();
+        const all = await until('the callback of the new branch', async () => callbacksOf(id).length === 2 && callbacksOf(id));
+        const again = all[1] as Callback;
+        const againHeight = (again.json.data.item.minedInBlock as { height: number }).height;
+        await expectMinedIn(again, txid, againHeight);
+        expect(again.json.idempotencyKey).not.toBe(failed.json.idempotencyKey);
+
+        const [row] = await t.app.database.db.query<{ status: string; outcome: string }>(
+          'test:orphaned-callback',
+          'SELECT status, outcome FROM callbacks WHERE idempotency_key = $1',
+          [failed.json.idempotencyKey],
+        );
+        expect(row).toEqual({ status: 'cancelled', outcome: 'reorganised' });
+        await mineAndProcess(2);
+        expect(callbacksOf(id)).toHaveLength(2); // the cancelled one is never retried
+      },
+      timeout,
+    );
+
+    it(
+      "the wallet ledger: received, spent and the opening balance agree with the node's view, confirmed blocks only",
+      async () => {
+        const wallet = (await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'hot' } } } })).body.data.item
+          .walletId as string;
+        const watch = async (address: string) => {
+          const r = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/${node.blockchain}/${node.network}/addresses`, {
+            key: c.key,
+            body: { data: { item: { address } } },
+          });
+          expect(r.status, r.text).toBe(201);
+        };
+        const coin = async () => {
+          const r = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}`, { key: c.key });
+          expect(r.status, r.text).toBe(200);
+          return r.body.data.item.coins.find((x: { blockchain: string }) => x.blockchain === node.blockchain);
+        };
+
+        // Funded before it is watched: counted only through the opening balance.
+        const old = await node.newAddress();
+        await node.send(old, options.amount);
+        await mineAndProcess();
+        await watch(old);
+        const fresh = await node.newAddress();
+        await watch(fresh);
+        await node.send(fresh, 2n * options.amount);
+        await mineAndProcess();
+        for (let confirmations = 1; confirmations < options.confirmations; confirmations++) {
+          expect((await coin()).totalReceived).toBe('0'); // not yet confirmed enough
+          await mineAndProcess();
+        }
+        const first = await until('the opening balance to be read', async () => {
+          const x = await coin();
+          return x.openingBalance !== 'pending' && x;
+        });
+        const opening = first.openingBalance === 'read' ? options.amount : 0n;
+        expect(first).toMatchObject({ totalReceived: format(2n * options.amount), totalSpent: '0', confirmedBalance: format(opening + 2n * options.amount) });
+
+        if (!node.spend) return;
+        // Spending both addresses' outputs: the old one's output is known only through the opening.
+        const other = await node.newAddress();
+        const a = await node.spend(fresh, other, options.amount / 2n);
+        const b = await node.spend(old, other, options.amount / 2n);
+        expect(a.fee).toBeGreaterThan(0n);
+        expect(b.fee).toBeGreaterThan(0n);
+        await mineAndProcess(options.confirmations);
+        const after = await coin();
+        const nodeView = (await node.balance(fresh)) + (await node.balance(old));
+        expect(nodeView).toBe(0n); // the drivers send the change elsewhere
+        if (first.openingBalance === 'read') {
+          expect(after).toMatchObject({
+            confirmedBalance: '0',
+            totalReceived: format(2n * options.amount),
+            totalSpent: format(2n * options.amount + options.amount),
+          });
+        } else {
+          // Without an opening the old address's output was never known: its spending is not counted either.
+          expect(after).toMatchObject({ confirmedBalance: '0', totalReceived: format(2n * options.amount), totalSpent: format(2n * options.amount) });
+        }
+      },
+      timeout,
+    );
+
+    it(
+      'a restart of the service while blocks are mined misses no block and doubles no callback',
+      async () => {
+        const to = await node.newAddress();
+        const first = await node.send(to, options.amount);
+        const firstId = await subscribeMined(first, 'restart-1');
+        const secondTx = await node.send(to, options.amount);
+        const secondId = await subscribeMined(secondTx, 'restart-2');
+        await t.app.ingest?.settled();
+        const before = await node.height();
+        let firstHeight = 0;
+        await t.restart(async () => {
+          firstHeight = await node.mine(1); // both mined while the service is down
+          await node.mine(2);
+        });
+        // Keys and customers live in the database: the same key works after the restart.
+        await processed(before + 3);
+        await t.app.worker?.settled();
+        const [a] = await until('the first callback after the restart', async () => callbacksOf(firstId).length === 1 && callbacksOf(firstId));
+        const [b] = await until('the second callback after the restart', async () => callbacksOf(secondId).length === 1 && callbacksOf(secondId));
+        await expectMinedIn(a, first, firstHeight);
+        await expectMinedIn(b, secondTx, firstHeight);
+        await mineAndProcess();
+        expect(callbacksOf(firstId)).toHaveLength(1);
+        expect(callbacksOf(secondId)).toHaveLength(1);
+      },
+      timeout,
+    );
+  });
+}
