@@ -27,6 +27,23 @@ describe('chains configuration', () => {
     expect(config.roles).toEqual(['api', 'ingest', 'delivery']);
   });
 
+  it('takes Bitcoin-family node credentials: user and password, or a cookie file (also HERALD_RPC_COOKIE_...), not both', () => {
+    const config = loadConfig({}, { HERALD_RPC_LITECOIN_TESTNET: 'http://127.0.0.1:19332', HERALD_RPC_COOKIE_LITECOIN_TESTNET: '/var/lib/litecoind/.cookie' });
+    expect(config.chains).toEqual([expect.objectContaining({ blockchain: 'litecoin', network: 'testnet', rpcCookieFile: '/var/lib/litecoind/.cookie' })]);
+    const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+    const file = join(dir, 'config.json');
+    const write = (chain: Record<string, unknown>) =>
+      writeFileSync(file, JSON.stringify({ chains: [{ blockchain: 'bitcoin', network: 'mainnet', rpcUrl: 'http://btc:8332', ...chain }] }));
+    write({ rpcUser: 'herald', rpcPassword: 'secret' });
+    expect(loadConfig({ configFile: file }, {}).chains[0]).toMatchObject({ rpcUser: 'herald', rpcPassword: 'secret' });
+    write({ rpcUser: 'herald', rpcPassword: 'secret', rpcCookieFile: '/c' });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/either rpcUser and rpcPassword or rpcCookieFile, not both/);
+    write({ rpcUser: 'herald' });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/rpcUser and rpcPassword go together/);
+    write({ blockchain: 'ethereum', rpcUser: 'a', rpcPassword: 'b' });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/for Bitcoin-family nodes/);
+  });
+
   it('merges the environment over the file entry of the same chain', () => {
     const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
     const file = join(dir, 'config.json');

@@ -181,8 +181,9 @@ function deliveryFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown
 }
 
 /**
- * Chains from HERALD_RPC_<BLOCKCHAIN>_<NETWORK> (upper case, dashes as underscores) and optional
- * HERALD_WS_<BLOCKCHAIN>_<NETWORK>, merged over the file's entry for the same chain.
+ * Chains from HERALD_RPC_<BLOCKCHAIN>_<NETWORK> (upper case, dashes as underscores), optional
+ * HERALD_WS_<BLOCKCHAIN>_<NETWORK> and HERALD_RPC_COOKIE_<BLOCKCHAIN>_<NETWORK> (a Bitcoin-family node's
+ * cookie file), merged over the file's entry for the same chain.
  */
 function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unknown[] {
   const chains = Array.isArray(fileChains) ? fileChains.map((c) => ({ ...(c as Record<string, unknown>) })) : [];
@@ -191,7 +192,8 @@ function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unk
     for (const network of CHAINS[blockchain].networks) {
       const rpcUrl = env[`HERALD_RPC_${envName(blockchain, network)}`];
       const wsUrl = env[`HERALD_WS_${envName(blockchain, network)}`];
-      if (!rpcUrl && !wsUrl) continue;
+      const cookieFile = env[`HERALD_RPC_COOKIE_${envName(blockchain, network)}`];
+      if (!rpcUrl && !wsUrl && !cookieFile) continue;
       let entry = chains.find((c) => c.blockchain === blockchain && c.network === network);
       if (!entry) {
         entry = { blockchain, network };
@@ -199,6 +201,7 @@ function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unk
       }
       if (rpcUrl) entry.rpcUrl = rpcUrl;
       if (wsUrl) entry.wsUrl = wsUrl;
+      if (cookieFile) entry.rpcCookieFile = cookieFile;
     }
   }
   return chains;
@@ -212,6 +215,11 @@ function checkChains(chains: ChainConfig[]): string[] {
     if (!isBlockchain(c.blockchain)) problems.push(`  /chains/${i}/blockchain: '${c.blockchain}' is not one of ${BLOCKCHAINS.join(', ')}`);
     else if (!isNetwork(c.network) || !supportsNetwork(c.blockchain, c.network))
       problems.push(`  /chains/${i}/network: ${c.blockchain} takes ${CHAINS[c.blockchain].networks.join(' or ')}, not '${c.network}'`);
+    const credentials = [c.rpcUser !== undefined || c.rpcPassword !== undefined, c.rpcCookieFile !== undefined];
+    if (credentials.some(Boolean) && isBlockchain(c.blockchain) && CHAINS[c.blockchain].family !== 'utxo')
+      problems.push(`  /chains/${i}: rpcUser, rpcPassword and rpcCookieFile are for Bitcoin-family nodes; put other nodes' credentials in rpcUrl`);
+    else if (credentials.every(Boolean)) problems.push(`  /chains/${i}: give either rpcUser and rpcPassword or rpcCookieFile, not both`);
+    else if ((c.rpcUser === undefined) !== (c.rpcPassword === undefined)) problems.push(`  /chains/${i}: rpcUser and rpcPassword go together`);
     const key = `${c.blockchain}/${c.network}`;
     if (seen.has(key)) problems.push(`  /chains/${i}: ${key} is configured twice`);
     seen.add(key);
