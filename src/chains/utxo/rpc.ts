@@ -1,0 +1,287 @@
+/**
+ * JSON-RPC client for one Bitcoin-family node (Bitcoin Core and its forks: Bitcoin Cash Node, Litecoin,
+ * Dogecoin, Dash, zcashd; Omni Core) over HTTP. Like the EVM client it does little on purpose: one request
+ * (or one batch), a timeout, one quick retry when the connection itself failed, and errors that say which
+ * method failed at which node and what the node answered. Retrying with backoff is the follower's job.
+ *
+ * The node's dialect:
+ * - JSON-RPC 1.0 style requests (`{"jsonrpc":"1.0","id":..,"method":..,"params":[..]}`); a JSON array of them
+ *   is a batch, answered with an array (HTTP 200) whose entries carry their own result or error.
+ * - Core answers an RPC error with HTTP 500 (404 for "Method not found", 400 for an invalid request) and the
+ *   JSON-RPC error in the body, so the body is read before the status is judged.
+ * - Authentication is HTTP Basic: rpcuser/rpcpassword, credentials in the URL, or the node's cookie file
+ *   (`__cookie__:<hex>`, rewritten at every node start: read on first use, read again once on a 401).
+ *   A refused login is HTTP 401 (or 403 from rpcallowip) without a JSON body.
+ *
+ * Coin amounts are JSON numbers with up to 8 decimals; once parsed they are doubles, which cannot carry 8
+ * decimals above 2^26 coins (dogecoin has such outputs). The client therefore turns the numbers of the amount
+ * fields (`value`, `amount`, `fee`, ...) into their decimal text before parsing, so parseCoinAmount sees the
+ * exact digits the node printed.
+ */
+import { readFile } from 'node:fs/promises';
+import { Agent, request as httpRequest } from 'undici';
+import { redactUrl } from '../../domain/node-urls.ts';
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** A verbosity-3 block of 4 MB is some tens of MB of JSON; the timeout bounds a runaway body. */
+const MAX_RESPONSE_BYTES = 512 * 1024 * 1024;
+const NETWORK_RETRY_DELAY_MS = 150;
+
+/**
+ * - unsupported: the node does not serve the method (-32601 "Method not found").
+ * - rpc: any other JSON-RPC error the node answered with (e.g. -5 not found, -8 invalid parameter).
+ * - auth: the node refused the credentials (HTTP 401/403), or the cookie file cannot be read.
+ * - http: a non-2xx response without a JSON-RPC error, or a body that is not a JSON-RPC answer.
+ * - timeout / network: no answer in time / no connection.
+ */
+export type UtxoRpcErrorKind = 'unsupported' | 'rpc' | 'auth' | 'http' | 'timeout' | 'network';
+
+export class UtxoRpcError extends Error {
+  override name = 'UtxoRpcError';
+
+  constructor(
+    readonly method: string,
+    /** The node URL without credentials. */
+    readonly url: string,
+    readonly kind: UtxoRpcErrorKind,
+    /** What the node (or the connection) said. */
+    readonly nodeMessage: string,
+    readonly code?: number,
+    readonly status?: number,
+  ) {
+    super(`${method} failed at ${url}: ${kind}${code === undefined ? '' : ` ${code}`}${status === undefined ? '' : ` (HTTP ${status})`}: ${nodeMessage}`);
+  }
+}
+
+export type UtxoRpcAuth = { user: string; password: string } | { cookieFile: string };
+
+export interface UtxoRpcClientOptions {
+  /** May carry credentials (`http://user:pass@host:port`); they are sent as Basic authentication. */
+  url: string;
+  /** Wins over credentials in the URL. */
+  auth?: UtxoRpcAuth;
+  /** Per request (a batch is one request); default 10 s. */
+  timeoutMs?: number;
+}
+
+export interface RpcCall {
+  method: string;
+  params: readonly unknown[];
+}
+
+/** One entry of a batch answer: the result, or the error the node answered for that call. */
+export type BatchAnswer<T = unknown> = { ok: true; result: T } | { ok: false; error: UtxoRpcError };
+
+export interface UtxoRpcClient {
+  /** The node URL without credentials (for logs and errors). */
+  readonly url: string;
+  /** Any method, raw JSON result (amount fields as decimal strings). `timeoutMs` overrides the client's. */
+  request<T>(method: string, params: readonly unknown[], options?: { timeoutMs?: number }): Promise<T>;
+  /**
+   * Several calls in one HTTP request, answers in the order of `calls`. A call the node answered with an
+   * error is `{ ok: false }`; a failure of the request itself (timeout, auth, garbage) is thrown.
+   */
+  batch<T>(calls: readonly RpcCall[]): Promise<BatchAnswer<T>[]>;
+  /** Closes the idle connections; requests in flight finish. */
+  close(): Promise<void>;
+}
+
+const METHOD_NOT_FOUND = -32601;
+/** Statuses at which Core sends a JSON-RPC error body; anything else (502, 503 "Work queue depth exceeded", ...) is the HTTP layer's. */
+const RPC_ERROR_STATUSES = new Set([200, 400, 404, 500]);
+
+/** A JSON-RPC error object as nodes send it. */
+interface RpcErrorObject {
+  code: number;
+  message: string;
+}
+
+const isRpcErrorObject = (value: unknown): value is RpcErrorObject =>
+  typeof (value as RpcErrorObject | null)?.code === 'number' && typeof (value as RpcErrorObject | null)?.message === 'string';
+
+/** The node answered `error` for `method`. */
+export function classifyRpcError(method: string, url: string, error: RpcErrorObject, status?: number): UtxoRpcError {
+  const message = error.message.slice(0, 500);
+  const kind: UtxoRpcErrorKind = error.code === METHOD_NOT_FOUND || /^method not found/i.test(message) ? 'unsupported' : 'rpc';
+  return new UtxoRpcError(method, url, kind, message, error.code, status === undefined || (status >= 200 && status < 300) ? undefined : status);
+}
+
+/** A failure below HTTP (refused, reset, DNS): the error's message, with its code when the message lacks it. */
+function networkError(method: string, url: string, error: unknown): UtxoRpcError {
+  let root = error;
+  for (let i = 0; i < 10 && root instanceof Error && root.cause !== undefined; i++) root = root.cause;
+  const e = root as { message?: unknown; code?: unknown } | undefined;
+  const text = typeof e?.message === 'string' && e.message !== '' ? e.message : String(e?.code ?? e);
+  return new UtxoRpcError(method, url, 'network', typeof e?.code === 'string' && !text.includes(e.code) ? `${text} (${e.code})` : text);
+}
+
+/**
+ * The numbers of amount fields as decimal strings, so that JSON.parse does not round them: `"value": 0.1`
+ * becomes `"value": "0.1"`. A match needs the key's closing quote unescaped followed by a colon, which only a
+ * real key has (a quote inside a JSON string is always escaped), so string contents are never touched.
+ */
+const AMOUNT_FIELD = /"(value|amount|fee|total_amount|totalamount|balance|reserved|frozen)"(\s*:\s*)(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?=\s*[,}\]])/g;
+
+export function quoteAmounts(text: string): string {
+  return text.replace(AMOUNT_FIELD, '"$1"$2"$3"');
+}
+
+class ResponseTooLarge extends Error {}
+
+/** Why the node refused the credentials, in words an operator acts on. */
+function authMessage(status: number): string {
+  return status === 403
+    ? 'the node refused the request (HTTP 403): check rpcUser/rpcPassword or rpcCookieFile, and that the node allows this host (rpcallowip)'
+    : 'the node refused the credentials (HTTP 401): check rpcUser/rpcPassword or rpcCookieFile';
+}
+
+export function createUtxoRpcClient(options: UtxoRpcClientOptions): UtxoRpcClient {
+  const url = redactUrl(options.url);
+  const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // Credentials in the URL go as Basic authentication, never in the request line.
+  const target = new URL(options.url);
+  let urlCredentials: string | undefined;
+  if (target.username || target.password) {
+    urlCredentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+    target.username = '';
+    target.password = '';
+  }
+  const endpoint = target.toString();
+  const auth = options.auth;
+  const fixedCredentials = auth && 'user' in auth ? `${auth.user}:${auth.password}` : urlCredentials;
+  const cookieFile = auth && 'cookieFile' in auth ? auth.cookieFile : undefined;
+  // The timeout below bounds each request as a whole; undici's own (per phase) are left at their defaults.
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  let nextId = 0;
+  /** The cookie as last read; shared by concurrent requests, dropped when the node refuses it. */
+  let cookie: Promise<string> | undefined;
+
+  const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
+
+  function readCookie(method: string): Promise<string> {
+    if (cookie === undefined) {
+      const path = cookieFile as string;
+      const reading = readFile(path, 'utf8').then(
+        (text) => {
+          const value = text.trim();
+          if (!/^[^:\s]+:\S+$/.test(value)) throw new UtxoRpcError(method, url, 'auth', `the cookie file ${path} does not hold user:password`);
+          return value;
+        },
+        (error: NodeJS.ErrnoException) => {
+          throw new UtxoRpcError(method, url, 'auth', `cannot read the cookie file ${path} (rpcCookieFile): ${error.code ?? error.message}`);
+        },
+      );
+      cookie = reading;
+      // A failed read is forgotten, so the next request tries the file again (the node may be starting).
+      reading.catch(() => {
+        if (cookie === reading) cookie = undefined;
+      });
+    }
+    return cookie;
+  }
+
+  /** One POST: the HTTP status and the body text. */
+  async function post(label: string, body: string, timeoutMs: number, authHeader: string | undefined): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (authHeader !== undefined) headers.authorization = authHeader;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    try {
+      const response = await httpRequest(endpoint, { method: 'POST', headers, body, signal: abort.signal, dispatcher: agent });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) {
+          response.body.destroy();
+          throw new ResponseTooLarge(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
+        }
+        chunks.push(chunk);
+      }
+      return { status: response.statusCode, text: (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8') };
+    } catch (error) {
+      if (abort.signal.aborted) throw new UtxoRpcError(label, url, 'timeout', `no answer within ${timeoutMs} ms`);
+      if (error instanceof ResponseTooLarge) throw new UtxoRpcError(label, url, 'http', error.message);
+      throw networkError(label, url, error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * POSTs `body` with the credentials; a 401 with a cookie file reads the file again (the node restarted and
+   * wrote a new cookie) and tries once more. One quick retry when the connection failed (a reset keep-alive
+   * socket, a node restarting): every call made here is a read.
+   */
+  async function send(label: string, body: string, timeoutMs: number): Promise<{ status: number; text: string }> {
+    let answer: { status: number; text: string };
+    const attempt = async () => {
+      const used = cookieFile === undefined ? undefined : readCookie(label);
+      const credentials = used === undefined ? fixedCredentials : await used;
+      const a = await post(label, body, timeoutMs, credentials === undefined ? undefined : basic(credentials));
+      if (a.status !== 401 || used === undefined) return a;
+      if (cookie === used) cookie = undefined;
+      return await post(label, body, timeoutMs, basic(await readCookie(label)));
+    };
+    try {
+      answer = await attempt();
+    } catch (error) {
+      if (!(error instanceof UtxoRpcError) || error.kind !== 'network') throw error;
+      await new Promise((r) => setTimeout(r, NETWORK_RETRY_DELAY_MS));
+      answer = await attempt();
+    }
+    if (answer.status === 401 || answer.status === 403) throw new UtxoRpcError(label, url, 'auth', authMessage(answer.status), undefined, answer.status);
+    return answer;
+  }
+
+  /** The parsed body, or undefined when it is not JSON. */
+  function parse(text: string): unknown {
+    try {
+      return JSON.parse(quoteAmounts(text || 'null'));
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function request<T>(method: string, params: readonly unknown[], opts?: { timeoutMs?: number }): Promise<T> {
+    const id = ++nextId;
+    const { status, text } = await send(method, JSON.stringify({ jsonrpc: '1.0', id, method, params }), opts?.timeoutMs ?? defaultTimeoutMs);
+    const ok = status >= 200 && status < 300;
+    const data = parse(text) as { result?: unknown; error?: unknown; id?: unknown } | undefined;
+    if (RPC_ERROR_STATUSES.has(status) && isRpcErrorObject(data?.error)) throw classifyRpcError(method, url, data.error, status);
+    if (!ok) throw new UtxoRpcError(method, url, 'http', text.slice(0, 300) || `HTTP ${status}`, undefined, status);
+    if (data === null || typeof data !== 'object' || Array.isArray(data) || !('result' in data))
+      throw new UtxoRpcError(method, url, 'http', `not a JSON-RPC answer: ${text.slice(0, 200)}`);
+    if (data.id !== id) throw new UtxoRpcError(method, url, 'http', `the answer is for request ${JSON.stringify(data.id)}, not ${id}`);
+    return data.result as T;
+  }
+
+  async function batch<T>(calls: readonly RpcCall[]): Promise<BatchAnswer<T>[]> {
+    if (calls.length === 0) return [];
+    const first = nextId + 1;
+    nextId += calls.length;
+    const label = `batch of ${calls.length} (${[...new Set(calls.map((c) => c.method))].join(', ')})`;
+    const body = JSON.stringify(calls.map((c, i) => ({ jsonrpc: '1.0', id: first + i, method: c.method, params: c.params })));
+    const { status, text } = await send(label, body, defaultTimeoutMs);
+    const data = parse(text);
+    // The whole batch refused (a parse error, a request too large for the node): one error object.
+    if (!Array.isArray(data)) {
+      const error = (data as { error?: unknown } | undefined)?.error;
+      if (RPC_ERROR_STATUSES.has(status) && isRpcErrorObject(error)) throw classifyRpcError(label, url, error, status);
+      throw new UtxoRpcError(label, url, 'http', text.slice(0, 300) || `HTTP ${status}`, undefined, status >= 200 && status < 300 ? undefined : status);
+    }
+    const byId = new Map<unknown, { result?: unknown; error?: unknown }>();
+    for (const entry of data as { id?: unknown; result?: unknown; error?: unknown }[]) {
+      if (entry !== null && typeof entry === 'object') byId.set(entry.id, entry);
+    }
+    return calls.map((call, i) => {
+      const entry = byId.get(first + i);
+      if (entry === undefined) throw new UtxoRpcError(label, url, 'http', `the batch answer has no entry for request ${first + i} (${call.method})`);
+      if (isRpcErrorObject(entry.error)) return { ok: false, error: classifyRpcError(call.method, url, entry.error) };
+      if (!('result' in entry)) throw new UtxoRpcError(call.method, url, 'http', 'a batch entry without result or error');
+      return { ok: true, result: entry.result as T };
+    });
+  }
+
+  return { url, request, batch, close: () => agent.close() };
+}
