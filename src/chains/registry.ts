@@ -10,6 +10,7 @@ import type { ChainKey } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { createEvmAdapter } from './evm/adapter.ts';
 import type { EvmBlockchain } from './evm/normalize.ts';
+import { createXrpAdapter } from './xrp/adapter.ts';
 
 export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db; logger: Logger }): ChainAdapter | undefined {
   switch (CHAINS[chain.blockchain].family) {
@@ -24,6 +25,8 @@ export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger, // the adapter names its chain and node in each line
       });
+    case 'xrp':
+      return createXrpAdapter({ network: chain.network, rpcUrl: chain.rpcUrl, timeoutMs: chain.requestTimeoutMs, logger: deps.logger });
     default:
       return undefined;
   }

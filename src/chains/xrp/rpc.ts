@@ -1,0 +1,170 @@
+/**
+ * JSON-RPC client for one rippled (or Clio) server over HTTP. Like the EVM client it does little on
+ * purpose: one request, a timeout, at most one quick retry when the connection itself failed (every call
+ * here is a read), and errors that say which method failed at which node and what the node answered.
+ * Retrying with backoff is the caller's job (the follower).
+ *
+ * rippled's HTTP dialect: POST `{"method": "ledger", "params": [{...}]}`; the answer is `{"result": {...,
+ * "status": "success"}}`, and an error is an HTTP 200 too, `{"result": {"error": "lgrNotFound",
+ * "error_code": 21, "error_message": ..., "request": {...}, "status": "error"}}`. Faults outside a command
+ * (overload, a request it cannot parse, a forbidden method) are plain-text 503 / 400 / 403 answers.
+ * The envelope is read by the normaliser's unwrapRippledResult, so the two agree on every shape.
+ */
+import { Agent, request as httpRequest } from 'undici';
+import { redactUrl } from '../../domain/node-urls.ts';
+import { RippledError, unwrapRippledResult, XrpNormalizeError } from './normalize.ts';
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** A busy mainnet ledger with expanded transactions and metadata is a few MiB; the timeout bounds a runaway body. */
+const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
+const NETWORK_RETRY_DELAY_MS = 150;
+
+/**
+ * - rippled: the server answered a command with an error (`code` is its token: lgrNotFound, txnNotFound,
+ *   actNotFound, noNetwork, tooBusy, unknownCmd, ...).
+ * - http: a non-2xx answer that is not a rippled error, or a body that is not a rippled answer.
+ * - timeout / network: no answer in time / no connection.
+ */
+export type XrpRpcErrorKind = 'rippled' | 'http' | 'timeout' | 'network';
+
+type JsonObject = Record<string, unknown>;
+
+export class XrpRpcError extends Error {
+  override name = 'XrpRpcError';
+
+  constructor(
+    readonly method: string,
+    /** The node URL without credentials. */
+    readonly url: string,
+    readonly kind: XrpRpcErrorKind,
+    /** What the node (or the connection) said. */
+    readonly nodeMessage: string,
+    /** rippled's error token (kind 'rippled'). */
+    readonly code?: string,
+    readonly status?: number,
+    /** kind 'rippled': the error answer's result object (it may say `validated`, `ledger_index`, ...). */
+    readonly answer?: JsonObject,
+  ) {
+    super(`${method} failed at ${url}: ${kind}${code === undefined ? '' : ` ${code}`}${status === undefined ? '' : ` (HTTP ${status})`}: ${nodeMessage}`);
+  }
+}
+
+/** Whether `error` is rippled's answer `code` to a command (e.g. `lgrNotFound`). */
+export function isRippledError(error: unknown, code: string): error is XrpRpcError {
+  return error instanceof XrpRpcError && error.kind === 'rippled' && error.code === code;
+}
+
+const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** A failure below HTTP (refused, reset, DNS): the error's message, with its code when the message lacks it. */
+function networkError(method: string, url: string, error: unknown): XrpRpcError {
+  let root = error;
+  for (let i = 0; i < 10 && root instanceof Error && root.cause !== undefined; i++) root = root.cause;
+  const e = root as { message?: unknown; code?: unknown } | undefined;
+  const text = typeof e?.message === 'string' && e.message !== '' ? e.message : String(e?.code ?? e);
+  return new XrpRpcError(method, url, 'network', typeof e?.code === 'string' && !text.includes(e.code) ? `${text} (${e.code})` : text);
+}
+
+class ResponseTooLarge extends Error {}
+
+export interface RippledClientOptions {
+  url: string;
+  /** Per request; default 10 s. */
+  timeoutMs?: number;
+}
+
+export interface RippledClient {
+  /** The node URL without credentials (for logs and errors). */
+  readonly url: string;
+  /** One command; its `result` object as the node sent it (`status: "success"` included). */
+  request<T extends object = JsonObject>(method: string, params?: JsonObject): Promise<T>;
+  /** Closes the idle connections; requests in flight finish. */
+  close(): Promise<void>;
+}
+
+export function createRippledClient(options: RippledClientOptions): RippledClient {
+  const url = redactUrl(options.url);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // Credentials in the URL (a gateway in front of the node) go as Basic authentication, never in the request line.
+  const target = new URL(options.url);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (target.username || target.password) {
+    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`;
+    target.username = '';
+    target.password = '';
+  }
+  const endpoint = target.toString();
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  let nextId = 0;
+
+  async function post(method: string, params: JsonObject): Promise<JsonObject> {
+    // rippled ignores `id` and `jsonrpc` at this level; hosted gateways in front of it want them.
+    const body = JSON.stringify({ method, params: [params], id: ++nextId, jsonrpc: '2.0' });
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    let status: number;
+    let text: string;
+    try {
+      const response = await httpRequest(endpoint, { method: 'POST', headers, body, signal: abort.signal, dispatcher: agent });
+      status = response.statusCode;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) {
+          response.body.destroy();
+          throw new ResponseTooLarge(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
+        }
+        chunks.push(chunk);
+      }
+      text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+    } catch (error) {
+      if (abort.signal.aborted) throw new XrpRpcError(method, url, 'timeout', `no answer within ${timeoutMs} ms`);
+      if (error instanceof ResponseTooLarge) throw new XrpRpcError(method, url, 'http', error.message);
+      throw networkError(method, url, error);
+    } finally {
+      clearTimeout(timer);
+    }
+    const ok = status >= 200 && status < 300;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      // rippled's own faults outside a command (503 overloaded, 400 unparsable, 403 forbidden) are plain text.
+      if (!ok) throw new XrpRpcError(method, url, 'http', text.trim().slice(0, 300) || `HTTP ${status}`, undefined, status);
+      throw new XrpRpcError(method, url, 'http', `invalid JSON in the response: ${(error as Error).message}`);
+    }
+    try {
+      const result = unwrapRippledResult<JsonObject>(json);
+      if (!ok) throw new XrpRpcError(method, url, 'http', text.slice(0, 300), undefined, status);
+      // A bare object without `result` is taken as is by the normaliser (WebSocket-style files); over HTTP
+      // rippled always wraps, so an object without it is not an answer.
+      if (!isObject(json) || !('result' in json)) throw new XrpRpcError(method, url, 'http', `not a rippled answer (no result): ${text.slice(0, 200)}`);
+      return result;
+    } catch (error) {
+      if (error instanceof RippledError) {
+        const answer = isObject(json) && isObject(json.result) ? json.result : isObject(json) ? json : undefined;
+        throw new XrpRpcError(method, url, 'rippled', error.message, error.code, ok ? undefined : status, answer);
+      }
+      if (error instanceof XrpNormalizeError) throw new XrpRpcError(method, url, 'http', error.message, undefined, ok ? undefined : status);
+      throw error;
+    }
+  }
+
+  /** One quick retry when the connection failed (a reset keep-alive socket, a node restarting). */
+  async function run(method: string, params: JsonObject): Promise<JsonObject> {
+    try {
+      return await post(method, params);
+    } catch (error) {
+      if (!(error instanceof XrpRpcError) || error.kind !== 'network') throw error;
+      await new Promise((r) => setTimeout(r, NETWORK_RETRY_DELAY_MS));
+      return await post(method, params);
+    }
+  }
+
+  return {
+    url,
+    request: async <T extends object>(method: string, params: JsonObject = {}) => (await run(method, params)) as T,
+    close: () => agent.close(),
+  };
+}
