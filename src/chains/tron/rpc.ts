@@ -1,0 +1,172 @@
+/**
+ * Client for one java-tron full node's HTTP API (`POST {base}/wallet/<name>` with a JSON body). Like the
+ * EVM client it does little on purpose: one request, a timeout, at most one quick retry when the
+ * connection itself failed (every call made here is a read), and errors that say which path failed at
+ * which node and what the node answered. Retrying with backoff is the caller's job (the follower).
+ *
+ * java-tron's dialect: plain JSON, no envelope. A call that fails inside a servlet is still HTTP 200,
+ * with `{"Error": "<exception class> : <message>"}` (Util.printErrorMsg); "not found" is `{}`; a path the
+ * node does not serve is Jetty's HTML 404.
+ *
+ * The node URL is the HTTP base (e.g. http://127.0.0.1:8090). Credentials in it go as Basic
+ * authentication, never in the request line; a query string is kept on every request (for gateways that
+ * take their key that way), and a gateway that takes its key in the path works as is (the key is masked
+ * in logs, see redactUrl). TronGrid's TRON-PRO-API-KEY header is not sent: use a key-in-path gateway.
+ *
+ * int64 fields (amounts, balances, fees) are JSON numbers in java-tron's output and may exceed
+ * Number.MAX_SAFE_INTEGER (a large exchange wallet holds more than 9 billion TRX = 9e15 sun): integer
+ * literals of 16 digits or more are read as decimal strings, which the normaliser takes losslessly.
+ */
+import { Agent, request as httpRequest } from 'undici';
+import { redactUrl } from '../../domain/node-urls.ts';
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** getblockbynum of a busy mainnet block is a few MiB; the timeout bounds a runaway body. */
+const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
+const NETWORK_RETRY_DELAY_MS = 150;
+
+/**
+ * - unsupported: the node does not serve the path (HTTP 404, 405 or 501: a servlet not registered, a
+ *   gateway that does not forward it).
+ * - node: the node answered `{"Error": ...}` (an exception inside the servlet).
+ * - http: any other non-2xx answer, or a body that is not JSON.
+ * - timeout / network: no answer in time / no connection.
+ */
+export type TronRpcErrorKind = 'unsupported' | 'node' | 'http' | 'timeout' | 'network';
+
+export class TronRpcError extends Error {
+  override name = 'TronRpcError';
+
+  constructor(
+    /** e.g. wallet/getblockbynum */
+    readonly path: string,
+    /** The node URL without credentials. */
+    readonly url: string,
+    readonly kind: TronRpcErrorKind,
+    /** What the node (or the connection) said. */
+    readonly nodeMessage: string,
+    readonly status?: number,
+  ) {
+    super(`${path} failed at ${url}: ${kind}${status === undefined ? '' : ` (HTTP ${status})`}: ${nodeMessage}`);
+  }
+}
+
+const UNSUPPORTED_STATUS = new Set([404, 405, 501]);
+
+/** A failure below HTTP (refused, reset, DNS): the error's message, with its code when the message lacks it. */
+function networkError(path: string, url: string, error: unknown): TronRpcError {
+  let root = error;
+  for (let i = 0; i < 10 && root instanceof Error && root.cause !== undefined; i++) root = root.cause;
+  const e = root as { message?: unknown; code?: unknown } | undefined;
+  const text = typeof e?.message === 'string' && e.message !== '' ? e.message : String(e?.code ?? e);
+  return new TronRpcError(path, url, 'network', typeof e?.code === 'string' && !text.includes(e.code) ? `${text} (${e.code})` : text);
+}
+
+/**
+ * JSON.parse that keeps integers beyond Number.MAX_SAFE_INTEGER exact: every integer literal of 16 or more
+ * digits (in a value position, outside strings) becomes a decimal string. Smaller integers stay numbers.
+ */
+export function parseJsonLossless(text: string): unknown {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  const quoted = text.replace(/("(?:[^"\\]|\\.)*")|([:[,]\s*)(-?\d{16,})(?=\s*[,}\]])/g, (match, str: string | undefined, before: string, digits: string) =>
+    str !== undefined ? match : `${before}"${digits}"`,
+  );
+  return JSON.parse(quoted);
+}
+
+class ResponseTooLarge extends Error {}
+
+export interface TronRpcClientOptions {
+  url: string;
+  /** Per request; default 10 s. */
+  timeoutMs?: number;
+}
+
+export interface TronRpcClient {
+  /** The node URL without credentials (for logs and errors). */
+  readonly url: string;
+  /**
+   * POSTs `body` to `{base}/{path}` (e.g. `wallet/getnowblock`); the node's JSON as it is (integers of 16+
+   * digits as strings). `{"Error": ...}` answers are thrown (kind 'node').
+   */
+  post<T = unknown>(path: string, body?: Record<string, unknown>): Promise<T>;
+  /** Closes the idle connections; requests in flight finish. */
+  close(): Promise<void>;
+}
+
+export function createTronRpcClient(options: TronRpcClientOptions): TronRpcClient {
+  const url = redactUrl(options.url);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const base = new URL(options.url);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (base.username || base.password) {
+    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64')}`;
+    base.username = '';
+    base.password = '';
+  }
+  base.hash = '';
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const endpoint = (path: string): string => {
+    const target = new URL(base.toString());
+    target.pathname = `${basePath}/${path}`;
+    return target.toString();
+  };
+  // The timeout below bounds each request as a whole; undici's own (per phase) are left at their defaults.
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+
+  async function postOnce(path: string, body: Record<string, unknown>): Promise<unknown> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    let status: number;
+    let text: string;
+    try {
+      const response = await httpRequest(endpoint(path), { method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal, dispatcher: agent });
+      status = response.statusCode;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) {
+          response.body.destroy();
+          throw new ResponseTooLarge(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
+        }
+        chunks.push(chunk);
+      }
+      text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+    } catch (error) {
+      if (abort.signal.aborted) throw new TronRpcError(path, url, 'timeout', `no answer within ${timeoutMs} ms`);
+      if (error instanceof ResponseTooLarge) throw new TronRpcError(path, url, 'http', error.message);
+      throw networkError(path, url, error);
+    } finally {
+      clearTimeout(timer);
+    }
+    const snippet = () => text.replace(/\s+/g, ' ').trim().slice(0, 300) || `HTTP ${status}`;
+    if (UNSUPPORTED_STATUS.has(status)) throw new TronRpcError(path, url, 'unsupported', snippet(), status);
+    if (status < 200 || status >= 300) throw new TronRpcError(path, url, 'http', snippet(), status);
+    let data: unknown;
+    try {
+      data = parseJsonLossless(text);
+    } catch (error) {
+      throw new TronRpcError(path, url, 'http', `invalid JSON in the response: ${(error as Error).message}`);
+    }
+    if (data !== null && typeof data === 'object' && !Array.isArray(data) && 'Error' in data) {
+      throw new TronRpcError(path, url, 'node', String((data as { Error: unknown }).Error).slice(0, 500));
+    }
+    return data;
+  }
+
+  return {
+    url,
+    async post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
+      // One quick retry when the connection failed (a reset keep-alive socket, a node restarting).
+      try {
+        return (await postOnce(path, body)) as T;
+      } catch (error) {
+        if (!(error instanceof TronRpcError) || error.kind !== 'network') throw error;
+        await new Promise((r) => setTimeout(r, NETWORK_RETRY_DELAY_MS));
+        return (await postOnce(path, body)) as T;
+      }
+    },
+    close: () => agent.close(),
+  };
+}
