@@ -15,6 +15,9 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   'e2e-latency': () => import('./e2e-latency.ts'),
   'evm-ingest': () => import('./evm-ingest.ts'),
   matching: () => import('./matching.ts'),
+  'tron-block': () => import('./tron-block.ts'),
+  'utxo-block': () => import('./utxo-block.ts'),
+  'xrp-ledger': () => import('./xrp-ledger.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');
