@@ -10,6 +10,8 @@ import type { ChainKey } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { createEvmAdapter } from './evm/adapter.ts';
 import type { EvmBlockchain } from './evm/normalize.ts';
+import { createTronAdapter } from './tron/adapter.ts';
+import type { TronNetwork } from './tron/normalize.ts';
 import { createXrpAdapter } from './xrp/adapter.ts';
 
 export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db; logger: Logger }): ChainAdapter | undefined {
@@ -24,6 +26,15 @@ export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger, // the adapter names its chain and node in each line
+      });
+    case 'tron':
+      return createTronAdapter({
+        network: chain.network as TronNetwork,
+        rpcUrl: chain.rpcUrl,
+        db: deps.db,
+        concurrency: chain.concurrency,
+        timeoutMs: chain.requestTimeoutMs,
+        logger: deps.logger,
       });
     case 'xrp':
       return createXrpAdapter({ network: chain.network, rpcUrl: chain.rpcUrl, timeoutMs: chain.requestTimeoutMs, logger: deps.logger });
