@@ -119,6 +119,10 @@ describeWithRealNode('litecoind regtest harness', litecoind, () => {
     const address = await driver.newAddress();
     expect(address).toMatch(/^[mn][1-9A-HJ-NP-Za-km-z]{25,34}$/);
     expect(validateAddress('litecoin', 'testnet', address)).toEqual({ ok: true, normalized: address });
+    // herald's litecoin testnet also takes regtest's bech32 prefix (addressType 'bech32').
+    const bech32 = await driver.node.rpc<string>('getnewaddress', '', 'bech32');
+    expect(bech32).toMatch(/^rltc1q/);
+    expect(validateAddress('litecoin', 'testnet', bech32).ok).toBe(true);
   });
 
   it('send is pending until mine, then in the mined block with the exact amount', async () => {

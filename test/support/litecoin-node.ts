@@ -18,7 +18,8 @@
  * - stop()/start() keep the data directory (regtest state and the mempool persist; the cookie changes).
  *
  * The driver (startLitecoinDriver), for herald's 'litecoin' 'testnet' (herald has no regtest network):
- * - newAddress(): `getnewaddress "" legacy`. Regtest legacy addresses (m…/n…) use testnet's version bytes.
+ * - newAddress(): `getnewaddress "" legacy` by default (option addressType). Regtest legacy addresses (m…/n…)
+ *   use testnet's version bytes; herald's litecoin testnet also accepts regtest's bech32 `rltc1…`.
  * - send(): at start the driver splits the mature coinbase into `fundingCoins` coins (default 100 × 0.49
  *   LTC, mined at height 102). Each send spends only such coins (the fewest that cover the amount), with
  *   the change to a new wallet address. So sends never depend on one another: dropping one in a reorg
@@ -144,7 +145,11 @@ function installExitHook(): void {
   process.once('exit', () => {
     for (const node of liveNodes) {
       node.child?.kill('SIGKILL');
-      rmSync(node.datadir, { recursive: true, force: true });
+      try {
+        rmSync(node.datadir, { recursive: true, force: true });
+      } catch {
+        // the killed litecoind may still be writing: a leftover temporary directory is all that is lost
+      }
     }
   });
 }
@@ -173,18 +178,21 @@ export async function startLitecoinNode(options: LitecoinNodeOptions = {}): Prom
   let credentials = { user: '', password: '' };
   let exited: Promise<void> = Promise.resolve();
   let walletCreated = false;
+  let closed = false;
   let miningAddress = '';
   let out = '';
   let nextId = 0;
 
-  const rpc = async <T = unknown>(method: string, ...params: unknown[]): Promise<T> => {
+  const rpc = <T = unknown>(method: string, ...params: unknown[]): Promise<T> => call<T>(method, params, RPC_TIMEOUT_MS);
+
+  const call = async <T>(method: string, params: unknown[], timeoutMs: number): Promise<T> => {
     const authorization = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`;
     const response = await httpRequest(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization },
       body: JSON.stringify({ jsonrpc: '1.0', id: ++nextId, method, params }),
       dispatcher: agent,
-      signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.body.text();
     // Errors come with HTTP 500 (404 for an unknown method) and a JSON body; 401 has an empty body.
@@ -250,18 +258,19 @@ export async function startLitecoinNode(options: LitecoinNodeOptions = {}): Prom
     state.child = child;
     let exitInfo: string | undefined;
     exited = new Promise<void>((resolve) => {
-      child.once('exit', (code, signal) => {
-        exitInfo = `code ${code ?? signal}`;
+      const gone = (info: string) => {
+        exitInfo ??= info;
         if (state.child === child) state.child = undefined;
         resolve();
-      });
+      };
+      child.once('exit', (code, signal) => gone(`code ${code ?? signal}`));
+      child.once('error', (error) => gone(`spawn error: ${error.message}`)); // e.g. ENOENT: no 'exit' follows
     });
     const keep = (chunk: Buffer) => {
       out = (out + chunk.toString('utf8')).slice(-OUTPUT_LIMIT);
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
-    child.once('error', (error) => keep(Buffer.from(`spawn error: ${error.message}\n`)));
 
     // Ready when an RPC answers: until then the port refuses connections, or litecoind answers -28 (warming up).
     const deadline = Date.now() + startTimeoutMs;
@@ -297,7 +306,7 @@ export async function startLitecoinNode(options: LitecoinNodeOptions = {}): Prom
     if (!child) return;
     // Writes blocks, block index and UTXO set to disk (litecoind otherwise flushes rarely): a stop that ends
     // in SIGKILL, below, then keeps the chain instead of restarting from an older height.
-    await rpc('gettxoutsetinfo', 'none').catch(() => {});
+    await call('gettxoutsetinfo', ['none'], STOP_GRACE_MS).catch(() => {});
     // litecoind 0.21's shutdown waits until every idle keep-alive connection is closed (by the client or after
     // -rpcservertimeout): close ours first.
     const closing = agent;
@@ -352,6 +361,8 @@ export async function startLitecoinNode(options: LitecoinNodeOptions = {}): Prom
     },
     output: () => out,
     async close() {
+      if (closed) return;
+      closed = true;
       try {
         await stop();
         await agent.close();
