@@ -54,8 +54,15 @@ withStoreOptions(
         '  { "chains": [ { "blockchain": "binance-smart-chain", "network": "mainnet", "rpcUrl": "http://bsc:8545",\n' +
         '                  "confirmations": 15, "pollIntervalMs": 1000, "startHeight": 38000000 } ] }\n' +
         "A chain starts at the node's head (or startHeight) and resumes where it stopped after a restart.\n" +
-        "GET /blockchain-events/status shows each chain's head, processed height and lag.\n" +
-        'Follows the EVM chains today (ethereum, ethereum-classic, binance-smart-chain).',
+        "GET /blockchain-events/status shows each chain's head, processed height and lag.\n\n" +
+        'Nodes per chain family:\n' +
+        '  ethereum, ethereum-classic, binance-smart-chain  any Ethereum JSON-RPC node (geth, erigon, nethermind, ...)\n' +
+        '  bitcoin, bitcoin-cash, litecoin, dogecoin, dash, zcash  Bitcoin Core-style JSON-RPC (bitcoind, BCHN,\n' +
+        '      litecoind, dogecoind, dashd, zcashd); Omni Core on bitcoin for OMNI tokens. Credentials: in the URL\n' +
+        '      (http://user:password@host:8332), rpcUser/rpcPassword, or the cookie file:\n' +
+        '      HERALD_RPC_LITECOIN_MAINNET=http://127.0.0.1:9332 HERALD_RPC_COOKIE_LITECOIN_MAINNET=/var/lib/litecoin/.cookie\n' +
+        '  tron  a java-tron full node HTTP API, e.g. HERALD_RPC_TRON_MAINNET=http://127.0.0.1:8090\n' +
+        '  xrp   rippled JSON-RPC, e.g. HERALD_RPC_XRP_MAINNET=http://127.0.0.1:5005 (validated ledgers only)',
     )
     .addOption(new Option('--port <port>', 'TCP port to listen on (default: HERALD_PORT, the config file, or 8080)').argParser(integer('--port')))
     .addOption(new Option('--host <host>', 'address to listen on (default: HERALD_HOST, the config file, or 127.0.0.1)'))
