@@ -83,7 +83,7 @@ export async function startUtxoRpcStub(handle: UtxoRpcStub['handle'], credential
       return;
     }
     const batched = Array.isArray(parsed);
-    const requests = batched ? parsed : [parsed];
+    const requests: JsonRpcRequest[] = Array.isArray(parsed) ? parsed : [parsed];
     const calls = requests.map((r) => ({
       method: String(r.method),
       params: Array.isArray(r.params) ? (r.params as unknown[]) : [],

@@ -308,14 +308,19 @@ export function prevoutsNeeded(block: RpcBlock, transactions?: readonly RpcTrans
   return [...needed];
 }
 
-/** Normalises addresses as subscriptions are normalised; cached per block (many outputs repeat addresses). */
+/** An address as subscriptions are normalised (bitcoin-cash: cashaddr with prefix); kept as given when it does not validate. */
+export function normalizeUtxoAddress(chain: UtxoChainRef, raw: string): string {
+  const v = validateAddress(chain.blockchain, chain.network, raw);
+  return v.ok ? v.normalized : raw;
+}
+
+/** normalizeUtxoAddress, cached per block (many outputs repeat addresses). */
 function addressNormalizer(chain: UtxoChainRef): (raw: string) => string {
   const cache = new Map<string, string>();
   return (raw) => {
     let normalized = cache.get(raw);
     if (normalized === undefined) {
-      const v = validateAddress(chain.blockchain, chain.network, raw);
-      normalized = v.ok ? v.normalized : raw;
+      normalized = normalizeUtxoAddress(chain, raw);
       cache.set(raw, normalized);
     }
     return normalized;

@@ -1,0 +1,172 @@
+/**
+ * The ChainAdapter of the Bitcoin-family chains (bitcoin, bitcoin-cash, litecoin, dogecoin, dash, zcash):
+ * Bitcoin Core's JSON-RPC (rpc.ts) plus the pure normaliser (normalize.ts). What the node offers is detected
+ * per node, lazily, from its answers:
+ *
+ * - blocks: getblock verbosity 3 (spent outputs inline), else 2, else 1 + getrawtransaction (blocks.ts);
+ * - opening balances: scantxoutset, with the outputs spent since the opening height added back on
+ *   verbosity-3 nodes (unspent.ts);
+ * - Omni tokens on bitcoin: Omni Core's omni_* methods (omni.ts).
+ *
+ * Only the node's "not served" answers switch to a fallback; timeouts, 5xx, garbage and answers about
+ * another block are thrown, so the follower retries rather than silently degrading.
+ */
+import type { Logger } from 'pino';
+import type { Network } from '../../domain/chains.ts';
+import type { ChainAdapter, TransactionLocation } from '../../ingest/adapter.ts';
+import type { Db } from '../../store/db.ts';
+import type { NormalizedBlock } from '../types.ts';
+import { type BlockVerbosity, createBlockFetcher, type FetchedBlock, type Support } from './blocks.ts';
+import { UtxoAdapterError } from './errors.ts';
+import { normalizeUtxoBlock, type UtxoBlockchain } from './normalize.ts';
+import { createOmniReader, type OmniReader } from './omni.ts';
+import { createUtxoRpcClient, type UtxoRpcAuth, UtxoRpcError } from './rpc.ts';
+import { createUnspentReader } from './unspent.ts';
+
+export type { Support } from './blocks.ts';
+export { UtxoAdapterError } from './errors.ts';
+
+export interface UtxoAdapterOptions {
+  blockchain: UtxoBlockchain;
+  network: Network;
+  /** May carry credentials (`http://user:pass@host:port`). */
+  rpcUrl: string;
+  /** rpcuser/rpcpassword, or the node's cookie file; wins over credentials in the URL. */
+  auth?: UtxoRpcAuth;
+  /** Omni property metadata is written to token_metadata too. */
+  db?: Db;
+  /** Parallel per-transaction requests (getrawtransaction, omni_gettransaction batches); default 8. */
+  concurrency?: number;
+  /** Per request; default 10 s (scantxoutset gets minutes). */
+  timeoutMs?: number;
+  logger?: Pick<Logger, 'warn' | 'info'>;
+}
+
+export interface UtxoCapabilities {
+  /** getblock verbosity in use: 3 (spent outputs inline), 2, 1 (+ getrawtransaction); 'unknown' until a block with inputs was read. */
+  blockVerbosity: 'unknown' | BlockVerbosity;
+  /** getrawtransaction's blockhash argument (asked on verbosity-1 nodes only; without it they need -txindex). */
+  rawTransactionBlockHash: Support;
+  /** scantxoutset (opening balances). */
+  scanTxOutSet: Support;
+  /** Omni Core; always 'unsupported' on the chains other than bitcoin. */
+  omni: Support;
+}
+
+export type UtxoAdapter = Required<Pick<ChainAdapter, 'getHead' | 'getBlock' | 'findTransaction' | 'getUnspentOutputs' | 'close'>> &
+  Pick<ChainAdapter, 'getTokenBalance' | 'tokenMetadata'> & {
+    capabilities(): UtxoCapabilities;
+  };
+
+const HASH = /^[0-9a-fA-F]{64}$/;
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
+  const { blockchain, network, logger } = options;
+  const chain = { blockchain, network };
+  const concurrency = Math.max(1, options.concurrency ?? 8);
+  const rpc = createUtxoRpcClient({ url: options.rpcUrl, auth: options.auth, timeoutMs: options.timeoutMs });
+  const log = { blockchain, network, node: rpc.url };
+  const blocks = createBlockFetcher({ rpc, concurrency, logger, log });
+  const omni: OmniReader | undefined = blockchain === 'bitcoin' ? createOmniReader({ rpc, network, db: options.db, concurrency, logger, log }) : undefined;
+
+  /** getblockhash; a height the node does not have yet is an adapter error (the follower retries). */
+  async function blockHash(height: number): Promise<string> {
+    let hash: unknown;
+    try {
+      hash = await rpc.request<unknown>('getblockhash', [height]);
+    } catch (error) {
+      if (error instanceof UtxoRpcError && error.kind === 'rpc' && error.code === -8)
+        throw new UtxoAdapterError(`block ${height} is not on the node ${rpc.url} (yet): ${error.nodeMessage}`);
+      throw error;
+    }
+    if (typeof hash !== 'string' || !HASH.test(hash)) throw new UtxoAdapterError(`getblockhash ${height} at ${rpc.url} answered ${String(hash)}`);
+    return hash.toLowerCase();
+  }
+
+  /** Block `hash` at `height`, checked to be the one asked and still on the node's main chain. */
+  async function fetchBlock(hash: string, height: number): Promise<FetchedBlock> {
+    const fetched = await blocks.fetch(hash, height);
+    const { block } = fetched;
+    const gotHash = typeof block.hash === 'string' ? block.hash.toLowerCase() : undefined;
+    if (gotHash !== hash || block.height !== height)
+      throw new UtxoAdapterError(`asked ${rpc.url} for block ${height} (${hash}), got block ${String(block.height)} (${String(block.hash)})`);
+    // -1: the block left the main chain between getblockhash and getblock.
+    if (block.confirmations === -1) throw new UtxoAdapterError(`block ${height} (${hash}) left the main chain of ${rpc.url} while being read`);
+    return fetched;
+  }
+
+  async function readBlock(height: number): Promise<{ hash: string; fetched: FetchedBlock }> {
+    const hash = await blockHash(height);
+    return { hash, fetched: await fetchBlock(hash, height) };
+  }
+
+  async function getBlock(height: number): Promise<NormalizedBlock> {
+    const hash = await blockHash(height);
+    const [fetched, omniTransfers] = await Promise.all([fetchBlock(hash, height), omni ? omni.blockTransfers(height, hash) : Promise.resolve([])]);
+    const normalized = normalizeUtxoBlock({ block: fetched.block, transactions: fetched.transactions }, chain);
+    if (omniTransfers.length > 0) {
+      // Omni Core answered about the same block (checked by hash in omni.ts); its transactions must be in it.
+      const ids = new Set(normalized.transactionIds);
+      const stray = omniTransfers.find((t) => !ids.has(t.transactionId));
+      if (stray) throw new UtxoAdapterError(`Omni transaction ${stray.transactionId} is not in block ${height} (${hash}) of ${rpc.url}`);
+      normalized.tokenTransfers.push(...omniTransfers);
+    }
+    return normalized;
+  }
+
+  async function findTransaction(transactionId: string): Promise<TransactionLocation | undefined> {
+    let tx: unknown;
+    try {
+      tx = await rpc.request<unknown>('getrawtransaction', [transactionId, true]);
+    } catch (error) {
+      // -5: not in the mempool nor (with -txindex) in a block; without -txindex a mined one is unknown too.
+      if (error instanceof UtxoRpcError && error.kind === 'rpc' && error.code === -5) return undefined;
+      throw error;
+    }
+    if (!isObject(tx)) throw new UtxoAdapterError(`getrawtransaction ${transactionId} at ${rpc.url} answered no transaction`);
+    const blockhash = tx.blockhash;
+    // In the mempool (no blockhash), or in a block off the main chain (confirmations 0).
+    if (typeof blockhash !== 'string' || !HASH.test(blockhash)) return undefined;
+    if (typeof tx.confirmations === 'number' && tx.confirmations < 1) return undefined;
+    let header: unknown;
+    try {
+      header = await rpc.request<unknown>('getblockheader', [blockhash, true]);
+    } catch (error) {
+      if (error instanceof UtxoRpcError && error.kind === 'rpc' && error.code === -5) return undefined;
+      throw error;
+    }
+    if (!isObject(header) || typeof header.height !== 'number' || typeof header.hash !== 'string' || !HASH.test(header.hash))
+      throw new UtxoAdapterError(`getblockheader ${blockhash} at ${rpc.url} answered no header`);
+    if (typeof header.confirmations === 'number' && header.confirmations < 1) return undefined;
+    return { height: header.height, hash: header.hash.toLowerCase() };
+  }
+
+  async function getHead(): Promise<number> {
+    const count = await rpc.request<unknown>('getblockcount', []);
+    if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0)
+      throw new UtxoAdapterError(`getblockcount at ${rpc.url} answered ${String(count)}`);
+    return count;
+  }
+
+  const unspent = createUnspentReader({ rpc, chain, readBlock, verbosity: () => blocks.verbosity(), logger, log });
+
+  const adapter: UtxoAdapter = {
+    getHead,
+    getBlock,
+    findTransaction,
+    getUnspentOutputs: (address, height) => unspent.getUnspentOutputs(address, height),
+    capabilities: () => ({
+      blockVerbosity: blocks.verbosity(),
+      rawTransactionBlockHash: blocks.rawTransactionBlockHash(),
+      scanTxOutSet: unspent.support(),
+      omni: omni ? omni.support() : 'unsupported',
+    }),
+    close: () => rpc.close(),
+  };
+  if (omni) {
+    adapter.tokenMetadata = (transfer) => omni.tokenMetadata(transfer);
+    adapter.getTokenBalance = (contract, address, height) => omni.getTokenBalance(contract, address, height);
+  }
+  return adapter;
+}
