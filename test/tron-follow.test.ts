@@ -1,0 +1,391 @@
+/**
+ * Tron chain following end to end against the fake java-tron node (test/support/fake-tron-node.ts): the
+ * service follows tron/nile in-process on a real database, callbacks reach a real HTTPS receiver with
+ * exact bodies and valid signatures, confirmations are counted block by block, the internal-transfer
+ * threshold is compared in sun, and the wallet ledger is compared with the node's own balances.
+ *
+ * First the fake itself is checked against the recorded java-tron answers (../shared/fixtures/tron):
+ * block ids, transaction ids, signatures and field names, so that what the service follows here is what
+ * a java-tron node prints.
+ */
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { sha256 } from '@noble/hashes/sha256';
+import { hex } from '@scure/base';
+import { recoverAddress } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { formatUnits } from '../src/domain/amounts.ts';
+import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { blockIdOf, encodeRawData, FEES, startFakeTronDriver, type TronDriver } from './support/fake-tron-node.ts';
+import { describeFollowScenarios } from './support/follow-scenarios.ts';
+import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
+
+type Json = Record<string, unknown>;
+
+function fixture<T = Json>(rel: string): T {
+  return JSON.parse(readFileSync(resolve(process.cwd(), '../shared/fixtures/tron', rel), 'utf8')) as T;
+}
+
+const keys = (o: unknown): string[] => Object.keys(o as Json).sort();
+/** A value deep in parsed JSON (undefined on the way: undefined). */
+const get = (o: unknown, ...path: (string | number)[]): unknown => path.reduce<unknown>((v, k) => (v as Record<string | number, unknown> | undefined)?.[k], o);
+const TRX = 1_000_000n;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The fake against java-tron's recorded answers
+// ---------------------------------------------------------------------------------------------------------------
+
+describe('the fake java-tron node speaks what java-tron prints', () => {
+  let d: TronDriver;
+  let block: Json;
+  let infos: Json[];
+
+  beforeAll(async () => {
+    d = await startFakeTronDriver();
+    const to = await d.newAddress();
+    await d.send(to, 10n * TRX);
+    await d.transferToken(to, 5n);
+    await d.forward(to, TRX);
+    const h = await d.mine(1);
+    const post = async (path: string, body: Json) => (await fetch(`${d.rpcUrl}/${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
+    block = (await post('wallet/getblockbynum', { num: h })) as Json;
+    infos = (await post('wallet/gettransactioninfobyblocknum', { num: h })) as Json[];
+  });
+
+  afterAll(async () => {
+    await d?.close();
+  });
+
+  it('block ids: 8-byte height + the tail of sha256(protobuf header), as the recorded blocks 100 (mainnet), 66987565 and 66987627 (Nile)', () => {
+    for (const rel of [
+      'mainnet/issues/walletsolidity_getblockbynum_100.json',
+      'nile/documentation-en/getblockbynum_66987565_header_only.json',
+      'nile/documentation-en/getnowblock_66987627_header_only.json',
+    ]) {
+      const recorded = fixture(rel) as { blockID: string; block_header: { raw_data: Json } };
+      expect(blockIdOf(recorded.block_header.raw_data)).toBe(recorded.blockID);
+    }
+    const raw = (block.block_header as { raw_data: Json }).raw_data;
+    expect(blockIdOf(raw)).toBe(block.blockID);
+  });
+
+  it('transaction ids: sha256 of the protobuf raw_data, as the recorded transaction (its untruncated head) and the documented constant call', () => {
+    const recorded = fixture('nile/documentation-en/gettransactionbyid_01b4cde4_TRUNCATED.json') as { raw_data: Json; raw_data_hex: string };
+    const { ref_block_bytes, ref_block_hash, expiration } = recorded.raw_data;
+    const head = hex.encode(encodeRawData({ ref_block_bytes, ref_block_hash, expiration }));
+    expect(recorded.raw_data_hex.startsWith(head)).toBe(true);
+    expect(head).toBe('0a021c8b2208d78785ed02dd918f4088d2b2bcdd33');
+    // A complete transaction: the response example of /wallet/triggerconstantcontract in java-tron's
+    // documentation (tronprotocol/documentation-en, docs/api/http/smart-contract/triggerconstantcontract.md).
+    const documented = {
+      contract: [
+        {
+          parameter: {
+            value: {
+              data: '70a08231000000000000000000000000dd791d6b49e190062d650e6a23c575510d35f2f9',
+              owner_address: '41dd791d6b49e190062d650e6a23c575510d35f2f9',
+              contract_address: '41eca9bc828a3005b9a3b909f2cc5c2a54794de05f',
+            },
+            type_url: 'type.googleapis.com/protocol.TriggerSmartContract',
+          },
+          type: 'TriggerSmartContract',
+        },
+      ],
+      ref_block_bytes: '28c0',
+      ref_block_hash: '9eabbe133123b34c',
+      expiration: 1777447218000,
+      timestamp: 1777447160779,
+    };
+    const bytes = encodeRawData(documented);
+    expect(hex.encode(bytes)).toBe(
+      '0a0228c022089eabbe133123b34c40d0d6f0c0dd335a8e01081f1289010a31747970652e676f6f676c65617069732e636f6d2f70726f746f636f6c2e54726967676572536d617274436f6e747261637412540a1541dd791d6b49e190062d650e6a23c575510d35f2f9121541eca9bc828a3005b9a3b909f2cc5c2a54794de05f222470a08231000000000000000000000000dd791d6b49e190062d650e6a23c575510d35f2f970cb97edc0dd33',
+    );
+    expect(hex.encode(sha256(bytes))).toBe('cff6488e738ce77f7325572fe0aa2470f87dbf1c95eeeb2c25feec59d5afa35c');
+    for (const tx of block.transactions as { txID: string; raw_data: Json; raw_data_hex: string }[]) {
+      expect(hex.encode(encodeRawData(tx.raw_data))).toBe(tx.raw_data_hex);
+      expect(hex.encode(sha256(hex.decode(tx.raw_data_hex)))).toBe(tx.txID);
+    }
+  });
+
+  it("each transaction is signed by its owner's key (secp256k1 over the txID, r||s||v)", async () => {
+    for (const tx of block.transactions as { txID: string; signature: string[]; raw_data: { contract: { parameter: { value: Json } }[] } }[]) {
+      const signer = await recoverAddress({ hash: `0x${tx.txID}`, signature: `0x${tx.signature[0]}` });
+      expect(`41${signer.slice(2).toLowerCase()}`).toBe(tx.raw_data.contract[0]?.parameter.value.owner_address);
+    }
+  });
+
+  it('field names as recorded: block, header, transaction, infos (transfer, TRC-20, internal transfer)', () => {
+    const nile = fixture('nile/documentation-en/getblockbynum_66987565_header_only.json');
+    expect(keys(block)).toEqual(keys(nile));
+    expect(keys(block.block_header)).toEqual(keys(nile.block_header));
+    expect(keys(get(block, 'block_header', 'raw_data'))).toEqual(keys(get(nile, 'block_header', 'raw_data')));
+    const [transfer, trigger, forward] = block.transactions as Json[];
+    const recordedTx = fixture('nile/documentation-en/gettransactionbyid_01b4cde4_TRUNCATED.json');
+    expect(keys(trigger)).toEqual(keys(recordedTx));
+    for (const path of [['raw_data'], ['raw_data', 'contract', 0], ['raw_data', 'contract', 0, 'parameter', 'value']]) {
+      expect([path, keys(get(trigger, ...path))]).toEqual([path, keys(get(recordedTx, ...path))]);
+    }
+    expect(get(transfer, 'ret', 0)).toEqual({ contractRet: 'SUCCESS' });
+    expect(keys(get(transfer, 'raw_data', 'contract', 0, 'parameter', 'value'))).toEqual(['amount', 'owner_address', 'to_address']);
+
+    const [transferInfo, tokenInfo, forwardInfo] = infos;
+    expect(keys(transferInfo)).toEqual(keys(get(fixture('nile/documentation-en/gettransactioninfobyblocknum_66987565_first2of4.json'), 0)));
+    const usdt = fixture('mainnet/issues/gettransactioninfobyid_efde2ab4_trc20_usdt_transfer.json');
+    expect(keys(tokenInfo)).toEqual(keys(usdt));
+    expect(keys(get(tokenInfo, 'log', 0))).toEqual(keys(get(usdt, 'log', 0)));
+    expect(keys(get(tokenInfo, 'receipt'))).toEqual(keys(get(fixture('mainnet/issues/gettransactioninfobyid_e5bb8a54_contract_call.json'), 'receipt')));
+    expect(get(tokenInfo, 'log', 0, 'address')).toMatch(/^[0-9a-f]{40}$/); // no 41, as java-tron prints it
+    const fragment = fixture('mainnet/issues/internal_transactions_fragment_issue5945.json');
+    expect(keys(get(forwardInfo, 'internal_transactions', 0))).toEqual(keys(get(fragment, 'internal_transactions', 0)));
+    expect(get(forward, 'txID')).toBe(get(forwardInfo, 'id'));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The shared scenarios
+// ---------------------------------------------------------------------------------------------------------------
+
+describeFollowScenarios('Tron (tron/nile, fake java-tron): shared follow scenarios', () => startFakeTronDriver({ network: 'nile' }), {
+  confirmations: 3,
+  amount: 5n * TRX,
+  // The fake keeps balance history (storage.balance.history.lookup) from genesis, as such a node does.
+  opening: 'read',
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Tron's own events
+// ---------------------------------------------------------------------------------------------------------------
+
+const CHAIN = '/blockchain-events/tron/nile';
+const SECRET = 'whsec-tron-follow';
+
+describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
+  let d: TronDriver;
+  let receiver: Receiver;
+  let t: TestApp;
+  let c: TestCustomer;
+
+  beforeAll(async () => {
+    const ca = await createTestCa();
+    [d, receiver] = await Promise.all([startFakeTronDriver({ network: 'nile' }), startReceiver({ ca })]);
+    t = await startTestApp({
+      chains: [{ blockchain: 'tron', network: 'nile', rpcUrl: d.rpcUrl, pollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 }],
+      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    });
+    c = await t.customer({ domains: ['localhost'] });
+    await processed(await d.height());
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+    await d?.close();
+  });
+
+  async function processed(height: number) {
+    let last = '';
+    try {
+      return await until(`the follower to process block ${height}`, async () => {
+        const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
+        last = res.text;
+        const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === 'tron' && i.network === 'nile');
+        return item?.processedHeight >= height ? item : undefined;
+      });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; last status: ${last}`);
+    }
+  }
+
+  async function mineAndProcess(): Promise<number> {
+    const height = await d.mine(1);
+    await processed(height);
+    await t.app.worker?.settled();
+    return height;
+  }
+
+  async function subscribe(event: string, item: Record<string, unknown>): Promise<{ referenceId: string; item: Record<string, unknown> }> {
+    const res = await t.request('POST', `${CHAIN}/subscriptions/${event}`, {
+      key: c.key,
+      body: { data: { item: { callbackUrl: `${receiver.url}/hooks/${event}`, callbackSecretKey: SECRET, ...item } } },
+    });
+    expect(res.status, res.text).toBeLessThan(300);
+    return { referenceId: res.body.data.item.referenceId as string, item: res.body.data.item };
+  }
+
+  function callbacksOf(referenceId: string): (ReceivedRequest & { json: { idempotencyKey: string; data: { item: Record<string, unknown> } } })[] {
+    return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
+  }
+
+  function expectSigned(r: ReceivedRequest | undefined) {
+    expect(r?.headers['x-signature']).toBe(
+      createHmac('sha256', SECRET)
+        .update(r?.rawBody ?? '')
+        .digest('hex'),
+    );
+  }
+
+  /** minedInBlock as the contract prints it: the node's block id and its time in seconds. */
+  function blockOf(height: number) {
+    const ms = get(d.node.blocks[height]?.json, 'block_header', 'raw_data', 'timestamp') as bigint;
+    return { height, hash: d.node.blockHash(height), timestamp: Number(ms / 1000n) };
+  }
+
+  const formatTrx = (sun: bigint) => formatUnits(sun, 6);
+
+  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: TRC-20 in and out on exactly the 3rd confirmation; subscribed as 41-hex, answered in base58; a reverted transfer never', async () => {
+    const holder = d.node.newAccount();
+    const other = await d.newAddress();
+    const { referenceId: id, item } = await subscribe('address-tokens-transactions-confirmed', { address: holder.hex, receiveCallbackOn: 3 });
+    expect(item.address).toBe(holder.hex); // the response echoes the client's spelling
+    await t.app.ingest?.settled();
+    await d.send(holder.address, 30n * TRX); // TRX for its own transfers' fees
+    const incoming = await d.transferToken(holder.address, 2_500_000n);
+    const inAt = await mineAndProcess();
+    const outgoing = await d.transferToken(other, 1_000_000n, holder.address);
+    const reverted = await d.transferToken(other, 50_000_000n, holder.address); // more than it holds
+    const outAt = await mineAndProcess();
+    expect(d.node.blocks[outAt]?.intents.map((i) => i.txID)).toEqual([outgoing, reverted]);
+    expect(get(d.node.blocks[outAt]?.infos, 1, 'result')).toBe('FAILED');
+    expect(callbacksOf(id)).toHaveLength(0); // 2 confirmations of the first block
+    await mineAndProcess();
+    const [first] = await until('the incoming callback', async () => callbacksOf(id).length === 1 && callbacksOf(id));
+    expectSigned(first);
+    const token = { name: 'Herald Tether', symbol: 'HUSDT', decimals: '6', contractAddress: d.token.address };
+    expect(first?.json.data.item).toEqual({
+      blockchain: 'tron',
+      network: 'nile',
+      address: holder.address,
+      minedInBlock: blockOf(inAt),
+      transactionId: incoming,
+      tokenType: 'TRC-20',
+      token: { ...token, amount: '2.5' },
+      direction: 'incoming',
+    });
+    await mineAndProcess();
+    const both = await until('the outgoing callback', async () => callbacksOf(id).length === 2 && callbacksOf(id));
+    expect(both[1]?.json.data.item).toEqual({
+      blockchain: 'tron',
+      network: 'nile',
+      address: holder.address,
+      minedInBlock: blockOf(outAt),
+      transactionId: outgoing,
+      tokenType: 'TRC-20',
+      token: { ...token, amount: '1' },
+      direction: 'outgoing',
+    });
+    for (let i = 0; i < 3; i++) await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(2);
+    expect(d.node.tokenBalance(holder.address)).toBe(1_500_000n);
+  });
+
+  it('CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 1 TRX fires, one sun below does not, a rejected inner transfer never does', async () => {
+    const { referenceId: id } = await subscribe('internal-transactions-for-specific-amount', { amountHigherThan: 1 });
+    await t.app.ingest?.settled();
+    const recipient = await d.newAddress();
+    const equal = await d.forward(recipient, TRX);
+    const below = await d.forward(recipient, TRX - 1n);
+    const swallowed = await d.forward(recipient, 5n * TRX, { swallow: true });
+    const minedAt = await mineAndProcess();
+    expect(d.node.blocks[minedAt]?.intents.map((i) => i.txID)).toEqual([equal, below, swallowed]);
+    await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(0);
+    await mineAndProcess(); // 3 confirmations: the chain default
+    const [cb] = await until('the internal transfer callback', async () => callbacksOf(id).length >= 1 && callbacksOf(id));
+    for (let i = 0; i < 2; i++) await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(1);
+    expectSigned(cb);
+    expect(cb?.json.data.item).toEqual({
+      blockchain: 'tron',
+      network: 'nile',
+      address: recipient,
+      minedInBlock: blockOf(minedAt),
+      parentTransactionId: equal,
+      operationId: 'internal_0',
+      amount: '1',
+      unit: 'TRX',
+    });
+    // The one-sun-below transfer did reach the recipient and the swallowed one did not: the silence is the threshold's and the rejection's doing.
+    expect(d.node.balance(recipient)).toBe(2n * TRX - 1n);
+    expect(d.node.balance(d.node.swallower)).toBe(5n * TRX);
+    expect(get(d.node.blocks[minedAt]?.infos, 2, 'internal_transactions', 0, 'rejected')).toBe(true);
+  });
+
+  it('a node in trouble (503s, then refusing connections): the follower retries, then catches up; nothing missed, nothing doubled', async () => {
+    const tx = await d.send(await d.newAddress(), TRX);
+    const { referenceId: id } = await subscribe('transaction-mined', { transactionId: tx });
+    await t.app.ingest?.settled();
+    let failed = 0;
+    d.node.intercept = () => {
+      failed++;
+      return { status: 503, body: 'Service Unavailable' };
+    };
+    const minedAt = await d.mine(1);
+    await d.mine(1);
+    await until('the follower to be refused a few times', async () => failed >= 3);
+    await d.down?.();
+    d.node.intercept = undefined;
+    const tip = await d.mine(1);
+    await d.up?.();
+    await processed(tip);
+    await t.app.worker?.settled();
+    const [cb] = await until('the mined callback', async () => callbacksOf(id).length === 1 && callbacksOf(id));
+    expect(cb?.json.data.item).toEqual({ blockchain: 'tron', network: 'nile', transactionId: tx, minedInBlock: blockOf(minedAt) });
+    await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(1);
+  });
+
+  it("the wallet ledger of a watched address: TRX received (plain and internal), spent with fees, TRC-20 held, against the node's balances", async () => {
+    const account = d.node.newAccount();
+    const created = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'tron' } } } });
+    const walletId = created.body.data.item.walletId as string;
+    const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/tron/nile/addresses`, {
+      key: c.key,
+      body: { data: { item: { address: account.address } } },
+    });
+    expect(added.status, added.text).toBe(201);
+    expect(added.body.data.item.watchedFromBlock).toBe(await d.height());
+
+    await d.send(account.address, 30n * TRX);
+    await d.forward(account.address, 2n * TRX);
+    await d.transferToken(account.address, 4_200_000n);
+    await mineAndProcess();
+    const other = await d.newAddress();
+    const paid = await d.node.sendTrx(account, other, 5n * TRX);
+    await d.node.transferToken(account, other, 1_200_000n);
+    const spentAt = await mineAndProcess();
+    expect(d.node.blocks[spentAt]?.intents[0]?.txID).toBe(paid);
+    for (let i = 0; i < 2; i++) await mineAndProcess();
+
+    const spent = 5n * TRX + FEES.transferNewAccount + FEES.contractEnergyFee + FEES.contractNetFee;
+    const confirmedHeight = (await d.height()) - 3 + 1;
+    expect(confirmedHeight).toBe(spentAt);
+    expect(d.node.balance(account.address, confirmedHeight)).toBe(32n * TRX - spent);
+    const item = (await t.request('GET', `/wallet-as-a-service/wallets/${walletId}`, { key: c.key })).body.data.item;
+    expect(item.coins).toEqual([
+      {
+        blockchain: 'tron',
+        network: 'nile',
+        unit: 'TRX',
+        confirmedBalance: formatTrx(d.node.balance(account.address, confirmedHeight)),
+        totalReceived: formatTrx(32n * TRX),
+        totalSpent: formatTrx(spent),
+        openingBalance: 'read',
+      },
+    ]);
+    expect(item.fungibleTokens).toEqual([
+      {
+        blockchain: 'tron',
+        network: 'nile',
+        identifier: d.token.address,
+        symbol: 'HUSDT',
+        type: 'TRC-20',
+        amount: formatUnits(d.node.tokenBalance(account.address), 6),
+      },
+    ]);
+    expect(d.node.tokenBalance(account.address)).toBe(3_000_000n);
+  });
+});
