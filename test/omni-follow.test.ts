@@ -1,0 +1,238 @@
+/**
+ * Omni Layer tokens (USDT's layer on bitcoin) followed end to end: the service follows bitcoin/testnet on
+ * a fake Omni Core 0.12 (test/support/fake-utxo-node.ts: bitcoind plus the omni_* RPCs, Omni transactions
+ * as class C OP_RETURN payloads whose validity the fake decides when their block is processed), delivers
+ * to a real HTTPS receiver, and keeps the wallet ledger. Checked: ADDRESS_TOKENS_TRANSACTION_CONFIRMED
+ * with tokenType OMNI and the exact token object of the contract (section 4) for incoming and outgoing
+ * Simple Sends and a Send All, fired on exactly the receiveCallbackOn-th confirmation, never for invalid
+ * Omni transactions; and the Omni balances of a watched address in the all-assets endpoint (fungible,
+ * identifier = property id), opening balance included, against the node's own balances.
+ */
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { formatUnits } from '../src/domain/amounts.ts';
+import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { type FakeUtxoNode, startFakeUtxoNode } from './support/fake-utxo-node.ts';
+import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
+
+const CHAIN = '/blockchain-events/bitcoin/testnet';
+const SECRET = 'whsec-omni-follow';
+const TOKEN = 100_000_000n; // one divisible token in base units
+const BTC_FOR_FEES = 1_000_000n;
+
+let node: FakeUtxoNode;
+let receiver: Receiver;
+let t: TestApp;
+let c: TestCustomer;
+let issuer: string;
+let dollar: { txid: string; propertyId: number };
+let points: { txid: string; propertyId: number };
+
+beforeAll(async () => {
+  const ca = await createTestCa();
+  [node, receiver] = await Promise.all([startFakeUtxoNode('omni'), startReceiver({ ca })]);
+  issuer = node.newAddress();
+  node.send(issuer, 10n * BTC_FOR_FEES);
+  node.mine(1);
+  dollar = node.createProperty(issuer, { name: 'Herald Dollar', category: 'Financial', amount: 1_000_000n * TOKEN });
+  points = node.createProperty(issuer, { name: 'Herald Points', divisible: false, amount: 5_000n });
+  node.mine(1);
+  t = await startTestApp({
+    chains: [
+      {
+        blockchain: 'bitcoin',
+        network: 'testnet',
+        rpcUrl: node.urlWithCredentials,
+        confirmations: 2,
+        pollIntervalMs: 50,
+        concurrency: 8,
+        requestTimeoutMs: 5000,
+      },
+    ],
+    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+  });
+  c = await t.customer({ domains: ['localhost'] });
+  await processed(node.height());
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+  await node?.close();
+});
+
+// --- helpers -------------------------------------------------------------------------------------
+
+async function processed(height: number) {
+  let last = '';
+  try {
+    return await until(`the follower to process block ${height}`, async () => {
+      const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
+      last = res.text;
+      const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === 'bitcoin' && i.network === 'testnet');
+      return item?.processedHeight >= height ? item : undefined;
+    });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last status: ${last}`);
+  }
+}
+
+/** Mines one block and waits until it is processed and every callback it made due is out. */
+async function mineAndProcess(): Promise<number> {
+  node.mine(1);
+  await processed(node.height());
+  await t.app.worker?.settled();
+  return node.height();
+}
+
+async function subscribe(item: Record<string, unknown>): Promise<string> {
+  const res = await t.request('POST', `${CHAIN}/subscriptions/address-tokens-transactions-confirmed`, {
+    key: c.key,
+    body: { data: { item: { callbackUrl: `${receiver.url}/hooks/omni`, callbackSecretKey: SECRET, ...item } } },
+  });
+  expect(res.status, res.text).toBeLessThan(300);
+  return res.body.data.item.referenceId as string;
+}
+
+type Callback = ReceivedRequest & { json: { idempotencyKey: string; data: { item: Record<string, unknown> } } };
+
+function callbacksOf(referenceId: string): Callback[] {
+  return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
+}
+
+function expectSigned(r: ReceivedRequest) {
+  expect(r.headers['x-signature']).toBe(createHmac('sha256', SECRET).update(r.rawBody).digest('hex'));
+}
+
+function blockOf(height: number) {
+  const block = node.chain.main[height];
+  if (!block) throw new Error(`no block ${height}`);
+  return { height, hash: block.hash, timestamp: block.header.time };
+}
+
+/** An address of the node's wallet with bitcoins for the fees of its Omni transactions. */
+function fundedAddress(): string {
+  const address = node.newAddress();
+  node.send(address, BTC_FOR_FEES);
+  return address;
+}
+
+const dollarToken = (transactionType: string, amount: string) => ({
+  name: 'Herald Dollar',
+  propertyId: String(dollar.propertyId),
+  transactionType,
+  createdByTransactionId: dollar.txid,
+  amount,
+});
+
+// --- tests ---------------------------------------------------------------------------------------
+
+describe('Omni tokens followed on a fake Omni Core', () => {
+  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: incoming and outgoing OMNI transfers on exactly the receiveCallbackOn-th confirmation; invalid Omni transactions never', async () => {
+    const holder = fundedAddress();
+    const carol = fundedAddress();
+    const bob = node.newAddress();
+    node.omniSend(issuer, carol, dollar.propertyId, 4n * TOKEN);
+    await mineAndProcess();
+    const id = await subscribe({ address: holder, receiveCallbackOn: 3 });
+    await t.app.ingest?.settled();
+
+    // One valid send to the holder, and three invalid ones that a naive reader of the OP_RETURN would count.
+    // Omni Core applies a block's transactions in order: the holder's send comes before it has tokens.
+    const nothingYet = node.omniSend(holder, bob, dollar.propertyId, TOKEN);
+    const incoming = node.omniSend(issuer, holder, dollar.propertyId, 25n * TOKEN + TOKEN / 2n);
+    const unknownProperty = node.omniSend(issuer, holder, 999, TOKEN);
+    const overdrawn = node.omniSend(carol, holder, dollar.propertyId, 1_000n * TOKEN);
+    const incomingAt = await mineAndProcess();
+    for (const [txid, reason] of [
+      [unknownProperty, 'Property does not exist'],
+      [overdrawn, 'Sender has insufficient balance'],
+      [nothingYet, 'Sender has insufficient balance'],
+    ] as const) {
+      expect(node.rpc('omni_gettransaction', [txid]), txid).toMatchObject({ valid: false, invalidreason: reason });
+    }
+    await mineAndProcess(); // 2 confirmations
+    expect(callbacksOf(id)).toHaveLength(0);
+
+    const outgoing = node.omniSend(holder, bob, dollar.propertyId, 5n * TOKEN);
+    const outgoingAt = await mineAndProcess(); // 3rd confirmation of the incoming block
+    const [first] = await until('the incoming OMNI callback', async () => callbacksOf(id).length === 1 && callbacksOf(id));
+    expectSigned(first as Callback);
+    expect(first?.json.data.item).toEqual({
+      blockchain: 'bitcoin',
+      network: 'testnet',
+      address: holder,
+      minedInBlock: blockOf(incomingAt),
+      transactionId: incoming,
+      tokenType: 'OMNI',
+      token: dollarToken('Simple Send', '25.5'),
+      direction: 'incoming',
+    });
+
+    const sendAll = node.omniSendAll(carol, holder); // carol's 4 dollars
+    const sendAllAt = await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(1); // the outgoing block has 2 confirmations
+    await mineAndProcess();
+    const two = await until('the outgoing OMNI callback', async () => callbacksOf(id).length === 2 && callbacksOf(id));
+    expect(two[1]?.json.data.item).toEqual({
+      blockchain: 'bitcoin',
+      network: 'testnet',
+      address: holder,
+      minedInBlock: blockOf(outgoingAt),
+      transactionId: outgoing,
+      tokenType: 'OMNI',
+      token: dollarToken('Simple Send', '5'),
+      direction: 'outgoing',
+    });
+    await mineAndProcess();
+    const three = await until('the Send All callback', async () => callbacksOf(id).length === 3 && callbacksOf(id));
+    expect(three[2]?.json.data.item).toEqual({
+      blockchain: 'bitcoin',
+      network: 'testnet',
+      address: holder,
+      minedInBlock: blockOf(sendAllAt),
+      transactionId: sendAll,
+      tokenType: 'OMNI',
+      token: dollarToken('Send All', '4'),
+      direction: 'incoming',
+    });
+    for (let i = 0; i < 3; i++) await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(3);
+    expect(new Set(callbacksOf(id).map((cb) => cb.json.idempotencyKey)).size).toBe(3);
+    expect(node.omniBalance(holder, dollar.propertyId)).toBe(24n * TOKEN + TOKEN / 2n);
+  });
+
+  it("the all-assets endpoint lists a watched address's Omni balances (opening included) as fungible tokens identified by property id", async () => {
+    const owner = fundedAddress();
+    node.omniSend(issuer, owner, dollar.propertyId, 10n * TOKEN); // before watching: the opening balance
+    await mineAndProcess();
+    const wallet = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'omni' } } } });
+    const walletId = wallet.body.data.item.walletId as string;
+    const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/bitcoin/testnet/addresses`, {
+      key: c.key,
+      body: { data: { item: { address: owner } } },
+    });
+    expect(added.status, added.text).toBe(201);
+    expect(added.body.data.item.watchedFromBlock).toBe(node.height());
+
+    node.omniSend(issuer, owner, dollar.propertyId, 2n * TOKEN + TOKEN / 2n);
+    node.omniSend(issuer, owner, points.propertyId, 7n);
+    node.omniSend(issuer, owner, dollar.propertyId, 10_000_000n * TOKEN); // invalid: more than was issued
+    await mineAndProcess();
+    node.omniSend(owner, issuer, dollar.propertyId, TOKEN);
+    await mineAndProcess();
+    await mineAndProcess(); // 2 confirmations of the last block
+    const item = (await t.request('GET', `/wallet-as-a-service/wallets/${walletId}`, { key: c.key })).body.data.item;
+    expect(node.omniBalance(owner, dollar.propertyId)).toBe(11n * TOKEN + TOKEN / 2n);
+    expect(node.omniBalance(owner, points.propertyId)).toBe(7n);
+    expect([...item.fungibleTokens].sort((a: { identifier: string }, b: { identifier: string }) => Number(a.identifier) - Number(b.identifier))).toEqual([
+      { blockchain: 'bitcoin', network: 'testnet', identifier: String(dollar.propertyId), symbol: '', type: 'OMNI', amount: '11.5' },
+      { blockchain: 'bitcoin', network: 'testnet', identifier: String(points.propertyId), symbol: '', type: 'OMNI', amount: '7' },
+    ]);
+    // The bitcoins of the Omni transactions (reference outputs, fees) are in the coin ledger, as the node sees them.
+    expect(item.coins).toEqual([expect.objectContaining({ blockchain: 'bitcoin', network: 'testnet', confirmedBalance: formatUnits(node.balance(owner), 8) })]);
+  });
+});
