@@ -12,6 +12,9 @@ import { createEvmAdapter } from './evm/adapter.ts';
 import type { EvmBlockchain } from './evm/normalize.ts';
 import { createTronAdapter } from './tron/adapter.ts';
 import type { TronNetwork } from './tron/normalize.ts';
+import { createUtxoAdapter } from './utxo/adapter.ts';
+import type { UtxoBlockchain } from './utxo/normalize.ts';
+import type { UtxoRpcAuth } from './utxo/rpc.ts';
 import { createXrpAdapter } from './xrp/adapter.ts';
 
 export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db; logger: Logger }): ChainAdapter | undefined {
@@ -38,7 +41,25 @@ export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db
       });
     case 'xrp':
       return createXrpAdapter({ network: chain.network, rpcUrl: chain.rpcUrl, timeoutMs: chain.requestTimeoutMs, logger: deps.logger });
+    case 'utxo':
+      return createUtxoAdapter({
+        blockchain: chain.blockchain as UtxoBlockchain,
+        network: chain.network,
+        rpcUrl: chain.rpcUrl,
+        auth: nodeAuth(chain),
+        db: deps.db,
+        concurrency: chain.concurrency,
+        timeoutMs: chain.requestTimeoutMs,
+        logger: deps.logger,
+      });
     default:
       return undefined;
   }
+}
+
+/** Bitcoin-family credentials from the chain's configuration (the config check allows one kind at a time). */
+function nodeAuth(chain: ChainConfig): UtxoRpcAuth | undefined {
+  if (chain.rpcCookieFile !== undefined) return { cookieFile: chain.rpcCookieFile };
+  if (chain.rpcUser !== undefined) return { user: chain.rpcUser, password: chain.rpcPassword ?? '' };
+  return undefined;
 }

@@ -27,6 +27,8 @@ export interface FollowScenarioOptions {
   confirmations: number;
   /** A typical payment in base units (the driver's wallet must afford several). */
   amount: bigint;
+  /** What the node can tell of an address's opening balance: 'read' (e.g. scantxoutset) or 'unavailable'. */
+  opening: 'read' | 'unavailable';
   /** False where the chain never reorganises what the service follows (XRP: validated ledgers only). */
   reorgs?: boolean;
   /** Per-test timeout; default 60 s. */
@@ -225,7 +227,8 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           const x = await coin();
           return x.openingBalance !== 'pending' && x;
         });
-        const opening = first.openingBalance === 'read' ? options.amount : 0n;
+        expect(first.openingBalance).toBe(options.opening);
+        const opening = options.opening === 'read' ? options.amount : 0n;
         expect(first).toMatchObject({ totalReceived: format(2n * options.amount), totalSpent: '0', confirmedBalance: format(opening + 2n * options.amount) });
 
         if (!node.spend) return;
@@ -239,7 +242,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         const after = await coin();
         const nodeView = (await node.balance(fresh)) + (await node.balance(old));
         expect(nodeView).toBe(0n); // the drivers send the change elsewhere
-        if (first.openingBalance === 'read') {
+        if (options.opening === 'read') {
           expect(after).toMatchObject({
             confirmedBalance: '0',
             totalReceived: format(2n * options.amount),
