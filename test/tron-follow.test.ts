@@ -118,6 +118,24 @@ describe('the fake java-tron node speaks what java-tron prints', () => {
     }
   });
 
+  it("reorganises: the last blocks replaced by another producer's, later in time; their transactions mined again unless dropped", async () => {
+    const kept = await d.send(await d.newAddress(), 3n * TRX);
+    const dropped = await d.send(await d.newAddress(), 4n * TRX);
+    const h = await d.mine(2);
+    const old = [d.node.blockHash(h - 1), d.node.blockHash(h)];
+    const oldMs = get(d.node.blocks[h - 1]?.json, 'block_header', 'raw_data', 'timestamp') as bigint;
+    expect(await d.reorg(2, { drop: [dropped] })).toBe(h + 1);
+    expect([d.node.blockHash(h - 1), d.node.blockHash(h)]).not.toContain(old[0]);
+    expect(d.node.blockHash(h)).not.toBe(old[1]);
+    expect(get(d.node.blocks[h - 1]?.json, 'block_header', 'raw_data', 'parentHash')).toBe(d.node.blockHash(h - 2));
+    expect(get(d.node.blocks[h - 1]?.json, 'block_header', 'raw_data', 'timestamp') as bigint).toBeGreaterThan(oldMs);
+    expect(d.node.blocks[h - 1]?.intents.map((i) => i.txID)).toEqual([kept]);
+    const info = async (value: string) =>
+      (await fetch(`${d.rpcUrl}/wallet/gettransactioninfobyid`, { method: 'POST', body: JSON.stringify({ value }) })).json();
+    expect(await info(dropped)).toEqual({});
+    expect(await info(kept)).toMatchObject({ id: kept, blockNumber: h - 1 });
+  });
+
   it('field names as recorded: block, header, transaction, infos (transfer, TRC-20, internal transfer)', () => {
     const nile = fixture('nile/documentation-en/getblockbynum_66987565_header_only.json');
     expect(keys(block)).toEqual(keys(nile));

@@ -200,7 +200,8 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
     const account = tronHexAddress(address, network);
     const block = await blockByNum(height);
     if (block === undefined) throw new TronAdapterError(`block ${height} is not on the node ${rpc.url} (yet)`);
-    const { hash } = headerOf(block, `block ${height}`);
+    const { hash, height: got } = headerOf(block, `block ${height}`);
+    if (got !== height) throw new TronAdapterError(`asked ${rpc.url} for block ${height}, got block ${got}`);
     try {
       await rpc.post('wallet/getblockbalance', { hash, number: height });
       caps.balanceHistory = 'supported';
