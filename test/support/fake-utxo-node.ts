@@ -9,7 +9,6 @@
  * The node behaves as if started with -txindex=1 (getrawtransaction finds any transaction) and its wallet
  * holds the key of every address it hands out; the miner's address is the faucet.
  */
-import type { Blockchain, Network } from '../../src/domain/chains.ts';
 import type { ChainDriver } from './chain-driver.ts';
 import { type Block, FakeChain } from './fake-utxo/chain.ts';
 import { type DialectParams, dialectParams, type FakeNetwork, type UtxoDialect } from './fake-utxo/dialects.ts';
@@ -53,7 +52,7 @@ export interface FakeUtxoNode {
   readonly user: string;
   readonly password: string;
   readonly chain: FakeChain;
-  /** How many times each RPC method was executed. */
+  /** How many times each RPC method was answered without error. */
   readonly calls: Map<string, number>;
   height(): number;
   blockHash(height: number): string;
@@ -214,8 +213,8 @@ export async function startFakeUtxoDriver(dialect: UtxoDialect, options: FakeUtx
   const inConfig = options.credentials === 'config';
   return {
     node,
-    blockchain: node.params.blockchain as Blockchain,
-    network: node.params.network as Network,
+    blockchain: node.params.blockchain,
+    network: node.params.network,
     rpcUrl: inConfig ? node.url : node.urlWithCredentials,
     chainConfig: inConfig ? { rpcUser: node.user, rpcPassword: node.password } : undefined,
     height: async () => node.height(),

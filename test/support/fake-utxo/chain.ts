@@ -45,6 +45,8 @@ const BITS = 0x207fffff;
 const ZCASH_BITS = 0x200f0f0f;
 const SEQUENCE_FINAL = 0xffffffff;
 const SEQUENCE_RBF = 0xfffffffd;
+/** Sorts mempool outputs after every confirmed one when the wallet picks coins. */
+const PENDING_HEIGHT = Number.MAX_SAFE_INTEGER;
 
 export interface Coin {
   txid: string;
@@ -191,7 +193,7 @@ export class FakeChain {
   spendableCoins(address: string): Coin[] {
     const spent = new Set(this.mempool.flatMap((tx) => tx.vin.flatMap((i) => (i.prevout ? [outpointKey(i.prevout.txid, i.prevout.vout)] : []))));
     const pending: Coin[] = this.mempool.flatMap((tx) =>
-      tx.vout.map((o, vout) => ({ txid: tx.txid, vout, value: o.value, script: o.script, height: Number.POSITIVE_INFINITY, coinbase: false })),
+      tx.vout.map((o, vout) => ({ txid: tx.txid, vout, value: o.value, script: o.script, height: PENDING_HEIGHT, coinbase: false })),
     );
     return [...this.utxo.values(), ...pending]
       .filter((c) => !spent.has(outpointKey(c.txid, c.vout)) && this.addressOfScript(c.script) === address)

@@ -132,7 +132,7 @@ export function buildTx(spec: TxSpec): Tx {
     ...spec,
     txid: displayHex(sha256d(stripped)),
     hash: displayHex(sha256d(raw)),
-    coinbase: spec.vin.length === 1 && spec.vin[0]?.prevout === undefined && !spec.zcash?.spends.length,
+    coinbase: spec.vin.length === 1 && spec.vin[0]?.prevout === undefined,
     raw,
     size: raw.length,
     strippedSize: stripped.length,
