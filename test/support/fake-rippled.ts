@@ -11,9 +11,10 @@
  * - Transactions: XRP Payments (to an existing account, or creating one), partial payments that cross the
  *   sender's own offer (tfPartialPayment, SendMax in an issued currency, delivered_amount < Amount, the
  *   shape of the recorded streams_partialPaymentTransaction.json), the OfferCreate that makes that offer,
- *   and failures that burn the fee (tecUNFUNDED_PAYMENT, tecNO_DST_INSUF_XRP, tecPATH_PARTIAL). Metadata
- *   has the AccountRoot/Offer nodes rippled writes (sorted by LedgerIndex, the real keylet hashes),
- *   TransactionIndex, TransactionResult and delivered_amount on successful payments only.
+ *   AccountDelete (the rest of the balance to a destination, the AccountRoot deleted), and failures that
+ *   burn the fee (tecUNFUNDED_PAYMENT, tecNO_DST_INSUF_XRP, tecPATH_PARTIAL, tecNO_DST). Metadata has the
+ *   AccountRoot/Offer nodes rippled writes (sorted by LedgerIndex, the real keylet hashes), TransactionIndex,
+ *   TransactionResult, and delivered_amount on successful payments and deletions only.
  * - Commands: ledger (validated / closed / current / index / hash; transactions, expand), tx, account_info,
  *   server_info, ledger_closed, ledger_current; others answer unknownCmd. API v1 by default, v2 when the
  *   request (or the server option) asks for it: ledger_index a number in ledger objects, tx_json + meta.
@@ -23,7 +24,7 @@
  * Simplifications (none of which herald reads): no signatures (SigningPubKey/TxnSignature are
  * placeholders derived from the account and hash), hashes are SHA-512Half of a JSON rendering rather than
  * of the binary format, DirectoryNode entries are left out of the metadata, issued-currency balances are
- * not tracked (the offer's TakerPays is), sequence gaps are not enforced.
+ * not tracked (the offer's TakerPays is), sequence gaps and AccountDelete's 256-ledger wait are not enforced.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -117,7 +118,7 @@ class LedgerState {
 
 type Json = Record<string, unknown>;
 
-type PendingKind = { type: 'payment'; to: string; amount: bigint; deliver?: bigint } | { type: 'offer'; takerGets: bigint };
+type PendingKind = { type: 'payment'; to: string; amount: bigint; deliver?: bigint } | { type: 'offer'; takerGets: bigint } | { type: 'delete'; to: string };
 
 interface PendingTx {
   hash: string;
@@ -157,6 +158,7 @@ function describeFields(tx: Omit<PendingTx, 'fields' | 'hash'>): Json {
     Sequence: tx.sequence,
     SigningPubKey: `ED${createHash('sha256').update(tx.account).digest('hex').toUpperCase()}`,
   };
+  if (tx.kind.type === 'delete') return { ...common, Destination: tx.kind.to, TransactionType: 'AccountDelete' };
   if (tx.kind.type === 'offer') {
     return {
       ...common,
@@ -199,7 +201,16 @@ function applyTransaction(state: LedgerState, tx: PendingTx, index: number, posi
     else state.accounts.set(to, { balance: drops, sequence: index, ownerCount: 0, previousTxnId: '', previousTxnLgrSeq: 0 });
   };
 
-  if (tx.kind.type === 'offer') {
+  if (tx.kind.type === 'delete') {
+    // AccountDelete: the balance left after the fee goes to Destination and the AccountRoot is deleted.
+    if (sender.ownerCount > 0) result = 'tecHAS_OBLIGATIONS';
+    else if (!state.accounts.has(tx.kind.to)) result = 'tecNO_DST';
+    else {
+      delivered = sender.balance;
+      credit(tx.kind.to, sender.balance);
+      state.accounts.delete(tx.account);
+    }
+  } else if (tx.kind.type === 'offer') {
     sender.ownerCount += 1;
     const offer: Offer = {
       sequence: tx.sequence,
@@ -258,7 +269,11 @@ function applyTransaction(state: LedgerState, tx: PendingTx, index: number, posi
   }
 
   for (const [address, { before }] of touched) {
-    const after = state.accounts.get(address) as AccountRoot;
+    const after = state.accounts.get(address);
+    if (!after) {
+      nodes.push(deletedAccountRootNode(address, before as AccountRoot, tx.sequence + 1));
+      continue;
+    }
     nodes.push(accountRootNode(address, before, after, index));
     after.previousTxnId = tx.hash;
     after.previousTxnLgrSeq = index;
@@ -267,11 +282,13 @@ function applyTransaction(state: LedgerState, tx: PendingTx, index: number, posi
   const key = (n: Json) => String((Object.values(n)[0] as Json).LedgerIndex);
   nodes.sort((a, b) => (key(a) < key(b) ? -1 : 1));
   const meta: Json = { AffectedNodes: nodes };
-  if (tx.kind.type === 'payment' && tx.kind.deliver !== undefined && delivered !== undefined) meta.DeliveredAmount = delivered.toString();
+  // Stored in the metadata where Amount does not say what arrived: partial payments, AccountDelete.
+  const storesDelivered = tx.kind.type === 'delete' || (tx.kind.type === 'payment' && tx.kind.deliver !== undefined);
+  if (storesDelivered && delivered !== undefined) meta.DeliveredAmount = delivered.toString();
   meta.TransactionIndex = position;
   meta.TransactionResult = result;
-  // rippled adds delivered_amount to successful payments only ("if the transaction failed nothing could have been delivered").
-  if (tx.kind.type === 'payment' && result === 'tesSUCCESS') meta.delivered_amount = (delivered as bigint).toString();
+  // rippled adds delivered_amount to successful payments and account deletions only ("if the transaction failed nothing could have been delivered").
+  if (tx.kind.type !== 'offer' && result === 'tesSUCCESS') meta.delivered_amount = (delivered as bigint).toString();
   return { ...tx, result, meta };
 }
 
@@ -285,6 +302,25 @@ function offerFields(account: string, offer: Offer): Json {
     Sequence: offer.sequence,
     TakerGets: offer.takerGets.toString(),
     TakerPays: { currency: CURRENCY, issuer: ISSUER, value: iouValue(offer.takerPays) },
+  };
+}
+
+function deletedAccountRootNode(address: string, before: AccountRoot, sequence: number): Json {
+  return {
+    DeletedNode: {
+      FinalFields: {
+        Account: address,
+        Balance: '0',
+        Flags: 0,
+        OwnerCount: 0,
+        PreviousTxnID: before.previousTxnId,
+        PreviousTxnLgrSeq: before.previousTxnLgrSeq,
+        Sequence: sequence,
+      },
+      LedgerEntryType: 'AccountRoot',
+      LedgerIndex: accountRootIndex(address),
+      PreviousFields: { Balance: before.balance.toString(), Sequence: before.sequence },
+    },
   };
 }
 
@@ -366,6 +402,11 @@ export interface FakeRippled {
   newAccount(): string;
   /** Queues an XRP Payment; with `deliver`, a partial payment crossing the sender's offer (made first if needed). Returns the hash. */
   pay(from: string, to: string, drops: bigint, options?: { deliver?: bigint }): string;
+  /**
+   * Queues an AccountDelete: what is left after its fee (the owner reserve, 0.2 XRP) goes to `to`. rippled
+   * also requires the account's Sequence + 256 to be below the ledger index; not enforced here.
+   */
+  deleteAccount(account: string, to: string): string;
   /** Closes `count` ledgers with the pending transactions; validates per validationLag unless validate is false. Returns the closed index. */
   closeLedgers(count?: number, options?: { validate?: boolean }): number;
   /** Validates closed ledgers up to `index` (default: all). Returns the validated index. */
@@ -433,7 +474,9 @@ export async function startFakeRippled(options: FakeRippledOptions = {}): Promis
   }
 
   function submit(account: string, kind: PendingKind): string {
-    const base = { account, sequence: nextSequence(account), fee: FEE_DROPS, lastLedgerSequence: closedIndex + 1 + 20, kind };
+    // AccountDelete's transaction cost is the owner reserve increment.
+    const fee = kind.type === 'delete' ? OWNER_RESERVE : FEE_DROPS;
+    const base = { account, sequence: nextSequence(account), fee, lastLedgerSequence: closedIndex + 1 + 20, kind };
     const fields = describeFields(base);
     const hash = sha512Half(`TXN\0${JSON.stringify(fields)}`);
     pending.push({ ...base, hash, fields: sortKeys({ ...fields, TxnSignature: sha512Half(hash) + sha512Half(`sig${hash}`) }) });
@@ -771,6 +814,7 @@ export async function startFakeRippled(options: FakeRippledOptions = {}): Promis
       }
       return submit(from, { type: 'payment', to, amount: drops });
     },
+    deleteAccount: (account, to) => submit(account, { type: 'delete', to }),
     closeLedgers(count = 1, closeOptions = {}) {
       for (let i = 0; i < count; i++) closeOne();
       if (closeOptions.validate !== false) validatedIndex = Math.max(validatedIndex, closedIndex - lag);
@@ -854,8 +898,8 @@ export interface FakeXrpDriver extends ChainDriver {
  * that is not validated yet: closeUnvalidated() + replaceUnvalidated() make that case (the follower must
  * never report from such a ledger).
  *
- * spend() pays `amount` plus the fee from `from`; the rest stays at `from` (an XRP account keeps its
- * reserve and cannot hand "the rest" back the way a UTXO wallet does).
+ * spend() pays `amount` from `from`, then deletes the account (AccountDelete) so that the rest, less the
+ * deletion's fee, goes back to the funded wallet: an XRP account cannot go below its reserve otherwise.
  */
 export async function startFakeXrpDriver(options: FakeRippledOptions = {}): Promise<FakeXrpDriver> {
   const fake = await startFakeRippled(options);
@@ -878,7 +922,10 @@ export async function startFakeXrpDriver(options: FakeRippledOptions = {}): Prom
     newAddress: async () => fake.newAccount(),
     send: async (to, amount) => fake.pay(GENESIS_ADDRESS, to, amount),
     async spend(from, to, amount) {
-      return { transactionId: fake.pay(from, to, amount), fee: FEE_DROPS };
+      // The rest goes back to the wallet the only way an XRP account can hand over everything: AccountDelete.
+      const transactionId = fake.pay(from, to, amount);
+      fake.deleteAccount(from, GENESIS_ADDRESS);
+      return { transactionId, fee: FEE_DROPS + OWNER_RESERVE };
     },
     async reorg() {
       throw new Error(

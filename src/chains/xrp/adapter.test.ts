@@ -128,6 +128,27 @@ describe('XRP adapter against the fake rippled', () => {
     );
   });
 
+  it('AccountDelete: the whole balance leaves the account, the destination gets it less the fee; the account is then not found (0)', async () => {
+    const account = fake.newAccount();
+    fake.pay(GENESIS_ADDRESS, account, 12n * XRP);
+    const funded = fake.closeLedgers(1);
+    const deletion = fake.deleteAccount(account, GENESIS_ADDRESS);
+    const height = fake.closeLedgers(1);
+    const rest = 12n * XRP - 200_000n; // AccountDelete's fee is the owner reserve
+    expect(fake.transaction(deletion)?.meta).toMatchObject({ TransactionResult: 'tesSUCCESS', DeliveredAmount: String(rest), delivered_amount: String(rest) });
+    const block = await adapter.getBlock(height);
+    const movements = block.coinMovements.filter((m) => m.transactionId === deletion).map((m) => [m.address, m.delta]);
+    expect(movements).toHaveLength(2);
+    expect(movements).toEqual(
+      expect.arrayContaining([
+        [account, -12n * XRP],
+        [GENESIS_ADDRESS, rest],
+      ]),
+    );
+    expect(await adapter.getCoinBalance(account, funded)).toBe(12n * XRP);
+    expect(await adapter.getCoinBalance(account, height)).toBe(0n);
+  });
+
   it('getBlock refuses a closed ledger that is not validated yet (even the one the follower asks for next), and reads it once validated', async () => {
     const account = fake.newAccount();
     const txid = fake.pay(GENESIS_ADDRESS, account, 20n * XRP);
