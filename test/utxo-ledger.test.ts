@@ -8,9 +8,10 @@ import { createHash } from 'node:crypto';
 import { bech32 } from '@scure/base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CoinMovement, NormalizedBlock, UtxoOutput, UtxoSpend } from '../src/chains/types.ts';
-import type { ChainAdapter, UnspentOutput } from '../src/ingest/adapter.ts';
+import type { ChainAdapter, UnspentOutput, UnspentOutputs } from '../src/ingest/adapter.ts';
 import { applyNextBlock, type FollowerDeps } from '../src/ingest/follower.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
+import { readOpenings } from '../src/wallets/openings.ts';
 import { startTestApp, type TestApp } from './harness.ts';
 
 const CHAIN = { blockchain: 'bitcoin', network: 'testnet' } as const;
@@ -40,8 +41,12 @@ class UtxoChain implements ChainAdapter {
   }
 
   private make(height: number, parentHash: string, txs: FakeTx[]): NormalizedBlock {
-    const hash = createHash('sha256').update(`block ${height} ${++this.nonce}`).digest('hex');
-    const outputs: UtxoOutput[] = txs.flatMap((t) => t.outputs.map(([address, value], i) => ({ transactionId: t.id, outpoint: `${t.id}:${i}`, address, value })));
+    const hash = createHash('sha256')
+      .update(`block ${height} ${++this.nonce}`)
+      .digest('hex');
+    const outputs: UtxoOutput[] = txs.flatMap((t) =>
+      t.outputs.map(([address, value], i) => ({ transactionId: t.id, outpoint: `${t.id}:${i}`, address, value })),
+    );
     const spends: UtxoSpend[] = txs.flatMap((t) => (t.spends ?? []).map((outpoint) => ({ transactionId: t.id, outpoint })));
     const coinMovements: CoinMovement[] = outputs.map((o) => ({ transactionId: o.transactionId, address: o.address, delta: o.value }));
     return {
@@ -75,8 +80,9 @@ class UtxoChain implements ChainAdapter {
     return structuredClone(block);
   }
 
-  async getUnspentOutputs(address: string): Promise<UnspentOutput[] | undefined> {
-    return this.unspent.get(address);
+  async getUnspentOutputs(address: string): Promise<UnspentOutputs | undefined> {
+    const outputs = this.unspent.get(address);
+    return outputs && { outputs, tipHeight: this.blocks.length - 1 };
   }
 }
 
@@ -97,8 +103,13 @@ async function setup() {
   const index = new SubscriptionIndex(CHAIN.blockchain, CHAIN.network);
   const logger = { error: vi.fn(), warn: vi.fn(), info: vi.fn() };
   const deps: FollowerDeps = { db, adapter: chain, index: () => index, logger, defaultConfirmations: 1, startHeight: 1 };
+  /** Applies blocks until caught up, reading openings after each (as the ingest service does). */
   const follow = async () => {
-    for (let i = 0; i < 100; i++) if ((await applyNextBlock(deps, CHAIN)).kind === 'caught-up') return;
+    for (let i = 0; i < 100; i++) {
+      const step = await applyNextBlock(deps, CHAIN);
+      await readOpenings({ db, chain: CHAIN, node: chain, confirmations: 1 });
+      if (step.kind === 'caught-up') return;
+    }
   };
   const wallet = (await app.request('POST', '/wallet-as-a-service/wallets', { key: customer.key, body: { data: { item: { walletName: 'cold' } } } })).body.data
     .item.walletId as string;
@@ -131,7 +142,16 @@ describe('UTXO wallet ledger (own record of watched outputs)', () => {
 
     s.chain.grow([{ id: txid(2), outputs: [[mine, 2n * BTC]] }]); // 2: received 2
     // 3: spends the opening output (5) paying 1 to other and 3.9 back to itself: one spending of 1.1.
-    s.chain.grow([{ id: txid(3), outputs: [[other, BTC], [mine, 39n * (BTC / 10n)]], spends: [`${txid(1)}:0`, `${txid(99)}:7`] }]);
+    s.chain.grow([
+      {
+        id: txid(3),
+        outputs: [
+          [other, BTC],
+          [mine, 39n * (BTC / 10n)],
+        ],
+        spends: [`${txid(1)}:0`, `${txid(99)}:7`],
+      },
+    ]);
     // 4: spends the output of block 2 (recorded by the ledger when block 2 was applied) entirely to other.
     s.chain.grow([{ id: txid(4), outputs: [[other, 2n * BTC - 1000n]], spends: [`${txid(2)}:0`] }]);
     await s.follow();

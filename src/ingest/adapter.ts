@@ -24,6 +24,13 @@ export interface UnspentOutput {
   height: number;
 }
 
+/** The unspent outputs of an address after a block, read from the node's UTXO set at its tip. */
+export interface UnspentOutputs {
+  outputs: UnspentOutput[];
+  /** The node's tip when it read its UTXO set. */
+  tipHeight: number;
+}
+
 export interface ChainAdapter {
   /** The height of the node's best block. */
   getHead(): Promise<number>;
@@ -39,9 +46,10 @@ export interface ChainAdapter {
   /**
    * UTXO chains, instead of getCoinBalance for the opening balance: the outputs of `address` created at
    * or before block `height` that are still unspent at the node's tip (e.g. `scantxoutset`), which the
-   * ledger then recognises when they are spent. Undefined when the node cannot tell.
+   * ledger then recognises when they are spent. Undefined when the node cannot tell. May take minutes
+   * (a scan of the whole UTXO set): never called inside a block's transaction.
    */
-  getUnspentOutputs?(address: string, height: number): Promise<UnspentOutput[] | undefined>;
+  getUnspentOutputs?(address: string, height: number): Promise<UnspentOutputs | undefined>;
   /** Fungible token balance of `address` in `contract` after block `height`; undefined when the node cannot tell. */
   getTokenBalance?(contract: string, address: string, height: number): Promise<bigint | undefined>;
   /** Name, symbol and decimals of the token of `transfer` (cached by the adapter); undefined when unknown. */

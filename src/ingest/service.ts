@@ -26,6 +26,7 @@ import {
 } from '../store/chain-state.ts';
 import type { SubscriptionChange } from '../store/changes.ts';
 import type { Db, Queryable } from '../store/db.ts';
+import { readOpenings } from '../wallets/openings.ts';
 import type { ChainAdapter } from './adapter.ts';
 import { buildBlockEvents } from './events.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
@@ -107,9 +108,38 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     const onStep = (result: StepResult) => {
       if (result.kind === 'applied') deps.metrics?.chainBlocks.inc(labels);
       else if (result.kind === 'reorganised') deps.metrics?.chainReorganisations.inc(labels);
+      if (result.kind === 'applied' || result.kind === 'caught-up') wakeOpenings(f);
     };
     f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep }).catch((error) =>
       logger.error({ err: error, ...f.key }, 'chain follower ended with an error'),
+    );
+  };
+
+  /**
+   * Opening balances are read beside the follower, never inside its block transactions (a UTXO scan
+   * takes minutes on mainnet): one run per chain at a time, again after it if blocks came meanwhile.
+   */
+  const openingRuns = new Map<Followed, { again: boolean }>();
+  const wakeOpenings = (f: Followed) => {
+    const running = openingRuns.get(f);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const run = { again: false };
+    openingRuns.set(f, run);
+    void track(
+      (async () => {
+        do {
+          run.again = false;
+          try {
+            await readOpenings({ db, chain: f.key, node: f.adapter, confirmations: f.confirmations, logger });
+          } catch (error) {
+            if (abort.signal.aborted) return;
+            logger.warn({ err: error, ...f.key }, 'could not read opening balances yet; trying again after the next block');
+          }
+        } while (run.again && !abort.signal.aborted);
+      })().finally(() => openingRuns.delete(f)),
     );
   };
 

@@ -323,3 +323,13 @@ export async function forgetOutputsAbove(tx: Queryable, chain: ChainKey, ancesto
     ancestorHeight,
   ]);
 }
+
+/** Whether an address's opening is still to be read at `height` (a reorganisation may have re-anchored it). */
+export async function openingStillPending(tx: Queryable, id: string, height: number): Promise<boolean> {
+  const rows = await tx.query(
+    'ledger:opening-pending',
+    `SELECT 1 FROM wallet_addresses WHERE id = $1 AND opening_state = 'pending' AND watched_from_block = $2 FOR UPDATE`,
+    [id, height],
+  );
+  return rows.length > 0;
+}

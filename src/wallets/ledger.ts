@@ -6,9 +6,9 @@
  * - recordBlock: when block h is applied, its effect on watched addresses becomes ledger entries
  *   (coin received/spent per address, fungible token delta per contract, NFT held or not after h).
  * - applyConfirmed: when block h is applied, the entries of blocks up to h - confirmations + 1 (now
- *   confirmed) are added to the balances; an address's opening balance is read at its watchedFromBlock
- *   once that block is confirmed; a token first seen by an address starts from its balanceOf just
- *   before the first block that moves it.
+ *   confirmed) are added to the balances; a token first seen by an address starts from its balanceOf
+ *   just before the first block that moves it. (An address's opening coin balance is read at its
+ *   watchedFromBlock once that block is confirmed, outside the block transaction: see openings.ts.)
  * - rewind: a reorganisation reverses the applied entries of orphaned blocks and drops the rest.
  * - UTXO chains: an input names only the output it spends (getblock verbosity 2 has no input address
  *   or amount), so the ledger records the outputs paid to watched addresses (table ledger_outputs, from
@@ -172,33 +172,13 @@ async function recordedOutputsSpent(tx: Queryable, chain: ChainKey, spends: read
 }
 
 /**
- * Adds the entries of blocks up to `confirmedHeight` to the balances, reads the opening balances that
- * became readable, and anchors addresses added before the chain had a cursor at `appliedHeight`.
+ * Adds the entries of blocks up to `confirmedHeight` to the balances, and anchors addresses added
+ * before the chain had a cursor at `appliedHeight`.
  */
 export async function applyConfirmed(tx: Queryable, chain: ChainKey, appliedHeight: number, confirmedHeight: number, node: LedgerNode): Promise<void> {
-  for (const opening of await pendingOpenings(tx, chain, confirmedHeight)) {
-    await setOpening(tx, opening.id, await readOpening(tx, chain, opening, node));
-  }
   const entries = await takeConfirmedEntries(tx, chain, confirmedHeight);
   if (entries.length > 0) await applyEntries(tx, entries, 1n, node);
   await anchorUnwatched(tx, chain, appliedHeight);
-}
-
-/**
- * The coin balance of an address after block `height`, from the node. UTXO chains answer with the
- * address's unspent outputs, which the ledger records so that it recognises their spending later.
- */
-async function readOpening(tx: Queryable, chain: ChainKey, opening: { address: string; height: number }, node: LedgerNode): Promise<bigint | undefined> {
-  if (!node.getUnspentOutputs) return await node.getCoinBalance?.(opening.address, opening.height);
-  const unspent = await node.getUnspentOutputs(opening.address, opening.height);
-  if (!unspent) return undefined;
-  await recordOutputs(
-    tx,
-    chain,
-    unspent.map((u) => ({ outpoint: u.outpoint, address: opening.address, value: u.value, blockHeight: u.height })),
-    true,
-  );
-  return unspent.reduce((sum, u) => sum + u.value, 0n);
 }
 
 /** Reverses the applied entries of blocks above `ancestorHeight` and forgets all of their entries. */

@@ -10,11 +10,13 @@
  * blocks (txids) with getrawtransaction answers equal to the verbosity-2 transaction objects plus blockhash
  * (Core documents verbosity 2 as "as given by getrawtransaction"), and scantxoutset answers.
  */
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase } from '../../../test/harness.ts';
 import { type StubReply, startUtxoRpcStub, type UtxoRpcStub } from '../../../test/support/utxo-rpc-stub.ts';
+import type { UnspentOutputs } from '../../ingest/adapter.ts';
 import { callbackItem } from '../../matching/identity.ts';
 import { createDb, type Db } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
@@ -24,6 +26,9 @@ import { normalizeUtxoBlock, type UtxoBlockchain } from './normalize.ts';
 import { UtxoRpcError } from './rpc.ts';
 import type { RpcBlock, RpcTransaction } from './rpc-types.ts';
 import { MAX_ADD_BACK_BLOCKS } from './unspent.ts';
+
+/** The outputs of a getUnspentOutputs answer (its tipHeight is checked where it matters). */
+const outputsOf = async (answer: Promise<UnspentOutputs | undefined>) => (await answer)?.outputs;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Recorded data
@@ -502,7 +507,7 @@ describe('getUnspentOutputs: scantxoutset, with the outputs spent after the heig
       ]),
     );
     const adapter = adapterFor(node);
-    const outputs = await adapter.getUnspentOutputs(SPENDER, 50000);
+    const outputs = await outputsOf(adapter.getUnspentOutputs(SPENDER, 50000));
     expect(node.stub.calls.find((c) => c.method === 'scantxoutset')?.params).toEqual(['start', [`addr(${SPENDER})`]]);
     expect(outputs).toEqual([
       { outpoint: `${OLD_UNSPENT}:1`, value: 12345n, height: 40000 },
@@ -512,7 +517,7 @@ describe('getUnspentOutputs: scantxoutset, with the outputs spent after the heig
     expect(getblockCalls(node)).toEqual([3, 3]);
     // At 50001 the spending is before the height: only the old output, and only block 50002 is walked.
     node.stub.calls.length = 0;
-    expect(await adapter.getUnspentOutputs(SPENDER, 50001)).toEqual([
+    expect(await outputsOf(adapter.getUnspentOutputs(SPENDER, 50001))).toEqual([
       { outpoint: `${OLD_UNSPENT}:1`, value: 12345n, height: 40000 },
       { outpoint: `${BLOCK_50001.tx[2]?.txid}:0`, value: 5000000000n, height: 50001 },
     ]);
@@ -524,7 +529,7 @@ describe('getUnspentOutputs: scantxoutset, with the outputs spent after the heig
     const node = await startNode(CORE_25, btcBlocks());
     node.extra.set('scantxoutset', () => scanAnswer([{ txid: OLD_UNSPENT, vout: 1, amount: '0.00012345', height: 40000 }]));
     const adapter = adapterFor(node);
-    const opening = (await adapter.getUnspentOutputs(SPENDER, 50000)) ?? [];
+    const opening = (await outputsOf(adapter.getUnspentOutputs(SPENDER, 50000))) ?? [];
     const block = await adapter.getBlock(50001);
     const moved = block.coinMovements.filter((m) => m.address === SPENDER).reduce((s, m) => s + m.delta, 0n);
     const after = opening.reduce((s, u) => s + u.value, 0n) + moved;
@@ -537,22 +542,22 @@ describe('getUnspentOutputs: scantxoutset, with the outputs spent after the heig
     const adapter = adapterFor(node);
     await adapter.getBlock(50001); // the node's verbosity is known: 2
     node.stub.calls.length = 0;
-    expect(await adapter.getUnspentOutputs(SPENDER, 50000)).toEqual([{ outpoint: `${OLD_UNSPENT}:1`, value: 12345n, height: 40000 }]);
+    expect(await outputsOf(adapter.getUnspentOutputs(SPENDER, 50000))).toEqual([{ outpoint: `${OLD_UNSPENT}:1`, value: 12345n, height: 40000 }]);
     expect(getblockCalls(node)).toEqual([]);
   });
 
   it('verbosity unknown yet on a verbosity-2 node: the walk finds out and adds nothing back', async () => {
     const node = await startNode(CORE_21, btcBlocks());
     node.extra.set('scantxoutset', () => scanAnswer([]));
-    expect(await adapterFor(node).getUnspentOutputs(SPENDER, 50000)).toEqual([]);
+    expect(await outputsOf(adapterFor(node).getUnspentOutputs(SPENDER, 50000))).toEqual([]);
   });
 
   it('a node without scantxoutset (-32601: zcashd, Dogecoin 1.14) cannot tell: undefined, asked once', async () => {
     const node = await startNode({ maxVerbosity: 2, badVerbosity: ZCASH_OUT_OF_RANGE }, btcBlocks());
     const log = logger();
     const adapter = adapterFor(node, { blockchain: 'zcash', logger: log });
-    expect(await adapter.getUnspentOutputs('t1Hsc1LR8yKnbbe3twRp88p6vFfC5t7DLbs', 50000)).toBeUndefined();
-    expect(await adapter.getUnspentOutputs('t1Hsc1LR8yKnbbe3twRp88p6vFfC5t7DLbs', 50000)).toBeUndefined();
+    expect(await outputsOf(adapter.getUnspentOutputs('t1Hsc1LR8yKnbbe3twRp88p6vFfC5t7DLbs', 50000))).toBeUndefined();
+    expect(await outputsOf(adapter.getUnspentOutputs('t1Hsc1LR8yKnbbe3twRp88p6vFfC5t7DLbs', 50000))).toBeUndefined();
     expect(node.stub.count('scantxoutset')).toBe(1);
     expect(adapter.capabilities().scanTxOutSet).toBe('unsupported');
     expect(log.info).toHaveBeenCalledTimes(1);
@@ -562,7 +567,7 @@ describe('getUnspentOutputs: scantxoutset, with the outputs spent after the heig
     const node = await startNode(CORE_25, btcBlocks());
     node.extra.set('scantxoutset', () => scanAnswer([], 50002 + MAX_ADD_BACK_BLOCKS));
     const log = logger();
-    expect(await adapterFor(node, { logger: log }).getUnspentOutputs(SPENDER, 50001)).toBeUndefined();
+    expect(await outputsOf(adapterFor(node, { logger: log }).getUnspentOutputs(SPENDER, 50001))).toBeUndefined();
     expect(log.warn).toHaveBeenCalledTimes(1);
     expect(getblockCalls(node)).toEqual([]);
   });
@@ -585,7 +590,10 @@ describe('getUnspentOutputs: scantxoutset, with the outputs spent after the heig
       return scanAnswer([], 50001);
     };
     const adapter = adapterFor(node);
-    const [a, b] = await Promise.all([adapter.getUnspentOutputs(SPENDER, 50001), adapter.getUnspentOutputs('1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ', 50001)]);
+    const [a, b] = await Promise.all([
+      outputsOf(adapter.getUnspentOutputs(SPENDER, 50001)),
+      outputsOf(adapter.getUnspentOutputs('1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ', 50001)),
+    ]);
     expect([a, b]).toEqual([[], []]);
     expect(node.stub.count('scantxoutset')).toBe(3);
     // Serialised: the second scan started after the first one's answer.
@@ -607,7 +615,7 @@ describe('getUnspentOutputs: scantxoutset, with the outputs spent after the heig
     const node = await startNode(CORE_25, btcBlocks());
     node.extra.set('scantxoutset', () => ({ result: { success: true, unspents: [{ txid: OLD_UNSPENT, vout: 0, amount: '1', height: 50002 }] } }));
     const adapter = adapterFor(node);
-    expect(await adapter.getUnspentOutputs(SPENDER, 50002)).toEqual([{ outpoint: `${OLD_UNSPENT}:0`, value: 100000000n, height: 50002 }]);
+    expect(await outputsOf(adapter.getUnspentOutputs(SPENDER, 50002))).toEqual([{ outpoint: `${OLD_UNSPENT}:0`, value: 100000000n, height: 50002 }]);
     expect(node.stub.count('getblockcount')).toBe(2);
   });
 

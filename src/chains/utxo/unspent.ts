@@ -17,7 +17,7 @@
  * Core < 0.17) cannot tell: undefined.
  */
 import type { Logger } from 'pino';
-import type { UnspentOutput } from '../../ingest/adapter.ts';
+import type { UnspentOutput, UnspentOutputs } from '../../ingest/adapter.ts';
 import { mapLimit } from '../evm/adapter.ts';
 import type { FetchedBlock, Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
@@ -45,7 +45,7 @@ export interface UnspentReaderOptions {
 }
 
 export interface UnspentReader {
-  getUnspentOutputs(address: string, height: number): Promise<UnspentOutput[] | undefined>;
+  getUnspentOutputs(address: string, height: number): Promise<UnspentOutputs | undefined>;
   support(): Support;
 }
 
@@ -109,7 +109,7 @@ export function createUnspentReader(options: UnspentReaderOptions): UnspentReade
     }
   }
 
-  async function getUnspentOutputs(address: string, height: number): Promise<UnspentOutput[] | undefined> {
+  async function getUnspentOutputs(address: string, height: number): Promise<UnspentOutputs | undefined> {
     if (support === 'unsupported') return undefined;
     // The node's spelling (bitcoin-cash: cashaddr with prefix), which is also the normalised one.
     const target = normalizeUtxoAddress(chain, address);
@@ -134,7 +134,7 @@ export function createUnspentReader(options: UnspentReaderOptions): UnspentReade
           throw new UtxoAdapterError(`scantxoutset at ${rpc.url} answered a malformed unspent: ${JSON.stringify(u).slice(0, 200)}`);
         if (u.height <= height) unspent.push({ outpoint: `${u.txid.toLowerCase()}:${u.vout}`, value: parseCoinAmount(u.amount), height: u.height });
       }
-      if (scanHeight === height) return unspent;
+      if (scanHeight === height) return { outputs: unspent, tipHeight: scanHeight };
       if (scanHeight - height > MAX_ADD_BACK_BLOCKS) {
         logger?.warn(
           { ...log, address: target, height, scanHeight },
@@ -143,9 +143,9 @@ export function createUnspentReader(options: UnspentReaderOptions): UnspentReade
         return undefined;
       }
       // On verbosity-2 nodes the add-back is left out: see the module comment.
-      if (options.verbosity() === 1 || options.verbosity() === 2) return unspent;
+      if (options.verbosity() === 1 || options.verbosity() === 2) return { outputs: unspent, tipHeight: scanHeight };
       const spent = await spentAfter(target, height, scanHeight, typeof result.bestblock === 'string' ? result.bestblock.toLowerCase() : undefined);
-      return spent === undefined ? unspent : [...unspent, ...spent];
+      return { outputs: spent === undefined ? unspent : [...unspent, ...spent], tipHeight: scanHeight };
     });
   }
 

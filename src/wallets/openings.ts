@@ -1,0 +1,62 @@
+/**
+ * Opening balances of watched addresses (contract section 6: read from the node where it can tell), read
+ * OUTSIDE the follower's block transactions: a Bitcoin-family node answers with a scan of its whole UTXO
+ * set (`scantxoutset`, minutes on mainnet), and neither the chain's lock nor its follower may wait for
+ * that. Each chain's ingest runs readOpenings after it applies blocks.
+ *
+ * An address's opening is read once its watchedFromBlock h is confirmed, then recorded in a short
+ * transaction under the chain's lock, only if the address is still waiting for it at h (a
+ * reorganisation may have re-anchored it):
+ * - account chains: the node's balance at block h (getCoinBalance), exact whenever it is read;
+ * - UTXO chains: the address's outputs created up to h and unspent at the node's tip T when it scanned;
+ *   they are recorded in ledger_outputs so that their spending is recognised later. That is exact only
+ *   while the follower has not applied blocks above T (an input in such a block spending one of those
+ *   outputs would have gone unrecognised), so a scan older than the follower's cursor is read again.
+ */
+import type { Logger } from 'pino';
+import type { UnspentOutputs } from '../ingest/adapter.ts';
+import { type ChainKey, getCursor, lockChain } from '../store/chain-state.ts';
+import type { Db } from '../store/db.ts';
+import { openingStillPending, pendingOpenings, recordOutputs, setOpening } from '../store/ledger.ts';
+import type { LedgerNode } from './ledger.ts';
+
+export interface OpeningDeps {
+  db: Db;
+  chain: ChainKey;
+  node: LedgerNode;
+  /** The chain's confirmations: an opening is read once watchedFromBlock has them. */
+  confirmations: number;
+  logger?: Pick<Logger, 'info' | 'warn'>;
+}
+
+/** Reads the openings that became readable; returns how many were recorded. Node errors are thrown (the caller retries). */
+export async function readOpenings(deps: OpeningDeps): Promise<number> {
+  const { db, chain, node } = deps;
+  const cursor = await getCursor(db, chain);
+  if (!cursor) return 0;
+  let recorded = 0;
+  for (const opening of await pendingOpenings(db, chain, cursor.height - deps.confirmations + 1)) {
+    const answer: { balance?: bigint; unspent?: UnspentOutputs } = {};
+    if (node.getUnspentOutputs) answer.unspent = await node.getUnspentOutputs(opening.address, opening.height);
+    else answer.balance = await node.getCoinBalance?.(opening.address, opening.height);
+    const done = await db.transaction('ledger:record-opening', async (tx) => {
+      await lockChain(tx, chain);
+      if (!(await openingStillPending(tx, opening.id, opening.height))) return false;
+      const { unspent } = answer;
+      if (unspent) {
+        const now = await getCursor(tx, chain);
+        if ((now?.height ?? 0) > unspent.tipHeight) return false; // scanned before blocks the follower applied since: again
+        const outputs = unspent.outputs.map((u) => ({ outpoint: u.outpoint, address: opening.address, value: u.value, blockHeight: u.height }));
+        await recordOutputs(tx, chain, outputs, true);
+        answer.balance = unspent.outputs.reduce((sum, u) => sum + u.value, 0n);
+      }
+      await setOpening(tx, opening.id, answer.balance);
+      return true;
+    });
+    if (done) {
+      recorded++;
+      deps.logger?.info({ ...chain, address: opening.address, watchedFromBlock: opening.height, known: answer.balance !== undefined }, 'opening balance read');
+    }
+  }
+  return recorded;
+}
