@@ -15,6 +15,7 @@
  * V8 cached in an earlier run. 20 warm-up runs, then 50 measured. BENCH_DURATION does not apply.
  */
 import { createHash } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { normalizeTronBlock } from '../src/chains/tron/normalize.ts';
 import type { TronBlock, TronTransactionInfo } from '../src/chains/tron/rpc-types.ts';
 import { log, median, percentile } from './lib.ts';
@@ -148,6 +149,7 @@ export default async function tronBlockBenchmark(): Promise<Record<string, unkno
       max: round(sorted.at(-1) ?? 0),
     },
     jsonParseMsMedian: round(median(parseTimes)),
+    loadavg1m: round(loadavg()[0] ?? 0, 2),
     targets: { normalizeMsMedian: `<=${TARGET_MEDIAN_MS}` },
     pass: { ...pass, all: Object.values(pass).every(Boolean) },
   };
