@@ -18,26 +18,31 @@ export interface StoredTokenMetadata {
   decimals: number;
   /** The token type of the transfer that first asked. */
   tokenType: string;
+  /** Omni: the transaction that created the property; '' (or absent) for contract tokens. */
+  createdByTransactionId?: string;
 }
 
 export async function getTokenMetadata(db: Queryable, key: TokenMetadataKey): Promise<StoredTokenMetadata | undefined> {
-  const rows = await db.query<{ name: string; symbol: string; decimals: number; token_type: string }>(
+  const rows = await db.query<{ name: string; symbol: string; decimals: number; token_type: string; created_by_transaction_id: string }>(
     'token-metadata:get',
-    'SELECT name, symbol, decimals, token_type FROM token_metadata WHERE blockchain = $1 AND network = $2 AND contract = $3',
+    'SELECT name, symbol, decimals, token_type, created_by_transaction_id FROM token_metadata WHERE blockchain = $1 AND network = $2 AND contract = $3',
     [key.blockchain, key.network, key.contract],
   );
   const row = rows[0];
-  return row && { name: row.name, symbol: row.symbol, decimals: row.decimals, tokenType: row.token_type };
+  return (
+    row && { name: row.name, symbol: row.symbol, decimals: row.decimals, tokenType: row.token_type, createdByTransactionId: row.created_by_transaction_id }
+  );
 }
 
 /** Stores (or refreshes) the metadata of one contract. */
 export async function putTokenMetadata(db: Queryable, key: TokenMetadataKey, metadata: StoredTokenMetadata): Promise<void> {
   await db.query(
     'token-metadata:put',
-    `INSERT INTO token_metadata (blockchain, network, contract, name, symbol, decimals, token_type)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO token_metadata (blockchain, network, contract, name, symbol, decimals, token_type, created_by_transaction_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (blockchain, network, contract)
-     DO UPDATE SET name = EXCLUDED.name, symbol = EXCLUDED.symbol, decimals = EXCLUDED.decimals, fetched_at = now()`,
-    [key.blockchain, key.network, key.contract, metadata.name, metadata.symbol, metadata.decimals, metadata.tokenType],
+     DO UPDATE SET name = EXCLUDED.name, symbol = EXCLUDED.symbol, decimals = EXCLUDED.decimals,
+                   created_by_transaction_id = EXCLUDED.created_by_transaction_id, fetched_at = now()`,
+    [key.blockchain, key.network, key.contract, metadata.name, metadata.symbol, metadata.decimals, metadata.tokenType, metadata.createdByTransactionId ?? ''],
   );
 }

@@ -776,14 +776,31 @@ describe('Omni transfers in bitcoin blocks', () => {
       });
       const rows = await db.query<{ contract: string; name: string; decimals: number; token_type: string }>(
         'test',
-        'SELECT contract, name, decimals, token_type FROM token_metadata WHERE blockchain = $1 ORDER BY contract',
+        'SELECT contract, name, decimals, token_type, created_by_transaction_id FROM token_metadata WHERE blockchain = $1 ORDER BY contract',
         ['bitcoin'],
       );
       expect(rows).toEqual([
-        { contract: '3', name: 'tokenmagic.com', decimals: 0, token_type: 'OMNI' },
-        { contract: '31', name: 'TetherUS', decimals: 8, token_type: 'OMNI' },
+        {
+          contract: '3',
+          name: 'tokenmagic.com',
+          decimals: 0,
+          token_type: 'OMNI',
+          created_by_transaction_id: '9588ab12ef040767b1e9fe4181e294409da6cab9792f89ccc55bc621b47e2563',
+        },
+        { contract: '31', name: 'TetherUS', decimals: 8, token_type: 'OMNI', created_by_transaction_id: OMNI_CREATE.txid },
       ]);
-      // A new adapter (a restart): the transaction type of a transfer it did not read is asked from the node.
+      // A restart with the database: the property comes from token_metadata, not from the node.
+      const cached = adapterFor(node, { db });
+      node.stub.calls.length = 0;
+      expect(await cached.tokenMetadata?.(sendAll3)).toEqual({
+        name: 'tokenmagic.com',
+        symbol: '',
+        decimals: 0,
+        createdByTransactionId: '9588ab12ef040767b1e9fe4181e294409da6cab9792f89ccc55bc621b47e2563',
+        transactionType: 'Send All',
+      });
+      expect(node.stub.calls.map((c) => c.method)).toEqual(['omni_gettransaction']);
+      // A new adapter without the database: property and transaction type are asked from the node.
       const restarted = adapterFor(node);
       node.stub.calls.length = 0;
       expect(await restarted.tokenMetadata?.(sendAll3)).toMatchObject({ transactionType: 'Send All', decimals: 0 });

@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
 import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
-import { putTokenMetadata } from '../../store/token-metadata.ts';
+import { getTokenMetadata, putTokenMetadata } from '../../store/token-metadata.ts';
 import { mapLimit } from '../evm/adapter.ts';
 import type { TokenTransfer } from '../types.ts';
 import type { Support } from './blocks.ts';
@@ -279,6 +279,9 @@ export function createOmniReader(options: OmniReaderOptions): OmniReader {
   }
 
   async function fetchProperty(id: string): Promise<OmniProperty | undefined> {
+    const key = { blockchain: 'bitcoin', network, contract: id };
+    const stored = db ? await getTokenMetadata(db, key) : undefined;
+    if (stored?.tokenType === 'OMNI') return { name: stored.name, divisible: stored.decimals === 8, creationtxid: stored.createdByTransactionId ?? '' };
     let answer: unknown;
     try {
       answer = await rpc.request<unknown>('omni_getproperty', [Number(id)]);
@@ -293,13 +296,14 @@ export function createOmniReader(options: OmniReaderOptions): OmniReader {
       divisible: answer.divisible,
       creationtxid: typeof answer.creationtxid === 'string' && HASH.test(answer.creationtxid) ? answer.creationtxid.toLowerCase() : '',
     };
-    // The table has no column for creationtxid, so it is a record for other readers, not this cache's backing.
     if (db)
-      await putTokenMetadata(
-        db,
-        { blockchain: 'bitcoin', network, contract: id },
-        { name: property.name, symbol: '', decimals: property.divisible ? 8 : 0, tokenType: 'OMNI' },
-      );
+      await putTokenMetadata(db, key, {
+        name: property.name,
+        symbol: '',
+        decimals: property.divisible ? 8 : 0,
+        tokenType: 'OMNI',
+        createdByTransactionId: property.creationtxid,
+      });
     return property;
   }
 
