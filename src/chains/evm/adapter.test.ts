@@ -10,8 +10,10 @@ import { WebSocketServer } from 'ws';
 import { createTestDatabase } from '../../../test/harness.ts';
 import { createDb, type Db } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
+import { mapLimit } from '../concurrency.ts';
+import { decodeDecimals, decodeText } from '../token-text.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
-import { createEvmAdapter, decodeDecimals, decodeText, EvmAdapterError, mapLimit } from './adapter.ts';
+import { createEvmAdapter, EvmAdapterError } from './adapter.ts';
 import { EvmRpcError } from './rpc.ts';
 import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 

@@ -20,6 +20,8 @@ import type { ChainAdapter, TransactionLocation } from '../../ingest/adapter.ts'
 import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
+import { mapLimit } from '../concurrency.ts';
+import { decodeDecimals, decodeText, firstWord } from '../token-text.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
 import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
 import { createEvmRpcClient, EvmRpcError } from './rpc.ts';
@@ -65,8 +67,6 @@ export class EvmAdapterError extends Error {
 
 const CALL_TRACER = { tracer: 'callTracer' } as const;
 const SELECTOR = { name: '0x06fdde03', symbol: '0x95d89b41', decimals: '0x313ce567', balanceOf: '0x70a08231' } as const;
-/** A contract's name or symbol is shown in every callback: a hostile token must not make them huge. */
-const MAX_TEXT_LENGTH = 256;
 /** Bounds the in-memory metadata cache (oldest dropped first); the database keeps them all. */
 const MAX_CACHED_TOKENS = 100_000;
 const MAX_RECONNECT_DELAY_MS = 30_000;
@@ -530,74 +530,6 @@ function isUnsupported(error: unknown): error is EvmRpcError {
 function requireAddress(address: string): string {
   if (!ADDRESS.test(address)) throw new TypeError(`not an EVM address: ${address}`);
   return address.toLowerCase();
-}
-
-/** Runs `work` over `items` with at most `limit` in flight; results in input order. Stops starting new work after a failure. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        results[i] = await work(items[i] as T);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
-/** Bytes of a hex string, or undefined when it is not whole bytes of hex. */
-function hexBytes(data: string | undefined): Buffer | undefined {
-  if (data === undefined || !/^0x([0-9a-fA-F]{2})*$/.test(data)) return undefined;
-  return Buffer.from(data.slice(2), 'hex');
-}
-
-function firstWord(data: string | undefined): string | undefined {
-  const bytes = hexBytes(data);
-  return bytes !== undefined && bytes.length >= 32 ? `0x${bytes.subarray(0, 32).toString('hex')}` : undefined;
-}
-
-/**
- * name()/symbol() result as text: an ABI `string`, or a `bytes32` (MKR, SAI and other early tokens)
- * read up to its first NUL. Anything else gives ''. Control characters are dropped (PostgreSQL text
- * takes no NUL; callbacks should not carry them), the result trimmed and capped.
- */
-export function decodeText(data: string | undefined): string {
-  const bytes = hexBytes(data);
-  if (bytes === undefined || bytes.length === 0) return '';
-  let text: Buffer | undefined;
-  if (bytes.length === 32) {
-    text = bytes;
-  } else if (bytes.length >= 64) {
-    // Offset and length are 32-byte words; BigInt, so a garbage word cannot overflow the bounds checks.
-    const word = (at: number) => BigInt(`0x${bytes.subarray(at, at + 32).toString('hex')}`);
-    const offset = word(0);
-    if (offset + 32n <= BigInt(bytes.length)) {
-      const start = Number(offset) + 32;
-      const length = word(start - 32);
-      if (BigInt(start) + length <= BigInt(bytes.length)) text = bytes.subarray(start, start + Number(length));
-    }
-  }
-  if (text === undefined) return '';
-  const nul = text.indexOf(0);
-  const decoded = new TextDecoder('utf-8').decode(nul === -1 ? text : text.subarray(0, nul));
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-  const clean = decoded.replace(/[\u0000-\u001f\u007f]/g, '').trim();
-  return Array.from(clean).slice(0, MAX_TEXT_LENGTH).join('');
-}
-
-/** decimals() result: a uint8 in the first word; missing or out of range gives 0. */
-export function decodeDecimals(data: string | undefined): number {
-  const word = firstWord(data);
-  if (word === undefined) return 0;
-  const value = BigInt(word);
-  return value <= 255n ? Number(value) : 0;
 }
 
 /** A WebSocket failure that is not an Error (an 'error' or 'close' event, e.g. an upgrade refused with 503). */

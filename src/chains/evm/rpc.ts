@@ -4,14 +4,14 @@
  * node and what the node answered. Retrying with backoff is the caller's job (the follower), so a node
  * that is down surfaces at once instead of hanging inside this module.
  *
- * Requests go through undici's request() on a keep-alive pool of this client's own, not through viem's
- * HTTP transport: catching up, the adapter makes thousands of requests per second (a block's receipts
- * and traces one by one on nodes without the block-level methods), and viem's transport (WHATWG fetch,
- * web streams, an AbortSignal and a Headers object per request) cost about four times the CPU per
- * request (bench/evm-ingest.ts). Every answer is the node's JSON as it is: the normaliser wants it raw.
+ * Requests go through the shared node transport (../node-http.ts: undici's request() on a keep-alive pool
+ * of this client's own), not through viem's HTTP transport: catching up, the adapter makes thousands of
+ * requests per second (a block's receipts and traces one by one on nodes without the block-level
+ * methods), and viem's transport (WHATWG fetch, web streams, an AbortSignal and a Headers object per
+ * request) cost about four times the CPU per request (bench/evm-ingest.ts). Every answer is the node's
+ * JSON as it is: the normaliser wants it raw.
  */
-import { Agent, request as httpRequest } from 'undici';
-import { redactUrl } from '../../domain/node-urls.ts';
+import { clientFailure, createNodeHttp, nodeEndpoint } from '../node-http.ts';
 
 /** Hex data as JSON-RPC prints it. */
 export type Hex = `0x${string}`;
@@ -19,7 +19,6 @@ export type Hex = `0x${string}`;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** callTracer output of a busy mainnet block is tens of MiB; the timeout bounds a runaway body. */
 const MAX_RESPONSE_BYTES = 512 * 1024 * 1024;
-const NETWORK_RETRY_DELAY_MS = 150;
 
 /**
  * - unsupported: the node does not serve the method (-32601, -32004, "method ... not found/not supported").
@@ -84,17 +83,6 @@ export function classifyRpcError(method: string, url: string, error: RpcErrorObj
   return new EvmRpcError(method, url, kind, message, error.code, status);
 }
 
-/** A failure below HTTP (refused, reset, DNS): the error's message, with its code when the message lacks it. */
-function networkError(method: string, url: string, error: unknown): EvmRpcError {
-  let root = error;
-  for (let i = 0; i < 10 && root instanceof Error && root.cause !== undefined; i++) root = root.cause;
-  const e = root as { message?: unknown; code?: unknown } | undefined;
-  const text = typeof e?.message === 'string' && e.message !== '' ? e.message : String(e?.code ?? e);
-  return new EvmRpcError(method, url, 'network', typeof e?.code === 'string' && !text.includes(e.code) ? `${text} (${e.code})` : text);
-}
-
-class ResponseTooLarge extends Error {}
-
 export interface EvmRpcClientOptions {
   url: string;
   /** Per request; default 10 s. */
@@ -119,49 +107,20 @@ export interface EvmRpcClient {
 }
 
 export function createEvmRpcClient(options: EvmRpcClientOptions): EvmRpcClient {
-  const url = redactUrl(options.url);
+  const { endpoint, redactedUrl: url, authorization } = nodeEndpoint(options.url);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  // Credentials in the URL go as Basic authentication (as viem and browsers do), never in the request line.
-  const target = new URL(options.url);
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (target.username || target.password) {
-    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`;
-    target.username = '';
-    target.password = '';
-  }
-  const endpoint = target.toString();
-  // The timeout below bounds each request as a whole; undici's own (per phase) are left at their defaults.
-  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  const http = createNodeHttp({ maxResponseBytes: MAX_RESPONSE_BYTES });
   let nextId = 0;
 
-  /** One POST; the node's JSON-RPC result, or an EvmRpcError. */
-  async function post(method: string, params: readonly unknown[] | undefined): Promise<unknown> {
+  /**
+   * One POST; the node's JSON-RPC result, or an EvmRpcError. One quick retry when the connection failed (a
+   * reset keep-alive socket, a node restarting): every call made here is a read.
+   */
+  async function run(method: string, params?: readonly unknown[]): Promise<unknown> {
     const body = JSON.stringify(params === undefined ? { jsonrpc: '2.0', id: ++nextId, method } : { jsonrpc: '2.0', id: ++nextId, method, params });
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), timeoutMs);
-    let status: number;
-    let text: string;
-    try {
-      const response = await httpRequest(endpoint, { method: 'POST', headers, body, signal: abort.signal, dispatcher: agent });
-      status = response.statusCode;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) {
-          response.body.destroy();
-          throw new ResponseTooLarge(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
-        }
-        chunks.push(chunk);
-      }
-      text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
-    } catch (error) {
-      if (abort.signal.aborted) throw new EvmRpcError(method, url, 'timeout', `no answer within ${timeoutMs} ms`);
-      if (error instanceof ResponseTooLarge) throw new EvmRpcError(method, url, 'http', error.message);
-      throw networkError(method, url, error);
-    } finally {
-      clearTimeout(timer);
-    }
+    const { status, text } = await http.post(endpoint, body, { timeoutMs, authorization, retryDroppedConnection: true }).catch((error: unknown) => {
+      throw clientFailure(error, (kind, message) => new EvmRpcError(method, url, kind, message));
+    });
     const ok = status >= 200 && status < 300;
     let data: { result?: unknown; error?: unknown } | undefined;
     try {
@@ -173,17 +132,6 @@ export function createEvmRpcClient(options: EvmRpcClientOptions): EvmRpcClient {
     if (!ok) throw new EvmRpcError(method, url, 'http', text.slice(0, 300) || `HTTP ${status}`, undefined, status);
     if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new EvmRpcError(method, url, 'http', 'the response is not a JSON-RPC object');
     return data.result;
-  }
-
-  /** One quick retry when the connection failed (a reset keep-alive socket, a node restarting); reads only. */
-  async function run(method: string, params?: readonly unknown[]): Promise<unknown> {
-    try {
-      return await post(method, params);
-    } catch (error) {
-      if (!(error instanceof EvmRpcError) || error.kind !== 'network') throw error;
-      await new Promise((r) => setTimeout(r, NETWORK_RETRY_DELAY_MS));
-      return await post(method, params);
-    }
   }
 
   const quantity = (method: string, value: unknown): bigint => {
@@ -204,6 +152,6 @@ export function createEvmRpcClient(options: EvmRpcClientOptions): EvmRpcClient {
         throw new EvmRpcError('eth_call', url, 'http', `not hex data: ${String(result).slice(0, 100)}`);
       return result as Hex;
     },
-    close: () => agent.close(),
+    close: () => http.close(),
   };
 }

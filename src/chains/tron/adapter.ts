@@ -26,7 +26,8 @@ import type { ChainAdapter, TransactionLocation } from '../../ingest/adapter.ts'
 import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
-import { decodeDecimals, decodeText, mapLimit } from '../evm/adapter.ts';
+import { mapLimit } from '../concurrency.ts';
+import { decodeDecimals, decodeText } from '../token-text.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
 import { normalizeTronBlock, normalizeTronBlockHeader, parseTronInt, type TronBlockHeader, type TronNetwork, TronNormalizeError } from './normalize.ts';
 import { createTronRpcClient, TronRpcError } from './rpc.ts';

@@ -17,13 +17,11 @@
  * Number.MAX_SAFE_INTEGER (a large exchange wallet holds more than 9 billion TRX = 9e15 sun): integer
  * literals of 16 digits or more are read as decimal strings, which the normaliser takes losslessly.
  */
-import { Agent, request as httpRequest } from 'undici';
-import { redactUrl } from '../../domain/node-urls.ts';
+import { clientFailure, createNodeHttp, nodeEndpoint } from '../node-http.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** getblockbynum of a busy mainnet block is a few MiB; the timeout bounds a runaway body. */
 const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
-const NETWORK_RETRY_DELAY_MS = 150;
 
 /**
  * - unsupported: the node does not serve the path (HTTP 404, 405 or 501: a servlet not registered, a
@@ -53,15 +51,6 @@ export class TronRpcError extends Error {
 
 const UNSUPPORTED_STATUS = new Set([404, 405, 501]);
 
-/** A failure below HTTP (refused, reset, DNS): the error's message, with its code when the message lacks it. */
-function networkError(path: string, url: string, error: unknown): TronRpcError {
-  let root = error;
-  for (let i = 0; i < 10 && root instanceof Error && root.cause !== undefined; i++) root = root.cause;
-  const e = root as { message?: unknown; code?: unknown } | undefined;
-  const text = typeof e?.message === 'string' && e.message !== '' ? e.message : String(e?.code ?? e);
-  return new TronRpcError(path, url, 'network', typeof e?.code === 'string' && !text.includes(e.code) ? `${text} (${e.code})` : text);
-}
-
 /**
  * JSON.parse that keeps integers beyond Number.MAX_SAFE_INTEGER exact: every integer literal of 16 or more
  * digits (in a value position, outside strings) becomes a decimal string. Smaller integers stay numbers.
@@ -73,8 +62,6 @@ export function parseJsonLossless(text: string): unknown {
   );
   return JSON.parse(quoted);
 }
-
-class ResponseTooLarge extends Error {}
 
 export interface TronRpcClientOptions {
   url: string;
@@ -95,15 +82,9 @@ export interface TronRpcClient {
 }
 
 export function createTronRpcClient(options: TronRpcClientOptions): TronRpcClient {
-  const url = redactUrl(options.url);
+  const { endpoint: baseUrl, redactedUrl: url, authorization } = nodeEndpoint(options.url);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const base = new URL(options.url);
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (base.username || base.password) {
-    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(base.username)}:${decodeURIComponent(base.password)}`).toString('base64')}`;
-    base.username = '';
-    base.password = '';
-  }
+  const base = new URL(baseUrl);
   base.hash = '';
   const basePath = base.pathname.replace(/\/+$/, '');
   const endpoint = (path: string): string => {
@@ -111,35 +92,15 @@ export function createTronRpcClient(options: TronRpcClientOptions): TronRpcClien
     target.pathname = `${basePath}/${path}`;
     return target.toString();
   };
-  // The timeout below bounds each request as a whole; undici's own (per phase) are left at their defaults.
-  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  const http = createNodeHttp({ maxResponseBytes: MAX_RESPONSE_BYTES });
 
-  async function postOnce(path: string, body: Record<string, unknown>): Promise<unknown> {
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), timeoutMs);
-    let status: number;
-    let text: string;
-    try {
-      const response = await httpRequest(endpoint(path), { method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal, dispatcher: agent });
-      status = response.statusCode;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) {
-          response.body.destroy();
-          throw new ResponseTooLarge(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
-        }
-        chunks.push(chunk);
-      }
-      text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
-    } catch (error) {
-      if (abort.signal.aborted) throw new TronRpcError(path, url, 'timeout', `no answer within ${timeoutMs} ms`);
-      if (error instanceof ResponseTooLarge) throw new TronRpcError(path, url, 'http', error.message);
-      throw networkError(path, url, error);
-    } finally {
-      clearTimeout(timer);
-    }
+  async function post(path: string, body: Record<string, unknown>): Promise<unknown> {
+    // One quick retry when the connection failed (a reset keep-alive socket, a node restarting).
+    const { status, text } = await http
+      .post(endpoint(path), JSON.stringify(body), { timeoutMs, authorization, retryDroppedConnection: true })
+      .catch((error: unknown) => {
+        throw clientFailure(error, (kind, message) => new TronRpcError(path, url, kind, message));
+      });
     const snippet = () => text.replace(/\s+/g, ' ').trim().slice(0, 300) || `HTTP ${status}`;
     if (UNSUPPORTED_STATUS.has(status)) throw new TronRpcError(path, url, 'unsupported', snippet(), status);
     if (status < 200 || status >= 300) throw new TronRpcError(path, url, 'http', snippet(), status);
@@ -157,16 +118,7 @@ export function createTronRpcClient(options: TronRpcClientOptions): TronRpcClien
 
   return {
     url,
-    async post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
-      // One quick retry when the connection failed (a reset keep-alive socket, a node restarting).
-      try {
-        return (await postOnce(path, body)) as T;
-      } catch (error) {
-        if (!(error instanceof TronRpcError) || error.kind !== 'network') throw error;
-        await new Promise((r) => setTimeout(r, NETWORK_RETRY_DELAY_MS));
-        return (await postOnce(path, body)) as T;
-      }
-    },
-    close: () => agent.close(),
+    post: async <T>(path: string, body: Record<string, unknown> = {}) => (await post(path, body)) as T,
+    close: () => http.close(),
   };
 }

@@ -19,7 +19,7 @@ import type { Network } from '../../domain/chains.ts';
 import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata } from '../../store/token-metadata.ts';
-import { mapLimit } from '../evm/adapter.ts';
+import { mapLimit } from '../concurrency.ts';
 import type { TokenTransfer } from '../types.ts';
 import type { Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';

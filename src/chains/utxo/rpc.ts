@@ -19,13 +19,11 @@
  * exact digits the node printed.
  */
 import { readFile } from 'node:fs/promises';
-import { Agent, request as httpRequest } from 'undici';
-import { redactUrl } from '../../domain/node-urls.ts';
+import { basicAuthorization, clientFailure, createNodeHttp, type NodeResponse, nodeEndpoint, retryOnDroppedConnection } from '../node-http.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** A verbosity-3 block of 4 MB is some tens of MB of JSON; the timeout bounds a runaway body. */
 const MAX_RESPONSE_BYTES = 512 * 1024 * 1024;
-const NETWORK_RETRY_DELAY_MS = 150;
 
 /**
  * - unsupported: the node does not serve the method (-32601 "Method not found").
@@ -106,15 +104,6 @@ export function classifyRpcError(method: string, url: string, error: RpcErrorObj
   return new UtxoRpcError(method, url, kind, message, error.code, status === undefined || (status >= 200 && status < 300) ? undefined : status);
 }
 
-/** A failure below HTTP (refused, reset, DNS): the error's message, with its code when the message lacks it. */
-function networkError(method: string, url: string, error: unknown): UtxoRpcError {
-  let root = error;
-  for (let i = 0; i < 10 && root instanceof Error && root.cause !== undefined; i++) root = root.cause;
-  const e = root as { message?: unknown; code?: unknown } | undefined;
-  const text = typeof e?.message === 'string' && e.message !== '' ? e.message : String(e?.code ?? e);
-  return new UtxoRpcError(method, url, 'network', typeof e?.code === 'string' && !text.includes(e.code) ? `${text} (${e.code})` : text);
-}
-
 /**
  * The numbers of amount fields as decimal strings, so that JSON.parse does not round them: `"value": 0.1`
  * becomes `"value": "0.1"`. A match needs the key's closing quote unescaped followed by a colon, which only a
@@ -126,8 +115,6 @@ export function quoteAmounts(text: string): string {
   return text.replace(AMOUNT_FIELD, '"$1"$2"$3"');
 }
 
-class ResponseTooLarge extends Error {}
-
 /** Why the node refused the credentials, in words an operator acts on. */
 function authMessage(status: number): string {
   return status === 403
@@ -136,27 +123,15 @@ function authMessage(status: number): string {
 }
 
 export function createUtxoRpcClient(options: UtxoRpcClientOptions): UtxoRpcClient {
-  const url = redactUrl(options.url);
+  const { endpoint, redactedUrl: url, credentials: urlCredentials } = nodeEndpoint(options.url);
   const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  // Credentials in the URL go as Basic authentication, never in the request line.
-  const target = new URL(options.url);
-  let urlCredentials: string | undefined;
-  if (target.username || target.password) {
-    urlCredentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
-    target.username = '';
-    target.password = '';
-  }
-  const endpoint = target.toString();
   const auth = options.auth;
   const fixedCredentials = auth && 'user' in auth ? `${auth.user}:${auth.password}` : urlCredentials;
   const cookieFile = auth && 'cookieFile' in auth ? auth.cookieFile : undefined;
-  // The timeout below bounds each request as a whole; undici's own (per phase) are left at their defaults.
-  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  const http = createNodeHttp({ maxResponseBytes: MAX_RESPONSE_BYTES });
   let nextId = 0;
   /** The cookie as last read; shared by concurrent requests, dropped when the node refuses it. */
   let cookie: Promise<string> | undefined;
-
-  const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
 
   function readCookie(method: string): Promise<string> {
     if (cookie === undefined) {
@@ -180,56 +155,24 @@ export function createUtxoRpcClient(options: UtxoRpcClientOptions): UtxoRpcClien
     return cookie;
   }
 
-  /** One POST: the HTTP status and the body text. */
-  async function post(label: string, body: string, timeoutMs: number, authHeader: string | undefined): Promise<{ status: number; text: string }> {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (authHeader !== undefined) headers.authorization = authHeader;
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), timeoutMs);
-    try {
-      const response = await httpRequest(endpoint, { method: 'POST', headers, body, signal: abort.signal, dispatcher: agent });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) {
-          response.body.destroy();
-          throw new ResponseTooLarge(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
-        }
-        chunks.push(chunk);
-      }
-      return { status: response.statusCode, text: (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8') };
-    } catch (error) {
-      if (abort.signal.aborted) throw new UtxoRpcError(label, url, 'timeout', `no answer within ${timeoutMs} ms`);
-      if (error instanceof ResponseTooLarge) throw new UtxoRpcError(label, url, 'http', error.message);
-      throw networkError(label, url, error);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   /**
    * POSTs `body` with the credentials; a 401 with a cookie file reads the file again (the node restarted and
    * wrote a new cookie) and tries once more. One quick retry when the connection failed (a reset keep-alive
    * socket, a node restarting): every call made here is a read.
    */
-  async function send(label: string, body: string, timeoutMs: number): Promise<{ status: number; text: string }> {
-    let answer: { status: number; text: string };
+  async function send(label: string, body: string, timeoutMs: number): Promise<NodeResponse> {
+    const post = (credentials: string | undefined) =>
+      http.post(endpoint, body, { timeoutMs, authorization: credentials === undefined ? undefined : basicAuthorization(credentials) });
     const attempt = async () => {
       const used = cookieFile === undefined ? undefined : readCookie(label);
-      const credentials = used === undefined ? fixedCredentials : await used;
-      const a = await post(label, body, timeoutMs, credentials === undefined ? undefined : basic(credentials));
+      const a = await post(used === undefined ? fixedCredentials : await used);
       if (a.status !== 401 || used === undefined) return a;
       if (cookie === used) cookie = undefined;
-      return await post(label, body, timeoutMs, basic(await readCookie(label)));
+      return await post(await readCookie(label));
     };
-    try {
-      answer = await attempt();
-    } catch (error) {
-      if (!(error instanceof UtxoRpcError) || error.kind !== 'network') throw error;
-      await new Promise((r) => setTimeout(r, NETWORK_RETRY_DELAY_MS));
-      answer = await attempt();
-    }
+    const answer = await retryOnDroppedConnection(attempt).catch((error: unknown) => {
+      throw clientFailure(error, (kind, message) => new UtxoRpcError(label, url, kind, message));
+    });
     if (answer.status === 401 || answer.status === 403) throw new UtxoRpcError(label, url, 'auth', authMessage(answer.status), undefined, answer.status);
     return answer;
   }
@@ -283,5 +226,5 @@ export function createUtxoRpcClient(options: UtxoRpcClientOptions): UtxoRpcClien
     });
   }
 
-  return { url, request, batch, close: () => agent.close() };
+  return { url, request, batch, close: () => http.close() };
 }

@@ -18,7 +18,7 @@
  */
 import type { Logger } from 'pino';
 import type { UnspentOutput, UnspentOutputs } from '../../ingest/adapter.ts';
-import { mapLimit } from '../evm/adapter.ts';
+import { mapLimit } from '../concurrency.ts';
 import type { FetchedBlock, Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { normalizeUtxoAddress, parseCoinAmount, scriptAddress, type UtxoChainRef } from './normalize.ts';

@@ -10,14 +10,12 @@
  * (overload, a request it cannot parse, a forbidden method) are plain-text 503 / 400 / 403 answers.
  * The envelope is read by the normaliser's unwrapRippledResult, so the two agree on every shape.
  */
-import { Agent, request as httpRequest } from 'undici';
-import { redactUrl } from '../../domain/node-urls.ts';
+import { clientFailure, createNodeHttp, nodeEndpoint } from '../node-http.ts';
 import { RippledError, unwrapRippledResult, XrpNormalizeError } from './normalize.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** A busy mainnet ledger with expanded transactions and metadata is a few MiB; the timeout bounds a runaway body. */
 const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
-const NETWORK_RETRY_DELAY_MS = 150;
 
 /**
  * - rippled: the server answered a command with an error (`code` is its token: lgrNotFound, txnNotFound,
@@ -56,17 +54,6 @@ export function isRippledError(error: unknown, code: string): error is XrpRpcErr
 
 const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-/** A failure below HTTP (refused, reset, DNS): the error's message, with its code when the message lacks it. */
-function networkError(method: string, url: string, error: unknown): XrpRpcError {
-  let root = error;
-  for (let i = 0; i < 10 && root instanceof Error && root.cause !== undefined; i++) root = root.cause;
-  const e = root as { message?: unknown; code?: unknown } | undefined;
-  const text = typeof e?.message === 'string' && e.message !== '' ? e.message : String(e?.code ?? e);
-  return new XrpRpcError(method, url, 'network', typeof e?.code === 'string' && !text.includes(e.code) ? `${text} (${e.code})` : text);
-}
-
-class ResponseTooLarge extends Error {}
-
 export interface RippledClientOptions {
   url: string;
   /** Per request; default 10 s. */
@@ -83,48 +70,19 @@ export interface RippledClient {
 }
 
 export function createRippledClient(options: RippledClientOptions): RippledClient {
-  const url = redactUrl(options.url);
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   // Credentials in the URL (a gateway in front of the node) go as Basic authentication, never in the request line.
-  const target = new URL(options.url);
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (target.username || target.password) {
-    headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`;
-    target.username = '';
-    target.password = '';
-  }
-  const endpoint = target.toString();
-  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  const { endpoint, redactedUrl: url, authorization } = nodeEndpoint(options.url);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const http = createNodeHttp({ maxResponseBytes: MAX_RESPONSE_BYTES });
   let nextId = 0;
 
-  async function post(method: string, params: JsonObject): Promise<JsonObject> {
+  /** One command. One quick retry when the connection failed (a reset keep-alive socket, a node restarting). */
+  async function run(method: string, params: JsonObject): Promise<JsonObject> {
     // rippled ignores `id` and `jsonrpc` at this level; hosted gateways in front of it want them.
     const body = JSON.stringify({ method, params: [params], id: ++nextId, jsonrpc: '2.0' });
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), timeoutMs);
-    let status: number;
-    let text: string;
-    try {
-      const response = await httpRequest(endpoint, { method: 'POST', headers, body, signal: abort.signal, dispatcher: agent });
-      status = response.statusCode;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) {
-          response.body.destroy();
-          throw new ResponseTooLarge(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
-        }
-        chunks.push(chunk);
-      }
-      text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
-    } catch (error) {
-      if (abort.signal.aborted) throw new XrpRpcError(method, url, 'timeout', `no answer within ${timeoutMs} ms`);
-      if (error instanceof ResponseTooLarge) throw new XrpRpcError(method, url, 'http', error.message);
-      throw networkError(method, url, error);
-    } finally {
-      clearTimeout(timer);
-    }
+    const { status, text } = await http.post(endpoint, body, { timeoutMs, authorization, retryDroppedConnection: true }).catch((error: unknown) => {
+      throw clientFailure(error, (kind, message) => new XrpRpcError(method, url, kind, message));
+    });
     const ok = status >= 200 && status < 300;
     let json: unknown;
     try {
@@ -151,20 +109,9 @@ export function createRippledClient(options: RippledClientOptions): RippledClien
     }
   }
 
-  /** One quick retry when the connection failed (a reset keep-alive socket, a node restarting). */
-  async function run(method: string, params: JsonObject): Promise<JsonObject> {
-    try {
-      return await post(method, params);
-    } catch (error) {
-      if (!(error instanceof XrpRpcError) || error.kind !== 'network') throw error;
-      await new Promise((r) => setTimeout(r, NETWORK_RETRY_DELAY_MS));
-      return await post(method, params);
-    }
-  }
-
   return {
     url,
     request: async <T extends object>(method: string, params: JsonObject = {}) => (await run(method, params)) as T,
-    close: () => agent.close(),
+    close: () => http.close(),
   };
 }
