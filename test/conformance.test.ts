@@ -18,6 +18,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { extractInternalTransfers, normalizeEvmBlockHeader } from '../src/chains/evm/normalize.ts';
+import type { CallTraceEntry, RpcBlock as EvmRpcBlock } from '../src/chains/evm/rpc-types.ts';
 import { internalTransfersOfInfo, normalizeTronBlock, normalizeTronBlockHeader, TRANSFER_TOPIC } from '../src/chains/tron/normalize.ts';
 import type { TronBlock, TronTransaction, TronTransactionInfo } from '../src/chains/tron/rpc-types.ts';
 import type { NormalizedBlock } from '../src/chains/types.ts';
@@ -50,13 +52,17 @@ import type { Network } from '../src/domain/chains.ts';
 
 const FIXTURES = resolve(process.cwd(), '../shared/fixtures');
 
-/** The chain directories whose every file must be read here. */
-const CHAIN_DIRECTORIES = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash', 'omni', 'tron', 'xrp'];
+/**
+ * The chain directories whose every file must be read here. EVM blocks, receipts and traces are checked in
+ * detail by src/chains/evm/{normalize,adapter}.test.ts; here every EVM file is read too (six of them, two
+ * Parity traces and four filter answers, are read by no other test) with the cross-checks that need no
+ * repetition of those tests.
+ */
+const CHAIN_DIRECTORIES = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash', 'omni', 'tron', 'xrp', 'evm'];
 
 /** What is in ../shared/fixtures but not read here, and why. */
 const EXCLUDED: Record<string, string> = {
   'README.md': "the collection's documentation (its file index is checked against every file below), not node data",
-  evm: 'EVM node data is read by src/chains/evm/normalize.test.ts and src/chains/evm/adapter.test.ts (every block, receipt, trace and blockbook file)',
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1119,6 +1125,99 @@ const checkXrpServerInfo: Checker = (rel) => {
 };
 
 // ---------------------------------------------------------------------------------------------------------
+// EVM (ethereum-etl answers in their JSON-RPC envelope; blockbook's expected values).
+
+/** The `result` of a JSON-RPC 2.0 answer (the genesis block file was recorded with `result` alone). */
+function evmResult<T>(rel: string): T {
+  const answer = json<{ jsonrpc?: string; result: T }>(rel);
+  if (answer.jsonrpc !== undefined) expect(answer.jsonrpc).toBe('2.0');
+  expect('result' in answer).toBe(true);
+  return answer.result;
+}
+
+/** The 0x-hex height in a file name (eth_getBlockByNumber_0x76250_true.json, trace_block_0xf4240.json). */
+const evmHeightOf = (rel: string): number | undefined => {
+  const hex = /_(0x[0-9a-f]+)(?:_|\.json)/.exec(basename(rel))?.[1];
+  return hex === undefined ? undefined : Number(hex);
+};
+
+const checkEvmBlock: Checker = (rel) => {
+  const header = normalizeEvmBlockHeader(evmResult<EvmRpcBlock>(rel));
+  expect(header.hash).toMatch(/^0x[0-9a-f]{64}$/);
+  const height = evmHeightOf(rel);
+  if (height !== undefined) expect(header.height).toBe(height); // `latest` files name no height
+  for (const id of header.transactionIds) expect(validateTransactionId('ethereum', 'mainnet', id)).toEqual({ ok: true, normalized: id });
+};
+
+const checkEvmReceipt: Checker = (rel) => {
+  const receipt = evmResult<{ transactionHash: string; blockNumber: string; logs: unknown[] }>(rel);
+  expect(receipt.transactionHash).toBe(/_(0x[0-9a-f]{64})\.json$/.exec(rel)?.[1]);
+  // The block it names is recorded next to it when the directory holds blocks: the receipt's transaction is in it.
+  const block = siblings(rel).find((f) => f.endsWith(`eth_getBlockByNumber_${receipt.blockNumber}_true.json`));
+  if (block) expect(normalizeEvmBlockHeader(evmResult<EvmRpcBlock>(block)).transactionIds).toContain(receipt.transactionHash);
+};
+
+const checkEvmLogs: Checker = (rel) => {
+  const logs = evmResult<{ topics: string[]; transactionHash: string; blockNumber: string }[]>(rel);
+  expect(logs.length).toBeGreaterThan(0);
+  for (const log of logs) {
+    expect(log.topics.length).toBeGreaterThan(0);
+    expect(validateTransactionId('ethereum', 'mainnet', log.transactionHash).ok).toBe(true);
+  }
+};
+
+/** eth_newFilter / eth_uninstallFilter: a filter id, then true (herald uses no filters; recorded with the logs). */
+const checkEvmFilter: Checker = (rel) => {
+  const result = evmResult<unknown>(rel);
+  if (basename(rel).startsWith('eth_newFilter')) expect(result).toMatch(/^0x[0-9a-f]+$/);
+  else expect(result).toBe(true);
+};
+
+/** Parity's transaction hashes of a trace_block answer, in block order (block rewards carry none). */
+function parityTransactions(rel: string): string[] {
+  const traces = evmResult<{ blockNumber: number; transactionHash: string | null; type: string }[]>(rel);
+  const height = evmHeightOf(rel);
+  for (const t of traces) expect(t.blockNumber).toBe(height);
+  return [...new Set(traces.filter((t) => t.type !== 'reward').map((t) => t.transactionHash as string))];
+}
+
+/** trace_block (Parity): its transactions are those of the recorded block of the same height, where there is one. */
+const checkEvmParityTrace: Checker = (rel) => {
+  const ids = parityTransactions(rel);
+  for (const id of ids) expect(validateTransactionId('ethereum', 'mainnet', id).ok).toBe(true);
+  const block = siblings(rel).find((f) => /eth_getBlockByNumber_0x[0-9a-f]+_(?:true|false)\.json$/.test(f) && evmHeightOf(f) === evmHeightOf(rel));
+  if (block) expect(ids).toEqual(normalizeEvmBlockHeader(evmResult<EvmRpcBlock>(block)).transactionIds);
+};
+
+/** debug_traceBlockByNumber (callTracer): one call tree per transaction, as many as Parity's trace of the same block lists. */
+const checkEvmCallTrace: Checker = (rel) => {
+  const traces = evmResult<CallTraceEntry[]>(rel);
+  const parity = walk(dirname(dirname(rel))).find(
+    (f) => /\/test_export_traces_job__[a-z_]+\/trace_block_0x[0-9a-f]+\.json$/.test(f) && evmHeightOf(f) === evmHeightOf(rel),
+  );
+  const ids = parity ? parityTransactions(parity) : traces.map((_, i) => `0x${i.toString(16).padStart(64, '0')}`);
+  if (parity) expect(traces).toHaveLength(ids.length);
+  const transfers = extractInternalTransfers(traces, ids);
+  for (const id of transfers.keys()) expect(ids).toContain(id);
+};
+
+/** blockbook's EVM expectations: ids, addresses and the block's transaction list agree with each other. */
+const checkBlockbookEvm: Checker = (rel) => {
+  const blockchain = rel.includes('bsc') ? 'binance-smart-chain' : rel.includes('classic') ? 'ethereum-classic' : 'ethereum';
+  const d = json<{ blockHash: string; blockTime: number; blockTxs: string[]; txDetails: Record<string, TronBlockbookTx> }>(rel);
+  expect(d.blockHash).toMatch(/^0x[0-9a-f]{64}$/);
+  expect(new Set(d.blockTxs).size).toBe(d.blockTxs.length);
+  for (const id of d.blockTxs) expect(validateTransactionId(blockchain, 'mainnet', id).ok).toBe(true);
+  for (const [key, t] of Object.entries(d.txDetails)) {
+    expect(t.txid).toBe(key);
+    expect(d.blockTxs.includes(key)).toBe(t.blockTime === d.blockTime);
+    for (const a of [...t.vin.flatMap((v) => v.addresses ?? []), ...t.vout.flatMap((o) => o.scriptPubKey.addresses ?? [])]) {
+      expect(validateAddress(blockchain, 'mainnet', a).ok).toBe(true);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------------------
 // The table: the first pattern a file's path matches names its checker.
 
 const CHECKERS: [RegExp, string, Checker][] = [
@@ -1166,6 +1265,25 @@ const CHECKERS: [RegExp, string, Checker][] = [
   [/^xrp\/xrpl\.js\/streams_(?:partialPayment)?[tT]ransaction\.json$/, 'transaction stream → xrpBalanceChanges', checkXrpTransactionStream],
   [/^xrp\/xrpl\.js(?:-historical)?\/(?:streams_ledger|ledgerClose(?:Newer)?)\.json$/, 'ledgerClosed stream', checkXrpLedgerClosed],
   [/^xrp\/xrpl\.js(?:-historical)?\/serverInfo[A-Za-z]*\.json$/, 'server_info', checkXrpServerInfo],
+  [
+    /^evm\/ethereum-mainnet\/ethereum-etl\/[a-z0-9_]+\/eth_getBlockByNumber_(?:0x[0-9a-f]+|latest)_(?:true|false)\.json$/,
+    'eth_getBlockByNumber',
+    checkEvmBlock,
+  ],
+  [/^evm\/ethereum-mainnet\/ethereum-etl\/[a-z0-9_]+\/eth_getTransactionReceipt_0x[0-9a-f]{64}\.json$/, 'eth_getTransactionReceipt', checkEvmReceipt],
+  [/^evm\/ethereum-mainnet\/ethereum-etl\/[a-z0-9_]+\/eth_getFilterLogs_0x[0-9a-f]+\.json$/, 'eth_getFilterLogs', checkEvmLogs],
+  [
+    /^evm\/ethereum-mainnet\/ethereum-etl\/[a-z0-9_]+\/eth_(?:newFilter_[A-Za-z0-9_]+|uninstallFilter_0x[0-9a-f]+)\.json$/,
+    'eth_newFilter / eth_uninstallFilter',
+    checkEvmFilter,
+  ],
+  [/^evm\/ethereum-mainnet\/ethereum-etl\/[a-z0-9_]+\/trace_block_0x[0-9a-f]+\.json$/, 'trace_block (Parity)', checkEvmParityTrace],
+  [
+    /^evm\/ethereum-mainnet\/ethereum-etl\/[a-z0-9_]+\/debug_traceBlockByNumber_0x[0-9a-f]+_tracer_calltracer\.json$/,
+    'debug_traceBlockByNumber (callTracer)',
+    checkEvmCallTrace,
+  ],
+  [/^evm\/blockbook-expected\/rpc_testdata_[a-z-]+\.json$/, 'blockbook expected (EVM)', checkBlockbookEvm],
 ];
 
 function classify(rel: string): [string, Checker] | undefined {
@@ -1194,7 +1312,7 @@ describe('fixture inventory', () => {
       sha: m[3] as string,
     }));
     const indexed = rows.map((r) => r.path).sort();
-    const present = [...FILES, ...walk('evm')].sort();
+    const present = [...FILES].sort();
     expect(indexed).toEqual(present);
     expect(/Total: (\d+) data files/.exec(text('README.md'))?.[1]).toBe(String(present.length));
     for (const r of rows) {
