@@ -15,7 +15,7 @@
  *     serving has its own event loop and its CPU is counted apart) serves a synthetic chain of 500 blocks of
  *     2,000 transactions (about 4.5 MB of getblock verbosity-3 JSON each, rendered once at its start).
  *     - The baseline, in this process: a bare loop fetching blocks 1..500 one after the other with the HTTP
- *       client settings of the service's node client (src/chains/utxo/rpc.ts: undici request() on a keep-alive
+ *       client settings of the service's node client (src/chains/node-http.ts: undici request() on a keep-alive
  *       Agent, the body read to text): getblockhash, then getblock <hash> 3 (the verbosity the adapter settles
  *       on with this node), JSON.parse. For scale, the same loop through the service's own client
  *       (createUtxoRpcClient: it also rewrites amounts to decimal text before parsing).
@@ -311,7 +311,7 @@ interface LoopFigures {
 
 type Fetch = (method: string, params: unknown[]) => Promise<unknown>;
 
-/** The service client's HTTP settings (src/chains/utxo/rpc.ts): undici request() on a keep-alive Agent, Basic auth, the body read to text, JSON.parse. */
+/** The service client's HTTP settings (src/chains/node-http.ts): undici request() on a keep-alive Agent, Basic auth, the body read to text, JSON.parse. */
 function bareClient(info: FakeUtxoNodeInfo, bytes: { n: number }): { fetch: Fetch; close(): Promise<void> } {
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   const authorization = `Basic ${Buffer.from(`${info.user}:${info.password}`).toString('base64')}`;
