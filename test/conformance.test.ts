@@ -1064,9 +1064,9 @@ const XRP_HELD: Record<string, bigint> = {
 };
 
 function checkXrpEntry(entry: Record<string, unknown>, held = 0n): void {
-  const tx = readXrpTransaction(entry, XRP);
+  const tx = readXrpTransaction(entry);
   expect(validateTransactionId('xrp', 'mainnet', tx.id)).toEqual({ ok: true, normalized: tx.id });
-  const changes = xrpBalanceChanges(tx.meta, XRP);
+  const changes = xrpBalanceChanges(tx.meta);
   expect(sum(changes.values())).toBe(-tx.fee + held);
   expect(changes.has(tx.account)).toBe(true); // the fee payer's balance always changes
 }
@@ -1086,8 +1086,8 @@ const checkXrpAccountTx: Checker = (rel) => {
 const checkXrpTransactionStream: Checker = (rel) => {
   const msg = json<{ type: string; ledger_index: number; validated: boolean; transaction: { Fee: string; hash?: string }; meta: RpcTransactionMeta }>(rel);
   expect([msg.type, msg.ledger_index, msg.validated]).toEqual(['transaction', 66093882, true]);
-  expect(sum(xrpBalanceChanges(msg.meta, XRP).values())).toBe(-BigInt(msg.transaction.Fee));
-  if (msg.transaction.hash === undefined) expect(() => readXrpTransaction(msg, XRP)).toThrow(/transaction hash/);
+  expect(sum(xrpBalanceChanges(msg.meta).values())).toBe(-BigInt(msg.transaction.Fee));
+  if (msg.transaction.hash === undefined) expect(() => readXrpTransaction(msg)).toThrow(/transaction hash/);
   else checkXrpEntry(msg);
 };
 

@@ -21,7 +21,7 @@ import type { UnspentOutput, UnspentOutputs } from '../../ingest/adapter.ts';
 import { mapLimit } from '../concurrency.ts';
 import type { FetchedBlock, Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
-import { normalizeUtxoAddress, parseCoinAmount, scriptAddress, type UtxoChainRef } from './normalize.ts';
+import { normalizeNodeAddress, normalizeUtxoAddress, parseCoinAmount, scriptAddress, type UtxoChainRef } from './normalize.ts';
 import { type UtxoRpcClient, UtxoRpcError } from './rpc.ts';
 
 /** Blocks after `h` walked for the add-back; beyond, the opening is unknown (about two weeks of bitcoin blocks). */
@@ -174,7 +174,7 @@ export function createUnspentReader(options: UnspentReaderOptions): UnspentReade
         for (const vin of tx.vin) {
           if (!isObject(vin) || !isObject(vin.prevout) || typeof vin.txid !== 'string' || !isCount(vin.vout)) continue;
           const raw = scriptAddress(vin.prevout.scriptPubKey);
-          if (raw === undefined || normalizeUtxoAddress(chain, raw) !== address) continue;
+          if (raw === undefined || normalizeNodeAddress(chain, raw) !== address) continue;
           const prevHeight = vin.prevout.height;
           const createdBefore = isCount(prevHeight) ? prevHeight <= height : !createdAfter.has(vin.txid.toLowerCase());
           if (!createdBefore) continue;

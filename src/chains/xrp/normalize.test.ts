@@ -166,9 +166,9 @@ describe('ledgerFull7501326.json: bare ledger object, 17 expanded transactions (
   it('cross-check with the type-based Payment rule: equal except where offers or bridged payments move XRP', () => {
     const differ: string[] = [];
     for (const entry of txs) {
-      const tx = readXrpTransaction(entry, MAINNET);
-      const fromMeta = xrpBalanceChanges(tx.meta, MAINNET);
-      const byRule = xrpPaymentRuleChanges(tx, MAINNET);
+      const tx = readXrpTransaction(entry);
+      const fromMeta = xrpBalanceChanges(tx.meta);
+      const byRule = xrpPaymentRuleChanges(tx);
       // The sender's AccountRoot always changes: it pays the fee, whatever else it gains or loses.
       if (!fromMeta.has(tx.account)) throw new Error(`${tx.id}: the fee payer has no balance change`);
       if (!sameChanges(fromMeta, byRule)) differ.push(tx.id.slice(0, 8));
@@ -249,8 +249,8 @@ describe('ledgerWithPartialPayment.json: WebSocket envelope, 6 transactions, an 
     expect(sum(n.coinMovements.map((m) => m.delta))).toBe(-sum(txs.map((t) => BigInt(t.Fee as string))));
     expect(n.coinMovements).toHaveLength(6);
     for (const entry of txs) {
-      const tx = readXrpTransaction(entry, MAINNET);
-      expect([...xrpBalanceChanges(tx.meta, MAINNET)]).toEqual([...xrpPaymentRuleChanges(tx, MAINNET)]);
+      const tx = readXrpTransaction(entry);
+      expect([...xrpBalanceChanges(tx.meta)]).toEqual([...xrpPaymentRuleChanges(tx)]);
     }
     checkBalanceChains(txs); // asserts inside; each account changes once in this ledger
   });
@@ -331,24 +331,24 @@ describe('unwrapRippledResult and rippled errors', () => {
 
 describe('per-transaction helpers on the recorded tx fixtures', () => {
   it('partialPaymentXRP.json: delivered_amount (1 XRP) is used, not DeliverMax (2 XRP); its metadata, edited from the IOU one, moves only the fee', () => {
-    const tx = readXrpTransaction(obj(load('xrpl.js/partialPaymentXRP.json')), MAINNET);
+    const tx = readXrpTransaction(obj(load('xrpl.js/partialPaymentXRP.json')));
     expect(tx.id).toBe('A0A074D10355223CBE2520A42F93A52E3CC8B4D692570EB4841084F9BBB39F7A');
     expect(tx.fields.DeliverMax).toBe('2000000');
     expect(xrpDeliveredDrops(tx.fields, tx.meta)).toBe(1000000n);
-    expect([...xrpPaymentRuleChanges(tx, MAINNET)]).toEqual([
+    expect([...xrpPaymentRuleChanges(tx)]).toEqual([
       ['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -1010000n],
       ['rNNuQMuExCiEjeZ4h9JJnj5PSWypdMXDj4', 1000000n],
     ]);
     // The fixture is the IOU payment of ledger 22420574 with Amount/delivered_amount replaced by XRP strings:
     // its AffectedNodes still describe the USD payment. The normaliser trusts the metadata.
-    expect([...xrpBalanceChanges(tx.meta, MAINNET)]).toEqual([['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -10000n]]);
+    expect([...xrpBalanceChanges(tx.meta)]).toEqual([['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -10000n]]);
   });
 
   it('partialPaymentIOU.json: IOU delivered, fee only in XRP', () => {
-    const tx = readXrpTransaction(obj(load('xrpl.js/partialPaymentIOU.json')), MAINNET);
+    const tx = readXrpTransaction(obj(load('xrpl.js/partialPaymentIOU.json')));
     expect(xrpDeliveredDrops(tx.fields, tx.meta)).toBeUndefined();
-    expect([...xrpBalanceChanges(tx.meta, MAINNET)]).toEqual([['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -10000n]]);
-    expect([...xrpPaymentRuleChanges(tx, MAINNET)]).toEqual([['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -10000n]]);
+    expect([...xrpBalanceChanges(tx.meta)]).toEqual([['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -10000n]]);
+    expect([...xrpPaymentRuleChanges(tx)]).toEqual([['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -10000n]]);
   });
 
   it('streams_partialPaymentTransaction.json: a real XRP partial payment, 4456 drops delivered of 10^15 asked; rule and metadata agree', () => {
@@ -357,56 +357,56 @@ describe('per-transaction helpers on the recorded tx fixtures', () => {
     const meta = msg.meta as RpcTransactionMeta;
     expect(fields.Amount).toBe('1000000000000000');
     expect(xrpDeliveredDrops(fields, meta)).toBe(4456n);
-    expect([...xrpBalanceChanges(meta, MAINNET)]).toEqual([
+    expect([...xrpBalanceChanges(meta)]).toEqual([
       ['rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe', 4456n],
       ['rrvV6w5Jho4RYpcdH8x1subhYzK89DZDW', -4468n],
     ]);
     // The recorded stream message has no transaction hash (xrpl.js trimmed it), so it is not a readable transaction.
-    expect(() => readXrpTransaction(msg, MAINNET)).toThrow(/transaction hash/);
-    const tx = readXrpTransaction({ ...msg, hash: '0'.repeat(64) }, MAINNET);
-    expect(new Map(xrpPaymentRuleChanges(tx, MAINNET))).toEqual(xrpBalanceChanges(meta, MAINNET));
+    expect(() => readXrpTransaction(msg)).toThrow(/transaction hash/);
+    const tx = readXrpTransaction({ ...msg, hash: '0'.repeat(64) });
+    expect(new Map(xrpPaymentRuleChanges(tx))).toEqual(xrpBalanceChanges(meta));
   });
 
   it('transactionEntry.json (tx_json + metadata, DeliverMax): XRP payment with the partial flag, all delivered', () => {
-    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js/transactionEntry.json'))), MAINNET);
+    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js/transactionEntry.json'))));
     expect(tx).toMatchObject({ id: '3F437BAAC9E713F24DF2954EADB7BE80F608D8B758116298B999BA252DF4816C', type: 'Payment', fee: 6000n, result: 'tesSUCCESS' });
     expect(xrpDeliveredDrops(tx.fields, tx.meta)).toBe(104169972n);
     const expected = [
       ['rLSn6Z3T8uCxbcd1oxwfGQN1Fdn5CyGujK', -104175972n],
       ['rEb8TK3gBgk5auZkwc6sHnwrGVJH8DuaLh', 104169972n],
     ];
-    expect([...xrpBalanceChanges(tx.meta, MAINNET)]).toEqual(expected);
-    expect([...xrpPaymentRuleChanges(tx, MAINNET)]).toEqual(expected);
+    expect([...xrpBalanceChanges(tx.meta)]).toEqual(expected);
+    expect([...xrpPaymentRuleChanges(tx)]).toEqual(expected);
   });
 
   it('tx_payment.json (API v2): an IOU payment paid with XRP through the order book; only the metadata sees the XRP', () => {
-    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js/tx_payment.json'))), MAINNET);
+    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js/tx_payment.json'))));
     expect(tx.id).toBe('F4AB442A6D4CBB935D66E1DA7309A5FC71C7143ED4049053EC14E3875B0CF9BF');
-    expect([...xrpBalanceChanges(tx.meta, MAINNET)]).toEqual([
+    expect([...xrpBalanceChanges(tx.meta)]).toEqual([
       ['r9cZA1mLK5R5Am25ArfXFmqgNwjZgnfk59', -1101208n],
       ['r9tGqzZgKxVFvzKFdUqXAqTzazWBUia8Qr', 1101198n],
     ]);
-    expect([...xrpPaymentRuleChanges(tx, MAINNET)]).toEqual([['r9cZA1mLK5R5Am25ArfXFmqgNwjZgnfk59', -10n]]);
+    expect([...xrpPaymentRuleChanges(tx)]).toEqual([['r9cZA1mLK5R5Am25ArfXFmqgNwjZgnfk59', -10n]]);
   });
 
   it('tx_paymentChannelClaim.json: the claim credits the account (801000 drops less the 12-drop fee)', () => {
-    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js-historical/tx_paymentChannelClaim.json'))), MAINNET);
-    expect([...xrpBalanceChanges(tx.meta, MAINNET)]).toEqual([['rBmNDZ7vbTCwakKXsX3pDAwDdQuxM7yBRa', 800988n]]);
-    expect([...xrpPaymentRuleChanges(tx, MAINNET)]).toEqual([['rBmNDZ7vbTCwakKXsX3pDAwDdQuxM7yBRa', -12n]]);
+    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js-historical/tx_paymentChannelClaim.json'))));
+    expect([...xrpBalanceChanges(tx.meta)]).toEqual([['rBmNDZ7vbTCwakKXsX3pDAwDdQuxM7yBRa', 800988n]]);
+    expect([...xrpPaymentRuleChanges(tx)]).toEqual([['rBmNDZ7vbTCwakKXsX3pDAwDdQuxM7yBRa', -12n]]);
   });
 
   it('tx_escrowCreation.json: 2 drops go into the escrow (in no account), so the change is −(fee + 2)', () => {
-    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js-historical/tx_escrowCreation.json'))), MAINNET);
+    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js-historical/tx_escrowCreation.json'))));
     expect(tx.fee).toBe(12n);
     // The destination's AccountRoot appears with threading fields only (no FinalFields): no change.
-    expect([...xrpBalanceChanges(tx.meta, MAINNET)]).toEqual([['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', -14n]]);
+    expect([...xrpBalanceChanges(tx.meta)]).toEqual([['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', -14n]]);
   });
 
   it('tx_offerCreateSell.json: tecUNFUNDED_OFFER burns the fee', () => {
-    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js/tx_offerCreateSell.json'))), MAINNET);
+    const tx = readXrpTransaction(obj(unwrapRippledResult(load('xrpl.js/tx_offerCreateSell.json'))));
     expect(tx.result).toBe('tecUNFUNDED_OFFER');
-    expect([...xrpBalanceChanges(tx.meta, MAINNET)]).toEqual([['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', -12n]]);
-    expect([...xrpPaymentRuleChanges(tx, MAINNET)]).toEqual([['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', -12n]]);
+    expect([...xrpBalanceChanges(tx.meta)]).toEqual([['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', -12n]]);
+    expect([...xrpPaymentRuleChanges(tx)]).toEqual([['rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', -12n]]);
   });
 
   it('fee-only transactions in every other shape: tx v1, {tx, meta, hash}, account_tx elements', () => {
@@ -418,10 +418,10 @@ describe('per-transaction helpers on the recorded tx fixtures', () => {
       ...(obj(unwrapRippledResult(load('xrpl.js/accountTx.json'))).transactions as Json[]),
     ];
     const seen = entries.map((e) => {
-      const tx = readXrpTransaction(e, MAINNET);
-      const changes = xrpBalanceChanges(tx.meta, MAINNET);
+      const tx = readXrpTransaction(e);
+      const changes = xrpBalanceChanges(tx.meta);
       expect([...changes]).toEqual([[tx.account, -tx.fee]]);
-      expect(xrpPaymentRuleChanges(tx, MAINNET)).toEqual(changes);
+      expect(xrpPaymentRuleChanges(tx)).toEqual(changes);
       return tx.type;
     });
     expect(seen).toEqual(['TrustSet', 'AccountSet', 'NFTokenMint', 'CheckCreate', 'DepositPreauth']);
@@ -494,7 +494,7 @@ describe('structurally invalid input throws XrpNormalizeError', () => {
         { ModifiedNode: { LedgerEntryType: 'RippleState', FinalFields: { Balance: { currency: 'USD', value: '1' } }, PreviousFields: { Balance: 'x' } } },
       ],
     };
-    expect([...xrpBalanceChanges(meta, MAINNET)]).toEqual([
+    expect([...xrpBalanceChanges(meta)]).toEqual([
       ['rNNuQMuExCiEjeZ4h9JJnj5PSWypdMXDj4', 20000000n],
       ['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -20000012n],
     ]);
