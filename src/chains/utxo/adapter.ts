@@ -61,11 +61,19 @@ export type UtxoAdapter = Required<Pick<ChainAdapter, 'getHead' | 'getBlock' | '
 const HASH = /^[0-9a-fA-F]{64}$/;
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** Chains whose coin supply stays below 2^26 coins: a JSON number holds any of their amounts to the satoshi. */
+const DOUBLE_EXACT_CHAINS: ReadonlySet<UtxoBlockchain> = new Set(['bitcoin', 'bitcoin-cash', 'dash', 'zcash']);
+
 export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
   const { blockchain, network, logger } = options;
   const chain = { blockchain, network };
   const concurrency = Math.max(1, options.concurrency ?? 8);
-  const rpc = createUtxoRpcClient({ url: options.rpcUrl, auth: options.auth, timeoutMs: options.timeoutMs });
+  const rpc = createUtxoRpcClient({
+    url: options.rpcUrl,
+    auth: options.auth,
+    timeoutMs: options.timeoutMs,
+    exactAmounts: !DOUBLE_EXACT_CHAINS.has(options.blockchain),
+  });
   const log = { blockchain, network, node: rpc.url };
   const blocks = createBlockFetcher({ rpc, concurrency, logger, log });
   const omni: OmniReader | undefined = blockchain === 'bitcoin' ? createOmniReader({ rpc, network, db: options.db, concurrency, logger, log }) : undefined;

@@ -60,6 +60,13 @@ export interface UtxoRpcClientOptions {
   auth?: UtxoRpcAuth;
   /** Per request (a batch is one request); default 10 s. */
   timeoutMs?: number;
+  /**
+   * Read amounts as the node's decimal text (quoteAmounts) rather than as JSON numbers; default true. A
+   * double holds every amount of a coin whose supply stays below 2^26 coins (~67 million) to the
+   * satoshi, so chains like bitcoin can skip the rewrite (it costs about a third of reading a large
+   * block); dogecoin (no cap) and litecoin (84 million) cannot.
+   */
+  exactAmounts?: boolean;
 }
 
 export interface RpcCall {
@@ -125,6 +132,7 @@ function authMessage(status: number): string {
 export function createUtxoRpcClient(options: UtxoRpcClientOptions): UtxoRpcClient {
   const { endpoint, redactedUrl: url, credentials: urlCredentials } = nodeEndpoint(options.url);
   const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const exactAmounts = options.exactAmounts ?? true;
   const auth = options.auth;
   const fixedCredentials = auth && 'user' in auth ? `${auth.user}:${auth.password}` : urlCredentials;
   const cookieFile = auth && 'cookieFile' in auth ? auth.cookieFile : undefined;
@@ -180,7 +188,7 @@ export function createUtxoRpcClient(options: UtxoRpcClientOptions): UtxoRpcClien
   /** The parsed body, or undefined when it is not JSON. */
   function parse(text: string): unknown {
     try {
-      return JSON.parse(quoteAmounts(text || 'null'));
+      return JSON.parse(exactAmounts ? quoteAmounts(text || 'null') : text || 'null');
     } catch {
       return undefined;
     }
