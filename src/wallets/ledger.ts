@@ -78,6 +78,7 @@ export async function recordBlock(tx: Queryable, chain: ChainKey, block: Normali
   // so the totals do not depend on whether the node or the ledger's record resolved an input.
   const perTransaction = new Map<string, { address: string; delta: bigint }>();
   for (const m of movements) {
+    if (!idsOf.has(m.address)) continue;
     const key = `${m.transactionId}/${m.address}`;
     const e = perTransaction.get(key) ?? { address: m.address, delta: 0n };
     e.delta += m.delta;
@@ -85,7 +86,7 @@ export async function recordBlock(tx: Queryable, chain: ChainKey, block: Normali
   }
   const coins = new Map<string, { received: bigint; spent: bigint }>();
   for (const m of perTransaction.values()) {
-    if (!idsOf.has(m.address) || m.delta === 0n) continue;
+    if (m.delta === 0n) continue;
     const c = coins.get(m.address) ?? { received: 0n, spent: 0n };
     if (m.delta > 0n) c.received += m.delta;
     else c.spent -= m.delta;

@@ -78,6 +78,9 @@ export const COIN_DECIMALS = 8;
 
 export const ZERO_HASH = '0'.repeat(64);
 
+/** 2^51 satoshis in coins: below it, a double's rounding error times 10^8 stays under half a satoshi. */
+const FAST_AMOUNT_LIMIT = 2 ** 51 / 1e8;
+
 const HASH = /^[0-9a-fA-F]{64}$/;
 const DECIMAL = /^([+-])?(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 const DIGITS = /^\d+$/;
@@ -94,6 +97,12 @@ export function parseCoinAmount(value: unknown, decimals = COIN_DECIMALS): bigin
   let text: string;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new UtxoNormalizeError(`amount is not a finite number: ${String(value)}`);
+    // Fast path (a large block has thousands of amounts): below 2^51 base units, value × 10^decimals is within
+    // 0.5 of the integer it stands for, and dividing back gives the same double only if it had no more decimals.
+    if (decimals === COIN_DECIMALS && Math.abs(value) < FAST_AMOUNT_LIMIT) {
+      const units = Math.round(value * 1e8);
+      if (units / 1e8 === value) return BigInt(units);
+    }
     text = String(value);
   } else if (typeof value === 'string') {
     text = value;
