@@ -6,8 +6,8 @@
  * the chain and network, what is wrong, and what was expected.
  */
 
+import { createHash } from 'node:crypto';
 import { keccak_256 } from '@noble/hashes/sha3';
-import { sha256 } from '@noble/hashes/sha256';
 import { type BytesCoder, base58, base58xrp, bech32, bech32m, createBase58check, hex } from '@scure/base';
 import { type Blockchain, CHAINS, type ChainFamily, isBlockchain, isNetwork, type Network, supportsNetwork } from './chains.ts';
 
@@ -17,6 +17,8 @@ export type Validated = { ok: true; normalized: string } | { ok: false; message:
 const MAX_LENGTH = 128;
 const SHOWN_LENGTH = 60;
 
+/** SHA-256 by Node's native implementation: a base58check address takes two, and blocks convert thousands. */
+const sha256 = (data: Uint8Array): Uint8Array => createHash('sha256').update(data).digest();
 const b58check = createBase58check(sha256);
 const ok = (normalized: string): Validated => ({ ok: true, normalized });
 const fail = (message: string): Validated => ({ ok: false, message });
