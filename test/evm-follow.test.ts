@@ -8,7 +8,6 @@
  * Automine is off: each test mines its blocks itself and waits for the follower to process them
  * (GET /blockchain-events/status), so "not before the N-th confirmation" is checked at every block.
  */
-import { createHmac } from 'node:crypto';
 import { type Address, type Hex, keccak256 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
@@ -16,11 +15,11 @@ import { formatUnits } from '../src/domain/amounts.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { compileContracts, deployContract, publicClient, readContract, sendEth, walletClient, writeContract } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { followHelpers } from './support/follow-helpers.ts';
 import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
-const CHAIN = '/blockchain-events/ethereum/goerli';
 const ETH = 10n ** 18n;
 const SECRET = 'whsec-evm-follow';
 
@@ -62,20 +61,8 @@ afterAll(async () => {
 const account = (i: number) => node.accounts[i]?.address as Address;
 const head = async () => Number(await publicClient(node).getBlockNumber());
 
-/** Waits until the service has processed block `height` (status endpoint). */
-async function processed(height: number) {
-  let last = '';
-  try {
-    return await until(`the follower to process block ${height}`, async () => {
-      const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
-      last = res.text;
-      const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === 'ethereum' && i.network === 'goerli');
-      return item?.processedHeight >= height ? item : undefined;
-    });
-  } catch (error) {
-    throw new Error(`${(error as Error).message}; last status: ${last}`);
-  }
-}
+const follow = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'ethereum', network: 'goerli' }), SECRET);
+const { processed, callbacksOf } = follow;
 
 /** Mines one block and waits until it is processed and every callback it made due is out. */
 async function mineAndProcess(): Promise<number> {
@@ -85,22 +72,10 @@ async function mineAndProcess(): Promise<number> {
   return height;
 }
 
-async function subscribe(event: string, item: Record<string, unknown>): Promise<string> {
-  const res = await t.request('POST', `${CHAIN}/subscriptions/${event}`, {
-    key: c.key,
-    body: { data: { item: { callbackUrl: `${receiver.url}/hooks/${event}`, callbackSecretKey: SECRET, ...item } } },
-  });
-  expect(res.status, res.text).toBeLessThan(300);
-  return res.body.data.item.referenceId as string;
-}
-
-function callbacksOf(referenceId: string): (ReceivedRequest & { json: { idempotencyKey: string; data: { item: Record<string, unknown> } } })[] {
-  return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
-}
+const subscribe = async (event: string, item: Record<string, unknown>): Promise<string> => (await follow.subscribe(event, item)).referenceId;
 
 function expectSigned(r: ReceivedRequest) {
-  const expected = createHmac('sha256', SECRET).update(r.rawBody).digest('hex');
-  expect(r.headers['x-signature']).toBe(expected);
+  follow.expectSigned(r);
   expect(r.headers['content-type']).toMatch(/^application\/json/);
 }
 

@@ -8,17 +8,16 @@
  * Omni transactions; and the Omni balances of a watched address in the all-assets endpoint (fungible,
  * identifier = property id), opening balance included, against the node's own balances.
  */
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type FakeUtxoNode, startFakeUtxoNode } from './support/fake-utxo-node.ts';
-import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
+import { type Callback, followHelpers } from './support/follow-helpers.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
-const CHAIN = '/blockchain-events/bitcoin/testnet';
 const SECRET = 'whsec-omni-follow';
 const TOKEN = 100_000_000n; // one divisible token in base units
 const BTC_FOR_FEES = 1_000_000n;
@@ -66,19 +65,8 @@ afterAll(async () => {
 
 // --- helpers -------------------------------------------------------------------------------------
 
-async function processed(height: number) {
-  let last = '';
-  try {
-    return await until(`the follower to process block ${height}`, async () => {
-      const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
-      last = res.text;
-      const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === 'bitcoin' && i.network === 'testnet');
-      return item?.processedHeight >= height ? item : undefined;
-    });
-  } catch (error) {
-    throw new Error(`${(error as Error).message}; last status: ${last}`);
-  }
-}
+const follow = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'bitcoin', network: 'testnet' }), SECRET);
+const { processed, callbacksOf, expectSigned } = follow;
 
 /** Mines one block and waits until it is processed and every callback it made due is out. */
 async function mineAndProcess(): Promise<number> {
@@ -88,24 +76,8 @@ async function mineAndProcess(): Promise<number> {
   return node.height();
 }
 
-async function subscribe(item: Record<string, unknown>): Promise<string> {
-  const res = await t.request('POST', `${CHAIN}/subscriptions/address-tokens-transactions-confirmed`, {
-    key: c.key,
-    body: { data: { item: { callbackUrl: `${receiver.url}/hooks/omni`, callbackSecretKey: SECRET, ...item } } },
-  });
-  expect(res.status, res.text).toBeLessThan(300);
-  return res.body.data.item.referenceId as string;
-}
-
-type Callback = ReceivedRequest & { json: { idempotencyKey: string; data: { item: Record<string, unknown> } } };
-
-function callbacksOf(referenceId: string): Callback[] {
-  return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
-}
-
-function expectSigned(r: ReceivedRequest) {
-  expect(r.headers['x-signature']).toBe(createHmac('sha256', SECRET).update(r.rawBody).digest('hex'));
-}
+const subscribe = async (item: Record<string, unknown>): Promise<string> =>
+  (await follow.subscribe('address-tokens-transactions-confirmed', item, 'omni')).referenceId;
 
 function blockOf(height: number) {
   const block = node.chain.main[height];

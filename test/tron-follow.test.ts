@@ -8,7 +8,6 @@
  * block ids, transaction ids, signatures and field names, so that what the service follows here is what
  * a java-tron node prints.
  */
-import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { sha256 } from '@noble/hashes/sha256';
@@ -19,8 +18,9 @@ import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { blockIdOf, encodeRawData, FEES, startFakeTronDriver, type TronDriver } from './support/fake-tron-node.ts';
+import { followHelpers } from './support/follow-helpers.ts';
 import { describeFollowScenarios } from './support/follow-scenarios.ts';
-import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
@@ -178,7 +178,6 @@ describeFollowScenarios('Tron (tron/nile, fake java-tron): shared follow scenari
 // Tron's own events
 // ---------------------------------------------------------------------------------------------------------------
 
-const CHAIN = '/blockchain-events/tron/nile';
 const SECRET = 'whsec-tron-follow';
 
 describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
@@ -204,46 +203,13 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
     await d?.close();
   });
 
-  async function processed(height: number) {
-    let last = '';
-    try {
-      return await until(`the follower to process block ${height}`, async () => {
-        const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
-        last = res.text;
-        const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === 'tron' && i.network === 'nile');
-        return item?.processedHeight >= height ? item : undefined;
-      });
-    } catch (error) {
-      throw new Error(`${(error as Error).message}; last status: ${last}`);
-    }
-  }
+  const { processed, subscribe, callbacksOf, expectSigned } = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'tron', network: 'nile' }), SECRET);
 
   async function mineAndProcess(): Promise<number> {
     const height = await d.mine(1);
     await processed(height);
     await t.app.worker?.settled();
     return height;
-  }
-
-  async function subscribe(event: string, item: Record<string, unknown>): Promise<{ referenceId: string; item: Record<string, unknown> }> {
-    const res = await t.request('POST', `${CHAIN}/subscriptions/${event}`, {
-      key: c.key,
-      body: { data: { item: { callbackUrl: `${receiver.url}/hooks/${event}`, callbackSecretKey: SECRET, ...item } } },
-    });
-    expect(res.status, res.text).toBeLessThan(300);
-    return { referenceId: res.body.data.item.referenceId as string, item: res.body.data.item };
-  }
-
-  function callbacksOf(referenceId: string): (ReceivedRequest & { json: { idempotencyKey: string; data: { item: Record<string, unknown> } } })[] {
-    return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
-  }
-
-  function expectSigned(r: ReceivedRequest | undefined) {
-    expect(r?.headers['x-signature']).toBe(
-      createHmac('sha256', SECRET)
-        .update(r?.rawBody ?? '')
-        .digest('hex'),
-    );
   }
 
   /** minedInBlock as the contract prints it: the node's block id and its time in seconds. */

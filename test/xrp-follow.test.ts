@@ -11,14 +11,14 @@
  * The shared scenarios (test/support/follow-scenarios.ts) run on the same driver, without the
  * reorganisation one: the validated chain herald follows cannot reorganise.
  */
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type FakeRippled, type FakeXrpDriver, FEE_DROPS, RIPPLE_EPOCH_OFFSET, startFakeXrpDriver } from './support/fake-rippled.ts';
+import { followHelpers } from './support/follow-helpers.ts';
 import { describeFollowScenarios } from './support/follow-scenarios.ts';
-import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
@@ -31,7 +31,6 @@ describeFollowScenarios('XRP follow scenarios (xrp/testnet on the fake rippled)'
   reorgs: false,
 });
 
-const CHAIN = '/blockchain-events/xrp/testnet';
 const SECRET = 'whsec-xrp-follow';
 const CONFIRMATIONS = 3;
 
@@ -96,20 +95,7 @@ async function mineAndProcess(count = 1): Promise<number> {
   return height;
 }
 
-async function subscribeMined(transactionId: string, hook: string): Promise<string> {
-  const res = await t.request('POST', `${CHAIN}/subscriptions/transaction-mined`, {
-    key: c.key,
-    body: { data: { item: { transactionId, callbackUrl: `${receiver.url}/hooks/${hook}`, callbackSecretKey: SECRET } } },
-  });
-  expect(res.status, res.text).toBe(200);
-  return res.body.data.item.referenceId as string;
-}
-
-type Callback = ReceivedRequest & { json: { idempotencyKey: string; data: { item: Record<string, unknown> } } };
-
-function callbacksOf(referenceId: string): Callback[] {
-  return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
-}
+const { subscribeMined, callbacksOf, expectSigned } = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'xrp', network: 'testnet' }), SECRET);
 
 function minedIn(height: number) {
   const ledger = fake.ledger(height);
@@ -155,11 +141,7 @@ describe('XRP chain following (xrp/testnet on the fake rippled)', () => {
     await t.app.worker?.settled();
 
     const [cb] = await until('the mined callback', async () => callbacksOf(keptId).length === 1 && callbacksOf(keptId));
-    expect(cb?.headers['x-signature']).toBe(
-      createHmac('sha256', SECRET)
-        .update(cb?.rawBody ?? '')
-        .digest('hex'),
-    );
+    expectSigned(cb);
     expect(cb?.json).toEqual({
       apiVersion: '2021-03-20',
       referenceId: keptId,

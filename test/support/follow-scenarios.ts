@@ -11,14 +11,14 @@
  *   against the node's own view, confirmed blocks only.
  * - A restart of the service while blocks are mined: nothing missed, nothing doubled.
  */
-import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.ts';
 import { formatUnits } from '../../src/domain/amounts.ts';
 import { CHAINS } from '../../src/domain/chains.ts';
 import { startTestApp, type TestApp, type TestCustomer } from '../harness.ts';
 import type { ChainDriver } from './chain-driver.ts';
-import { type ReceivedRequest, type Receiver, startReceiver } from './receiver.ts';
+import { type Callback, followHelpers } from './follow-helpers.ts';
+import { type Receiver, startReceiver } from './receiver.ts';
 import { createTestCa, writeCaFile } from './tls.ts';
 import { until } from './wait.ts';
 
@@ -37,23 +37,17 @@ export interface FollowScenarioOptions {
 
 const SECRET = 'whsec-follow-scenarios';
 
-interface Callback extends ReceivedRequest {
-  json: { idempotencyKey: string; referenceId: string; data: { item: Record<string, unknown> } };
-}
-
 export function describeFollowScenarios(title: string, start: () => Promise<ChainDriver>, options: FollowScenarioOptions): void {
   const timeout = options.timeoutMs ?? 60_000;
   let node: ChainDriver;
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
-  let chainPath: string;
 
   describe(title, () => {
     beforeAll(async () => {
       const ca = await createTestCa();
       [node, receiver] = await Promise.all([start(), startReceiver({ ca })]);
-      chainPath = `/blockchain-events/${node.blockchain}/${node.network}`;
       t = await startTestApp({
         chains: [
           {
@@ -79,22 +73,10 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       await node?.close();
     });
 
-    /** Waits until the service has processed block `height`. */
-    async function processed(height: number): Promise<void> {
-      let last = '';
-      try {
-        await until(`the follower to process block ${height}`, async () => {
-          const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
-          last = res.text;
-          const item = res.body?.data?.items?.find(
-            (i: { blockchain: string; network: string }) => i.blockchain === node.blockchain && i.network === node.network,
-          );
-          return item?.processedHeight >= height;
-        });
-      } catch (error) {
-        throw new Error(`${(error as Error).message}; last status: ${last}`);
-      }
-    }
+    const { processed, subscribeMined, callbacksOf, expectSigned } = followHelpers(
+      () => ({ t, customer: c, receiver, blockchain: node.blockchain, network: node.network }),
+      SECRET,
+    );
 
     /** Mines `count` blocks, waits until they are processed and every callback they made due is out. */
     async function mineAndProcess(count = 1): Promise<number> {
@@ -104,25 +86,8 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       return height;
     }
 
-    async function subscribeMined(transactionId: string, hook: string): Promise<string> {
-      const res = await t.request('POST', `${chainPath}/subscriptions/transaction-mined`, {
-        key: c.key,
-        body: { data: { item: { transactionId, callbackUrl: `${receiver.url}/hooks/${hook}`, callbackSecretKey: SECRET } } },
-      });
-      expect(res.status, res.text).toBe(200);
-      return res.body.data.item.referenceId as string;
-    }
-
-    function callbacksOf(referenceId: string): Callback[] {
-      return receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) })).filter((r) => r.json.referenceId === referenceId);
-    }
-
     async function expectMinedIn(cb: Callback | undefined, transactionId: string, height: number): Promise<void> {
-      expect(cb?.headers['x-signature']).toBe(
-        createHmac('sha256', SECRET)
-          .update(cb?.rawBody ?? '')
-          .digest('hex'),
-      );
+      expectSigned(cb);
       expect(cb?.json.data.item).toEqual({
         blockchain: node.blockchain,
         network: node.network,

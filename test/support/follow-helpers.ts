@@ -1,0 +1,82 @@
+/**
+ * Helpers of the end-to-end chain-following tests: wait for the follower (GET /blockchain-events/status),
+ * subscribe, read what the receiver got for a subscription, check a callback's signature.
+ *
+ * The app, customer and receiver are started in a beforeAll, after the helpers are made: `context` is read
+ * at each call.
+ */
+import { createHmac } from 'node:crypto';
+import { expect } from 'vitest';
+import type { TestApp, TestCustomer } from '../harness.ts';
+import type { ReceivedRequest, Receiver } from './receiver.ts';
+import { until } from './wait.ts';
+
+export interface FollowContext {
+  t: TestApp;
+  customer: TestCustomer;
+  receiver: Receiver;
+  blockchain: string;
+  network: string;
+}
+
+export type Callback = ReceivedRequest & { json: { idempotencyKey: string; referenceId: string; data: { item: Record<string, unknown> } } };
+
+export function followHelpers(context: () => FollowContext, secret: string) {
+  const chainPath = () => `/blockchain-events/${context().blockchain}/${context().network}`;
+
+  /** Waits until the service has processed block `height`; gives the chain's status item. */
+  async function processed(height: number) {
+    const { t, customer, blockchain, network } = context();
+    let last = '';
+    try {
+      return await until(`the follower to process block ${height}`, async () => {
+        const res = await t.request('GET', '/blockchain-events/status', { key: customer.key });
+        last = res.text;
+        const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === blockchain && i.network === network);
+        return item?.processedHeight >= height ? item : undefined;
+      });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; last status: ${last}`);
+    }
+  }
+
+  /** Subscribes to `event` with `item`, callbacks to /hooks/`hook`; gives the created subscription. */
+  async function subscribe(event: string, item: Record<string, unknown>, hook = event): Promise<{ referenceId: string; item: Record<string, unknown> }> {
+    const { t, customer, receiver } = context();
+    const res = await t.request('POST', `${chainPath()}/subscriptions/${event}`, {
+      key: customer.key,
+      body: { data: { item: { callbackUrl: `${receiver.url}/hooks/${hook}`, callbackSecretKey: secret, ...item } } },
+    });
+    expect(res.status, res.text).toBeLessThan(300);
+    return { referenceId: res.body.data.item.referenceId as string, item: res.body.data.item };
+  }
+
+  /** A TRANSACTION_MINED subscription; gives its referenceId. */
+  async function subscribeMined(transactionId: string, hook: string): Promise<string> {
+    const { t, customer, receiver } = context();
+    const res = await t.request('POST', `${chainPath()}/subscriptions/transaction-mined`, {
+      key: customer.key,
+      body: { data: { item: { transactionId, callbackUrl: `${receiver.url}/hooks/${hook}`, callbackSecretKey: secret } } },
+    });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data.item.referenceId as string;
+  }
+
+  /** The callbacks received so far for the subscription `referenceId`, bodies parsed. */
+  function callbacksOf(referenceId: string): Callback[] {
+    return context()
+      .receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) }))
+      .filter((r) => r.json.referenceId === referenceId);
+  }
+
+  /** The callback's x-signature is the HMAC-SHA256 of its raw body with the subscription's secret. */
+  function expectSigned(r: ReceivedRequest | undefined): void {
+    expect(r?.headers['x-signature']).toBe(
+      createHmac('sha256', secret)
+        .update(r?.rawBody ?? '')
+        .digest('hex'),
+    );
+  }
+
+  return { processed, subscribe, subscribeMined, callbacksOf, expectSigned };
+}
