@@ -29,6 +29,7 @@ import {
   descendants,
   forEachLimited,
   freePort,
+  HERALD,
   isAlive,
   type LoadFigures,
   load,
@@ -63,7 +64,6 @@ const TARGETS = {
   startupMs: 1500,
 };
 
-const HERALD = join(ROOT, 'bin', 'herald.js');
 const SUBSCRIBE_PATH = '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined';
 const ALL_ASSETS_PATH = '/wallet-as-a-service/wallets/all-assets';
 

@@ -53,6 +53,7 @@ import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { createTestCa } from '../test/support/tls.ts';
 import {
   type Child,
+  HERALD,
   isAlive,
   log,
   machineBusySeconds,
@@ -60,7 +61,6 @@ import {
   percentile,
   postmasterPid,
   processCpuSeconds,
-  ROOT,
   removeDataDirOnCleanup,
   runCleanups,
   sampleRss,
@@ -86,7 +86,6 @@ const TARGETS = {
   maxRssMb: 300,
 };
 
-const HERALD = join(ROOT, 'bin', 'herald.js');
 const THIS_FILE = fileURLToPath(import.meta.url);
 const API_VERSION = '2021-03-20';
 

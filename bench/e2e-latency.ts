@@ -47,6 +47,7 @@ import { type LiveNodeInfo, poolAddress, SELECTOR, startNodeChild, word } from '
 import {
   forEachLimited,
   freePort,
+  HERALD,
   isAlive,
   log,
   machineBusySeconds,
@@ -56,7 +57,6 @@ import {
   percentile,
   postmasterPid,
   processCpuSeconds,
-  ROOT,
   removeDataDirOnCleanup,
   runCleanups,
   sampleRss,
@@ -72,7 +72,6 @@ const WARMUP = 20;
 const SUBSCRIBE_CONCURRENCY = 8;
 const CALLBACK_TIMEOUT_MS = 10_000;
 const TARGETS = { p50Ms: 150, p99Ms: 500 };
-const HERALD = join(ROOT, 'bin', 'herald.js');
 const CHAIN_PATH = '/blockchain-events/ethereum/goerli';
 const SECRET = 'bench-e2e-secret';
 

@@ -50,11 +50,10 @@
  * and 90 s per catch-up (the node's tracing bounds it), so 6 to 7 minutes with 3 runs.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { Agent, request as undiciRequest } from 'undici';
 import { createPublicClient, http } from 'viem';
 import { loadConfig } from '../src/config/config.ts';
@@ -63,26 +62,24 @@ import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
 import { insertWallet } from '../src/store/wallets.ts';
 import {
   type Child,
+  envInt,
+  firstStdoutLine,
   forEachLimited,
-  isAlive,
+  type IngestRun,
+  ingestRun,
   log,
   machineBusySeconds,
   measureCpu,
   median,
   postmasterPid,
   processCpuSeconds,
-  ROOT,
   removeDataDirOnCleanup,
   runCleanups,
-  sampleRss,
   selfCpuSeconds,
-  sleep,
   startChild,
-  treeCpuSeconds,
 } from './lib.ts';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
-const HERALD = join(ROOT, 'bin', 'herald.js');
 
 const TX_PER_BLOCK = 50;
 const SENDERS = 20;
@@ -101,14 +98,6 @@ const TARGETS = { ratioToBare: 0.7 };
 const ETH = 10n ** 18n;
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, not '${raw}'.`);
-  return n;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The chain: deterministic, so both processes know the addresses.
@@ -281,14 +270,7 @@ export async function startNodeChild<T = ChainInfo>(args: string[], timeoutMs: n
   child.process.stderr?.on('data', (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) if (line.startsWith('[bench]')) process.stderr.write(`${line}\n`);
   });
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const out = child.stdout();
-    const end = out.indexOf('\n');
-    if (end >= 0) return { child, info: JSON.parse(out.slice(0, end)) as T };
-    if (!isAlive(child.pid) || performance.now() > deadline) throw new Error(`the EVM node child did not start:\n${child.output()}`);
-    await sleep(50);
-  }
+  return { child, info: await firstStdoutLine<T>(child, { what: 'EVM node child', timeoutMs, intervalMs: 50 }) };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -369,12 +351,6 @@ async function bareLoop(
 
 // ---------------------------------------------------------------------------------------------------
 // The database: a template with the subscriptions and wallets, copied for each run.
-
-function databaseUrl(base: string, name: string): string {
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 const randomHex = (bytes: number) => `0x${randomBytes(bytes).toString('hex')}`;
 
@@ -465,31 +441,10 @@ async function seed(database: OpenDatabase, info: ChainInfo): Promise<Seeded> {
 // ---------------------------------------------------------------------------------------------------
 // One catch-up by the service.
 
-interface ServiceRun {
+interface ServiceRun extends Omit<IngestRun<'callbacks' | 'pendingEvents' | 'ledgerEntries' | 'openingsRead' | 'tokenBalances'>, 'committedAt'> {
   blocksPerSecond: number;
-  seconds: number;
   /** Over the second half of the blocks (from the cursor's first poll at or past the middle height). */
   steadyBlocksPerSecond: number;
-  /** From spawn to 'herald is ready' and to 'following chain' (index loaded). */
-  readyMs: number;
-  followingMs: number;
-  maxRssMb: number;
-  cpuPct: Record<string, number>;
-  work: { callbacks: number; pendingEvents: number; ledgerEntries: number; openingsRead: number; tokenBalances: number };
-  stepFailures: number;
-}
-
-function logTime(child: Child, message: string): number | undefined {
-  for (const line of child.stdout().split('\n')) {
-    if (!line.includes(message)) continue;
-    try {
-      const entry = JSON.parse(line) as { msg?: string; time?: number };
-      if (entry.msg === message) return entry.time ?? Date.now();
-    } catch {
-      // not a log line
-    }
-  }
-  return undefined;
 }
 
 async function serviceRun(
@@ -497,117 +452,52 @@ async function serviceRun(
   options: { baseUrl: string; info: ChainInfo; dataDir: string; nodePid: number; postgresPid: number | undefined; nodeArgs: string[]; chainOverrides: object },
 ): Promise<ServiceRun> {
   const { info } = options;
-  const name = `bench_run_${run}`;
-  const admin = new pg.Client({ connectionString: databaseUrl(options.baseUrl, 'postgres') });
-  await admin.connect();
-  const runDb = new pg.Client({ connectionString: databaseUrl(options.baseUrl, name) });
-  try {
-    let t0 = performance.now();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE herald`);
-    log(`run ${run}: database ${name} copied from the template in ${Math.round(performance.now() - t0)} ms`);
-    await runDb.connect();
-    const configFile = join(options.dataDir, `service-${run}.json`);
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        roles: ['ingest'],
-        logLevel: 'info',
-        chains: [
-          {
-            blockchain: 'ethereum',
-            network: 'goerli',
-            rpcUrl: info.url,
-            pollIntervalMs: 2000,
-            startHeight: info.first,
-            concurrency: CONCURRENCY,
-            ...options.chainOverrides,
-          },
-        ],
-      }),
-    );
-    const spawnedAt = Date.now();
-    const service = startChild(process.execPath, [...options.nodeArgs, HERALD, 'serve'], {
-      env: {
-        DATABASE_URL: databaseUrl(options.baseUrl, name),
-        HERALD_CONFIG: configFile,
-        HERALD_DATA_DIR: '',
-        HERALD_ROLES: '',
-        HERALD_LOG_LEVEL: 'info',
-      },
-      label: `service (run ${run})`,
-    });
-    const rss = sampleRss(service.pid, 100);
-    const cpu = measureCpu({
-      service: () => processCpuSeconds(service.pid),
-      postgres: () => (options.postgresPid ? treeCpuSeconds(options.postgresPid) : 0),
-      node: () => processCpuSeconds(options.nodePid),
-      bench: selfCpuSeconds,
-      machine: machineBusySeconds,
-    });
-    t0 = performance.now();
-    let followingAt: number | undefined;
-    let lastLog = performance.now();
-    let height = 0;
-    let committedAt = 0;
-    const middle = info.first + Math.floor((info.last - info.first) / 2);
-    let middleSeen: { height: number; at: number } | undefined;
-    for (;;) {
-      if (!isAlive(service.pid)) throw new Error(`the service exited during run ${run}:\n${service.output()}`);
-      followingAt ??= logTime(service, 'following chain');
-      const { rows } = await runDb.query<{ height: string; at: number }>(
-        `SELECT height, extract(epoch FROM updated_at) * 1000 AS at FROM chain_cursors WHERE blockchain = 'ethereum' AND network = 'goerli'`,
-      );
-      if (rows[0]) {
-        height = Number(rows[0].height);
-        committedAt = Number(rows[0].at);
-        if (!middleSeen && height >= middle && height < info.last) middleSeen = { height, at: committedAt };
-      }
-      if (height >= info.last) break;
-      if (performance.now() - t0 > 900_000) throw new Error(`run ${run}: the cursor is at ${height}, not ${info.last}, after 900 s`);
-      if (performance.now() - lastLog > 5000) {
-        log(`run ${run}: cursor at ${height} (${height - info.first + 1} of ${info.last - info.first + 1} blocks)`);
-        lastLog = performance.now();
-      }
-      await sleep(100);
-    }
-    const cpuPct = cpu.stop();
-    rss.stop();
-    const readyAt = logTime(service, 'herald is ready') ?? spawnedAt;
-    if (followingAt === undefined) throw new Error(`the service never logged 'following chain':\n${service.output()}`);
-    const blocks = info.last - info.first + 1;
-    const seconds = (committedAt - followingAt) / 1000;
-    const { machine = 0, ...mine } = cpuPct;
-    const count = async (sql: string) => Number((await runDb.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
-    const work = {
-      callbacks: await count('SELECT count(*) AS n FROM callbacks'),
-      pendingEvents: await count('SELECT count(*) AS n FROM pending_events'),
-      ledgerEntries: await count('SELECT count(*) AS n FROM ledger_entries'),
-      openingsRead: await count(`SELECT count(*) AS n FROM wallet_addresses WHERE opening_state = 'read'`),
-      tokenBalances: await count('SELECT count(*) AS n FROM wallet_token_balances'),
-    };
-    const stepFailures = service
-      .stdout()
-      .split('\n')
-      .filter((l) => l.includes('chain following step failed')).length;
-    const code = await service.stop('SIGTERM', 20_000);
-    if (code !== 0) log(`run ${run}: the service exited with ${code} on SIGTERM:\n${service.output()}`);
-    return {
-      blocksPerSecond: round(blocks / seconds),
-      seconds: round(seconds, 2),
-      steadyBlocksPerSecond: middleSeen ? round((info.last - middleSeen.height) / ((committedAt - middleSeen.at) / 1000)) : 0,
-      readyMs: readyAt - spawnedAt,
-      followingMs: followingAt - spawnedAt,
-      maxRssMb: round(rss.max()),
-      cpuPct: { ...cpuPct, other: Math.max(0, machine - Object.values(mine).reduce((a, b) => a + b, 0)) },
-      work,
-      stepFailures,
-    };
-  } finally {
-    await runDb.end().catch(() => undefined);
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-    await admin.end().catch(() => undefined);
-  }
+  const middle = info.first + Math.floor((info.last - info.first) / 2);
+  let middleSeen: { height: number; at: number } | undefined;
+  const { seconds, committedAt, ...r } = await ingestRun({
+    run,
+    baseUrl: options.baseUrl,
+    database: `bench_run_${run}`,
+    dataDir: options.dataDir,
+    chain: {
+      blockchain: 'ethereum',
+      network: 'goerli',
+      rpcUrl: info.url,
+      pollIntervalMs: 2000,
+      startHeight: info.first,
+      concurrency: CONCURRENCY,
+      ...options.chainOverrides,
+    },
+    last: info.last,
+    nodeArgs: options.nodeArgs,
+    nodePid: options.nodePid,
+    postgresPid: options.postgresPid,
+    timeoutMs: 900_000,
+    progress: { everyMs: 5000, line: (height) => `cursor at ${height} (${height - info.first + 1} of ${info.last - info.first + 1} blocks)` },
+    logCopy: true,
+    onCursor: (height, at) => {
+      if (!middleSeen && height >= middle && height < info.last) middleSeen = { height, at };
+    },
+    counts: {
+      callbacks: 'SELECT count(*) AS n FROM callbacks',
+      pendingEvents: 'SELECT count(*) AS n FROM pending_events',
+      ledgerEntries: 'SELECT count(*) AS n FROM ledger_entries',
+      openingsRead: `SELECT count(*) AS n FROM wallet_addresses WHERE opening_state = 'read'`,
+      tokenBalances: 'SELECT count(*) AS n FROM wallet_token_balances',
+    },
+  });
+  const blocks = info.last - info.first + 1;
+  return {
+    blocksPerSecond: round(blocks / seconds),
+    seconds: round(seconds, 2),
+    steadyBlocksPerSecond: middleSeen ? round((info.last - middleSeen.height) / ((committedAt - middleSeen.at) / 1000)) : 0,
+    readyMs: r.readyMs,
+    followingMs: r.followingMs,
+    maxRssMb: round(r.maxRssMb),
+    cpuPct: r.cpuPct,
+    work: r.work,
+    stepFailures: r.stepFailures,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------

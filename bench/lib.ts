@@ -4,10 +4,11 @@
  * Progress goes to stderr; stdout is reserved for the one JSON line of figures per benchmark.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Request, type Result } from 'autocannon';
+import pg from 'pg';
 
 /** The project root (where package.json is). */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -398,4 +399,199 @@ export function removeDataDirOnCleanup(dataDir: string, close: () => Promise<voi
     rmSync(dataDir, { recursive: true, force: true });
     log(`removed ${dataDir}`);
   });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Settings and deterministic data.
+
+/** A positive integer from the environment variable `name`, or `fallback` when it is unset. */
+export function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, not '${raw}'.`);
+  return n;
+}
+
+/** A 32-bit hash of (a, b): the same inputs always give the same synthetic data. */
+export function mix(a: number, b: number): number {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul((b + 0x632be5ab) | 0, 0xc2b2ae35);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x2c1b3c6d);
+  h ^= h >>> 12;
+  h = Math.imul(h, 0x297a2d39);
+  h ^= h >>> 15;
+  return h >>> 0;
+}
+
+/** Waits for the first stdout line of `child` (a node child prints one line of JSON once it is ready) and parses it. */
+export async function firstStdoutLine<T>(child: Child, options: { what: string; timeoutMs: number; intervalMs: number }): Promise<T> {
+  const deadline = performance.now() + options.timeoutMs;
+  for (;;) {
+    const out = child.stdout();
+    const end = out.indexOf('\n');
+    if (end >= 0) return JSON.parse(out.slice(0, end)) as T;
+    if (!isAlive(child.pid) || performance.now() > deadline) throw new Error(`the ${options.what} did not start:\n${child.output()}`);
+    await sleep(options.intervalMs);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The service under test catching up on a chain: `herald serve --roles ingest` on a fresh copy of a template database.
+
+export const HERALD = join(ROOT, 'bin', 'herald.js');
+
+/** `base` (a PostgreSQL URL) on the database `name`. */
+export function databaseUrl(base: string, name: string): string {
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** The time of the child's first pino log line whose msg is `message`, if it wrote one. */
+export function logTime(child: Child, message: string): number | undefined {
+  for (const line of child.stdout().split('\n')) {
+    if (!line.includes(message)) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; time?: number };
+      if (entry.msg === message) return entry.time ?? Date.now();
+    } catch {
+      // not a log line
+    }
+  }
+  return undefined;
+}
+
+export interface IngestRunOptions<K extends string> {
+  run: number;
+  /** The URL of the embedded PostgreSQL holding the template database `herald` (with no connection open). */
+  baseUrl: string;
+  /** The name of this run's copy of the template. */
+  database: string;
+  dataDir: string;
+  /** The service's one chain entry; its startHeight is where the catch-up starts. */
+  chain: { blockchain: string; network: string } & Record<string, unknown>;
+  /** The height the cursor must reach. */
+  last: number;
+  nodeArgs: string[];
+  nodePid: number;
+  postgresPid: number | undefined;
+  timeoutMs: number;
+  /** When set: fail when the service has not logged 'following chain' after this long. */
+  followTimeoutMs?: number;
+  progress: { everyMs: number; line: (height: number) => string };
+  /** Logs how long copying the template took. */
+  logCopy?: boolean;
+  /** Called at each poll of the cursor that finds it, with its height and commit time (ms). */
+  onCursor?: (height: number, at: number) => void;
+  /** count(*) queries (named `n`) run on the run's database once the cursor is at `last`. */
+  counts: Record<K, string>;
+}
+
+export interface IngestRun<K extends string> {
+  /** From the 'following chain' log line (the matching index is loaded) to the commit of `last`. */
+  seconds: number;
+  committedAt: number;
+  /** From spawn to 'herald is ready' and to 'following chain'. */
+  readyMs: number;
+  followingMs: number;
+  maxRssMb: number;
+  /** Each process's share of one core, and `other` for the rest of the machine. */
+  cpuPct: Record<string, number>;
+  work: Record<K, number>;
+  /** Steps the follower logged as failed (and retried). */
+  stepFailures: number;
+}
+
+/**
+ * One catch-up: copies the template to `database`, writes the service's configuration, spawns the service,
+ * samples its RSS and the CPU of the service, PostgreSQL, the node, this process and the machine, and polls
+ * the chain's cursor until it is at `last`. The copy is dropped afterwards.
+ */
+export async function ingestRun<K extends string>(options: IngestRunOptions<K>): Promise<IngestRun<K>> {
+  const { run, database: name, chain } = options;
+  const admin = new pg.Client({ connectionString: databaseUrl(options.baseUrl, 'postgres') });
+  await admin.connect();
+  const runDb = new pg.Client({ connectionString: databaseUrl(options.baseUrl, name) });
+  try {
+    let t0 = performance.now();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE herald`);
+    if (options.logCopy) log(`run ${run}: database ${name} copied from the template in ${Math.round(performance.now() - t0)} ms`);
+    await runDb.connect();
+    const configFile = join(options.dataDir, `service-${run}.json`);
+    writeFileSync(configFile, JSON.stringify({ roles: ['ingest'], logLevel: 'info', chains: [chain] }));
+    const spawnedAt = Date.now();
+    const service = startChild(process.execPath, [...options.nodeArgs, HERALD, 'serve'], {
+      env: { DATABASE_URL: databaseUrl(options.baseUrl, name), HERALD_CONFIG: configFile, HERALD_DATA_DIR: '', HERALD_ROLES: '', HERALD_LOG_LEVEL: 'info' },
+      label: `service (run ${run})`,
+    });
+    const rss = sampleRss(service.pid, 100);
+    const cpu = measureCpu({
+      service: () => processCpuSeconds(service.pid),
+      postgres: () => (options.postgresPid ? treeCpuSeconds(options.postgresPid) : 0),
+      node: () => processCpuSeconds(options.nodePid),
+      bench: selfCpuSeconds,
+      machine: machineBusySeconds,
+    });
+    t0 = performance.now();
+    let followingAt: number | undefined;
+    let lastLog = performance.now();
+    let height = 0;
+    let committedAt = 0;
+    for (;;) {
+      if (!isAlive(service.pid)) throw new Error(`the service exited during run ${run}:\n${service.output()}`);
+      followingAt ??= logTime(service, 'following chain');
+      if (followingAt === undefined && options.followTimeoutMs !== undefined && performance.now() - t0 > options.followTimeoutMs)
+        throw new Error(
+          `the service does not follow ${chain.blockchain}/${chain.network} after ${options.followTimeoutMs / 1000} s (no adapter in src/chains/registry.ts?):\n${service.output()}`,
+        );
+      const { rows } = await runDb.query<{ height: string; at: number }>(
+        `SELECT height, extract(epoch FROM updated_at) * 1000 AS at FROM chain_cursors WHERE blockchain = $1 AND network = $2`,
+        [chain.blockchain, chain.network],
+      );
+      if (rows[0]) {
+        height = Number(rows[0].height);
+        committedAt = Number(rows[0].at);
+        options.onCursor?.(height, committedAt);
+      }
+      if (height >= options.last) break;
+      if (performance.now() - t0 > options.timeoutMs)
+        throw new Error(`run ${run}: the cursor is at ${height}, not ${options.last}, after ${options.timeoutMs / 1000} s`);
+      if (performance.now() - lastLog > options.progress.everyMs) {
+        log(`run ${run}: ${options.progress.line(height)}`);
+        lastLog = performance.now();
+      }
+      await sleep(100);
+    }
+    const cpuPct = cpu.stop();
+    rss.stop();
+    const readyAt = logTime(service, 'herald is ready') ?? spawnedAt;
+    if (followingAt === undefined) throw new Error(`the service never logged 'following chain':\n${service.output()}`);
+    const { machine = 0, ...mine } = cpuPct;
+    const work = {} as Record<K, number>;
+    for (const [key, sql] of Object.entries(options.counts) as [K, string][]) {
+      work[key] = Number((await runDb.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
+    }
+    const stepFailures = service
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes('chain following step failed')).length;
+    const code = await service.stop('SIGTERM', 20_000);
+    if (code !== 0) log(`run ${run}: the service exited with ${code} on SIGTERM:\n${service.output()}`);
+    return {
+      seconds: (committedAt - followingAt) / 1000,
+      committedAt,
+      readyMs: readyAt - spawnedAt,
+      followingMs: followingAt - spawnedAt,
+      maxRssMb: rss.max(),
+      cpuPct: { ...cpuPct, other: Math.max(0, machine - Object.values(mine).reduce((a, b) => a + b, 0)) },
+      work,
+      stepFailures,
+    };
+  } finally {
+    await runDb.end().catch(() => undefined);
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+    await admin.end().catch(() => undefined);
+  }
 }

@@ -34,7 +34,7 @@ import { callbackBody } from '../src/domain/callbacks.ts';
 import { callbackItem, matchIdempotencyKey } from '../src/matching/identity.ts';
 import { type IndexableSubscription, SubscriptionIndex } from '../src/matching/index.ts';
 import { matchBlock } from '../src/matching/match.ts';
-import { log, median, onCleanup, percentile, ROOT } from './lib.ts';
+import { log, median, mix, onCleanup, percentile, ROOT } from './lib.ts';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 
@@ -62,17 +62,6 @@ const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** di
 
 // ---------------------------------------------------------------------------------------------------
 // Deterministic synthetic data, as flat strings (Buffer.toString), the way pg and JSON parsing make them.
-
-/** A 32-bit hash of (a, b): the same inputs always give the same subscriptions and block contents. */
-function mix(a: number, b: number): number {
-  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul((b + 0x632be5ab) | 0, 0xc2b2ae35);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  h ^= h >>> 12;
-  h = Math.imul(h, 0x297a2d39);
-  h ^= h >>> 15;
-  return h >>> 0;
-}
 
 const HEX_CODES = Buffer.from('0123456789abcdef');
 const scratch = Buffer.alloc(128);

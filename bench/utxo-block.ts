@@ -36,10 +36,9 @@
  * Duration on 2 cores: part (a) about 30 s; part (b) about a minute to build the chain, then a few minutes.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Agent, request as undiciRequest } from 'undici';
 import { normalizeUtxoBlock } from '../src/chains/utxo/normalize.ts';
 import { createUtxoRpcClient } from '../src/chains/utxo/rpc.ts';
@@ -53,22 +52,23 @@ import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
 import { insertWallet } from '../src/store/wallets.ts';
 import {
   type Child,
-  isAlive,
+  envInt,
+  firstStdoutLine,
+  type IngestRun,
+  ingestRun,
   log,
   machineBusySeconds,
   measureCpu,
   median,
+  mix,
   percentile,
   postmasterPid,
   processCpuSeconds,
   ROOT,
   removeDataDirOnCleanup,
   runCleanups,
-  sampleRss,
   selfCpuSeconds,
-  sleep,
   startChild,
-  treeCpuSeconds,
 } from './lib.ts';
 import type { FakeUtxoNodeInfo } from './utxo-fake-node.ts';
 
@@ -83,17 +83,6 @@ const TARGETS = { blockMsMedian: 60, ratioToBare: 0.7 };
 const CHAIN = { blockchain: 'bitcoin', network: 'mainnet' } as const;
 
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
-
-/** A 32-bit hash of (a, b): the same inputs always give the same subscriptions. */
-function mix(a: number, b: number): number {
-  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul((b + 0x632be5ab) | 0, 0xc2b2ae35);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  h ^= h >>> 12;
-  h = Math.imul(h, 0x297a2d39);
-  h ^= h >>> 15;
-  return h >>> 0;
-}
 
 const HEX_CODES = Buffer.from('0123456789abcdef');
 const BECH32_CODES = Buffer.from('qpzry9x8gf2tvdw0s3jn54khce6mua7l');
@@ -265,7 +254,6 @@ async function recordedBlock(): Promise<Record<string, unknown>> {
 // ---------------------------------------------------------------------------------------------------
 // (b) Catching up from a fake node.
 
-const HERALD = join(ROOT, 'bin', 'herald.js');
 const FAKE_NODE = join(ROOT, 'bench', 'utxo-fake-node.ts');
 const CHAIN_B = { blockchain: 'bitcoin', network: 'testnet' } as const;
 /** The chain entry's default concurrency. */
@@ -275,28 +263,13 @@ const WALLETS = 100;
 const ADDRESSES_PER_WALLET = 5;
 const WATCHED_CHAIN_ADDRESSES = 400;
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, not '${raw}'.`);
-  return n;
-}
-
 /** Starts the fake node child and waits for its one line of FakeUtxoNodeInfo (the chain is rendered by then). */
 async function startFakeNode(blocks: number, txPerBlock: number): Promise<{ child: Child; info: FakeUtxoNodeInfo }> {
   // A larger young generation: rendering the chain makes mostly short-lived strings.
   const child = startChild(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', FAKE_NODE, '--child', String(blocks), String(txPerBlock)], {
     label: 'fake Bitcoin node',
   });
-  const deadline = performance.now() + 900_000;
-  for (;;) {
-    const out = child.stdout();
-    const end = out.indexOf('\n');
-    if (end >= 0) return { child, info: JSON.parse(out.slice(0, end)) as FakeUtxoNodeInfo };
-    if (!isAlive(child.pid) || performance.now() > deadline) throw new Error(`the fake Bitcoin node did not start:\n${child.output()}`);
-    await sleep(100);
-  }
+  return { child, info: await firstStdoutLine<FakeUtxoNodeInfo>(child, { what: 'fake Bitcoin node', timeoutMs: 900_000, intervalMs: 100 }) };
 }
 
 interface LoopFigures {
@@ -365,12 +338,6 @@ async function bareLoop(client: { fetch: Fetch; close(): Promise<void> }, height
     transactionsPerSecond: Math.round(transactions / seconds),
     ...(bytes && { megabytes: round(bytes.n / 1e6, 1) }),
   };
-}
-
-function databaseUrl(base: string, name: string): string {
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 interface Seeded {
@@ -452,28 +419,9 @@ async function seed(database: OpenDatabase, info: FakeUtxoNodeInfo): Promise<See
   };
 }
 
-interface ServiceRun {
+interface ServiceRun extends Omit<IngestRun<'callbacks' | 'pendingEvents' | 'ledgerEntries'>, 'committedAt' | 'readyMs'> {
   blocksPerSecond: number;
   transactionsPerSecond: number;
-  seconds: number;
-  followingMs: number;
-  maxRssMb: number;
-  cpuPct: Record<string, number>;
-  work: { callbacks: number; pendingEvents: number; ledgerEntries: number };
-  stepFailures: number;
-}
-
-function logTime(child: Child, message: string): number | undefined {
-  for (const line of child.stdout().split('\n')) {
-    if (!line.includes(message)) continue;
-    try {
-      const entry = JSON.parse(line) as { msg?: string; time?: number };
-      if (entry.msg === message) return entry.time ?? Date.now();
-    } catch {
-      // not a log line
-    }
-  }
-  return undefined;
 }
 
 async function serviceRun(
@@ -481,107 +429,44 @@ async function serviceRun(
   options: { baseUrl: string; info: FakeUtxoNodeInfo; dataDir: string; nodePid: number; postgresPid: number | undefined; nodeArgs: string[] },
 ): Promise<ServiceRun> {
   const { info } = options;
-  const name = `bench_utxo_run_${run}`;
-  const admin = new pg.Client({ connectionString: databaseUrl(options.baseUrl, 'postgres') });
-  await admin.connect();
-  const runDb = new pg.Client({ connectionString: databaseUrl(options.baseUrl, name) });
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE herald`);
-    await runDb.connect();
-    const configFile = join(options.dataDir, `service-${run}.json`);
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        roles: ['ingest'],
-        logLevel: 'info',
-        chains: [
-          {
-            ...CHAIN_B,
-            rpcUrl: info.url,
-            rpcUser: info.user,
-            rpcPassword: info.password,
-            pollIntervalMs: 2000,
-            startHeight: info.first,
-            concurrency: CONCURRENCY,
-          },
-        ],
-      }),
-    );
-    const spawnedAt = Date.now();
-    const service = startChild(process.execPath, [...options.nodeArgs, HERALD, 'serve'], {
-      env: { DATABASE_URL: databaseUrl(options.baseUrl, name), HERALD_CONFIG: configFile, HERALD_DATA_DIR: '', HERALD_ROLES: '', HERALD_LOG_LEVEL: 'info' },
-      label: `service (run ${run})`,
-    });
-    const rss = sampleRss(service.pid, 100);
-    const cpu = measureCpu({
-      service: () => processCpuSeconds(service.pid),
-      postgres: () => (options.postgresPid ? treeCpuSeconds(options.postgresPid) : 0),
-      node: () => processCpuSeconds(options.nodePid),
-      bench: selfCpuSeconds,
-      machine: machineBusySeconds,
-    });
-    const t0 = performance.now();
-    let followingAt: number | undefined;
-    let lastLog = performance.now();
-    let height = 0;
-    let committedAt = 0;
-    for (;;) {
-      if (!isAlive(service.pid)) throw new Error(`the service exited during run ${run}:\n${service.output()}`);
-      followingAt ??= logTime(service, 'following chain');
-      if (followingAt === undefined && performance.now() - t0 > 120_000)
-        throw new Error(
-          `the service does not follow ${CHAIN_B.blockchain}/${CHAIN_B.network} after 120 s (no adapter in src/chains/registry.ts?):\n${service.output()}`,
-        );
-      const { rows } = await runDb.query<{ height: string; at: number }>(
-        `SELECT height, extract(epoch FROM updated_at) * 1000 AS at FROM chain_cursors WHERE blockchain = $1 AND network = $2`,
-        [CHAIN_B.blockchain, CHAIN_B.network],
-      );
-      if (rows[0]) {
-        height = Number(rows[0].height);
-        committedAt = Number(rows[0].at);
-      }
-      if (height >= info.last) break;
-      if (performance.now() - t0 > 1_800_000) throw new Error(`run ${run}: the cursor is at ${height}, not ${info.last}, after 1800 s`);
-      if (performance.now() - lastLog > 10_000) {
-        log(`run ${run}: cursor at ${height} of ${info.last}`);
-        lastLog = performance.now();
-      }
-      await sleep(100);
-    }
-    const cpuPct = cpu.stop();
-    rss.stop();
-    if (followingAt === undefined) throw new Error(`the service never logged 'following chain':\n${service.output()}`);
-    const blocks = info.last - info.first + 1;
-    const seconds = (committedAt - followingAt) / 1000;
-    const { machine = 0, ...mine } = cpuPct;
-    const count = async (sql: string) => Number((await runDb.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
-    const work = {
-      callbacks: await count('SELECT count(*) AS n FROM callbacks'),
-      pendingEvents: await count('SELECT count(*) AS n FROM pending_events'),
-      ledgerEntries: await count('SELECT count(*) AS n FROM ledger_entries'),
-    };
-    const stepFailures = service
-      .stdout()
-      .split('\n')
-      .filter((l) => l.includes('chain following step failed')).length;
-    const code = await service.stop('SIGTERM', 20_000);
-    if (code !== 0) log(`run ${run}: the service exited with ${code} on SIGTERM:\n${service.output()}`);
-    return {
-      blocksPerSecond: round(blocks / seconds, 2),
-      transactionsPerSecond: Math.round((blocks * info.txPerBlock) / seconds),
-      seconds: round(seconds, 2),
-      followingMs: followingAt - spawnedAt,
-      maxRssMb: round(rss.max(), 1),
-      cpuPct: { ...cpuPct, other: Math.max(0, machine - Object.values(mine).reduce((a, b) => a + b, 0)) },
-      work,
-      stepFailures,
-    };
-  } finally {
-    await runDb.end().catch(() => undefined);
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-    await admin.end().catch(() => undefined);
-  }
+  const r = await ingestRun({
+    run,
+    baseUrl: options.baseUrl,
+    database: `bench_utxo_run_${run}`,
+    dataDir: options.dataDir,
+    chain: {
+      ...CHAIN_B,
+      rpcUrl: info.url,
+      rpcUser: info.user,
+      rpcPassword: info.password,
+      pollIntervalMs: 2000,
+      startHeight: info.first,
+      concurrency: CONCURRENCY,
+    },
+    last: info.last,
+    nodeArgs: options.nodeArgs,
+    nodePid: options.nodePid,
+    postgresPid: options.postgresPid,
+    timeoutMs: 1_800_000,
+    followTimeoutMs: 120_000,
+    progress: { everyMs: 10_000, line: (height) => `cursor at ${height} of ${info.last}` },
+    counts: {
+      callbacks: 'SELECT count(*) AS n FROM callbacks',
+      pendingEvents: 'SELECT count(*) AS n FROM pending_events',
+      ledgerEntries: 'SELECT count(*) AS n FROM ledger_entries',
+    },
+  });
+  const blocks = info.last - info.first + 1;
+  return {
+    blocksPerSecond: round(blocks / r.seconds, 2),
+    transactionsPerSecond: Math.round((blocks * info.txPerBlock) / r.seconds),
+    seconds: round(r.seconds, 2),
+    followingMs: r.followingMs,
+    maxRssMb: round(r.maxRssMb, 1),
+    cpuPct: r.cpuPct,
+    work: r.work,
+    stepFailures: r.stepFailures,
+  };
 }
 
 async function catchUp(): Promise<Record<string, unknown>> {

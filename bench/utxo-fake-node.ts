@@ -34,6 +34,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { base58, bech32, bech32m } from '@scure/base';
+import { mix } from './lib.ts';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 
@@ -66,16 +67,6 @@ export interface FakeUtxoNodeInfo {
 
 // ---------------------------------------------------------------------------------------------------------
 // Deterministic pseudo-random data.
-
-function mix(a: number, b: number): number {
-  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul((b + 0x632be5ab) | 0, 0xc2b2ae35);
-  h ^= h >>> 15;
-  h = Math.imul(h, 0x2c1b3c6d);
-  h ^= h >>> 12;
-  h = Math.imul(h, 0x297a2d39);
-  h ^= h >>> 15;
-  return h >>> 0;
-}
 
 const HEX = Buffer.from('0123456789abcdef');
 const scratch = Buffer.alloc(4096);
