@@ -20,7 +20,7 @@ describe('chains configuration', () => {
         network: 'goerli',
         rpcUrl: 'http://127.0.0.1:8545',
         wsUrl: 'ws://127.0.0.1:8545',
-        pollIntervalMs: 2000,
+        pollIntervalMs: 1000,
       }),
       expect.objectContaining({ blockchain: 'binance-smart-chain', network: 'testnet', rpcUrl: 'http://bsc:8545' }),
     ]);

@@ -72,8 +72,8 @@ const Chain = Type.Object(
     wsUrl: Type.Optional(Type.String({ minLength: 1 })),
     /** Confirmations of confirmed events and of the wallet ledger on this chain; default: defaultConfirmations. */
     confirmations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    /** How often the node's head is polled when caught up. */
-    pollIntervalMs: Type.Integer({ minimum: 10, default: 2000 }),
+    /** How often the node's head is polled when caught up: every second, a block mined is seen within one (half a second on average) without push notifications. */
+    pollIntervalMs: Type.Integer({ minimum: 10, default: 1000 }),
     /** First block to follow when the chain has no cursor yet; default: the node's head. */
     startHeight: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Node requests in flight at most when fetching one block's receipts or traces one by one. */
