@@ -14,11 +14,15 @@
  *   outputs would have gone unrecognised), so a scan older than the follower's cursor is read again.
  */
 import type { Logger } from 'pino';
+import { mapLimit } from '../chains/concurrency.ts';
 import type { UnspentOutputs } from '../ingest/adapter.ts';
 import { type ChainKey, getCursor, lockChain } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { openingStillPending, pendingOpenings, recordOutputs, setOpening } from '../store/ledger.ts';
 import type { LedgerNode } from './ledger.ts';
+
+/** Balance lookups in flight at once on account chains. */
+const ACCOUNT_LOOKUPS = 8;
 
 export interface OpeningDeps {
   db: Db;
@@ -35,10 +39,17 @@ export async function readOpenings(deps: OpeningDeps): Promise<number> {
   const cursor = await getCursor(db, chain);
   if (!cursor) return 0;
   let recorded = 0;
-  for (const opening of await pendingOpenings(db, chain, cursor.height - deps.confirmations + 1)) {
+  const pending = await pendingOpenings(db, chain, cursor.height - deps.confirmations + 1);
+  // All at once on UTXO chains (the adapter scans them together in one pass over the UTXO set); a few
+  // at a time on account chains (one balance call each).
+  const answers = await mapLimit(pending, node.getUnspentOutputs ? Math.max(1, pending.length) : ACCOUNT_LOOKUPS, async (opening) => {
     const answer: { balance?: bigint; unspent?: UnspentOutputs } = {};
     if (node.getUnspentOutputs) answer.unspent = await node.getUnspentOutputs(opening.address, opening.height);
     else answer.balance = await node.getCoinBalance?.(opening.address, opening.height);
+    return answer;
+  });
+  for (const [i, opening] of pending.entries()) {
+    const answer = answers[i] as { balance?: bigint; unspent?: UnspentOutputs };
     const done = await db.transaction('ledger:record-opening', async (tx) => {
       await lockChain(tx, chain);
       if (!(await openingStillPending(tx, opening.id, opening.height))) return false;

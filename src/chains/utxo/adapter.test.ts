@@ -595,11 +595,45 @@ describe('getUnspentOutputs: scantxoutset, with the outputs spent after the heig
       outputsOf(adapter.getUnspentOutputs('1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ', 50001)),
     ]);
     expect([a, b]).toEqual([[], []]);
-    expect(node.stub.count('scantxoutset')).toBe(3);
-    // Serialised: the second scan started after the first one's answer.
-    const order = node.stub.calls.filter((c) => c.method === 'scantxoutset').map((c) => (c.params[1] as string[])[0]);
-    expect(order).toEqual([`addr(${SPENDER})`, `addr(${SPENDER})`, 'addr(1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ)']);
+    // Asked in the same turn: one scan for both addresses (refused once as busy, then run).
+    const scans = node.stub.calls.filter((c) => c.method === 'scantxoutset').map((c) => c.params[1]);
+    const both = [`addr(${SPENDER})`, 'addr(1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ)'];
+    expect(scans).toEqual([both, both]);
+    // A request made while a scan runs waits for it: scans never overlap.
+    const third = outputsOf(adapter.getUnspentOutputs(SPENDER, 50001));
+    await new Promise((r) => setTimeout(r, 10));
+    const fourth = outputsOf(adapter.getUnspentOutputs('1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ', 50001));
+    expect(await Promise.all([third, fourth])).toEqual([[], []]);
+    expect(node.stub.count('scantxoutset')).toBe(4);
     expect(most).toBe(1);
+  });
+
+  it('several addresses in one scan: outputs told apart by the addr() descriptor the node matched; without it, one scan per address', async () => {
+    const node = await startNode(CORE_25, btcBlocks());
+    const OTHER = '1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ';
+    const unspent = (txid: string, desc: string | undefined, amount: string) =>
+      `{"txid":"${txid}","vout":0,"scriptPubKey":"76a914",${desc === undefined ? '' : `"desc":"${desc}",`}"amount":${amount},"height":40000}`;
+    let described = true;
+    node.extra.set('scantxoutset', (params) => {
+      const objects = params[1] as string[];
+      const entries = objects.flatMap((o) => {
+        const address = /^addr\((.+)\)$/.exec(o)?.[1] as string;
+        const mine = address === SPENDER ? [OLD_UNSPENT, '0.5'] : ['ab'.repeat(32), '0.25'];
+        return [unspent(mine[0] as string, described ? `addr(${address})#abcdefgh` : undefined, mine[1] as string)];
+      });
+      return { resultText: `{"success":true,"height":50002,"bestblock":"${BLOCK_50002.hash}","unspents":[${entries.join(',')}],"total_amount":0}` };
+    });
+    const adapter = adapterFor(node);
+    const ask = () => Promise.all([outputsOf(adapter.getUnspentOutputs(SPENDER, 50002)), outputsOf(adapter.getUnspentOutputs(OTHER, 50002))]);
+    const expected = [
+      [{ outpoint: `${OLD_UNSPENT}:0`, value: 50_000_000n, height: 40000 }],
+      [{ outpoint: `${'ab'.repeat(32)}:0`, value: 25_000_000n, height: 40000 }],
+    ];
+    expect(await ask()).toEqual(expected);
+    expect(node.stub.count('scantxoutset')).toBe(1);
+    described = false; // an older node: no desc, so the batch is scanned again address by address
+    expect(await ask()).toEqual(expected);
+    expect(node.stub.count('scantxoutset')).toBe(1 + 3);
   });
 
   it('the tip changed after the scan (best block differs), or the node is below the height: thrown', async () => {

@@ -30,6 +30,8 @@ export const MAX_ADD_BACK_BLOCKS = 2016;
 const SCAN_TIMEOUT_MS = 15 * 60_000;
 /** Waits while another scan runs: 0.25 s doubling to 5 s, about 2 minutes in all, then thrown (the caller retries). */
 const BUSY_DELAYS_MS = [250, 500, 1_000, 2_000, 4_000, ...Array.from({ length: 22 }, () => 5_000)];
+/** Addresses per scan: one pass over the UTXO set serves them all (scantxoutset takes many scan objects). */
+const MAX_SCAN_BATCH = 200;
 /** Verbosity-3 blocks are tens of MB of JSON each: few at a time. */
 const WALK_CONCURRENCY = 2;
 
@@ -50,6 +52,7 @@ export interface UnspentReader {
 }
 
 interface ScanUnspent {
+  desc?: unknown;
   txid?: unknown;
   vout?: unknown;
   amount?: unknown;
@@ -70,20 +73,16 @@ const isObject = (value: unknown): value is Record<string, unknown> => value !==
 export function createUnspentReader(options: UnspentReaderOptions): UnspentReader {
   const { rpc, chain, logger, log } = options;
   let support: Support = 'unknown';
-  /** The scan in flight (or last): scans of this adapter run one after the other. */
-  let queue: Promise<unknown> = Promise.resolve();
+  /** Requests waiting for the next scan: scans of this adapter run one after the other, each for a batch. */
+  const waiting: Request[] = [];
+  let draining = false;
 
-  function serialised<T>(work: () => Promise<T>): Promise<T> {
-    const run = queue.then(work, work);
-    queue = run.catch(() => undefined);
-    return run;
-  }
-
-  /** scantxoutset for one address; undefined when the node has no scantxoutset or refuses the address. */
-  async function scan(address: string): Promise<ScanResult | undefined> {
+  /** scantxoutset for some addresses; undefined when the node has no scantxoutset or refuses an address. */
+  async function scan(addresses: readonly string[]): Promise<ScanResult | undefined> {
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await rpc.request<unknown>('scantxoutset', ['start', [`addr(${address})`]], { timeoutMs: SCAN_TIMEOUT_MS });
+        const objects = addresses.map((a) => `addr(${a})`);
+        const result = await rpc.request<unknown>('scantxoutset', ['start', objects], { timeoutMs: SCAN_TIMEOUT_MS });
         support = 'supported';
         if (!isObject(result)) throw new UtxoAdapterError(`scantxoutset at ${rpc.url} answered no scan result`);
         return result;
@@ -101,7 +100,8 @@ export function createUnspentReader(options: UnspentReaderOptions): UnspentReade
         }
         // An address the node cannot put in a descriptor (validated here, so a node of another network or fork).
         if (!busy && error.kind === 'rpc' && (error.code === -5 || error.code === -8) && /address|descriptor/i.test(error.nodeMessage)) {
-          logger?.warn({ ...log, address, answer: error.nodeMessage }, 'node refused the address in scantxoutset: opening balance unknown');
+          if (addresses.length > 1) throw new RefusedInBatch();
+          logger?.warn({ ...log, address: addresses[0], answer: error.nodeMessage }, 'node refused the address in scantxoutset: opening balance unknown');
           return undefined;
         }
         throw error;
@@ -109,85 +109,172 @@ export function createUnspentReader(options: UnspentReaderOptions): UnspentReade
     }
   }
 
-  async function getUnspentOutputs(address: string, height: number): Promise<UnspentOutputs | undefined> {
-    if (support === 'unsupported') return undefined;
+  function getUnspentOutputs(address: string, height: number): Promise<UnspentOutputs | undefined> {
+    if (support === 'unsupported') return Promise.resolve(undefined);
     // The node's spelling (bitcoin-cash: cashaddr with prefix), which is also the normalised one.
     const target = normalizeUtxoAddress(chain, address);
-    return await serialised(async () => {
-      const tipBefore = await rpc.request<unknown>('getblockcount', []);
-      const result = await scan(target);
-      if (result === undefined) return undefined;
-      if (result.success !== true) throw new UtxoAdapterError(`scantxoutset at ${rpc.url} did not complete (aborted?)`);
-      let scanHeight: number;
-      if (isCount(result.height)) scanHeight = result.height;
-      else {
-        // Core < 0.20 does not say at which height it scanned: the tip must not have moved meanwhile.
-        const tipAfter = await rpc.request<unknown>('getblockcount', []);
-        if (!isCount(tipBefore) || tipAfter !== tipBefore) throw new UtxoAdapterError(`the tip of ${rpc.url} moved during scantxoutset; try again`);
-        scanHeight = tipBefore;
+    return new Promise((resolve, reject) => {
+      waiting.push({ target, height, resolve, reject });
+      if (!draining) void drain();
+    });
+  }
+
+  /** Scans the waiting requests, MAX_SCAN_BATCH addresses at a time (a mainnet scan takes minutes whatever their number). */
+  async function drain(): Promise<void> {
+    draining = true;
+    // Requests made in the same turn (readOpenings asks for all its addresses at once) share the first scan.
+    await Promise.resolve();
+    try {
+      while (waiting.length > 0) {
+        const batch = waiting.splice(0, MAX_SCAN_BATCH);
+        try {
+          const answers = await scanBatch(batch);
+          batch.forEach((r, i) => r.resolve(answers[i]));
+        } catch (error) {
+          for (const r of batch) r.reject(error);
+        }
       }
-      if (scanHeight < height) throw new UtxoAdapterError(`node ${rpc.url} scanned its UTXO set at block ${scanHeight}, below the asked block ${height}`);
-      if (!Array.isArray(result.unspents)) throw new UtxoAdapterError(`scantxoutset at ${rpc.url} answered no unspents`);
-      const unspent: UnspentOutput[] = [];
-      for (const u of result.unspents as ScanUnspent[]) {
-        if (!isObject(u) || typeof u.txid !== 'string' || !HASH.test(u.txid) || !isCount(u.vout) || !isCount(u.height))
-          throw new UtxoAdapterError(`scantxoutset at ${rpc.url} answered a malformed unspent: ${JSON.stringify(u).slice(0, 200)}`);
-        if (u.height <= height) unspent.push({ outpoint: `${u.txid.toLowerCase()}:${u.vout}`, value: parseCoinAmount(u.amount), height: u.height });
-      }
-      if (scanHeight === height) return { outputs: unspent, tipHeight: scanHeight };
-      if (scanHeight - height > MAX_ADD_BACK_BLOCKS) {
+    } finally {
+      draining = false;
+    }
+  }
+
+  async function scanBatch(batch: readonly Request[]): Promise<(UnspentOutputs | undefined)[]> {
+    const targets = [...new Set(batch.map((r) => r.target))];
+    const tipBefore = await rpc.request<unknown>('getblockcount', []);
+    let result: ScanResult | undefined;
+    try {
+      result = await scan(targets);
+    } catch (error) {
+      if (error instanceof RefusedInBatch) return await oneByOne(batch);
+      throw error;
+    }
+    if (result === undefined) return batch.map(() => undefined);
+    if (result.success !== true) throw new UtxoAdapterError(`scantxoutset at ${rpc.url} did not complete (aborted?)`);
+    let scanHeight: number;
+    if (isCount(result.height)) scanHeight = result.height;
+    else {
+      // Core < 0.20 does not say at which height it scanned: the tip must not have moved meanwhile.
+      const tipAfter = await rpc.request<unknown>('getblockcount', []);
+      if (!isCount(tipBefore) || tipAfter !== tipBefore) throw new UtxoAdapterError(`the tip of ${rpc.url} moved during scantxoutset; try again`);
+      scanHeight = tipBefore;
+    }
+    const lowest = Math.min(...batch.map((r) => r.height));
+    if (scanHeight < lowest) throw new UtxoAdapterError(`node ${rpc.url} scanned its UTXO set at block ${scanHeight}, below the asked block ${lowest}`);
+    if (!Array.isArray(result.unspents)) throw new UtxoAdapterError(`scantxoutset at ${rpc.url} answered no unspents`);
+    const byTarget = new Map<string, UnspentOutput[]>(targets.map((t) => [t, []]));
+    for (const u of result.unspents as ScanUnspent[]) {
+      if (!isObject(u) || typeof u.txid !== 'string' || !HASH.test(u.txid) || !isCount(u.vout) || !isCount(u.height))
+        throw new UtxoAdapterError(`scantxoutset at ${rpc.url} answered a malformed unspent: ${JSON.stringify(u).slice(0, 200)}`);
+      // Which address it pays: the only one scanned, or the addr(...) descriptor the node matched it with.
+      const described = targets.length === 1 ? undefined : descriptorAddress(u.desc);
+      const owner = targets.length === 1 ? targets[0] : described === undefined ? undefined : normalizeNodeAddress(chain, described);
+      const outputs = owner === undefined ? undefined : byTarget.get(owner);
+      if (outputs === undefined) return await oneByOne(batch); // a node that does not say: one scan per address
+      outputs.push({ outpoint: `${u.txid.toLowerCase()}:${u.vout}`, value: parseCoinAmount(u.amount), height: u.height });
+    }
+    const bestblock = typeof result.bestblock === 'string' ? result.bestblock.toLowerCase() : undefined;
+    const needAddBack = batch.filter((r) => r.height < scanHeight && scanHeight - r.height <= MAX_ADD_BACK_BLOCKS);
+    // On verbosity-2 nodes the add-back is left out: see the module comment.
+    const addBack =
+      needAddBack.length > 0 && options.verbosity() !== 1 && options.verbosity() !== 2
+        ? await spentAfter(lowestHeights(needAddBack), scanHeight, bestblock)
+        : undefined;
+    return batch.map((r) => {
+      const outputs = (byTarget.get(r.target) ?? []).filter((o) => o.height <= r.height);
+      if (scanHeight === r.height) return { outputs, tipHeight: scanHeight };
+      if (scanHeight - r.height > MAX_ADD_BACK_BLOCKS) {
         logger?.warn(
-          { ...log, address: target, height, scanHeight },
+          { ...log, address: r.target, height: r.height, scanHeight },
           `the node's UTXO set is more than ${MAX_ADD_BACK_BLOCKS} blocks past the opening height: opening balance unknown`,
         );
         return undefined;
       }
-      // On verbosity-2 nodes the add-back is left out: see the module comment.
-      if (options.verbosity() === 1 || options.verbosity() === 2) return { outputs: unspent, tipHeight: scanHeight };
-      const spent = await spentAfter(target, height, scanHeight, typeof result.bestblock === 'string' ? result.bestblock.toLowerCase() : undefined);
-      return { outputs: spent === undefined ? unspent : [...unspent, ...spent], tipHeight: scanHeight };
+      const spent = (addBack?.get(r.target) ?? []).filter((x) => x.spentAt > r.height && x.output.height <= r.height).map((x) => x.output);
+      return { outputs: [...outputs, ...spent], tipHeight: scanHeight };
     });
   }
 
+  /** The batch scanned address by address (a node that refused one of them, or does not say which address an output pays). */
+  async function oneByOne(batch: readonly Request[]): Promise<(UnspentOutputs | undefined)[]> {
+    const answers: (UnspentOutputs | undefined)[] = [];
+    for (const r of batch) answers.push(...(await scanBatch([r])));
+    return answers;
+  }
+
   /**
-   * The outputs paying `address`, created at or before `height`, spent in blocks (height, scanHeight]; undefined
-   * when the node does not serve verbosity 3 after all.
+   * The outputs paying each address, created at or before its height, spent in the blocks after it up to
+   * scanHeight (walked once for all); undefined when the node does not serve verbosity 3 after all.
    */
-  async function spentAfter(address: string, height: number, scanHeight: number, bestblock: string | undefined): Promise<UnspentOutput[] | undefined> {
-    const heights = Array.from({ length: scanHeight - height }, (_, i) => height + 1 + i);
-    const blocks = await mapLimit(heights, WALK_CONCURRENCY, (h) => options.readBlock(h));
+  async function spentAfter(heights: Map<string, number>, scanHeight: number, bestblock: string | undefined): Promise<Map<string, SpentOutput[]> | undefined> {
+    const from = Math.min(...heights.values());
+    const walked = Array.from({ length: scanHeight - from }, (_, i) => from + 1 + i);
+    const blocks = await mapLimit(walked, WALK_CONCURRENCY, (h) => options.readBlock(h));
     if (blocks.some((b) => b.fetched.verbosity !== 3)) return undefined;
     // The walked blocks must be the chain the scan saw: linked, ending at its best block.
     blocks.forEach((b, i) => {
       const parent = b.fetched.block.previousblockhash;
       if (i > 0 && (typeof parent !== 'string' || parent.toLowerCase() !== blocks[i - 1]?.hash))
-        throw new UtxoAdapterError(`the chain of ${rpc.url} changed while reading blocks ${height + 1}..${scanHeight}; try again`);
+        throw new UtxoAdapterError(`the chain of ${rpc.url} changed while reading blocks ${from + 1}..${scanHeight}; try again`);
     });
     if (bestblock !== undefined && blocks.at(-1)?.hash !== bestblock)
       throw new UtxoAdapterError(`the tip of ${rpc.url} changed after scantxoutset (scanned ${bestblock}); try again`);
-    const createdAfter = new Set<string>();
-    for (const b of blocks) for (const tx of b.fetched.block.tx ?? []) if (isObject(tx) && typeof tx.txid === 'string') createdAfter.add(tx.txid.toLowerCase());
-    const spent: UnspentOutput[] = [];
-    for (const b of blocks) {
+    const createdAt = new Map<string, number>();
+    blocks.forEach((b, i) => {
+      for (const tx of b.fetched.block.tx ?? []) if (isObject(tx) && typeof tx.txid === 'string') createdAt.set(tx.txid.toLowerCase(), walked[i] as number);
+    });
+    const spent = new Map<string, SpentOutput[]>([...heights.keys()].map((a) => [a, []]));
+    blocks.forEach((b, i) => {
+      const spentAt = walked[i] as number;
       for (const tx of b.fetched.block.tx ?? []) {
         if (!isObject(tx) || !Array.isArray(tx.vin)) continue;
         for (const vin of tx.vin) {
           if (!isObject(vin) || !isObject(vin.prevout) || typeof vin.txid !== 'string' || !isCount(vin.vout)) continue;
           const raw = scriptAddress(vin.prevout.scriptPubKey);
-          if (raw === undefined || normalizeNodeAddress(chain, raw) !== address) continue;
+          if (raw === undefined) continue;
+          const address = normalizeNodeAddress(chain, raw);
+          const height = heights.get(address);
+          // Spent after the address's opening height, of an output created at or before it.
+          if (height === undefined || spentAt <= height) continue;
           const prevHeight = vin.prevout.height;
-          const createdBefore = isCount(prevHeight) ? prevHeight <= height : !createdAfter.has(vin.txid.toLowerCase());
-          if (!createdBefore) continue;
-          spent.push({
-            outpoint: `${vin.txid.toLowerCase()}:${vin.vout}`,
-            value: parseCoinAmount(vin.prevout.value),
-            height: isCount(prevHeight) ? prevHeight : height,
-          });
+          const created = isCount(prevHeight) ? prevHeight : (createdAt.get(vin.txid.toLowerCase()) ?? height);
+          if (created > height) continue;
+          const output = { outpoint: `${vin.txid.toLowerCase()}:${vin.vout}`, value: parseCoinAmount(vin.prevout.value), height: created };
+          spent.get(address)?.push({ output, spentAt });
         }
       }
-    }
+    });
     return spent;
   }
 
   return { getUnspentOutputs, support: () => support };
+}
+
+/** An output the walk saw spent, and the block that spent it. */
+interface SpentOutput {
+  output: UnspentOutput;
+  spentAt: number;
+}
+
+/** Each address with the lowest opening height asked for it (the walk then covers every request). */
+function lowestHeights(requests: readonly Request[]): Map<string, number> {
+  const heights = new Map<string, number>();
+  for (const r of requests) heights.set(r.target, Math.min(r.height, heights.get(r.target) ?? r.height));
+  return heights;
+}
+
+interface Request {
+  target: string;
+  height: number;
+  resolve(answer: UnspentOutputs | undefined): void;
+  reject(error: unknown): void;
+}
+
+/** The node refused one of several addresses: they are scanned one by one to tell which. */
+class RefusedInBatch extends Error {}
+
+/** The address of an `addr(...)` descriptor (with or without its checksum), as scantxoutset reports a match. */
+function descriptorAddress(desc: unknown): string | undefined {
+  if (typeof desc !== 'string') return undefined;
+  return /^addr\(([^)]+)\)(?:#[0-9a-z]+)?$/.exec(desc)?.[1];
 }
