@@ -129,7 +129,7 @@ export function createUnspentReader(options: UnspentReaderOptions): UnspentReade
         const batch = waiting.splice(0, MAX_SCAN_BATCH);
         try {
           const answers = await scanBatch(batch);
-          batch.forEach((r, i) => r.resolve(answers[i]));
+          for (const [i, r] of batch.entries()) r.resolve(answers[i]);
         } catch (error) {
           for (const r of batch) r.reject(error);
         }
