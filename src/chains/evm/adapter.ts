@@ -12,6 +12,7 @@
  * fallback; timeouts, 5xx and everything else are thrown, so the follower retries rather than silently
  * degrading because the node was busy.
  */
+
 import type { Logger } from 'pino';
 import { BaseError, type Hex, webSocket } from 'viem';
 import type { Network } from '../../domain/chains.ts';
@@ -21,6 +22,7 @@ import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
 import { mapLimit } from '../concurrency.ts';
+import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText, firstWord } from '../token-text.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
 import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
@@ -85,7 +87,7 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const rpc = createEvmRpcClient({ url: options.rpcUrl, timeoutMs: options.timeoutMs });
   const caps = { blockReceipts: 'unknown' as Support, blockTraces: 'unknown' as Support, transactionTraces: 'unknown' as Support };
-  const metadataCache = new Map<string, Promise<StoredTokenMetadata>>();
+  const metadataCache = new LookupCache<StoredTokenMetadata>(MAX_CACHED_TOKENS);
   // Contracts whose code may move value (always traced), and inert ones by the first height they were seen.
   const mayMoveValue = new Set<string>();
   const inertSince = new Map<string, number>();
@@ -350,19 +352,8 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
 
   async function tokenMetadata(transfer: TokenTransfer): Promise<TokenMetadata | undefined> {
     const contract = transfer.contract.toLowerCase();
-    let pending = metadataCache.get(contract);
-    if (pending === undefined) {
-      // The promise is cached, so concurrent transfers of one token share one lookup; a failed lookup
-      // (node or database down) is forgotten so the next call tries again.
-      const lookup = fetchMetadata(contract, transfer.tokenType);
-      pending = lookup;
-      metadataCache.set(contract, lookup);
-      lookup.catch(() => {
-        if (metadataCache.get(contract) === lookup) metadataCache.delete(contract);
-      });
-      if (metadataCache.size > MAX_CACHED_TOKENS) metadataCache.delete(metadataCache.keys().next().value as string);
-    }
-    const m = await pending;
+    // Concurrent transfers of one token share one lookup; a failed one is tried again next time.
+    const m = await metadataCache.get(contract, () => fetchMetadata(contract, transfer.tokenType));
     // An NFT's amount is a token id, never scaled: decimals 0 whatever the contract says.
     return { name: m.name, symbol: m.symbol, decimals: transfer.tokenType === 'ERC-721' ? 0 : m.decimals };
   }

@@ -18,6 +18,7 @@
  * fallback; timeouts, 5xx, `{"Error": ...}` answers and garbage are thrown, so the follower retries
  * rather than silently degrading because the node was busy.
  */
+
 import { sha256 } from '@noble/hashes/sha256';
 import { createBase58check, hex } from '@scure/base';
 import type { Logger } from 'pino';
@@ -27,6 +28,7 @@ import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
 import { mapLimit } from '../concurrency.ts';
+import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText } from '../token-text.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
 import { normalizeTronBlock, normalizeTronBlockHeader, parseTronInt, type TronBlockHeader, type TronNetwork, TronNormalizeError } from './normalize.ts';
@@ -91,7 +93,7 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const rpc = createTronRpcClient({ url: options.rpcUrl, timeoutMs: options.timeoutMs });
   const caps: { blockTransactionInfos: Support; balanceHistory: Support } = { blockTransactionInfos: 'unknown', balanceHistory: 'unknown' };
-  const metadataCache = new Map<string, Promise<StoredTokenMetadata>>();
+  const metadataCache = new LookupCache<StoredTokenMetadata>(MAX_CACHED_TOKENS);
   const log = { blockchain: 'tron', network, node: rpc.url };
 
   const isUnsupported = (error: unknown): error is TronRpcError => error instanceof TronRpcError && error.kind === 'unsupported';
@@ -304,19 +306,8 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
     const v = validateAddress('tron', network, transfer.contract);
     if (!v.ok) throw new TypeError(v.message);
     const contract = v.normalized;
-    let pending = metadataCache.get(contract);
-    if (pending === undefined) {
-      // The promise is cached, so concurrent transfers of one token share one lookup; a failed lookup
-      // (node or database down) is forgotten so the next call tries again.
-      const lookup = fetchMetadata(contract, transfer.tokenType);
-      pending = lookup;
-      metadataCache.set(contract, lookup);
-      lookup.catch(() => {
-        if (metadataCache.get(contract) === lookup) metadataCache.delete(contract);
-      });
-      if (metadataCache.size > MAX_CACHED_TOKENS) metadataCache.delete(metadataCache.keys().next().value as string);
-    }
-    const m = await pending;
+    // Concurrent transfers of one token share one lookup; a failed one is tried again next time.
+    const m = await metadataCache.get(contract, () => fetchMetadata(contract, transfer.tokenType));
     // An NFT's amount is a token id, never scaled: decimals 0 whatever the contract says.
     return { name: m.name, symbol: m.symbol, decimals: transfer.tokenType === 'TRC-721' ? 0 : m.decimals };
   }

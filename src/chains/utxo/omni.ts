@@ -14,12 +14,14 @@
  * logIndex = position of the transaction in omni_listblocktransactions × 1000 + the entry's index in
  * subsends/receivers: stable for a block, distinct within a transaction (what the event identity needs).
  */
+
 import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
 import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata } from '../../store/token-metadata.ts';
 import { mapLimit } from '../concurrency.ts';
+import { LookupCache } from '../lookup-cache.ts';
 import type { TokenTransfer } from '../types.ts';
 import type { Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
@@ -202,7 +204,8 @@ export function createOmniReader(options: OmniReaderOptions): OmniReader {
   const concurrency = Math.max(1, options.concurrency);
   let support: Support = 'unknown';
   let detecting: Promise<boolean> | undefined;
-  const properties = new Map<string, Promise<OmniProperty | undefined>>();
+  /** Looked up once per process (concurrent callers share the lookup; a failure or an unknown property is forgotten). */
+  const properties = new LookupCache<OmniProperty | undefined>(MAX_CACHED, (p) => p !== undefined);
   /** Omni type of the transactions whose transfers were read, for tokenMetadata's transactionType. */
   const transactionTypes = new Map<string, string>();
 
@@ -309,21 +312,7 @@ export function createOmniReader(options: OmniReaderOptions): OmniReader {
 
   /** The property, looked up once per process (concurrent callers share the lookup; a failure is forgotten). */
   function property(id: string): Promise<OmniProperty | undefined> {
-    let pending = properties.get(id);
-    if (pending === undefined) {
-      const lookup = fetchProperty(id);
-      pending = lookup;
-      remember(properties, id, lookup);
-      lookup.then(
-        (p) => {
-          if (p === undefined && properties.get(id) === lookup) properties.delete(id);
-        },
-        () => {
-          if (properties.get(id) === lookup) properties.delete(id);
-        },
-      );
-    }
-    return pending;
+    return properties.get(id, () => fetchProperty(id));
   }
 
   async function transactionType(txid: string): Promise<string> {
