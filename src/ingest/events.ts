@@ -6,9 +6,9 @@
  * again in another block gets a new one.
  */
 import { randomUUID } from 'node:crypto';
-import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import type { NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import { callbackBody } from '../domain/callbacks.ts';
-import { callbackItem, matchIdempotencyKey, type TokenMetadata } from '../matching/identity.ts';
+import { callbackItem, matchIdempotencyKey } from '../matching/identity.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { confirmationsDue, matchBlock } from '../matching/match.ts';
 import type { NewCallback } from '../store/callbacks.ts';

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { NormalizedBlock } from '../chains/types.ts';
+import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
@@ -36,7 +36,6 @@ import {
 } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
-import type { ChainAdapter } from './adapter.ts';
 import { buildBlockEvents, type TokenMetadataLookup } from './events.ts';
 import { BlockPrefetcher } from './prefetch.ts';
 

@@ -8,6 +8,7 @@
  * twice is harmless. Followers start after the first load: no block is matched against an empty index.
  */
 import type { Logger } from 'pino';
+import type { ChainAdapter } from '../chains/types.ts';
 import type { ChainConfig, Config } from '../config/config.ts';
 import type { Blockchain, Network } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
@@ -27,7 +28,6 @@ import {
 import type { SubscriptionChange } from '../store/changes.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { readOpenings } from '../wallets/openings.ts';
-import type { ChainAdapter } from './adapter.ts';
 import { buildBlockEvents } from './events.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
 

@@ -4,7 +4,7 @@
  * retry, a resend or a rebuild after a crash gives the same key and the same item.
  */
 import { createHash } from 'node:crypto';
-import type { BlockRef, TokenTransfer } from '../chains/types.ts';
+import type { BlockRef, TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import { formatUnits } from '../domain/amounts.ts';
 import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
 import type { Direction, Match } from './match.ts';
@@ -61,22 +61,6 @@ export function matchIdempotencyKey(match: Match, chain: ChainRef, block: Pick<B
     blockHash: block.hash,
     ...match.identity,
   });
-}
-
-/**
- * A token's metadata, looked up elsewhere (contract calls, Omni property info). When it cannot be
- * found, pass nothing: the item then says name and symbol '' and decimals 0 (amount in base units),
- * which is true, rather than a guess.
- */
-export interface TokenMetadata {
-  name: string;
-  symbol: string;
-  /** Fungible tokens: decimal places of `amount`. OMNI: 8 for a divisible property, 0 for an indivisible one. */
-  decimals: number;
-  /** OMNI: the transaction that created the property. */
-  createdByTransactionId?: string;
-  /** OMNI: the Omni transaction type of the transfer; 'Simple Send' when not given. */
-  transactionType?: string;
 }
 
 const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
