@@ -103,9 +103,11 @@ async function applyBlock(
   head: number,
 ): Promise<StepResult> {
   const window = deps.window ?? DEFAULT_WINDOW;
-  const index = deps.index();
   return await deps.db.transaction('ingest:apply-block', async (tx) => {
     await lockChain(tx, chain);
+    // Read under the lock, never before: an already-mined check that found this block not yet applied
+    // (under the same lock) relies on its subscription being in the index this block is matched with.
+    const index = deps.index();
     const cursor = await getCursor(tx, chain);
     if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
     if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };

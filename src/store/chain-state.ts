@@ -389,3 +389,29 @@ export async function loadIndexableByIds(q: Queryable, ids: string[]): Promise<I
   const rows = await q.query<IndexableRow>('chain:indexable-by-ids', `SELECT ${INDEXABLE_COLUMNS} FROM subscriptions WHERE id = ANY ($1::uuid[])`, [ids]);
   return rows.map(toIndexable);
 }
+
+/**
+ * Active TRANSACTION_MINED subscriptions of the chain without a callback (other than one cancelled by a
+ * reorganisation): the ones an already-mined check may still owe (read at start and whenever the change listener reconnects).
+ */
+export async function loadUncalledMinedSubscriptions(q: Queryable, chain: ChainKey): Promise<{ id: string; transactionId: string }[]> {
+  const rows = await q.query<{ id: string; target: string }>(
+    'chain:uncalled-mined-subscriptions',
+    `SELECT s.id, s.target FROM subscriptions s
+     WHERE s.blockchain = $1 AND s.network = $2 AND s.is_active AND s.event_type = 'TRANSACTION_MINED' AND s.target IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM callbacks c WHERE c.subscription_id = s.id AND c.outcome IS DISTINCT FROM 'reorganised')`,
+    [chain.blockchain, chain.network],
+  );
+  return rows.map((r) => ({ id: r.id, transactionId: r.target }));
+}
+
+/** Which of the subscriptions `ids` have a callback, not counting those cancelled by a reorganisation. */
+export async function subscriptionsWithCallbacks(q: Queryable, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await q.query<{ subscription_id: string }>(
+    'chain:subscriptions-with-callbacks',
+    "SELECT DISTINCT subscription_id FROM callbacks WHERE subscription_id = ANY ($1::uuid[]) AND outcome IS DISTINCT FROM 'reorganised'",
+    [ids],
+  );
+  return new Set(rows.map((r) => r.subscription_id));
+}
