@@ -45,7 +45,7 @@ export async function buildBlockEvents(input: BlockEventsInput, loadTargets: (id
     if (!target?.isActive) continue;
     const key = matchIdempotencyKey(match, chain, block);
     const token = match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? await input.tokenMetadata?.(match.transfer) : undefined;
-    const item = callbackItem(match, block, chain, token);
+    const item = callbackItem(match, block, chain, token, target.subscribedAs);
     const body = callbackBody({ id: target.id, eventType: match.eventType, apiVersion: target.apiVersion }, key, item);
     const confirmations = Math.max(1, confirmationsDue(match, input.defaultConfirmations));
     if (confirmations <= 1) {

@@ -65,19 +65,24 @@ export function matchIdempotencyKey(match: Match, chain: ChainRef, block: Pick<B
 
 const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
 
-/** The `data.item` of the callback of `match`, per contract section 4. */
-export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, token?: TokenMetadata): Record<string, unknown> {
+/**
+ * The `data.item` of the callback of `match`, per contract section 4. `subscribedAs` is the subscription's
+ * transaction id or address as the customer spelled it (e.g. a checksummed EVM address, a Tron 41-hex
+ * address): the item echoes that spelling, so a client comparing strings finds its own; matching and the
+ * idempotency key use the normalised form, which names the same thing.
+ */
+export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, token?: TokenMetadata, subscribedAs?: string | null): Record<string, unknown> {
   const minedInBlock = { height: block.height, hash: block.hash, timestamp: block.timestamp };
   const { blockchain, network } = chain;
   switch (match.eventType) {
     case 'TRANSACTION_MINED':
-      return { blockchain, network, transactionId: match.transactionId, minedInBlock };
+      return { blockchain, network, transactionId: subscribedAs ?? match.transactionId, minedInBlock };
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
       const { transfer } = match;
       return {
         blockchain,
         network,
-        address: match.address,
+        address: subscribedAs ?? match.address,
         minedInBlock,
         transactionId: transfer.transactionId,
         tokenType: transfer.tokenType,

@@ -58,6 +58,8 @@ export interface CallbackTargetRow {
   callbackUrl: string;
   apiVersion: string;
   isActive: boolean;
+  /** The transaction id or address as the customer spelled it when subscribing (callbacks echo it); null for threshold subscriptions. */
+  subscribedAs: string | null;
 }
 
 /** Advisory lock key space (first int4 of the two-int4 form; subscriptions.ts uses 1 and 2). */
@@ -212,9 +214,18 @@ export async function pruneWindow(tx: Queryable, chain: ChainKey, height: number
 export async function loadCallbackTargets(q: Queryable, ids: string[]): Promise<Map<string, CallbackTargetRow>> {
   const targets = new Map<string, CallbackTargetRow>();
   if (ids.length === 0) return targets;
-  const rows = await q.query<{ id: string; customer_id: string; event_type: EventType; callback_url: string; api_version: string; is_active: boolean }>(
+  const rows = await q.query<{
+    id: string;
+    customer_id: string;
+    event_type: EventType;
+    callback_url: string;
+    api_version: string;
+    is_active: boolean;
+    subscribed_as: string | null;
+  }>(
     'chain:callback-targets',
-    'SELECT id, customer_id, event_type, callback_url, api_version, is_active FROM subscriptions WHERE id = ANY ($1::uuid[])',
+    `SELECT id, customer_id, event_type, callback_url, api_version, is_active, coalesce(address, transaction_id) AS subscribed_as
+     FROM subscriptions WHERE id = ANY ($1::uuid[])`,
     [ids],
   );
   for (const r of rows) {
@@ -225,6 +236,7 @@ export async function loadCallbackTargets(q: Queryable, ids: string[]): Promise<
       callbackUrl: r.callback_url,
       apiVersion: r.api_version,
       isActive: r.is_active,
+      subscribedAs: r.subscribed_as,
     });
   }
   return targets;
