@@ -114,13 +114,16 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     // Broadcast, mined, then subscribed: the callback comes without another block.
     const early = await sendEth(node, account(3), 777n, { from: 1, wait: false });
     const minedAt = await mineAndProcess();
-    const lateId = await subscribe('transaction-mined', { transactionId: early.hash });
+    // Subscribed in upper-case hex: the callback echoes the client's spelling, as the responses do.
+    const spelled = `0x${early.hash.slice(2).toUpperCase()}`;
+    const lateId = await subscribe('transaction-mined', { transactionId: spelled });
     const [late] = await until('the already-mined callback', async () => callbacksOf(lateId).length === 1 && callbacksOf(lateId));
-    expect(late?.json.data.item).toEqual({ blockchain: 'ethereum', network: 'goerli', transactionId: early.hash, minedInBlock: await blockOf(minedAt) });
+    expect(late?.json.data.item).toEqual({ blockchain: 'ethereum', network: 'goerli', transactionId: spelled, minedInBlock: await blockOf(minedAt) });
   });
 
-  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: ERC-20 and ERC-721 transfers fire on exactly the receiveCallbackOn-th confirmation, never again', async () => {
+  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: ERC-20 and ERC-721 transfers fire on exactly the receiveCallbackOn-th confirmation, never again; the address as subscribed (checksummed)', async () => {
     const holder = account(4);
+    expect(holder).not.toBe(holder.toLowerCase()); // a checksummed (mixed-case) spelling
     const id = await subscribe('address-tokens-transactions-confirmed', { address: holder, receiveCallbackOn: 4 });
     await t.app.ingest?.settled();
     const fungible = await writeContract(node, 'TestToken', token, 'transfer', [holder, 2_500_000n], { wait: false });
@@ -139,7 +142,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     expect(first[0]?.json.data.item).toEqual({
       blockchain: 'ethereum',
       network: 'goerli',
-      address: holder.toLowerCase(),
+      address: holder, // the subscribed spelling, not the lower-case form matching uses
       minedInBlock: await blockOf(minedAt),
       transactionId: fungible.hash,
       tokenType: 'ERC-20',
@@ -151,7 +154,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     expect(both[1]?.json.data.item).toEqual({
       blockchain: 'ethereum',
       network: 'goerli',
-      address: holder.toLowerCase(),
+      address: holder,
       minedInBlock: await blockOf(nftMinedAt),
       transactionId: nftTransfer.hash,
       tokenType: 'ERC-721',

@@ -220,7 +220,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
 
   const formatTrx = (sun: bigint) => formatUnits(sun, 6);
 
-  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: TRC-20 in and out on exactly the 3rd confirmation; subscribed as 41-hex, answered in base58; a reverted transfer never', async () => {
+  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: TRC-20 in and out on exactly the 3rd confirmation; subscribed as 41-hex, answered in that spelling (what the client sent); a reverted transfer never', async () => {
     const holder = d.node.newAccount();
     const other = await d.newAddress();
     const { referenceId: id, item } = await subscribe('address-tokens-transactions-confirmed', { address: holder.hex, receiveCallbackOn: 3 });
@@ -242,7 +242,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
     expect(first?.json.data.item).toEqual({
       blockchain: 'tron',
       network: 'nile',
-      address: holder.address,
+      address: holder.hex, // as subscribed, not the base58 form matching uses
       minedInBlock: blockOf(inAt),
       transactionId: incoming,
       tokenType: 'TRC-20',
@@ -254,7 +254,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
     expect(both[1]?.json.data.item).toEqual({
       blockchain: 'tron',
       network: 'nile',
-      address: holder.address,
+      address: holder.hex,
       minedInBlock: blockOf(outAt),
       transactionId: outgoing,
       tokenType: 'TRC-20',

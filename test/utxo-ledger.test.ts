@@ -7,8 +7,7 @@
 import { createHash } from 'node:crypto';
 import { bech32 } from '@scure/base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { CoinMovement, NormalizedBlock, UtxoOutput, UtxoSpend } from '../src/chains/types.ts';
-import type { ChainAdapter, UnspentOutput, UnspentOutputs } from '../src/ingest/adapter.ts';
+import type { ChainAdapter, CoinMovement, NormalizedBlock, UnspentOutput, UnspentOutputs, UtxoOutput, UtxoSpend } from '../src/chains/types.ts';
 import { applyNextBlock, type FollowerDeps } from '../src/ingest/follower.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { readOpenings } from '../src/wallets/openings.ts';

@@ -5,13 +5,13 @@
 import type { Logger } from 'pino';
 import type { ChainConfig } from '../config/config.ts';
 import { CHAINS } from '../domain/chains.ts';
-import type { ChainAdapter } from '../ingest/adapter.ts';
 import type { ChainKey } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { createEvmAdapter } from './evm/adapter.ts';
 import type { EvmBlockchain } from './evm/normalize.ts';
 import { createTronAdapter } from './tron/adapter.ts';
 import type { TronNetwork } from './tron/normalize.ts';
+import type { ChainAdapter } from './types.ts';
 import { createUtxoAdapter } from './utxo/adapter.ts';
 import type { UtxoBlockchain } from './utxo/normalize.ts';
 import type { UtxoRpcAuth } from './utxo/rpc.ts';

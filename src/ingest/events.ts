@@ -6,9 +6,9 @@
  * again in another block gets a new one.
  */
 import { randomUUID } from 'node:crypto';
-import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import type { NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import { callbackBody } from '../domain/callbacks.ts';
-import { callbackItem, matchIdempotencyKey, type TokenMetadata } from '../matching/identity.ts';
+import { callbackItem, matchIdempotencyKey } from '../matching/identity.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { confirmationsDue, matchBlock } from '../matching/match.ts';
 import type { NewCallback } from '../store/callbacks.ts';
@@ -45,7 +45,7 @@ export async function buildBlockEvents(input: BlockEventsInput, loadTargets: (id
     if (!target?.isActive) continue;
     const key = matchIdempotencyKey(match, chain, block);
     const token = match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? await input.tokenMetadata?.(match.transfer) : undefined;
-    const item = callbackItem(match, block, chain, token);
+    const item = callbackItem(match, block, chain, token, target.subscribedAs);
     const body = callbackBody({ id: target.id, eventType: match.eventType, apiVersion: target.apiVersion }, key, item);
     const confirmations = Math.max(1, confirmationsDue(match, input.defaultConfirmations));
     if (confirmations <= 1) {

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { NormalizedBlock } from '../chains/types.ts';
+import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
@@ -36,7 +36,6 @@ import {
 } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
-import type { ChainAdapter } from './adapter.ts';
 import { buildBlockEvents, type TokenMetadataLookup } from './events.ts';
 import { BlockPrefetcher } from './prefetch.ts';
 
@@ -104,9 +103,11 @@ async function applyBlock(
   head: number,
 ): Promise<StepResult> {
   const window = deps.window ?? DEFAULT_WINDOW;
-  const index = deps.index();
   return await deps.db.transaction('ingest:apply-block', async (tx) => {
     await lockChain(tx, chain);
+    // Read under the lock, never before: an already-mined check that found this block not yet applied
+    // (under the same lock) relies on its subscription being in the index this block is matched with.
+    const index = deps.index();
     const cursor = await getCursor(tx, chain);
     if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
     if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };

@@ -6,8 +6,7 @@
  * still checks its parent hash against the cursor before applying it; on a mismatch (or any failure)
  * it clears the prefetcher and reconciles with blocks fetched afresh.
  */
-import type { NormalizedBlock } from '../chains/types.ts';
-import type { ChainAdapter } from './adapter.ts';
+import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 
 export class BlockPrefetcher {
   private readonly ahead = new Map<number, Promise<NormalizedBlock>>();

@@ -8,31 +8,18 @@
  * twice is harmless. Followers start after the first load: no block is matched against an empty index.
  */
 import type { Logger } from 'pino';
+import type { ChainAdapter } from '../chains/types.ts';
 import type { ChainConfig, Config } from '../config/config.ts';
 import type { Blockchain, Network } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import type { Metrics } from '../metrics.ts';
-import { enqueueCallbacks } from '../store/callbacks.ts';
-import {
-  type ChainKey,
-  getCursor,
-  loadCallbackTargets,
-  loadIndexableByIds,
-  loadIndexableSubscriptions,
-  lockChain,
-  recordBlockCallbacks,
-  windowBlockAt,
-} from '../store/chain-state.ts';
+import { type ChainKey, loadIndexableByIds, loadIndexableSubscriptions } from '../store/chain-state.ts';
 import type { SubscriptionChange } from '../store/changes.ts';
-import type { Db, Queryable } from '../store/db.ts';
+import type { Db } from '../store/db.ts';
 import { readOpenings } from '../wallets/openings.ts';
-import type { ChainAdapter } from './adapter.ts';
-import { buildBlockEvents } from './events.ts';
+import { startAlreadyMinedChecks } from './already-mined.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
-
-/** Node lookups for new TRANSACTION_MINED subscriptions in flight at once, per process. */
-const MINED_CHECK_CONCURRENCY = 16;
 
 export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
 
@@ -80,9 +67,8 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   let replay: SubscriptionChange[] | undefined;
   /** Announced changes not yet applied, by subscription id (the row is read afresh, so the last one is enough). */
   const pendingChanges = new Map<string, SubscriptionChange>();
-  /** Already-mined lookups waiting for the node, run a few at a time so index updates never wait for RPC. */
-  const minedChecks: { f: Followed; id: string; transactionId: string }[] = [];
-  let minedChecksRunning = 0;
+  /** Already-mined lookups, run a few at a time beside the index updates (which never wait for RPC). */
+  const minedChecks = startAlreadyMinedChecks({ db, logger });
   const work = new Set<Promise<unknown>>();
   const track = <T>(p: Promise<T>) => {
     work.add(p);
@@ -157,6 +143,13 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     replay = undefined;
     for (const change of missed) enqueueChange(change);
     for (const f of followed.values()) startFollowing(f);
+    // Subscriptions created while no ingest process listened (or before a crash between create and
+    // check) have had no already-mined check: every one still without a callback gets one now.
+    for (const f of followed.values()) {
+      const queued = await minedChecks.checkAllUncalled(f);
+      if (queued > 0)
+        logger.info({ ...f.key, subscriptions: queued }, 'checking transaction-mined subscriptions without a callback for transactions already mined');
+    }
   };
 
   const enqueueChange = (change: SubscriptionChange) => {
@@ -194,91 +187,15 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
             continue;
           }
           f.index.add(row);
-          if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.push({ f, id: row.id, transactionId: row.target });
+          // Queued only now that the index holds it: see already-mined.ts for why that order matters.
+          if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.check(f, row.id, row.target);
         }
-        runMinedChecks();
       } catch (error) {
         logger.error({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');
         for (const change of batch) if (!pendingChanges.has(change.id)) pendingChanges.set(change.id, change);
         await new Promise((r) => setTimeout(r, 500));
       }
     }
-  };
-
-  const runMinedChecks = () => {
-    while (minedChecksRunning < MINED_CHECK_CONCURRENCY && minedChecks.length > 0) {
-      const check = minedChecks.shift() as (typeof minedChecks)[number];
-      minedChecksRunning++;
-      void track(
-        callBackIfAlreadyMined(check.f, check.id, check.transactionId)
-          .catch((error) =>
-            logger.error(
-              { err: error, subscriptionId: check.id, transactionId: check.transactionId },
-              'could not check whether the transaction was already mined',
-            ),
-          )
-          .finally(() => {
-            minedChecksRunning--;
-            if (!abort.signal.aborted) runMinedChecks();
-          }),
-      );
-    }
-  };
-
-  /**
-   * A transaction mined before it was subscribed to gets its callback now (contract: mined at one
-   * confirmation). Under the chain's lock: a block the follower has not applied yet is left to it
-   * (the index already has the subscription), and one it applied with the subscription indexed gives
-   * the same idempotency key, so the outbox keeps one callback.
-   */
-  const callBackIfAlreadyMined = async (f: Followed, subscriptionId: string, transactionId: string) => {
-    if (!f.adapter.findTransaction) return;
-    const location = await withRetries(() => f.adapter.findTransaction?.(transactionId) ?? Promise.resolve(undefined));
-    if (!location) return;
-    // Where the follower stands on that block: undefined = leave it to the follower (not applied yet, or
-    // our window holds another block there); null = older than the window; else our window's block.
-    const standing = async (tx: Queryable) => {
-      const cursor = await getCursor(tx, f.key);
-      if (!cursor || location.height > cursor.height) return undefined;
-      const ours = await windowBlockAt(tx, f.key, location.height);
-      if (!ours) return null;
-      return ours.hash === location.hash ? ours : undefined;
-    };
-    // A first look without the lock decides whether the node must be asked for the block; the answer
-    // is checked again under the lock where the callback is enqueued.
-    const block = await standing(db);
-    if (block === undefined) return;
-    // Older than the window: the node's own block (deep enough not to change).
-    const ref = block ?? (await withRetries(() => f.adapter.getBlock(location.height)));
-    const single = new SubscriptionIndex(f.key.blockchain, f.key.network);
-    const [row] = await loadIndexableByIds(db, [subscriptionId]);
-    if (!row?.isActive) return;
-    single.add(row);
-    await db.transaction('ingest:already-mined-enqueue', async (tx) => {
-      await lockChain(tx, f.key);
-      // Checked again under the lock held until commit: a reorganisation in between leaves it to the follower.
-      const now = await standing(tx);
-      if (now === undefined) return;
-      const events = await buildBlockEvents(
-        {
-          index: single,
-          block: { ...ref, parentHash: '', transactionIds: [transactionId], tokenTransfers: [], internalTransfers: [], coinMovements: [] },
-          chain: f.key,
-          defaultConfirmations: f.confirmations,
-        },
-        (ids) => loadCallbackTargets(tx, ids),
-      );
-      await enqueueCallbacks(tx, events.now);
-      // In the window: recorded under its block, so a later reorganisation cancels it if unsent.
-      if (now) {
-        await recordBlockCallbacks(
-          tx,
-          f.key,
-          events.now.map((c) => ({ blockHeight: location.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey })),
-        );
-      }
-    });
-    logger.info({ ...f.key, subscriptionId, transactionId, height: location.height }, 'subscribed transaction was already mined: callback enqueued');
   };
 
   return {
@@ -291,24 +208,14 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     async settled() {
       await loading;
       while (work.size > 0) await Promise.allSettled([...work]);
+      await minedChecks.settled();
     },
     async close() {
       abort.abort();
+      await minedChecks.close();
       await Promise.all([...followed.values()].map((f) => f.done));
       while (work.size > 0) await Promise.allSettled([...work]);
       await Promise.all([...followed.values()].map((f) => f.adapter.close?.()));
     },
   };
-}
-
-/** A node lookup outside the follower: a few quick retries, then the error is logged by the caller. */
-async function withRetries<T>(fn: () => Promise<T>, attempts = 5): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (i >= attempts) throw error;
-      await new Promise((r) => setTimeout(r, 200 * 2 ** i));
-    }
-  }
 }

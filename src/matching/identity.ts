@@ -4,7 +4,7 @@
  * retry, a resend or a rebuild after a crash gives the same key and the same item.
  */
 import { createHash } from 'node:crypto';
-import type { BlockRef, TokenTransfer } from '../chains/types.ts';
+import type { BlockRef, TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import { formatUnits } from '../domain/amounts.ts';
 import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
 import type { Direction, Match } from './match.ts';
@@ -63,37 +63,26 @@ export function matchIdempotencyKey(match: Match, chain: ChainRef, block: Pick<B
   });
 }
 
-/**
- * A token's metadata, looked up elsewhere (contract calls, Omni property info). When it cannot be
- * found, pass nothing: the item then says name and symbol '' and decimals 0 (amount in base units),
- * which is true, rather than a guess.
- */
-export interface TokenMetadata {
-  name: string;
-  symbol: string;
-  /** Fungible tokens: decimal places of `amount`. OMNI: 8 for a divisible property, 0 for an indivisible one. */
-  decimals: number;
-  /** OMNI: the transaction that created the property. */
-  createdByTransactionId?: string;
-  /** OMNI: the Omni transaction type of the transfer; 'Simple Send' when not given. */
-  transactionType?: string;
-}
-
 const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
 
-/** The `data.item` of the callback of `match`, per contract section 4. */
-export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, token?: TokenMetadata): Record<string, unknown> {
+/**
+ * The `data.item` of the callback of `match`, per contract section 4. `subscribedAs` is the subscription's
+ * transaction id or address as the customer spelled it (e.g. a checksummed EVM address, a Tron 41-hex
+ * address): the item echoes that spelling, so a client comparing strings finds its own; matching and the
+ * idempotency key use the normalised form, which names the same thing.
+ */
+export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, token?: TokenMetadata, subscribedAs?: string | null): Record<string, unknown> {
   const minedInBlock = { height: block.height, hash: block.hash, timestamp: block.timestamp };
   const { blockchain, network } = chain;
   switch (match.eventType) {
     case 'TRANSACTION_MINED':
-      return { blockchain, network, transactionId: match.transactionId, minedInBlock };
+      return { blockchain, network, transactionId: subscribedAs ?? match.transactionId, minedInBlock };
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
       const { transfer } = match;
       return {
         blockchain,
         network,
-        address: match.address,
+        address: subscribedAs ?? match.address,
         minedInBlock,
         transactionId: transfer.transactionId,
         tokenType: transfer.tokenType,

@@ -58,6 +58,8 @@ export interface CallbackTargetRow {
   callbackUrl: string;
   apiVersion: string;
   isActive: boolean;
+  /** The transaction id or address as the customer spelled it when subscribing (callbacks echo it); null for threshold subscriptions. */
+  subscribedAs: string | null;
 }
 
 /** Advisory lock key space (first int4 of the two-int4 form; subscriptions.ts uses 1 and 2). */
@@ -212,9 +214,18 @@ export async function pruneWindow(tx: Queryable, chain: ChainKey, height: number
 export async function loadCallbackTargets(q: Queryable, ids: string[]): Promise<Map<string, CallbackTargetRow>> {
   const targets = new Map<string, CallbackTargetRow>();
   if (ids.length === 0) return targets;
-  const rows = await q.query<{ id: string; customer_id: string; event_type: EventType; callback_url: string; api_version: string; is_active: boolean }>(
+  const rows = await q.query<{
+    id: string;
+    customer_id: string;
+    event_type: EventType;
+    callback_url: string;
+    api_version: string;
+    is_active: boolean;
+    subscribed_as: string | null;
+  }>(
     'chain:callback-targets',
-    'SELECT id, customer_id, event_type, callback_url, api_version, is_active FROM subscriptions WHERE id = ANY ($1::uuid[])',
+    `SELECT id, customer_id, event_type, callback_url, api_version, is_active, coalesce(address, transaction_id) AS subscribed_as
+     FROM subscriptions WHERE id = ANY ($1::uuid[])`,
     [ids],
   );
   for (const r of rows) {
@@ -225,6 +236,7 @@ export async function loadCallbackTargets(q: Queryable, ids: string[]): Promise<
       callbackUrl: r.callback_url,
       apiVersion: r.api_version,
       isActive: r.is_active,
+      subscribedAs: r.subscribed_as,
     });
   }
   return targets;
@@ -388,4 +400,30 @@ export async function loadIndexableByIds(q: Queryable, ids: string[]): Promise<I
   if (ids.length === 0) return [];
   const rows = await q.query<IndexableRow>('chain:indexable-by-ids', `SELECT ${INDEXABLE_COLUMNS} FROM subscriptions WHERE id = ANY ($1::uuid[])`, [ids]);
   return rows.map(toIndexable);
+}
+
+/**
+ * Active TRANSACTION_MINED subscriptions of the chain without a callback (other than one cancelled by a
+ * reorganisation): the ones an already-mined check may still owe (read at start and whenever the change listener reconnects).
+ */
+export async function loadUncalledMinedSubscriptions(q: Queryable, chain: ChainKey): Promise<{ id: string; transactionId: string }[]> {
+  const rows = await q.query<{ id: string; target: string }>(
+    'chain:uncalled-mined-subscriptions',
+    `SELECT s.id, s.target FROM subscriptions s
+     WHERE s.blockchain = $1 AND s.network = $2 AND s.is_active AND s.event_type = 'TRANSACTION_MINED' AND s.target IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM callbacks c WHERE c.subscription_id = s.id AND c.outcome IS DISTINCT FROM 'reorganised')`,
+    [chain.blockchain, chain.network],
+  );
+  return rows.map((r) => ({ id: r.id, transactionId: r.target }));
+}
+
+/** Which of the subscriptions `ids` have a callback, not counting those cancelled by a reorganisation. */
+export async function subscriptionsWithCallbacks(q: Queryable, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await q.query<{ subscription_id: string }>(
+    'chain:subscriptions-with-callbacks',
+    "SELECT DISTINCT subscription_id FROM callbacks WHERE subscription_id = ANY ($1::uuid[]) AND outcome IS DISTINCT FROM 'reorganised'",
+    [ids],
+  );
+  return new Set(rows.map((r) => r.subscription_id));
 }

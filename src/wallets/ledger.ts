@@ -21,8 +21,7 @@
  * Node lookups happen inside the block transaction: they are rare (an address's first block, a token's
  * first movement) and cached by the adapter, and a failure rolls the block back to be retried.
  */
-import type { CoinMovement, NormalizedBlock, TokenTransfer, UtxoSpend } from '../chains/types.ts';
-import type { ChainAdapter } from '../ingest/adapter.ts';
+import type { ChainAdapter, CoinMovement, NormalizedBlock, TokenTransfer, UtxoSpend } from '../chains/types.ts';
 import type { ChainKey } from '../store/chain-state.ts';
 import type { Queryable } from '../store/db.ts';
 import {

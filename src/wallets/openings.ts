@@ -15,7 +15,7 @@
  */
 import type { Logger } from 'pino';
 import { mapLimit } from '../chains/concurrency.ts';
-import type { UnspentOutputs } from '../ingest/adapter.ts';
+import type { UnspentOutputs } from '../chains/types.ts';
 import { type ChainKey, getCursor, lockChain } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { openingStillPending, pendingOpenings, recordOutputs, setOpening } from '../store/ledger.ts';

@@ -13,9 +13,8 @@
  */
 import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
-import type { ChainAdapter, TransactionLocation } from '../../ingest/adapter.ts';
 import type { Db } from '../../store/db.ts';
-import type { NormalizedBlock } from '../types.ts';
+import type { ChainAdapter, NormalizedBlock, TransactionLocation } from '../types.ts';
 import { type BlockVerbosity, createBlockFetcher, type FetchedBlock, type Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { normalizeUtxoBlock, type UtxoBlockchain } from './normalize.ts';

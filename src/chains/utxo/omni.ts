@@ -17,12 +17,11 @@
 
 import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
-import type { TokenMetadata } from '../../matching/identity.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata } from '../../store/token-metadata.ts';
 import { mapLimit } from '../concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
-import type { TokenTransfer } from '../types.ts';
+import type { TokenMetadata, TokenTransfer } from '../types.ts';
 import type { Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { normalizeUtxoAddress, parseCoinAmount } from './normalize.ts';

@@ -17,8 +17,8 @@
  * Core < 0.17) cannot tell: undefined.
  */
 import type { Logger } from 'pino';
-import type { UnspentOutput, UnspentOutputs } from '../../ingest/adapter.ts';
 import { mapLimit } from '../concurrency.ts';
+import type { UnspentOutput, UnspentOutputs } from '../types.ts';
 import type { FetchedBlock, Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { normalizeNodeAddress, normalizeUtxoAddress, parseCoinAmount, scriptAddress, type UtxoChainRef } from './normalize.ts';

@@ -16,8 +16,7 @@
 import type { Logger } from 'pino';
 import { validateAddress } from '../../domain/addresses.ts';
 import type { Network } from '../../domain/chains.ts';
-import type { ChainAdapter, TransactionLocation } from '../../ingest/adapter.ts';
-import type { NormalizedBlock } from '../types.ts';
+import type { ChainAdapter, NormalizedBlock, TransactionLocation } from '../types.ts';
 import { ledgerFromResponse, normalizeXrpLedger, normalizeXrpLedgerHeader } from './normalize.ts';
 import { createRippledClient, isRippledError } from './rpc.ts';
 import type { RpcLedgerResult, RpcTransactionFields } from './rpc-types.ts';

@@ -1,0 +1,272 @@
+/**
+ * The already-mined check of TRANSACTION_MINED subscriptions: a transaction mined before (or while) it
+ * was subscribed to gets its callback now (contract: mined at one confirmation), and exactly one of
+ * this check and the follower sends it.
+ *
+ * Why no callback can fall between the two:
+ * - A block the follower has applied (seen under the chain's lock, which the follower holds while it
+ *   applies one) is the check's to call back, with the same idempotency key as the follower's own match
+ *   would have, so the outbox keeps one.
+ * - A block not applied yet is the follower's, but the follower may be applying it at this very moment
+ *   with an index read before the subscription arrived, or be another ingest process whose index has not
+ *   heard of it yet (announcements reach processes at different times). So the check is parked, and run
+ *   again once the cursor has moved past what it saw, unless the subscription has a callback by then:
+ *   whichever way the race went, one of the two sends it.
+ * - Start and every reconnection of the change listener check every active TRANSACTION_MINED
+ *   subscription that has no callback (`checkAllUncalled`): one created while no ingest process
+ *   listened, or before a crash between its create and its check, is not forgotten.
+ */
+import type { Logger } from 'pino';
+import type { ChainAdapter } from '../chains/types.ts';
+import { SubscriptionIndex } from '../matching/index.ts';
+import { enqueueCallbacks } from '../store/callbacks.ts';
+import {
+  type ChainCursor,
+  type ChainKey,
+  getCursor,
+  loadCallbackTargets,
+  loadIndexableByIds,
+  loadUncalledMinedSubscriptions,
+  lockChain,
+  recordBlockCallbacks,
+  subscriptionsWithCallbacks,
+  windowBlockAt,
+} from '../store/chain-state.ts';
+import type { Db, Queryable } from '../store/db.ts';
+import { buildBlockEvents } from './events.ts';
+
+/** Node lookups in flight at once, per process. */
+const CONCURRENCY = 16;
+/** How often parked checks look at the cursor. */
+const PARKED_SWEEP_MS = 500;
+/** Longest wait before a failed check is tried again. */
+const MAX_RETRY_MS = 60_000;
+
+export interface MinedCheckChain {
+  key: ChainKey;
+  adapter: ChainAdapter;
+  confirmations: number;
+}
+
+interface Check {
+  chain: MinedCheckChain;
+  subscriptionId: string;
+  transactionId: string;
+  /** Failed attempts before this one. */
+  failures?: number;
+}
+
+/**
+ * A check that left its block to the follower: run again once the cursor has reached `height` and is no
+ * longer `seen`. A check that failed (node or database down): run again at `retryAt`.
+ */
+interface Parked extends Check {
+  height: number;
+  seen: { height: number; hash: string } | undefined;
+  retryAt?: number;
+  failures?: number;
+}
+
+export interface AlreadyMinedChecks {
+  /** Checks one subscription (just created or activated, and already in the index). */
+  check(chain: MinedCheckChain, subscriptionId: string, transactionId: string): void;
+  /** Checks every active TRANSACTION_MINED subscription of `chain` without a callback. */
+  checkAllUncalled(chain: MinedCheckChain): Promise<number>;
+  /** Resolves when nothing is queued or running (parked checks wait for the follower: not counted). */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'info' | 'warn' | 'error'> }): AlreadyMinedChecks {
+  const { db, logger } = deps;
+  const abort = new AbortController();
+  const queue: Check[] = [];
+  /** Subscriptions queued, running or parked: one check at a time per subscription. */
+  const known = new Set<string>();
+  const parked = new Map<string, Parked>();
+  const running = new Set<Promise<unknown>>();
+  let sweepTimer: NodeJS.Timeout | undefined;
+  /**
+   * The locked steps of one chain run one at a time: a check waiting for the chain's lock holds a pooled
+   * connection, and a pool full of waiting checks would starve the very block transaction they wait for.
+   */
+  const lockQueues = new Map<string, Promise<unknown>>();
+  const underChainLock = <T>(chain: ChainKey, name: string, fn: (tx: Queryable) => Promise<T>): Promise<T> => {
+    const k = `${chain.blockchain}/${chain.network}`;
+    const run = (lockQueues.get(k) ?? Promise.resolve()).then(() =>
+      db.transaction(name, async (tx) => {
+        await lockChain(tx, chain);
+        return await fn(tx);
+      }),
+    );
+    const tail = run.catch(() => undefined);
+    lockQueues.set(k, tail);
+    void tail.then(() => lockQueues.get(k) === tail && lockQueues.delete(k));
+    return run;
+  };
+
+  const check = (chain: MinedCheckChain, subscriptionId: string, transactionId: string) => {
+    if (abort.signal.aborted || known.has(subscriptionId)) return;
+    known.add(subscriptionId);
+    queue.push({ chain, subscriptionId, transactionId });
+    pump();
+  };
+
+  const pump = () => {
+    while (running.size < CONCURRENCY && queue.length > 0 && !abort.signal.aborted) {
+      const next = queue.shift() as Check;
+      const p = runCheck(next)
+        .then((park) => {
+          if (park) {
+            parked.set(next.subscriptionId, { ...next, ...park });
+            scheduleSweep();
+          } else known.delete(next.subscriptionId);
+        })
+        .catch((error) => {
+          // Never dropped: a node or database in trouble delays the check, with backoff.
+          const failures = (next.failures ?? 0) + 1;
+          const retryInMs = Math.min(MAX_RETRY_MS, 1_000 * 2 ** failures);
+          parked.set(next.subscriptionId, { ...next, height: 0, seen: undefined, failures, retryAt: Date.now() + retryInMs });
+          scheduleSweep();
+          logger.warn(
+            { err: error, subscriptionId: next.subscriptionId, transactionId: next.transactionId, retryInMs },
+            'could not check yet whether the subscribed transaction was already mined; retrying',
+          );
+        })
+        .finally(() => {
+          running.delete(p);
+          pump();
+        });
+      running.add(p);
+    }
+  };
+
+  /** Where the follower stands on `location`'s block, read under the chain's lock by the caller. */
+  const standing = async (tx: Queryable, chain: MinedCheckChain, location: { height: number; hash: string }) => {
+    const cursor = await getCursor(tx, chain.key);
+    // undefined = the follower's: not applied yet, or our window holds another block there.
+    if (!cursor || location.height > cursor.height) return { cursor, block: undefined };
+    const ours = await windowBlockAt(tx, chain.key, location.height);
+    // null = older than the window (deep enough not to change).
+    if (!ours) return { cursor, block: null };
+    return { cursor, block: ours.hash === location.hash ? ours : undefined };
+  };
+
+  /** Runs one check; answers where to park it when the block is left to the follower. */
+  const runCheck = async ({ chain, subscriptionId, transactionId }: Check): Promise<Omit<Parked, keyof Check> | undefined> => {
+    if (!chain.adapter.findTransaction) return undefined;
+    const location = await withRetries(() => chain.adapter.findTransaction?.(transactionId) ?? Promise.resolve(undefined), abort.signal);
+    if (!location) return undefined;
+    const parkAt = (cursor: ChainCursor | undefined) => ({ height: location.height, seen: cursor && { height: cursor.height, hash: cursor.hash } });
+    // A first look without the lock: "not applied yet" may be a block being applied right now with an
+    // index read before this subscription arrived, so it parks the check rather than ends it.
+    const first = await standing(db, chain, location);
+    if (first.block === undefined) return parkAt(first.cursor);
+    // Older than the window: the node's own block, fetched outside any transaction.
+    const ref = first.block ?? (await withRetries(() => chain.adapter.getBlock(location.height), abort.signal));
+    const [row] = await loadIndexableByIds(db, [subscriptionId]);
+    if (!row?.isActive) return undefined;
+    const single = new SubscriptionIndex(chain.key.blockchain, chain.key.network);
+    single.add(row);
+    return await underChainLock(chain.key, 'ingest:already-mined-enqueue', async (tx) => {
+      // Checked again under the lock held until commit: a reorganisation in between parks it again.
+      const now = await standing(tx, chain, location);
+      if (now.block === undefined) return parkAt(now.cursor);
+      const events = await buildBlockEvents(
+        {
+          index: single,
+          block: { ...ref, parentHash: '', transactionIds: [transactionId], tokenTransfers: [], internalTransfers: [], coinMovements: [] },
+          chain: chain.key,
+          defaultConfirmations: chain.confirmations,
+        },
+        (ids) => loadCallbackTargets(tx, ids),
+      );
+      const enqueued = await enqueueCallbacks(tx, events.now);
+      // In the window: recorded under its block, so a later reorganisation cancels it if unsent.
+      if (now.block) {
+        await recordBlockCallbacks(
+          tx,
+          chain.key,
+          events.now.map((c) => ({ blockHeight: location.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey })),
+        );
+      }
+      if (enqueued > 0)
+        logger.info({ ...chain.key, subscriptionId, transactionId, height: location.height }, 'subscribed transaction was already mined: callback enqueued');
+      return undefined;
+    });
+  };
+
+  const scheduleSweep = () => {
+    if (sweepTimer || parked.size === 0 || abort.signal.aborted) return;
+    sweepTimer = setTimeout(() => {
+      sweepTimer = undefined;
+      const p = sweepParked()
+        .catch((error) => logger.warn({ err: error, parked: parked.size }, 'could not look at the parked already-mined checks; trying again'))
+        .finally(() => {
+          running.delete(p);
+          scheduleSweep();
+        });
+      running.add(p);
+    }, PARKED_SWEEP_MS);
+    sweepTimer.unref();
+  };
+
+  /** Parked checks whose chain moved on: dropped when the subscription has a callback by now, else run again. */
+  const sweepParked = async () => {
+    const byChain = new Map<string, Parked[]>();
+    for (const p of parked.values()) {
+      const k = `${p.chain.key.blockchain}/${p.chain.key.network}`;
+      byChain.set(k, [...(byChain.get(k) ?? []), p]);
+    }
+    for (const list of byChain.values()) {
+      const cursor = await getCursor(db, (list[0] as Parked).chain.key);
+      const now = Date.now();
+      const moved = list.filter((p) =>
+        p.retryAt !== undefined
+          ? now >= p.retryAt
+          : cursor !== undefined && cursor.height >= p.height && (cursor.height !== p.seen?.height || cursor.hash !== p.seen.hash),
+      );
+      if (moved.length === 0) continue;
+      const called = await subscriptionsWithCallbacks(
+        db,
+        moved.map((p) => p.subscriptionId),
+      );
+      for (const p of moved) {
+        parked.delete(p.subscriptionId);
+        if (called.has(p.subscriptionId)) known.delete(p.subscriptionId);
+        else queue.push({ chain: p.chain, subscriptionId: p.subscriptionId, transactionId: p.transactionId, failures: p.failures });
+      }
+    }
+    pump();
+  };
+
+  return {
+    check,
+    async checkAllUncalled(chain) {
+      const rows = await loadUncalledMinedSubscriptions(db, chain.key);
+      for (const row of rows) check(chain, row.id, row.transactionId);
+      return rows.length;
+    },
+    async settled() {
+      while (running.size > 0 || queue.length > 0) await Promise.allSettled([...running]);
+    },
+    async close() {
+      abort.abort();
+      clearTimeout(sweepTimer);
+      queue.length = 0;
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
+}
+
+/** A node lookup outside the follower: a few quick retries (none once closing), then the error is logged by the caller. */
+async function withRetries<T>(fn: () => Promise<T>, signal: AbortSignal, attempts = 5): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (i >= attempts || signal.aborted) throw error;
+      await new Promise((r) => setTimeout(r, 200 * 2 ** i));
+    }
+  }
+}
