@@ -12,9 +12,9 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 
@@ -58,6 +58,27 @@ function serverUser(): { uid: number; gid: number } | undefined {
   } catch {
     execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
     return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+/**
+ * Runs `use` with a file holding the superuser password for initdb, readable by the server's user only:
+ * mode 0600 in a directory of mode 0700 made for it, both owned by that user, next to the server's data
+ * directory (where that user can reach it). Never in the system temp directory, where other local users
+ * could read it while initdb runs. Removed afterwards, also when initdb fails.
+ */
+function withPasswordFile<T>(beside: string, password: string, owner: { uid: number; gid: number } | undefined, use: (file: string) => T): T {
+  const privateDir = mkdtempSync(join(beside, '.initdb-'));
+  try {
+    const file = join(privateDir, 'password');
+    writeFileSync(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+    if (owner) {
+      chownSync(file, owner.uid, owner.gid);
+      chownSync(privateDir, owner.uid, owner.gid);
+    }
+    return use(file);
+  } finally {
+    rmSync(privateDir, { recursive: true, force: true });
   }
 }
 
@@ -170,17 +191,14 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
     const password = randomBytes(18).toString('base64url');
     mkdirSync(pgdata, { recursive: true, mode: 0o700 });
     if (owner) chownSync(pgdata, owner.uid, owner.gid);
-    const pwfile = join(tmpdir(), `herald-initdb-${randomBytes(6).toString('hex')}`);
-    writeFileSync(pwfile, `${password}\n`, { mode: 0o644 });
-    try {
+    withPasswordFile(root, password, owner, (pwfile) =>
       execFileSync(initdb, [`--pgdata=${pgdata}`, `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'], {
         ...owner,
         stdio: ['ignore', 'ignore', 'pipe'],
-      });
-    } finally {
-      execFileSync('rm', ['-f', pwfile]);
-    }
-    writeFileSync(passwordFile, password, { mode: 0o600 });
+      }),
+    );
+    rmSync(passwordFile, { force: true }); // a stale one of a failed first start would keep its mode
+    writeFileSync(passwordFile, password, { mode: 0o600, flag: 'wx' });
   }
   const password = readFileSync(passwordFile, 'utf8').trim();
 
@@ -196,7 +214,9 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
   const { postgres } = await loadBinaries();
   const port = await freePort();
   const socketDir = socketDirFor(pgdata, port);
-  const logFd = openSync(logFile, 'a');
+  // The log can quote rows (a failed statement's details): for the operator only.
+  const logFd = openSync(logFile, 'a', 0o600);
+  chmodSync(logFile, 0o600);
   const child = spawn(
     postgres,
     ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200'],

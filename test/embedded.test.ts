@@ -1,0 +1,148 @@
+/**
+ * The embedded PostgreSQL's first start as the other users of the machine see it: the superuser password
+ * is never readable by another local user, not even for the seconds initdb runs (a watcher polls the temp
+ * directory and the data directory throughout, as an attacker would); the secret files herald writes are
+ * mode 0600.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openEmbeddedDatabase } from '../src/store/embedded.ts';
+
+const isRoot = userInfo().uid === 0;
+const idOf = (flag: string, user: string) => Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
+const toRemove: string[] = [];
+afterAll(() => {
+  for (const path of toRemove.reverse()) rmSync(path, { recursive: true, force: true });
+});
+
+interface SeenFile {
+  path: string;
+  mode: number;
+  uid: number;
+  dirMode: number;
+  dirUid: number;
+  text: string;
+}
+
+/**
+ * Polls, as `user` (or as us), the `herald*` files of the temp directory and every file under `dataDir`
+ * but the server's own data, and keeps each version of each file it could read. Runs until stop(), which
+ * makes one last pass.
+ */
+function watchFiles(dataDir: string, user?: { uid: number; gid: number }) {
+  const script = `
+    const fs = require('node:fs'), path = require('node:path');
+    const [tmp, dataDir] = process.argv.slice(1);
+    const seen = new Map();
+    let passes = 0, stopped = false;
+    function look(file) {
+      try {
+        const st = fs.lstatSync(file), dir = fs.statSync(path.dirname(file));
+        if (!st.isFile() || st.size > 4096) return;
+        const text = fs.readFileSync(file, 'utf8');
+        const entry = { path: file, mode: st.mode & 0o7777, uid: st.uid, dirMode: dir.mode & 0o7777, dirUid: dir.uid, text };
+        seen.set(JSON.stringify(entry), entry);
+      } catch {}
+    }
+    function walk(dir) {
+      let names = [];
+      try { names = fs.readdirSync(dir); } catch {}
+      for (const name of names) {
+        const p = path.join(dir, name);
+        if (p === path.join(dataDir, 'postgres')) continue;
+        let st; try { st = fs.lstatSync(p); } catch { continue; }
+        if (st.isDirectory()) walk(p); else look(p);
+      }
+    }
+    function pass() {
+      let names = [];
+      try { names = fs.readdirSync(tmp); } catch {}
+      for (const name of names) if (name.startsWith('herald')) look(path.join(tmp, name));
+      walk(dataDir);
+      passes++;
+    }
+    (function loop() { pass(); if (passes === 1) process.stdout.write('ready\\n'); if (!stopped) setTimeout(loop, 1); })();
+    process.stdin.on('data', () => {});
+    process.stdin.on('end', () => { stopped = true; pass(); process.stdout.write(JSON.stringify({ passes, seen: [...seen.values()] }) + '\\n'); });
+  `;
+  const child = spawn(process.execPath, ['-e', script, tmpdir(), dataDir], { ...user, cwd: '/', stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+  });
+  const ready = new Promise<void>((done, fail) => {
+    child.stdout.on('data', () => out.startsWith('ready\n') && done());
+    child.once('exit', (code) => fail(new Error(`watcher exited (${code}): ${out}`)));
+  });
+  return {
+    ready,
+    async stop(): Promise<{ passes: number; seen: SeenFile[] }> {
+      const exited = new Promise((done) => child.once('exit', done));
+      child.stdin.end();
+      await exited;
+      return JSON.parse(out.slice('ready\n'.length)) as { passes: number; seen: SeenFile[] };
+    },
+  };
+}
+
+const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+describe('the superuser password of the embedded server', () => {
+  it("is readable by its owner only: initdb's password file is 0600 in a private 0700 directory of the server's user, never in the temp directory, and gone after", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'herald-embedded-'));
+    toRemove.push(dataDir);
+    const serverUid = isRoot ? idOf('-u', 'postgres') : userInfo().uid;
+    const asUs = watchFiles(dataDir);
+    // Another local user, as the audit's attacker (only root can start one).
+    const asOther = isRoot ? watchFiles(dataDir, { uid: idOf('-u', 'nobody'), gid: idOf('-g', 'nobody') }) : undefined;
+    await asUs.ready;
+    await asOther?.ready;
+
+    const db = await openEmbeddedDatabase(dataDir);
+    try {
+      const passwordFile = join(dataDir, 'postgres-password');
+      const password = readFileSync(passwordFile, 'utf8');
+      expect(password.length).toBeGreaterThan(20);
+
+      const ours = await asUs.stop();
+      const holding = ours.seen.filter((f) => f.text.includes(password));
+      // initdb's password file was seen (the watcher looked while initdb ran), and every file that held the
+      // password was under the data directory, 0600.
+      const forInitdb = holding.filter((f) => f.path !== passwordFile);
+      expect(forInitdb.length, `the watcher (${ours.passes} passes) saw no password file for initdb`).toBeGreaterThan(0);
+      for (const f of forInitdb) {
+        expect({ path: f.path.startsWith(`${dataDir}/`), mode: f.mode, uid: f.uid, dirMode: f.dirMode, dirUid: f.dirUid }, f.path).toEqual({
+          path: true,
+          mode: 0o600,
+          uid: serverUid,
+          dirMode: 0o700,
+          dirUid: serverUid,
+        });
+      }
+      for (const f of holding.filter((f) => f.path === passwordFile)) expect([f.mode, f.uid]).toEqual([0o600, userInfo().uid]);
+
+      if (asOther) {
+        const theirs = await asOther.stop();
+        // It could look into the data directory (it read the owner pid file), but never read the password.
+        expect(theirs.seen.map((f) => f.path)).toContain(join(dataDir, 'postgres-owner.pid'));
+        expect(theirs.seen.filter((f) => f.text.includes(password)).map((f) => f.path)).toEqual([]);
+      }
+
+      // Afterwards: the secret files 0600 (the server's data 0700), nothing left of initdb's file, and no
+      // file of the temp directory holds the password.
+      expect(modeOf(passwordFile)).toBe(0o600);
+      expect(modeOf(join(dataDir, 'postgres.log'))).toBe(0o600);
+      expect([modeOf(join(dataDir, 'postgres')), statSync(join(dataDir, 'postgres')).uid]).toEqual([0o700, serverUid]);
+      expect(readdirSync(dataDir).filter((name) => name.includes('initdb'))).toEqual([]);
+      const tempFiles = readdirSync(tmpdir())
+        .map((name) => join(tmpdir(), name))
+        .filter((p) => lstatSync(p).isFile() && lstatSync(p).size < 4096);
+      expect(tempFiles.filter((p) => readFileSync(p, 'utf8').includes(password))).toEqual([]);
+    } finally {
+      await db.stop();
+    }
+  });
+});
