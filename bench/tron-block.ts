@@ -3,7 +3,7 @@
  * transfers, in java-tron's JSON (`getblockbynum` + `gettransactioninfobyblocknum`), normalised by
  * normalizeTronBlock in at most 10 ms (median).
  *
- * The block is synthetic but shaped like the recorded responses (../shared/fixtures/tron: the Nile
+ * The block is synthetic but shaped like the recorded responses (test/fixtures/tron: the Nile
  * getblockbynum header, the gettransactionbyid body and the mainnet USDT gettransactioninfobyid): every
  * transaction a TriggerSmartContract calling transfer(address,uint256) on one of 5 TRC-20 contracts,
  * hex addresses with the 41 prefix (the default, not `visible: true`), every info with its receipt, fee

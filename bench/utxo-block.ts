@@ -2,7 +2,7 @@
  * Bitcoin-family benchmark, two parts (targets from the issue).
  *
  * (a) One big recorded block: mainnet 766391 (1,034 transactions, 3.1 MB of `getblock <hash> 2` JSON,
- *     ../shared/fixtures/bitcoin/mainnet/vivita) normalised by normalizeUtxoBlock and matched (matchBlock)
+ *     test/fixtures/bitcoin/mainnet/vivita) normalised by normalizeUtxoBlock and matched (matchBlock)
  *     against an index of 1,000,000 bitcoin/mainnet subscriptions in at most 60 ms (median of 20, after 5
  *     warm-up runs). Normalising and matching are also reported apart. The index mixes 500,000
  *     TRANSACTION_MINED subscriptions (200 of them on transactions of this block) and 500,000
@@ -72,7 +72,7 @@ import {
 } from './lib.ts';
 import type { FakeUtxoNodeInfo } from './utxo-fake-node.ts';
 
-const BLOCK_FILE = join(ROOT, '..', 'shared', 'fixtures', 'bitcoin', 'mainnet', 'vivita', 'getblock_2_height766391_00000000000000000001ed7f.json');
+const BLOCK_FILE = join(ROOT, 'test', 'fixtures', 'bitcoin', 'mainnet', 'vivita', 'getblock_2_height766391_00000000000000000001ed7f.json');
 const BLOCK_TRANSACTIONS = 1034;
 const SUBSCRIPTIONS = { transaction: 500_000, address: 500_000 };
 const HITS = { transaction: 200, address: 200 };

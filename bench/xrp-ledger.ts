@@ -3,7 +3,7 @@
  * `ledger` answer (`transactions: true, expand: true`), normalised by normalizeXrpLedger in at most 10 ms
  * (median).
  *
- * The ledger is synthetic, shaped like the recorded ones (../shared/fixtures/xrp: ledgerFull7501326.json
+ * The ledger is synthetic, shaped like the recorded ones (test/fixtures/xrp: ledgerFull7501326.json
  * for the ledger and API v1 transaction layout, transactionEntry.json for an XRP payment's metadata):
  * 1,000 XRP Payments, each with its fields, signature and `metaData` holding two AccountRoot ModifiedNodes
  * (the sender's balance down by amount + fee with its Sequence, the recipient's up by the amount),
@@ -37,7 +37,7 @@ const CLOSE_TIME = 800_000_000;
 const WARMUP = 20;
 const MEASURED = 50;
 const TARGET_MEDIAN_MS = 10;
-const RECORDED = join(ROOT, '..', 'shared', 'fixtures', 'xrp', 'xrpl.js', 'ledgerFull7501326.json');
+const RECORDED = join(ROOT, 'test', 'fixtures', 'xrp', 'xrpl.js', 'ledgerFull7501326.json');
 
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits;
 

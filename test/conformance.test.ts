@@ -1,5 +1,5 @@
 /**
- * Fixture conformance: EVERY file of the recorded node data in ../shared/fixtures (bitcoin, bitcoin-cash,
+ * Fixture conformance: EVERY file of the recorded node data in test/fixtures (bitcoin, bitcoin-cash,
  * litecoin, dogecoin, dash, zcash, omni, tron, xrp) is read by the normaliser of its chain and checked
  * against recorded facts. A file that cannot be read or parsed fails its test (never skips); a file that no
  * checker claims fails with "unclassified fixture: add a checker"; what is not node data is excluded by name,
@@ -50,7 +50,7 @@ import type { RpcTransactionMeta } from '../src/chains/xrp/rpc-types.ts';
 import { validateAddress, validateTransactionId } from '../src/domain/addresses.ts';
 import type { Network } from '../src/domain/chains.ts';
 
-const FIXTURES = resolve(process.cwd(), '../shared/fixtures');
+const FIXTURES = resolve(process.cwd(), 'test/fixtures');
 
 /**
  * The chain directories whose every file must be read here. EVM blocks, receipts and traces are checked in
@@ -60,7 +60,7 @@ const FIXTURES = resolve(process.cwd(), '../shared/fixtures');
  */
 const CHAIN_DIRECTORIES = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash', 'omni', 'tron', 'xrp', 'evm'];
 
-/** What is in ../shared/fixtures but not read here, and why. */
+/** What is in test/fixtures but not read here, and why. */
 const EXCLUDED: Record<string, string> = {
   'README.md': "the collection's documentation (its file index is checked against every file below), not node data",
 };

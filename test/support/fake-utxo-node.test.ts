@@ -1,6 +1,6 @@
 /**
  * The fake Bitcoin-family nodes against what real nodes print: key sets of blocks, transactions, inputs,
- * outputs and scripts compared with the recorded fixtures of each chain (../shared/fixtures), amounts as
+ * outputs and scripts compared with the recorded fixtures of each chain (test/fixtures), amounts as
  * Core writes them, ids that are the double SHA-256 of the printed bytes, HTTP and JSON-RPC behaviour
  * (auth, batches, error statuses), each dialect's own limits, growth, reorganisations, the Omni layer,
  * and the service's normaliser reading the fake's blocks.
@@ -15,7 +15,7 @@ import { descriptorChecksum, fromHex, sha256d, toHex } from './fake-utxo/encodin
 import { coinText } from './fake-utxo/json-text.ts';
 import { type FakeUtxoNode, startFakeUtxoDriver, startFakeUtxoNode, type UtxoDialect } from './fake-utxo-node.ts';
 
-const FIXTURES = path.resolve(process.cwd(), '../shared/fixtures');
+const FIXTURES = path.resolve(process.cwd(), 'test/fixtures');
 // biome-ignore lint/suspicious/noExplicitAny: recorded node output
 const fixture = (file: string): any => JSON.parse(readFileSync(path.join(FIXTURES, file), 'utf8'));
 const keys = (o: unknown) => Object.keys(o as object).sort();

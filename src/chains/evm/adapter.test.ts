@@ -1,6 +1,6 @@
 /**
  * The EVM adapter against fake JSON-RPC nodes over real HTTP (node:http) and WebSocket (ws), serving the
- * recorded mainnet responses of ../shared/fixtures/evm/ethereum-mainnet in the JSON-RPC envelope.
+ * recorded mainnet responses of test/fixtures/evm/ethereum-mainnet in the JSON-RPC envelope.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -25,7 +25,7 @@ const ETL = 'ethereum-mainnet/ethereum-etl/';
 
 /** A recorded file without its JSON-RPC envelope; a missing file throws (the test fails, never skips). */
 function fixture<T>(rel: string): T {
-  const json = JSON.parse(readFileSync(new URL(`../../../../shared/fixtures/evm/${rel}`, import.meta.url), 'utf8')) as unknown;
+  const json = JSON.parse(readFileSync(new URL(`../../../test/fixtures/evm/${rel}`, import.meta.url), 'utf8')) as unknown;
   if (json !== null && typeof json === 'object' && !Array.isArray(json) && 'result' in json) return (json as { result: T }).result;
   return json as T;
 }

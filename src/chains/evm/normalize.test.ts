@@ -15,7 +15,7 @@ const ETL = 'ethereum-mainnet/ethereum-etl/';
 
 /** Reads a recorded file; a missing or unparsable file throws, so the test fails (never skips). Unwraps the JSON-RPC envelope (with or without `jsonrpc`). */
 function fixture<T>(rel: string): T {
-  const text = readFileSync(new URL(`../../../../shared/fixtures/evm/${rel}`, import.meta.url), 'utf8');
+  const text = readFileSync(new URL(`../../../test/fixtures/evm/${rel}`, import.meta.url), 'utf8');
   const json = JSON.parse(text) as unknown;
   if (json !== null && typeof json === 'object' && !Array.isArray(json) && 'result' in json) return (json as { result: T }).result;
   return json as T;

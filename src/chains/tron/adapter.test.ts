@@ -1,5 +1,5 @@
 /**
- * The Tron adapter over real HTTP: against recorded java-tron answers (../shared/fixtures/tron, served
+ * The Tron adapter over real HTTP: against recorded java-tron answers (test/fixtures/tron, served
  * through the fake node's intercept hook) and against the fake java-tron node's live chain
  * (test/support/fake-tron-node.ts), whose state the normalised blocks and balances must agree with.
  */
@@ -17,7 +17,7 @@ import type { TronBlock, TronTransactionInfo } from './rpc-types.ts';
 
 /** A recorded java-tron answer; a missing file throws (the test fails, never skips). Plain JSON, no envelope. */
 function fixture<T>(rel: string): T {
-  return JSON.parse(readFileSync(resolve(process.cwd(), '../shared/fixtures/tron', rel), 'utf8')) as T;
+  return JSON.parse(readFileSync(resolve(process.cwd(), 'test/fixtures/tron', rel), 'utf8')) as T;
 }
 
 const nodes: FakeTronNode[] = [];

@@ -16,7 +16,7 @@ import type { TronBlock, TronContract, TronInternalTransaction, TronLog, TronTra
 
 /** Reads a recorded file; a missing or unparsable file throws, so the test fails (never skips). java-tron answers plain JSON, no envelope. */
 function fixture<T>(rel: string): T {
-  return JSON.parse(readFileSync(new URL(`../../../../shared/fixtures/tron/${rel}`, import.meta.url), 'utf8')) as T;
+  return JSON.parse(readFileSync(new URL(`../../../test/fixtures/tron/${rel}`, import.meta.url), 'utf8')) as T;
 }
 
 const b58 = createBase58check(sha256);

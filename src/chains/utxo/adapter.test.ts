@@ -1,6 +1,6 @@
 /**
  * The Bitcoin-family adapter against stub nodes speaking Core's JSON-RPC over real HTTP, answering with
- * the recorded responses of ../shared/fixtures (bitcoin 50000–50002 and the getrawtransaction answers of the
+ * the recorded responses of test/fixtures (bitcoin 50000–50002 and the getrawtransaction answers of the
  * outputs block 50001 spends; zcash, dogecoin and bitcoin-cash blocks for their dialects). What a dialect
  * does with a verbosity it does not serve is the node's real answer (see blocks.ts for the sources).
  *
@@ -33,7 +33,7 @@ const outputsOf = async (answer: Promise<UnspentOutputs | undefined>) => (await 
 // Recorded data
 // ---------------------------------------------------------------------------------------------------------------
 
-const FIXTURES = path.resolve(process.cwd(), '../shared/fixtures');
+const FIXTURES = path.resolve(process.cwd(), 'test/fixtures');
 
 /** A recorded file without its JSON-RPC envelope; a missing file throws (the test fails, never skips). */
 function fixture<T>(rel: string): T {

@@ -22,10 +22,10 @@ import {
 import type { RpcBlock, RpcTransaction } from './rpc-types.ts';
 
 // ---------------------------------------------------------------------------------------------------------
-// Fixture access: the recorded files live in /work/shared/fixtures (../shared/fixtures from the project root)
+// Fixture access: the recorded files live in test/fixtures (copied from the shared collection, README and index included)
 // and are read in place. A missing or unparsable file throws, so its tests fail (never skip).
 
-const FIXTURES = new URL('../../../../shared/fixtures/', import.meta.url);
+const FIXTURES = new URL('../../../test/fixtures/', import.meta.url);
 
 function fixtureText(rel: string): string {
   return readFileSync(new URL(rel, FIXTURES), 'utf8');

@@ -1,5 +1,5 @@
 /**
- * Omni transfers from omni_gettransaction answers (the recorded ones of ../shared/fixtures/omni, and the
+ * Omni transfers from omni_gettransaction answers (the recorded ones of test/fixtures/omni, and the
  * Send All / Send To Many / Crowdsale Purchase / DEx Purchase shapes Omni Core's rpctxobject.cpp prints),
  * and the Omni reader against a stub Omni Core over real HTTP: batching, validity, block checks, balances.
  */
@@ -11,7 +11,7 @@ import { UtxoAdapterError } from './errors.ts';
 import { createOmniReader, MAX_BALANCE_WALK_BLOCKS, OmniFormatError, type OmniTransaction, omniAmount, omniTransfers } from './omni.ts';
 import { createUtxoRpcClient, type UtxoRpcClient } from './rpc.ts';
 
-const FIXTURES = path.resolve(process.cwd(), '../shared/fixtures');
+const FIXTURES = path.resolve(process.cwd(), 'test/fixtures');
 const fixture = <T>(rel: string): T => JSON.parse(readFileSync(path.join(FIXTURES, rel), 'utf8')) as T;
 
 /** omniexplorer's answer = omni_gettransaction plus `propertyname` and `flags` (fixtures README). */

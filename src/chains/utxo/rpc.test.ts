@@ -14,7 +14,7 @@ import { parseCoinAmount } from './normalize.ts';
 import { createUtxoRpcClient, quoteAmounts, type UtxoRpcClient, UtxoRpcError } from './rpc.ts';
 import type { RpcBlock } from './rpc-types.ts';
 
-const FIXTURES = path.resolve(process.cwd(), '../shared/fixtures');
+const FIXTURES = path.resolve(process.cwd(), 'test/fixtures');
 const fixtureText = (rel: string) => readFileSync(path.join(FIXTURES, rel), 'utf8');
 
 let stub: UtxoRpcStub;

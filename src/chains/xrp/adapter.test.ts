@@ -1,6 +1,6 @@
 /**
  * The XRP adapter against the fake rippled (test/support/fake-rippled.ts) and against a scripted server
- * answering with the recorded rippled responses of ../shared/fixtures/xrp re-wrapped the HTTP way. The
+ * answering with the recorded rippled responses of test/fixtures/xrp re-wrapped the HTTP way. The
  * fake's own formats are checked against the recorded ones here too.
  */
 import { readFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { XrpRpcError } from './rpc.ts';
 type Json = Record<string, unknown>;
 
 function recorded(rel: string): Json {
-  return JSON.parse(readFileSync(resolve(process.cwd(), '../shared/fixtures/xrp', rel), 'utf8')) as Json;
+  return JSON.parse(readFileSync(resolve(process.cwd(), 'test/fixtures/xrp', rel), 'utf8')) as Json;
 }
 
 /** A recorded WebSocket answer as rippled's HTTP JSON-RPC sends it. */

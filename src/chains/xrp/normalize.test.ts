@@ -21,7 +21,7 @@ const MAINNET = { network: 'mainnet' } as const;
 
 /** Reads a recorded file as it is (envelope included); a missing or unparsable file throws, so the test fails (never skips). */
 function load(rel: string): unknown {
-  return JSON.parse(readFileSync(new URL(`../../../../shared/fixtures/xrp/${rel}`, import.meta.url), 'utf8')) as unknown;
+  return JSON.parse(readFileSync(new URL(`../../../test/fixtures/xrp/${rel}`, import.meta.url), 'utf8')) as unknown;
 }
 
 type Json = Record<string, unknown>;

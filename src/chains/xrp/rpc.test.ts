@@ -13,7 +13,7 @@ type Json = Record<string, unknown>;
 
 /** A recorded file (WebSocket envelope) as rippled's HTTP JSON-RPC sends it: `{result: {..., status}}`. */
 function recordedOverHttp(rel: string): Json {
-  const ws = JSON.parse(readFileSync(resolve(process.cwd(), '../shared/fixtures/xrp', rel), 'utf8')) as Json;
+  const ws = JSON.parse(readFileSync(resolve(process.cwd(), 'test/fixtures/xrp', rel), 'utf8')) as Json;
   if (ws.status === 'error') {
     const { id: _id, type: _type, ...rest } = ws;
     return { result: rest };
