@@ -13,6 +13,7 @@ import type { Clock } from '../src/delivery/worker.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
 import { enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
+import { findCustomerByName } from '../src/store/customers.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type Behaviour, type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, type TestCa, writeCaFile } from './support/tls.ts';
@@ -95,8 +96,22 @@ async function receiver(defaultBehaviour?: Behaviour): Promise<Receiver> {
   return r;
 }
 
-function customer(): Promise<TestCustomer> {
-  return t.customer({ domains: ['localhost'] });
+/** A customer whose callbacks may go to the receivers; `credits` defaults to plenty. */
+function customer(credits?: bigint): Promise<TestCustomer> {
+  return t.customer({ domains: ['localhost'], ...(credits !== undefined && { credits }) });
+}
+
+/** Exactly what one transaction-mined subscription costs: a customer created with it has 0 left after subscribing. */
+const ONE_SUBSCRIPTION = 1000n;
+
+async function creditsOf(c: TestCustomer): Promise<bigint | undefined> {
+  return (await findCustomerByName(t.app.database.db, c.name))?.credits;
+}
+
+/** A callback's status read from the store (the log endpoint would charge, and 404s once the subscription is deleted). */
+async function storedStatus(c: TestCustomer, s: Sub, callbackId: string): Promise<string | undefined> {
+  const log = await listCallbacks(t.app.database.db, c.id, s.referenceId, { limit: 50, offset: 0 });
+  return log.items.find((e) => e.id === callbackId)?.status;
 }
 
 const status = (code: number, headers?: Record<string, string>): Behaviour => ({ kind: 'status', status: code, headers });
@@ -554,6 +569,44 @@ describe('resend', () => {
     await sleep(100);
     expect(r.received).toHaveLength(1);
   });
+
+  it('with no credits left: 402, and the callback is neither queued again nor sent', async () => {
+    const r = await receiver();
+    const c = await customer(ONE_SUBSCRIPTION);
+    const s = await subscribe(c, `${r.url}/resend-broke`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    expect(await creditsOf(c)).toBe(0n);
+
+    clock.set(Math.max(clock.ms, Date.now() + 5 * SECOND));
+    const res = await t.request('POST', `/blockchain-events/callbacks/${cb.id}/resend`, { key: c.key });
+    expect(res.status, res.text).toBe(402);
+    expect(res.body.error.code).toBe('insufficient_credits');
+    expect(await storedStatus(c, s, cb.id)).toBe('delivered');
+    await moveClockTo(clock.ms + HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('a callback of a deleted subscription: 404 saying so, nothing queued, nothing charged', async () => {
+    const r = await receiver();
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/resend-deleted`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const deleted = await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${s.referenceId}`, { key: c.key });
+    expect(deleted.status, deleted.text).toBe(200);
+    const before = await creditsOf(c);
+
+    clock.set(Math.max(clock.ms, Date.now() + 5 * SECOND));
+    const res = await t.request('POST', `/blockchain-events/callbacks/${cb.id}/resend`, { key: c.key });
+    expect(res.status, res.text).toBe(404);
+    expect(res.body.error.code).toBe('resource_not_found');
+    expect(res.body.error.message).toMatch(/subscription .* was deleted/);
+    expect(await storedStatus(c, s, cb.id)).toBe('delivered');
+    expect(await creditsOf(c)).toBe(before);
+    await moveClockTo(clock.ms + HOUR);
+    expect(r.received).toHaveLength(1);
+  });
 });
 
 describe('test callback', () => {
@@ -619,6 +672,34 @@ describe('test callback', () => {
     // A test callback is not queued: nothing in the log, no retry.
     expect(await callbackLog(c, s)).toEqual([]);
     await moveClockTo(clock.ms + 48 * HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('with no credits left: 402 and nothing is sent', async () => {
+    const r = await receiver(status(200));
+    const c = await customer(ONE_SUBSCRIPTION);
+    const s = await subscribe(c, `${r.url}/test-broke`, { secret: 's' });
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(402);
+    expect(res.body.error.code).toBe('insufficient_credits');
+    await sleep(200);
+    expect(r.received).toHaveLength(0);
+    expect(await creditsOf(c)).toBe(0n);
+  });
+
+  it('costs its price when it reports an answer, and nothing when it is refused before sending', async () => {
+    const r = await receiver(status(500));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/test-priced`);
+    const before = (await creditsOf(c)) as bigint;
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get('x-credits-consumed')).toBe(String(t.config.costs.getSubscription));
+    expect(await creditsOf(c)).toBe(before - BigInt(t.config.costs.getSubscription));
+
+    const other = await customer();
+    const foreign = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: other.key });
+    expect(foreign.status, foreign.text).toBe(404);
     expect(r.received).toHaveLength(1);
   });
 });
