@@ -21,6 +21,8 @@ import { createTestCa, type TestCa, writeCaFile } from './support/tls.ts';
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
 const API_VERSION = '2021-03-20';
+/** Test callbacks' transaction ids and block hashes: all zeros, which no chain produces. */
+const ZERO_EVM_HASH = `0x${'0'.repeat(64)}`;
 /** The contract's schedule: 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, each +-20 %. */
 const SCHEDULE_SECONDS = [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200];
 const JITTER = 0.2;
@@ -127,10 +129,15 @@ interface Sub {
 async function subscribe(
   c: TestCustomer,
   callbackUrl: string,
-  options: { secret?: string; event?: 'transaction-mined' | 'address-tokens-transactions-confirmed' } = {},
+  options: { secret?: string; event?: 'transaction-mined' | 'address-tokens-transactions-confirmed' | 'internal-transactions-for-specific-amount' } = {},
 ): Promise<Sub> {
   const event = options.event ?? 'transaction-mined';
-  const target = event === 'transaction-mined' ? { transactionId: `0x${randomBytes(32).toString('hex')}` } : { address: SAMPLE.evmAddress };
+  const target =
+    event === 'transaction-mined'
+      ? { transactionId: `0x${randomBytes(32).toString('hex')}` }
+      : event === 'address-tokens-transactions-confirmed'
+        ? { address: SAMPLE.evmAddress }
+        : { amountHigherThan: 5 };
   const item = { ...target, callbackUrl, ...(options.secret !== undefined && { callbackSecretKey: options.secret }) };
   const res = await t.request('POST', `/blockchain-events/ethereum/goerli/subscriptions/${event}`, { key: c.key, body: { data: { item } } });
   expect(res.status, res.text).toBe(event === 'transaction-mined' ? 200 : 201);
@@ -610,7 +617,7 @@ describe('resend', () => {
 });
 
 describe('test callback', () => {
-  it('sends a realistic body of the event type with x-callback-test: true and reports the answer', async () => {
+  it('sends a body of the event type, marked as a test inside the signature, with x-callback-test: true, and reports the answer', async () => {
     const secret = 'tëst';
     const r = await receiver(status(200));
     const c = await customer();
@@ -631,15 +638,17 @@ describe('test callback', () => {
       data: {
         product: 'BLOCKCHAIN_EVENTS',
         event: 'TRANSACTION_MINED',
+        isTest: true,
         item: {
           blockchain: 'ethereum',
           network: 'goerli',
-          transactionId: s.transactionId,
-          minedInBlock: { height: expect.any(Number), hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), timestamp: expect.any(Number) },
+          transactionId: ZERO_EVM_HASH,
+          minedInBlock: { height: expect.any(Number), hash: ZERO_EVM_HASH, timestamp: expect.any(Number) },
         },
       },
     });
-    expect(body.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+    // Recognisable in the signed body, and as long as a real key (64 characters).
+    expect(body.idempotencyKey).toMatch(/^test-[0-9a-f]{59}$/);
   });
 
   it('address tokens: an item with the subscribed address and a token', async () => {
@@ -650,13 +659,36 @@ describe('test callback', () => {
     expect(res.status, res.text).toBe(200);
     const body = JSON.parse((r.received[0] as ReceivedRequest).rawBody.toString('utf8'));
     expect(body.data.event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED');
-    expect(body.data.item).toMatchObject({
+    expect(body.data.isTest).toBe(true);
+    expect(body.data.item).toEqual({
       blockchain: 'ethereum',
       network: 'goerli',
       address: SAMPLE.evmAddress,
+      minedInBlock: { height: expect.any(Number), hash: ZERO_EVM_HASH, timestamp: expect.any(Number) },
+      transactionId: ZERO_EVM_HASH,
       tokenType: 'ERC-20',
-      token: { symbol: expect.any(String), decimals: expect.any(String), amount: expect.any(String), contractAddress: expect.any(String) },
+      token: { name: expect.any(String), symbol: expect.any(String), decimals: expect.any(String), amount: '0', contractAddress: expect.any(String) },
       direction: expect.stringMatching(/^(incoming|outgoing)$/),
+    });
+  });
+
+  it('internal transactions: a zero amount in the chain unit, zero parent transaction id', async () => {
+    const r = await receiver(status(200));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/internal`, { event: 'internal-transactions-for-specific-amount' });
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    const body = JSON.parse((r.received[0] as ReceivedRequest).rawBody.toString('utf8'));
+    expect(body.data).toMatchObject({ product: 'BLOCKCHAIN_EVENTS', event: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', isTest: true });
+    expect(body.data.item).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: expect.stringMatching(/^0x[0-9a-f]{40}$/),
+      minedInBlock: { height: expect.any(Number), hash: ZERO_EVM_HASH, timestamp: expect.any(Number) },
+      parentTransactionId: ZERO_EVM_HASH,
+      operationId: expect.stringMatching(/^call_[0-9_]+$/),
+      amount: '0',
+      unit: 'ETH',
     });
   });
 

@@ -58,51 +58,57 @@ export async function resendCallback(common: Common, caller: Caller, callbackId:
   });
 }
 
-const EXAMPLE_TX_EVM = `0x${'5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060'}`;
+/** Test callbacks' idempotencyKey starts with this; the whole key stays 64 characters like a real one. */
+export const TEST_IDEMPOTENCY_PREFIX = 'test-';
 
-/** A realistic item of the subscription's event type, with the subscription's own target. */
+function testIdempotencyKey(): string {
+  return TEST_IDEMPOTENCY_PREFIX + randomBytes(32).toString('hex').slice(TEST_IDEMPOTENCY_PREFIX.length);
+}
+
+/**
+ * An item of the subscription's event type in the contract's shape, with values no chain can produce:
+ * all-zero transaction ids and block hash (in the chain's spelling) and zero amounts. A receiver that
+ * misses the isTest marker still cannot match it to a real transaction or credit anything.
+ */
 export function exampleItem(s: Subscription, now: Date): Record<string, unknown> {
   const { family, unit } = CHAINS[s.blockchain];
-  const evm = family === 'evm';
-  const minedInBlock = {
-    height: 18_000_000,
-    hash: evm ? `0x${'ab'.repeat(32)}` : 'ab'.repeat(32),
-    timestamp: unixSeconds(now),
-  };
+  const zeroHash = family === 'evm' ? `0x${'0'.repeat(64)}` : '0'.repeat(64);
+  const minedInBlock = { height: 18_000_000, hash: zeroHash, timestamp: unixSeconds(now) };
   const base = { blockchain: s.blockchain, network: s.network };
-  const exampleTx = evm ? EXAMPLE_TX_EVM : EXAMPLE_TX_EVM.slice(2);
   switch (s.eventType) {
     case 'TRANSACTION_MINED':
-      return { ...base, transactionId: s.transactionId, minedInBlock };
+      return { ...base, transactionId: zeroHash, minedInBlock };
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
       const tokenType = s.blockchain === 'bitcoin' ? 'OMNI' : s.blockchain === 'tron' ? 'TRC-20' : s.blockchain === 'binance-smart-chain' ? 'BEP-20' : 'ERC-20';
       const token =
         tokenType === 'OMNI'
-          ? { name: 'TetherUS', propertyId: '31', transactionType: 'Simple Send', createdByTransactionId: exampleTx, amount: '25.5' }
+          ? { name: 'TetherUS', propertyId: '31', transactionType: 'Simple Send', createdByTransactionId: zeroHash, amount: '0' }
           : {
               name: 'Tether USD',
               symbol: 'USDT',
               decimals: '6',
-              amount: '25.5',
+              amount: '0',
               contractAddress: s.blockchain === 'tron' ? 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' : '0xdac17f958d2ee523a2206206994597c13d831ec7',
             };
-      return { ...base, address: s.address, minedInBlock, transactionId: exampleTx, tokenType, token, direction: 'incoming' };
+      return { ...base, address: s.address, minedInBlock, transactionId: zeroHash, tokenType, token, direction: 'incoming' };
     }
     default:
       return {
         ...base,
         address: s.blockchain === 'tron' ? 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' : '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed',
         minedInBlock,
-        parentTransactionId: exampleTx,
+        parentTransactionId: zeroHash,
         operationId: 'call_0_1',
-        amount: String(s.amountHigherThan ?? 0n),
+        amount: '0',
         unit,
       };
   }
 }
 
 /**
- * Sends an example callback now (header x-callback-test: true) and reports what the receiver did.
+ * Sends an example callback now and reports what the receiver did. It is marked as a test inside the
+ * signed body (data.isTest, an idempotencyKey starting with 'test-', zero ids and amounts) and, for
+ * receivers that look at headers, with x-callback-test: true.
  *
  * The POST cannot sit inside a database transaction (it takes seconds and leaves this machine), so
  * the charge is taken and committed first: a 402 means nothing was sent. Once charged, an attempt
@@ -117,8 +123,8 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
   }
   const charge = await common.credits.charge(customerId, BigInt(common.config.costs.getSubscription));
   const now = new Date();
-  const idempotencyKey = randomBytes(32).toString('hex');
-  const body = Buffer.from(callbackBody(s, idempotencyKey, exampleItem(s, now)));
+  const idempotencyKey = testIdempotencyKey();
+  const body = Buffer.from(callbackBody(s, idempotencyKey, exampleItem(s, now), { isTest: true }));
   const headers = { ...prepareHeaders({ secret: s.callbackSecretKey, idempotencyKey }, body, now), 'x-callback-test': 'true' };
   let result: SendResult;
   try {
