@@ -12,8 +12,9 @@ import { loadConfig } from '../src/config/config.ts';
 import type { Clock } from '../src/delivery/worker.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
-import { enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
+import { cancelPendingCallbacks, enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
 import { findCustomerByName } from '../src/store/customers.ts';
+import { deleteSubscription } from '../src/store/subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type Behaviour, type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, type TestCa, writeCaFile } from './support/tls.ts';
@@ -611,6 +612,41 @@ describe('resend', () => {
     expect(res.body.error.message).toMatch(/subscription .* was deleted/);
     expect(await storedStatus(c, s, cb.id)).toBe('delivered');
     expect(await creditsOf(c)).toBe(before);
+    await moveClockTo(clock.ms + HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('a resend racing the deletion of its subscription waits for it, then answers 404 and queues nothing', async () => {
+    const r = await receiver();
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/resend-race`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+
+    // The deletion the API makes, held open before its commit while the resend comes in.
+    let commit = () => {};
+    const held = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let deleted = () => {};
+    const deleting = new Promise<void>((resolve) => {
+      deleted = resolve;
+    });
+    const deletion = t.app.database.db.transaction('test:held-delete', async (tx) => {
+      await deleteSubscription(tx, c.id, 'ethereum', 'goerli', s.referenceId);
+      await cancelPendingCallbacks(tx, c.id, s.referenceId);
+      deleted();
+      await held;
+    });
+    await deleting;
+    clock.set(Math.max(clock.ms, Date.now() + 5 * SECOND));
+    const resend = t.request('POST', `/blockchain-events/callbacks/${cb.id}/resend`, { key: c.key });
+    await sleep(200);
+    commit();
+    await deletion;
+    const res = await resend;
+    expect(res.status, res.text).toBe(404);
+    expect(await storedStatus(c, s, cb.id)).toBe('delivered');
     await moveClockTo(clock.ms + HOUR);
     expect(r.received).toHaveLength(1);
   });
