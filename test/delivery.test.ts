@@ -14,6 +14,7 @@ import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
 import { cancelPendingCallbacks, enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
 import { findCustomerByName } from '../src/store/customers.ts';
+import { listMigrations } from '../src/store/migrate.ts';
 import { deleteSubscription } from '../src/store/subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type Behaviour, type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
@@ -614,6 +615,23 @@ describe('resend', () => {
     expect(await creditsOf(c)).toBe(before);
     await moveClockTo(clock.ms + HOUR);
     expect(r.received).toHaveLength(1);
+  });
+
+  it('migration 008 cancels the pending callbacks an earlier resend left behind a deleted subscription', async () => {
+    const c = await customer();
+    const kept = await subscribe(c, 'https://localhost:1/kept');
+    const gone = await subscribe(c, 'https://localhost:1/gone');
+    const due = new Date(clock.ms + 48 * HOUR); // not due in this test: the worker leaves both alone
+    const pending = await enqueue(c, kept, { n: 1 }, due);
+    const orphan = await enqueue(c, gone, { n: 2 }, due);
+    // What the old resend did: a deleted subscription's callback put back to pending.
+    await t.app.database.db.transaction('test:orphan', (tx) => deleteSubscription(tx, c.id, 'ethereum', 'goerli', gone.referenceId));
+    const migration = listMigrations().find((m) => m.version === 8);
+    if (!migration) throw new Error('migration 008 is missing');
+    await t.app.database.db.query('test:migration-008', migration.sql);
+    const log = async (s: Sub) => (await listCallbacks(t.app.database.db, c.id, s.referenceId, { limit: 50, offset: 0 })).items;
+    expect((await log(gone)).map((e) => [e.id, e.status, e.outcome])).toEqual([[orphan.id, 'cancelled', 'subscription_deleted']]);
+    expect((await log(kept)).map((e) => [e.id, e.status])).toEqual([[pending.id, 'pending']]);
   });
 
   it('a resend racing the deletion of its subscription waits for it, then answers 404 and queues nothing', async () => {
