@@ -12,7 +12,10 @@ import { loadConfig } from '../src/config/config.ts';
 import type { Clock } from '../src/delivery/worker.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
-import { enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
+import { cancelPendingCallbacks, enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
+import { findCustomerByName } from '../src/store/customers.ts';
+import { listMigrations } from '../src/store/migrate.ts';
+import { deleteSubscription } from '../src/store/subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type Behaviour, type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, type TestCa, writeCaFile } from './support/tls.ts';
@@ -20,6 +23,8 @@ import { createTestCa, type TestCa, writeCaFile } from './support/tls.ts';
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
 const API_VERSION = '2021-03-20';
+/** Test callbacks' transaction ids and block hashes: all zeros, which no chain produces. */
+const ZERO_EVM_HASH = `0x${'0'.repeat(64)}`;
 /** The contract's schedule: 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, each +-20 %. */
 const SCHEDULE_SECONDS = [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200];
 const JITTER = 0.2;
@@ -95,8 +100,22 @@ async function receiver(defaultBehaviour?: Behaviour): Promise<Receiver> {
   return r;
 }
 
-function customer(): Promise<TestCustomer> {
-  return t.customer({ domains: ['localhost'] });
+/** A customer whose callbacks may go to the receivers; `credits` defaults to plenty. */
+function customer(credits?: bigint): Promise<TestCustomer> {
+  return t.customer({ domains: ['localhost'], ...(credits !== undefined && { credits }) });
+}
+
+/** Exactly what one transaction-mined subscription costs: a customer created with it has 0 left after subscribing. */
+const ONE_SUBSCRIPTION = 1000n;
+
+async function creditsOf(c: TestCustomer): Promise<bigint | undefined> {
+  return (await findCustomerByName(t.app.database.db, c.name))?.credits;
+}
+
+/** A callback's status read from the store (the log endpoint would charge, and 404s once the subscription is deleted). */
+async function storedStatus(c: TestCustomer, s: Sub, callbackId: string): Promise<string | undefined> {
+  const log = await listCallbacks(t.app.database.db, c.id, s.referenceId, { limit: 50, offset: 0 });
+  return log.items.find((e) => e.id === callbackId)?.status;
 }
 
 const status = (code: number, headers?: Record<string, string>): Behaviour => ({ kind: 'status', status: code, headers });
@@ -112,10 +131,15 @@ interface Sub {
 async function subscribe(
   c: TestCustomer,
   callbackUrl: string,
-  options: { secret?: string; event?: 'transaction-mined' | 'address-tokens-transactions-confirmed' } = {},
+  options: { secret?: string; event?: 'transaction-mined' | 'address-tokens-transactions-confirmed' | 'internal-transactions-for-specific-amount' } = {},
 ): Promise<Sub> {
   const event = options.event ?? 'transaction-mined';
-  const target = event === 'transaction-mined' ? { transactionId: `0x${randomBytes(32).toString('hex')}` } : { address: SAMPLE.evmAddress };
+  const target =
+    event === 'transaction-mined'
+      ? { transactionId: `0x${randomBytes(32).toString('hex')}` }
+      : event === 'address-tokens-transactions-confirmed'
+        ? { address: SAMPLE.evmAddress }
+        : { amountHigherThan: 5 };
   const item = { ...target, callbackUrl, ...(options.secret !== undefined && { callbackSecretKey: options.secret }) };
   const res = await t.request('POST', `/blockchain-events/ethereum/goerli/subscriptions/${event}`, { key: c.key, body: { data: { item } } });
   expect(res.status, res.text).toBe(event === 'transaction-mined' ? 200 : 201);
@@ -554,10 +578,100 @@ describe('resend', () => {
     await sleep(100);
     expect(r.received).toHaveLength(1);
   });
+
+  it('with no credits left: 402, and the callback is neither queued again nor sent', async () => {
+    const r = await receiver();
+    const c = await customer(ONE_SUBSCRIPTION);
+    const s = await subscribe(c, `${r.url}/resend-broke`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    expect(await creditsOf(c)).toBe(0n);
+
+    clock.set(Math.max(clock.ms, Date.now() + 5 * SECOND));
+    const res = await t.request('POST', `/blockchain-events/callbacks/${cb.id}/resend`, { key: c.key });
+    expect(res.status, res.text).toBe(402);
+    expect(res.body.error.code).toBe('insufficient_credits');
+    expect(await storedStatus(c, s, cb.id)).toBe('delivered');
+    await moveClockTo(clock.ms + HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('a callback of a deleted subscription: 404 saying so, nothing queued, nothing charged', async () => {
+    const r = await receiver();
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/resend-deleted`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+    const deleted = await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${s.referenceId}`, { key: c.key });
+    expect(deleted.status, deleted.text).toBe(200);
+    const before = await creditsOf(c);
+
+    clock.set(Math.max(clock.ms, Date.now() + 5 * SECOND));
+    const res = await t.request('POST', `/blockchain-events/callbacks/${cb.id}/resend`, { key: c.key });
+    expect(res.status, res.text).toBe(404);
+    expect(res.body.error.code).toBe('resource_not_found');
+    expect(res.body.error.message).toMatch(/subscription .* was deleted/);
+    expect(await storedStatus(c, s, cb.id)).toBe('delivered');
+    expect(await creditsOf(c)).toBe(before);
+    await moveClockTo(clock.ms + HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('migration 008 cancels the pending callbacks an earlier resend left behind a deleted subscription', async () => {
+    const c = await customer();
+    const kept = await subscribe(c, 'https://localhost:1/kept');
+    const gone = await subscribe(c, 'https://localhost:1/gone');
+    const due = new Date(clock.ms + 48 * HOUR); // not due in this test: the worker leaves both alone
+    const pending = await enqueue(c, kept, { n: 1 }, due);
+    const orphan = await enqueue(c, gone, { n: 2 }, due);
+    // What the old resend did: a deleted subscription's callback put back to pending.
+    await t.app.database.db.transaction('test:orphan', (tx) => deleteSubscription(tx, c.id, 'ethereum', 'goerli', gone.referenceId));
+    const migration = listMigrations().find((m) => m.version === 8);
+    if (!migration) throw new Error('migration 008 is missing');
+    await t.app.database.db.query('test:migration-008', migration.sql);
+    const log = async (s: Sub) => (await listCallbacks(t.app.database.db, c.id, s.referenceId, { limit: 50, offset: 0 })).items;
+    expect((await log(gone)).map((e) => [e.id, e.status, e.outcome])).toEqual([[orphan.id, 'cancelled', 'subscription_deleted']]);
+    expect((await log(kept)).map((e) => [e.id, e.status])).toEqual([[pending.id, 'pending']]);
+  });
+
+  it('a resend racing the deletion of its subscription waits for it, then answers 404 and queues nothing', async () => {
+    const r = await receiver();
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/resend-race`);
+    const cb = await enqueue(c, s);
+    await arrived(r, 1);
+
+    // The deletion the API makes, held open before its commit while the resend comes in.
+    let commit = () => {};
+    const held = new Promise<void>((resolve) => {
+      commit = resolve;
+    });
+    let deleted = () => {};
+    const deleting = new Promise<void>((resolve) => {
+      deleted = resolve;
+    });
+    const deletion = t.app.database.db.transaction('test:held-delete', async (tx) => {
+      await deleteSubscription(tx, c.id, 'ethereum', 'goerli', s.referenceId);
+      await cancelPendingCallbacks(tx, c.id, s.referenceId);
+      deleted();
+      await held;
+    });
+    await deleting;
+    clock.set(Math.max(clock.ms, Date.now() + 5 * SECOND));
+    const resend = t.request('POST', `/blockchain-events/callbacks/${cb.id}/resend`, { key: c.key });
+    await sleep(200);
+    commit();
+    await deletion;
+    const res = await resend;
+    expect(res.status, res.text).toBe(404);
+    expect(await storedStatus(c, s, cb.id)).toBe('delivered');
+    await moveClockTo(clock.ms + HOUR);
+    expect(r.received).toHaveLength(1);
+  });
 });
 
 describe('test callback', () => {
-  it('sends a realistic body of the event type with x-callback-test: true and reports the answer', async () => {
+  it('sends a body of the event type, marked as a test inside the signature, with x-callback-test: true, and reports the answer', async () => {
     const secret = 'tëst';
     const r = await receiver(status(200));
     const c = await customer();
@@ -578,15 +692,17 @@ describe('test callback', () => {
       data: {
         product: 'BLOCKCHAIN_EVENTS',
         event: 'TRANSACTION_MINED',
+        isTest: true,
         item: {
           blockchain: 'ethereum',
           network: 'goerli',
-          transactionId: s.transactionId,
-          minedInBlock: { height: expect.any(Number), hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), timestamp: expect.any(Number) },
+          transactionId: ZERO_EVM_HASH,
+          minedInBlock: { height: expect.any(Number), hash: ZERO_EVM_HASH, timestamp: expect.any(Number) },
         },
       },
     });
-    expect(body.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+    // Recognisable in the signed body, and as long as a real key (64 characters).
+    expect(body.idempotencyKey).toMatch(/^test-[0-9a-f]{59}$/);
   });
 
   it('address tokens: an item with the subscribed address and a token', async () => {
@@ -597,13 +713,36 @@ describe('test callback', () => {
     expect(res.status, res.text).toBe(200);
     const body = JSON.parse((r.received[0] as ReceivedRequest).rawBody.toString('utf8'));
     expect(body.data.event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED');
-    expect(body.data.item).toMatchObject({
+    expect(body.data.isTest).toBe(true);
+    expect(body.data.item).toEqual({
       blockchain: 'ethereum',
       network: 'goerli',
       address: SAMPLE.evmAddress,
+      minedInBlock: { height: expect.any(Number), hash: ZERO_EVM_HASH, timestamp: expect.any(Number) },
+      transactionId: ZERO_EVM_HASH,
       tokenType: 'ERC-20',
-      token: { symbol: expect.any(String), decimals: expect.any(String), amount: expect.any(String), contractAddress: expect.any(String) },
+      token: { name: expect.any(String), symbol: expect.any(String), decimals: expect.any(String), amount: '0', contractAddress: expect.any(String) },
       direction: expect.stringMatching(/^(incoming|outgoing)$/),
+    });
+  });
+
+  it('internal transactions: a zero amount in the chain unit, zero parent transaction id', async () => {
+    const r = await receiver(status(200));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/internal`, { event: 'internal-transactions-for-specific-amount' });
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    const body = JSON.parse((r.received[0] as ReceivedRequest).rawBody.toString('utf8'));
+    expect(body.data).toMatchObject({ product: 'BLOCKCHAIN_EVENTS', event: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', isTest: true });
+    expect(body.data.item).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: expect.stringMatching(/^0x[0-9a-f]{40}$/),
+      minedInBlock: { height: expect.any(Number), hash: ZERO_EVM_HASH, timestamp: expect.any(Number) },
+      parentTransactionId: ZERO_EVM_HASH,
+      operationId: expect.stringMatching(/^call_[0-9_]+$/),
+      amount: '0',
+      unit: 'ETH',
     });
   });
 
@@ -619,6 +758,34 @@ describe('test callback', () => {
     // A test callback is not queued: nothing in the log, no retry.
     expect(await callbackLog(c, s)).toEqual([]);
     await moveClockTo(clock.ms + 48 * HOUR);
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('with no credits left: 402 and nothing is sent', async () => {
+    const r = await receiver(status(200));
+    const c = await customer(ONE_SUBSCRIPTION);
+    const s = await subscribe(c, `${r.url}/test-broke`, { secret: 's' });
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(402);
+    expect(res.body.error.code).toBe('insufficient_credits');
+    await sleep(200);
+    expect(r.received).toHaveLength(0);
+    expect(await creditsOf(c)).toBe(0n);
+  });
+
+  it('costs its price when it reports an answer, and nothing when it is refused before sending', async () => {
+    const r = await receiver(status(500));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/test-priced`);
+    const before = (await creditsOf(c)) as bigint;
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get('x-credits-consumed')).toBe(String(t.config.costs.getSubscription));
+    expect(await creditsOf(c)).toBe(before - BigInt(t.config.costs.getSubscription));
+
+    const other = await customer();
+    const foreign = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: other.key });
+    expect(foreign.status, foreign.text).toBe(404);
     expect(r.received).toHaveLength(1);
   });
 });

@@ -10,11 +10,15 @@ export interface CallbackTarget {
   apiVersion: string;
 }
 
-export function callbackBody(subscription: CallbackTarget, idempotencyKey: string, item: Record<string, unknown>): string {
+/**
+ * `isTest` marks a test callback inside the signed body (`data.isTest: true`), so that a receiver that
+ * verifies the signature can also trust the marker; real callbacks leave the field out.
+ */
+export function callbackBody(subscription: CallbackTarget, idempotencyKey: string, item: Record<string, unknown>, options: { isTest?: boolean } = {}): string {
   return JSON.stringify({
     apiVersion: subscription.apiVersion,
     referenceId: subscription.id,
     idempotencyKey,
-    data: { product: 'BLOCKCHAIN_EVENTS', event: subscription.eventType, item },
+    data: { product: 'BLOCKCHAIN_EVENTS', event: subscription.eventType, ...(options.isTest && { isTest: true }), item },
   });
 }

@@ -4,6 +4,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
+import type { SendResult } from '../delivery/sender.ts';
 import { prepareHeaders } from '../delivery/worker.ts';
 import { callbackBody } from '../domain/callbacks.ts';
 import { CHAINS } from '../domain/chains.ts';
@@ -13,7 +14,8 @@ import { unixSeconds } from '../domain/time.ts';
 import * as store from '../store/callbacks.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import { getSubscription } from '../store/subscriptions.ts';
-import type { Caller, Common } from './context.ts';
+import type { Caller, Charged, Common } from './context.ts';
+import { chargeInTransaction } from './credits.ts';
 
 async function ownSubscription(common: Common, caller: Caller, id: string): Promise<Subscription> {
   const found = isUuid(id) ? await getSubscription(common.db, caller.owner.customerId, id) : undefined;
@@ -30,73 +32,111 @@ export async function listCallbacks(common: Common, caller: Caller, subscription
   };
 }
 
-export async function resendCallback(common: Common, caller: Caller, callbackId: string) {
+/**
+ * Queues a delivered or failed callback again. The charge is taken in the transaction that queues it:
+ * a 402 rolls the requeue back, so nothing is sent and no worker is woken.
+ */
+export async function resendCallback(common: Common, caller: Caller, callbackId: string): Promise<Charged<{ callbackId: string; status: 'pending' }>> {
   if (!isUuid(callbackId)) throw notFound('callback', callbackId);
-  const state = await store.requeueCallback(common.db, caller.owner.customerId, callbackId, new Date());
-  if (state === 'not-found') throw notFound('callback', callbackId);
-  if (state === 'pending') throw new ApiError('already_exists', 'This callback is still queued; it will be sent (again) by itself.');
-  if (state === 'cancelled') throw new ApiError('invalid_data', 'This callback was cancelled with its subscription and cannot be sent again.');
-  return {
-    value: { callbackId, status: 'pending' },
-    ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.activateSubscription))),
-  };
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('callbacks:resend', async (tx) => {
+    const state = await store.requeueCallback(tx, customerId, callbackId, new Date());
+    if (state === 'not-found') throw notFound('callback', callbackId);
+    if (state === 'subscription-deleted') {
+      throw new ApiError(
+        'resource_not_found',
+        `The subscription of callback '${callbackId}' was deleted, so its callbacks cannot be sent again. Create a new subscription to receive further events.`,
+      );
+    }
+    if (state === 'pending') throw new ApiError('already_exists', 'This callback is still queued; it will be sent (again) by itself.');
+    // A deleted subscription's callbacks were answered above; what is left cancelled was reorganised away.
+    if (state === 'cancelled') {
+      throw new ApiError('invalid_data', 'This callback was cancelled because its block left the canonical chain; it cannot be sent again.');
+    }
+    const charge = await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription));
+    return { value: { callbackId, status: 'pending' }, ...charge };
+  });
 }
 
-const EXAMPLE_TX_EVM = `0x${'5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060'}`;
+/** Test callbacks' idempotencyKey starts with this; the whole key stays 64 characters like a real one. */
+export const TEST_IDEMPOTENCY_PREFIX = 'test-';
 
-/** A realistic item of the subscription's event type, with the subscription's own target. */
+function testIdempotencyKey(): string {
+  return TEST_IDEMPOTENCY_PREFIX + randomBytes(32).toString('hex').slice(TEST_IDEMPOTENCY_PREFIX.length);
+}
+
+/**
+ * An item of the subscription's event type in the contract's shape, with values no chain can produce:
+ * all-zero transaction ids and block hash (in the chain's spelling) and zero amounts. A receiver that
+ * misses the isTest marker still cannot match it to a real transaction or credit anything.
+ */
 export function exampleItem(s: Subscription, now: Date): Record<string, unknown> {
   const { family, unit } = CHAINS[s.blockchain];
-  const evm = family === 'evm';
-  const minedInBlock = {
-    height: 18_000_000,
-    hash: evm ? `0x${'ab'.repeat(32)}` : 'ab'.repeat(32),
-    timestamp: unixSeconds(now),
-  };
+  const zeroHash = family === 'evm' ? `0x${'0'.repeat(64)}` : '0'.repeat(64);
+  const minedInBlock = { height: 18_000_000, hash: zeroHash, timestamp: unixSeconds(now) };
   const base = { blockchain: s.blockchain, network: s.network };
-  const exampleTx = evm ? EXAMPLE_TX_EVM : EXAMPLE_TX_EVM.slice(2);
   switch (s.eventType) {
     case 'TRANSACTION_MINED':
-      return { ...base, transactionId: s.transactionId, minedInBlock };
+      return { ...base, transactionId: zeroHash, minedInBlock };
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
       const tokenType = s.blockchain === 'bitcoin' ? 'OMNI' : s.blockchain === 'tron' ? 'TRC-20' : s.blockchain === 'binance-smart-chain' ? 'BEP-20' : 'ERC-20';
       const token =
         tokenType === 'OMNI'
-          ? { name: 'TetherUS', propertyId: '31', transactionType: 'Simple Send', createdByTransactionId: exampleTx, amount: '25.5' }
+          ? { name: 'TetherUS', propertyId: '31', transactionType: 'Simple Send', createdByTransactionId: zeroHash, amount: '0' }
           : {
               name: 'Tether USD',
               symbol: 'USDT',
               decimals: '6',
-              amount: '25.5',
+              amount: '0',
               contractAddress: s.blockchain === 'tron' ? 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' : '0xdac17f958d2ee523a2206206994597c13d831ec7',
             };
-      return { ...base, address: s.address, minedInBlock, transactionId: exampleTx, tokenType, token, direction: 'incoming' };
+      return { ...base, address: s.address, minedInBlock, transactionId: zeroHash, tokenType, token, direction: 'incoming' };
     }
     default:
       return {
         ...base,
         address: s.blockchain === 'tron' ? 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' : '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed',
         minedInBlock,
-        parentTransactionId: exampleTx,
+        parentTransactionId: zeroHash,
         operationId: 'call_0_1',
-        amount: String(s.amountHigherThan ?? 0n),
+        amount: '0',
         unit,
       };
   }
 }
 
-/** Sends an example callback now (header x-callback-test: true) and reports what the receiver did. */
+/**
+ * Sends an example callback now and reports what the receiver did. It is marked as a test inside the
+ * signed body (data.isTest, an idempotencyKey starting with 'test-', zero ids and amounts) and, for
+ * receivers that look at headers, with x-callback-test: true.
+ *
+ * The POST cannot sit inside a database transaction (it takes seconds and leaves this machine), so
+ * the charge is taken and committed first: a 402 means nothing was sent. Once charged, an attempt
+ * reported back (even a refused or failed one: that report is what the call is for) is paid for; a
+ * send that throws instead becomes an error answer, and errors cost nothing, so the charge is given back.
+ */
 export async function sendTestCallback(common: Common, caller: Caller, subscriptionId: string) {
+  const customerId = caller.owner.customerId;
   const s = await ownSubscription(common, caller, subscriptionId);
-  if (!(await common.access.isDomainVerified(caller.owner.customerId, s.callbackHost))) {
+  if (!(await common.access.isDomainVerified(customerId, s.callbackHost))) {
     throw new ApiError('callback_url_not_verified', `The callbackUrl host '${s.callbackHost}' is not a verified callback domain of this customer.`);
   }
+  const charge = await common.credits.charge(customerId, BigInt(common.config.costs.getSubscription));
   const now = new Date();
-  const idempotencyKey = randomBytes(32).toString('hex');
-  const body = Buffer.from(callbackBody(s, idempotencyKey, exampleItem(s, now)));
+  const idempotencyKey = testIdempotencyKey();
+  const body = Buffer.from(callbackBody(s, idempotencyKey, exampleItem(s, now), { isTest: true }));
   const headers = { ...prepareHeaders({ secret: s.callbackSecretKey, idempotencyKey }, body, now), 'x-callback-test': 'true' };
-  const result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers);
-  const charge = await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription));
+  let result: SendResult;
+  try {
+    result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers);
+  } catch (error) {
+    await common.credits
+      .refund(customerId, charge)
+      .catch((refundError) =>
+        common.logger.error({ err: refundError, customerId, credits: String(charge.consumed) }, 'could not give back the credits of a failed test callback'),
+      );
+    throw error;
+  }
   return {
     value: {
       idempotencyKey,

@@ -224,14 +224,31 @@ export async function cancelPendingCallbacks(tx: Queryable, customerId: string, 
   return rows.length;
 }
 
-/** Puts a delivered or failed callback back in the queue, due now, same body and idempotencyKey; a new retry series. */
-export async function requeueCallback(
-  q: Queryable,
-  customerId: string,
-  callbackId: string,
-  now: Date,
-): Promise<'queued' | 'not-found' | 'pending' | 'cancelled'> {
-  const [row] = await q.query<{ previous: string }>(
+export type RequeueState = 'queued' | 'not-found' | 'subscription-deleted' | 'pending' | 'cancelled';
+
+/**
+ * Puts a delivered or failed callback back in the queue, due now, same body and idempotencyKey; a new
+ * retry series. Call it inside a transaction (the caller charges in the same one, so a refused charge
+ * leaves nothing queued).
+ *
+ * A callback whose subscription is gone is left alone: workers only claim callbacks of existing
+ * subscriptions, so it would stay pending for ever. The subscription row is locked (KEY SHARE) before
+ * the callback is touched: a deletion running at the same time either commits first (then this finds
+ * no subscription) or waits for this transaction and then cancels the callback it queued.
+ */
+export async function requeueCallback(tx: Queryable, customerId: string, callbackId: string, now: Date): Promise<RequeueState> {
+  const [found] = await tx.query<{ subscription_id: string }>(
+    'callbacks:requeue-find',
+    'SELECT subscription_id FROM callbacks WHERE customer_id = $1 AND id = $2',
+    [customerId, callbackId],
+  );
+  if (!found) return 'not-found';
+  const subscribed = await tx.query('callbacks:requeue-lock-subscription', 'SELECT 1 FROM subscriptions WHERE customer_id = $1 AND id = $2 FOR KEY SHARE', [
+    customerId,
+    found.subscription_id,
+  ]);
+  if (subscribed.length === 0) return 'subscription-deleted';
+  const [row] = await tx.query<{ previous: string }>(
     'callbacks:requeue',
     `WITH previous AS (SELECT status FROM callbacks WHERE customer_id = $1 AND id = $2 FOR UPDATE)
      UPDATE callbacks c SET status = CASE WHEN p.status IN ('delivered', 'failed') THEN 'pending' ELSE c.status END,
@@ -245,7 +262,8 @@ export async function requeueCallback(
   );
   if (!row) return 'not-found';
   if (row.previous === 'pending' || row.previous === 'cancelled') return row.previous;
-  await q.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
+  // Delivered when the transaction commits, not before: a rolled-back requeue wakes nobody.
+  await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
   return 'queued';
 }
 

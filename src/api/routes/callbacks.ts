@@ -86,7 +86,8 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
       config: { endpoint: 'callbacks' },
       schema: {
         tags: ['callbacks'],
-        summary: 'Send an example callback of the subscription now (header x-callback-test: true) and report the answer',
+        summary:
+          'Send an example callback of the subscription now, marked as a test in the signed body (data.isTest: true, idempotencyKey test-..., zero ids and amounts), and report the answer',
         params: Type.Object({ referenceId: Type.String({ maxLength: 100 }) }),
         querystring: ContextQuery,
         response: {
