@@ -14,6 +14,18 @@ describe('operations endpoints (no API key needed)', () => {
     expect((await t.request('GET', '/readyz')).body).toEqual({ status: 'ready' });
   });
 
+  it('/readyz asks the database at most once a second, however often it is called', async () => {
+    const readyzQueries = async () =>
+      Number(/herald_db_query_duration_seconds_count\{query="readyz"\} (\d+)/.exec((await t.request('GET', '/metrics')).text)?.[1] ?? 0);
+    const before = await readyzQueries();
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 30 }, () => t.request('GET', '/readyz')));
+    for (let i = 0; i < 30; i++) answers.push(await t.request('GET', '/readyz'));
+    const seconds = (performance.now() - started) / 1000;
+    for (const r of answers) expect(r.body).toEqual({ status: 'ready' });
+    expect((await readyzQueries()) - before).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+  });
+
   it('/metrics counts requests by route and status, and shows latency and the database pool', async () => {
     const c = await t.customer();
     await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
