@@ -1,6 +1,11 @@
 /** Operations endpoints: health, readiness, Prometheus metrics, the generated OpenAPI document, /docs. */
+import { connect } from 'node:net';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
+import { type RunningApp, startApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { createApiKey, createCustomer } from '../src/store/customers.ts';
+import { createTestDatabase, SAMPLE, startTestApp, type TestApp } from './harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -117,5 +122,39 @@ describe('operations endpoints (no API key needed)', () => {
       ],
       nonFungibleTokens: [],
     });
+  });
+});
+
+describe('what the log says', () => {
+  let app: RunningApp;
+  const lines: { level: number; msg: string }[] = [];
+  beforeAll(async () => {
+    const config = { ...loadConfig({ databaseUrl: await createTestDatabase(), port: 0 }, {}), logLevel: 'debug' as const };
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    app = await startApp(config, logger);
+  });
+  afterAll(() => app.close());
+
+  it('a client that closes its connection halfway through the body is a debug line, not an unexpected server error', async () => {
+    const customer = await createCustomer(app.database.db, 'half', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 100 }, 1000n);
+    const { key } = await createApiKey(app.database.db, customer.id);
+    const { port } = new URL(app.url as string);
+    const half = '{"data": {"item": {"walletNa';
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          `POST /wallet-as-a-service/wallets HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${key}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: 200\r\n\r\n${half}`,
+        );
+        // Give the server time to authenticate and start reading the body, then hang up.
+        setTimeout(() => socket.destroy(), 200);
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    const seen = () => lines.some((l) => l.level === 20 && /closed the connection/.test(l.msg));
+    for (let i = 0; i < 50 && !seen(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(seen()).toBe(true);
   });
 });

@@ -89,10 +89,20 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   });
 }
 
+/** The client hung up before its request was complete: nothing for the operator to act on. */
+function clientWentAway(error: unknown, request: FastifyRequest): boolean {
+  return (error as { code?: unknown }).code === 'ECONNRESET' && !request.raw.complete;
+}
+
 export function handleError(bodyLimit: number) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const known = toApiError(error, bodyLimit);
     if (known) return sendError(request, reply, known);
+    if (clientWentAway(error, request)) {
+      request.log.debug({ requestId: request.id }, 'the client closed the connection before the request was complete');
+      // Nobody is left to read it; answered only so that the request's life cycle ends as usual.
+      return sendError(request, reply, new ApiError('bad_json', 'The request body ended early: the connection was closed while it was being sent.'));
+    }
     request.log.error({ err: error, requestId: request.id }, 'unexpected error while answering a request');
     return sendError(
       request,
