@@ -177,6 +177,15 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
     expect(Number(r.headers.get('x-credits-available'))).toBeGreaterThan(0);
   });
 
+  if (!e.body && e.method !== 'GET') {
+    // Clients send the header on every request; an empty body is no body.
+    it("succeeds with 'Content-Type: application/json' and an empty body", async () => {
+      const r = await send({ rawBody: '', headers: { 'content-type': 'application/json' } });
+      expect(r.status, r.text).toBeLessThan(300);
+      expectEnvelope(r);
+    });
+  }
+
   it('401 missing_api_key', async () => expectError(await send({ key: undefined }), 401, 'missing_api_key'));
   it('401 invalid_api_key', async () => expectError(await send({ key: 'hk_not-a-key' }), 401, 'invalid_api_key'));
   it('400 invalid_api_version', async () => expectError(await send({ headers: { 'x-api-version': '2019-01-01' } }), 400, 'invalid_api_version'));
@@ -362,6 +371,18 @@ describe('subscription creation rules', () => {
     const del = await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${first.body.data.item.referenceId}`, { key: capped.key });
     expect(del.status).toBe(200);
     expect((await create(3)).status).toBe(200);
+  });
+
+  it("bodyless POSTs and DELETEs ignore 'Content-Type: application/json' with an empty body", async () => {
+    const empty = { key: alice.key, rawBody: '', headers: { 'content-type': 'application/json' } };
+    for (const [method, path] of [
+      ['POST', `/blockchain-events/callbacks/${randomUUID()}/resend`],
+      ['POST', `/blockchain-events/subscriptions/${randomUUID()}/test-callback`],
+      ['POST', '/blockchain-events/callback-domains/unknown.example.org/verify'],
+      ['DELETE', '/blockchain-events/callback-domains/unknown.example.org'],
+    ] as const) {
+      expectError(await t.request(method, withContext(path), empty), 404, 'resource_not_found');
+    }
   });
 
   it('400 uri_not_found for unknown paths and methods', async () => {

@@ -129,6 +129,15 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   });
   // JSON only: Fastify would otherwise accept text/plain bodies as strings.
   app.removeContentTypeParser('text/plain');
+  // Clients send 'Content-Type: application/json' on every request, also on POSTs and DELETEs that take
+  // no body (delete, activate, verify, resend, test): an empty body is no body. Endpoints that need one
+  // still answer missing_request_body (preValidation below).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(handleError(config.bodyLimit));
   app.addSchema(ErrorEnvelope);
