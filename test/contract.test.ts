@@ -385,6 +385,19 @@ describe('subscription creation rules', () => {
     }
   });
 
+  it('400 uri_not_found for a wallet path whose id cannot be a wallet id (a typo of a fixed path); an unknown wallet id is a 404', async () => {
+    for (const [method, path, body] of [
+      ['GET', '/wallet-as-a-service/wallets/all-asset', undefined],
+      ['POST', '/wallet-as-a-service/wallets/not-a-wallet/ethereum/goerli/addresses', item({ address: 'also wrong' })],
+      ['DELETE', `/wallet-as-a-service/wallets/not-a-wallet/ethereum/goerli/addresses/${SAMPLE.evmAddress}`, undefined],
+    ] as const) {
+      const r = await t.request(method, withContext(path), { key: alice.key, body });
+      expectError(r, 400, 'uri_not_found', ['walletId']);
+      expect(r.body.error.message).toContain('all-assets');
+    }
+    expectError(await t.request('GET', withContext(`/wallet-as-a-service/wallets/${randomUUID()}`), { key: alice.key }), 404, 'resource_not_found');
+  });
+
   it('400 uri_not_found for unknown paths and methods', async () => {
     expectError(await t.request('GET', withContext('/nothing/here'), { key: alice.key }), 400, 'uri_not_found');
     expectError(await t.request('PUT', withContext('/blockchain-events/ethereum/goerli/subscriptions'), { key: alice.key }), 400, 'uri_not_found');
