@@ -158,3 +158,63 @@ describe('what the log says', () => {
     expect(seen()).toBe(true);
   });
 });
+
+describe('while the server shuts down', () => {
+  /**
+   * Opens a connection, authenticates a POST and sends half its body, so that the request is in flight
+   * and the shutdown waits for it; `rest` finishes it and pipelines the request under test behind it.
+   */
+  async function halfSentRequest(port: number, key: string) {
+    const body = JSON.stringify({ data: { item: { walletName: 'draining' } } });
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('utf8');
+    });
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+    socket.write(
+      `POST /wallet-as-a-service/wallets HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    return {
+      async rest(next: string): Promise<string[]> {
+        socket.write(`${body.slice(10)}${next}`);
+        await closed;
+        return received.split(/(?=HTTP\/1\.1 )/);
+      },
+    };
+  }
+
+  it('a request that arrives gets 503 service_unavailable in the envelope with Retry-After; the probes keep their own shape', async () => {
+    const t = await startTestApp();
+    const customer = await t.customer();
+    const port = Number(new URL(t.url).port);
+    const forApi = await halfSentRequest(port, customer.key);
+    const forProbe = await halfSentRequest(port, customer.key);
+    await new Promise((r) => setTimeout(r, 100)); // both in flight
+    const closing = t.close();
+    await new Promise((r) => setTimeout(r, 100)); // the server is draining
+    const [api, probe] = await Promise.all([
+      forApi.rest(`GET /wallet-as-a-service/wallets/all-assets?context=late HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${customer.key}\r\n\r\n`),
+      forProbe.rest('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n'),
+    ]);
+    await closing;
+    // The requests already in flight are completed normally.
+    expect(api[0]).toMatch(/^HTTP\/1\.1 201/);
+    expect(probe[0]).toMatch(/^HTTP\/1\.1 201/);
+    const late = api[1] ?? '';
+    expect(late).toMatch(/^HTTP\/1\.1 503/);
+    expect(late).toMatch(/\r\nretry-after: 1\r\n/i);
+    const envelope = JSON.parse(late.slice(late.indexOf('\r\n\r\n') + 4));
+    expect(envelope).toEqual({
+      apiVersion: '2021-03-20',
+      requestId: expect.stringMatching(/^[0-9a-f]{24}$/),
+      context: 'late',
+      error: { code: 'service_unavailable', message: expect.stringContaining('shutting down') },
+    });
+    const readyz = probe[1] ?? '';
+    expect(readyz).toMatch(/^HTTP\/1\.1 503/);
+    expect(JSON.parse(readyz.slice(readyz.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'unavailable', reason: 'The server is shutting down.' });
+  });
+});
