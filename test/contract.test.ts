@@ -243,6 +243,35 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
   const makeBody = e.body;
   if (makeBody) {
     const validItem = () => (makeBody() as { data: { item: Record<string, unknown> } }).data.item;
+    it("the body's context is echoed also on the errors raised before the body is read (401, 403, 429, 400, 415)", async () => {
+      const restricted = await t.customer({ allowedEndpoints: [e.name === 'wallets' ? 'all-assets' : 'wallets'] });
+      const slow = await t.customer({ plan: { requestsPerSecond: 1 } });
+      const withBodyContext = (key: string | undefined, headers: Record<string, string> = {}) =>
+        t.request(e.method, e.path(), {
+          key,
+          rawBody: JSON.stringify({ context: 'from-body', ...(makeBody() as object) }),
+          headers: { 'content-type': 'application/json', ...headers },
+        });
+      const cases: [TestResponse, number, string][] = [
+        [await withBodyContext(undefined), 401, 'missing_api_key'],
+        [await withBodyContext('hk_not-a-key'), 401, 'invalid_api_key'],
+        [await withBodyContext(alice.key, { 'x-api-version': '2019-01-01' }), 400, 'invalid_api_version'],
+        [await withBodyContext(restricted.key), 403, 'endpoint_not_allowed_for_api_key'],
+        [await withBodyContext(alice.key, { 'content-type': 'text/plain' }), 415, 'unsupported_media_type'],
+      ];
+      await withBodyContext(slow.key);
+      cases.push([await withBodyContext(slow.key), 429, 'request_limit_reached']);
+      for (const [r, status, code] of cases) {
+        expect({ status: r.status, code: r.body?.error?.code, context: r.body?.context }).toEqual({ status, code, context: 'from-body' });
+      }
+      // A body that is not JSON has no context to echo, and the error is the same.
+      const notJson = await t.request(e.method, e.path(), { rawBody: 'context=from-body', headers: { 'content-type': 'application/json' } });
+      expect({ status: notJson.status, code: notJson.body.error.code, context: notJson.body.context }).toEqual({
+        status: 401,
+        code: 'missing_api_key',
+        context: undefined,
+      });
+    });
     it('415 unsupported_media_type', async () =>
       expectError(await send({ rawBody: JSON.stringify(e.body?.()), headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type'));
     it('409 bad_json', async () => expectError(await send({ rawBody: '{"data": {', headers: { 'content-type': 'application/json' } }), 409, 'bad_json'));
