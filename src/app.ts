@@ -93,7 +93,10 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     );
     if (ingest) stops.push(() => ingest.close());
     const changes = listenForChanges(database.url, {
-      onChange: (change) => access.forgetCustomer(change.customerId),
+      onChange: (change) => {
+        access.forgetCustomer(change.customerId);
+        if (change.table === 'api_keys') access.forgetUnknownKeys();
+      },
       onCallbacks: worker ? () => worker.wake() : undefined,
       onSubscription: ingest ? (change) => ingest.onSubscriptionChange(change) : undefined,
       onLive: (live) => {

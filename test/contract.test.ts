@@ -177,6 +177,15 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
     expect(Number(r.headers.get('x-credits-available'))).toBeGreaterThan(0);
   });
 
+  if (!e.body && e.method !== 'GET') {
+    // Clients send the header on every request; an empty body is no body.
+    it("succeeds with 'Content-Type: application/json' and an empty body", async () => {
+      const r = await send({ rawBody: '', headers: { 'content-type': 'application/json' } });
+      expect(r.status, r.text).toBeLessThan(300);
+      expectEnvelope(r);
+    });
+  }
+
   it('401 missing_api_key', async () => expectError(await send({ key: undefined }), 401, 'missing_api_key'));
   it('401 invalid_api_key', async () => expectError(await send({ key: 'hk_not-a-key' }), 401, 'invalid_api_key'));
   it('400 invalid_api_version', async () => expectError(await send({ headers: { 'x-api-version': '2019-01-01' } }), 400, 'invalid_api_version'));
@@ -234,6 +243,35 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
   const makeBody = e.body;
   if (makeBody) {
     const validItem = () => (makeBody() as { data: { item: Record<string, unknown> } }).data.item;
+    it("the body's context is echoed also on the errors raised before the body is read (401, 403, 429, 400, 415)", async () => {
+      const restricted = await t.customer({ allowedEndpoints: [e.name === 'wallets' ? 'all-assets' : 'wallets'] });
+      const slow = await t.customer({ plan: { requestsPerSecond: 1 } });
+      const withBodyContext = (key: string | undefined, headers: Record<string, string> = {}) =>
+        t.request(e.method, e.path(), {
+          key,
+          rawBody: JSON.stringify({ context: 'from-body', ...(makeBody() as object) }),
+          headers: { 'content-type': 'application/json', ...headers },
+        });
+      const cases: [TestResponse, number, string][] = [
+        [await withBodyContext(undefined), 401, 'missing_api_key'],
+        [await withBodyContext('hk_not-a-key'), 401, 'invalid_api_key'],
+        [await withBodyContext(alice.key, { 'x-api-version': '2019-01-01' }), 400, 'invalid_api_version'],
+        [await withBodyContext(restricted.key), 403, 'endpoint_not_allowed_for_api_key'],
+        [await withBodyContext(alice.key, { 'content-type': 'text/plain' }), 415, 'unsupported_media_type'],
+      ];
+      await withBodyContext(slow.key);
+      cases.push([await withBodyContext(slow.key), 429, 'request_limit_reached']);
+      for (const [r, status, code] of cases) {
+        expect({ status: r.status, code: r.body?.error?.code, context: r.body?.context }).toEqual({ status, code, context: 'from-body' });
+      }
+      // A body that is not JSON has no context to echo, and the error is the same.
+      const notJson = await t.request(e.method, e.path(), { rawBody: 'context=from-body', headers: { 'content-type': 'application/json' } });
+      expect({ status: notJson.status, code: notJson.body.error.code, context: notJson.body.context }).toEqual({
+        status: 401,
+        code: 'missing_api_key',
+        context: undefined,
+      });
+    });
     it('415 unsupported_media_type', async () =>
       expectError(await send({ rawBody: JSON.stringify(e.body?.()), headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type'));
     it('409 bad_json', async () => expectError(await send({ rawBody: '{"data": {', headers: { 'content-type': 'application/json' } }), 409, 'bad_json'));
@@ -362,6 +400,31 @@ describe('subscription creation rules', () => {
     const del = await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${first.body.data.item.referenceId}`, { key: capped.key });
     expect(del.status).toBe(200);
     expect((await create(3)).status).toBe(200);
+  });
+
+  it("bodyless POSTs and DELETEs ignore 'Content-Type: application/json' with an empty body", async () => {
+    const empty = { key: alice.key, rawBody: '', headers: { 'content-type': 'application/json' } };
+    for (const [method, path] of [
+      ['POST', `/blockchain-events/callbacks/${randomUUID()}/resend`],
+      ['POST', `/blockchain-events/subscriptions/${randomUUID()}/test-callback`],
+      ['POST', '/blockchain-events/callback-domains/unknown.example.org/verify'],
+      ['DELETE', '/blockchain-events/callback-domains/unknown.example.org'],
+    ] as const) {
+      expectError(await t.request(method, withContext(path), empty), 404, 'resource_not_found');
+    }
+  });
+
+  it('400 uri_not_found for a wallet path whose id cannot be a wallet id (a typo of a fixed path); an unknown wallet id is a 404', async () => {
+    for (const [method, path, body] of [
+      ['GET', '/wallet-as-a-service/wallets/all-asset', undefined],
+      ['POST', '/wallet-as-a-service/wallets/not-a-wallet/ethereum/goerli/addresses', item({ address: 'also wrong' })],
+      ['DELETE', `/wallet-as-a-service/wallets/not-a-wallet/ethereum/goerli/addresses/${SAMPLE.evmAddress}`, undefined],
+    ] as const) {
+      const r = await t.request(method, withContext(path), { key: alice.key, body });
+      expectError(r, 400, 'uri_not_found', ['walletId']);
+      expect(r.body.error.message).toContain('all-assets');
+    }
+    expectError(await t.request('GET', withContext(`/wallet-as-a-service/wallets/${randomUUID()}`), { key: alice.key }), 404, 'resource_not_found');
   });
 
   it('400 uri_not_found for unknown paths and methods', async () => {

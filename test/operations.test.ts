@@ -1,6 +1,11 @@
 /** Operations endpoints: health, readiness, Prometheus metrics, the generated OpenAPI document, /docs. */
+import { connect } from 'node:net';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
+import { type RunningApp, startApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { createApiKey, createCustomer } from '../src/store/customers.ts';
+import { createTestDatabase, SAMPLE, startTestApp, type TestApp } from './harness.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -12,6 +17,18 @@ describe('operations endpoints (no API key needed)', () => {
   it('/healthz and /readyz answer 200', async () => {
     expect((await t.request('GET', '/healthz')).body).toEqual({ status: 'ok' });
     expect((await t.request('GET', '/readyz')).body).toEqual({ status: 'ready' });
+  });
+
+  it('/readyz asks the database at most once a second, however often it is called', async () => {
+    const readyzQueries = async () =>
+      Number(/herald_db_query_duration_seconds_count\{query="readyz"\} (\d+)/.exec((await t.request('GET', '/metrics')).text)?.[1] ?? 0);
+    const before = await readyzQueries();
+    const started = performance.now();
+    const answers = await Promise.all(Array.from({ length: 30 }, () => t.request('GET', '/readyz')));
+    for (let i = 0; i < 30; i++) answers.push(await t.request('GET', '/readyz'));
+    const seconds = (performance.now() - started) / 1000;
+    for (const r of answers) expect(r.body).toEqual({ status: 'ready' });
+    expect((await readyzQueries()) - before).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
   });
 
   it('/metrics counts requests by route and status, and shows latency and the database pool', async () => {
@@ -105,5 +122,99 @@ describe('operations endpoints (no API key needed)', () => {
       ],
       nonFungibleTokens: [],
     });
+  });
+});
+
+describe('what the log says', () => {
+  let app: RunningApp;
+  const lines: { level: number; msg: string }[] = [];
+  beforeAll(async () => {
+    const config = { ...loadConfig({ databaseUrl: await createTestDatabase(), port: 0 }, {}), logLevel: 'debug' as const };
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    app = await startApp(config, logger);
+  });
+  afterAll(() => app.close());
+
+  it('a client that closes its connection halfway through the body is a debug line, not an unexpected server error', async () => {
+    const customer = await createCustomer(app.database.db, 'half', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 100 }, 1000n);
+    const { key } = await createApiKey(app.database.db, customer.id);
+    const { port } = new URL(app.url as string);
+    const half = '{"data": {"item": {"walletNa';
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          `POST /wallet-as-a-service/wallets HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${key}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: 200\r\n\r\n${half}`,
+        );
+        // Give the server time to authenticate and start reading the body, then hang up.
+        setTimeout(() => socket.destroy(), 200);
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    const seen = () => lines.some((l) => l.level === 20 && /closed the connection/.test(l.msg));
+    for (let i = 0; i < 50 && !seen(); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(seen()).toBe(true);
+  });
+});
+
+describe('while the server shuts down', () => {
+  /**
+   * Opens a connection, authenticates a POST and sends half its body, so that the request is in flight
+   * and the shutdown waits for it; `rest` finishes it and pipelines the request under test behind it.
+   */
+  async function halfSentRequest(port: number, key: string) {
+    const body = JSON.stringify({ data: { item: { walletName: 'draining' } } });
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('utf8');
+    });
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+    socket.write(
+      `POST /wallet-as-a-service/wallets HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    return {
+      async rest(next: string): Promise<string[]> {
+        socket.write(`${body.slice(10)}${next}`);
+        await closed;
+        return received.split(/(?=HTTP\/1\.1 )/);
+      },
+    };
+  }
+
+  it('a request that arrives gets 503 service_unavailable in the envelope with Retry-After; the probes keep their own shape', async () => {
+    const t = await startTestApp();
+    const customer = await t.customer();
+    const port = Number(new URL(t.url).port);
+    const forApi = await halfSentRequest(port, customer.key);
+    const forProbe = await halfSentRequest(port, customer.key);
+    await new Promise((r) => setTimeout(r, 100)); // both in flight
+    const closing = t.close();
+    await new Promise((r) => setTimeout(r, 100)); // the server is draining
+    const [api, probe] = await Promise.all([
+      forApi.rest(`GET /wallet-as-a-service/wallets/all-assets?context=late HTTP/1.1\r\nHost: localhost\r\nx-api-key: ${customer.key}\r\n\r\n`),
+      forProbe.rest('GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n'),
+    ]);
+    await closing;
+    // The requests already in flight are completed normally.
+    expect(api[0]).toMatch(/^HTTP\/1\.1 201/);
+    expect(probe[0]).toMatch(/^HTTP\/1\.1 201/);
+    const late = api[1] ?? '';
+    expect(late).toMatch(/^HTTP\/1\.1 503/);
+    expect(late).toMatch(/\r\nretry-after: 1\r\n/i);
+    const envelope = JSON.parse(late.slice(late.indexOf('\r\n\r\n') + 4));
+    expect(envelope).toEqual({
+      apiVersion: '2021-03-20',
+      requestId: expect.stringMatching(/^[0-9a-f]{24}$/),
+      context: 'late',
+      error: { code: 'service_unavailable', message: expect.stringContaining('shutting down') },
+    });
+    const readyz = probe[1] ?? '';
+    expect(readyz).toMatch(/^HTTP\/1\.1 503/);
+    expect(JSON.parse(readyz.slice(readyz.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'unavailable', reason: 'The server is shutting down.' });
   });
 });

@@ -16,9 +16,48 @@ export function newRequestId(): string {
 export function contextOf(request: FastifyRequest): string | undefined {
   const fromQuery = (request.query as Record<string, unknown> | undefined)?.context;
   if (typeof fromQuery === 'string') return fromQuery.length <= 100 ? fromQuery : undefined;
-  const body = request.body as Record<string, unknown> | undefined;
+  const body = (request.body ?? unparsedBodies.get(request)) as Record<string, unknown> | undefined;
   const fromBody = body && typeof body === 'object' ? body.context : undefined;
   return typeof fromBody === 'string' && fromBody.length <= 100 ? fromBody : undefined;
+}
+
+/** Bodies read only to answer an error with their context (see readUnparsedBody). */
+const unparsedBodies = new WeakMap<FastifyRequest, unknown>();
+
+/**
+ * Errors raised before the body is read (API version, key, rate limit, key restriction, media type,
+ * draining) still echo the body's context: the body is read here, up to the body limit, and parsed
+ * leniently. A body that is larger, cut short or not JSON simply has no context.
+ */
+async function readUnparsedBody(request: FastifyRequest, bodyLimit: number): Promise<void> {
+  const raw = request.raw;
+  if (request.body !== undefined || raw.readableFlowing !== null || raw.readableEnded) return;
+  const length = Number(raw.headers['content-length']);
+  if (!(length > 0 && length <= bodyLimit) && raw.headers['transfer-encoding'] === undefined) return;
+  const text = await new Promise<string | undefined>((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (value: string | undefined) => {
+      // Past the limit the rest keeps flowing and is dropped, so the answer can still be sent.
+      raw.off('data', onData);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > bodyLimit) finish(undefined);
+      else chunks.push(chunk);
+    };
+    raw.on('data', onData);
+    raw.once('end', () => finish(Buffer.concat(chunks).toString('utf8')));
+    raw.once('error', () => finish(undefined));
+    raw.once('close', () => finish(undefined));
+  });
+  if (text === undefined) return;
+  try {
+    unparsedBodies.set(request, JSON.parse(text));
+  } catch {
+    // not JSON: no context to echo
+  }
 }
 
 export interface Credits {
@@ -89,10 +128,23 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   });
 }
 
+/** The client hung up before its request was complete: nothing for the operator to act on. */
+function clientWentAway(error: unknown, request: FastifyRequest): boolean {
+  return (error as { code?: unknown }).code === 'ECONNRESET' && !request.raw.complete;
+}
+
 export function handleError(bodyLimit: number) {
-  return (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+  return async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const known = toApiError(error, bodyLimit);
-    if (known) return sendError(request, reply, known);
+    if (known) {
+      await readUnparsedBody(request, bodyLimit);
+      return sendError(request, reply, known);
+    }
+    if (clientWentAway(error, request)) {
+      request.log.debug({ requestId: request.id }, 'the client closed the connection before the request was complete');
+      // Nobody is left to read it; answered only so that the request's life cycle ends as usual.
+      return sendError(request, reply, new ApiError('bad_json', 'The request body ended early: the connection was closed while it was being sent.'));
+    }
     request.log.error({ err: error, requestId: request.id }, 'unexpected error while answering a request');
     return sendError(
       request,

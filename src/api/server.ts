@@ -1,6 +1,6 @@
 /**
  * The HTTP server: Fastify with the contract's envelope on every answer. Request life cycle:
- *   onRequest     request id, API version, authentication, rate limit, key restriction
+ *   onRequest     request id, draining (503), API version, authentication, rate limit, key restriction
  *   (parse)       JSON only, 64 KiB at most
  *   preValidation blockchain/network pair of the endpoint, body present
  *   (validate)    TypeBox schemas; failures mapped to the contract's codes
@@ -9,7 +9,7 @@
 import type { Duplex } from 'node:stream';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { type Blockchain, CHAINS, isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, truncate } from '../domain/errors.ts';
@@ -105,6 +105,21 @@ function answerMalformedHttp(error: Error & { code?: string }, socket: Duplex): 
   );
 }
 
+/**
+ * A request that reaches a draining server (on a connection kept alive, or pipelined): the probes keep
+ * their own shape and say unavailable; everything else gets 503 service_unavailable in the envelope, with
+ * Retry-After, and the connection is closed so the client's next try goes to a live instance.
+ */
+function answerWhileClosing(request: FastifyRequest, reply: FastifyReply) {
+  reply.header('connection', 'close');
+  if (PROBES.has(request.routeOptions.url ?? '')) return reply.code(503).send({ status: 'unavailable', reason: 'The server is shutting down.' });
+  throw new ApiError('service_unavailable', 'The server is shutting down. Retry in a moment; another instance or the restarted one will answer.', undefined, {
+    'retry-after': '1',
+  });
+}
+
+const PROBES = new Set(['/healthz', '/readyz']);
+
 export async function buildServer(common: Common, options: { logger: Logger; metrics: Metrics }): Promise<FastifyInstance> {
   const { config } = common;
   const app = Fastify({
@@ -114,7 +129,8 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: newRequestId,
     bodyLimit: config.bodyLimit,
-    return503OnClosing: true,
+    // Requests that arrive while the server drains are answered in the envelope (onRequest below).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // A path that is not valid percent-encoding, or a path segment over 500 characters, names no
@@ -129,6 +145,15 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   });
   // JSON only: Fastify would otherwise accept text/plain bodies as strings.
   app.removeContentTypeParser('text/plain');
+  // Clients send 'Content-Type: application/json' on every request, also on POSTs and DELETEs that take
+  // no body (delete, activate, verify, resend, test): an empty body is no body. Endpoints that need one
+  // still answer missing_request_body (preValidation below).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(handleError(config.bodyLimit));
   app.addSchema(ErrorEnvelope);
@@ -156,10 +181,16 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+
   const limiter = new RateLimiter();
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-api-version', API_VERSION);
+    if (closing) return answerWhileClosing(request, reply);
     const pinned = request.headers['x-api-version'];
     if (pinned !== undefined && pinned !== API_VERSION) {
       throw new ApiError('invalid_api_version', `API version '${truncate(String(pinned))}' is not served here; the only version is ${API_VERSION}.`);

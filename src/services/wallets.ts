@@ -14,8 +14,23 @@ import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
 import { assertMainnetAllowed } from './subscriptions.ts';
 
+/**
+ * A path segment where a wallet id belongs that cannot be one (not a UUID) is most likely a typo of a
+ * fixed path (`/wallets/all-asset`): say that (400 uri_not_found), not "no wallet with id ...".
+ */
+function assertWalletIdShape(walletId: string): void {
+  if (isUuid(walletId)) return;
+  throw new ApiError(
+    'uri_not_found',
+    `There is no endpoint at this path: '${truncate(walletId)}' is not a wallet id (wallet ids are UUIDs). Check the path for a typo; ` +
+      'the assets of all wallets are at /wallet-as-a-service/wallets/all-assets, and /openapi.json lists every endpoint.',
+    [{ attribute: 'walletId', message: 'The walletId in the path must be a wallet id (a UUID).' }],
+  );
+}
+
 async function ownWallet(common: Common, caller: Caller, walletId: string): Promise<store.Wallet> {
-  const wallet = isUuid(walletId) ? await store.getWallet(common.db, caller.owner.customerId, walletId) : undefined;
+  assertWalletIdShape(walletId);
+  const wallet = await store.getWallet(common.db, caller.owner.customerId, walletId);
   if (!wallet) throw notFound('wallet', walletId);
   return wallet;
 }
@@ -59,6 +74,7 @@ function normalized(blockchain: Blockchain, network: Network, address: string): 
 }
 
 export async function addAddress(common: Common, caller: Caller, walletId: string, blockchain: Blockchain, network: Network, address: string) {
+  assertWalletIdShape(walletId); // a wrong path is reported before what the body holds
   const normalizedAddress = normalized(blockchain, network, address);
   assertMainnetAllowed(caller, network);
   await ownWallet(common, caller, walletId);

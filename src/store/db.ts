@@ -21,6 +21,11 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
+/** The cheapest statement that proves the database answers (readiness). */
+export async function pingDatabase(q: Queryable): Promise<void> {
+  await q.query('readyz', 'SELECT 1');
+}
+
 /** Tries of a transaction that meets a deadlock or serialization failure. */
 const TRANSACTION_ATTEMPTS = 4;
 
