@@ -3,7 +3,8 @@
  * turns the same objects into /openapi.json, so the document cannot drift from the code.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { BLOCKCHAINS, NETWORKS } from '../domain/chains.ts';
+import { type Blockchain, CHAINS, EVENT_TYPES, type EventType, NETWORKS } from '../domain/chains.ts';
+import type { ErrorCode } from '../domain/errors.ts';
 
 export const API_VERSION = '2021-03-20';
 export const MAX_PAGE = 50;
@@ -23,10 +24,21 @@ export const PageQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ChainParams = Type.Object({
-  blockchain: Type.String({ enum: [...BLOCKCHAINS] }),
-  network: Type.String({ enum: [...NETWORKS] }),
-});
+/**
+ * The blockchain and network path parameters of an endpoint that takes `chains`: the same list the
+ * route gives its `config.chains`, which the server checks, so the document offers exactly what is
+ * accepted. An enum cannot say which network goes with which chain; the description lists the pairs.
+ */
+export function chainParams(chains: readonly Blockchain[]) {
+  const pairs = chains.map((c) => `${c} (${CHAINS[c].networks.join(', ')})`).join('; ');
+  return Type.Object({
+    blockchain: Type.String({ enum: [...chains], description: `Blockchain; with its networks: ${pairs}.` }),
+    network: Type.String({
+      enum: NETWORKS.filter((n) => chains.some((c) => CHAINS[c].networks.includes(n))),
+      description: 'Network; it must be one of the networks of the blockchain (see blockchain).',
+    }),
+  });
+}
 
 /** The POST body shape of the contract: { context?, data: { item } }. */
 export function requestBody<T extends TSchema>(item: T) {
@@ -47,19 +59,26 @@ export function page<T extends TSchema>(item: T) {
   return Type.Object({ limit: Type.Integer(), offset: Type.Integer(), total: Type.Integer(), items: Type.Array(item) });
 }
 
-export const ErrorEnvelope = Type.Object(
-  {
-    apiVersion: Type.String(),
-    requestId: Type.String(),
-    context: Type.Optional(Type.String()),
-    error: Type.Object({
-      code: Type.String(),
-      message: Type.String(),
-      details: Type.Optional(Type.Array(Type.Object({ attribute: Type.String(), message: Type.String() }))),
-    }),
-  },
-  { $id: 'ErrorEnvelope' },
-);
+/** The error envelope of the contract; `codes`, when given, are the only codes the answer can carry. */
+export function errorEnvelope(codes?: readonly ErrorCode[], options: { $id?: string; description?: string } = {}) {
+  return Type.Object(
+    {
+      apiVersion: Type.String({ example: API_VERSION }),
+      requestId: Type.String({ description: '24 lower-case hex characters, also in the x-request-id header.' }),
+      context: Type.Optional(Type.String()),
+      error: Type.Object({
+        code: codes ? Type.String({ enum: [...codes] }) : Type.String(),
+        message: Type.String({ description: 'A sentence saying what to change.' }),
+        details: Type.Optional(
+          Type.Array(Type.Object({ attribute: Type.String(), message: Type.String() }), { description: 'One entry per offending attribute.' }),
+        ),
+      }),
+    },
+    options,
+  );
+}
+
+export const ErrorEnvelope = errorEnvelope(undefined, { $id: 'ErrorEnvelope' });
 
 const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL whose host is a verified callback domain.' });
 const SecretKey = Type.String({ maxLength: 512, description: 'Key of the HMAC-SHA256 x-signature of each callback.' });
@@ -98,21 +117,56 @@ export const InternalTransactionsItem = Type.Object(
 
 const DeactivationReason = Type.Object({ reason: Type.String(), timestamp: Type.Integer() });
 
-/** Everything a subscription item may hold; each endpoint fills its own subset. */
-export const SubscriptionItem = Type.Object({
+/** The fields of every subscription item (contract section 2, "Response item"). */
+const subscriptionBase = {
   referenceId: Type.String({ format: 'uuid' }),
-  eventType: Type.String(),
-  createdTimestamp: Type.Integer(),
+  createdTimestamp: Type.Integer({ description: 'Creation time, Unix seconds.' }),
   isActive: Type.Boolean(),
   callbackUrl: Type.String(),
-  callbackSecretKey: Type.Optional(Type.String()),
-  transactionId: Type.Optional(Type.String()),
-  address: Type.Optional(Type.String()),
-  receiveCallbackOn: Type.Optional(Type.Integer()),
-  amountHigherThan: Type.Optional(Type.Integer()),
-  blockchain: Type.Optional(Type.String()),
-  network: Type.Optional(Type.String()),
-  deactivationReasons: Type.Optional(Type.Array(DeactivationReason)),
+};
+const EchoedSecretKey = Type.String({ description: 'As given; an empty string when none was given.' });
+const OptionalSecretKey = Type.Optional(Type.String({ description: 'As given; absent when none was given.' }));
+
+/** The item of each create endpoint: exactly the fields the seed lists for it, all of them always present but the internal-transactions secret. */
+export const CREATED_ITEMS = {
+  TRANSACTION_MINED: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('TRANSACTION_MINED'),
+    callbackSecretKey: EchoedSecretKey,
+    transactionId: Type.String({ description: "As given (the client's spelling)." }),
+  }),
+  ADDRESS_TOKENS_TRANSACTION_CONFIRMED: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('ADDRESS_TOKENS_TRANSACTION_CONFIRMED'),
+    callbackSecretKey: EchoedSecretKey,
+    address: Type.String({ description: "As given (the client's spelling)." }),
+    receiveCallbackOn: Type.Integer({ description: "As given, or the chain's default when omitted." }),
+  }),
+  CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER'),
+    callbackSecretKey: OptionalSecretKey,
+    amountHigherThan: Type.Integer(),
+  }),
+} as const satisfies Record<EventType, TSchema>;
+
+/**
+ * The item of list, get, delete and activate: any event type, so the fields of one event type only are
+ * optional here (each is present exactly when its create item has it); the chain is always present.
+ */
+export const SubscriptionItem = Type.Object({
+  ...subscriptionBase,
+  eventType: Type.String({ enum: [...EVENT_TYPES] }),
+  blockchain: Type.String(),
+  network: Type.String(),
+  callbackSecretKey: Type.Optional(
+    Type.String({ description: "Always present on TRANSACTION_MINED and ADDRESS_TOKENS_TRANSACTION_CONFIRMED ('' when none was given)." }),
+  ),
+  transactionId: Type.Optional(Type.String({ description: 'Present on TRANSACTION_MINED.' })),
+  address: Type.Optional(Type.String({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED.' })),
+  receiveCallbackOn: Type.Optional(Type.Integer({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED.' })),
+  amountHigherThan: Type.Optional(Type.Integer({ description: 'Present on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.' })),
+  deactivationReasons: Type.Optional(Type.Array(DeactivationReason, { description: 'Present when isActive is false.' })),
 });
 
 const Coin = Type.Object({

@@ -17,6 +17,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Caller, Common } from '../services/context.ts';
 import { authenticate, RateLimiter } from './auth.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
+import { withErrorResponses } from './openapi.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { operationsRoutes } from './routes/operations.ts';
@@ -178,6 +179,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
       security: [{ apiKey: [] }],
     },
+    transform: withErrorResponses,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 

@@ -30,7 +30,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
   app.get<{ Params: { referenceId: string }; Querystring: { limit: number; offset: number } }>(
     '/blockchain-events/subscriptions/:referenceId/callbacks',
     {
-      config: { endpoint: 'callbacks' },
+      config: { endpoint: 'callbacks', errors: ['resource_not_found', 'insufficient_credits'] },
       schema: {
         tags: ['callbacks'],
         summary: "A subscription's callbacks, oldest first, with every attempt",
@@ -65,7 +65,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { callbackId: string } }>(
     '/blockchain-events/callbacks/:callbackId/resend',
     {
-      config: { endpoint: 'callbacks' },
+      config: { endpoint: 'callbacks', errors: ['resource_not_found', 'insufficient_credits', 'already_exists', 'invalid_data'] },
       schema: {
         tags: ['callbacks'],
         summary: 'Queue a delivered or failed callback again, same body and idempotencyKey',
@@ -83,7 +83,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { referenceId: string } }>(
     '/blockchain-events/subscriptions/:referenceId/test-callback',
     {
-      config: { endpoint: 'callbacks' },
+      config: { endpoint: 'callbacks', errors: ['resource_not_found', 'insufficient_credits', 'callback_url_not_verified'] },
       schema: {
         tags: ['callbacks'],
         summary:

@@ -29,7 +29,7 @@ export function domainRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Body: { data: { item: { domain: string } } } }>(
     '/blockchain-events/callback-domains',
     {
-      config: { endpoint: 'callback-domains' },
+      config: { endpoint: 'callback-domains', errors: ['insufficient_credits'] },
       schema: {
         tags: ['callback domains'],
         summary: 'Register a callback domain; the answer says how to prove control of it',
@@ -49,7 +49,7 @@ export function domainRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { domain: string } }>(
     '/blockchain-events/callback-domains/:domain/verify',
     {
-      config: { endpoint: 'callback-domains' },
+      config: { endpoint: 'callback-domains', errors: ['resource_not_found', 'insufficient_credits', 'domain_verification_failed'] },
       schema: {
         tags: ['callback domains'],
         summary: 'Prove control of a registered callback domain (HTTPS file, then DNS TXT record)',
@@ -69,7 +69,7 @@ export function domainRoutes(app: FastifyInstance, common: Common): void {
   app.get<{ Querystring: { limit: number; offset: number } }>(
     '/blockchain-events/callback-domains',
     {
-      config: { endpoint: 'callback-domains' },
+      config: { endpoint: 'callback-domains', errors: ['insufficient_credits'] },
       schema: {
         tags: ['callback domains'],
         summary: "List the customer's callback domains",
@@ -87,7 +87,7 @@ export function domainRoutes(app: FastifyInstance, common: Common): void {
   app.delete<{ Params: { domain: string } }>(
     '/blockchain-events/callback-domains/:domain',
     {
-      config: { endpoint: 'callback-domains' },
+      config: { endpoint: 'callback-domains', errors: ['resource_not_found', 'insufficient_credits'] },
       schema: {
         tags: ['callback domains'],
         summary: 'Remove a callback domain',

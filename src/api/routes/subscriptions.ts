@@ -10,8 +10,9 @@ import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
   AddressTokensItem,
-  ChainParams,
   ContextQuery,
+  CREATED_ITEMS,
+  chainParams,
   envelope,
   InternalTransactionsItem,
   PageQuery,
@@ -45,7 +46,10 @@ export function fullItem(s: Subscription) {
 }
 
 const ReferenceParams = Type.Object({ referenceId: Type.String({ maxLength: 100 }) });
-const ChainReferenceParams = Type.Composite([ChainParams, ReferenceParams]);
+/** List and delete take every blockchain: any subscription lives on one of them. */
+const ANY_CHAIN = EVENT_BLOCKCHAINS.TRANSACTION_MINED;
+const AnyChainParams = chainParams(ANY_CHAIN);
+const ChainReferenceParams = Type.Composite([AnyChainParams, ReferenceParams]);
 type ChainParamsT = { blockchain: Blockchain; network: Network };
 
 const CREATE_ROUTES: {
@@ -74,17 +78,28 @@ const CREATE_ROUTES: {
 
 export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
   for (const route of CREATE_ROUTES) {
+    const chains = EVENT_BLOCKCHAINS[route.eventType];
     app.post<{ Params: ChainParamsT; Body: Static<ReturnType<typeof requestBody<typeof route.item>>> }>(
       `/blockchain-events/:blockchain/:network/subscriptions/${route.path}`,
       {
-        config: { endpoint: route.path, chains: EVENT_BLOCKCHAINS[route.eventType] },
+        config: {
+          endpoint: route.path,
+          chains,
+          errors: [
+            'insufficient_credits',
+            'feature_mainnets_not_allowed_for_plan',
+            'blockchain_events_callbacks_limit_reached',
+            'already_exists',
+            'callback_url_not_verified',
+          ],
+        },
         schema: {
           tags: ['subscriptions'],
           summary: route.summary,
-          params: ChainParams,
+          params: chainParams(chains),
           querystring: ContextQuery,
           body: requestBody(route.item),
-          response: { [route.status]: envelope(Type.Object({ item: SubscriptionItem })) },
+          response: { [route.status]: envelope(Type.Object({ item: CREATED_ITEMS[route.eventType] })) },
         },
       },
       async (request, reply) => {
@@ -105,11 +120,11 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
   app.get<{ Params: ChainParamsT; Querystring: { limit: number; offset: number } }>(
     '/blockchain-events/:blockchain/:network/subscriptions',
     {
-      config: { endpoint: 'list-subscriptions', chains: EVENT_BLOCKCHAINS.TRANSACTION_MINED },
+      config: { endpoint: 'list-subscriptions', chains: ANY_CHAIN, errors: ['insufficient_credits'] },
       schema: {
         tags: ['subscriptions'],
         summary: "List the customer's subscriptions on one blockchain and network (oldest first)",
-        params: ChainParams,
+        params: AnyChainParams,
         querystring: PageQuery,
         response: { 200: envelope(page(SubscriptionItem)) },
       },
@@ -124,7 +139,7 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
   app.get<{ Params: { referenceId: string } }>(
     '/blockchain-events/subscriptions/:referenceId',
     {
-      config: { endpoint: 'get-subscription' },
+      config: { endpoint: 'get-subscription', errors: ['resource_not_found', 'insufficient_credits'] },
       schema: {
         tags: ['subscriptions'],
         summary: 'Get one subscription',
@@ -142,7 +157,7 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
   app.delete<{ Params: ChainParamsT & { referenceId: string } }>(
     '/blockchain-events/:blockchain/:network/subscriptions/:referenceId',
     {
-      config: { endpoint: 'delete-subscription', chains: EVENT_BLOCKCHAINS.TRANSACTION_MINED },
+      config: { endpoint: 'delete-subscription', chains: ANY_CHAIN, errors: ['resource_not_found', 'insufficient_credits'] },
       schema: {
         tags: ['subscriptions'],
         summary: 'Delete a subscription; its pending callbacks are cancelled',
@@ -161,7 +176,17 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { referenceId: string } }>(
     '/blockchain-events/subscriptions/:referenceId/activate',
     {
-      config: { endpoint: 'activate-subscription' },
+      config: {
+        endpoint: 'activate-subscription',
+        errors: [
+          'resource_not_found',
+          'insufficient_credits',
+          'feature_mainnets_not_allowed_for_plan',
+          'blockchain_events_callbacks_limit_reached',
+          'already_exists',
+          'callback_url_not_verified',
+        ],
+      },
       schema: {
         tags: ['subscriptions'],
         summary: 'Activate a subscription (again)',

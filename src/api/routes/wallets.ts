@@ -8,7 +8,7 @@ import type { Common } from '../../services/context.ts';
 import * as service from '../../services/wallets.ts';
 import type { WalletAddress } from '../../store/wallets.ts';
 import { sendData, sendJsonText } from '../envelope.ts';
-import { ChainParams, ContextQuery, envelope, PageQuery, page, requestBody, WalletAssetRecord, WalletDetail, WatchedAddress } from '../schemas.ts';
+import { ContextQuery, chainParams, envelope, PageQuery, page, requestBody, WalletAssetRecord, WalletDetail, WatchedAddress } from '../schemas.ts';
 
 function addressItem(a: WalletAddress) {
   return {
@@ -21,7 +21,7 @@ function addressItem(a: WalletAddress) {
 }
 
 const WalletParams = Type.Object({ walletId: Type.String({ maxLength: 100 }) });
-const WalletChainParams = Type.Composite([WalletParams, ChainParams]);
+const WalletChainParams = Type.Composite([WalletParams, chainParams(BLOCKCHAINS)]);
 const WalletAddressParams = Type.Composite([WalletChainParams, Type.Object({ address: Type.String({ maxLength: 200 }) })]);
 type ChainP = { walletId: string; blockchain: Blockchain; network: Network };
 
@@ -29,7 +29,7 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
   app.get<{ Querystring: { limit: number; offset: number } }>(
     '/wallet-as-a-service/wallets/all-assets',
     {
-      config: { endpoint: 'all-assets' },
+      config: { endpoint: 'all-assets', errors: ['insufficient_credits'] },
       schema: {
         tags: ['wallets'],
         summary: "List the assets of all the customer's wallets (oldest wallet first)",
@@ -48,7 +48,7 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Body: { data: { item: { walletName: string } } } }>(
     '/wallet-as-a-service/wallets',
     {
-      config: { endpoint: 'wallets' },
+      config: { endpoint: 'wallets', errors: ['insufficient_credits'] },
       schema: {
         tags: ['wallets'],
         summary: 'Create a watch-only wallet',
@@ -69,7 +69,7 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
   app.get<{ Params: { walletId: string } }>(
     '/wallet-as-a-service/wallets/:walletId',
     {
-      config: { endpoint: 'wallets' },
+      config: { endpoint: 'wallets', errors: ['resource_not_found', 'insufficient_credits'] },
       schema: {
         tags: ['wallets'],
         summary: 'Get one wallet: its watched addresses and assets',
@@ -88,7 +88,11 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: ChainP; Body: { data: { item: { address: string } } } }>(
     '/wallet-as-a-service/wallets/:walletId/:blockchain/:network/addresses',
     {
-      config: { endpoint: 'wallets', chains: BLOCKCHAINS },
+      config: {
+        endpoint: 'wallets',
+        chains: BLOCKCHAINS,
+        errors: ['resource_not_found', 'insufficient_credits', 'feature_mainnets_not_allowed_for_plan', 'already_exists'],
+      },
       schema: {
         tags: ['wallets'],
         summary: 'Watch an address in a wallet',
@@ -108,7 +112,7 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
   app.delete<{ Params: ChainP & { address: string } }>(
     '/wallet-as-a-service/wallets/:walletId/:blockchain/:network/addresses/:address',
     {
-      config: { endpoint: 'wallets', chains: BLOCKCHAINS },
+      config: { endpoint: 'wallets', chains: BLOCKCHAINS, errors: ['resource_not_found', 'insufficient_credits'] },
       schema: {
         tags: ['wallets'],
         summary: 'Stop watching an address',

@@ -1,0 +1,381 @@
+/**
+ * The OpenAPI document (/openapi.json) against the server that serves it: a valid OpenAPI 3 document
+ * (@apidevtools/swagger-parser), each endpoint offering exactly the chains it accepts, every error
+ * status with the contract's error envelope, the fields the contract always sends marked required,
+ * and real answers of every endpoint (successes and errors) valid against the document's schema for
+ * their path, method and status.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import AjvModule from 'ajv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { callbackBody } from '../src/domain/callbacks.ts';
+import { BLOCKCHAINS, CHAINS, EVENT_BLOCKCHAINS, NETWORKS } from '../src/domain/chains.ts';
+import { enqueueCallbacks } from '../src/store/callbacks.ts';
+import { SAMPLE, startTestApp, type TestApp, type TestCustomer, type TestResponse } from './harness.ts';
+import { startTestDns, type TestDns } from './support/dns.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+import { writeCaFile } from './support/tls.ts';
+
+const Ajv = AjvModule.default;
+const FILE_PATH = '/.well-known/blockchain-events-verification.txt';
+const SUBSCRIPTIONS = '/blockchain-events/{blockchain}/{network}/subscriptions';
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is arbitrary JSON
+type Json = any;
+
+let t: TestApp;
+let receiver: Receiver;
+let dns: TestDns;
+let doc: Json;
+
+beforeAll(async () => {
+  receiver = await startReceiver({ hostnames: ['localhost', 'verify.test'] });
+  dns = await startTestDns();
+  for (const host of ['localhost', 'verify.test']) dns.set(host, { A: ['127.0.0.1'] });
+  dns.set('unproven.test', { A: ['127.0.0.1'] });
+  t = await startTestApp({
+    domainVerificationPort: receiver.port,
+    delivery: {
+      ...loadConfig({}, {}).delivery,
+      allowNetworks: ['127.0.0.1/32', '::1/128'],
+      caFile: writeCaFile(receiver.caPem),
+      dnsServers: [dns.address],
+      pollIntervalMs: 20,
+    },
+  });
+  const res = await t.request('GET', '/openapi.json');
+  expect(res.status).toBe(200);
+  doc = res.body;
+});
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+  await dns?.close();
+});
+
+// --- the document, read as a client reads it ------------------------------------------------------
+
+interface Operation {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  op: Json;
+}
+
+function operations(): Operation[] {
+  const list: Operation[] = [];
+  for (const [template, methods] of Object.entries<Json>(doc.paths)) {
+    const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    for (const [method, op] of Object.entries<Json>(methods)) list.push({ method: method.toUpperCase(), template, pattern, op });
+  }
+  return list;
+}
+
+/** The operation a request is answered by: the matching template with the fewest parameters (literal segments win, as in the router). */
+function operationOf(method: string, path: string): Operation | undefined {
+  const candidates = operations().filter((o) => o.method === method && o.pattern.test(path.split('?')[0] ?? ''));
+  return candidates.sort((a, b) => a.template.split('{').length - b.template.split('{').length)[0];
+}
+
+function responseSchema(op: Json, status: number): Json {
+  return op.responses[String(status)]?.content?.['application/json']?.schema;
+}
+
+function parameter(op: Json, name: string): Json {
+  return op.parameters.find((p: Json) => p.name === name);
+}
+
+/**
+ * OpenAPI 3.0 schema -> JSON Schema for Ajv: `nullable` (Ajv knows it, but not together with `enum`),
+ * and objects closed, so that an answer with a field the document does not describe fails too.
+ */
+function strictJsonSchema(schema: Json): Json {
+  if (Array.isArray(schema)) return schema.map(strictJsonSchema);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = k === 'example' ? v : strictJsonSchema(v);
+  if (out.type === 'object' && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+  if (out.nullable === true && Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+  return out;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+
+/** Operation key -> statuses answered during the walk. */
+const seen = new Map<string, Set<number>>();
+
+/** A real request whose answer must be described by the document: path, method, status and body. */
+async function call(
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<TestResponse> {
+  const res = await t.request(method, path, options);
+  const found = operationOf(method, path);
+  expect(found, `${method} ${path} is not in the document`).toBeDefined();
+  const { template, op } = found as Operation;
+  const schema = responseSchema(op, res.status);
+  expect(schema, `${method} ${template} answered ${res.status} (${res.text.slice(0, 200)}), a status the document does not list`).toBeDefined();
+  const validate = ajv.compile(strictJsonSchema(schema));
+  const valid = validate(res.body);
+  expect(valid, `${method} ${path} ${res.status}: ${JSON.stringify(validate.errors)} in ${res.text.slice(0, 400)}`).toBe(true);
+  const key = `${method} ${template}`;
+  seen.set(key, (seen.get(key) ?? new Set()).add(res.status));
+  return res;
+}
+
+// --- the document itself ----------------------------------------------------------------------------
+
+describe('the OpenAPI document', () => {
+  it('is a valid OpenAPI 3 document (swagger-parser)', async () => {
+    expect(doc.openapi).toMatch(/^3\.0\./);
+    await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
+  });
+
+  it('offers on each endpoint exactly the blockchains and networks the endpoint accepts', async () => {
+    const expected: Record<string, readonly string[]> = {
+      [`POST ${SUBSCRIPTIONS}/transaction-mined`]: EVENT_BLOCKCHAINS.TRANSACTION_MINED,
+      [`POST ${SUBSCRIPTIONS}/address-tokens-transactions-confirmed`]: ['bitcoin', 'ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+      [`POST ${SUBSCRIPTIONS}/internal-transactions-for-specific-amount`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+      [`GET ${SUBSCRIPTIONS}`]: BLOCKCHAINS,
+      [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
+      'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
+      'DELETE /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses/{address}': BLOCKCHAINS,
+    };
+    const withChain = operations().filter((o) => o.template.includes('{blockchain}'));
+    expect(withChain.map((o) => `${o.method} ${o.template}`).sort()).toEqual(Object.keys(expected).sort());
+    for (const o of withChain) {
+      const chains = expected[`${o.method} ${o.template}`] as readonly string[];
+      expect(parameter(o.op, 'blockchain').schema.enum, `${o.method} ${o.template}`).toEqual([...chains]);
+      const networks = NETWORKS.filter((n) => chains.some((c) => CHAINS[c as keyof typeof CHAINS].networks.includes(n)));
+      expect(parameter(o.op, 'network').schema.enum, `${o.method} ${o.template}`).toEqual(networks);
+    }
+  });
+
+  it('the chains offered are the chains the server accepts, and no others', async () => {
+    const c = await t.customer();
+    for (const event of ['transaction-mined', 'address-tokens-transactions-confirmed', 'internal-transactions-for-specific-amount']) {
+      const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
+      const offered: string[] = parameter(op, 'blockchain').schema.enum;
+      for (const blockchain of BLOCKCHAINS) {
+        // An empty item: the chain is checked first, then the body (409 for the missing attributes).
+        const res = await call('POST', `/blockchain-events/${blockchain}/mainnet/subscriptions/${event}`, { key: c.key, body: { data: { item: {} } } });
+        const refused = res.status === 400 && res.body.error.code === 'uri_not_found';
+        expect(refused, `${event} on ${blockchain}: ${res.status} ${res.body.error?.code}`).toBe(!offered.includes(blockchain));
+      }
+    }
+  });
+
+  it('lists every error status of every operation, each with the error envelope and its codes', () => {
+    for (const { method, template, op } of operations()) {
+      const statuses = Object.keys(op.responses).map(Number);
+      const name = `${method} ${template}`;
+      // Every documented operation needs an API key (the operations endpoints are not in the document).
+      expect(statuses, name).toEqual(expect.arrayContaining([400, 401, 403, 429, 500, 503]));
+      if (template.includes('{')) expect(responseSchema(op, 400).properties.error.properties.code.enum, name).toContain('uri_not_found');
+      if (op.requestBody) expect(statuses, name).toEqual(expect.arrayContaining([409, 413, 415, 422]));
+      if (parameter(op, 'limit')) {
+        expect(responseSchema(op, 400).properties.error.properties.code.enum, name).toEqual(
+          expect.arrayContaining(['invalid_pagination', 'limit_greater_than_allowed']),
+        );
+      }
+      expect(responseSchema(op, 503).properties.error.properties.code.enum, name).toEqual(['service_unavailable']);
+      expect(op.responses['429'].headers['retry-after'], name).toBeDefined();
+      for (const status of statuses.filter((s) => s >= 400)) {
+        const schema = responseSchema(op, status);
+        expect(schema.required, `${name} ${status}`).toEqual(['apiVersion', 'requestId', 'error']);
+        expect(schema.properties.error.required, `${name} ${status}`).toEqual(['code', 'message']);
+        expect(schema.properties.error.properties.details.items.required, `${name} ${status}`).toEqual(['attribute', 'message']);
+        expect(op.responses[String(status)].description, `${name} ${status}`).toMatch(/error\.code is one of/);
+      }
+    }
+  });
+
+  it('marks required every field the contract says is always present', () => {
+    const itemOf = (template: string, method: string, status: number) => responseSchema(doc.paths[template][method], status).properties.data.properties.item;
+    const base = ['referenceId', 'createdTimestamp', 'isActive', 'callbackUrl', 'eventType'];
+    expect(itemOf(`${SUBSCRIPTIONS}/transaction-mined`, 'post', 200).required.sort()).toEqual([...base, 'callbackSecretKey', 'transactionId'].sort());
+    expect(itemOf(`${SUBSCRIPTIONS}/address-tokens-transactions-confirmed`, 'post', 201).required.sort()).toEqual(
+      [...base, 'callbackSecretKey', 'address', 'receiveCallbackOn'].sort(),
+    );
+    const internal = itemOf(`${SUBSCRIPTIONS}/internal-transactions-for-specific-amount`, 'post', 201);
+    expect(internal.required.sort()).toEqual([...base, 'amountHigherThan'].sort());
+    expect(Object.keys(internal.properties)).toContain('callbackSecretKey');
+    for (const [template, method, status] of [
+      ['/blockchain-events/subscriptions/{referenceId}', 'get', 200],
+      [`${SUBSCRIPTIONS}/{referenceId}`, 'delete', 200],
+      ['/blockchain-events/subscriptions/{referenceId}/activate', 'post', 201],
+    ] as const) {
+      expect(itemOf(template, method, status).required.sort(), template).toEqual([...base, 'blockchain', 'network'].sort());
+    }
+    const assets = responseSchema(doc.paths['/wallet-as-a-service/wallets/all-assets'].get, 200);
+    expect(assets.required).toEqual(['apiVersion', 'requestId', 'data']);
+    expect(assets.properties.data.required).toEqual(['limit', 'offset', 'total', 'items']);
+    const record = assets.properties.data.properties.items.items;
+    expect(record.required).toEqual(['walletId', 'walletName', 'coins', 'fungibleTokens', 'nonFungibleTokens']);
+    expect(record.properties.coins.items.required).toEqual(
+      expect.arrayContaining(['blockchain', 'network', 'unit', 'confirmedBalance', 'totalReceived', 'totalSpent']),
+    );
+    expect(record.properties.fungibleTokens.items.required).toEqual(['amount', 'blockchain', 'network', 'identifier', 'symbol', 'type']);
+    expect(record.properties.nonFungibleTokens.items.required).toEqual(['blockchain', 'network', 'identifier', 'symbol', 'tokenId', 'type']);
+  });
+});
+
+// --- real answers ---------------------------------------------------------------------------------
+
+async function waitForCallbackStatus(c: TestCustomer, referenceId: string, status: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const res = await call('GET', `/blockchain-events/subscriptions/${referenceId}/callbacks`, { key: c.key });
+    const entry = res.body.data.items.find((e: Json) => e.status === status);
+    if (entry) return entry.callbackId;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const last = await t.request('GET', `/blockchain-events/subscriptions/${referenceId}/callbacks`, { key: c.key });
+  throw new Error(`no callback of ${referenceId} reached ${status}: ${last.text}`);
+}
+
+describe('real answers match the document', () => {
+  it('successes of every endpoint', async () => {
+    const c = await t.customer({ domains: ['localhost'] });
+    const key = c.key;
+    const callbackUrl = `${receiver.url}/cb`;
+    const chain = '/blockchain-events/ethereum/goerli/subscriptions';
+
+    const mined = await call('POST', `${chain}/transaction-mined?context=walk`, {
+      key,
+      body: { data: { item: { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl } } },
+    });
+    expect(mined.status).toBe(200);
+    expect(mined.body.context).toBe('walk');
+    const tokens = await call('POST', `${chain}/address-tokens-transactions-confirmed`, {
+      key,
+      body: { context: 'in-body', data: { item: { address: SAMPLE.evmAddress, callbackUrl, callbackSecretKey: 's' } } },
+    });
+    expect(tokens.status).toBe(201);
+    const internal = await call('POST', `${chain}/internal-transactions-for-specific-amount`, {
+      key,
+      body: { data: { item: { amountHigherThan: 5, callbackUrl } } },
+    });
+    expect(internal.status).toBe(201);
+    expect(internal.body.data.item).not.toHaveProperty('callbackSecretKey');
+
+    const referenceId = mined.body.data.item.referenceId;
+    expect((await call('GET', `${chain}?limit=2&offset=1`, { key })).status).toBe(200);
+    expect((await call('GET', `/blockchain-events/subscriptions/${referenceId}`, { key })).status).toBe(200);
+    expect((await call('POST', `/blockchain-events/subscriptions/${referenceId}/activate`, { key })).status).toBe(201);
+    expect((await call('POST', `/blockchain-events/subscriptions/${referenceId}/test-callback`, { key })).status).toBe(200);
+
+    // A delivered callback (queued as chain following would), then resent.
+    const idempotencyKey = randomBytes(32).toString('hex');
+    const body = callbackBody({ id: referenceId, eventType: 'TRANSACTION_MINED', apiVersion: '2021-03-20' }, idempotencyKey, { n: 1 });
+    await t.app.database.db.transaction('test:enqueue', (tx) =>
+      enqueueCallbacks(
+        tx,
+        [{ id: randomUUID(), customerId: c.id, subscriptionId: referenceId, eventType: 'TRANSACTION_MINED', idempotencyKey, body, callbackUrl }],
+        new Date(),
+      ),
+    );
+    const callbackId = await waitForCallbackStatus(c, referenceId, 'delivered');
+    expect((await call('POST', `/blockchain-events/callbacks/${callbackId}/resend`, { key })).status).toBe(201);
+    await waitForCallbackStatus(c, referenceId, 'delivered');
+
+    for (const s of [mined, tokens, internal]) {
+      expect((await call('DELETE', `${chain}/${s.body.data.item.referenceId}`, { key })).status).toBe(200);
+    }
+
+    const wallet = await call('POST', '/wallet-as-a-service/wallets', { key, body: { data: { item: { walletName: 'main' } } } });
+    expect(wallet.status).toBe(201);
+    const walletPath = `/wallet-as-a-service/wallets/${wallet.body.data.item.walletId}`;
+    const address = `${walletPath}/ethereum/goerli/addresses`;
+    expect((await call('POST', address, { key, body: { data: { item: { address: SAMPLE.evmAddress } } } })).status).toBe(201);
+    expect((await call('GET', walletPath, { key })).status).toBe(200);
+    const assets = await call('GET', '/wallet-as-a-service/wallets/all-assets', { key });
+    expect(assets.status).toBe(200);
+    expect(assets.body.data.items[0].coins).toHaveLength(1);
+    expect((await call('DELETE', `${address}/${SAMPLE.evmAddress}`, { key })).status).toBe(200);
+
+    const registered = await call('POST', '/blockchain-events/callback-domains', { key, body: { data: { item: { domain: 'verify.test' } } } });
+    expect(registered.status).toBe(201);
+    receiver.byPath(FILE_PATH, { kind: 'status', status: 200, body: registered.body.data.item.verificationToken });
+    expect((await call('POST', '/blockchain-events/callback-domains/verify.test/verify', { key })).status).toBe(200);
+    expect((await call('GET', '/blockchain-events/callback-domains', { key })).status).toBe(200);
+    expect((await call('DELETE', '/blockchain-events/callback-domains/verify.test', { key })).status).toBe(200);
+
+    expect((await call('GET', '/blockchain-events/status', { key })).status).toBe(200);
+
+    // Every operation of the document answered with its success status.
+    for (const { method, template, op } of operations()) {
+      const success = Object.keys(op.responses)
+        .map(Number)
+        .find((s) => s < 300);
+      expect(seen.get(`${method} ${template}`), `${method} ${template} was not called`).toContain(success);
+    }
+  });
+
+  it('the main errors', async () => {
+    const c = await t.customer();
+    const key = c.key;
+    const mined = '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined';
+    const item = { transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl };
+    const codeOf = (r: TestResponse) => `${r.status} ${r.body.error.code}`;
+
+    expect(codeOf(await call('GET', '/blockchain-events/status'))).toBe('401 missing_api_key');
+    expect(codeOf(await call('GET', '/blockchain-events/status', { key: 'nope' }))).toBe('401 invalid_api_key');
+    expect(codeOf(await call('GET', '/blockchain-events/status', { key, headers: { 'x-api-version': '1999-01-01' } }))).toBe('400 invalid_api_version');
+    expect(codeOf(await call('POST', mined.replace('goerli', 'mordor'), { key, body: { data: { item } } }))).toBe('400 uri_not_found');
+    expect(codeOf(await call('DELETE', `/blockchain-events/xrp/nile/subscriptions/${randomUUID()}`, { key }))).toBe('400 uri_not_found');
+    expect(codeOf(await call('GET', '/blockchain-events/ethereum/goerli/subscriptions?limit=0', { key }))).toBe('400 invalid_pagination');
+    expect(codeOf(await call('GET', '/wallet-as-a-service/wallets/all-assets?limit=51', { key }))).toBe('400 limit_greater_than_allowed');
+    expect(codeOf(await call('GET', `/blockchain-events/subscriptions/${randomUUID()}?context=x`, { key }))).toBe('404 resource_not_found');
+    expect(codeOf(await call('GET', `/blockchain-events/subscriptions/${randomUUID()}/callbacks`, { key }))).toBe('404 resource_not_found');
+    expect(codeOf(await call('POST', `/blockchain-events/callbacks/${randomUUID()}/resend`, { key }))).toBe('404 resource_not_found');
+    expect(codeOf(await call('GET', `/wallet-as-a-service/wallets/${randomUUID()}`, { key }))).toBe('404 resource_not_found');
+    expect(codeOf(await call('DELETE', '/blockchain-events/callback-domains/none.test', { key }))).toBe('404 resource_not_found');
+    expect(codeOf(await call('GET', '/blockchain-events/status?foo=1', { key }))).toBe('409 extra_query_attributes');
+    expect(codeOf(await call('POST', mined, { key, body: { data: { item: { callbackUrl: SAMPLE.callbackUrl } } } }))).toBe('409 missing_required_attributes');
+    expect(codeOf(await call('POST', mined, { key, body: { data: { item: { ...item, extra: 1 } } } }))).toBe('409 extra_body_attributes');
+    expect(codeOf(await call('POST', mined, { key, body: { data: { item: { ...item, transactionId: 'zz' } } } }))).toBe('409 invalid_data');
+    expect(codeOf(await call('POST', mined, { key, rawBody: '{"data":', headers: { 'content-type': 'application/json' } }))).toBe('409 bad_json');
+    expect(codeOf(await call('POST', mined, { key, body: { data: { item: { ...item, callbackUrl: 'https://elsewhere.example.org/cb' } } } }))).toBe(
+      '409 callback_url_not_verified',
+    );
+    expect((await call('POST', mined, { key, body: { data: { item } } })).status).toBe(200);
+    expect(codeOf(await call('POST', mined, { key, body: { data: { item } } }))).toBe('409 already_exists');
+    expect(codeOf(await call('POST', mined, { key, rawBody: 'x', headers: { 'content-type': 'text/plain' } }))).toBe('415 unsupported_media_type');
+    expect(codeOf(await call('POST', mined, { key, body: { data: { item: { ...item, callbackSecretKey: 'x'.repeat(70_000) } } } }))).toBe(
+      '413 request_entity_too_large',
+    );
+    expect(codeOf(await call('POST', mined, { key, body: { item } }))).toBe('422 invalid_request_body_structure');
+    // A body where none is needed is still parsed.
+    const activate = `/blockchain-events/subscriptions/${randomUUID()}/activate`;
+    expect(codeOf(await call('POST', activate, { key, rawBody: 'x', headers: { 'content-type': 'text/plain' } }))).toBe('415 unsupported_media_type');
+    expect(
+      codeOf(await call('DELETE', '/blockchain-events/callback-domains/none.test', { key, rawBody: '{', headers: { 'content-type': 'application/json' } })),
+    ).toBe('409 bad_json');
+    const wallet = await call('POST', '/wallet-as-a-service/wallets', { key, body: { data: { item: { walletName: 'w' } } } });
+    const address = `/wallet-as-a-service/wallets/${wallet.body.data.item.walletId}/tron/nile/addresses`;
+    expect((await call('POST', address, { key, body: { data: { item: { address: SAMPLE.tronAddress } } } })).status).toBe(201);
+    expect(codeOf(await call('POST', address, { key, body: { data: { item: { address: SAMPLE.tronAddress } } } }))).toBe('409 already_exists');
+    await call('POST', '/blockchain-events/callback-domains', { key, body: { data: { item: { domain: 'unproven.test' } } } });
+    expect(codeOf(await call('POST', '/blockchain-events/callback-domains/unproven.test/verify', { key }))).toBe('409 domain_verification_failed');
+
+    const poor = await t.customer({ credits: 0n });
+    expect(codeOf(await call('POST', mined, { key: poor.key, body: { data: { item } } }))).toBe('402 insufficient_credits');
+    const testnetOnly = await t.customer({ plan: { mainnetAllowed: false } });
+    expect(codeOf(await call('POST', mined.replace('goerli', 'mainnet'), { key: testnetOnly.key, body: { data: { item } } }))).toBe(
+      '403 feature_mainnets_not_allowed_for_plan',
+    );
+    const capped = await t.customer({ plan: { maxActiveSubscriptions: 0 } });
+    expect(codeOf(await call('POST', mined, { key: capped.key, body: { data: { item } } }))).toBe('403 blockchain_events_callbacks_limit_reached');
+    const restricted = await t.customer({ allowedEndpoints: ['status'] });
+    expect(codeOf(await call('GET', '/wallet-as-a-service/wallets/all-assets', { key: restricted.key }))).toBe('403 endpoint_not_allowed_for_api_key');
+    const slow = await t.customer({ plan: { requestsPerSecond: 1 } });
+    await call('GET', '/blockchain-events/status', { key: slow.key });
+    const limited = await call('GET', '/blockchain-events/status', { key: slow.key });
+    expect(codeOf(limited)).toBe('429 request_limit_reached');
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+});
