@@ -338,7 +338,7 @@ function expectTokenItem(cb: Callback, holder: Address, transfer: { hash: Hex; a
   expect(cb.json.data.item).toEqual({
     blockchain: 'ethereum',
     network: 'goerli',
-    address: holder.toLowerCase(),
+    address: holder, // as subscribed (checksummed), not the lower-case form matching uses
     minedInBlock: block,
     transactionId: transfer.hash,
     tokenType: 'ERC-20',
