@@ -11,6 +11,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { unixSeconds } from '../domain/time.ts';
 import * as store from '../store/callbacks.ts';
+import { allowNetworksOf } from '../store/customers.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import { getSubscription } from '../store/subscriptions.ts';
 import type { Caller, Common } from './context.ts';
@@ -95,7 +96,13 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
   const idempotencyKey = randomBytes(32).toString('hex');
   const body = Buffer.from(callbackBody(s, idempotencyKey, exampleItem(s, now)));
   const headers = { ...prepareHeaders({ secret: s.callbackSecretKey, idempotencyKey }, body, now), 'x-callback-test': 'true' };
-  const result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers);
+  const result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers, {
+    allowNetworks: await allowNetworksOf(common.db, caller.owner.customerId),
+  });
+  if (result.errorDetail) {
+    // The answer has the generic reason; the operator's log has what exactly happened, by requestId.
+    common.logger.warn({ requestId: caller.requestId, subscriptionId, errorClass: result.errorClass, detail: result.errorDetail }, 'test callback failed');
+  }
   const charge = await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription));
   return {
     value: {
