@@ -142,6 +142,19 @@ describe('herald on a new data directory', () => {
     expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
+  it("sets, shows and removes a customer's own allow-list of non-public networks, and explains a malformed one", async () => {
+    const set = await herald('customers', 'update', '--name', 'offline', '--allow-networks', '10.1.0.0/16, fd00:1::/64,192.0.2.7');
+    expect(set.stdout).toContain('allowed non-public networks: 10.1.0.0/16, fd00:1::/64, 192.0.2.7/32 (plus delivery.allowNetworks)');
+    expect((await herald('customers', 'show', '--name', 'offline')).stdout).toContain('allowed non-public networks: 10.1.0.0/16, fd00:1::/64, 192.0.2.7/32');
+    await expect(herald('customers', 'update', '--name', 'offline', '--allow-networks', '10.2.0.0/16,10.0.0.0/33')).rejects.toMatchObject({
+      stderr: expect.stringContaining("'10.0.0.0/33' is not a network: the prefix must be 0..32 for IPv4"),
+    });
+    // Refused as a whole: the list is still the one set above.
+    expect((await herald('customers', 'show', '--name', 'offline')).stdout).toContain('allowed non-public networks: 10.1.0.0/16, fd00:1::/64, 192.0.2.7/32');
+    expect((await herald('customers', 'update', '--name', 'offline', '--allow-networks', '')).stdout).toContain('allowed non-public networks: none of its own');
+    expect((await herald('customers', 'show', '--name', 'offline')).stdout).toContain('allowed non-public networks: none of its own');
+  });
+
   it('explains mistakes: unknown customer, duplicate name, bad number', async () => {
     await expect(herald('keys', 'create', '--customer', 'nobody')).rejects.toMatchObject({ stderr: expect.stringContaining("no customer named 'nobody'") });
     await expect(herald('customers', 'create', '--name', 'acme')).rejects.toMatchObject({ stderr: expect.stringContaining('already exists') });
@@ -154,6 +167,7 @@ describe('herald on a new data directory', () => {
     [[]],
     [['serve']],
     [['customers', 'create']],
+    [['customers', 'update']],
     [['keys', 'create']],
     [['keys', 'revoke']],
     [['credits', 'add']],

@@ -7,13 +7,18 @@
  * counts connections. Every refused URL uses its port, so a loopback address that slipped through the
  * guard would show up there; the other ranges have nothing listening, and a connection attempt to them
  * would end in a timeout or an unreachable error, not in refused_destination.
+ *
+ * A customer is told a generic reason only (never the addresses a name resolved to); a customer's own
+ * allow-list (customers.allow_networks) opens networks to that customer alone.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, isIPv6, type Server } from 'node:net';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import { enqueueCallbacks } from '../src/store/callbacks.ts';
+import { setAllowNetworks } from '../src/store/customers.ts';
 import { upsertDomain } from '../src/store/domains.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { startTestDns, type TestDns } from './support/dns.ts';
@@ -77,8 +82,9 @@ async function startTripwire(): Promise<Tripwire> {
 let dns: TestDns;
 let receiver: Receiver;
 let tripwire: Tripwire;
-/** Nothing allow-listed. */
+/** Nothing allow-listed. Its log (warn and above) goes to `operatorLog`. */
 let strict: TestApp;
+const operatorLog: Record<string, unknown>[] = [];
 /** Only 127.0.0.1/32 allow-listed. */
 let loopback: TestApp;
 
@@ -87,10 +93,12 @@ const MIXED = 'mixed.test';
 const LOOP = 'loop.test';
 const V6LOOP = 'v6loop.test';
 const PRIVATE_ONLY = 'private-only.test';
+const OWN = 'own.test';
+const FILE_PATH = '/.well-known/blockchain-events-verification.txt';
 
 beforeAll(async () => {
   dns = await startTestDns();
-  receiver = await startReceiver({ hostnames: ['localhost', MIXED, LOOP, V6LOOP, PRIVATE_ONLY] });
+  receiver = await startReceiver({ hostnames: ['localhost', MIXED, LOOP, V6LOOP, PRIVATE_ONLY, OWN] });
   tripwire = await startTripwire();
   const delivery = {
     ...loadConfig({}, {}).delivery,
@@ -100,7 +108,10 @@ beforeAll(async () => {
     pollIntervalMs: 20,
   };
   [strict, loopback] = await Promise.all([
-    startTestApp({ delivery: { ...delivery, allowNetworks: [] } }),
+    startTestApp(
+      { delivery: { ...delivery, allowNetworks: [] }, domainVerificationPort: receiver.port },
+      { logger: pino({ level: 'warn' }, { write: (line: string) => void operatorLog.push(JSON.parse(line)) }) },
+    ),
     startTestApp({ delivery: { ...delivery, allowNetworks: ['127.0.0.1/32'] } }),
   ]);
 });
@@ -186,6 +197,8 @@ describe('refused ranges (nothing allow-listed)', () => {
       const { attempt: a } = await attempt(strict, c, `https://${name}:${tripwire.port}/named`);
       expect(a.httpStatus).toBeNull();
       expect(a.error?.class, a.error?.message).toBe('refused_destination');
+      // The customer learns that, not which address the name resolved to nor what kind it is.
+      expect(a.error?.message).toBe('the host resolves to an address callbacks may not reach');
       expect(tripwire.connections).toBe(before);
     });
   });
@@ -209,6 +222,8 @@ describe('refused ranges (nothing allow-listed)', () => {
     const res = await strict.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: d.key });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.item).toMatchObject({ delivered: false, httpStatus: null, errorClass: 'refused_destination' });
+    expect(res.body.data.item.errorMessage).toBe('the host resolves to an address callbacks may not reach');
+    expect(res.text).not.toContain('127.0.0.1');
     expect(tripwire.connections).toBe(before);
   });
 });
@@ -245,6 +260,11 @@ describe('allow-listed 127.0.0.1/32', () => {
     const { attempt: a } = await attempt(loopback, c, `https://127.0.0.1:${tripwire.port}/control`);
     expect(a.error?.class).not.toBe('refused_destination');
     expect(tripwire.connections).toBe(before + 1);
+    // A socket error may name the address and port it happened on: the customer gets the class in words.
+    expect([
+      'the connection failed or was closed before a complete answer',
+      'TLS handshake failed: the certificate must be valid for the host name and issued by a trusted CA',
+    ]).toContain(a.error?.message);
   });
 
   it('outside the allowed network is still refused: 10.0.0.1 by name, ::1 by name and literal', async () => {
@@ -270,4 +290,108 @@ it('http:// callback URLs are refused when the subscription is created (409 inva
   expect(res.status, res.text).toBe(409);
   expect(res.body.error.code).toBe('invalid_data');
   expect(res.body.error.details).toEqual([expect.objectContaining({ attribute: 'callbackUrl' })]);
+});
+
+describe("a customer's own allow-list (nothing allow-listed for all)", () => {
+  let trusted: TestCustomer;
+  let other: TestCustomer;
+  beforeAll(async () => {
+    dns.set(OWN, { A: ['127.0.0.1'] });
+    [trusted, other] = await Promise.all([strict.customer({ domains: [OWN] }), strict.customer({ domains: [OWN] })]);
+    await setAllowNetworks(strict.app.database.db, trusted.id, ['127.0.0.1/32']);
+  });
+
+  it('opens the network to that customer alone, even over a connection kept alive for it', async () => {
+    const before = receiver.received.length;
+    const mine = await attempt(strict, trusted, `https://${OWN}:${receiver.port}/own-trusted`);
+    expect(mine, mine.attempt.error?.message).toMatchObject({ status: 'delivered', attempt: { httpStatus: 200, error: null } });
+    // Same origin right after: a pool shared between customers would hand this one the open connection.
+    const theirs = await attempt(strict, other, `https://${OWN}:${receiver.port}/own-other`);
+    expect(theirs.attempt).toMatchObject({
+      httpStatus: null,
+      error: { class: 'refused_destination', message: 'the host resolves to an address callbacks may not reach' },
+    });
+    expect(receiver.received.slice(before).map((r) => r.path)).toEqual(['/own-trusted']);
+  });
+
+  it('applies to test callbacks', async () => {
+    const before = receiver.received.length;
+    const test = async (c: TestCustomer, path: string) => {
+      const s = await subscribe(strict, c, `https://${OWN}:${receiver.port}${path}`);
+      const res = await strict.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+      expect(res.status, res.text).toBe(200);
+      return res;
+    };
+    expect((await test(trusted, '/test-trusted')).body.data.item).toMatchObject({ delivered: true, httpStatus: 200, errorClass: null });
+    const refused = await test(other, '/test-other');
+    expect(refused.body.data.item).toMatchObject({
+      delivered: false,
+      errorClass: 'refused_destination',
+      errorMessage: 'the host resolves to an address callbacks may not reach',
+    });
+    expect(refused.text).not.toContain('127.0.0.1');
+    expect(receiver.received.slice(before).map((r) => r.path)).toEqual(['/test-trusted']);
+  });
+
+  it('applies to domain verification by the HTTPS file', async () => {
+    const [verifier, outsider] = await Promise.all([strict.customer({ domains: [] }), strict.customer({ domains: [] })]);
+    await setAllowNetworks(strict.app.database.db, verifier.id, ['127.0.0.0/8']);
+    const register = async (c: TestCustomer) => {
+      const r = await strict.request('POST', '/blockchain-events/callback-domains', { key: c.key, body: { data: { item: { domain: OWN } } } });
+      expect(r.status, r.text).toBe(201);
+      return r.body.data.item.verificationToken as string;
+    };
+    const verify = (c: TestCustomer) => strict.request('POST', `/blockchain-events/callback-domains/${OWN}/verify`, { key: c.key });
+    receiver.byPath(FILE_PATH, { kind: 'status', status: 200, body: `${await register(verifier)}\n${await register(outsider)}\n` });
+    const before = receiver.received.length;
+    const refused = await verify(outsider);
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.body.error.details[0]).toEqual({
+      attribute: 'file',
+      message: `https://${OWN}:${receiver.port}${FILE_PATH} could not be reached: refused_destination: the host resolves to an address callbacks may not reach`,
+    });
+    expect(refused.text).not.toContain('127.0.0.1');
+    expect(receiver.received.length).toBe(before);
+    const verified = await verify(verifier);
+    expect(verified.status, verified.text).toBe(200);
+    expect(verified.body.data.item.isVerified).toBe(true);
+  });
+});
+
+describe('what the customer is not told goes to the operator log', () => {
+  let c: TestCustomer;
+  beforeAll(async () => {
+    dns.set(PRIVATE_ONLY, { A: ['10.0.0.1'] });
+    c = await strict.customer({ domains: [PRIVATE_ONLY] });
+  });
+
+  /** The log entries whose fields include `fields`, once at least one is there. */
+  async function logged(fields: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const found = operatorLog.filter((entry) => Object.entries(fields).every(([k, v]) => entry[k] === v));
+      if (found.length > 0 || Date.now() > deadline) return found;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  it('a refused callback attempt: the resolved address and its kind, with the callback id', async () => {
+    const s = await subscribe(strict, c, `https://${PRIVATE_ONLY}:${tripwire.port}/logged`);
+    const callbackId = await enqueue(strict, c, s);
+    const { attempt: a } = await firstAttempt(strict, c, s.referenceId);
+    expect(a.error).toEqual({ class: 'refused_destination', message: 'the host resolves to an address callbacks may not reach' });
+    const [entry] = await logged({ callbackId });
+    expect(entry).toMatchObject({ errorClass: 'refused_destination', subscriptionId: s.referenceId });
+    expect(entry?.detail).toContain('10.0.0.1 (private)');
+  });
+
+  it('a refused test callback: the same, with the requestId the customer was answered with', async () => {
+    const s = await subscribe(strict, c, `https://${PRIVATE_ONLY}:${tripwire.port}/logged-test`);
+    const res = await strict.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.text).not.toContain('10.0.0.1');
+    const [entry] = await logged({ requestId: res.body.requestId });
+    expect(entry).toMatchObject({ errorClass: 'refused_destination' });
+    expect(entry?.detail).toContain('10.0.0.1 (private)');
+  });
 });

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { inject } from 'vitest';
 import { type RunningApp, startApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config/config.ts';
@@ -51,8 +52,11 @@ export interface TestResponse {
   text: string;
 }
 
-/** options.clock: the delivery worker's clock (tests move it instead of waiting for retry delays). */
-export async function startTestApp(overrides: Partial<Config> = {}, options: { clock?: Clock } = {}): Promise<TestApp> {
+/**
+ * options.clock: the delivery worker's clock (tests move it instead of waiting for retry delays).
+ * options.logger: the app's logger (tests that read the operator's log); default one from the config.
+ */
+export async function startTestApp(overrides: Partial<Config> = {}, options: { clock?: Clock; logger?: Logger } = {}): Promise<TestApp> {
   const databaseUrl = await createTestDatabase();
   const config = {
     ...loadConfig({ databaseUrl, port: 0 }, {}),
@@ -60,7 +64,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { c
     databasePoolSize: 10,
     ...overrides,
   };
-  const started = await startApp(config, undefined, { clock: options.clock });
+  const started = await startApp(config, options.logger, { clock: options.clock });
   let n = 0;
   const testApp: TestApp = {
     app: started,
@@ -95,7 +99,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { c
     async restart(whileDown) {
       await testApp.app.close();
       await whileDown?.();
-      testApp.app = await startApp(config, undefined, { clock: options.clock });
+      testApp.app = await startApp(config, options.logger, { clock: options.clock });
       testApp.url = testApp.app.url as string;
     },
     close: () => testApp.app.close(),

@@ -199,7 +199,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     }
     const endpoint = request.routeOptions.config?.endpoint;
     if (!endpoint || request.is404) return;
-    request.caller = { owner: await authenticate(common.access, limiter, request, endpoint), apiVersion: API_VERSION };
+    request.caller = { owner: await authenticate(common.access, limiter, request, endpoint), apiVersion: API_VERSION, requestId: request.id };
   });
 
   app.addHook('preValidation', async (request) => {

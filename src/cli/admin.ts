@@ -2,11 +2,23 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Config } from '../config/config.ts';
+import { NetworkList } from '../delivery/destinations.ts';
 import { isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
 import { ENDPOINT_NAMES } from '../domain/endpoints.ts';
 import { parseCallbackUrl } from '../services/subscriptions.ts';
 import { getCursor, lockChain, resetCursor, rewindAbove } from '../store/chain-state.ts';
-import { addCredits, type Customer, createApiKey, createCustomer, findCustomerByName, listApiKeys, revokeApiKey, updatePlan } from '../store/customers.ts';
+import {
+  addCredits,
+  allowNetworksOf,
+  type Customer,
+  createApiKey,
+  createCustomer,
+  findCustomerByName,
+  listApiKeys,
+  revokeApiKey,
+  setAllowNetworks,
+  updatePlan,
+} from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
 import { upsertDomain } from '../store/domains.ts';
 import { takeOrphanedEntries } from '../store/ledger.ts';
@@ -31,6 +43,23 @@ async function customerNamed(db: Db, name: string): Promise<Customer> {
 }
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
+
+/** --allow-networks: comma-separated networks, each checked as the destination guard reads it; '' is none. */
+function parseAllowNetworks(value: string): string[] {
+  const networks = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  for (const network of networks) {
+    if (network.includes('%')) throw new UsageError(`--allow-networks: '${network}' has an interface zone; give the network without it.`);
+    try {
+      new NetworkList([network]);
+    } catch (error) {
+      throw new UsageError(`--allow-networks: ${(error as Error).message} (give e.g. 10.1.0.0/16,fd00:1::/64, or '' for none).`);
+    }
+  }
+  return networks;
+}
 
 export function registerAdminCommands(program: Command): void {
   withStoreOptions(program.command('migrate').description('apply database migrations (serve also does this at start)')).action(async (o) => {
@@ -73,13 +102,23 @@ export function registerAdminCommands(program: Command): void {
       .option('--no-mainnet', 'test networks only')
       .addOption(new Option('--max-subscriptions <n>', 'cap on active subscriptions').argParser(integer('--max-subscriptions')))
       .option('--unlimited-subscriptions', 'remove the cap on active subscriptions')
-      .addOption(new Option('--rate-limit <n>', 'requests per second per API key').argParser(integer('--rate-limit', 1))),
+      .addOption(new Option('--rate-limit <n>', 'requests per second per API key').argParser(integer('--rate-limit', 1)))
+      .option(
+        '--allow-networks <cidrs>',
+        "non-public networks this customer's callbacks and domain verification may reach, comma-separated (e.g. 10.1.0.0/16,fd00:1::/64), " +
+          "on top of delivery.allowNetworks; replaces the customer's list, '' removes it",
+      ),
   ).action(async (o) => {
+    const allowNetworks = o.allowNetworks === undefined ? undefined : parseAllowNetworks(o.allowNetworks);
     await withDatabase(configFrom(o), async (db) => {
       const c = await customerNamed(db, o.name);
       const cap = o.unlimitedSubscriptions ? null : o.maxSubscriptions;
-      await updatePlan(db, c.id, { mainnetAllowed: o.mainnet, maxActiveSubscriptions: cap, requestsPerSecond: o.rateLimit });
+      const stored = await db.transaction('cli:customers-update', async (tx) => {
+        await updatePlan(tx, c.id, { mainnetAllowed: o.mainnet, maxActiveSubscriptions: cap, requestsPerSecond: o.rateLimit });
+        return allowNetworks && (await setAllowNetworks(tx, c.id, allowNetworks));
+      });
       print(`updated customer '${c.name}'`);
+      if (stored) print(`  allowed non-public networks: ${stored.length > 0 ? stored.join(', ') : 'none of its own'} (plus delivery.allowNetworks)`);
     });
   });
   withStoreOptions(
@@ -90,6 +129,8 @@ export function registerAdminCommands(program: Command): void {
       print(
         `customer '${c.name}' (id ${c.id}): credits ${c.credits}, mainnet ${c.mainnetAllowed ? 'yes' : 'no'}, max active subscriptions ${c.maxActiveSubscriptions ?? 'unlimited'}, ${c.requestsPerSecond} requests/s per key`,
       );
+      const networks = await allowNetworksOf(db, c.id);
+      print(`  allowed non-public networks: ${networks.length > 0 ? networks.join(', ') : 'none of its own'} (plus delivery.allowNetworks)`);
       for (const k of await listApiKeys(db, c.id)) {
         print(
           `  key ${k.id} ${k.key_prefix}... ${k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : 'active'}${k.label ? ` (${k.label})` : ''}${k.allowed_endpoints ? ` only: ${k.allowed_endpoints.join(',')}` : ''}`,

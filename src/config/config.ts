@@ -45,7 +45,10 @@ const Delivery = Type.Object(
     retryScheduleSeconds: Type.Array(Type.Integer({ minimum: 1 }), { default: [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200] }),
     retryJitter: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
     maxRetryAfterSeconds: Type.Integer({ minimum: 1, default: 43200 }),
-    /** Networks (CIDR) callbacks may reach although not public, e.g. ["10.1.0.0/16"]. */
+    /**
+     * Networks (CIDR) EVERY customer's callbacks may reach although not public, e.g. ["10.1.0.0/16"]: for
+     * single-tenant installs. A multi-tenant install allows networks per customer (customers.allow_networks).
+     */
     allowNetworks: Type.Array(Type.String(), { default: [] }),
     /** PEM file of extra CA certificates trusted for callback and verification requests. */
     caFile: Type.Optional(Type.String()),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkDestination, NetworkList, type RefusalReason, refusalReason } from './destinations.ts';
+import { checkDestination, NetworkList, REFUSED_RANGES, type RefusalReason, refusalReason } from './destinations.ts';
 
 // First, a middle and the last address of every refused range.
 const refused: [string, RefusalReason][] = [
@@ -71,6 +71,21 @@ const refused: [string, RefusalReason][] = [
   ['2001:db8::', 'documentation'],
   ['2001:db8:1234::5', 'documentation'],
   ['2001:db8:ffff:ffff:ffff:ffff:ffff:ffff', 'documentation'],
+  ['3fff::', 'documentation'], // RFC 9637
+  ['3fff:abc:1::7', 'documentation'],
+  ['3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff', 'documentation'],
+  ['2001:2::', 'benchmarking'], // RFC 5180
+  ['2001:2:0:12::34', 'benchmarking'],
+  ['2001:2:0:ffff:ffff:ffff:ffff:ffff', 'benchmarking'],
+  ['2001::', 'tunnel'], // Teredo, RFC 4380, whatever client it carries
+  ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'tunnel'], // client 8.8.8.8: refused all the same
+  ['2001:0:ffff:ffff:ffff:ffff:ffff:ffff', 'tunnel'],
+  ['192.88.99.0', 'tunnel'], // 6to4 relay anycast, RFC 7526
+  ['192.88.99.1', 'tunnel'],
+  ['192.88.99.255', 'tunnel'],
+  ['2001:10::', 'reserved'], // ORCHID, RFC 4843
+  ['2001:18:1::1', 'reserved'],
+  ['2001:1f:ffff:ffff:ffff:ffff:ffff:ffff', 'reserved'],
 ];
 
 // IPv6 forms that carry an IPv4 address are judged by that address.
@@ -130,6 +145,14 @@ const allowed = [
   '2001:db7:ffff:ffff:ffff:ffff:ffff:ffff', // just below 2001:db8::/32
   '2001:db9::',
   '2a00:1450:4001:80b::200e',
+  '192.88.98.255', // around 192.88.99.0/24
+  '192.88.100.0',
+  '2001:1:ffff:ffff:ffff:ffff:ffff:ffff', // between Teredo 2001::/32 and 2001:2::/48
+  '2001:2:1::', // just above 2001:2::/48
+  '2001:f:ffff:ffff:ffff:ffff:ffff:ffff', // just below 2001:10::/28
+  '2001:20::', // just above (ORCHIDv2, RFC 7343, is globally reachable)
+  '3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff', // just below 3fff::/20
+  '3fff:1000::',
 ];
 
 // Outside 2000::/3 nothing is public; these are not in the named ranges but must not get through either.
@@ -177,6 +200,18 @@ describe('refusalReason', () => {
 
   it.each(garbage)('%j is not an IP address, so it is refused as reserved', (ip) => {
     expect(refusalReason(ip)).toBe('reserved');
+  });
+});
+
+describe('the table of refused ranges', () => {
+  it.each(REFUSED_RANGES.map((r) => [r.cidr, r.rfc, r.reason] as const))('%s (%s) is refused as %s', (cidr, rfc, reason) => {
+    expect(rfc).toMatch(/^RFC \d+$/);
+    const base = cidr.split('/')[0] as string;
+    expect(refusalReason(base)).toBe(reason);
+  });
+
+  it('names every range once', () => {
+    expect(new Set(REFUSED_RANGES.map((r) => r.cidr)).size).toBe(REFUSED_RANGES.length);
   });
 });
 
@@ -255,5 +290,34 @@ describe('checkDestination', () => {
     expect(checkDestination('10.0.0.1', local)).toEqual({ allowed: false, reason: 'private' });
     expect(checkDestination('169.254.169.254', local)).toEqual({ allowed: false, reason: 'metadata' });
     expect(checkDestination('8.8.8.8', local)).toEqual({ allowed: true });
+  });
+
+  // Teredo puts the client's IPv4 address, every bit flipped, in the last 32 bits.
+  const teredo = (client: string) => {
+    const [a = 0, b = 0, c = 0, d = 0] = client.split('.').map((n) => Number(n) ^ 0xff);
+    return `2001:0:4136:e378:8000:63bf:${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  };
+
+  it('an allow-listed Teredo address passes only when the client address it carries does', () => {
+    const teredoAllowed = new NetworkList(['2001::/32']);
+    expect(teredo('127.0.0.1')).toBe('2001:0:4136:e378:8000:63bf:80ff:fffe');
+    expect(checkDestination(teredo('8.8.8.8'), none)).toEqual({ allowed: false, reason: 'tunnel' });
+    expect(checkDestination(teredo('8.8.8.8'), teredoAllowed)).toEqual({ allowed: true });
+    expect(checkDestination(teredo('127.0.0.1'), teredoAllowed)).toEqual({ allowed: false, reason: 'loopback' });
+    expect(checkDestination(teredo('10.1.2.3'), teredoAllowed)).toEqual({ allowed: false, reason: 'private' });
+    expect(checkDestination(teredo('169.254.169.254'), teredoAllowed)).toEqual({ allowed: false, reason: 'metadata' });
+    // ... unless the client's own network is allow-listed as well.
+    expect(checkDestination(teredo('10.1.2.3'), new NetworkList(['2001::/32', '10.0.0.0/8']))).toEqual({ allowed: true });
+  });
+
+  it('allow-listing a 6to4, NAT64 or IPv4-compatible range does not open the private IPv4 addresses it carries', () => {
+    expect(checkDestination('2002:c0a8:0101::1', new NetworkList(['2002::/16']))).toEqual({ allowed: false, reason: 'private' });
+    expect(checkDestination('2002:808:808::1', new NetworkList(['2002::/16']))).toEqual({ allowed: true });
+    expect(checkDestination('64:ff9b::127.0.0.1', new NetworkList(['64:ff9b::/96']))).toEqual({ allowed: false, reason: 'loopback' });
+    expect(checkDestination('64:ff9b::8.8.8.8', new NetworkList(['64:ff9b::/96']))).toEqual({ allowed: true });
+    expect(checkDestination('::10.1.2.3', new NetworkList(['::/96']))).toEqual({ allowed: false, reason: 'private' });
+    expect(checkDestination('64:ff9b::10.1.2.3', new NetworkList(['64:ff9b::/96', '10.1.0.0/16']))).toEqual({ allowed: true });
+    // The mapped form is the IPv4 address itself: allow-listing one allows the other.
+    expect(checkDestination('::ffff:10.1.2.3', new NetworkList(['10.1.0.0/16']))).toEqual({ allowed: true });
   });
 });

@@ -21,6 +21,7 @@ export type RefusalReason =
   | 'reserved'
   | 'documentation'
   | 'benchmarking'
+  | 'tunnel'
   | 'broadcast';
 
 interface Network {
@@ -28,11 +29,17 @@ interface Network {
   prefix: number; // in bits of the 16-byte form
 }
 
-/** Why an address is refused (undefined = public, allowed). Handles IPv4, IPv6 and IPv4-mapped/compatible IPv6 (::ffff:10.0.0.1 is judged as 10.0.0.1), also NAT64 64:ff9b::/96 with an embedded private IPv4. */
+/**
+ * Why an address is refused (undefined = public, allowed). Handles IPv4, IPv6 and IPv4-mapped/compatible IPv6
+ * (::ffff:10.0.0.1 is judged as 10.0.0.1), also NAT64 64:ff9b::/96 and 6to4 2002::/16 by their embedded IPv4.
+ */
 export function refusalReason(ip: string): RefusalReason | undefined {
   const parsed = parseAddress(ip);
   // Never allow what we cannot parse: the connecting code might read it differently from us.
-  if (!parsed) return 'reserved';
+  return parsed ? judge(parsed) : 'reserved';
+}
+
+function judge(parsed: Uint8Array): RefusalReason | undefined {
   const address = embeddedIPv4(parsed) ?? parsed;
   for (const [network, reason] of REFUSED) {
     if (contains(network, address)) return reason;
@@ -43,25 +50,41 @@ export function refusalReason(ip: string): RefusalReason | undefined {
   return undefined;
 }
 
-/** Networks the operator allows despite refusalReason (e.g. a receiver on the same host during tests). */
+/** Networks allowed despite refusalReason: the operator's (delivery.allowNetworks) plus a customer's own. */
 export class NetworkList {
   readonly #networks: Network[];
 
   /** Each entry is address/prefix; a bare address is one host. Throws on the first malformed entry. */
-  constructor(cidrs: string[]) {
+  constructor(cidrs: readonly string[]) {
     this.#networks = cidrs.map(parseNetwork);
   }
 
   has(ip: string): boolean {
     const address = parseAddress(ip);
-    return address !== undefined && this.#networks.some((network) => contains(network, address));
+    return address !== undefined && this.contains(address);
+  }
+
+  contains(address: Uint8Array): boolean {
+    return this.#networks.some((network) => contains(network, address));
   }
 }
 
-/** The single decision: allowed when on the allow list, else when refusalReason is undefined. */
+/**
+ * The single decision: allowed when refusalReason is undefined, or when the address is on the allow list
+ * and, if it carries an IPv4 address the packets end up at (Teredo client, 6to4, NAT64, IPv4-compatible),
+ * that address is allowed too: allow-listing 2001::/32 for one Teredo peer must not open the way to a
+ * private IPv4 address hidden in another.
+ */
 export function checkDestination(ip: string, allow: NetworkList): { allowed: true } | { allowed: false; reason: RefusalReason } {
-  if (allow.has(ip)) return { allowed: true };
-  const reason = refusalReason(ip);
+  const address = parseAddress(ip);
+  if (!address) return { allowed: false, reason: 'reserved' };
+  if (allow.contains(address)) {
+    const carried = teredoClient(address) ?? embeddedIPv4(address);
+    if (carried === undefined || allow.contains(carried)) return { allowed: true };
+    const reason = judge(carried);
+    return reason === undefined ? { allowed: true } : { allowed: false, reason };
+  }
+  const reason = judge(address);
   return reason === undefined ? { allowed: true } : { allowed: false, reason };
 }
 
@@ -136,12 +159,14 @@ const IPV4_MAPPED = parseNetwork('::ffff:0:0/96');
 const IPV4_COMPATIBLE = parseNetwork('::/96');
 const NAT64 = parseNetwork('64:ff9b::/96');
 const SIX_TO_FOUR = parseNetwork('2002::/16');
+const TEREDO = parseNetwork('2001::/32');
 const GLOBAL_UNICAST = parseNetwork('2000::/3');
 
 /**
  * The IPv4 address an IPv6 one stands for, mapped, when the packets may end up there: IPv4-compatible
  * (deprecated, some stacks still route it), NAT64 (the translator sits inside our network and connects on our
  * behalf) and 6to4 (the IPv4 is the tunnel end point). ::ffff:a.b.c.d needs nothing: it is the mapped form.
+ * Teredo is not here: its range is refused whatever it carries (see teredoClient).
  */
 function embeddedIPv4(address: Uint8Array): Uint8Array | undefined {
   if (contains(IPV4_COMPATIBLE, address)) {
@@ -153,33 +178,52 @@ function embeddedIPv4(address: Uint8Array): Uint8Array | undefined {
   return undefined;
 }
 
-// First match wins: the single metadata hosts sit inside wider ranges (169.254/16, 100.64/10, fc00::/7) and
-// the broadcast address inside 240/4, and the more specific reason is the more useful one in a log.
-const REFUSED: [Network, RefusalReason][] = (
-  [
-    ['169.254.169.254/32', 'metadata'], // AWS, GCP, Azure, OpenStack, ...
-    ['100.100.100.200/32', 'metadata'], // Alibaba Cloud
-    ['fd00:ec2::254/128', 'metadata'], // AWS over IPv6
-    ['255.255.255.255/32', 'broadcast'],
-    ['0.0.0.0/8', 'unspecified'],
-    ['::/128', 'unspecified'],
-    ['127.0.0.0/8', 'loopback'],
-    ['::1/128', 'loopback'],
-    ['10.0.0.0/8', 'private'],
-    ['172.16.0.0/12', 'private'],
-    ['192.168.0.0/16', 'private'],
-    ['100.64.0.0/10', 'carrier-grade-nat'],
-    ['169.254.0.0/16', 'link-local'],
-    ['fe80::/10', 'link-local'],
-    ['192.0.0.0/24', 'reserved'], // IETF protocol assignments
-    ['240.0.0.0/4', 'reserved'],
-    ['192.0.2.0/24', 'documentation'],
-    ['198.51.100.0/24', 'documentation'],
-    ['203.0.113.0/24', 'documentation'],
-    ['2001:db8::/32', 'documentation'],
-    ['198.18.0.0/15', 'benchmarking'],
-    ['224.0.0.0/4', 'multicast'],
-    ['ff00::/8', 'multicast'],
-    ['fc00::/7', 'unique-local'],
-  ] as const
-).map(([cidr, reason]) => [parseNetwork(cidr), reason]);
+/** The client of a Teredo address (RFC 4380 section 4): its IPv4 address, obfuscated (every bit flipped), in the last 32 bits. */
+function teredoClient(address: Uint8Array): Uint8Array | undefined {
+  if (!contains(TEREDO, address)) return undefined;
+  return mapIPv4([...address.subarray(12)].map((byte) => byte ^ 0xff));
+}
+
+/**
+ * THE table of refused ranges, each with the RFC that sets it aside. First match wins: the single metadata
+ * hosts sit inside wider ranges (169.254/16, 100.64/10, fc00::/7) and the broadcast address inside 240/4, and
+ * the more specific reason is the more useful one in the operator's log. Besides this table, IPv6 outside
+ * 2000::/3 is refused as reserved (see refusalReason), and IPv6 forms that carry an IPv4 address are judged
+ * by that address (see embeddedIPv4 and checkDestination).
+ */
+export const REFUSED_RANGES: readonly { cidr: string; reason: RefusalReason; rfc: string }[] = [
+  { cidr: '169.254.169.254/32', reason: 'metadata', rfc: 'RFC 3927' }, // AWS, GCP, Azure, OpenStack, ... (inside link-local)
+  { cidr: '100.100.100.200/32', reason: 'metadata', rfc: 'RFC 6598' }, // Alibaba Cloud (inside shared address space)
+  { cidr: 'fd00:ec2::254/128', reason: 'metadata', rfc: 'RFC 4193' }, // AWS over IPv6 (inside unique-local)
+  { cidr: '255.255.255.255/32', reason: 'broadcast', rfc: 'RFC 919' },
+  { cidr: '0.0.0.0/8', reason: 'unspecified', rfc: 'RFC 1122' },
+  { cidr: '::/128', reason: 'unspecified', rfc: 'RFC 4291' },
+  { cidr: '127.0.0.0/8', reason: 'loopback', rfc: 'RFC 1122' },
+  { cidr: '::1/128', reason: 'loopback', rfc: 'RFC 4291' },
+  { cidr: '10.0.0.0/8', reason: 'private', rfc: 'RFC 1918' },
+  { cidr: '172.16.0.0/12', reason: 'private', rfc: 'RFC 1918' },
+  { cidr: '192.168.0.0/16', reason: 'private', rfc: 'RFC 1918' },
+  { cidr: '100.64.0.0/10', reason: 'carrier-grade-nat', rfc: 'RFC 6598' },
+  { cidr: '169.254.0.0/16', reason: 'link-local', rfc: 'RFC 3927' },
+  { cidr: 'fe80::/10', reason: 'link-local', rfc: 'RFC 4291' },
+  { cidr: '192.0.0.0/24', reason: 'reserved', rfc: 'RFC 6890' }, // IETF protocol assignments
+  { cidr: '240.0.0.0/4', reason: 'reserved', rfc: 'RFC 1112' },
+  { cidr: '192.0.2.0/24', reason: 'documentation', rfc: 'RFC 5737' },
+  { cidr: '198.51.100.0/24', reason: 'documentation', rfc: 'RFC 5737' },
+  { cidr: '203.0.113.0/24', reason: 'documentation', rfc: 'RFC 5737' },
+  { cidr: '2001:db8::/32', reason: 'documentation', rfc: 'RFC 3849' },
+  { cidr: '3fff::/20', reason: 'documentation', rfc: 'RFC 9637' },
+  { cidr: '198.18.0.0/15', reason: 'benchmarking', rfc: 'RFC 2544' },
+  { cidr: '2001:2::/48', reason: 'benchmarking', rfc: 'RFC 5180' },
+  // Teredo: packets go through a relay to the client behind its NAT, whose address is hidden in the last
+  // 32 bits; refused as a whole, and judged by that client address when an allow-list lets it through.
+  { cidr: '2001::/32', reason: 'tunnel', rfc: 'RFC 4380' },
+  // The 6to4 relay anycast: whichever relay is nearest, possibly one on the operator's own network.
+  { cidr: '192.88.99.0/24', reason: 'tunnel', rfc: 'RFC 7526' },
+  { cidr: '2001:10::/28', reason: 'reserved', rfc: 'RFC 4843' }, // ORCHID (deprecated): identifiers, not locators
+  { cidr: '224.0.0.0/4', reason: 'multicast', rfc: 'RFC 5771' },
+  { cidr: 'ff00::/8', reason: 'multicast', rfc: 'RFC 4291' },
+  { cidr: 'fc00::/7', reason: 'unique-local', rfc: 'RFC 4193' },
+];
+
+const REFUSED: [Network, RefusalReason][] = REFUSED_RANGES.map(({ cidr, reason }) => [parseNetwork(cidr), reason]);

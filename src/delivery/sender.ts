@@ -4,6 +4,11 @@
  * receiver cannot take the others' share), a hard timeout, no redirects, bounded response reads, and a
  * destination guard that runs at connect time, after DNS: the address actually connected to is the one
  * checked, so DNS rebinding cannot slip a private address through.
+ *
+ * What a failure tells the customer (the attempt log, test callbacks, domain verification) is one generic
+ * sentence per error class; the details (addresses a name resolved to, certificate names, socket errors
+ * with address and port) would map the operator's network for any customer, so they travel separately, as
+ * `errorDetail`, for the caller to log with its request or callback id.
  */
 import { lookup as systemLookup } from 'node:dns';
 import { Resolver } from 'node:dns/promises';
@@ -16,7 +21,10 @@ import { checkDestination, NetworkList } from './destinations.ts';
 export interface SenderOptions {
   timeoutMs: number;
   perDestination: number;
-  /** Networks allowed although not public (operator's choice; tests allow loopback). */
+  /**
+   * Networks every customer's callbacks may reach although not public (operator's choice, meant for
+   * single-tenant installs; tests allow loopback). A customer's own list is added per request.
+   */
   allowNetworks: string[];
   /** Extra trusted CA certificates (PEM), for private PKI and tests. */
   ca?: string[];
@@ -29,11 +37,21 @@ export interface SenderOptions {
 
 export interface SendResult extends AttemptRecord {
   headers: Record<string, string | string[] | undefined>;
+  /** For the operator's log only, never for the customer: what exactly went wrong (null on an answer). */
+  errorDetail: string | null;
+}
+
+/** One request: who it is for decides which non-public networks it may reach. */
+export interface SendOptions {
+  /** The customer's own allow-list (customers.allow_networks), on top of the operator's. */
+  allowNetworks?: readonly string[];
 }
 
 /** Work (ms) a destination may have queued here beyond its requests in flight, and a cap in callbacks. */
 const QUEUE_MS = 50;
 const MAX_QUEUED = 200;
+/** Connection pools kept for customers with allow-lists of their own; the least recently used goes first. */
+const MAX_POOLS = 256;
 
 class RefusedDestination extends Error {
   readonly code = 'EREFUSEDDESTINATION';
@@ -80,43 +98,102 @@ function guardedLookup(allow: NetworkList, resolve: (host: string) => Promise<Lo
   };
 }
 
-function classify(error: unknown): { errorClass: ErrorClass; message: string } {
+/**
+ * What the customer is told of a failure: the class in words, nothing the failure itself said (it may name
+ * a private address, a certificate's names, a socket's address and port).
+ */
+export function customerMessage(errorClass: Exclude<ErrorClass, 'bad_status'>, timeoutMs: number): string {
+  switch (errorClass) {
+    case 'refused_destination':
+      return 'the host resolves to an address callbacks may not reach';
+    case 'dns':
+      return 'the host name could not be resolved';
+    case 'timeout':
+      return `no complete answer within ${timeoutMs} ms`;
+    case 'connection_refused':
+      return 'the connection was refused';
+    case 'connection_reset':
+      return 'the connection failed or was closed before a complete answer';
+    case 'tls':
+      return 'TLS handshake failed: the certificate must be valid for the host name and issued by a trusted CA';
+  }
+}
+
+function classify(error: unknown): { errorClass: Exclude<ErrorClass, 'bad_status'>; detail: string } {
   const e = error as { code?: string; name?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e.code ?? e.cause?.code ?? '';
   const message = e.message ?? String(error);
-  if (code === 'EREFUSEDDESTINATION') return { errorClass: 'refused_destination', message };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code)) return { errorClass: 'timeout', message };
-  if (code === 'ECONNREFUSED') return { errorClass: 'connection_refused', message };
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA' || code === 'ESERVFAIL') return { errorClass: 'dns', message };
+  const detail = code && !message.includes(code) ? `${code}: ${message}` : message;
+  if (code === 'EREFUSEDDESTINATION') return { errorClass: 'refused_destination', detail };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code)) return { errorClass: 'timeout', detail };
+  if (code === 'ECONNREFUSED') return { errorClass: 'connection_refused', detail };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA' || code === 'ESERVFAIL') return { errorClass: 'dns', detail };
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|HOSTNAME|ALTNAME/i.test(code) || /certificate|tls|ssl/i.test(message))
-    return { errorClass: 'tls', message };
-  return { errorClass: 'connection_reset', message: code ? `${code}: ${message}` : message };
+    return { errorClass: 'tls', detail };
+  return { errorClass: 'connection_reset', detail };
+}
+
+/** A connection pool and the allow-list its connections were checked against. */
+interface Pool {
+  agent: Agent;
+  allow: NetworkList;
 }
 
 export class CallbackSender {
-  private readonly agent: Agent;
-  private readonly allow: NetworkList;
+  /** The pool of requests under the operator's allow-list alone (most customers have none of their own). */
+  private readonly shared: Pool;
+  /**
+   * A pool per customer allow-list in use, keyed by the list: undici reuses a kept-alive connection to the
+   * same origin, so a connection opened under one customer's list (to a private address it may reach)
+   * must never serve another customer's request.
+   */
+  private readonly pools = new Map<string, Pool>();
+  private readonly resolve: (host: string) => Promise<LookupAddress[]>;
+  /** One TLS context for every connection (see makePool). */
+  private readonly secureContext: ReturnType<typeof createSecureContext> | undefined;
   private readonly active = new Map<string, number>();
   private readonly waiting = new Map<string, (() => void)[]>();
   /** Moving mean of request durations (ms) per destination with requests in flight. */
   private readonly meanMs = new Map<string, number>();
 
   constructor(private readonly options: SenderOptions) {
-    this.allow = new NetworkList(options.allowNetworks);
-    this.agent = new Agent({
-      // One TLS context for every connection: given only `ca`, tls.connect builds a new context per
-      // connection, parsing every certificate of the list again (~19 ms of blocked event loop with
-      // Node's ~140 root certificates, each time a connection to any destination is opened).
+    // One TLS context for every connection: given only `ca`, tls.connect builds a new context per
+    // connection, parsing every certificate of the list again (~19 ms of blocked event loop with
+    // Node's ~140 root certificates, each time a connection to any destination is opened).
+    this.secureContext = options.ca ? createSecureContext({ ca: options.ca }) : undefined;
+    this.resolve = makeResolve(options.dnsServers);
+    this.shared = this.makePool(new NetworkList(options.allowNetworks));
+  }
+
+  private makePool(allow: NetworkList): Pool {
+    const agent = new Agent({
       connect: {
-        secureContext: options.ca ? createSecureContext({ ca: options.ca }) : undefined,
-        lookup: guardedLookup(this.allow, makeResolve(options.dnsServers)) as unknown as LookupFunction,
-        timeout: options.timeoutMs,
+        secureContext: this.secureContext,
+        lookup: guardedLookup(allow, this.resolve) as unknown as LookupFunction,
+        timeout: this.options.timeoutMs,
       },
-      connections: options.perDestination,
+      connections: this.options.perDestination,
       keepAliveTimeout: 30_000,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      headersTimeout: this.options.timeoutMs,
+      bodyTimeout: this.options.timeoutMs,
     });
+    return { agent, allow };
+  }
+
+  /** The pool for a customer's own allow-list (the shared one when it has none). Throws on a malformed entry. */
+  private poolFor(customerNetworks: readonly string[] | undefined): Pool {
+    if (!customerNetworks || customerNetworks.length === 0) return this.shared;
+    const key = customerNetworks.join(',');
+    // Taken out and put back: the map's order is then the order of last use.
+    const pool = this.pools.get(key) ?? this.makePool(new NetworkList([...this.options.allowNetworks, ...customerNetworks]));
+    this.pools.delete(key);
+    this.pools.set(key, pool);
+    if (this.pools.size > MAX_POOLS) {
+      const [oldestKey, oldest] = this.pools.entries().next().value as [string, Pool];
+      this.pools.delete(oldestKey);
+      void oldest.agent.close(); // lets its requests in flight finish
+    }
+    return pool;
   }
 
   /**
@@ -175,7 +252,14 @@ export class CallbackSender {
   }
 
   /** One request through the guard; never throws: failures come back classified. */
-  async send(method: 'POST' | 'GET', url: string, destination: string, body: Buffer | undefined, headers: Record<string, string>): Promise<SendResult> {
+  async send(
+    method: 'POST' | 'GET',
+    url: string,
+    destination: string,
+    body: Buffer | undefined,
+    headers: Record<string, string>,
+    options: SendOptions = {},
+  ): Promise<SendResult> {
     await this.acquire(destination);
     const startedAt = new Date();
     const started = performance.now();
@@ -189,17 +273,21 @@ export class CallbackSender {
     );
     try {
       const { hostname, protocol } = new URL(url);
-      if (protocol !== 'https:') throw new RefusedDestination(`only https callback URLs are sent, not ${protocol}`);
+      if (protocol !== 'https:') {
+        const message = `only https callback URLs are sent, not ${protocol}`;
+        return done({ httpStatus: null, errorClass: 'refused_destination', errorMessage: message, errorDetail: message, responseBody: null, headers: {} });
+      }
+      const pool = this.poolFor(options.allowNetworks);
       const literal = hostname.replace(/^\[|\]$/g, '');
       if (isIP(literal)) {
-        const verdict = checkDestination(literal, this.allow);
+        const verdict = checkDestination(literal, pool.allow);
         if (!verdict.allowed) throw new RefusedDestination(`${literal} is a ${verdict.reason} address; callbacks may not reach it`);
       }
       const response = await request(url, {
         method,
         body,
         headers: { 'user-agent': this.options.userAgent, ...headers },
-        dispatcher: this.agent,
+        dispatcher: pool.agent,
         signal: deadline.signal,
       });
       const responseBody = await readBounded(response.body, this.options.responseBodyLimit);
@@ -208,12 +296,14 @@ export class CallbackSender {
         httpStatus: response.statusCode,
         errorClass: ok ? null : 'bad_status',
         errorMessage: ok ? null : `the receiver answered ${response.statusCode}`,
+        errorDetail: null,
         responseBody,
         headers: response.headers,
       });
     } catch (error) {
-      const { errorClass, message } = classify(error);
-      return done({ httpStatus: null, errorClass, errorMessage: message.slice(0, 500), responseBody: null, headers: {} });
+      const { errorClass, detail } = classify(error);
+      const errorMessage = customerMessage(errorClass, this.options.timeoutMs);
+      return done({ httpStatus: null, errorClass, errorMessage, errorDetail: detail.slice(0, 1000), responseBody: null, headers: {} });
     } finally {
       clearTimeout(timer);
       const ms = performance.now() - started;
@@ -224,7 +314,9 @@ export class CallbackSender {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    const pools = [this.shared, ...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((pool) => pool.agent.close()));
   }
 }
 

@@ -154,15 +154,32 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     const now = clock.now();
     const body = Buffer.from(callback.body);
     const result: Omit<SendResult, 'headers'> & { headers?: SendResult['headers'] } = callback.domainVerified
-      ? await sender.send('POST', callback.callbackUrl, callback.destination, body, prepareHeaders(callback, body, now))
+      ? await sender.send('POST', callback.callbackUrl, callback.destination, body, prepareHeaders(callback, body, now), {
+          allowNetworks: callback.allowNetworks,
+        })
       : {
           startedAt: now,
           durationMs: 0,
           httpStatus: null,
           errorClass: 'refused_destination',
           errorMessage: "the callback URL's host is no longer a verified domain of the customer",
+          errorDetail: null,
           responseBody: null,
         };
+    // The customer's attempt log has the generic reason; what exactly happened is for the operator only.
+    if (result.errorDetail) {
+      logger.warn(
+        {
+          callbackId: callback.id,
+          subscriptionId: callback.subscriptionId,
+          customerId: callback.customerId,
+          destination: callback.destination,
+          errorClass: result.errorClass,
+          detail: result.errorDetail,
+        },
+        'callback attempt failed',
+      );
+    }
     const outcome = decideOutcome(callback, result, policy, clock.now(), deps.random);
     metrics?.callbacksSent.inc({ outcome: outcome.result });
     metrics?.callbackAttemptDuration.observe(result.durationMs / 1000);

@@ -12,6 +12,7 @@ import { ApiError, notFound } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { unixSeconds } from '../domain/time.ts';
 import * as store from '../store/callbacks.ts';
+import { allowNetworksOf } from '../store/customers.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import { getSubscription } from '../store/subscriptions.ts';
 import type { Caller, Charged, Common } from './context.ts';
@@ -121,6 +122,7 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
   if (!(await common.access.isDomainVerified(customerId, s.callbackHost))) {
     throw new ApiError('callback_url_not_verified', `The callbackUrl host '${s.callbackHost}' is not a verified callback domain of this customer.`);
   }
+  const allowNetworks = await allowNetworksOf(common.db, customerId);
   const charge = await common.credits.charge(customerId, BigInt(common.config.costs.getSubscription));
   const now = new Date();
   const idempotencyKey = testIdempotencyKey();
@@ -128,7 +130,7 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
   const headers = { ...prepareHeaders({ secret: s.callbackSecretKey, idempotencyKey }, body, now), 'x-callback-test': 'true' };
   let result: SendResult;
   try {
-    result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers);
+    result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers, { allowNetworks });
   } catch (error) {
     await common.credits
       .refund(customerId, charge)
@@ -136,6 +138,10 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
         common.logger.error({ err: refundError, customerId, credits: String(charge.consumed) }, 'could not give back the credits of a failed test callback'),
       );
     throw error;
+  }
+  if (result.errorDetail) {
+    // The answer has the generic reason; the operator's log has what exactly happened, by requestId.
+    common.logger.warn({ requestId: caller.requestId, subscriptionId, errorClass: result.errorClass, detail: result.errorDetail }, 'test callback failed');
   }
   return {
     value: {

@@ -23,6 +23,8 @@ export interface Common {
 export interface Caller {
   owner: KeyOwner;
   apiVersion: string;
+  /** The request's id, as answered to the client: what the operator's log is searched by. */
+  requestId: string;
 }
 
 /** A successful call's result and the credits it took, for the x-credits-* headers. */

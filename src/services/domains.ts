@@ -10,6 +10,7 @@ import { domainToASCII } from 'node:url';
 import { ApiError, invalidData, notFound, truncate } from '../domain/errors.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { destinationOf } from '../store/callbacks.ts';
+import { allowNetworksOf } from '../store/customers.ts';
 import * as store from '../store/domains.ts';
 import type { Caller, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
@@ -120,10 +121,21 @@ function fileUrl(common: Common, domain: string): string {
   return `https://${domain}${port === 443 ? '' : `:${port}`}${VERIFICATION_FILE_PATH}`;
 }
 
-/** The HTTPS file, fetched through the guarded client: private addresses are refused unless allow-listed. */
-async function proveByFile(common: Common, domain: string, token: string): Promise<Proof> {
+/**
+ * The HTTPS file, fetched through the guarded client: private addresses are refused unless allow-listed (the
+ * operator's list or the customer's own). A failure is told to the customer in generic words; the details
+ * (addresses, certificate names) go to the operator's log with the requestId.
+ */
+async function proveByFile(common: Common, caller: Caller, domain: string, token: string): Promise<Proof> {
   const url = fileUrl(common, domain);
-  const r = await common.sender.send('GET', url, destinationOf(url), undefined, { accept: 'text/plain' });
+  const allowNetworks = await allowNetworksOf(common.db, caller.owner.customerId);
+  const r = await common.sender.send('GET', url, destinationOf(url), undefined, { accept: 'text/plain' }, { allowNetworks });
+  if (r.errorDetail) {
+    common.logger.warn(
+      { requestId: caller.requestId, domain, errorClass: r.errorClass, detail: r.errorDetail },
+      'domain verification could not fetch the file',
+    );
+  }
   if (r.httpStatus === null) return { proven: false, found: `${url} could not be reached: ${r.errorClass}: ${r.errorMessage}` };
   if (r.httpStatus < 200 || r.httpStatus > 299) {
     const redirect = r.httpStatus >= 300 && r.httpStatus < 400 ? ' (redirects are not followed: serve the file at this very URL)' : '';
@@ -169,7 +181,7 @@ export async function verifyDomain(common: Common, caller: Caller, value: string
   if (registered.verifiedAt) return { value: registered, ...(await common.credits.charge(customerId, cost)) };
 
   const token = registered.verificationToken;
-  const [file, dns] = await Promise.all([proveByFile(common, domain, token), proveByDns(common, domain, token)]);
+  const [file, dns] = await Promise.all([proveByFile(common, caller, domain, token), proveByDns(common, domain, token)]);
   if (!file.proven && !dns.proven) {
     const url = fileUrl(common, domain);
     throw new ApiError(

@@ -64,6 +64,8 @@ export interface ClaimedCallback extends NewCallback {
   secret: string | null;
   /** The callback URL's host is (still) a verified domain of the customer. */
   domainVerified: boolean;
+  /** The customer's own allow-list of non-public networks (customers.allow_networks), read at the claim. */
+  allowNetworks: string[];
   /** When it was due (before the claim moved next_attempt_at on by the lease). */
   dueAt: Date;
 }
@@ -81,6 +83,7 @@ interface ClaimRow {
   series_start: number;
   secret: string | null;
   domain_verified: boolean;
+  allow_networks: string[];
   due_at: Date;
 }
 
@@ -108,6 +111,7 @@ export async function claimDueCallbacks(
      RETURNING c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
        c.attempts, c.series_start, s.callback_secret_key AS secret,
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
+       (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
        due.due_at`,
     [options.now, options.limit, options.leaseMs, options.skipDestinations, options.dueFrom ?? '-infinity'],
   );
@@ -124,6 +128,7 @@ export async function claimDueCallbacks(
     seriesAttempts: r.attempts - r.series_start,
     secret: r.secret,
     domainVerified: r.domain_verified,
+    allowNetworks: r.allow_networks ?? [],
     dueAt: r.due_at,
   }));
 }

@@ -134,6 +134,30 @@ export async function updatePlan(q: Queryable, customerId: string, plan: Partial
   );
 }
 
+/**
+ * Sets the networks this customer's callbacks may reach although not public (added to the operator's
+ * delivery.allowNetworks); [] removes them. Returns them as stored: PostgreSQL's spelling, prefix included.
+ * The caller checks each entry first (PostgreSQL refuses a malformed one, but with a terse message).
+ */
+export async function setAllowNetworks(q: Queryable, customerId: string, networks: readonly string[]): Promise<string[]> {
+  const [row] = await q.query<{ allow_networks: string[] }>(
+    'customers:set-allow-networks',
+    'UPDATE customers SET allow_networks = $2::inet[] WHERE id = $1 RETURNING allow_networks::text[] AS allow_networks',
+    [customerId, networks],
+  );
+  return row?.allow_networks ?? [];
+}
+
+/** The customer's own allow-list (see setAllowNetworks); [] for none, or for an unknown customer. */
+export async function allowNetworksOf(q: Queryable, customerId: string): Promise<string[]> {
+  const [row] = await q.query<{ allow_networks: string[] }>(
+    'customers:allow-networks',
+    'SELECT allow_networks::text[] AS allow_networks FROM customers WHERE id = $1',
+    [customerId],
+  );
+  return row?.allow_networks ?? [];
+}
+
 export async function addCredits(q: Queryable, customerId: string, amount: bigint): Promise<bigint> {
   const [row] = await q.query<{ credits: string }>('credits:add', 'UPDATE customers SET credits = credits + $2 WHERE id = $1 RETURNING credits', [
     customerId,
