@@ -22,6 +22,7 @@ function subscription(blockchain: Blockchain, network: Network, eventType: Event
     target: null,
     receiveCallbackOn: null,
     amountHigherThan: null,
+    blockHeight: null,
     callbackUrl: 'https://hooks.example.com/cb',
     callbackHost: 'hooks.example.com',
     callbackSecretKey: null,
