@@ -76,6 +76,25 @@ describe('exampleItem', () => {
     expect(item.token).toMatchObject({ amount: '0', decimals: expect.any(String), contractAddress: expect.stringMatching(/^T/) });
   });
 
+  it('block events: the flat block item with a zero hash; BLOCK_HEIGHT_REACHED at the subscribed height', () => {
+    for (const event of ['BLOCK_MINED', 'BLOCK_REVERTED'] as const) {
+      expect(exampleItem(subscription('litecoin', 'testnet', event), NOW)).toEqual({
+        blockchain: 'litecoin',
+        network: 'testnet',
+        height: expect.any(Number),
+        hash: ZERO,
+        timestamp: 1767323045,
+      });
+    }
+    expect(exampleItem(subscription('ethereum', 'goerli', 'BLOCK_HEIGHT_REACHED', { blockHeight: 667_900 }), NOW)).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      height: 667_900,
+      hash: `0x${ZERO}`,
+      timestamp: 1767323045,
+    });
+  });
+
   it('CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: zero amount whatever the threshold', () => {
     const event = 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER';
     const item = exampleItem(subscription('binance-smart-chain', 'testnet', event, { amountHigherThan: 25n }), NOW);
