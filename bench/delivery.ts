@@ -194,6 +194,7 @@ async function createSubscriptions(db: Db, customerId: string, urls: string[]): 
       target: txid,
       receiveCallbackOn: null,
       amountHigherThan: null,
+      blockHeight: null,
       callbackUrl,
       callbackHost: 'localhost',
       // Signed, as most subscriptions are: the worker computes both signatures of every callback.

@@ -57,6 +57,9 @@ const txMinedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-eve
 const tokensPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/address-tokens-transactions-confirmed`;
 const internalPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/internal-transactions-for-specific-amount`;
+const blockMinedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/block-mined`;
+const heightPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/block-height-reached`;
+const revertedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/reverted-block`;
 
 const ENDPOINTS: Endpoint[] = [
   {
@@ -81,6 +84,30 @@ const ENDPOINTS: Endpoint[] = [
     path: () => internalPath(),
     body: () => item({ amountHigherThan: 5, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
     badChainPaths: [internalPath('bitcoin', 'testnet'), internalPath('binance-smart-chain', 'goerli')],
+    charged: true,
+  },
+  {
+    name: 'block-mined',
+    method: 'POST',
+    path: () => blockMinedPath(),
+    body: () => item({ callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [blockMinedPath('solana'), blockMinedPath('xrp', 'goerli'), blockMinedPath('tron', 'testnet')],
+    charged: true,
+  },
+  {
+    name: 'block-height-reached',
+    method: 'POST',
+    path: () => heightPath(),
+    body: () => item({ blockHeightReached: 12_000_000, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [heightPath('polygon', 'mainnet'), heightPath('bitcoin', 'goerli')],
+    charged: true,
+  },
+  {
+    name: 'reverted-block',
+    method: 'POST',
+    path: () => revertedPath(),
+    body: () => item({ callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 's3cret', allowDuplicates: true }),
+    badChainPaths: [revertedPath('zilliqa', 'mainnet'), revertedPath('ethereum', 'nile')],
     charged: true,
   },
   { name: 'all-assets', method: 'GET', path: () => '/wallet-as-a-service/wallets/all-assets', list: true, charged: true },
@@ -363,6 +390,13 @@ describe('subscription creation rules', () => {
     [internalPath(), { amountHigherThan: 1.5, callbackUrl: SAMPLE.callbackUrl }, ['amountHigherThan']],
     [internalPath(), { amountHigherThan: '5', callbackUrl: 'ftp://x', allowDuplicates: 'yes' }, ['amountHigherThan', 'allowDuplicates']],
     [txMinedPath(), { transactionId: SAMPLE.evmTx, callbackUrl: 'https://user:pw@hooks.example.com/' }, ['callbackUrl']],
+    [blockMinedPath(), { callbackUrl: 'http://hooks.example.com/x' }, ['callbackUrl']],
+    [blockMinedPath(), { callbackUrl: SAMPLE.callbackUrl, allowDuplicates: 'true' }, ['allowDuplicates']],
+    [heightPath(), { blockHeightReached: -1, callbackUrl: SAMPLE.callbackUrl }, ['blockHeightReached']],
+    [heightPath(), { blockHeightReached: 1.5, callbackUrl: SAMPLE.callbackUrl }, ['blockHeightReached']],
+    [heightPath(), { blockHeightReached: '100', callbackUrl: SAMPLE.callbackUrl }, ['blockHeightReached']],
+    [revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: '', allowDuplicates: 'False' }, ['callbackSecretKey', 'allowDuplicates']],
+    [revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: 1 }, ['allowDuplicates']],
   ])('409 invalid_data naming each bad attribute (%s)', async (path, fields, attributes) => {
     expectError(await t.request('POST', withContext(path), { key: alice.key, body: item(fields) }), 409, 'invalid_data', attributes);
   });
@@ -477,6 +511,85 @@ describe('success shapes of the create endpoints', () => {
     const r = await t.request('POST', internalPath('tron', 'nile'), { key: alice.key, body: item({ amountHigherThan: 0, callbackUrl: SAMPLE.callbackUrl }) });
     expect(r.status).toBe(201);
     expect(r.body.data.item).toEqual({ ...base, eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', amountHigherThan: 0 });
+  });
+
+  it('block-mined: 200 without eventType, an empty secret when none was given', async () => {
+    const r = await t.request('POST', blockMinedPath('litecoin', 'testnet'), { key: alice.key, body: item({ callbackUrl: SAMPLE.callbackUrl }) });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data.item).toEqual({ ...base, callbackSecretKey: '' });
+    expect(r.headers.get('x-credits-consumed')).toBe('1000');
+  });
+
+  it('block-height-reached: 201 without eventType, with blockHeightReached', async () => {
+    const r = await t.request('POST', heightPath('tron', 'nile'), {
+      key: alice.key,
+      body: item({ blockHeightReached: 667_900, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k' }),
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.data.item).toEqual({ ...base, callbackSecretKey: 'k', blockHeightReached: 667_900 });
+    expect(r.headers.get('x-credits-consumed')).toBe('10000');
+  });
+
+  it('reverted-block: 201 with eventType BLOCK_REVERTED; allowDuplicates as a boolean or the strings "true"/"false"; accepted on xrp', async () => {
+    const r = await t.request('POST', revertedPath('xrp', 'testnet'), {
+      key: alice.key,
+      body: item({ callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: 'false' }),
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.data.item).toEqual({ ...base, eventType: 'BLOCK_REVERTED', callbackSecretKey: 'k' });
+    expect(r.headers.get('x-credits-consumed')).toBe('1000');
+    // "false" is false: a twin is refused; "true" lets it in.
+    const twin = (allowDuplicates: unknown) =>
+      t.request('POST', withContext(revertedPath('xrp', 'testnet')), {
+        key: alice.key,
+        body: item({ callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'other', allowDuplicates }),
+      });
+    expectError(await twin('false'), 409, 'already_exists');
+    expectError(await twin(false), 409, 'already_exists');
+    expect((await twin('true')).status).toBe(201);
+    expect((await twin(true)).status).toBe(201);
+  });
+
+  it('409 already_exists for block events: same event, chain and callbackUrl (and height), per CATALOGUE 7.11', async () => {
+    const bob = await t.customer({ name: 'bob-blocks' });
+    const post = (path: string, fields: Record<string, unknown>) => t.request('POST', withContext(path), { key: bob.key, body: item(fields) });
+    expect((await post(blockMinedPath(), { callbackUrl: SAMPLE.callbackUrl })).status).toBe(200);
+    expectError(await post(blockMinedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'different' }), 409, 'already_exists');
+    expect((await post(blockMinedPath('ethereum', 'mainnet'), { callbackUrl: SAMPLE.callbackUrl })).status).toBe(200); // another network
+    expect((await post(blockMinedPath(), { callbackUrl: `${SAMPLE.callbackUrl}/2` })).status).toBe(200); // another callbackUrl
+    expect((await post(heightPath(), { blockHeightReached: 5, callbackUrl: SAMPLE.callbackUrl })).status).toBe(201);
+    expectError(await post(heightPath(), { blockHeightReached: 5, callbackUrl: SAMPLE.callbackUrl }), 409, 'already_exists');
+    expect((await post(heightPath(), { blockHeightReached: 6, callbackUrl: SAMPLE.callbackUrl })).status).toBe(201); // another height
+    expect((await post(revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k' })).status).toBe(201);
+    expectError(await post(revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k' }), 409, 'already_exists');
+    expect((await post(blockMinedPath(), { callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true })).status).toBe(200);
+  });
+
+  it('list, get, activate and delete show block subscriptions with their eventType (and blockHeightReached)', async () => {
+    const carol = await t.customer({ name: 'carol-blocks' });
+    const created = [];
+    for (const [path, fields] of [
+      [blockMinedPath('dash', 'testnet'), { callbackUrl: SAMPLE.callbackUrl }],
+      [heightPath('dash', 'testnet'), { blockHeightReached: 42, callbackUrl: SAMPLE.callbackUrl }],
+      [revertedPath('dash', 'testnet'), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k' }],
+    ] as const) {
+      created.push((await t.request('POST', path, { key: carol.key, body: item(fields) })).body.data.item);
+    }
+    const chain = { blockchain: 'dash', network: 'testnet' };
+    const expected = [
+      { ...created[0], eventType: 'BLOCK_MINED', ...chain },
+      { ...created[1], eventType: 'BLOCK_HEIGHT_REACHED', ...chain },
+      { ...created[2], ...chain },
+    ];
+    expect(expected[1]).toMatchObject({ blockHeightReached: 42 });
+    const list = await t.request('GET', '/blockchain-events/dash/testnet/subscriptions', { key: carol.key });
+    expect(list.body.data.items).toEqual(expected);
+    for (const [i, e] of expected.entries()) {
+      const id = created[i].referenceId;
+      expect((await t.request('GET', `/blockchain-events/subscriptions/${id}`, { key: carol.key })).body.data.item).toEqual(e);
+      expect((await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: carol.key })).body.data.item).toEqual(e);
+      expect((await t.request('DELETE', `/blockchain-events/dash/testnet/subscriptions/${id}`, { key: carol.key })).body.data.item).toEqual(e);
+    }
   });
 
   it('get, activate and delete return the item with blockchain and network; delete makes it gone', async () => {

@@ -292,6 +292,76 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     expect(tokens).toBe(7_000_000n);
   });
 
+  it('block events: BLOCK_MINED for every block, BLOCK_HEIGHT_REACHED at its height (at once when passed), BLOCK_REVERTED per dropped block; replacements fire again with new keys', async () => {
+    const start = await head();
+    const minedSub = await subscribe('block-mined', {});
+    const passedSub = await subscribe('block-height-reached', { blockHeightReached: start - 1 });
+    const futureSub = await subscribe('block-height-reached', { blockHeightReached: start + 2 });
+    const revertedSub = await subscribe('reverted-block', { allowDuplicates: 'false' });
+    await t.app.ingest?.settled();
+    const flat = (event: string, referenceId: string, block: { height: number; hash: string; timestamp: number }) => ({
+      apiVersion: '2021-03-20',
+      referenceId,
+      idempotencyKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+      data: { product: 'BLOCKCHAIN_EVENTS', event, item: { blockchain: 'ethereum', network: 'goerli', ...block } },
+    });
+
+    // A height already applied fires at once, without another block.
+    const [passed] = await until('the callback of a height already passed', async () => callbacksOf(passedSub).length === 1 && callbacksOf(passedSub));
+    expectSigned(passed as ReceivedRequest);
+    expect(passed?.json).toEqual(flat('BLOCK_HEIGHT_REACHED', passedSub, await blockOf(start - 1)));
+    expect(callbacksOf(minedSub)).toHaveLength(0);
+    expect(callbacksOf(futureSub)).toHaveLength(0);
+
+    const snapshot = await node.snapshot();
+    const first = [await blockOf(await mineAndProcess())];
+    expect(callbacksOf(futureSub)).toHaveLength(0); // not its height yet
+    first.push(await blockOf(await mineAndProcess()));
+    const minedFirst = await until('a BLOCK_MINED per block', async () => callbacksOf(minedSub).length === 2 && callbacksOf(minedSub));
+    for (const [i, cb] of minedFirst.entries()) {
+      expectSigned(cb);
+      expect(cb.json).toEqual(flat('BLOCK_MINED', minedSub, first[i] as { height: number; hash: string; timestamp: number }));
+    }
+    const [reached] = await until('the height reached', async () => callbacksOf(futureSub).length === 1 && callbacksOf(futureSub));
+    expectSigned(reached as ReceivedRequest);
+    expect(reached?.json).toEqual(flat('BLOCK_HEIGHT_REACHED', futureSub, first[1] as { height: number; hash: string; timestamp: number }));
+    expect(callbacksOf(revertedSub)).toHaveLength(0);
+
+    // The two blocks are replaced by a longer branch of three.
+    await node.revert(snapshot);
+    const base = await publicClient(node).getBlock();
+    const tip = await node.mine(3, { timestamp: Number(base.timestamp) + 50 });
+    await processed(tip);
+    await t.app.worker?.settled();
+    const second = [await blockOf(start + 1), await blockOf(start + 2), await blockOf(start + 3)];
+    expect(second[0]?.hash).not.toBe(first[0]?.hash);
+    expect(second[1]?.hash).not.toBe(first[1]?.hash);
+
+    const reverted = await until('a BLOCK_REVERTED per dropped block', async () => callbacksOf(revertedSub).length === 2 && callbacksOf(revertedSub));
+    for (const cb of reverted) expectSigned(cb);
+    expect(reverted.map((cb) => cb.json).sort((a, b) => (a.data.item.height as number) - (b.data.item.height as number))).toEqual(
+      first.map((b) => flat('BLOCK_REVERTED', revertedSub, b)),
+    );
+    const minedAll = await until('a BLOCK_MINED per replacement block', async () => callbacksOf(minedSub).length === 5 && callbacksOf(minedSub));
+    expect(minedAll.slice(2).map((cb) => cb.json)).toEqual(second.map((b) => flat('BLOCK_MINED', minedSub, b)));
+    expect(new Set(minedAll.map((cb) => cb.json.idempotencyKey)).size).toBe(5);
+    const reachedAll = await until(
+      'the height reached again in the replacement block',
+      async () => callbacksOf(futureSub).length === 2 && callbacksOf(futureSub),
+    );
+    expect(reachedAll[1]?.json).toEqual(flat('BLOCK_HEIGHT_REACHED', futureSub, second[1] as { height: number; hash: string; timestamp: number }));
+    expect(reachedAll[1]?.json.idempotencyKey).not.toBe(reachedAll[0]?.json.idempotencyKey);
+
+    await mineAndProcess();
+    expect(callbacksOf(passedSub)).toHaveLength(1);
+    expect(callbacksOf(futureSub)).toHaveLength(2);
+    expect(callbacksOf(revertedSub)).toHaveLength(2);
+    expect(callbacksOf(minedSub)).toHaveLength(6);
+    for (const id of [minedSub, passedSub, futureSub, revertedSub]) {
+      expect((await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${id}`, { key: c.key })).status).toBe(200);
+    }
+  });
+
   it('the wallet ledger: opening balance from the node, ERC-20 first seen from balanceOf, NFTs held now', async () => {
     const owner = account(9);
     await writeContract(node, 'TestToken', token, 'transfer', [owner, 1_000_000n], { wait: false }); // before watching

@@ -140,6 +140,9 @@ describe('the OpenAPI document', () => {
       [`POST ${SUBSCRIPTIONS}/transaction-mined`]: EVENT_BLOCKCHAINS.TRANSACTION_MINED,
       [`POST ${SUBSCRIPTIONS}/address-tokens-transactions-confirmed`]: ['bitcoin', 'ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`POST ${SUBSCRIPTIONS}/internal-transactions-for-specific-amount`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+      [`POST ${SUBSCRIPTIONS}/block-mined`]: BLOCKCHAINS,
+      [`POST ${SUBSCRIPTIONS}/block-height-reached`]: BLOCKCHAINS,
+      [`POST ${SUBSCRIPTIONS}/reverted-block`]: BLOCKCHAINS,
       [`GET ${SUBSCRIPTIONS}`]: BLOCKCHAINS,
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
@@ -157,7 +160,14 @@ describe('the OpenAPI document', () => {
 
   it('the chains offered are the chains the server accepts, and no others', async () => {
     const c = await t.customer();
-    for (const event of ['transaction-mined', 'address-tokens-transactions-confirmed', 'internal-transactions-for-specific-amount']) {
+    for (const event of [
+      'transaction-mined',
+      'address-tokens-transactions-confirmed',
+      'internal-transactions-for-specific-amount',
+      'block-mined',
+      'block-height-reached',
+      'reverted-block',
+    ]) {
       const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
       const offered: string[] = parameter(op, 'blockchain').schema.enum;
       for (const blockchain of BLOCKCHAINS) {
@@ -204,6 +214,17 @@ describe('the OpenAPI document', () => {
     const internal = itemOf(`${SUBSCRIPTIONS}/internal-transactions-for-specific-amount`, 'post', 201);
     expect(internal.required.sort()).toEqual([...base, 'amountHigherThan'].sort());
     expect(Object.keys(internal.properties)).toContain('callbackSecretKey');
+    // The block items of CATALOGUE.md 2.8 and 2.9 have no eventType; reverted-block has one (7.1).
+    const blockBase = base.filter((f) => f !== 'eventType');
+    const blockMined = itemOf(`${SUBSCRIPTIONS}/block-mined`, 'post', 200);
+    expect(blockMined.required.sort()).toEqual([...blockBase, 'callbackSecretKey'].sort());
+    expect(Object.keys(blockMined.properties).sort()).toEqual([...blockBase, 'callbackSecretKey'].sort());
+    const height = itemOf(`${SUBSCRIPTIONS}/block-height-reached`, 'post', 201);
+    expect(height.required.sort()).toEqual([...blockBase, 'callbackSecretKey', 'blockHeightReached'].sort());
+    expect(Object.keys(height.properties)).not.toContain('eventType');
+    expect(itemOf(`${SUBSCRIPTIONS}/reverted-block`, 'post', 201).required.sort()).toEqual([...base, 'callbackSecretKey'].sort());
+    const revertedRequest = doc.paths[`${SUBSCRIPTIONS}/reverted-block`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
+    expect(revertedRequest.required.sort()).toEqual(['callbackSecretKey', 'callbackUrl']);
     for (const [template, method, status] of [
       ['/blockchain-events/subscriptions/{referenceId}', 'get', 200],
       [`${SUBSCRIPTIONS}/{referenceId}`, 'delete', 200],
@@ -261,6 +282,31 @@ describe('real answers match the document', () => {
     });
     expect(internal.status).toBe(201);
     expect(internal.body.data.item).not.toHaveProperty('callbackSecretKey');
+    const blockMined = await call('POST', `${chain}/block-mined`, { key, body: { data: { item: { callbackUrl } } } });
+    expect(blockMined.status).toBe(200);
+    const height = await call('POST', `${chain}/block-height-reached`, { key, body: { data: { item: { blockHeightReached: 10, callbackUrl } } } });
+    expect(height.status).toBe(201);
+    const reverted = await call('POST', `${chain}/reverted-block`, {
+      key,
+      body: { data: { item: { callbackUrl, callbackSecretKey: 's', allowDuplicates: 'true' } } },
+    });
+    expect(reverted.status).toBe(201);
+    // List, get and activate items of the block subscriptions are checked against the document too.
+    const listed = await call('GET', `${chain}?limit=50`, { key });
+    expect(listed.body.data.items.map((i: Json) => i.eventType)).toEqual([
+      'TRANSACTION_MINED',
+      'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+      'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+      'BLOCK_MINED',
+      'BLOCK_HEIGHT_REACHED',
+      'BLOCK_REVERTED',
+    ]);
+    for (const s of [blockMined, height, reverted]) {
+      const id = s.body.data.item.referenceId;
+      expect((await call('GET', `/blockchain-events/subscriptions/${id}`, { key })).status).toBe(200);
+      expect((await call('POST', `/blockchain-events/subscriptions/${id}/activate`, { key })).status).toBe(201);
+      expect((await call('DELETE', `${chain}/${id}`, { key })).status).toBe(200);
+    }
 
     const referenceId = mined.body.data.item.referenceId;
     expect((await call('GET', `${chain}?limit=2&offset=1`, { key })).status).toBe(200);

@@ -136,6 +136,43 @@ describe('transaction-mined subscriptions racing the follower, one process', () 
     expect(subscribed.size).toBe(400);
     await expectOneCallbackEach(s, subscribed);
   });
+
+  it('block-height-reached subscriptions made as their height is applied (just before, at, just after) all get exactly one callback, with the block at that height', {
+    timeout: 90_000,
+  }, async () => {
+    const { subscribe, callbacksOf } = helpersOf(s);
+    const subscribed = new Map<string, number>();
+    const creates: Promise<unknown>[] = [];
+    for (let b = 0; b < 60; b++) {
+      const height = await s.node.mine(1);
+      for (const target of [height - 1, height, height + 1]) {
+        creates.push(
+          subscribe('block-height-reached', { blockHeightReached: target, allowDuplicates: true }, 'heights').then((r) =>
+            subscribed.set(r.referenceId, target),
+          ),
+        );
+      }
+      await new Promise((r) => setTimeout(r, 3 + (b % 7)));
+    }
+    await Promise.all(creates);
+    await s.node.mine(1); // the last round's height + 1
+    expect(subscribed.size).toBe(180);
+    const missing = () => [...subscribed.keys()].filter((id) => callbacksOf(id).length === 0);
+    await until('a callback for every height subscription', async () => missing().length === 0, 60_000).catch(() => {
+      throw new Error(`${missing().length} of 180 height subscriptions got no callback, heights ${missing().map((id) => subscribed.get(id))}`);
+    });
+    for (const [id, height] of subscribed) {
+      const callbacks = callbacksOf(id);
+      expect(new Set(callbacks.map((cb) => cb.json.idempotencyKey)).size, id).toBe(1);
+      expect(callbacks[0]?.json.data.item).toEqual({
+        blockchain: 'bitcoin',
+        network: 'testnet',
+        height,
+        hash: await s.node.blockHash(height),
+        timestamp: expect.any(Number),
+      });
+    }
+  });
 });
 
 describe('transaction-mined subscriptions across a killed ingest process (roles split)', () => {

@@ -115,6 +115,45 @@ export const InternalTransactionsItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** CATALOGUE.md section 2.9: no target. */
+export const BlockMinedItem = Type.Object(
+  {
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.Optional(SecretKey),
+    allowDuplicates: Type.Optional(AllowDuplicates),
+  },
+  { additionalProperties: false },
+);
+
+/** CATALOGUE.md section 2.8. */
+export const BlockHeightReachedItem = Type.Object(
+  {
+    blockHeightReached: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'The block height to be told of; a height the chain has already applied is told of at once.',
+    }),
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.Optional(SecretKey),
+    allowDuplicates: Type.Optional(AllowDuplicates),
+  },
+  { additionalProperties: false },
+);
+
+/** CATALOGUE.md sections 2.10 and 7.1: the secret is required; allowDuplicates may also be the strings "true" and "false". */
+export const RevertedBlockItem = Type.Object(
+  {
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' }),
+    allowDuplicates: Type.Optional(
+      Type.Union([Type.Boolean(), Type.String({ enum: ['true', 'false'] })], {
+        description: 'Allow an active twin (same event and callbackUrl): a boolean, or the string "true" or "false". Default false.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const DeactivationReason = Type.Object({ reason: Type.String(), timestamp: Type.Integer() });
 
 /** The fields of every subscription item (contract section 2, "Response item"). */
@@ -127,7 +166,11 @@ const subscriptionBase = {
 const EchoedSecretKey = Type.String({ description: 'As given; an empty string when none was given.' });
 const OptionalSecretKey = Type.Optional(Type.String({ description: 'As given; absent when none was given.' }));
 
-/** The item of each create endpoint: exactly the fields the seed lists for it, all of them always present but the internal-transactions secret. */
+/**
+ * The item of each create endpoint: exactly the fields the seed (or CATALOGUE.md) lists for it, all of
+ * them always present but the internal-transactions secret. The block-mined and block-height-reached
+ * items have no eventType (CATALOGUE.md section 5).
+ */
 export const CREATED_ITEMS = {
   TRANSACTION_MINED: Type.Object({
     ...subscriptionBase,
@@ -148,6 +191,9 @@ export const CREATED_ITEMS = {
     callbackSecretKey: OptionalSecretKey,
     amountHigherThan: Type.Integer(),
   }),
+  BLOCK_MINED: Type.Object({ ...subscriptionBase, callbackSecretKey: EchoedSecretKey }),
+  BLOCK_HEIGHT_REACHED: Type.Object({ ...subscriptionBase, callbackSecretKey: EchoedSecretKey, blockHeightReached: Type.Integer() }),
+  BLOCK_REVERTED: Type.Object({ ...subscriptionBase, eventType: Type.Literal('BLOCK_REVERTED'), callbackSecretKey: Type.String() }),
 } as const satisfies Record<EventType, TSchema>;
 
 /**
@@ -160,12 +206,15 @@ export const SubscriptionItem = Type.Object({
   blockchain: Type.String(),
   network: Type.String(),
   callbackSecretKey: Type.Optional(
-    Type.String({ description: "Always present on TRANSACTION_MINED and ADDRESS_TOKENS_TRANSACTION_CONFIRMED ('' when none was given)." }),
+    Type.String({
+      description: "Always present but on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER without one ('' when none was given).",
+    }),
   ),
   transactionId: Type.Optional(Type.String({ description: 'Present on TRANSACTION_MINED.' })),
   address: Type.Optional(Type.String({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED.' })),
   receiveCallbackOn: Type.Optional(Type.Integer({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED.' })),
   amountHigherThan: Type.Optional(Type.Integer({ description: 'Present on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.' })),
+  blockHeightReached: Type.Optional(Type.Integer({ description: 'Present on BLOCK_HEIGHT_REACHED.' })),
   deactivationReasons: Type.Optional(Type.Array(DeactivationReason, { description: 'Present when isActive is false.' })),
 });
 

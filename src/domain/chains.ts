@@ -56,14 +56,21 @@ export const EVENT_TYPES = [
   'TRANSACTION_MINED',
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
   'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+  'BLOCK_MINED',
+  'BLOCK_HEIGHT_REACHED',
+  'BLOCK_REVERTED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** Which blockchains each subscription endpoint accepts (contract section 2). */
+/** Which blockchains each subscription endpoint accepts (contract section 2; CATALOGUE.md section 2.0 and 7.1). */
 export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]>> = {
   TRANSACTION_MINED: BLOCKCHAINS,
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED: ['bitcoin', 'ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
   CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+  BLOCK_MINED: BLOCKCHAINS,
+  BLOCK_HEIGHT_REACHED: BLOCKCHAINS,
+  // On xrp accepted but never fired: herald follows validated ledgers only, which do not revert.
+  BLOCK_REVERTED: BLOCKCHAINS,
 };
 
 export function isBlockchain(value: string): value is Blockchain {

@@ -1,7 +1,9 @@
 /**
  * The already-mined check of TRANSACTION_MINED subscriptions: a transaction mined before (or while) it
  * was subscribed to gets its callback now (contract: mined at one confirmation), and exactly one of
- * this check and the follower sends it.
+ * this check and the follower sends it. BLOCK_HEIGHT_REACHED subscriptions get the same check for their
+ * height (CATALOGUE.md section 7): a height the chain has applied (at or below the cursor) is called back
+ * at once with the block the chain holds there; a height not applied yet is the follower's.
  *
  * Why no callback can fall between the two:
  * - A block the follower has applied (seen under the chain's lock, which the follower holds while it
@@ -12,8 +14,8 @@
  *   heard of it yet (announcements reach processes at different times). So the check is parked, and run
  *   again once the cursor has moved past what it saw, unless the subscription has a callback by then:
  *   whichever way the race went, one of the two sends it.
- * - Start and every reconnection of the change listener check every active TRANSACTION_MINED
- *   subscription that has no callback (`checkAllUncalled`): one created while no ingest process
+ * - Start and every reconnection of the change listener check every active TRANSACTION_MINED and
+ *   BLOCK_HEIGHT_REACHED subscription that has no callback (`checkAllUncalled`): one created while no ingest process
  *   listened, or before a crash between its create and its check, is not forgotten.
  */
 import type { Logger } from 'pino';
@@ -48,10 +50,13 @@ export interface MinedCheckChain {
   confirmations: number;
 }
 
+/** What a check looks for: a subscribed transaction, or a subscribed height. */
+type CheckTarget = { transactionId: string; height?: undefined } | { height: number; transactionId?: undefined };
+
 interface Check {
   chain: MinedCheckChain;
   subscriptionId: string;
-  transactionId: string;
+  target: CheckTarget;
   /** Failed attempts before this one. */
   failures?: number;
 }
@@ -68,9 +73,11 @@ interface Parked extends Check {
 }
 
 export interface AlreadyMinedChecks {
-  /** Checks one subscription (just created or activated, and already in the index). */
+  /** Checks one TRANSACTION_MINED subscription (just created or activated, and already in the index). */
   check(chain: MinedCheckChain, subscriptionId: string, transactionId: string): void;
-  /** Checks every active TRANSACTION_MINED subscription of `chain` without a callback. */
+  /** Checks one BLOCK_HEIGHT_REACHED subscription (just created or activated, and already in the index). */
+  checkHeight(chain: MinedCheckChain, subscriptionId: string, height: number): void;
+  /** Checks every active TRANSACTION_MINED and BLOCK_HEIGHT_REACHED subscription of `chain` without a callback. */
   checkAllUncalled(chain: MinedCheckChain): Promise<number>;
   /** Resolves when nothing is queued or running (parked checks wait for the follower: not counted). */
   settled(): Promise<void>;
@@ -105,10 +112,10 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     return run;
   };
 
-  const check = (chain: MinedCheckChain, subscriptionId: string, transactionId: string) => {
+  const check = (chain: MinedCheckChain, subscriptionId: string, target: CheckTarget) => {
     if (abort.signal.aborted || known.has(subscriptionId)) return;
     known.add(subscriptionId);
-    queue.push({ chain, subscriptionId, transactionId });
+    queue.push({ chain, subscriptionId, target });
     pump();
   };
 
@@ -129,8 +136,8 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
           parked.set(next.subscriptionId, { ...next, height: 0, seen: undefined, failures, retryAt: Date.now() + retryInMs });
           scheduleSweep();
           logger.warn(
-            { err: error, subscriptionId: next.subscriptionId, transactionId: next.transactionId, retryInMs },
-            'could not check yet whether the subscribed transaction was already mined; retrying',
+            { err: error, subscriptionId: next.subscriptionId, ...next.target, retryInMs },
+            'could not check yet whether the subscribed transaction was already mined (or the height reached); retrying',
           );
         })
         .finally(() => {
@@ -141,29 +148,38 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     }
   };
 
-  /** Where the follower stands on `location`'s block, read under the chain's lock by the caller. */
-  const standing = async (tx: Queryable, chain: MinedCheckChain, location: { height: number; hash: string }) => {
+  /**
+   * Where the follower stands on `location`'s block, read under the chain's lock by the caller. A
+   * location without a hash (a subscribed height) stands for whatever block the window holds there.
+   */
+  const standing = async (tx: Queryable, chain: MinedCheckChain, location: { height: number; hash: string | null }) => {
     const cursor = await getCursor(tx, chain.key);
     // undefined = the follower's: not applied yet, or our window holds another block there.
     if (!cursor || location.height > cursor.height) return { cursor, block: undefined };
     const ours = await windowBlockAt(tx, chain.key, location.height);
     // null = older than the window (deep enough not to change).
     if (!ours) return { cursor, block: null };
-    return { cursor, block: ours.hash === location.hash ? ours : undefined };
+    return { cursor, block: location.hash === null || ours.hash === location.hash ? ours : undefined };
   };
 
   /** Runs one check; answers where to park it when the block is left to the follower. */
-  const runCheck = async ({ chain, subscriptionId, transactionId }: Check): Promise<Omit<Parked, keyof Check> | undefined> => {
-    if (!chain.adapter.findTransaction) return undefined;
-    const location = await withRetries(() => chain.adapter.findTransaction?.(transactionId) ?? Promise.resolve(undefined), abort.signal);
+  const runCheck = async ({ chain, subscriptionId, target }: Check): Promise<Omit<Parked, keyof Check> | undefined> => {
+    const { transactionId } = target;
+    let location: { height: number; hash: string | null } | undefined;
+    if (transactionId === undefined) location = { height: target.height, hash: null };
+    else {
+      if (!chain.adapter.findTransaction) return undefined;
+      location = await withRetries(() => chain.adapter.findTransaction?.(transactionId) ?? Promise.resolve(undefined), abort.signal);
+    }
     if (!location) return undefined;
+    const { height } = location;
     const parkAt = (cursor: ChainCursor | undefined) => ({ height: location.height, seen: cursor && { height: cursor.height, hash: cursor.hash } });
     // A first look without the lock: "not applied yet" may be a block being applied right now with an
     // index read before this subscription arrived, so it parks the check rather than ends it.
     const first = await standing(db, chain, location);
     if (first.block === undefined) return parkAt(first.cursor);
     // Older than the window: the node's own block, fetched outside any transaction.
-    const ref = first.block ?? (await withRetries(() => chain.adapter.getBlock(location.height), abort.signal));
+    const ref = first.block ?? (await withRetries(() => chain.adapter.getBlock(height), abort.signal));
     const [row] = await loadIndexableByIds(db, [subscriptionId]);
     if (!row?.isActive) return undefined;
     const single = new SubscriptionIndex(chain.key.blockchain, chain.key.network);
@@ -172,10 +188,21 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
       // Checked again under the lock held until commit: a reorganisation in between parks it again.
       const now = await standing(tx, chain, location);
       if (now.block === undefined) return parkAt(now.cursor);
+      // For a height, the block the window holds there now (a reorganisation may have replaced the first look's).
+      const block = now.block ?? ref;
       const events = await buildBlockEvents(
         {
           index: single,
-          block: { ...ref, parentHash: '', transactionIds: [transactionId], tokenTransfers: [], internalTransfers: [], coinMovements: [] },
+          block: {
+            height: block.height,
+            hash: block.hash,
+            timestamp: block.timestamp,
+            parentHash: '',
+            transactionIds: transactionId === undefined ? [] : [transactionId],
+            tokenTransfers: [],
+            internalTransfers: [],
+            coinMovements: [],
+          },
           chain: chain.key,
           defaultConfirmations: chain.confirmations,
         },
@@ -187,11 +214,16 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
         await recordBlockCallbacks(
           tx,
           chain.key,
-          events.now.map((c) => ({ blockHeight: location.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey })),
+          events.now.map((c) => ({ blockHeight: height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey })),
         );
       }
       if (enqueued > 0)
-        logger.info({ ...chain.key, subscriptionId, transactionId, height: location.height }, 'subscribed transaction was already mined: callback enqueued');
+        logger.info(
+          { ...chain.key, subscriptionId, transactionId, height },
+          transactionId === undefined
+            ? 'subscribed height was already reached: callback enqueued'
+            : 'subscribed transaction was already mined: callback enqueued',
+        );
       return undefined;
     });
   };
@@ -234,17 +266,21 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
       for (const p of moved) {
         parked.delete(p.subscriptionId);
         if (called.has(p.subscriptionId)) known.delete(p.subscriptionId);
-        else queue.push({ chain: p.chain, subscriptionId: p.subscriptionId, transactionId: p.transactionId, failures: p.failures });
+        else queue.push({ chain: p.chain, subscriptionId: p.subscriptionId, target: p.target, failures: p.failures });
       }
     }
     pump();
   };
 
   return {
-    check,
+    check: (chain, subscriptionId, transactionId) => check(chain, subscriptionId, { transactionId }),
+    checkHeight: (chain, subscriptionId, height) => check(chain, subscriptionId, { height }),
     async checkAllUncalled(chain) {
       const rows = await loadUncalledMinedSubscriptions(db, chain.key);
-      for (const row of rows) check(chain, row.id, row.transactionId);
+      for (const row of rows) {
+        if (row.transactionId !== null) check(chain, row.id, { transactionId: row.transactionId });
+        else if (row.height !== null) check(chain, row.id, { height: row.height });
+      }
       return rows.length;
     },
     async settled() {

@@ -1,16 +1,16 @@
 /**
- * One block's matches -> what the follower stores: callbacks due at once (TRANSACTION_MINED, and any
- * event asking for one confirmation) and confirmed events to wait for (pending until due_height =
+ * One block's matches -> what the follower stores: callbacks due at once (TRANSACTION_MINED, the block
+ * events, and any event asking for one confirmation) and confirmed events to wait for (pending until due_height =
  * height + confirmations - 1). Keys and items come from src/matching/identity.ts, so a rebuild after a
  * crash gives the same key and body; the key includes the block hash, so the same transaction mined
  * again in another block gets a new one.
  */
 import { randomUUID } from 'node:crypto';
-import type { NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/types.ts';
+import type { BlockRef, NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import { callbackBody } from '../domain/callbacks.ts';
 import { callbackItem, matchIdempotencyKey } from '../matching/identity.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
-import { confirmationsDue, matchBlock } from '../matching/match.ts';
+import { confirmationsDue, type Match, matchBlock, matchRevertedBlock } from '../matching/match.ts';
 import type { NewCallback } from '../store/callbacks.ts';
 import type { CallbackTargetRow, ChainKey, PendingEvent } from '../store/chain-state.ts';
 
@@ -35,7 +35,34 @@ export interface BlockEvents {
  */
 export async function buildBlockEvents(input: BlockEventsInput, loadTargets: (ids: string[]) => Promise<Map<string, CallbackTargetRow>>): Promise<BlockEvents> {
   const { index, block, chain } = input;
-  const matches = matchBlock(index, block, chain.blockchain);
+  return await eventsOf(matchBlock(index, block, chain.blockchain), input, loadTargets);
+}
+
+/**
+ * The BLOCK_REVERTED callbacks of the blocks a reorganisation drops (in the order given): one per dropped
+ * block and indexed subscription, with that block's height, hash and timestamp; due at once.
+ */
+export async function buildRevertedEvents(
+  input: { index: SubscriptionIndex; blocks: BlockRef[]; chain: ChainKey },
+  loadTargets: (ids: string[]) => Promise<Map<string, CallbackTargetRow>>,
+): Promise<NewCallback[]> {
+  const matches = matchRevertedBlock(input.index);
+  const callbacks: NewCallback[] = [];
+  if (matches.length === 0) return callbacks;
+  const targets = await loadTargets(matches.map((m) => m.subscription.id));
+  for (const block of input.blocks) {
+    const events = await eventsOf(matches, { ...input, block, defaultConfirmations: 1 }, async () => targets);
+    callbacks.push(...events.now);
+  }
+  return callbacks;
+}
+
+async function eventsOf(
+  matches: Match[],
+  input: Omit<BlockEventsInput, 'index' | 'block'> & { block: BlockRef },
+  loadTargets: (ids: string[]) => Promise<Map<string, CallbackTargetRow>>,
+): Promise<BlockEvents> {
+  const { block, chain } = input;
   const result: BlockEvents = { now: [], pending: [] };
   if (matches.length === 0) return result;
   const targets = await loadTargets([...new Set(matches.map((m) => m.subscription.id))]);

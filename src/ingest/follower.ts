@@ -36,7 +36,7 @@ import {
 } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
-import { buildBlockEvents, type TokenMetadataLookup } from './events.ts';
+import { buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
 import { BlockPrefetcher } from './prefetch.ts';
 
 /** More than the largest receiveCallbackOn (100): a confirmed event's block stays in the window until it is due. */
@@ -66,7 +66,7 @@ export interface FollowerDeps {
 export type StepResult =
   | { kind: 'applied'; height: number; hash: string; enqueued: number; pending: number }
   | { kind: 'caught-up'; head: number }
-  | { kind: 'reorganised'; ancestorHeight: number; depth: number; pendingDeleted: number; callbacksCancelled: number }
+  | { kind: 'reorganised'; ancestorHeight: number; depth: number; pendingDeleted: number; callbacksCancelled: number; revertedCallbacks: number }
   | { kind: 'stopped'; reason: string }
   /** Another follower moved the cursor meanwhile: nothing done, try again. */
   | { kind: 'raced' };
@@ -146,8 +146,9 @@ async function applyBlock(
 /**
  * The node's block after the cursor does not link to the cursor's block: walk back through the window,
  * fetching the node's blocks, to the highest height where the node and the window agree (the common
- * ancestor), then forget everything above it. No ancestor within the window: stop the chain, loudly;
- * skipping would lose or invent events.
+ * ancestor), then forget everything above it, and queue the BLOCK_REVERTED callbacks of the dropped
+ * blocks in the same transaction (so before any callback of the replacement blocks). No ancestor within
+ * the window: stop the chain, loudly; skipping would lose or invent events.
  */
 async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: number; hash: string }): Promise<StepResult> {
   const window = deps.window ?? DEFAULT_WINDOW;
@@ -181,14 +182,26 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     const now = await getCursor(tx, chain);
     if (now?.height !== cursor.height || now.hash !== cursor.hash) return { kind: 'raced' as const };
     const removed = await rewindAbove(tx, chain, ancestorHeight);
+    // The window's blocks above the ancestor, highest first: unchanged since read, as the cursor is.
+    const dropped = stored.filter((b) => b.height > ancestorHeight);
+    const reverted = await buildRevertedEvents({ index: deps.index(), blocks: dropped, chain }, (ids) => loadCallbackTargets(tx, ids));
+    const revertedCallbacks = await enqueueCallbacks(tx, reverted);
     const ledgerReversed = await ledger.rewind(tx, chain, ancestorHeight, deps.adapter);
     const ancestorBlock = stored.find((b) => b.height === ancestorHeight) as WindowBlock;
     await saveCursor(tx, chain, { height: ancestorHeight, hash: ancestorHash, timestamp: ancestorBlock.timestamp });
     deps.logger.warn(
-      { blockchain: chain.blockchain, network: chain.network, ancestorHeight, depth: cursor.height - ancestorHeight, ledgerReversed, ...removed },
+      {
+        blockchain: chain.blockchain,
+        network: chain.network,
+        ancestorHeight,
+        depth: cursor.height - ancestorHeight,
+        ledgerReversed,
+        revertedCallbacks,
+        ...removed,
+      },
       'chain reorganisation: rewound to the common ancestor',
     );
-    return { kind: 'reorganised' as const, ancestorHeight, depth: cursor.height - ancestorHeight, ...removed };
+    return { kind: 'reorganised' as const, ancestorHeight, depth: cursor.height - ancestorHeight, revertedCallbacks, ...removed };
   });
 }
 

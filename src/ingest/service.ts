@@ -148,7 +148,10 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     for (const f of followed.values()) {
       const queued = await minedChecks.checkAllUncalled(f);
       if (queued > 0)
-        logger.info({ ...f.key, subscriptions: queued }, 'checking transaction-mined subscriptions without a callback for transactions already mined');
+        logger.info(
+          { ...f.key, subscriptions: queued },
+          'checking transaction-mined and block-height-reached subscriptions without a callback for transactions already mined and heights already reached',
+        );
     }
   };
 
@@ -189,6 +192,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
           f.index.add(row);
           // Queued only now that the index holds it: see already-mined.ts for why that order matters.
           if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.check(f, row.id, row.target);
+          else if (row.eventType === 'BLOCK_HEIGHT_REACHED' && typeof row.blockHeight === 'number') minedChecks.checkHeight(f, row.id, row.blockHeight);
         }
       } catch (error) {
         logger.error({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');

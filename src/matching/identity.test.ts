@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
 import { callbackItem, type IdempotencyParts, idempotencyKey, matchIdempotencyKey } from './identity.ts';
 import { type IndexableSubscription, SubscriptionIndex } from './index.ts';
-import { type Match, matchBlock } from './match.ts';
+import { type Match, matchBlock, matchRevertedBlock } from './match.ts';
 
 const SUB_ID = '5f0c8a52-3b7e-4c1d-9a2b-0e6f4d3c2b1a';
 const A = `0x${'a'.repeat(40)}`;
@@ -186,5 +186,37 @@ describe('callbackItem', () => {
       amount: '1.25',
       unit: 'TRX',
     });
+  });
+});
+
+describe('block events', () => {
+  const eth = { blockchain: 'ethereum', network: 'mainnet' } as const;
+  const FLAT = { blockchain: 'ethereum', network: 'mainnet', height: 100, hash: HASH_1, timestamp: 1_700_000_000 };
+
+  it('BLOCK_MINED and BLOCK_HEIGHT_REACHED: a flat item of the block; the key changes with the block hash (a replacement block gets a new one)', () => {
+    for (const match of [matchOne({ eventType: 'BLOCK_MINED' }, {}), matchOne({ eventType: 'BLOCK_HEIGHT_REACHED', blockHeight: 100 }, {})]) {
+      expect(callbackItem(match, block({}), eth)).toEqual(FLAT);
+      const key = matchIdempotencyKey(match, eth, { hash: HASH_1 });
+      expect(key).toBe(idempotencyKey({ ...PARTS, transactionId: null, position: null, direction: null }));
+      expect(key).toMatch(/^[0-9a-f]{64}$/);
+      expect(matchIdempotencyKey(match, eth, { hash: HASH_2 })).not.toBe(key);
+    }
+  });
+
+  it('BLOCK_REVERTED: the flat item of the dropped block', () => {
+    const index = new SubscriptionIndex('ethereum', 'mainnet');
+    index.add({
+      id: SUB_ID,
+      customerId: '1',
+      eventType: 'BLOCK_REVERTED',
+      blockchain: 'ethereum',
+      network: 'mainnet',
+      target: null,
+      receiveCallbackOn: null,
+      amountHigherThan: null,
+      isActive: true,
+    });
+    const [match] = matchRevertedBlock(index);
+    expect(callbackItem(match as Match, { height: 100, hash: HASH_1, timestamp: 1_700_000_000 }, eth)).toEqual(FLAT);
   });
 });

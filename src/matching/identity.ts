@@ -1,6 +1,6 @@
 /**
  * What a match becomes in its callback: the idempotency key (contract section 4) and the `data.item`
- * of the three events. Pure functions of the match, the block and looked-up token metadata, so that a
+ * of each event. Pure functions of the match, the block and looked-up token metadata, so that a
  * retry, a resend or a rebuild after a crash gives the same key and the same item.
  */
 import { createHash } from 'node:crypto';
@@ -20,8 +20,9 @@ export interface IdempotencyParts {
   blockchain: Blockchain;
   network: Network;
   blockHash: string;
-  transactionId: string;
-  /** `log:<logIndex>`, `op:<operationId>`, or null for a mined transaction. */
+  /** Null for the block events (BLOCK_MINED, BLOCK_HEIGHT_REACHED, BLOCK_REVERTED): the block hash tells them apart. */
+  transactionId: string | null;
+  /** `log:<logIndex>`, `op:<operationId>`, or null for a mined transaction and the block events. */
   position: string | null;
   direction: Direction | null;
 }
@@ -104,6 +105,11 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
         unit,
       };
     }
+    // CATALOGUE.md sections 2.8 to 2.10: flat, the block itself (for BLOCK_REVERTED the dropped one).
+    case 'BLOCK_MINED':
+    case 'BLOCK_HEIGHT_REACHED':
+    case 'BLOCK_REVERTED':
+      return { blockchain, network, height: block.height, hash: block.hash, timestamp: block.timestamp };
   }
 }
 

@@ -58,6 +58,7 @@ describe('SubscriptionIndex', () => {
       receiveCallbackOn: null,
       amountHigherThan: null,
       threshold: null,
+      blockHeight: null,
     });
     expect(index.remove(s.id)).toBe(true);
     expect(index.remove(s.id)).toBe(false);

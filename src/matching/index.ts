@@ -1,8 +1,10 @@
 /**
  * The in-memory index of the active subscriptions of ONE (blockchain, network), as matching needs
  * them: transaction id -> subscriptions (TRANSACTION_MINED), address -> subscriptions
- * (ADDRESS_TOKENS_TRANSACTION_CONFIRMED) and thresholds sorted in base units
- * (CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER).
+ * (ADDRESS_TOKENS_TRANSACTION_CONFIRMED), thresholds sorted in base units
+ * (CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER), height -> subscriptions
+ * (BLOCK_HEIGHT_REACHED) and the subscriptions of every block (BLOCK_MINED; BLOCK_REVERTED, matched
+ * against the blocks a reorganisation drops).
  *
  * Memory is the constraint (a million subscriptions in well under 400 bytes each), so a subscription
  * is a slot in parallel typed arrays (16-byte id, customer id, kind, receiveCallbackOn, next slot of the
@@ -17,6 +19,7 @@
 import { type Blockchain, CHAINS, type EventType, type Network, supportsNetwork } from '../domain/chains.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import { IdSlots } from './id-slots.ts';
+import { SlotChain } from './slot-chain.ts';
 import { type SlotLinks, TargetTable, UNLINKED } from './target-table.ts';
 import { SortedThresholds } from './thresholds.ts';
 
@@ -24,7 +27,9 @@ import { SortedThresholds } from './thresholds.ts';
 export type IndexableSubscription = Pick<
   Subscription,
   'id' | 'customerId' | 'eventType' | 'blockchain' | 'network' | 'target' | 'receiveCallbackOn' | 'amountHigherThan' | 'isActive'
->;
+> &
+  /** BLOCK_HEIGHT_REACHED only (may be left out for other events). */
+  Partial<Pick<Subscription, 'blockHeight'>>;
 
 /** What the index knows of one subscription: enough to match and to name it; not enough to call back. */
 export interface SubscriptionRecord {
@@ -39,17 +44,28 @@ export interface SubscriptionRecord {
   amountHigherThan: bigint | null;
   /** Threshold events: amountHigherThan in base units (what amounts are compared with); null otherwise. */
   threshold: bigint | null;
+  /** BLOCK_HEIGHT_REACHED: the height waited for; null otherwise. */
+  blockHeight: number | null;
 }
 
 const FREE = 0;
 const TRANSACTION = 1;
 const ADDRESS = 2;
 const THRESHOLD = 3;
+/** Every block applied. */
+const BLOCK = 4;
+/** The block applied at one height (the target is the height's decimal text). */
+const HEIGHT = 5;
+/** Every block a reorganisation drops. */
+const REVERTED = 6;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
   'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+  'BLOCK_MINED',
+  'BLOCK_HEIGHT_REACHED',
+  'BLOCK_REVERTED',
 ];
 
 export class SubscriptionIndex {
@@ -67,13 +83,19 @@ export class SubscriptionIndex {
   private kinds: Uint8Array;
   /** receiveCallbackOn of token subscriptions; 0 = the chain default. */
   private confirmations: Uint8Array;
-  /** The transaction id or address (string) or the threshold in base units (bigint) of each slot. */
+  /**
+   * The transaction id or address (string), the threshold in base units (bigint) or the height (its
+   * decimal text, the key of byHeight) of each slot; nothing for the every-block kinds.
+   */
   private readonly targets: (string | bigint | undefined)[] = [];
   /** The next and previous slots with the same target (see TargetTable). */
   private readonly links: SlotLinks;
   private readonly byTransaction: TargetTable;
   private readonly byAddress: TargetTable;
   private readonly thresholds = new SortedThresholds();
+  private readonly byHeight: TargetTable;
+  private readonly everyBlock: SlotChain;
+  private readonly everyReverted: SlotChain;
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -89,6 +111,9 @@ export class SubscriptionIndex {
     this.links = { next: new Int32Array(this.capacity).fill(UNLINKED), prev: new Int32Array(this.capacity) };
     this.byTransaction = new TargetTable(this.targets, this.links);
     this.byAddress = new TargetTable(this.targets, this.links);
+    this.byHeight = new TargetTable(this.targets, this.links);
+    this.everyBlock = new SlotChain(this.links);
+    this.everyReverted = new SlotChain(this.links);
   }
 
   /** Subscriptions indexed. */
@@ -118,7 +143,7 @@ export class SubscriptionIndex {
     // Checked without allocating: loading a million rows is mostly this function.
     let kind: number;
     let confirmations = 0;
-    let target: string | bigint;
+    let target: string | bigint | undefined;
     switch (sub.eventType) {
       case 'TRANSACTION_MINED':
       case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
@@ -140,6 +165,22 @@ export class SubscriptionIndex {
         kind = THRESHOLD;
         break;
       }
+      case 'BLOCK_HEIGHT_REACHED': {
+        const height = sub.blockHeight;
+        if (!(typeof height === 'number' && Number.isSafeInteger(height) && height >= 0))
+          throw new Error(`subscription ${sub.id}: blockHeight ${height} is not an integer >= 0`);
+        target = String(height);
+        kind = HEIGHT;
+        break;
+      }
+      case 'BLOCK_MINED':
+        target = undefined;
+        kind = BLOCK;
+        break;
+      case 'BLOCK_REVERTED':
+        target = undefined;
+        kind = REVERTED;
+        break;
       default:
         throw new Error(`subscription ${sub.id}: unknown event type ${String(sub.eventType)}`);
     }
@@ -155,9 +196,7 @@ export class SubscriptionIndex {
     this.kinds[slot] = kind;
     this.confirmations[slot] = confirmations;
     this.targets[slot] = target;
-    if (kind === TRANSACTION) this.byTransaction.add(target as string, slot);
-    else if (kind === ADDRESS) this.byAddress.add(target as string, slot);
-    else this.thresholds.add(target as bigint, slot);
+    this.link(kind, target, slot);
     this.count++;
     return true;
   }
@@ -187,7 +226,22 @@ export class SubscriptionIndex {
     return this.byAddress.first(address);
   }
 
-  /** The next subscription with the same target as `slot`, in the order they were indexed, or -1. */
+  /** The first BLOCK_HEIGHT_REACHED subscription of `height`, or -1; nextSlot() gives the others. */
+  firstHeightSlot(height: number): number {
+    return this.byHeight.size === 0 ? -1 : this.byHeight.first(String(height));
+  }
+
+  /** The first BLOCK_MINED subscription, or -1; nextSlot() gives the others. */
+  firstBlockSlot(): number {
+    return this.everyBlock.first();
+  }
+
+  /** The first BLOCK_REVERTED subscription, or -1; nextSlot() gives the others. */
+  firstRevertedSlot(): number {
+    return this.everyReverted.first();
+  }
+
+  /** The next subscription with the same target as `slot` (or of the same every-block kind), in the order they were indexed, or -1. */
   nextSlot(slot: number): number {
     return this.links.next[slot] as number;
   }
@@ -212,10 +266,11 @@ export class SubscriptionIndex {
       id: this.ids.idOf(slot),
       customerId: String(this.customers[slot]),
       eventType,
-      target: typeof target === 'string' ? target : null,
+      target: kind === TRANSACTION || kind === ADDRESS ? (target as string) : null,
       receiveCallbackOn: kind === ADDRESS ? (this.confirmations[slot] as number) || null : null,
       amountHigherThan: threshold === null ? null : threshold / this.scale,
       threshold,
+      blockHeight: kind === HEIGHT ? Number(target) : null,
     };
   }
 
@@ -230,21 +285,65 @@ export class SubscriptionIndex {
       this.links.prev.byteLength +
       this.byTransaction.byteLength +
       this.byAddress.byteLength +
+      this.byHeight.byteLength +
       this.thresholds.byteLength
     );
   }
 
   private release(slot: number): void {
-    const kind = this.kinds[slot];
-    const target = this.targets[slot];
-    if (kind === TRANSACTION) this.byTransaction.remove(target as string, slot);
-    else if (kind === ADDRESS) this.byAddress.remove(target as string, slot);
-    else this.thresholds.remove(slot);
+    this.unlink(this.kinds[slot] as number, this.targets[slot], slot);
     this.ids.delete(slot);
     this.kinds[slot] = FREE;
     this.targets[slot] = undefined;
     this.freeSlots.push(slot);
     this.count--;
+  }
+
+  /** Puts `slot` in the table of its kind: each kind is a row of this switch and of unlink's. */
+  private link(kind: number, target: string | bigint | undefined, slot: number): void {
+    switch (kind) {
+      case TRANSACTION:
+        this.byTransaction.add(target as string, slot);
+        return;
+      case ADDRESS:
+        this.byAddress.add(target as string, slot);
+        return;
+      case THRESHOLD:
+        this.thresholds.add(target as bigint, slot);
+        return;
+      case HEIGHT:
+        this.byHeight.add(target as string, slot);
+        return;
+      case BLOCK:
+        this.everyBlock.add(slot);
+        return;
+      case REVERTED:
+        this.everyReverted.add(slot);
+        return;
+    }
+  }
+
+  private unlink(kind: number, target: string | bigint | undefined, slot: number): void {
+    switch (kind) {
+      case TRANSACTION:
+        this.byTransaction.remove(target as string, slot);
+        return;
+      case ADDRESS:
+        this.byAddress.remove(target as string, slot);
+        return;
+      case THRESHOLD:
+        this.thresholds.remove(slot);
+        return;
+      case HEIGHT:
+        this.byHeight.remove(target as string, slot);
+        return;
+      case BLOCK:
+        this.everyBlock.remove(slot);
+        return;
+      case REVERTED:
+        this.everyReverted.remove(slot);
+        return;
+    }
   }
 
   private allocate(): number {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
 import { type IndexableSubscription, SubscriptionIndex } from './index.ts';
-import { confirmationsDue, type Match, matchBlock } from './match.ts';
+import { confirmationsDue, type Match, matchBlock, matchRevertedBlock } from './match.ts';
 
 const A = `0x${'a'.repeat(40)}`;
 const B = `0x${'b'.repeat(40)}`;
@@ -156,5 +156,61 @@ describe('confirmationsDue', () => {
       ['ADDRESS_TOKENS_TRANSACTION_CONFIRMED', 3],
       ['CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', 3],
     ]);
+  });
+});
+
+describe('block events', () => {
+  const mined = () => sub({ eventType: 'BLOCK_MINED' });
+  const reverted = () => sub({ eventType: 'BLOCK_REVERTED' });
+  const height = (blockHeight: number) => sub({ eventType: 'BLOCK_HEIGHT_REACHED', blockHeight });
+  const BLOCK_IDENTITY = { transactionId: null, position: null, direction: null };
+
+  it('BLOCK_MINED matches every block, BLOCK_HEIGHT_REACHED only the block at its height, both before the transactions', () => {
+    const m1 = mined();
+    const m2 = mined();
+    const h100 = height(100);
+    const h101 = height(101);
+    const h100b = height(100);
+    const t = txSub(TX1);
+    const index = indexOf(m1, h100, t, h101, m2, h100b, reverted());
+    expect(summary(matchBlock(index, block({ height: 100, transactionIds: [TX1] }), 'ethereum'))).toEqual([
+      { id: m1.id, event: 'BLOCK_MINED', ...BLOCK_IDENTITY },
+      { id: m2.id, event: 'BLOCK_MINED', ...BLOCK_IDENTITY },
+      { id: h100.id, event: 'BLOCK_HEIGHT_REACHED', ...BLOCK_IDENTITY },
+      { id: h100b.id, event: 'BLOCK_HEIGHT_REACHED', ...BLOCK_IDENTITY },
+      { id: t.id, event: 'TRANSACTION_MINED', transactionId: TX1, position: null, direction: null },
+    ]);
+    expect(summary(matchBlock(index, block({ height: 102 }), 'ethereum')).map((m) => m.id)).toEqual([m1.id, m2.id]);
+    expect(index.get(h101.id)).toMatchObject({ eventType: 'BLOCK_HEIGHT_REACHED', blockHeight: 101, target: null });
+
+    // Removal unlinks from the middle and the head of each chain.
+    index.remove(m1.id);
+    index.remove(h100.id);
+    expect(summary(matchBlock(index, block({ height: 100 }), 'ethereum')).map((m) => m.id)).toEqual([m2.id, h100b.id]);
+    index.remove(m2.id);
+    index.remove(h100b.id);
+    expect(matchBlock(index, block({ height: 100 }), 'ethereum')).toEqual([]);
+    expect(index.size).toBe(3);
+  });
+
+  it('BLOCK_REVERTED is matched only against dropped blocks (matchRevertedBlock), never by matchBlock', () => {
+    const r1 = reverted();
+    const r2 = reverted();
+    const index = indexOf(r1, mined(), r2);
+    expect(matchBlock(index, block({}), 'ethereum').map((m) => m.eventType)).toEqual(['BLOCK_MINED']);
+    expect(summary(matchRevertedBlock(index))).toEqual([
+      { id: r1.id, event: 'BLOCK_REVERTED', ...BLOCK_IDENTITY },
+      { id: r2.id, event: 'BLOCK_REVERTED', ...BLOCK_IDENTITY },
+    ]);
+    index.add({ ...r1, isActive: false });
+    expect(matchRevertedBlock(index).map((m) => m.subscription.id)).toEqual([r2.id]);
+  });
+
+  it('block events are due at the first confirmation; a height subscription without a valid height is refused', () => {
+    const index = indexOf(mined(), height(100));
+    for (const m of matchBlock(index, block({ height: 100 }), 'ethereum')) expect(confirmationsDue(m, 6)).toBe(1);
+    expect(() => index.add(sub({ eventType: 'BLOCK_HEIGHT_REACHED', blockHeight: null }))).toThrow(/blockHeight/);
+    expect(() => index.add(sub({ eventType: 'BLOCK_HEIGHT_REACHED', blockHeight: -1 }))).toThrow(/blockHeight/);
+    expect(index.size).toBe(2);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Matching: one normalised block and the index of one chain's active subscriptions -> the events they
  * subscribed to. Pure and synchronous: no I/O, no clock; the same block and index give the same
- * matches, in block order (transactions, then token transfers, then internal transfers; subscriptions
- * of one target in the order they were indexed).
+ * matches, in block order (the block itself (BLOCK_MINED, BLOCK_HEIGHT_REACHED), then transactions,
+ * then token transfers, then internal transfers; subscriptions of one target in the order they were
+ * indexed). matchRevertedBlock gives the BLOCK_REVERTED matches of a block a reorganisation drops.
  *
  * Building the callbacks (loading the rest of each subscription, keys, items, bodies) and deciding when
  * they are due (confirmationsDue) come after, in the caller.
@@ -15,12 +16,13 @@ export type Direction = 'incoming' | 'outgoing';
 
 /**
  * What tells one event of a subscription in a block from another (with the subscription, chain and
- * block hash it makes the idempotency key): the transaction; the transfer's position in the block
- * (`log:<logIndex>` for token transfers, `op:<operationId>` for internal transfers, null for a mined
- * transaction); the direction of a token transfer.
+ * block hash it makes the idempotency key): the transaction (null for the block events, whose block
+ * hash alone tells them apart); the transfer's position in the block (`log:<logIndex>` for token
+ * transfers, `op:<operationId>` for internal transfers, null for a mined transaction and the block
+ * events); the direction of a token transfer.
  */
 export interface ItemIdentity {
-  transactionId: string;
+  transactionId: string | null;
   position: string | null;
   direction: Direction | null;
 }
@@ -50,7 +52,16 @@ export interface InternalTransferMatch {
   transfer: InternalTransfer;
 }
 
-export type Match = TransactionMinedMatch | TokenTransferMatch | InternalTransferMatch;
+/** An event of the block itself: its callback item is the block's height, hash and timestamp. */
+export interface BlockMatch {
+  eventType: 'BLOCK_MINED' | 'BLOCK_HEIGHT_REACHED' | 'BLOCK_REVERTED';
+  subscription: SubscriptionRecord;
+  identity: ItemIdentity;
+}
+
+export type Match = TransactionMinedMatch | TokenTransferMatch | InternalTransferMatch | BlockMatch;
+
+const BLOCK_IDENTITY: ItemIdentity = Object.freeze({ transactionId: null, position: null, direction: null });
 
 /**
  * Every event of `block` that an indexed subscription asked for: one match per (subscription, mined
@@ -61,6 +72,11 @@ export type Match = TransactionMinedMatch | TokenTransferMatch | InternalTransfe
 export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blockchain: Blockchain): Match[] {
   if (blockchain !== index.blockchain) throw new Error(`a ${blockchain} block cannot be matched against the ${index.blockchain} index`);
   const matches: Match[] = [];
+
+  for (let slot = index.firstBlockSlot(); slot >= 0; slot = index.nextSlot(slot))
+    matches.push({ eventType: 'BLOCK_MINED', subscription: index.record(slot), identity: BLOCK_IDENTITY });
+  for (let slot = index.firstHeightSlot(block.height); slot >= 0; slot = index.nextSlot(slot))
+    matches.push({ eventType: 'BLOCK_HEIGHT_REACHED', subscription: index.record(slot), identity: BLOCK_IDENTITY });
 
   for (const transactionId of block.transactionIds) {
     for (let slot = index.firstTransactionSlot(transactionId); slot >= 0; slot = index.nextSlot(slot)) {
@@ -97,9 +113,17 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
   return matches;
 }
 
+/** The matches of a block that a reorganisation drops: one BLOCK_REVERTED match per indexed subscription of it. */
+export function matchRevertedBlock(index: SubscriptionIndex): BlockMatch[] {
+  const matches: BlockMatch[] = [];
+  for (let slot = index.firstRevertedSlot(); slot >= 0; slot = index.nextSlot(slot))
+    matches.push({ eventType: 'BLOCK_REVERTED', subscription: index.record(slot), identity: BLOCK_IDENTITY });
+  return matches;
+}
+
 /**
  * The confirmations a match's block must reach before its callback is due: a mined transaction at
- * once (1, the block itself); a token event at the subscription's receiveCallbackOn, or
+ * once (1, the block itself), as the block events; a token event at the subscription's receiveCallbackOn, or
  * `chainDefault` when it asked for none; an internal transfer at `chainDefault`.
  */
 export function confirmationsDue(match: Match, chainDefault: number): number {
@@ -110,6 +134,11 @@ export function confirmationsDue(match: Match, chainDefault: number): number {
       return match.subscription.receiveCallbackOn ?? chainDefault;
     case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
       return chainDefault;
+    // CATALOGUE.md section 7.4: when the block is applied (its first confirmation).
+    case 'BLOCK_MINED':
+    case 'BLOCK_HEIGHT_REACHED':
+    case 'BLOCK_REVERTED':
+      return 1;
   }
 }
 

@@ -149,7 +149,8 @@ function describeMatches(index: SubscriptionIndex, block: NormalizedBlock): stri
   return matchBlock(index, block, 'ethereum').map((m) => {
     if (m.eventType === 'TRANSACTION_MINED') return `${m.subscription.id} mined ${m.transactionId}`;
     if (m.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED') return `${m.subscription.id} token ${m.transfer.logIndex} ${m.direction}`;
-    return `${m.subscription.id} internal ${m.transfer.operationId}`;
+    if (m.eventType === 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER') return `${m.subscription.id} internal ${m.transfer.operationId}`;
+    return `${m.subscription.id} block ${m.eventType}`;
   });
 }
 

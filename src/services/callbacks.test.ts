@@ -22,6 +22,7 @@ function subscription(blockchain: Blockchain, network: Network, eventType: Event
     target: null,
     receiveCallbackOn: null,
     amountHigherThan: null,
+    blockHeight: null,
     callbackUrl: 'https://hooks.example.com/cb',
     callbackHost: 'hooks.example.com',
     callbackSecretKey: null,
@@ -73,6 +74,25 @@ describe('exampleItem', () => {
     const item = exampleItem(subscription('tron', 'mainnet', 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', { address }), NOW);
     expect(item).toMatchObject({ address, transactionId: ZERO, minedInBlock: minedInBlock(ZERO), tokenType: 'TRC-20' });
     expect(item.token).toMatchObject({ amount: '0', decimals: expect.any(String), contractAddress: expect.stringMatching(/^T/) });
+  });
+
+  it('block events: the flat block item with a zero hash; BLOCK_HEIGHT_REACHED at the subscribed height', () => {
+    for (const event of ['BLOCK_MINED', 'BLOCK_REVERTED'] as const) {
+      expect(exampleItem(subscription('litecoin', 'testnet', event), NOW)).toEqual({
+        blockchain: 'litecoin',
+        network: 'testnet',
+        height: expect.any(Number),
+        hash: ZERO,
+        timestamp: 1767323045,
+      });
+    }
+    expect(exampleItem(subscription('ethereum', 'goerli', 'BLOCK_HEIGHT_REACHED', { blockHeight: 667_900 }), NOW)).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      height: 667_900,
+      hash: `0x${ZERO}`,
+      timestamp: 1767323045,
+    });
   });
 
   it('CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: zero amount whatever the threshold', () => {

@@ -93,6 +93,11 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
             };
       return { ...base, address: s.address, minedInBlock, transactionId: zeroHash, tokenType, token, direction: 'incoming' };
     }
+    case 'BLOCK_MINED':
+    case 'BLOCK_REVERTED':
+      return { ...base, height: minedInBlock.height, hash: zeroHash, timestamp: minedInBlock.timestamp };
+    case 'BLOCK_HEIGHT_REACHED':
+      return { ...base, height: s.blockHeight ?? minedInBlock.height, hash: zeroHash, timestamp: minedInBlock.timestamp };
     default:
       return {
         ...base,

@@ -1,5 +1,5 @@
 /**
- * Subscription use cases: create (three endpoints), list, get, delete, activate. Each charges its
+ * Subscription use cases: create (one use case for every event type), list, get, delete, activate. Each charges its
  * credits in the same transaction as its write, so an error never costs anything.
  */
 
@@ -22,15 +22,21 @@ export interface SubscriptionItemInput {
   address?: string;
   amountHigherThan?: number;
   receiveCallbackOn?: number;
+  /** BLOCK_HEIGHT_REACHED. */
+  blockHeightReached?: number;
   callbackUrl: string;
   callbackSecretKey?: string;
-  allowDuplicates?: boolean;
+  /** reverted-block also takes the strings "true" and "false" (CATALOGUE.md section 7.1). */
+  allowDuplicates?: boolean | 'true' | 'false';
 }
 
 const CREATE_COST: Record<EventType, CostName> = {
   TRANSACTION_MINED: 'transactionMined',
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED: 'addressTokensTransactionsConfirmed',
   CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'internalTransactionsForSpecificAmount',
+  BLOCK_MINED: 'blockMined',
+  BLOCK_HEIGHT_REACHED: 'blockHeightReached',
+  BLOCK_REVERTED: 'revertedBlock',
 };
 
 /** Parses the callback URL: https only, a host name, no credentials in it. */
@@ -111,7 +117,8 @@ export async function createSubscription(
 
   const receiveCallbackOn = eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? (item.receiveCallbackOn ?? common.config.defaultConfirmations) : null;
   const amountHigherThan = item.amountHigherThan === undefined ? null : BigInt(item.amountHigherThan);
-  const allowDuplicates = item.allowDuplicates ?? false;
+  const blockHeight = item.blockHeightReached ?? null;
+  const allowDuplicates = item.allowDuplicates === true || item.allowDuplicates === 'true';
   const candidate: store.NewSubscription = {
     id: randomUUID(),
     eventType,
@@ -122,12 +129,14 @@ export async function createSubscription(
     target,
     receiveCallbackOn,
     amountHigherThan,
+    blockHeight,
     callbackUrl: item.callbackUrl,
     callbackHost: url.host,
-    // The contract echoes an absent secret as '' on endpoints 1 and 2; stored as NULL (no signing).
+    // The contract echoes an absent secret as '' on endpoints 1 and 2 (and the block events); stored as NULL (no signing).
     callbackSecretKey: item.callbackSecretKey || null,
     allowDuplicates,
-    duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? ''), item.callbackUrl),
+    // CATALOGUE.md section 7.11: the height is the target of BLOCK_HEIGHT_REACHED; BLOCK_MINED and BLOCK_REVERTED have none.
+    duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), item.callbackUrl),
     apiVersion: caller.apiVersion,
   };
   const customerId = caller.owner.customerId;

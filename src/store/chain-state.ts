@@ -368,10 +368,11 @@ interface IndexableRow {
   target: string | null;
   receive_callback_on: number | null;
   amount_higher_than: string | null;
+  block_height: string | null;
   is_active: boolean;
 }
 
-const INDEXABLE_COLUMNS = 'id, customer_id, event_type, blockchain, network, target, receive_callback_on, amount_higher_than, is_active';
+const INDEXABLE_COLUMNS = 'id, customer_id, event_type, blockchain, network, target, receive_callback_on, amount_higher_than, block_height, is_active';
 
 const toIndexable = (r: IndexableRow): IndexableSubscription => ({
   id: r.id,
@@ -382,6 +383,7 @@ const toIndexable = (r: IndexableRow): IndexableSubscription => ({
   target: r.target,
   receiveCallbackOn: r.receive_callback_on,
   amountHigherThan: r.amount_higher_than === null ? null : BigInt(r.amount_higher_than),
+  blockHeight: r.block_height === null ? null : Number(r.block_height),
   isActive: r.is_active,
 });
 
@@ -403,18 +405,23 @@ export async function loadIndexableByIds(q: Queryable, ids: string[]): Promise<I
 }
 
 /**
- * Active TRANSACTION_MINED subscriptions of the chain without a callback (other than one cancelled by a
- * reorganisation): the ones an already-mined check may still owe (read at start and whenever the change listener reconnects).
+ * Active TRANSACTION_MINED and BLOCK_HEIGHT_REACHED subscriptions of the chain without a callback (other
+ * than one cancelled by a reorganisation): the ones an already-mined (already-reached) check may still owe
+ * (read at start and whenever the change listener reconnects). Exactly one of transactionId and height is set.
  */
-export async function loadUncalledMinedSubscriptions(q: Queryable, chain: ChainKey): Promise<{ id: string; transactionId: string }[]> {
-  const rows = await q.query<{ id: string; target: string }>(
+export async function loadUncalledMinedSubscriptions(
+  q: Queryable,
+  chain: ChainKey,
+): Promise<{ id: string; transactionId: string | null; height: number | null }[]> {
+  const rows = await q.query<{ id: string; target: string | null; block_height: string | null }>(
     'chain:uncalled-mined-subscriptions',
-    `SELECT s.id, s.target FROM subscriptions s
-     WHERE s.blockchain = $1 AND s.network = $2 AND s.is_active AND s.event_type = 'TRANSACTION_MINED' AND s.target IS NOT NULL
+    `SELECT s.id, s.target, s.block_height FROM subscriptions s
+     WHERE s.blockchain = $1 AND s.network = $2 AND s.is_active
+       AND ((s.event_type = 'TRANSACTION_MINED' AND s.target IS NOT NULL) OR (s.event_type = 'BLOCK_HEIGHT_REACHED' AND s.block_height IS NOT NULL))
        AND NOT EXISTS (SELECT 1 FROM callbacks c WHERE c.subscription_id = s.id AND c.outcome IS DISTINCT FROM 'reorganised')`,
     [chain.blockchain, chain.network],
   );
-  return rows.map((r) => ({ id: r.id, transactionId: r.target }));
+  return rows.map((r) => ({ id: r.id, transactionId: r.target, height: r.block_height === null ? null : Number(r.block_height) }));
 }
 
 /** Which of the subscriptions `ids` have a callback, not counting those cancelled by a reorganisation. */

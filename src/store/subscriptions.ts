@@ -22,6 +22,8 @@ export interface Subscription {
   target: string | null;
   receiveCallbackOn: number | null;
   amountHigherThan: bigint | null;
+  /** BLOCK_HEIGHT_REACHED: the height waited for (the request's blockHeightReached); null otherwise. */
+  blockHeight: number | null;
   callbackUrl: string;
   callbackHost: string;
   callbackSecretKey: string | null;
@@ -46,6 +48,7 @@ interface SubscriptionRow {
   target: string | null;
   receive_callback_on: number | null;
   amount_higher_than: string | null;
+  block_height: string | null;
   callback_url: string;
   callback_host: string;
   callback_secret_key: string | null;
@@ -69,6 +72,7 @@ function toSubscription(row: SubscriptionRow): Subscription {
     target: row.target,
     receiveCallbackOn: row.receive_callback_on,
     amountHigherThan: row.amount_higher_than === null ? null : BigInt(row.amount_higher_than),
+    blockHeight: row.block_height === null ? null : Number(row.block_height),
     callbackUrl: row.callback_url,
     callbackHost: row.callback_host,
     callbackSecretKey: row.callback_secret_key,
@@ -129,9 +133,9 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
     'subscriptions:insert',
     `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
        receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
-       duplicate_key, api_version)
+       duplicate_key, api_version, block_height)
      SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::numeric,
-            $11::text, $12::text, $13::text, $14::boolean, $15::bytea, $16::text
+            $11::text, $12::text, $13::text, $14::boolean, $15::bytea, $16::text, $17::bigint
      WHERE $14::boolean OR NOT EXISTS (
        SELECT 1 FROM subscriptions WHERE customer_id = $2::bigint AND duplicate_key = $15::bytea AND is_active)
      ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING
@@ -153,6 +157,7 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
       s.allowDuplicates,
       s.duplicateKey,
       s.apiVersion,
+      s.blockHeight,
     ],
   );
   return row ? toSubscription(row) : undefined;

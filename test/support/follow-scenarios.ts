@@ -7,6 +7,9 @@
  * - TRANSACTION_MINED: the exact contract body once mined, signed; at once for one mined before subscribing.
  * - A reorganisation: the orphaned block's callback not yet delivered is cancelled; the transaction
  *   mined again fires with the new block and a new idempotency key.
+ * - Block events: BLOCK_MINED for every block, BLOCK_HEIGHT_REACHED at its height (at once for a height
+ *   already passed), and after a reorganisation one BLOCK_REVERTED per dropped block, the replacement
+ *   blocks' BLOCK_MINED and the height reached again, with new keys (none on XRP, which never reorganises).
  * - The wallet ledger: received, spent and the opening balance (read from the node where it can tell)
  *   against the node's own view, confirmed blocks only.
  * - A restart of the service while blocks are mined: nothing missed, nothing doubled.
@@ -73,7 +76,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       await node?.close();
     });
 
-    const { processed, subscribeMined, callbacksOf, expectSigned } = followHelpers(
+    const { processed, subscribe, subscribeMined, callbacksOf, expectSigned } = followHelpers(
       () => ({ t, customer: c, receiver, blockchain: node.blockchain, network: node.network }),
       SECRET,
     );
@@ -153,6 +156,81 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         expect(row).toEqual({ status: 'cancelled', outcome: 'reorganised' });
         await mineAndProcess(2);
         expect(callbacksOf(id)).toHaveLength(2); // the cancelled one is never retried
+      },
+      timeout,
+    );
+
+    it(
+      'block events: BLOCK_MINED per block, BLOCK_HEIGHT_REACHED (at once when passed), and BLOCK_REVERTED per block a reorganisation drops',
+      async () => {
+        type Flat = { height: number; hash: string; timestamp: number };
+        const start = await mineAndProcess(); // start - 1 is a block every node here still has
+        const mined = (await subscribe('block-mined', {}, 'blocks')).referenceId;
+        const passed = (await subscribe('block-height-reached', { blockHeightReached: start - 1 }, 'passed')).referenceId;
+        const future = (await subscribe('block-height-reached', { blockHeightReached: start + 2 }, 'future')).referenceId;
+        const reverted = (await subscribe('reverted-block', { allowDuplicates: 'false' }, 'reverted')).referenceId;
+        await t.app.ingest?.settled();
+        const body = (event: string, referenceId: string, block: Flat) => ({
+          apiVersion: '2021-03-20',
+          referenceId,
+          idempotencyKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+          data: { product: 'BLOCKCHAIN_EVENTS', event, item: { blockchain: node.blockchain, network: node.network, ...block } },
+        });
+        const itemOf = (cb: Callback) => cb.json.data.item as Flat;
+
+        const [early] = await until('the callback of a height already passed', async () => callbacksOf(passed).length === 1 && callbacksOf(passed));
+        expectSigned(early);
+        expect(early?.json).toEqual(
+          body('BLOCK_HEIGHT_REACHED', passed, { height: start - 1, hash: await node.blockHash(start - 1), timestamp: expect.any(Number) }),
+        );
+
+        await mineAndProcess(2);
+        const first = await until('a BLOCK_MINED per block', async () => callbacksOf(mined).length === 2 && callbacksOf(mined));
+        for (const [i, cb] of first.entries()) {
+          expectSigned(cb);
+          expect(cb.json).toEqual(
+            body('BLOCK_MINED', mined, { height: start + 1 + i, hash: await node.blockHash(start + 1 + i), timestamp: expect.any(Number) }),
+          );
+        }
+        const [reached] = await until('the height reached', async () => callbacksOf(future).length === 1 && callbacksOf(future));
+        expectSigned(reached);
+        expect(reached?.json).toEqual(body('BLOCK_HEIGHT_REACHED', future, itemOf(first[1] as Callback)));
+
+        if (options.reorgs !== false) {
+          const tip = await node.reorg(2);
+          expect(tip).toBe(start + 3);
+          await processed(tip);
+          await t.app.worker?.settled();
+          // One per dropped block, each the dropped block exactly as BLOCK_MINED reported it.
+          const dropped = await until('a BLOCK_REVERTED per dropped block', async () => callbacksOf(reverted).length === 2 && callbacksOf(reverted));
+          for (const cb of dropped) expectSigned(cb);
+          expect(dropped.map((cb) => cb.json).sort((a, b) => (a.data.item.height as number) - (b.data.item.height as number))).toEqual(
+            first.map((cb) => body('BLOCK_REVERTED', reverted, itemOf(cb))),
+          );
+          const all = await until('a BLOCK_MINED per replacement block', async () => callbacksOf(mined).length === 5 && callbacksOf(mined));
+          for (const [i, cb] of all.slice(2).entries()) {
+            expectSigned(cb);
+            const hash = await node.blockHash(start + 1 + i);
+            expect(hash).not.toBe(i < 2 ? itemOf(first[i] as Callback).hash : undefined);
+            expect(cb.json).toEqual(body('BLOCK_MINED', mined, { height: start + 1 + i, hash, timestamp: expect.any(Number) }));
+          }
+          expect(new Set(all.map((cb) => cb.json.idempotencyKey)).size).toBe(5);
+          const again = await until('the height reached again in the replacement block', async () => callbacksOf(future).length === 2 && callbacksOf(future));
+          expect(again[1]?.json).toEqual(body('BLOCK_HEIGHT_REACHED', future, itemOf(all[3] as Callback)));
+          expect(again[1]?.json.idempotencyKey).not.toBe(again[0]?.json.idempotencyKey);
+        }
+
+        await mineAndProcess();
+        const reorganised = options.reorgs !== false;
+        await until('the BLOCK_MINED of the last block', async () => callbacksOf(mined).length === (reorganised ? 6 : 3));
+        expect(callbacksOf(passed)).toHaveLength(1);
+        expect(callbacksOf(future)).toHaveLength(reorganised ? 2 : 1);
+        expect(callbacksOf(reverted)).toHaveLength(reorganised ? 2 : 0);
+        expect(callbacksOf(mined)).toHaveLength(reorganised ? 6 : 3);
+        for (const id of [mined, passed, future, reverted]) {
+          const r = await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+          expect(r.status, r.text).toBe(200);
+        }
       },
       timeout,
     );

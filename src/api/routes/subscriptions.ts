@@ -1,6 +1,6 @@
-/** Endpoints 1 to 3 and 5 to 8 of the contract: subscriptions. Thin: schema, service, mapping. */
+/** Endpoints 1 to 3 and 5 to 8 of the contract and the catalogue's block events: subscriptions. Thin: schema, service, mapping. */
 
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TObject, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { type Blockchain, EVENT_BLOCKCHAINS, type EventType, type Network } from '../../domain/chains.ts';
 import { unixSeconds } from '../../domain/time.ts';
@@ -10,6 +10,8 @@ import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
   AddressTokensItem,
+  BlockHeightReachedItem,
+  BlockMinedItem,
   ContextQuery,
   CREATED_ITEMS,
   chainParams,
@@ -17,15 +19,24 @@ import {
   InternalTransactionsItem,
   PageQuery,
   page,
+  RevertedBlockItem,
   requestBody,
   SubscriptionItem,
   TransactionMinedItem,
 } from '../schemas.ts';
 
-/** The item of a create response: exactly the fields the seed lists for that endpoint. */
+/** The item of a create response: exactly the fields the seed (or CATALOGUE.md) lists for that endpoint. */
 export function createdItem(s: Subscription) {
-  const base = { referenceId: s.id, eventType: s.eventType, createdTimestamp: unixSeconds(s.createdAt), isActive: s.isActive, callbackUrl: s.callbackUrl };
+  const block = { referenceId: s.id, createdTimestamp: unixSeconds(s.createdAt), isActive: s.isActive, callbackUrl: s.callbackUrl };
+  const base = { ...block, eventType: s.eventType };
   switch (s.eventType) {
+    // No eventType in these two (CATALOGUE.md section 5).
+    case 'BLOCK_MINED':
+      return { ...block, callbackSecretKey: s.callbackSecretKey ?? '' };
+    case 'BLOCK_HEIGHT_REACHED':
+      return { ...block, callbackSecretKey: s.callbackSecretKey ?? '', blockHeightReached: s.blockHeight as number };
+    case 'BLOCK_REVERTED':
+      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '' };
     case 'TRANSACTION_MINED':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', transactionId: s.transactionId as string };
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
@@ -35,10 +46,11 @@ export function createdItem(s: Subscription) {
   }
 }
 
-/** List, get, delete and activate items add the chain and the deactivation reasons. */
+/** List, get, delete and activate items add the chain and the deactivation reasons, and always name the event type. */
 export function fullItem(s: Subscription) {
   return {
     ...createdItem(s),
+    eventType: s.eventType,
     blockchain: s.blockchain,
     network: s.network,
     ...(!s.isActive && { deactivationReasons: s.deactivationReasons }),
@@ -56,7 +68,7 @@ const CREATE_ROUTES: {
   path: string;
   eventType: EventType;
   status: number;
-  item: typeof TransactionMinedItem | typeof AddressTokensItem | typeof InternalTransactionsItem;
+  item: TObject;
   summary: string;
 }[] = [
   { path: 'transaction-mined', eventType: 'TRANSACTION_MINED', status: 200, item: TransactionMinedItem, summary: 'Subscribe to a mined transaction' },
@@ -73,6 +85,21 @@ const CREATE_ROUTES: {
     status: 201,
     item: InternalTransactionsItem,
     summary: 'Subscribe to confirmed internal transactions at or above an amount',
+  },
+  { path: 'block-mined', eventType: 'BLOCK_MINED', status: 200, item: BlockMinedItem, summary: 'Subscribe to every new block' },
+  {
+    path: 'block-height-reached',
+    eventType: 'BLOCK_HEIGHT_REACHED',
+    status: 201,
+    item: BlockHeightReachedItem,
+    summary: 'Subscribe to the block at a height (at once when the height is already reached)',
+  },
+  {
+    path: 'reverted-block',
+    eventType: 'BLOCK_REVERTED',
+    status: 201,
+    item: RevertedBlockItem,
+    summary: 'Subscribe to every block dropped by a reorganisation (never fires on xrp)',
   },
 ];
 
@@ -110,7 +137,7 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
           route.eventType,
           blockchain,
           network,
-          request.body.data.item as service.SubscriptionItemInput,
+          request.body.data.item as unknown as service.SubscriptionItemInput,
         );
         return sendData(request, reply, route.status, { item: createdItem(result.value) }, result);
       },
