@@ -60,7 +60,7 @@ export interface TronCapabilities {
   headWatching: 'none';
 }
 
-export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs'>> & {
+export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'getBlockDetails' | 'getTransactionDetails'>> & {
   capabilities(): TronCapabilities;
 };
 
