@@ -14,6 +14,7 @@ import { SAMPLE, startTestApp, type TestApp, type TestResponse } from './harness
 import { checkUtxoReads } from './support/callback-data-checks.ts';
 import { sendEth } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { type FakeXrpDriver, GENESIS_ADDRESS, startFakeXrpDriver } from './support/fake-rippled.ts';
 import { type FakeUtxoNode, startFakeUtxoDriver, type UtxoDialect } from './support/fake-utxo-node.ts';
 import { until } from './support/wait.ts';
 
@@ -33,16 +34,19 @@ const BTC = '/blockchain-events/bitcoin/testnet';
 
 let t: TestApp;
 let evm: EvmNode;
+let xrp: FakeXrpDriver;
 const drivers = new Map<UtxoDialect, Driver>();
 
 beforeAll(async () => {
   const started = await Promise.all([startEvmNode({ automine: true }), ...DIALECTS.map((d) => startFakeUtxoDriver(d.dialect))]);
   evm = started[0] as EvmNode;
+  xrp = await startFakeXrpDriver();
   for (const [i, d] of DIALECTS.entries()) drivers.set(d.dialect, started[i + 1] as Driver);
   const follow = { confirmations: 1, pollIntervalMs: 20, concurrency: 4, requestTimeoutMs: 2000 };
   t = await startTestApp({
     chains: [
       { blockchain: 'ethereum', network: 'goerli', rpcUrl: evm.url, ...follow },
+      { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...follow },
       ...[...drivers.values()].map((d) => ({ blockchain: d.blockchain, network: d.network, rpcUrl: d.rpcUrl, ...d.chainConfig, ...follow })),
     ],
   });
@@ -50,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await evm?.close();
+  await xrp?.close();
   for (const d of drivers.values()) await d.close();
 });
 
@@ -194,6 +199,73 @@ describe('Bitcoin-family reads, on the fake nodes', () => {
   });
 });
 
+describe('XRP reads, on the fake rippled', () => {
+  const XRP = '/blockchain-events/xrp/testnet';
+
+  it('a validated ledger by index and by hash, and a payment in it', async () => {
+    const c = await t.customer();
+    const to = await xrp.newAddress();
+    const id = await xrp.send(to, 25_000_000n);
+    const height = await xrp.mine(1);
+    const hash = await xrp.blockHash(height);
+    const ledger = xrp.fake.ledger(height);
+    const byHeight = await t.request('GET', `${XRP}/blocks/height/${height}`, { key: c.key });
+    expect(byHeight.status, byHeight.text).toBe(200);
+    const block = byHeight.body.data.item;
+    expect(block).toEqual({
+      hash,
+      height,
+      previousBlockHash: xrp.fake.ledger(height - 1)?.hash,
+      timestamp: (ledger?.closeTime ?? 0) + 946_684_800,
+      transactionsCount: 1,
+      blockchainSpecific: {
+        totalCoins: { amount: formatUnits(ledger?.totalCoins ?? 0n, 6), unit: 'XRP' },
+        totalFees: { amount: '0.000012', unit: 'XRP' },
+      },
+    });
+    const byHash = await t.request('GET', `${XRP}/blocks/hash/${hash.toLowerCase()}`, { key: c.key });
+    expect(byHash.body.data.item).toEqual(block);
+
+    const read = await t.request('GET', `${XRP}/transactions/${id}`, { key: c.key });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.data.item).toEqual({
+      index: 0,
+      isConfirmed: true,
+      minedInBlockHash: hash,
+      minedInBlockHeight: height,
+      recipients: [{ address: to, amount: '25' }],
+      senders: [{ address: GENESIS_ADDRESS, amount: '25.000012' }],
+      timestamp: block.timestamp,
+      transactionHash: id,
+      fee: { amount: '0.000012', unit: 'XRP' },
+      blockchainSpecific: {
+        additionalData: '',
+        offer: { amount: '0', unit: 'XRP' },
+        receive: { amount: '0', unit: 'XRP' },
+        sequence: expect.any(Number),
+        status: 'tesSUCCESS',
+        type: 'Payment',
+        value: { amount: '25', unit: 'XRP' },
+      },
+    });
+  });
+
+  it('a closed ledger not validated yet, and a payment in it, are not answered', async () => {
+    const c = await t.customer();
+    const id = await xrp.send(await xrp.newAddress(), 30_000_000n);
+    const closed = await xrp.closeUnvalidated(1);
+    try {
+      expect(codeOf(await t.request('GET', `${XRP}/blocks/height/${closed}`, { key: c.key }))).toBe('404 blockchain_data_block_not_found');
+      expect(codeOf(await t.request('GET', `${XRP}/transactions/${id}`, { key: c.key }))).toBe('404 resource_not_found');
+      expect(codeOf(await t.request('GET', `${XRP}/transactions/${'AB'.repeat(32)}`, { key: c.key }))).toBe('404 resource_not_found');
+      expect(codeOf(await t.request('GET', `${XRP}/blocks/height/1`, { key: c.key }))).toBe('404 blockchain_data_block_not_found');
+    } finally {
+      await xrp.validate();
+    }
+    expect((await t.request('GET', `${XRP}/transactions/${id}`, { key: c.key })).status).toBe(200);
+  });
+});
+
 describe('the address read (CATALOGUE.md 3.1, 7.10)', () => {
   it("answers for a subscribed address from herald's wallet ledger, 404 otherwise", async () => {
     const c = await t.customer();
@@ -309,7 +381,7 @@ describe('access, credits and errors', () => {
     expect(codeOf(await t.request('GET', `/blockchain-events/litecoin/testnet/transactions/${'ab'.repeat(32)}`, { key: c.key }))).toBe(
       '404 resource_not_found',
     );
-    for (const chain of ['tron/nile', 'xrp/testnet']) {
+    for (const chain of ['tron/nile', 'tron/mainnet']) {
       const res = await t.request('GET', `/blockchain-events/${chain}/blocks/height/1`, { key: c.key });
       expect(codeOf(res)).toBe('400 uri_not_found');
       expect(res.body.error.details[0].attribute).toBe('blockchain');

@@ -18,6 +18,7 @@ import { SAMPLE, startTestApp, type TestApp, type TestCustomer, type TestRespons
 import { startTestDns, type TestDns } from './support/dns.ts';
 import { sendEth } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { startFakeXrpDriver } from './support/fake-rippled.ts';
 import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { writeCaFile } from './support/tls.ts';
@@ -36,18 +37,20 @@ let doc: Json;
 // Chains followed, for the Callback Data reads: a real EVM node and a fake Bitcoin Core.
 let evm: EvmNode;
 let btc: Awaited<ReturnType<typeof startFakeUtxoDriver>>;
+let xrp: Awaited<ReturnType<typeof startFakeXrpDriver>>;
 
 beforeAll(async () => {
   receiver = await startReceiver({ hostnames: ['localhost', 'verify.test'] });
   dns = await startTestDns();
   for (const host of ['localhost', 'verify.test']) dns.set(host, { A: ['127.0.0.1'] });
   dns.set('unproven.test', { A: ['127.0.0.1'] });
-  [evm, btc] = await Promise.all([startEvmNode({ automine: true }), startFakeUtxoDriver('bitcoin')]);
+  [evm, btc, xrp] = await Promise.all([startEvmNode({ automine: true }), startFakeUtxoDriver('bitcoin'), startFakeXrpDriver()]);
   const follow = { pollIntervalMs: 50, concurrency: 4, requestTimeoutMs: 2000 };
   t = await startTestApp({
     chains: [
       { blockchain: 'ethereum', network: 'goerli', rpcUrl: evm.url, ...follow },
       { blockchain: 'bitcoin', network: 'testnet', rpcUrl: btc.rpcUrl, ...follow },
+      { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...follow },
     ],
     domainVerificationPort: receiver.port,
     delivery: {
@@ -68,6 +71,7 @@ afterAll(async () => {
   await dns?.close();
   await evm?.close();
   await btc?.close();
+  await xrp?.close();
 });
 
 // --- the document, read as a client reads it ------------------------------------------------------
@@ -339,6 +343,10 @@ describe('real answers match the document', () => {
     expect((await call('GET', `/blockchain-events/bitcoin/testnet/blocks/hash/${await btc.blockHash(btcHeight)}`, { key })).status).toBe(200);
     const coinbase = (btc.node.rpc('getblock', [await btc.blockHash(btcHeight), 1]) as { tx: string[] }).tx[0];
     expect((await call('GET', `/blockchain-events/bitcoin/testnet/transactions/${coinbase}`, { key })).status).toBe(200);
+    const payment = await xrp.send(await xrp.newAddress(), 20_000_000n);
+    const xrpHeight = await xrp.mine(1);
+    expect((await call('GET', `/blockchain-events/xrp/testnet/blocks/hash/${await xrp.blockHash(xrpHeight)}`, { key })).status).toBe(200);
+    expect((await call('GET', `/blockchain-events/xrp/testnet/transactions/${payment}`, { key })).status).toBe(200);
     await call('POST', `${chain}/address-tokens-transactions-confirmed`, { key, body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl } } } });
     expect((await call('POST', address, { key, body: { data: { item: { address: SAMPLE.evmAddress } } } })).status).toBe(201);
     expect((await call('GET', `/blockchain-events/ethereum/goerli/addresses/${SAMPLE.evmAddress}`, { key })).status).toBe(200);

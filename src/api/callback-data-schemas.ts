@@ -53,7 +53,12 @@ const EvmBlock = Type.Object(
   { title: 'ethereum, ethereum-classic, binance-smart-chain', additionalProperties: false },
 );
 
-const BlockSpecific = Type.Union([BitcoinBlock, LitecoinBlock, BitcoinCashBlock, DogecoinBlock, ZcashBlock, EvmBlock], {
+const XrpBlock = Type.Object(
+  { totalCoins: UnitAmount, totalFees: Type.Object(UnitAmount.properties, { description: 'The fees of the ledger’s transactions.' }) },
+  { title: 'xrp', additionalProperties: false },
+);
+
+const BlockSpecific = Type.Union([BitcoinBlock, LitecoinBlock, BitcoinCashBlock, DogecoinBlock, ZcashBlock, EvmBlock, XrpBlock], {
   description: "The chain's block fields; the variant follows from the blockchain path parameter.",
 });
 
@@ -124,6 +129,19 @@ const EthereumTx = Type.Object(
   { title: 'ethereum', additionalProperties: false },
 );
 const EvmTx = Type.Object(evmTxFields, { title: 'ethereum-classic, binance-smart-chain', additionalProperties: false });
+const XrpTx = Type.Object(
+  {
+    additionalData: Type.String({ description: "Always ''." }),
+    destinationTag: Type.Optional(I),
+    offer: Type.Object(UnitAmount.properties, { description: 'OfferCreate: TakerGets; 0 XRP otherwise.' }),
+    receive: Type.Object(UnitAmount.properties, { description: 'OfferCreate: TakerPays; 0 XRP otherwise.' }),
+    sequence: I,
+    status: Type.String({ description: 'The transaction result, e.g. tesSUCCESS.' }),
+    type: Type.String({ description: 'TransactionType, e.g. Payment.' }),
+    value: Type.Object(UnitAmount.properties, { description: 'What a payment delivered (partial payments included).' }),
+  },
+  { title: 'xrp', additionalProperties: false },
+);
 
 export const TransactionItem = Type.Object({
   index: Type.Integer({ description: 'Position in the block.' }),
@@ -135,7 +153,7 @@ export const TransactionItem = Type.Object({
   timestamp: Type.Integer({ description: 'Time of the block, Unix seconds.' }),
   transactionHash: S,
   fee: UnitAmount,
-  blockchainSpecific: Type.Union([BitcoinTx, ZcashTx, BitcoinCashTx, EthereumTx, EvmTx], {
+  blockchainSpecific: Type.Union([BitcoinTx, ZcashTx, BitcoinCashTx, EthereumTx, EvmTx, XrpTx], {
     description: "The chain's transaction fields; the variant follows from the blockchain path parameter.",
   }),
 });

@@ -1,7 +1,7 @@
 /**
  * The Callback Data reads (CATALOGUE.md section 3): an address, a block by hash or height, a
- * transaction, on the chains whose families herald reads them from (the Bitcoin family and the EVM
- * chains; tron and xrp are not served yet and answer 400 uri_not_found naming the blockchain).
+ * transaction, on the chains whose families herald reads them from (the Bitcoin family, the EVM chains
+ * and xrp; tron is not served yet and answers 400 uri_not_found naming the blockchain).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -12,8 +12,8 @@ import { AddressDetailsItem, BlockByHashItem, BlockByHeightItem, TransactionItem
 import { sendData } from '../envelope.ts';
 import { ContextQuery, chainParams, envelope } from '../schemas.ts';
 
-/** The chains of section 2.0 whose reads herald serves: the Bitcoin family and the EVM chains. */
-export const CALLBACK_DATA_CHAINS: readonly Blockchain[] = BLOCKCHAINS.filter((c) => CHAINS[c].family === 'utxo' || CHAINS[c].family === 'evm');
+/** The chains of section 2.0 whose reads herald serves: the Bitcoin family, the EVM chains and xrp (tron not yet). */
+export const CALLBACK_DATA_CHAINS: readonly Blockchain[] = BLOCKCHAINS.filter((c) => CHAINS[c].family !== 'tron');
 
 const PREFIX = '/blockchain-events/:blockchain/:network';
 const withParam = (name: string, description: string) =>
@@ -50,7 +50,7 @@ export function callbackDataRoutes(app: FastifyInstance, common: Common): void {
       schema: {
         tags: ['callback data'],
         summary: "Details of a block of the chain's main chain, by hash (read from the chain's node)",
-        params: withParam('blockHash', 'EVM: 0x and 64 hex characters; the Bitcoin family: 64 hex characters.'),
+        params: withParam('blockHash', 'EVM: 0x and 64 hex characters; the Bitcoin family and xrp: 64 hex characters.'),
         querystring: ContextQuery,
         response: { 200: envelope(Type.Object({ item: BlockByHashItem })) },
       },
