@@ -15,6 +15,7 @@ import { checkUtxoReads } from './support/callback-data-checks.ts';
 import { sendEth } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { type FakeXrpDriver, GENESIS_ADDRESS, startFakeXrpDriver } from './support/fake-rippled.ts';
+import { FEES, startFakeTronDriver, type TronDriver } from './support/fake-tron-node.ts';
 import { type FakeUtxoNode, startFakeUtxoDriver, type UtxoDialect } from './support/fake-utxo-node.ts';
 import { until } from './support/wait.ts';
 
@@ -35,18 +36,20 @@ const BTC = '/blockchain-events/bitcoin/testnet';
 let t: TestApp;
 let evm: EvmNode;
 let xrp: FakeXrpDriver;
+let tron: TronDriver;
 const drivers = new Map<UtxoDialect, Driver>();
 
 beforeAll(async () => {
   const started = await Promise.all([startEvmNode({ automine: true }), ...DIALECTS.map((d) => startFakeUtxoDriver(d.dialect))]);
   evm = started[0] as EvmNode;
-  xrp = await startFakeXrpDriver();
+  [xrp, tron] = await Promise.all([startFakeXrpDriver(), startFakeTronDriver()]);
   for (const [i, d] of DIALECTS.entries()) drivers.set(d.dialect, started[i + 1] as Driver);
   const follow = { confirmations: 1, pollIntervalMs: 20, concurrency: 4, requestTimeoutMs: 2000 };
   t = await startTestApp({
     chains: [
       { blockchain: 'ethereum', network: 'goerli', rpcUrl: evm.url, ...follow },
       { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...follow },
+      { blockchain: 'tron', network: 'nile', rpcUrl: tron.rpcUrl, ...follow },
       ...[...drivers.values()].map((d) => ({ blockchain: d.blockchain, network: d.network, rpcUrl: d.rpcUrl, ...d.chainConfig, ...follow })),
     ],
   });
@@ -55,6 +58,7 @@ afterAll(async () => {
   await t?.close();
   await evm?.close();
   await xrp?.close();
+  await tron?.close();
   for (const d of drivers.values()) await d.close();
 });
 
@@ -266,6 +270,79 @@ describe('XRP reads, on the fake rippled', () => {
   });
 });
 
+describe('Tron reads, on the fake java-tron', () => {
+  const TRON = '/blockchain-events/tron/nile';
+
+  it('a block by height and by hash, a TRX transfer, a TRC-20 transfer and an internal transfer', async () => {
+    const c = await t.customer();
+    const to = await tron.newAddress();
+    const id = await tron.send(to, 5_000_000n);
+    const height = await tron.mine(1);
+    const hash = await tron.blockHash(height);
+    const byHeight = await t.request('GET', `${TRON}/blocks/height/${height}`, { key: c.key });
+    expect(byHeight.status, byHeight.text).toBe(200);
+    const block = byHeight.body.data.item;
+    expect(block).toMatchObject({ hash, height, previousBlockHash: await tron.blockHash(height - 1), transactionsCount: 1 });
+    expect(block.blockchainSpecific).toEqual({ bandwidthUsed: '0', burnedTrx: '1.1', energyUsed: '0', size: -1 });
+    expect((await t.request('GET', `${TRON}/blocks/hash/${hash.toUpperCase()}`, { key: c.key })).body.data.item).toEqual(block);
+    // A hash whose first 8 bytes name the height but is not the node's block there.
+    const forged = `${hash.slice(0, 16)}${'0'.repeat(48)}`;
+    expect(codeOf(await t.request('GET', `${TRON}/blocks/hash/${forged}`, { key: c.key }))).toBe('404 blockchain_data_block_not_found');
+
+    const wallet = tron.node.wallet.address;
+    const read = await t.request('GET', `${TRON}/transactions/${id}`, { key: c.key });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.data.item).toEqual({
+      index: 0,
+      isConfirmed: true,
+      minedInBlockHash: hash,
+      minedInBlockHeight: height,
+      recipients: [{ address: to, amount: '5' }],
+      senders: [{ address: wallet, amount: '6.1' }],
+      timestamp: block.timestamp,
+      transactionHash: id,
+      fee: { amount: '1.1', unit: 'TRX' },
+      blockchainSpecific: {
+        amount: '5',
+        bandwidthUsed: { amount: '0', unit: 'BANDWIDTH' },
+        contract: '',
+        energyUsed: { amount: '0', unit: 'ENERGY' },
+        hasInternalTransactions: false,
+        hasTokenTransfers: 'false',
+        input: '',
+        recipients: to,
+        senders: wallet,
+        transactionStatus: 'SUCCESS',
+      },
+    });
+
+    const tokenTx = await tron.transferToken(to, 1000n);
+    const forwarded = await tron.forward(to, 2_000_000n);
+    await tron.mine(1);
+    const token = (await t.request('GET', `${TRON}/transactions/${tokenTx}`, { key: c.key })).body.data.item;
+    expect(token.blockchainSpecific).toMatchObject({
+      contract: tron.token.address,
+      hasTokenTransfers: 'true',
+      hasInternalTransactions: false,
+      energyUsed: { amount: String(FEES.contractEnergy), unit: 'ENERGY' },
+      input: expect.stringMatching(/^a9059cbb/),
+    });
+    const internal = (await t.request('GET', `${TRON}/transactions/${forwarded}`, { key: c.key })).body.data.item;
+    expect(internal.blockchainSpecific).toMatchObject({ hasInternalTransactions: true, hasTokenTransfers: 'false', amount: '2' });
+    expect(internal.index).toBe(1);
+  });
+
+  it('unknown and pending transactions, blocks beyond the head', async () => {
+    const c = await t.customer();
+    const pending = await tron.send(await tron.newAddress(), 1_000_000n);
+    expect(codeOf(await t.request('GET', `${TRON}/transactions/${pending}`, { key: c.key }))).toBe('404 resource_not_found');
+    expect(codeOf(await t.request('GET', `${TRON}/transactions/${'ab'.repeat(32)}`, { key: c.key }))).toBe('404 resource_not_found');
+    expect(codeOf(await t.request('GET', `${TRON}/blocks/height/${tron.node.height() + 100}`, { key: c.key }))).toBe('404 blockchain_data_block_not_found');
+    await tron.mine(1);
+    expect((await t.request('GET', `${TRON}/transactions/${pending}`, { key: c.key })).status).toBe(200);
+  });
+});
+
 describe('the address read (CATALOGUE.md 3.1, 7.10)', () => {
   it("answers for a subscribed address from herald's wallet ledger, 404 otherwise", async () => {
     const c = await t.customer();
@@ -381,11 +458,11 @@ describe('access, credits and errors', () => {
     expect(codeOf(await t.request('GET', `/blockchain-events/litecoin/testnet/transactions/${'ab'.repeat(32)}`, { key: c.key }))).toBe(
       '404 resource_not_found',
     );
-    for (const chain of ['tron/nile', 'tron/mainnet']) {
-      const res = await t.request('GET', `/blockchain-events/${chain}/blocks/height/1`, { key: c.key });
-      expect(codeOf(res)).toBe('400 uri_not_found');
-      expect(res.body.error.details[0].attribute).toBe('blockchain');
-    }
+    // Section 2.0: the address read has no tron.
+    const tronAddress = await t.request('GET', `/blockchain-events/tron/nile/addresses/${SAMPLE.tronAddress}`, { key: c.key });
+    expect(codeOf(tronAddress)).toBe('400 uri_not_found');
+    expect(tronAddress.body.error.details[0].attribute).toBe('blockchain');
+    expect(codeOf(await t.request('GET', '/blockchain-events/tron/mainnet/blocks/height/1', { key: c.key }))).toBe('404 blockchain_data_block_not_found');
     expect(codeOf(await t.request('GET', '/blockchain-events/ethereum/testnet/blocks/height/1', { key: c.key }))).toBe('400 uri_not_found');
     const testnetOnly = await t.customer({ plan: { mainnetAllowed: false } });
     expect(codeOf(await t.request('GET', '/blockchain-events/bitcoin/mainnet/blocks/height/1', { key: testnetOnly.key }))).toBe(

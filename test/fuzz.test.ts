@@ -18,7 +18,7 @@ import http from 'node:http';
 import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALLBACK_DATA_CHAINS } from '../src/api/routes/callback-data.ts';
+import { ADDRESS_READ_CHAINS, CALLBACK_DATA_CHAINS } from '../src/api/routes/callback-data.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { ERROR_STATUS } from '../src/domain/errors.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
@@ -1178,7 +1178,13 @@ const ENDPOINTS: Endpoint[] = [
     query: 'context' as const,
     valid: () =>
       fc
-        .tuple(fc.constantFrom(...ALL_PAIRS.filter(([b]) => (CALLBACK_DATA_CHAINS as readonly string[]).includes(b))), hex(32), fc.nat(10_000_000))
+        .tuple(
+          fc.constantFrom(
+            ...ALL_PAIRS.filter(([b]) => ((tail.startsWith('addresses') ? ADDRESS_READ_CHAINS : CALLBACK_DATA_CHAINS) as readonly string[]).includes(b)),
+          ),
+          hex(32),
+          fc.nat(10_000_000),
+        )
         .map(([[blockchain, network], h, n]) => {
           const evm = EVM.includes(blockchain);
           const value = tail.startsWith('blocks/height')

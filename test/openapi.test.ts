@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import AjvModule from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALLBACK_DATA_CHAINS } from '../src/api/routes/callback-data.ts';
+import { ADDRESS_READ_CHAINS, CALLBACK_DATA_CHAINS } from '../src/api/routes/callback-data.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import { BLOCKCHAINS, CHAINS, EVENT_BLOCKCHAINS, NETWORKS } from '../src/domain/chains.ts';
@@ -19,6 +19,7 @@ import { startTestDns, type TestDns } from './support/dns.ts';
 import { sendEth } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { startFakeXrpDriver } from './support/fake-rippled.ts';
+import { startFakeTronDriver } from './support/fake-tron-node.ts';
 import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { writeCaFile } from './support/tls.ts';
@@ -38,19 +39,21 @@ let doc: Json;
 let evm: EvmNode;
 let btc: Awaited<ReturnType<typeof startFakeUtxoDriver>>;
 let xrp: Awaited<ReturnType<typeof startFakeXrpDriver>>;
+let tron: Awaited<ReturnType<typeof startFakeTronDriver>>;
 
 beforeAll(async () => {
   receiver = await startReceiver({ hostnames: ['localhost', 'verify.test'] });
   dns = await startTestDns();
   for (const host of ['localhost', 'verify.test']) dns.set(host, { A: ['127.0.0.1'] });
   dns.set('unproven.test', { A: ['127.0.0.1'] });
-  [evm, btc, xrp] = await Promise.all([startEvmNode({ automine: true }), startFakeUtxoDriver('bitcoin'), startFakeXrpDriver()]);
+  [evm, btc, xrp, tron] = await Promise.all([startEvmNode({ automine: true }), startFakeUtxoDriver('bitcoin'), startFakeXrpDriver(), startFakeTronDriver()]);
   const follow = { pollIntervalMs: 50, concurrency: 4, requestTimeoutMs: 2000 };
   t = await startTestApp({
     chains: [
       { blockchain: 'ethereum', network: 'goerli', rpcUrl: evm.url, ...follow },
       { blockchain: 'bitcoin', network: 'testnet', rpcUrl: btc.rpcUrl, ...follow },
       { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...follow },
+      { blockchain: 'tron', network: 'nile', rpcUrl: tron.rpcUrl, ...follow },
     ],
     domainVerificationPort: receiver.port,
     delivery: {
@@ -72,6 +75,7 @@ afterAll(async () => {
   await evm?.close();
   await btc?.close();
   await xrp?.close();
+  await tron?.close();
 });
 
 // --- the document, read as a client reads it ------------------------------------------------------
@@ -163,7 +167,7 @@ describe('the OpenAPI document', () => {
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
       'DELETE /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses/{address}': BLOCKCHAINS,
-      'GET /blockchain-events/{blockchain}/{network}/addresses/{address}': CALLBACK_DATA_CHAINS,
+      'GET /blockchain-events/{blockchain}/{network}/addresses/{address}': ADDRESS_READ_CHAINS,
       'GET /blockchain-events/{blockchain}/{network}/blocks/hash/{blockHash}': CALLBACK_DATA_CHAINS,
       'GET /blockchain-events/{blockchain}/{network}/blocks/height/{blockHeight}': CALLBACK_DATA_CHAINS,
       'GET /blockchain-events/{blockchain}/{network}/transactions/{transactionId}': CALLBACK_DATA_CHAINS,
@@ -347,6 +351,10 @@ describe('real answers match the document', () => {
     const xrpHeight = await xrp.mine(1);
     expect((await call('GET', `/blockchain-events/xrp/testnet/blocks/hash/${await xrp.blockHash(xrpHeight)}`, { key })).status).toBe(200);
     expect((await call('GET', `/blockchain-events/xrp/testnet/transactions/${payment}`, { key })).status).toBe(200);
+    const trx = await tron.send(await tron.newAddress(), 3_000_000n);
+    const tronHeight = await tron.mine(1);
+    expect((await call('GET', `/blockchain-events/tron/nile/blocks/height/${tronHeight}`, { key })).status).toBe(200);
+    expect((await call('GET', `/blockchain-events/tron/nile/transactions/${trx}`, { key })).status).toBe(200);
     await call('POST', `${chain}/address-tokens-transactions-confirmed`, { key, body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl } } } });
     expect((await call('POST', address, { key, body: { data: { item: { address: SAMPLE.evmAddress } } } })).status).toBe(201);
     expect((await call('GET', `/blockchain-events/ethereum/goerli/addresses/${SAMPLE.evmAddress}`, { key })).status).toBe(200);
@@ -388,7 +396,7 @@ describe('real answers match the document', () => {
       '404 blockchain_data_address_event_subscription_not_found',
     );
     expect(codeOf(await call('GET', '/blockchain-events/ethereum/goerli/blocks/height/x', { key }))).toBe('409 invalid_data');
-    expect(codeOf(await call('GET', '/blockchain-events/tron/nile/blocks/height/1', { key }))).toBe('400 uri_not_found');
+    expect(codeOf(await call('GET', `/blockchain-events/tron/nile/addresses/${SAMPLE.tronAddress}`, { key }))).toBe('400 uri_not_found');
     evm.down();
     try {
       expect(codeOf(await call('GET', '/blockchain-events/ethereum/goerli/blocks/height/1', { key }))).toBe('503 service_unavailable');

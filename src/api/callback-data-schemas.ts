@@ -58,7 +58,17 @@ const XrpBlock = Type.Object(
   { title: 'xrp', additionalProperties: false },
 );
 
-const BlockSpecific = Type.Union([BitcoinBlock, LitecoinBlock, BitcoinCashBlock, DogecoinBlock, ZcashBlock, EvmBlock, XrpBlock], {
+const TronBlock = Type.Object(
+  {
+    bandwidthUsed: Type.String({ description: 'Bandwidth points of the block’s transactions (receipts’ net_usage).' }),
+    burnedTrx: Type.String({ description: 'TRX burnt by the block’s transactions (their fee).' }),
+    energyUsed: Type.String({ description: 'Energy of the block’s transactions (receipts’ energy_usage_total).' }),
+    size: Type.Integer({ description: 'Always -1: java-tron does not tell a block’s size.' }),
+  },
+  { title: 'tron', additionalProperties: false },
+);
+
+const BlockSpecific = Type.Union([BitcoinBlock, LitecoinBlock, BitcoinCashBlock, DogecoinBlock, ZcashBlock, EvmBlock, XrpBlock, TronBlock], {
   description: "The chain's block fields; the variant follows from the blockchain path parameter.",
 });
 
@@ -143,6 +153,22 @@ const XrpTx = Type.Object(
   { title: 'xrp', additionalProperties: false },
 );
 
+const TronTx = Type.Object(
+  {
+    amount: Type.String({ description: 'TRX moved (TransferContract amount or the call value).' }),
+    bandwidthUsed: Type.Object(UnitAmount.properties, { description: "Bandwidth points, unit 'BANDWIDTH'." }),
+    contract: Type.String({ description: "The contract called or created; '' otherwise." }),
+    energyUsed: Type.Object(UnitAmount.properties, { description: "Energy, unit 'ENERGY'." }),
+    hasInternalTransactions: Type.Boolean(),
+    hasTokenTransfers: Type.String({ description: "'true' or 'false' (a string, as in the catalogue)." }),
+    input: S,
+    recipients: S,
+    senders: S,
+    transactionStatus: Type.String({ description: "contractRet, e.g. 'SUCCESS', 'REVERT'." }),
+  },
+  { title: 'tron', additionalProperties: false },
+);
+
 export const TransactionItem = Type.Object({
   index: Type.Integer({ description: 'Position in the block.' }),
   isConfirmed: Type.Boolean({ description: 'Always true: herald answers mined transactions only.' }),
@@ -153,7 +179,7 @@ export const TransactionItem = Type.Object({
   timestamp: Type.Integer({ description: 'Time of the block, Unix seconds.' }),
   transactionHash: S,
   fee: UnitAmount,
-  blockchainSpecific: Type.Union([BitcoinTx, ZcashTx, BitcoinCashTx, EthereumTx, EvmTx, XrpTx], {
+  blockchainSpecific: Type.Union([BitcoinTx, ZcashTx, BitcoinCashTx, EthereumTx, EvmTx, XrpTx, TronTx], {
     description: "The chain's transaction fields; the variant follows from the blockchain path parameter.",
   }),
 });

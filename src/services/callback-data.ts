@@ -110,7 +110,7 @@ export async function getTransaction(
   return { value: tx, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.callbackDataTransaction))) };
 }
 
-/** A block hash as the family spells it (EVM 0x + 64 hex, the Bitcoin family and xrp 64 hex), lower-case; 409 otherwise. */
+/** A block hash as the family spells it (EVM 0x + 64 hex, the other chains 64 hex), lower-case; 409 otherwise. */
 function normalizedBlockHash(blockchain: Blockchain, blockHash: string): string {
   const evm = CHAINS[blockchain].family === 'evm';
   const pattern = evm ? /^0x[0-9a-fA-F]{64}$/ : /^[0-9a-fA-F]{64}$/;

@@ -1,23 +1,24 @@
 /**
  * The Callback Data reads (CATALOGUE.md section 3): an address, a block by hash or height, a
- * transaction, on the chains whose families herald reads them from (the Bitcoin family, the EVM chains
- * and xrp; tron is not served yet and answers 400 uri_not_found naming the blockchain).
+ * transaction, on the chains of section 2.0 (the address read has no tron: 400 uri_not_found naming the
+ * blockchain).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { BLOCKCHAINS, type Blockchain, CHAINS, type Network } from '../../domain/chains.ts';
+import { BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.ts';
 import * as service from '../../services/callback-data.ts';
 import type { Common } from '../../services/context.ts';
 import { AddressDetailsItem, BlockByHashItem, BlockByHeightItem, TransactionItem } from '../callback-data-schemas.ts';
 import { sendData } from '../envelope.ts';
 import { ContextQuery, chainParams, envelope } from '../schemas.ts';
 
-/** The chains of section 2.0 whose reads herald serves: the Bitcoin family, the EVM chains and xrp (tron not yet). */
-export const CALLBACK_DATA_CHAINS: readonly Blockchain[] = BLOCKCHAINS.filter((c) => CHAINS[c].family !== 'tron');
+/** Section 2.0: the block and transaction reads take every chain, the address read every chain but tron. */
+export const CALLBACK_DATA_CHAINS: readonly Blockchain[] = BLOCKCHAINS;
+export const ADDRESS_READ_CHAINS: readonly Blockchain[] = BLOCKCHAINS.filter((c) => c !== 'tron');
 
 const PREFIX = '/blockchain-events/:blockchain/:network';
-const withParam = (name: string, description: string) =>
-  Type.Composite([chainParams(CALLBACK_DATA_CHAINS), Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 200, description }) })]);
+const withParam = (name: string, description: string, chains = CALLBACK_DATA_CHAINS) =>
+  Type.Composite([chainParams(chains), Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 200, description }) })]);
 
 type P<K extends string> = { blockchain: Blockchain; network: Network } & Record<K, string>;
 
@@ -27,11 +28,15 @@ export function callbackDataRoutes(app: FastifyInstance, common: Common): void {
   app.get<{ Params: P<'address'> }>(
     `${PREFIX}/addresses/:address`,
     {
-      config: { ...config, errors: ['blockchain_data_address_event_subscription_not_found', 'insufficient_credits', 'feature_mainnets_not_allowed_for_plan'] },
+      config: {
+        ...config,
+        chains: ADDRESS_READ_CHAINS,
+        errors: ['blockchain_data_address_event_subscription_not_found', 'insufficient_credits', 'feature_mainnets_not_allowed_for_plan'],
+      },
       schema: {
         tags: ['callback data'],
         summary: "Details of an address one of the customer's active subscriptions names (balance and totals from herald's wallet ledger)",
-        params: withParam('address', "An address named by one of the customer's active subscriptions on the chain."),
+        params: withParam('address', "An address named by one of the customer's active subscriptions on the chain.", ADDRESS_READ_CHAINS),
         querystring: ContextQuery,
         response: { 200: envelope(Type.Object({ item: AddressDetailsItem })) },
       },
@@ -50,7 +55,7 @@ export function callbackDataRoutes(app: FastifyInstance, common: Common): void {
       schema: {
         tags: ['callback data'],
         summary: "Details of a block of the chain's main chain, by hash (read from the chain's node)",
-        params: withParam('blockHash', 'EVM: 0x and 64 hex characters; the Bitcoin family and xrp: 64 hex characters.'),
+        params: withParam('blockHash', 'EVM: 0x and 64 hex characters; the other chains: 64 hex characters.'),
         querystring: ContextQuery,
         response: { 200: envelope(Type.Object({ item: BlockByHashItem })) },
       },
