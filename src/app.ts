@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
+import type { ChainAdapter } from './chains/types.ts';
 import type { Config } from './config/config.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
@@ -17,7 +18,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
 import { CreditCharger } from './services/credits.ts';
 import { queueStats } from './store/callbacks.ts';
-import { listChainStatus } from './store/chain-state.ts';
+import { type ChainKey, listChainStatus } from './store/chain-state.ts';
 import { listenForChanges } from './store/changes.ts';
 import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
 import { type OpenDatabase, openDatabase } from './store/open.ts';
@@ -107,7 +108,9 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       onError: (error) => logger.warn({ err: error }, 'change listener lost its database connection; caches off until it is back'),
     });
     stops.push(() => changes.close());
-    const common = { config, db: database.db, logger, access, sender, credits: new CreditCharger(database.db) };
+    const readers = config.roles.includes('api') && config.chains.length > 0 ? await createChainReaders(config, database, logger) : undefined;
+    if (readers) stops.push(() => readers.close());
+    const common = { config, db: database.db, logger, access, sender, credits: new CreditCharger(database.db), chainReader: readers?.get };
     const server = config.roles.includes('api') ? await buildServer(common, { logger, metrics }) : undefined;
     let url: string | undefined;
     if (server) {
@@ -130,6 +133,27 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
 async function startChainFollowing(config: Config, database: OpenDatabase, logger: Logger, metrics: Metrics): Promise<IngestService> {
   const [{ startIngest }, { createChainAdapter }] = await Promise.all([import('./ingest/service.ts'), import('./chains/registry.ts')]);
   return startIngest({ db: database.db, config, logger, metrics, createAdapter: (chain) => createChainAdapter(chain, { db: database.db, logger }) });
+}
+
+/**
+ * The API role's own adapters, one per configured chain, for the Callback Data reads: API and ingest may
+ * run in different processes, so the API never borrows the follower's. They open connections only when
+ * a read uses them (no head watching: no WebSocket URL).
+ */
+async function createChainReaders(config: Config, database: OpenDatabase, logger: Logger) {
+  const { createChainAdapter } = await import('./chains/registry.ts');
+  const adapters = new Map<string, ChainAdapter>();
+  for (const chain of config.chains) {
+    const key = { blockchain: chain.blockchain, network: chain.network } as ChainKey;
+    const adapter = createChainAdapter({ ...chain, ...key, wsUrl: undefined }, { db: database.db, logger });
+    if (adapter) adapters.set(`${chain.blockchain}/${chain.network}`, adapter);
+  }
+  return {
+    get: (blockchain: string, network: string) => adapters.get(`${blockchain}/${network}`),
+    close: async () => {
+      await Promise.all([...adapters.values()].map((a) => a.close?.()));
+    },
+  };
 }
 
 /**

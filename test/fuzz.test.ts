@@ -18,6 +18,7 @@ import http from 'node:http';
 import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADDRESS_READ_CHAINS, CALLBACK_DATA_CHAINS } from '../src/api/routes/callback-data.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { ERROR_STATUS } from '../src/domain/errors.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
@@ -1169,6 +1170,38 @@ const ENDPOINTS: Endpoint[] = [
     key: () => fx.keys.main,
     deepest: 404, // no callback exists to resend: the service looked it up and found none
   },
+  // Callback Data reads: no chain is followed here, so a well-formed read gets as far as the 404 that says so.
+  ...(['blocks/height/:blockHeight', 'blocks/hash/:blockHash', 'transactions/:transactionId', 'addresses/:address'] as const).map((tail) => ({
+    label: `GET callback data ${tail.split('/:')[0]}`,
+    method: 'GET' as const,
+    template: `/blockchain-events/:blockchain/:network/${tail}`,
+    query: 'context' as const,
+    valid: () =>
+      fc
+        .tuple(
+          fc.constantFrom(
+            ...ALL_PAIRS.filter(([b]) => ((tail.startsWith('addresses') ? ADDRESS_READ_CHAINS : CALLBACK_DATA_CHAINS) as readonly string[]).includes(b)),
+          ),
+          hex(32),
+          fc.nat(10_000_000),
+        )
+        .map(([[blockchain, network], h, n]) => {
+          const evm = EVM.includes(blockchain);
+          const value = tail.startsWith('blocks/height')
+            ? String(n)
+            : tail.startsWith('addresses')
+              ? evm
+                ? SAMPLE.evmAddress
+                : SAMPLE.btcTestnetAddress
+              : evm
+                ? `0x${h}`
+                : h;
+          const name = tail.split('/:')[1] as string;
+          return { params: { blockchain, network, [name]: value } };
+        }),
+    key: () => fx.keys.main,
+    deepest: 404,
+  })),
   {
     label: 'POST test-callback',
     method: 'POST',

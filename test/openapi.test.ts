@@ -9,12 +9,18 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import AjvModule from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADDRESS_READ_CHAINS, CALLBACK_DATA_CHAINS } from '../src/api/routes/callback-data.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import { BLOCKCHAINS, CHAINS, EVENT_BLOCKCHAINS, NETWORKS } from '../src/domain/chains.ts';
 import { enqueueCallbacks } from '../src/store/callbacks.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer, type TestResponse } from './harness.ts';
 import { startTestDns, type TestDns } from './support/dns.ts';
+import { sendEth } from './support/evm-contracts.ts';
+import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { startFakeXrpDriver } from './support/fake-rippled.ts';
+import { startFakeTronDriver } from './support/fake-tron-node.ts';
+import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { writeCaFile } from './support/tls.ts';
 
@@ -29,13 +35,26 @@ let t: TestApp;
 let receiver: Receiver;
 let dns: TestDns;
 let doc: Json;
+// Chains followed, for the Callback Data reads: a real EVM node and a fake Bitcoin Core.
+let evm: EvmNode;
+let btc: Awaited<ReturnType<typeof startFakeUtxoDriver>>;
+let xrp: Awaited<ReturnType<typeof startFakeXrpDriver>>;
+let tron: Awaited<ReturnType<typeof startFakeTronDriver>>;
 
 beforeAll(async () => {
   receiver = await startReceiver({ hostnames: ['localhost', 'verify.test'] });
   dns = await startTestDns();
   for (const host of ['localhost', 'verify.test']) dns.set(host, { A: ['127.0.0.1'] });
   dns.set('unproven.test', { A: ['127.0.0.1'] });
+  [evm, btc, xrp, tron] = await Promise.all([startEvmNode({ automine: true }), startFakeUtxoDriver('bitcoin'), startFakeXrpDriver(), startFakeTronDriver()]);
+  const follow = { pollIntervalMs: 50, concurrency: 4, requestTimeoutMs: 2000 };
   t = await startTestApp({
+    chains: [
+      { blockchain: 'ethereum', network: 'goerli', rpcUrl: evm.url, ...follow },
+      { blockchain: 'bitcoin', network: 'testnet', rpcUrl: btc.rpcUrl, ...follow },
+      { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...follow },
+      { blockchain: 'tron', network: 'nile', rpcUrl: tron.rpcUrl, ...follow },
+    ],
     domainVerificationPort: receiver.port,
     delivery: {
       ...loadConfig({}, {}).delivery,
@@ -53,6 +72,10 @@ afterAll(async () => {
   await t?.close();
   await receiver?.close();
   await dns?.close();
+  await evm?.close();
+  await btc?.close();
+  await xrp?.close();
+  await tron?.close();
 });
 
 // --- the document, read as a client reads it ------------------------------------------------------
@@ -147,6 +170,10 @@ describe('the OpenAPI document', () => {
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
       'DELETE /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses/{address}': BLOCKCHAINS,
+      'GET /blockchain-events/{blockchain}/{network}/addresses/{address}': ADDRESS_READ_CHAINS,
+      'GET /blockchain-events/{blockchain}/{network}/blocks/hash/{blockHash}': CALLBACK_DATA_CHAINS,
+      'GET /blockchain-events/{blockchain}/{network}/blocks/height/{blockHeight}': CALLBACK_DATA_CHAINS,
+      'GET /blockchain-events/{blockchain}/{network}/transactions/{transactionId}': CALLBACK_DATA_CHAINS,
     };
     const withChain = operations().filter((o) => o.template.includes('{blockchain}'));
     expect(withChain.map((o) => `${o.method} ${o.template}`).sort()).toEqual(Object.keys(expected).sort());
@@ -352,6 +379,32 @@ describe('real answers match the document', () => {
 
     expect((await call('GET', '/blockchain-events/status', { key })).status).toBe(200);
 
+    // Callback Data reads: an EVM block (its fields at the top level too) and transaction, a Bitcoin block
+    // and transaction (their own blockchainSpecific variants), and a subscribed, watched address.
+    const sent = await sendEth(evm, SAMPLE.evmAddress as `0x${string}`, 10n ** 15n);
+    const evmHeight = Number(sent.receipt?.blockNumber);
+    const evmBlock = await call('GET', `/blockchain-events/ethereum/goerli/blocks/height/${evmHeight}`, { key });
+    expect(evmBlock.status).toBe(200);
+    const evmByHash = await call('GET', `/blockchain-events/ethereum/goerli/blocks/hash/${evmBlock.body.data.item.hash}`, { key });
+    expect(evmByHash.body.data.item.gasUsed).toBeDefined();
+    expect((await call('GET', `/blockchain-events/ethereum/goerli/transactions/${sent.hash}`, { key })).status).toBe(200);
+    const btcHeight = await btc.mine(1);
+    expect((await call('GET', `/blockchain-events/bitcoin/testnet/blocks/height/${btcHeight}`, { key })).status).toBe(200);
+    expect((await call('GET', `/blockchain-events/bitcoin/testnet/blocks/hash/${await btc.blockHash(btcHeight)}`, { key })).status).toBe(200);
+    const coinbase = (btc.node.rpc('getblock', [await btc.blockHash(btcHeight), 1]) as { tx: string[] }).tx[0];
+    expect((await call('GET', `/blockchain-events/bitcoin/testnet/transactions/${coinbase}`, { key })).status).toBe(200);
+    const payment = await xrp.send(await xrp.newAddress(), 20_000_000n);
+    const xrpHeight = await xrp.mine(1);
+    expect((await call('GET', `/blockchain-events/xrp/testnet/blocks/hash/${await xrp.blockHash(xrpHeight)}`, { key })).status).toBe(200);
+    expect((await call('GET', `/blockchain-events/xrp/testnet/transactions/${payment}`, { key })).status).toBe(200);
+    const trx = await tron.send(await tron.newAddress(), 3_000_000n);
+    const tronHeight = await tron.mine(1);
+    expect((await call('GET', `/blockchain-events/tron/nile/blocks/height/${tronHeight}`, { key })).status).toBe(200);
+    expect((await call('GET', `/blockchain-events/tron/nile/transactions/${trx}`, { key })).status).toBe(200);
+    await call('POST', `${chain}/address-tokens-transactions-confirmed`, { key, body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl } } } });
+    expect((await call('POST', address, { key, body: { data: { item: { address: SAMPLE.evmAddress } } } })).status).toBe(201);
+    expect((await call('GET', `/blockchain-events/ethereum/goerli/addresses/${SAMPLE.evmAddress}`, { key })).status).toBe(200);
+
     // Every operation of the document answered with its success status.
     for (const { method, template, op } of operations()) {
       const success = Object.keys(op.responses)
@@ -380,6 +433,22 @@ describe('real answers match the document', () => {
     expect(codeOf(await call('POST', `/blockchain-events/callbacks/${randomUUID()}/resend`, { key }))).toBe('404 resource_not_found');
     expect(codeOf(await call('GET', `/wallet-as-a-service/wallets/${randomUUID()}`, { key }))).toBe('404 resource_not_found');
     expect(codeOf(await call('DELETE', '/blockchain-events/callback-domains/none.test', { key }))).toBe('404 resource_not_found');
+    expect(codeOf(await call('GET', '/blockchain-events/bitcoin/testnet/blocks/height/99999', { key }))).toBe('404 blockchain_data_block_not_found');
+    expect(codeOf(await call('GET', `/blockchain-events/ethereum/goerli/blocks/hash/0x${'ab'.repeat(32)}`, { key }))).toBe(
+      '404 blockchain_data_block_not_found',
+    );
+    expect(codeOf(await call('GET', `/blockchain-events/bitcoin/testnet/transactions/${SAMPLE.btcTx}`, { key }))).toBe('404 resource_not_found');
+    expect(codeOf(await call('GET', `/blockchain-events/ethereum/goerli/addresses/${SAMPLE.evmAddress}`, { key }))).toBe(
+      '404 blockchain_data_address_event_subscription_not_found',
+    );
+    expect(codeOf(await call('GET', '/blockchain-events/ethereum/goerli/blocks/height/x', { key }))).toBe('409 invalid_data');
+    expect(codeOf(await call('GET', `/blockchain-events/tron/nile/addresses/${SAMPLE.tronAddress}`, { key }))).toBe('400 uri_not_found');
+    evm.down();
+    try {
+      expect(codeOf(await call('GET', '/blockchain-events/ethereum/goerli/blocks/height/1', { key }))).toBe('503 service_unavailable');
+    } finally {
+      evm.up();
+    }
     expect(codeOf(await call('GET', '/blockchain-events/status?foo=1', { key }))).toBe('409 extra_query_attributes');
     expect(codeOf(await call('POST', mined, { key, body: { data: { item: { callbackUrl: SAMPLE.callbackUrl } } } }))).toBe('409 missing_required_attributes');
     expect(codeOf(await call('POST', mined, { key, body: { data: { item: { ...item, extra: 1 } } } }))).toBe('409 extra_body_attributes');

@@ -18,6 +18,7 @@ import type { Caller, Common } from '../services/context.ts';
 import { authenticate, RateLimiter } from './auth.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
 import { withErrorResponses } from './openapi.ts';
+import { callbackDataRoutes } from './routes/callback-data.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { operationsRoutes } from './routes/operations.ts';
@@ -230,6 +231,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   walletRoutes(app, common);
   domainRoutes(app, common);
   callbackRoutes(app, common);
+  callbackDataRoutes(app, common);
   statusRoutes(app, common);
   operationsRoutes(app, common, options.metrics);
   return app;

@@ -5,6 +5,11 @@
  * normalised form of src/domain/addresses.ts (EVM lower-case 0x, Tron base58, UTXO as validated).
  */
 
+import type { BlockDetails, BlockSelector, TransactionDetails } from './details.ts';
+
+export type { AddressAmount, BlockDetails, BlockSelector, EvmBlockFields, TransactionDetails, UnitAmount } from './details.ts';
+export { NodeReadError } from './details.ts';
+
 export interface BlockRef {
   height: number;
   hash: string;
@@ -151,6 +156,17 @@ export interface ChainAdapter {
    * without it.
    */
   watchHeads?(onHead: (height: number) => void): () => void;
+  /**
+   * Callback Data reads (CATALOGUE.md section 3): the block at a height or with a hash on the node's main
+   * chain, or undefined when the node has no such block there. Throws NodeReadError when the node cannot
+   * answer (down, pruned block).
+   */
+  getBlockDetails?(block: BlockSelector): Promise<BlockDetails | undefined>;
+  /**
+   * A transaction mined in a block of the node's main chain, or undefined when the node knows no such
+   * mined transaction. Throws NodeReadError when the node cannot answer (down, no transaction index).
+   */
+  getTransactionDetails?(transactionId: string): Promise<TransactionDetails | undefined>;
   /** Releases connections. */
   close?(): Promise<void>;
 }

@@ -24,6 +24,11 @@ const Costs = Type.Object(
     activateSubscription: Type.Integer({ minimum: 0, default: 5 }),
     /** Wallet and callback-domain endpoints (extensions): not priced by the contract. */
     walletsAndDomains: Type.Integer({ minimum: 0, default: 1 }),
+    /** Callback Data reads (CATALOGUE.md 3 and 7.12): 100 x the vendor's 5 credits each. */
+    callbackDataAddress: Type.Integer({ minimum: 0, default: 500 }),
+    callbackDataBlockByHash: Type.Integer({ minimum: 0, default: 500 }),
+    callbackDataBlockByHeight: Type.Integer({ minimum: 0, default: 500 }),
+    callbackDataTransaction: Type.Integer({ minimum: 0, default: 500 }),
   },
   { additionalProperties: false, default: {} },
 );

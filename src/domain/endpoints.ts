@@ -15,5 +15,6 @@ export const ENDPOINT_NAMES = [
   'callback-domains',
   'callbacks',
   'status',
+  'callback-data',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   blockchain_events_callbacks_limit_reached: 403,
   endpoint_not_allowed_for_api_key: 403,
   resource_not_found: 404,
+  blockchain_data_address_event_subscription_not_found: 404,
+  blockchain_data_block_not_found: 404,
   already_exists: 409,
   callback_url_not_verified: 409,
   domain_verification_failed: 409,

@@ -2,12 +2,16 @@
  * What every service call receives: the dependencies (the `common` bag) and who is calling.
  */
 import type { Logger } from 'pino';
+import type { ChainAdapter } from '../chains/types.ts';
 import type { Config } from '../config/config.ts';
 import type { CallbackSender } from '../delivery/sender.ts';
 import type { KeyOwner } from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
 import type { AccessCache } from './access.ts';
 import type { Charge, CreditCharger } from './credits.ts';
+
+/** The node reads the Callback Data endpoints make (the API role's own adapters, one per configured chain). */
+export type ChainReader = Pick<ChainAdapter, 'getBlockDetails' | 'getTransactionDetails'>;
 
 export interface Common {
   config: Config;
@@ -17,6 +21,8 @@ export interface Common {
   access: AccessCache;
   /** The guarded HTTPS client (test callbacks, domain verification). */
   sender: CallbackSender;
+  /** The adapter reading `blockchain` `network`'s node; undefined when this deployment has no node for it. */
+  chainReader?: (blockchain: string, network: string) => ChainReader | undefined;
 }
 
 /** The authenticated caller of one request. */

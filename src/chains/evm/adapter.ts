@@ -23,6 +23,7 @@ import { mapLimit } from '../concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText, firstWord } from '../token-text.ts';
 import type { ChainAdapter, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
+import { createEvmDetailsReader } from './details.ts';
 import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
 import { createEvmRpcClient, EvmRpcError } from './rpc.ts';
 import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
@@ -364,6 +365,7 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     getCoinBalance,
     getTokenBalance,
     tokenMetadata,
+    ...createEvmDetailsReader(rpc, blockchain),
     capabilities: () => ({
       ...caps,
       internalTransfers:

@@ -29,6 +29,7 @@ import { mapLimit } from '../concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText } from '../token-text.ts';
 import type { ChainAdapter, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
+import { createTronDetailsReader } from './details.ts';
 import { normalizeTronBlock, normalizeTronBlockHeader, parseTronInt, type TronBlockHeader, type TronNetwork, TronNormalizeError } from './normalize.ts';
 import { createTronRpcClient, TronRpcError } from './rpc.ts';
 import type { TronBlock, TronTransactionInfo } from './rpc-types.ts';
@@ -318,6 +319,7 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
     getCoinBalance,
     getTokenBalance,
     tokenMetadata,
+    ...createTronDetailsReader(rpc, network, concurrency),
     capabilities: () => ({ ...caps, headWatching: 'none' }),
     close: () => rpc.close(),
   };

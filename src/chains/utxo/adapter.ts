@@ -16,6 +16,7 @@ import type { Network } from '../../domain/chains.ts';
 import type { Db } from '../../store/db.ts';
 import type { ChainAdapter, NormalizedBlock, TransactionLocation } from '../types.ts';
 import { type BlockVerbosity, createBlockFetcher, type FetchedBlock, type Support } from './blocks.ts';
+import { createUtxoDetailsReader } from './details.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { normalizeUtxoBlock, type UtxoBlockchain } from './normalize.ts';
 import { createOmniReader, type OmniReader } from './omni.ts';
@@ -52,7 +53,9 @@ export interface UtxoCapabilities {
   omni: Support;
 }
 
-export type UtxoAdapter = Required<Pick<ChainAdapter, 'getHead' | 'getBlock' | 'findTransaction' | 'getUnspentOutputs' | 'close'>> &
+export type UtxoAdapter = Required<
+  Pick<ChainAdapter, 'getHead' | 'getBlock' | 'findTransaction' | 'getUnspentOutputs' | 'getBlockDetails' | 'getTransactionDetails' | 'close'>
+> &
   Pick<ChainAdapter, 'getTokenBalance' | 'tokenMetadata'> & {
     capabilities(): UtxoCapabilities;
   };
@@ -163,6 +166,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     getBlock,
     findTransaction,
     getUnspentOutputs: (address, height) => unspent.getUnspentOutputs(address, height),
+    ...createUtxoDetailsReader(rpc, blockchain),
     capabilities: () => ({
       blockVerbosity: blocks.verbosity(),
       rawTransactionBlockHash: blocks.rawTransactionBlockHash(),

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { validateAddress } from '../../domain/addresses.ts';
 import type { Network } from '../../domain/chains.ts';
 import type { ChainAdapter, NormalizedBlock, TransactionLocation } from '../types.ts';
+import { createXrpDetailsReader } from './details.ts';
 import { ledgerFromResponse, normalizeXrpLedger, normalizeXrpLedgerHeader } from './normalize.ts';
 import { createRippledClient, isRippledError } from './rpc.ts';
 import type { RpcLedgerResult, RpcTransactionFields } from './rpc-types.ts';
@@ -29,7 +30,9 @@ export interface XrpAdapterOptions {
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
-export type XrpAdapter = Required<Pick<ChainAdapter, 'getHead' | 'getBlock' | 'findTransaction' | 'getCoinBalance' | 'close'>>;
+export type XrpAdapter = Required<
+  Pick<ChainAdapter, 'getHead' | 'getBlock' | 'findTransaction' | 'getCoinBalance' | 'getBlockDetails' | 'getTransactionDetails' | 'close'>
+>;
 
 /** The node answered, but not with what was asked (not validated yet, another ledger): the follower retries. */
 export class XrpAdapterError extends Error {
@@ -168,6 +171,7 @@ export function createXrpAdapter(options: XrpAdapterOptions): XrpAdapter {
     getBlock,
     findTransaction,
     getCoinBalance,
+    ...createXrpDetailsReader(rpc),
     close: () => rpc.close(),
   };
 }

@@ -224,6 +224,15 @@ export class RpcMethods {
             : '"txid" ( verbose "blockhash" )',
         run: ([t, v, b]) => this.getrawtransaction(t, v, b),
       },
+      gettxout: {
+        args: [
+          { name: 'txid', type: 'hash' },
+          { name: 'n', type: 'int' },
+          { name: 'include_mempool', type: 'bool', optional: true },
+        ],
+        usage: '"txid" n ( include_mempool )\n\nReturns details about an unspent transaction output.',
+        run: ([t, n, m]) => this.gettxout(t, n, m),
+      },
       getblockchaininfo: {
         args: [],
         usage: '\nReturns an object containing various state info regarding blockchain processing.',
@@ -369,6 +378,23 @@ export class RpcMethods {
     if (!found) throw new RpcError(RPC_INVALID_ADDRESS_OR_KEY, 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.');
     if (verbosity <= 0) return toHex(found.tx.raw);
     return this.formatter.rawTransaction(found.tx, found.block, { verbosity2: verbosity >= 2 });
+  }
+
+  /** gettxout: the output when it is in the UTXO set at the tip (and, with include_mempool, not spent in the mempool), else null. */
+  private gettxout(t: unknown, n: unknown, m: unknown): unknown {
+    const c = this.chain;
+    const txid = this.hash(t, 'txid');
+    const coin = c.getCoin(txid, this.int(n));
+    if (!coin) return null;
+    const spentInMempool = m !== false && c.mempool.some((tx) => tx.vin.some((i) => i.prevout?.txid === txid && i.prevout.vout === coin.vout));
+    if (spentInMempool) return null;
+    return {
+      bestblock: c.tip.hash,
+      confirmations: c.height - coin.height + 1,
+      value: new Coins(coin.value),
+      scriptPubKey: this.formatter.scriptPubKey(coin.script),
+      coinbase: coin.coinbase,
+    };
   }
 
   /** Core's scantxoutset over `addr(...)` and `raw(...)` descriptors (the UTXO set at the tip, no mempool). */

@@ -1,0 +1,60 @@
+/**
+ * What the address read of the Callback Data (CATALOGUE.md 3.1) needs from herald's own records: whether
+ * one of the customer's active subscriptions on the chain names the address, and the customer's wallet
+ * ledger of that address. Tenant-scoped like every customer-facing query.
+ */
+import type { Blockchain, Network } from '../domain/chains.ts';
+import type { Queryable } from './db.ts';
+
+export interface AddressLedger {
+  /** Base units. */
+  confirmedBalance: bigint;
+  totalReceived: bigint;
+  totalSpent: bigint;
+  watchedFromBlock: bigint | null;
+}
+
+/** True when an active subscription of the customer on the chain has `normalizedAddress` as its address target. */
+export async function hasAddressSubscription(
+  q: Queryable,
+  customerId: string,
+  chain: { blockchain: Blockchain; network: Network },
+  normalizedAddress: string,
+): Promise<boolean> {
+  const rows = await q.query(
+    'callback-data:address-subscription',
+    `SELECT 1 FROM subscriptions
+      WHERE customer_id = $1 AND blockchain = $2 AND network = $3 AND is_active AND address IS NOT NULL AND target = $4
+      LIMIT 1`,
+    [customerId, chain.blockchain, chain.network, normalizedAddress],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * The ledger of the address in the customer's wallets on the chain: of the rows watching it, the one
+ * watched from the earliest block (it has counted the most), or undefined when no wallet watches it.
+ */
+export async function addressLedger(
+  q: Queryable,
+  customerId: string,
+  chain: { blockchain: Blockchain; network: Network },
+  normalizedAddress: string,
+): Promise<AddressLedger | undefined> {
+  const [row] = await q.query<{ confirmed_balance: string; total_received: string; total_spent: string; watched_from_block: string | null }>(
+    'callback-data:address-ledger',
+    `SELECT a.confirmed_balance, a.total_received, a.total_spent, a.watched_from_block
+       FROM wallet_addresses a JOIN wallets w ON w.id = a.wallet_id
+      WHERE w.customer_id = $1 AND a.blockchain = $2 AND a.network = $3 AND a.normalized_address = $4
+      ORDER BY a.watched_from_block ASC NULLS LAST, a.id
+      LIMIT 1`,
+    [customerId, chain.blockchain, chain.network, normalizedAddress],
+  );
+  if (!row) return undefined;
+  return {
+    confirmedBalance: BigInt(row.confirmed_balance),
+    totalReceived: BigInt(row.total_received),
+    totalSpent: BigInt(row.total_spent),
+    watchedFromBlock: row.watched_from_block === null ? null : BigInt(row.watched_from_block),
+  };
+}
