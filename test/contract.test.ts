@@ -60,6 +60,8 @@ const internalPath = (chain = 'ethereum', network = 'goerli') =>
 const blockMinedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/block-mined`;
 const heightPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/block-height-reached`;
 const revertedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/reverted-block`;
+const tokensEachPath = (chain = 'ethereum', network = 'goerli') =>
+  `/blockchain-events/${chain}/${network}/subscriptions/address-tokens-transactions-confirmed-each-confirmation`;
 
 const ENDPOINTS: Endpoint[] = [
   {
@@ -108,6 +110,14 @@ const ENDPOINTS: Endpoint[] = [
     path: () => revertedPath(),
     body: () => item({ callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 's3cret', allowDuplicates: true }),
     badChainPaths: [revertedPath('zilliqa', 'mainnet'), revertedPath('ethereum', 'nile')],
+    charged: true,
+  },
+  {
+    name: 'address-tokens-transactions-confirmed-each-confirmation',
+    method: 'POST',
+    path: () => tokensEachPath(),
+    body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [tokensEachPath('litecoin', 'testnet'), tokensEachPath('xrp', 'testnet'), tokensEachPath('tron', 'goerli')],
     charged: true,
   },
   { name: 'all-assets', method: 'GET', path: () => '/wallet-as-a-service/wallets/all-assets', list: true, charged: true },
@@ -511,6 +521,38 @@ describe('success shapes of the create endpoints', () => {
     const r = await t.request('POST', internalPath('tron', 'nile'), { key: alice.key, body: item({ amountHigherThan: 0, callbackUrl: SAMPLE.callbackUrl }) });
     expect(r.status).toBe(201);
     expect(r.body.data.item).toEqual({ ...base, eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', amountHigherThan: 0 });
+  });
+
+  it('address-tokens-transactions-confirmed-each-confirmation: 200 with confirmationsCount (default 3, 1..100); no secret when none was given', async () => {
+    const r = await t.request('POST', tokensEachPath('tron', 'nile'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.tronAddress, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data.item).toEqual({
+      ...base,
+      eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+      address: SAMPLE.tronAddress,
+      confirmationsCount: 3,
+    });
+    expect(r.headers.get('x-credits-consumed')).toBe('1000');
+    const counted = await t.request('POST', tokensEachPath(), {
+      key: alice.key,
+      body: item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', confirmationsCount: 12 }),
+    });
+    expect(counted.status, counted.text).toBe(200);
+    expect(counted.body.data.item).toMatchObject({ callbackSecretKey: 'k', confirmationsCount: 12 });
+    const got = await t.request('GET', `/blockchain-events/subscriptions/${counted.body.data.item.referenceId}`, { key: alice.key });
+    expect(got.body.data.item).toMatchObject({ confirmationsCount: 12, address: SAMPLE.evmAddress, blockchain: 'ethereum', network: 'goerli' });
+    expect(got.body.data.item.receiveCallbackOn).toBeUndefined();
+    for (const confirmationsCount of [0, 101, 2.5, '3']) {
+      const bad = await t.request('POST', tokensEachPath(), {
+        key: alice.key,
+        body: item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, confirmationsCount, allowDuplicates: true }),
+      });
+      expect(bad.status, `${confirmationsCount}: ${bad.text}`).toBe(409);
+      expect(bad.body.error.code).toBe('invalid_data');
+    }
   });
 
   it('block-mined: 200 without eventType, an empty secret when none was given', async () => {

@@ -8,7 +8,7 @@
  * Automine is off: each test mines its blocks itself and waits for the follower to process them
  * (GET /blockchain-events/status), so "not before the N-th confirmation" is checked at every block.
  */
-import { type Address, type Hex, keccak256 } from 'viem';
+import { type Address, getAddress, type Hex, keccak256 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
@@ -290,6 +290,63 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       { blockchain: 'ethereum', network: 'goerli', identifier: token.toLowerCase(), symbol: 'HTT', type: 'ERC-20', amount: formatUnits(tokens, 6) },
     ]);
     expect(tokens).toBe(7_000_000n);
+  });
+
+  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: a callback at each confirmation 1..N; a reorganisation in the middle starts again at 1 in the new block, and the dropped block never reaches N', async () => {
+    const holder = getAddress(`0x${'4b'.repeat(20)}`); // checksummed; no key needed to receive tokens
+    const sub = await subscribe('address-tokens-transactions-confirmed-each-confirmation', { address: holder, confirmationsCount: 3 });
+    await t.app.ingest?.settled();
+    const signer = walletClient(node, 0);
+    const request = await signer.prepareTransactionRequest({
+      account: signer.account as NonNullable<typeof signer.account>,
+      chain: signer.chain,
+      to: token,
+      data: encodeTransfer(holder, 1_250_000n),
+    });
+    const raw = await signer.signTransaction(request as Parameters<typeof signer.signTransaction>[0]);
+    const txHash = keccak256(raw);
+
+    const snapshot = await node.snapshot(); // before the transaction reaches the pool: reverting forgets it
+    await node.request('eth_sendRawTransaction', [raw]);
+    const orphanHeight = await mineAndProcess(); // confirmation 1
+    await mineAndProcess(); // confirmation 2
+    const orphan = await blockOf(orphanHeight);
+    await until('confirmations 1 and 2 of the first branch', async () => callbacksOf(sub).length === 2);
+
+    await node.revert(snapshot);
+    const base = await publicClient(node).getBlock();
+    await node.mine(1, { timestamp: Number(base.timestamp) + 100 });
+    await node.request('eth_sendRawTransaction', [raw]);
+    const remined = await node.mine(1, { timestamp: Number(base.timestamp) + 101 });
+    await processed(await node.mine(1, { timestamp: Number(base.timestamp) + 102 }));
+    await mineAndProcess();
+    for (let i = 0; i < 3; i++) await mineAndProcess(); // past N: nothing more
+    const all = await until('confirmations 1 to 3 of the new branch', async () => callbacksOf(sub).length === 5 && callbacksOf(sub));
+    for (const cb of all) expectSigned(cb);
+
+    const reminedBlock = await blockOf(remined);
+    const tokenItem = { name: 'Herald Test Token', symbol: 'HTT', decimals: '6', amount: '1.25', contractAddress: token.toLowerCase() };
+    const itemAt = (minedInBlock: unknown, current: number) => ({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: holder,
+      minedInBlock,
+      transactionId: txHash,
+      tokenType: 'ERC-20',
+      token: tokenItem,
+      direction: 'incoming',
+      currentConfirmations: current,
+      targetConfirmations: 3,
+    });
+    const ofBlock = (hash: string) =>
+      all
+        .filter((cb) => (cb.json.data.item.minedInBlock as { hash: string }).hash === hash)
+        .map((cb) => cb.json.data.item)
+        .sort((a, b) => (a.currentConfirmations as number) - (b.currentConfirmations as number));
+    expect(ofBlock(orphan.hash)).toEqual([itemAt(orphan, 1), itemAt(orphan, 2)]);
+    expect(ofBlock(reminedBlock.hash)).toEqual([itemAt(reminedBlock, 1), itemAt(reminedBlock, 2), itemAt(reminedBlock, 3)]);
+    expect(new Set(all.map((cb) => cb.json.idempotencyKey)).size).toBe(5);
+    for (const cb of all) expect((cb.json.data as { event?: string }).event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION');
   });
 
   it('block events: BLOCK_MINED for every block, BLOCK_HEIGHT_REACHED at its height (at once when passed), BLOCK_REVERTED per dropped block; replacements fire again with new keys', async () => {

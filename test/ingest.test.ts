@@ -110,8 +110,12 @@ async function setup(options: { window?: number } = {}) {
   let index = new SubscriptionIndex(CHAIN.blockchain, CHAIN.network);
   const deps: FollowerDeps = { db, adapter: chain, index: () => index, logger, defaultConfirmations: 3, window: options.window, startHeight: 1 };
 
-  async function subscribe(kind: 'mined' | 'tokens', item: Record<string, unknown>, who: TestCustomer = customer): Promise<string> {
-    const path = kind === 'mined' ? 'transaction-mined' : 'address-tokens-transactions-confirmed';
+  async function subscribe(kind: 'mined' | 'tokens' | 'tokens-each', item: Record<string, unknown>, who: TestCustomer = customer): Promise<string> {
+    const path = {
+      mined: 'transaction-mined',
+      tokens: 'address-tokens-transactions-confirmed',
+      'tokens-each': 'address-tokens-transactions-confirmed-each-confirmation',
+    }[kind];
     const r = await app.request('POST', `/blockchain-events/${CHAIN.blockchain}/${CHAIN.network}/subscriptions/${path}`, {
       key: who.key,
       body: { data: { item: { callbackUrl: SAMPLE.callbackUrl, ...item } } },
@@ -257,6 +261,53 @@ describe('chain following', () => {
     const tokenBody = JSON.parse((tokenRows[0] as CallbackRow).body);
     expect(tokenBody.data.item.minedInBlock.hash).toBe(remined.hash);
     expect(tokenBody.idempotencyKey).not.toBe(old.idempotency_key);
+  });
+
+  it("each confirmation: one callback per confirmation 1..N with its counts and own key; a reorganisation in the middle starts again at 1 in the new block and never repeats the dropped block's", async () => {
+    const s = await setup();
+    const sub = await s.subscribe('tokens-each', { address: SAMPLE.evmAddress, confirmationsCount: 4 });
+    const tx: FakeTx = { id: txid(77), tokenTransfers: [tokenTo(SAMPLE.evmAddress, 500n)] };
+    s.chain.grow(); // 1
+    s.chain.grow(); // 2
+    const orphan = s.chain.grow([tx]); // 3: the transfer
+    s.chain.grow(); // 4
+    await s.follow();
+    const sent = (await s.callbacks(sub)).map((r) => ({ ...r, json: JSON.parse(r.body) }));
+    // Confirmations 1 (block 3) and 2 (block 4) so far, in order, each with its own key.
+    expect(sent.map((r) => [r.json.data.item.currentConfirmations, r.json.data.item.targetConfirmations])).toEqual([
+      [1, 4],
+      [2, 4],
+    ]);
+    expect(new Set(sent.map((r) => r.idempotency_key)).size).toBe(2);
+    for (const r of sent) {
+      expect(r.json.idempotencyKey).toBe(r.idempotency_key);
+      expect(r.json.data).toMatchObject({
+        event: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+        item: { address: SAMPLE.evmAddress, transactionId: txid(77), direction: 'incoming', minedInBlock: { height: 3, hash: orphan.hash } },
+      });
+    }
+    expect(await s.pendingCount()).toBe(2); // confirmations 3 and 4 wait for blocks 5 and 6
+
+    // The node switches to a branch from height 3: 3' (empty), 4' (the transfer again), 5', ...
+    s.chain.fork(3);
+    s.chain.grow(); // 3'
+    const remined = s.chain.grow([tx]); // 4'
+    for (let i = 0; i < 6; i++) s.chain.grow();
+    const first = await s.step();
+    expect(first).toMatchObject({ kind: 'reorganised', ancestorHeight: 2, pendingDeleted: 2, callbacksCancelled: 2 });
+    await s.follow();
+
+    const all = (await s.callbacks(sub)).map((r) => ({ ...r, json: JSON.parse(r.body) }));
+    const dropped = all.filter((r) => r.json.data.item.minedInBlock.hash === orphan.hash);
+    const fresh = all.filter((r) => r.json.data.item.minedInBlock.hash === remined.hash);
+    // The dropped block's confirmations: the two already made, cancelled unsent; 3 and 4 never made.
+    expect(dropped.map((r) => r.json.data.item.currentConfirmations)).toEqual([1, 2]);
+    for (const r of dropped) expect(r).toMatchObject({ status: 'cancelled', outcome: 'reorganised' });
+    // The new block: 1 to 4 again, once each, with keys of their own.
+    expect(fresh.map((r) => r.json.data.item.currentConfirmations)).toEqual([1, 2, 3, 4]);
+    expect(fresh.every((r) => r.json.data.item.minedInBlock.height === 4)).toBe(true);
+    expect(new Set(all.map((r) => r.idempotency_key)).size).toBe(6);
+    expect(await s.pendingCount()).toBe(0);
   });
 
   it('a reorganisation deeper than the window stops the chain with a reason, loudly, and skips nothing', async () => {

@@ -166,6 +166,13 @@ describe('the OpenAPI document', () => {
       [`POST ${SUBSCRIPTIONS}/block-mined`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/block-height-reached`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/reverted-block`]: BLOCKCHAINS,
+      [`POST ${SUBSCRIPTIONS}/address-tokens-transactions-confirmed-each-confirmation`]: [
+        'bitcoin',
+        'ethereum',
+        'ethereum-classic',
+        'binance-smart-chain',
+        'tron',
+      ],
       [`GET ${SUBSCRIPTIONS}`]: BLOCKCHAINS,
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
@@ -194,6 +201,7 @@ describe('the OpenAPI document', () => {
       'block-mined',
       'block-height-reached',
       'reverted-block',
+      'address-tokens-transactions-confirmed-each-confirmation',
     ]) {
       const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
       const offered: string[] = parameter(op, 'blockchain').schema.enum;
@@ -318,6 +326,12 @@ describe('real answers match the document', () => {
       body: { data: { item: { callbackUrl, callbackSecretKey: 's', allowDuplicates: 'true' } } },
     });
     expect(reverted.status).toBe(201);
+    const tokensEach = await call('POST', `${chain}/address-tokens-transactions-confirmed-each-confirmation`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, confirmationsCount: 5 } } },
+    });
+    expect(tokensEach.status).toBe(200);
+    expect(tokensEach.body.data.item).not.toHaveProperty('callbackSecretKey');
     // List, get and activate items of the block subscriptions are checked against the document too.
     const listed = await call('GET', `${chain}?limit=50`, { key });
     expect(listed.body.data.items.map((i: Json) => i.eventType)).toEqual([
@@ -327,6 +341,7 @@ describe('real answers match the document', () => {
       'BLOCK_MINED',
       'BLOCK_HEIGHT_REACHED',
       'BLOCK_REVERTED',
+      'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
     ]);
     for (const s of [blockMined, height, reverted]) {
       const id = s.body.data.item.referenceId;

@@ -105,6 +105,20 @@ export const AddressTokensItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** CATALOGUE.md sections 2.6 and 7.3: confirmationsCount optional, 1..100, default 3. */
+export const AddressTokensEachConfirmationItem = Type.Object(
+  {
+    address: Type.String({ minLength: 1, maxLength: 128 }),
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.Optional(SecretKey),
+    allowDuplicates: Type.Optional(AllowDuplicates),
+    confirmationsCount: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'The last confirmation reported: one callback at each confirmation from 1 to this; default 3.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const InternalTransactionsItem = Type.Object(
   {
     amountHigherThan: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Threshold in whole coins of the native unit.' }),
@@ -194,6 +208,14 @@ export const CREATED_ITEMS = {
   BLOCK_MINED: Type.Object({ ...subscriptionBase, callbackSecretKey: EchoedSecretKey }),
   BLOCK_HEIGHT_REACHED: Type.Object({ ...subscriptionBase, callbackSecretKey: EchoedSecretKey, blockHeightReached: Type.Integer() }),
   BLOCK_REVERTED: Type.Object({ ...subscriptionBase, eventType: Type.Literal('BLOCK_REVERTED'), callbackSecretKey: Type.String() }),
+  // CATALOGUE.md section 2.6: the secret is optional in this response (absent when none was given).
+  ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'),
+    callbackSecretKey: OptionalSecretKey,
+    address: Type.String({ description: "As given (the client's spelling)." }),
+    confirmationsCount: Type.Integer({ description: 'As given, or 3 when omitted.' }),
+  }),
 } as const satisfies Record<EventType, TSchema>;
 
 /**
@@ -211,10 +233,11 @@ export const SubscriptionItem = Type.Object({
     }),
   ),
   transactionId: Type.Optional(Type.String({ description: 'Present on TRANSACTION_MINED.' })),
-  address: Type.Optional(Type.String({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED.' })),
+  address: Type.Optional(Type.String({ description: 'Present on the address events.' })),
   receiveCallbackOn: Type.Optional(Type.Integer({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED.' })),
   amountHigherThan: Type.Optional(Type.Integer({ description: 'Present on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.' })),
   blockHeightReached: Type.Optional(Type.Integer({ description: 'Present on BLOCK_HEIGHT_REACHED.' })),
+  confirmationsCount: Type.Optional(Type.Integer({ description: 'Present on the each-confirmation events.' })),
   deactivationReasons: Type.Optional(Type.Array(DeactivationReason, { description: 'Present when isActive is false.' })),
 });
 

@@ -17,6 +17,7 @@ const Costs = Type.Object(
     blockMined: Type.Integer({ minimum: 0, default: 1000 }),
     blockHeightReached: Type.Integer({ minimum: 0, default: 10000 }),
     revertedBlock: Type.Integer({ minimum: 0, default: 1000 }),
+    addressTokensTransactionsConfirmedEachConfirmation: Type.Integer({ minimum: 0, default: 1000 }),
     allAssetsPerItem: Type.Integer({ minimum: 0, default: 500 }),
     listSubscriptionsPerItem: Type.Integer({ minimum: 0, default: 1 }),
     getSubscription: Type.Integer({ minimum: 0, default: 1 }),

@@ -59,6 +59,7 @@ export const EVENT_TYPES = [
   'BLOCK_MINED',
   'BLOCK_HEIGHT_REACHED',
   'BLOCK_REVERTED',
+  'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -71,7 +72,14 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   BLOCK_HEIGHT_REACHED: BLOCKCHAINS,
   // On xrp accepted but never fired: herald follows validated ledgers only, which do not revert.
   BLOCK_REVERTED: BLOCKCHAINS,
+  ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: ['bitcoin', 'ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
 };
+
+/**
+ * Event types that send one callback at every confirmation from 1 to the subscription's count
+ * (CATALOGUE.md sections 2.2, 2.5, 2.6), each with its current and target count and its own key.
+ */
+export const EACH_CONFIRMATION_EVENTS: ReadonlySet<EventType> = new Set(['ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION']);
 
 export function isBlockchain(value: string): value is Blockchain {
   return (BLOCKCHAINS as readonly string[]).includes(value);

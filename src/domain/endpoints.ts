@@ -6,6 +6,7 @@ export const ENDPOINT_NAMES = [
   'block-mined',
   'block-height-reached',
   'reverted-block',
+  'address-tokens-transactions-confirmed-each-confirmation',
   'all-assets',
   'list-subscriptions',
   'get-subscription',

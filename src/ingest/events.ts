@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BlockRef, NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import { callbackBody } from '../domain/callbacks.ts';
-import { callbackItem, matchIdempotencyKey } from '../matching/identity.ts';
+import { EACH_CONFIRMATION_EVENTS } from '../domain/chains.ts';
+import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from '../matching/identity.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock } from '../matching/match.ts';
 import type { NewCallback } from '../store/callbacks.ts';
@@ -70,34 +71,53 @@ async function eventsOf(
   for (const match of matches) {
     const target = targets.get(match.subscription.id);
     if (!target?.isActive) continue;
-    const key = matchIdempotencyKey(match, chain, block);
-    const token = match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? await input.tokenMetadata?.(match.transfer) : undefined;
+    const token =
+      match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' || match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'
+        ? await input.tokenMetadata?.(match.transfer)
+        : undefined;
     const item = callbackItem(match, block, chain, token, target.subscribedAs);
-    const body = callbackBody({ id: target.id, eventType: match.eventType, apiVersion: target.apiVersion }, key, item);
     const confirmations = Math.max(1, confirmationsDue(match, input.defaultConfirmations));
-    if (confirmations <= 1) {
-      result.now.push({
-        id: randomUUID(),
-        customerId: target.customerId,
-        subscriptionId: target.id,
-        eventType: match.eventType,
-        idempotencyKey: key,
-        body,
-        callbackUrl: target.callbackUrl,
-      });
-    } else {
-      result.pending.push({
-        subscriptionId: target.id,
-        customerId: target.customerId,
-        blockHeight: block.height,
-        blockHash: block.hash,
-        dueHeight: block.height + confirmations - 1,
-        idempotencyKey: key,
-        body,
-        callbackUrl: target.callbackUrl,
-        eventType: match.eventType,
-      });
+    // Each-confirmation events: one callback per confirmation 1..N, each with its counts and its own
+    // key, all decided now and due block by block; a reorganisation that drops the block drops those
+    // not yet due (pending) and cancels those not yet sent, and the event starts again at 1 in the
+    // block that now holds the transaction.
+    const each = EACH_CONFIRMATION_EVENTS.has(match.eventType);
+    for (let c = each ? 1 : confirmations; c <= confirmations; c++) {
+      const key = each ? matchIdempotencyKey(match, chain, block, c) : matchIdempotencyKey(match, chain, block);
+      const body = callbackBody(
+        { id: target.id, eventType: match.eventType, apiVersion: target.apiVersion },
+        key,
+        each ? eachConfirmationItem(item, c, confirmations) : item,
+      );
+      pushDue(result, match, target, block, key, body, c);
     }
   }
   return result;
+}
+
+/** A callback due at the `confirmations`-th confirmation of `block`: now at the first, else pending until then. */
+function pushDue(result: BlockEvents, match: Match, target: CallbackTargetRow, block: BlockRef, key: string, body: string, confirmations: number): void {
+  if (confirmations <= 1) {
+    result.now.push({
+      id: randomUUID(),
+      customerId: target.customerId,
+      subscriptionId: target.id,
+      eventType: match.eventType,
+      idempotencyKey: key,
+      body,
+      callbackUrl: target.callbackUrl,
+    });
+  } else {
+    result.pending.push({
+      subscriptionId: target.id,
+      customerId: target.customerId,
+      blockHeight: block.height,
+      blockHash: block.hash,
+      dueHeight: block.height + confirmations - 1,
+      idempotencyKey: key,
+      body,
+      callbackUrl: target.callbackUrl,
+      eventType: match.eventType,
+    });
+  }
 }

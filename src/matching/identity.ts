@@ -25,6 +25,11 @@ export interface IdempotencyParts {
   /** `log:<logIndex>`, `op:<operationId>`, or null for a mined transaction and the block events. */
   position: string | null;
   direction: Direction | null;
+  /**
+   * Each-confirmation events only: the confirmation this callback reports (1 to the subscription's
+   * count), so each gets its own key. Absent for every other event (their keys are unchanged by it).
+   */
+  confirmation?: number;
 }
 
 /** Versions the encoding: changing it would change every key, so it never changes silently. */
@@ -50,18 +55,28 @@ export function idempotencyKey(parts: IdempotencyParts): string {
   ]) {
     hash.update(value === null ? '-' : `${Buffer.byteLength(value)}:${value}`);
   }
+  if (parts.confirmation !== undefined) hash.update(`confirmation:${parts.confirmation}`);
   return hash.digest('hex');
 }
 
-/** The idempotency key of `match` in `block` on `chain`. */
-export function matchIdempotencyKey(match: Match, chain: ChainRef, block: Pick<BlockRef, 'hash'>): string {
+/** The idempotency key of `match` in `block` on `chain` (of its `confirmation`-th callback, for an each-confirmation event). */
+export function matchIdempotencyKey(match: Match, chain: ChainRef, block: Pick<BlockRef, 'hash'>, confirmation?: number): string {
   return idempotencyKey({
     subscriptionId: match.subscription.id,
     blockchain: chain.blockchain,
     network: chain.network,
     blockHash: block.hash,
     ...match.identity,
+    ...(confirmation !== undefined && { confirmation }),
   });
+}
+
+/**
+ * The item of the callback of an each-confirmation event at confirmation `current` of `target`
+ * (CATALOGUE.md sections 2.2, 2.5, 2.6): the event's item with the two counts.
+ */
+export function eachConfirmationItem(item: Record<string, unknown>, current: number, target: number): Record<string, unknown> {
+  return { ...item, currentConfirmations: current, targetConfirmations: target };
 }
 
 const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
@@ -78,7 +93,8 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
   switch (match.eventType) {
     case 'TRANSACTION_MINED':
       return { blockchain, network, transactionId: subscribedAs ?? match.transactionId, minedInBlock };
-    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
       const { transfer } = match;
       return {
         blockchain,

@@ -58,6 +58,8 @@ const BLOCK = 4;
 const HEIGHT = 5;
 /** Every block a reorganisation drops. */
 const REVERTED = 6;
+/** Token transfers of an address, one callback per confirmation (kept in the address table with ADDRESS). */
+const TOKENS_EACH = 7;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -66,7 +68,10 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'BLOCK_MINED',
   'BLOCK_HEIGHT_REACHED',
   'BLOCK_REVERTED',
+  'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
 ];
+/** Kinds whose target is an address (one address table serves them all). */
+const isAddressKind = (kind: number) => kind === ADDRESS || kind === TOKENS_EACH;
 
 export class SubscriptionIndex {
   readonly blockchain: Blockchain;
@@ -146,12 +151,14 @@ export class SubscriptionIndex {
     let target: string | bigint | undefined;
     switch (sub.eventType) {
       case 'TRANSACTION_MINED':
-      case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
+      case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
+      case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
         if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no target`);
         target = sub.target;
-        kind = sub.eventType === 'TRANSACTION_MINED' ? TRANSACTION : ADDRESS;
+        kind = sub.eventType === 'TRANSACTION_MINED' ? TRANSACTION : sub.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? ADDRESS : TOKENS_EACH;
+        // receiveCallbackOn; for the each-confirmation kind, the last confirmation to report (confirmationsCount).
         const on = sub.receiveCallbackOn;
-        if (kind === ADDRESS && on !== null) {
+        if (isAddressKind(kind) && on !== null) {
           if (!(Number.isInteger(on) && on >= 1 && on <= 255))
             throw new Error(`subscription ${sub.id}: receiveCallbackOn ${on} is not an integer from 1 to 255`);
           confirmations = on;
@@ -256,6 +263,11 @@ export class SubscriptionIndex {
     return this.thresholds.slotAt(i);
   }
 
+  /** The event type of the subscription in `slot`, without building its record (matching filters the address table's kinds with it). */
+  eventTypeOf(slot: number): EventType | undefined {
+    return EVENT_OF_KIND[this.kinds[slot] as number];
+  }
+
   record(slot: number): SubscriptionRecord {
     const kind = this.kinds[slot] as number;
     const eventType = EVENT_OF_KIND[kind];
@@ -266,8 +278,8 @@ export class SubscriptionIndex {
       id: this.ids.idOf(slot),
       customerId: String(this.customers[slot]),
       eventType,
-      target: kind === TRANSACTION || kind === ADDRESS ? (target as string) : null,
-      receiveCallbackOn: kind === ADDRESS ? (this.confirmations[slot] as number) || null : null,
+      target: kind === TRANSACTION || isAddressKind(kind) ? (target as string) : null,
+      receiveCallbackOn: isAddressKind(kind) ? (this.confirmations[slot] as number) || null : null,
       amountHigherThan: threshold === null ? null : threshold / this.scale,
       threshold,
       blockHeight: kind === HEIGHT ? Number(target) : null,
@@ -306,6 +318,7 @@ export class SubscriptionIndex {
         this.byTransaction.add(target as string, slot);
         return;
       case ADDRESS:
+      case TOKENS_EACH:
         this.byAddress.add(target as string, slot);
         return;
       case THRESHOLD:
@@ -329,6 +342,7 @@ export class SubscriptionIndex {
         this.byTransaction.remove(target as string, slot);
         return;
       case ADDRESS:
+      case TOKENS_EACH:
         this.byAddress.remove(target as string, slot);
         return;
       case THRESHOLD:

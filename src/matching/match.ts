@@ -35,7 +35,7 @@ export interface TransactionMinedMatch {
 }
 
 export interface TokenTransferMatch {
-  eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED';
+  eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' | 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION';
   subscription: SubscriptionRecord;
   identity: ItemIdentity;
   /** The subscribed address (the transfer's sender when outgoing, its recipient when incoming). */
@@ -132,6 +132,9 @@ export function confirmationsDue(match: Match, chainDefault: number): number {
       return 1;
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
       return match.subscription.receiveCallbackOn ?? chainDefault;
+    // Each-confirmation events: the last confirmation reported (callbacks go out at 1, 2, ... this).
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      return match.subscription.receiveCallbackOn ?? chainDefault;
     case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
       return chainDefault;
     // CATALOGUE.md section 7.4: when the block is applied (its first confirmation).
@@ -145,8 +148,11 @@ export function confirmationsDue(match: Match, chainDefault: number): number {
 function pushTokenMatches(matches: Match[], index: SubscriptionIndex, first: number, transfer: TokenTransfer, address: string, direction: Direction): void {
   const position = `log:${transfer.logIndex}`;
   for (let slot = first; slot >= 0; slot = index.nextSlot(slot)) {
+    // The address table serves every address kind: token transfers match the token ones.
+    const eventType = index.eventTypeOf(slot);
+    if (eventType !== 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
     matches.push({
-      eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+      eventType,
       subscription: index.record(slot),
       identity: { transactionId: transfer.transactionId, position, direction },
       address,

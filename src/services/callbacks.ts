@@ -79,7 +79,8 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
   switch (s.eventType) {
     case 'TRANSACTION_MINED':
       return { ...base, transactionId: zeroHash, minedInBlock };
-    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
       const tokenType = s.blockchain === 'bitcoin' ? 'OMNI' : s.blockchain === 'tron' ? 'TRC-20' : s.blockchain === 'binance-smart-chain' ? 'BEP-20' : 'ERC-20';
       const token =
         tokenType === 'OMNI'
@@ -91,7 +92,9 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
               amount: '0',
               contractAddress: s.blockchain === 'tron' ? 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' : '0xdac17f958d2ee523a2206206994597c13d831ec7',
             };
-      return { ...base, address: s.address, minedInBlock, transactionId: zeroHash, tokenType, token, direction: 'incoming' };
+      const item = { ...base, address: s.address, minedInBlock, transactionId: zeroHash, tokenType, token, direction: 'incoming' };
+      const target = s.receiveCallbackOn ?? 1;
+      return s.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? item : { ...item, currentConfirmations: target, targetConfirmations: target };
     }
     case 'BLOCK_MINED':
     case 'BLOCK_REVERTED':

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
-import { type Blockchain, type EventType, isMainnet, type Network } from '../domain/chains.ts';
+import { type Blockchain, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
@@ -22,6 +22,8 @@ export interface SubscriptionItemInput {
   address?: string;
   amountHigherThan?: number;
   receiveCallbackOn?: number;
+  /** Each-confirmation events: the last confirmation to report (stored as receiveCallbackOn). */
+  confirmationsCount?: number;
   /** BLOCK_HEIGHT_REACHED. */
   blockHeightReached?: number;
   callbackUrl: string;
@@ -37,6 +39,7 @@ const CREATE_COST: Record<EventType, CostName> = {
   BLOCK_MINED: 'blockMined',
   BLOCK_HEIGHT_REACHED: 'blockHeightReached',
   BLOCK_REVERTED: 'revertedBlock',
+  ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: 'addressTokensTransactionsConfirmedEachConfirmation',
 };
 
 /** Parses the callback URL: https only, a host name, no credentials in it. */
@@ -115,7 +118,13 @@ export async function createSubscription(
   if (details.length > 0 || 'error' in url) throw invalidData(details);
   assertMainnetAllowed(caller, network);
 
-  const receiveCallbackOn = eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? (item.receiveCallbackOn ?? common.config.defaultConfirmations) : null;
+  // The confirmation of the callback, or the last one reported by an each-confirmation event (CATALOGUE.md section 7.3).
+  const receiveCallbackOn =
+    eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED'
+      ? (item.receiveCallbackOn ?? common.config.defaultConfirmations)
+      : EACH_CONFIRMATION_EVENTS.has(eventType)
+        ? (item.confirmationsCount ?? common.config.defaultConfirmations)
+        : null;
   const amountHigherThan = item.amountHigherThan === undefined ? null : BigInt(item.amountHigherThan);
   const blockHeight = item.blockHeightReached ?? null;
   const allowDuplicates = item.allowDuplicates === true || item.allowDuplicates === 'true';

@@ -9,6 +9,7 @@ import * as service from '../../services/subscriptions.ts';
 import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
+  AddressTokensEachConfirmationItem,
   AddressTokensItem,
   BlockHeightReachedItem,
   BlockMinedItem,
@@ -41,6 +42,13 @@ export function createdItem(s: Subscription) {
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', transactionId: s.transactionId as string };
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      return {
+        ...base,
+        ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }),
+        address: s.address as string,
+        confirmationsCount: s.receiveCallbackOn as number,
+      };
     default:
       return { ...base, ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }), amountHigherThan: Number(s.amountHigherThan) };
   }
@@ -100,6 +108,13 @@ const CREATE_ROUTES: {
     status: 201,
     item: RevertedBlockItem,
     summary: 'Subscribe to every block dropped by a reorganisation (never fires on xrp)',
+  },
+  {
+    path: 'address-tokens-transactions-confirmed-each-confirmation',
+    eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+    status: 200,
+    item: AddressTokensEachConfirmationItem,
+    summary: 'Subscribe to token transactions of an address, one callback at each confirmation up to confirmationsCount',
   },
 ];
 
