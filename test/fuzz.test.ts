@@ -940,6 +940,28 @@ const addressTarget = (blockchain: string): fc.Arbitrary<Entries> =>
 const amountTarget = (): fc.Arbitrary<Entries> =>
   fc.oneof(fc.nat(), fc.maxSafeNat(), fc.constantFrom(0, Number.MAX_SAFE_INTEGER)).map((n): Entries => [['amountHigherThan', n]]);
 
+/** block-mined takes no target; reverted-block requires a secret (CATALOGUE.md 7.1). */
+const noTarget = (): fc.Arbitrary<Entries> => fc.constant([]);
+const secretTarget = (): fc.Arbitrary<Entries> => fc.string({ minLength: 1, maxLength: 64 }).map((secret): Entries => [['callbackSecretKey', secret]]);
+const heightTarget = (): fc.Arbitrary<Entries> =>
+  fc.oneof(fc.nat(), fc.maxSafeNat(), fc.constantFrom(0, Number.MAX_SAFE_INTEGER)).map((n): Entries => [['blockHeightReached', n]]);
+const eachTarget = (blockchain: string): fc.Arbitrary<Entries> =>
+  fc
+    .tuple(addressTarget(blockchain), fc.option(fc.integer({ min: 1, max: 100 })))
+    .map(
+      ([entries, count]): Entries => [
+        ...entries.filter(([k]) => k !== 'receiveCallbackOn'),
+        ...(count === null ? [] : [['confirmationsCount', count] as const]),
+      ],
+    );
+const TOKEN_PAIRS: [string, string][] = [
+  ['ethereum', 'goerli'],
+  ['binance-smart-chain', 'testnet'],
+  ['ethereum-classic', 'mordor'],
+  ['tron', 'nile'],
+  ['bitcoin', 'testnet'],
+];
+
 const uuidLike = fc.oneof(
   fc.uuid(),
   fc.uuid().map((u) => u.toUpperCase()),
@@ -987,6 +1009,38 @@ const ENDPOINTS: Endpoint[] = [
       ],
       amountTarget,
     ),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST block-mined',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/block-mined',
+    query: 'context',
+    valid: subscriptionCase(ALL_PAIRS, noTarget),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST block-height-reached',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/block-height-reached',
+    query: 'context',
+    valid: subscriptionCase(ALL_PAIRS, heightTarget),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST reverted-block',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/reverted-block',
+    query: 'context',
+    valid: subscriptionCase(ALL_PAIRS, secretTarget),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST address-tokens-transactions-confirmed-each-confirmation',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/address-tokens-transactions-confirmed-each-confirmation',
+    query: 'context',
+    valid: subscriptionCase(TOKEN_PAIRS, eachTarget),
     key: () => fx.keys.main,
   },
   {
