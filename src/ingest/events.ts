@@ -10,7 +10,7 @@ import type { BlockRef, NormalizedBlock, TokenMetadata, TokenTransfer } from '..
 import { callbackBody } from '../domain/callbacks.ts';
 import { callbackItem, matchIdempotencyKey } from '../matching/identity.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
-import { confirmationsDue, type Match, matchBlock, matchRevertedBlock } from '../matching/match.ts';
+import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from '../matching/match.ts';
 import type { NewCallback } from '../store/callbacks.ts';
 import type { CallbackTargetRow, ChainKey, PendingEvent } from '../store/chain-state.ts';
 
@@ -71,7 +71,12 @@ async function eventsOf(
     const target = targets.get(match.subscription.id);
     if (!target?.isActive) continue;
     const key = matchIdempotencyKey(match, chain, block);
-    const token = match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? await input.tokenMetadata?.(match.transfer) : undefined;
+    const token =
+      match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' || match.eventType === 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER'
+        ? await input.tokenMetadata?.(match.transfer)
+        : undefined;
+    // A token whose decimals are unknown counts as 0 decimals, as its callback item says (amount in base units).
+    if (match.eventType === 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER' && !tokenAmountReached(match, token?.decimals ?? 0)) continue;
     const item = callbackItem(match, block, chain, token, target.subscribedAs);
     const body = callbackBody({ id: target.id, eventType: match.eventType, apiVersion: target.apiVersion }, key, item);
     const confirmations = Math.max(1, confirmationsDue(match, input.defaultConfirmations));

@@ -1,4 +1,4 @@
-/** Endpoints 1 to 3 and 5 to 8 of the contract and the catalogue's block events: subscriptions. Thin: schema, service, mapping. */
+/** Endpoints 1 to 3 and 5 to 8 of the contract and the catalogue's events: subscriptions. Thin: schema, service, mapping. */
 
 import { type Static, type TObject, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -9,6 +9,7 @@ import * as service from '../../services/subscriptions.ts';
 import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
+  AddressInternalItem,
   AddressTokensItem,
   BlockHeightReachedItem,
   BlockMinedItem,
@@ -22,6 +23,7 @@ import {
   RevertedBlockItem,
   requestBody,
   SubscriptionItem,
+  TokensAmountItem,
   TransactionMinedItem,
 } from '../schemas.ts';
 
@@ -41,6 +43,15 @@ export function createdItem(s: Subscription) {
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', transactionId: s.transactionId as string };
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
+      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+      return {
+        ...base,
+        ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }),
+        amountHigherThan: Number(s.amountHigherThan),
+        contractAddress: s.contractAddress as string,
+      };
     default:
       return { ...base, ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }), amountHigherThan: Number(s.amountHigherThan) };
   }
@@ -100,6 +111,20 @@ const CREATE_ROUTES: {
     status: 201,
     item: RevertedBlockItem,
     summary: 'Subscribe to every block dropped by a reorganisation (never fires on xrp)',
+  },
+  {
+    path: 'address-internal-transactions-confirmed',
+    eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+    status: 200,
+    item: AddressInternalItem,
+    summary: 'Subscribe to confirmed internal transactions to or from an address',
+  },
+  {
+    path: 'tokens-transfers-for-specific-amount',
+    eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+    status: 201,
+    item: TokensAmountItem,
+    summary: 'Subscribe to confirmed transfers of a token contract at or above an amount (whole tokens)',
   },
 ];
 
