@@ -50,6 +50,8 @@ interface Endpoint {
   /** The path names one of alice's resources: to anybody else it does not exist (404). */
   ownedResource?: boolean;
   charged: boolean;
+  /** allowDuplicates is required too (CATALOGUE.md section 2.4). */
+  requiresAllowDuplicates?: boolean;
 }
 
 const item = (fields: Record<string, unknown>) => ({ data: { item: fields } });
@@ -62,6 +64,9 @@ const heightPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-even
 const revertedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/reverted-block`;
 const tokensEachPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/address-tokens-transactions-confirmed-each-confirmation`;
+const internalAddressPath = (chain = 'ethereum', network = 'goerli') =>
+  `/blockchain-events/${chain}/${network}/subscriptions/address-internal-transactions-confirmed`;
+const tokenAmountPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/tokens-transfers-for-specific-amount`;
 
 const ENDPOINTS: Endpoint[] = [
   {
@@ -118,6 +123,23 @@ const ENDPOINTS: Endpoint[] = [
     path: () => tokensEachPath(),
     body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
     badChainPaths: [tokensEachPath('litecoin', 'testnet'), tokensEachPath('xrp', 'testnet'), tokensEachPath('tron', 'goerli')],
+    charged: true,
+  },
+  {
+    name: 'address-internal-transactions-confirmed',
+    method: 'POST',
+    path: () => internalAddressPath(),
+    body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 's3cret', allowDuplicates: true }),
+    badChainPaths: [internalAddressPath('bitcoin', 'testnet'), internalAddressPath('xrp', 'testnet'), internalAddressPath('tron', 'goerli')],
+    charged: true,
+    requiresAllowDuplicates: true,
+  },
+  {
+    name: 'tokens-transfers-for-specific-amount',
+    method: 'POST',
+    path: () => tokenAmountPath(),
+    body: () => item({ amountHigherThan: 5, contractAddress: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [tokenAmountPath('bitcoin', 'mainnet'), tokenAmountPath('litecoin', 'testnet'), tokenAmountPath('ethereum', 'mordor')],
     charged: true,
   },
   { name: 'all-assets', method: 'GET', path: () => '/wallet-as-a-service/wallets/all-assets', list: true, charged: true },
@@ -328,7 +350,7 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
     );
     it('409 missing_required_attributes, every missing one in details', async () => {
       const r = await send({ body: item({}) });
-      const required = Object.keys(validItem()).filter((k) => k !== 'allowDuplicates');
+      const required = Object.keys(validItem()).filter((k) => k !== 'allowDuplicates' || e.requiresAllowDuplicates);
       expectError(r, 409, 'missing_required_attributes', required);
     });
     it('409 extra_body_attributes', async () => {
@@ -407,6 +429,25 @@ describe('subscription creation rules', () => {
     [heightPath(), { blockHeightReached: '100', callbackUrl: SAMPLE.callbackUrl }, ['blockHeightReached']],
     [revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: '', allowDuplicates: 'False' }, ['callbackSecretKey', 'allowDuplicates']],
     [revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: 1 }, ['allowDuplicates']],
+    [internalAddressPath(), { address: '0x1234', callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: false }, ['address']],
+    [
+      internalAddressPath(),
+      { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: '', allowDuplicates: 'true', receiveCallbackOn: 101 },
+      ['callbackSecretKey', 'allowDuplicates', 'receiveCallbackOn'],
+    ],
+    [
+      internalAddressPath('tron', 'nile'),
+      { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: false },
+      ['address'],
+    ],
+    [tokenAmountPath(), { amountHigherThan: -1, contractAddress: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl }, ['amountHigherThan']],
+    [tokenAmountPath(), { amountHigherThan: 1.5, contractAddress: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl }, ['amountHigherThan']],
+    [tokenAmountPath(), { amountHigherThan: 1, contractAddress: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', callbackUrl: SAMPLE.callbackUrl }, ['contractAddress']],
+    [
+      tokenAmountPath('tron', 'nile'),
+      { amountHigherThan: 1, contractAddress: SAMPLE.evmAddress, callbackUrl: 'http://x.example.com' },
+      ['contractAddress', 'callbackUrl'],
+    ],
   ])('409 invalid_data naming each bad attribute (%s)', async (path, fields, attributes) => {
     expectError(await t.request('POST', withContext(path), { key: alice.key, body: item(fields) }), 409, 'invalid_data', attributes);
   });
@@ -605,6 +646,102 @@ describe('success shapes of the create endpoints', () => {
     expect((await post(revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k' })).status).toBe(201);
     expectError(await post(revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k' }), 409, 'already_exists');
     expect((await post(blockMinedPath(), { callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true })).status).toBe(200);
+  });
+
+  it('address-internal-transactions-confirmed: 200 with the address as spelled and receiveCallbackOn filled with the default 3; 1000 credits', async () => {
+    const checksummed = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+    const r = await t.request('POST', internalAddressPath('ethereum-classic', 'mordor'), {
+      key: alice.key,
+      body: item({ address: checksummed, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 's3cret', allowDuplicates: false }),
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data.item).toEqual({
+      ...base,
+      eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+      callbackSecretKey: 's3cret',
+      address: checksummed,
+      receiveCallbackOn: 3,
+    });
+    expect(r.headers.get('x-credits-consumed')).toBe('1000');
+    const tron = await t.request('POST', internalAddressPath('tron', 'nile'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.tronAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: false, receiveCallbackOn: 20 }),
+    });
+    expect(tron.status, tron.text).toBe(200);
+    expect(tron.body.data.item).toMatchObject({ address: SAMPLE.tronAddress, receiveCallbackOn: 20 });
+  });
+
+  it('address-internal-transactions-confirmed: callbackSecretKey and allowDuplicates are required (409 missing_required_attributes naming them)', async () => {
+    const r = await t.request('POST', withContext(internalAddressPath()), {
+      key: alice.key,
+      body: item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expectError(r, 409, 'missing_required_attributes', ['callbackSecretKey', 'allowDuplicates']);
+  });
+
+  it('tokens-transfers-for-specific-amount: 201 with contractAddress as spelled, no callbackSecretKey when none was given; 10000 credits', async () => {
+    const checksummed = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+    const r = await t.request('POST', tokenAmountPath('binance-smart-chain', 'testnet'), {
+      key: alice.key,
+      body: item({ amountHigherThan: 250, contractAddress: checksummed, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.data.item).toEqual({
+      ...base,
+      eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+      amountHigherThan: 250,
+      contractAddress: checksummed,
+    });
+    expect(r.headers.get('x-credits-consumed')).toBe('10000');
+    const tron = await t.request('POST', tokenAmountPath('tron', 'nile'), {
+      key: alice.key,
+      body: item({ amountHigherThan: 0, contractAddress: SAMPLE.tronAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k' }),
+    });
+    expect(tron.status, tron.text).toBe(201);
+    expect(tron.body.data.item).toMatchObject({ amountHigherThan: 0, contractAddress: SAMPLE.tronAddress, callbackSecretKey: 'k' });
+  });
+
+  it('409 already_exists for the internal address and token amount events (CATALOGUE 7.11: address and receiveCallbackOn; amount and contract)', async () => {
+    const dave = await t.customer({ name: 'dave-internal' });
+    const post = (path: string, fields: Record<string, unknown>) => t.request('POST', withContext(path), { key: dave.key, body: item(fields) });
+    const internal = { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: false };
+    expect((await post(internalAddressPath(), internal)).status).toBe(200);
+    // Another spelling of the same address is the same target.
+    expectError(
+      await post(internalAddressPath(), { ...internal, address: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', callbackSecretKey: 'other' }),
+      409,
+      'already_exists',
+    );
+    expect((await post(internalAddressPath(), { ...internal, receiveCallbackOn: 5 })).status).toBe(200); // another receiveCallbackOn
+    expect((await post(tokensPath(), { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl })).status).toBe(201); // another event
+    expect((await post(internalAddressPath(), { ...internal, allowDuplicates: true })).status).toBe(200);
+    const amount = { amountHigherThan: 10, contractAddress: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl };
+    expect((await post(tokenAmountPath(), amount)).status).toBe(201);
+    expectError(await post(tokenAmountPath(), { ...amount, callbackSecretKey: 'different' }), 409, 'already_exists');
+    expect((await post(tokenAmountPath(), { ...amount, amountHigherThan: 11 })).status).toBe(201); // another amount
+    expect((await post(tokenAmountPath(), { ...amount, contractAddress: `0x${'12'.repeat(20)}` })).status).toBe(201); // another contract
+    expect((await post(internalPath(), { amountHigherThan: 10, callbackUrl: SAMPLE.callbackUrl })).status).toBe(201); // the coin amount event is another
+    expect((await post(tokenAmountPath(), { ...amount, allowDuplicates: true })).status).toBe(201);
+  });
+
+  it('list, get, activate and delete show internal address and token amount subscriptions', async () => {
+    const erin = await t.customer({ name: 'erin-internal' });
+    const created = [];
+    for (const [path, fields] of [
+      [internalAddressPath('tron', 'nile'), { address: SAMPLE.tronAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: false }],
+      [tokenAmountPath('tron', 'nile'), { amountHigherThan: 3, contractAddress: SAMPLE.tronAddress, callbackUrl: SAMPLE.callbackUrl }],
+    ] as const) {
+      created.push((await t.request('POST', path, { key: erin.key, body: item(fields) })).body.data.item);
+    }
+    const expected = created.map((c) => ({ ...c, blockchain: 'tron', network: 'nile' }));
+    const list = await t.request('GET', '/blockchain-events/tron/nile/subscriptions', { key: erin.key });
+    expect(list.body.data.items).toEqual(expected);
+    for (const [i, e] of expected.entries()) {
+      const id = created[i].referenceId;
+      expect((await t.request('GET', `/blockchain-events/subscriptions/${id}`, { key: erin.key })).body.data.item).toEqual(e);
+      expect((await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: erin.key })).body.data.item).toEqual(e);
+      expect((await t.request('DELETE', `/blockchain-events/tron/nile/subscriptions/${id}`, { key: erin.key })).body.data.item).toEqual(e);
+    }
   });
 
   it('list, get, activate and delete show block subscriptions with their eventType (and blockHeightReached)', async () => {

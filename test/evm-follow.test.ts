@@ -9,6 +9,7 @@
  * (GET /blockchain-events/status), so "not before the N-th confirmation" is checked at every block.
  */
 import { type Address, getAddress, type Hex, keccak256 } from 'viem';
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
@@ -194,6 +195,91 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     expect(below.hash).not.toBe(equal.hash);
     // The one-wei-below transfer did happen (so its silence is the threshold's doing, not a failure).
     expect((await publicClient(node).getTransactionReceipt({ hash: below.hash })).status).toBe('success');
+  });
+
+  it('ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: internal in (recipient) and out (the forwarding contract) at each receiveCallbackOn, the address as subscribed; a reverted frame never', async () => {
+    const payee = privateKeyToAddress(generatePrivateKey()); // checksummed, fresh: only these transfers touch it
+    const contract = getAddress(forwarder);
+    const inId = await subscribe('address-internal-transactions-confirmed', { address: payee, allowDuplicates: false, receiveCallbackOn: 2 });
+    const outId = await subscribe('address-internal-transactions-confirmed', { address: contract, allowDuplicates: false });
+    await t.app.ingest?.settled();
+    const paid = await writeContract(node, 'Forwarder', forwarder, 'forward', [payee], { value: 2n * ETH, wait: false, from: 2 });
+    const swallowed = await writeContract(node, 'Swallower', swallower, 'trySend', [payee], { value: 3n * ETH, wait: false, from: 2 });
+    const minedAt = await mineAndProcess();
+    expect((await publicClient(node).getTransactionReceipt({ hash: swallowed.hash })).status).toBe('success');
+    expect(callbacksOf(inId)).toHaveLength(0);
+    await mineAndProcess(); // 2nd confirmation: the payee's receiveCallbackOn
+    const [incoming] = await until('the incoming internal callback', async () => callbacksOf(inId).length >= 1 && callbacksOf(inId));
+    expect(callbacksOf(outId)).toHaveLength(0);
+    await mineAndProcess(); // 3rd: the chain default of the forwarder's subscription
+    const [outgoing] = await until('the outgoing internal callback', async () => callbacksOf(outId).length >= 1 && callbacksOf(outId));
+    for (let i = 0; i < 2; i++) await mineAndProcess();
+    // One each: the swallowed (reverted) payment to the payee never fires.
+    expect(callbacksOf(inId)).toHaveLength(1);
+    expect(callbacksOf(outId)).toHaveLength(1);
+    expectSigned(incoming as ReceivedRequest);
+    const common = {
+      blockchain: 'ethereum',
+      network: 'goerli',
+      minedInBlock: await blockOf(minedAt),
+      parentTransactionId: paid.hash,
+      operationId: 'call_0',
+      amount: '2',
+      unit: 'ETH',
+    };
+    expect(incoming?.json).toEqual({
+      apiVersion: '2021-03-20',
+      referenceId: inId,
+      idempotencyKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+      data: { product: 'BLOCKCHAIN_EVENTS', event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', item: { ...common, address: payee, direction: 'incoming' } },
+    });
+    expect(outgoing?.json.data).toEqual({
+      product: 'BLOCKCHAIN_EVENTS',
+      event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+      item: { ...common, address: contract, direction: 'outgoing' },
+    });
+  });
+
+  it('CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: whole tokens after the decimals, equal fires and one base unit below does not; an NFT counts as 1', async () => {
+    const two = await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 2, contractAddress: getAddress(token) });
+    const nftOne = await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 1, contractAddress: nft });
+    const nftTwo = await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 2, contractAddress: nft });
+    await t.app.ingest?.settled();
+    const equal = await writeContract(node, 'TestToken', token, 'transfer', [account(3), 2_000_000n], { wait: false });
+    await writeContract(node, 'TestToken', token, 'transfer', [account(3), 1_999_999n], { wait: false });
+    const minted = await writeContract(node, 'TestNft', nft, 'mint', [account(3), 77n], { wait: false });
+    const minedAt = await mineAndProcess();
+    await mineAndProcess();
+    expect(callbacksOf(two)).toHaveLength(0);
+    await mineAndProcess(); // 3 confirmations: the chain default
+    const [fungible] = await until('the ERC-20 amount callback', async () => callbacksOf(two).length >= 1 && callbacksOf(two));
+    const [nonFungible] = await until('the ERC-721 amount callback', async () => callbacksOf(nftOne).length >= 1 && callbacksOf(nftOne));
+    for (let i = 0; i < 2; i++) await mineAndProcess();
+    expect(callbacksOf(two)).toHaveLength(1);
+    expect(callbacksOf(nftOne)).toHaveLength(1);
+    expect(callbacksOf(nftTwo)).toHaveLength(0);
+    expectSigned(fungible as ReceivedRequest);
+    const minedInBlock = await blockOf(minedAt);
+    expect(fungible?.json.data).toEqual({
+      product: 'BLOCKCHAIN_EVENTS',
+      event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+      item: {
+        blockchain: 'ethereum',
+        network: 'goerli',
+        transactionId: equal.hash,
+        minedInBlock,
+        tokenType: 'ERC-20',
+        token: { name: 'Herald Test Token', symbol: 'HTT', decimals: '6', amount: '2', contractAddress: token.toLowerCase() },
+      },
+    });
+    expect(nonFungible?.json.data.item).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      transactionId: minted.hash,
+      minedInBlock,
+      tokenType: 'ERC-721',
+      token: { name: 'Herald Test NFT', symbol: 'HNFT', tokenId: '77', contractAddress: nft.toLowerCase() },
+    });
   });
 
   it('a reorganisation cancels the orphaned pending callback; the transaction mined again fires with the new block and a new key; the ledger equals a recount', async () => {

@@ -173,6 +173,8 @@ describe('the OpenAPI document', () => {
         'binance-smart-chain',
         'tron',
       ],
+      [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+      [`POST ${SUBSCRIPTIONS}/tokens-transfers-for-specific-amount`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`GET ${SUBSCRIPTIONS}`]: BLOCKCHAINS,
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
@@ -202,6 +204,8 @@ describe('the OpenAPI document', () => {
       'block-height-reached',
       'reverted-block',
       'address-tokens-transactions-confirmed-each-confirmation',
+      'address-internal-transactions-confirmed',
+      'tokens-transfers-for-specific-amount',
     ]) {
       const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
       const offered: string[] = parameter(op, 'blockchain').schema.enum;
@@ -260,6 +264,18 @@ describe('the OpenAPI document', () => {
     expect(itemOf(`${SUBSCRIPTIONS}/reverted-block`, 'post', 201).required.sort()).toEqual([...base, 'callbackSecretKey'].sort());
     const revertedRequest = doc.paths[`${SUBSCRIPTIONS}/reverted-block`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
     expect(revertedRequest.required.sort()).toEqual(['callbackSecretKey', 'callbackUrl']);
+    // CATALOGUE.md 2.4: the request requires callbackSecretKey and allowDuplicates; the response has every field.
+    const requestItem = (path: string) =>
+      doc.paths[`${SUBSCRIPTIONS}/${path}`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
+    expect(requestItem('address-internal-transactions-confirmed').required.sort()).toEqual(['address', 'allowDuplicates', 'callbackSecretKey', 'callbackUrl']);
+    expect(itemOf(`${SUBSCRIPTIONS}/address-internal-transactions-confirmed`, 'post', 200).required.sort()).toEqual(
+      [...base, 'callbackSecretKey', 'address', 'receiveCallbackOn'].sort(),
+    );
+    // CATALOGUE.md 2.12: callbackSecretKey optional in the response.
+    expect(requestItem('tokens-transfers-for-specific-amount').required.sort()).toEqual(['amountHigherThan', 'callbackUrl', 'contractAddress']);
+    const tokenAmount = itemOf(`${SUBSCRIPTIONS}/tokens-transfers-for-specific-amount`, 'post', 201);
+    expect(tokenAmount.required.sort()).toEqual([...base, 'amountHigherThan', 'contractAddress'].sort());
+    expect(Object.keys(tokenAmount.properties)).toContain('callbackSecretKey');
     for (const [template, method, status] of [
       ['/blockchain-events/subscriptions/{referenceId}', 'get', 200],
       [`${SUBSCRIPTIONS}/{referenceId}`, 'delete', 200],
@@ -332,6 +348,17 @@ describe('real answers match the document', () => {
     });
     expect(tokensEach.status).toBe(200);
     expect(tokensEach.body.data.item).not.toHaveProperty('callbackSecretKey');
+    const internalAddress = await call('POST', `${chain}/address-internal-transactions-confirmed`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, callbackSecretKey: 's', allowDuplicates: false, receiveCallbackOn: 2 } } },
+    });
+    expect(internalAddress.status).toBe(200);
+    const tokenAmount = await call('POST', `${chain}/tokens-transfers-for-specific-amount`, {
+      key,
+      body: { data: { item: { amountHigherThan: 7, contractAddress: SAMPLE.evmAddress, callbackUrl } } },
+    });
+    expect(tokenAmount.status).toBe(201);
+    expect(tokenAmount.body.data.item).not.toHaveProperty('callbackSecretKey');
     // List, get and activate items of the block subscriptions are checked against the document too.
     const listed = await call('GET', `${chain}?limit=50`, { key });
     expect(listed.body.data.items.map((i: Json) => i.eventType)).toEqual([
@@ -342,8 +369,10 @@ describe('real answers match the document', () => {
       'BLOCK_HEIGHT_REACHED',
       'BLOCK_REVERTED',
       'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+      'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+      'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
     ]);
-    for (const s of [blockMined, height, reverted]) {
+    for (const s of [blockMined, height, reverted, internalAddress, tokenAmount]) {
       const id = s.body.data.item.referenceId;
       expect((await call('GET', `/blockchain-events/subscriptions/${id}`, { key })).status).toBe(200);
       expect((await call('POST', `/blockchain-events/subscriptions/${id}/activate`, { key })).status).toBe(201);

@@ -298,6 +298,77 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
     expect(get(d.node.blocks[minedAt]?.infos, 2, 'internal_transactions', 0, 'rejected')).toBe(true);
   });
 
+  it('ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: internal TRX in (recipient, subscribed as 41-hex) and out (the forwarder) at each receiveCallbackOn; a rejected inner transfer never', async () => {
+    const recipient = d.node.newAccount();
+    const { referenceId: inId } = await subscribe('address-internal-transactions-confirmed', {
+      address: recipient.hex,
+      allowDuplicates: false,
+      receiveCallbackOn: 2,
+    });
+    const { referenceId: outId } = await subscribe('address-internal-transactions-confirmed', { address: d.node.forwarder, allowDuplicates: false });
+    await t.app.ingest?.settled();
+    const paid = await d.forward(recipient.address, 3n * TRX);
+    const swallowed = await d.forward(recipient.address, 4n * TRX, { swallow: true });
+    const minedAt = await mineAndProcess();
+    expect(d.node.blocks[minedAt]?.intents.map((i) => i.txID)).toEqual([paid, swallowed]);
+    expect(callbacksOf(inId)).toHaveLength(0);
+    await mineAndProcess(); // 2nd confirmation: the recipient's receiveCallbackOn
+    const [incoming] = await until('the incoming internal callback', async () => callbacksOf(inId).length >= 1 && callbacksOf(inId));
+    expect(callbacksOf(outId)).toHaveLength(0);
+    await mineAndProcess(); // 3rd: the chain default
+    const [outgoing] = await until('the outgoing internal callback', async () => callbacksOf(outId).length >= 1 && callbacksOf(outId));
+    for (let i = 0; i < 2; i++) await mineAndProcess();
+    expect(callbacksOf(inId)).toHaveLength(1);
+    expect(callbacksOf(outId)).toHaveLength(1);
+    expectSigned(incoming);
+    const common = {
+      blockchain: 'tron',
+      network: 'nile',
+      minedInBlock: blockOf(minedAt),
+      parentTransactionId: paid,
+      operationId: 'internal_0',
+      amount: '3',
+      unit: 'TRX',
+    };
+    expect(incoming?.json.data).toEqual({
+      product: 'BLOCKCHAIN_EVENTS',
+      event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+      item: { ...common, address: recipient.hex, direction: 'incoming' }, // as subscribed
+    });
+    expect(outgoing?.json.data.item).toEqual({ ...common, address: d.node.forwarder, direction: 'outgoing' });
+    expect(d.node.balance(recipient.address)).toBe(3n * TRX); // the rejected transfer did not arrive
+  });
+
+  it('CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: TRC-20 in whole tokens after the decimals (equal fires, one base unit below not), the contract subscribed as 41-hex', async () => {
+    const { referenceId: id } = await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 3, contractAddress: d.token.hex });
+    const { referenceId: higher } = await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 4, contractAddress: d.token.address });
+    await t.app.ingest?.settled();
+    const to = await d.newAddress();
+    const equal = await d.transferToken(to, 3_000_000n);
+    await d.transferToken(to, 2_999_999n);
+    const minedAt = await mineAndProcess();
+    await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(0);
+    await mineAndProcess(); // 3 confirmations: the chain default
+    const [cb] = await until('the token amount callback', async () => callbacksOf(id).length >= 1 && callbacksOf(id));
+    for (let i = 0; i < 2; i++) await mineAndProcess();
+    expect(callbacksOf(id)).toHaveLength(1);
+    expect(callbacksOf(higher)).toHaveLength(0);
+    expectSigned(cb);
+    expect(cb?.json.data).toEqual({
+      product: 'BLOCKCHAIN_EVENTS',
+      event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+      item: {
+        blockchain: 'tron',
+        network: 'nile',
+        transactionId: equal,
+        minedInBlock: blockOf(minedAt),
+        tokenType: 'TRC-20',
+        token: { name: 'Herald Tether', symbol: 'HUSDT', decimals: '6', amount: '3', contractAddress: d.token.address },
+      },
+    });
+  });
+
   it('a node in trouble (503s, then refusing connections): the follower retries, then catches up; nothing missed, nothing doubled', async () => {
     const tx = await d.send(await d.newAddress(), TRX);
     const { referenceId: id } = await subscribe('transaction-mined', { transactionId: tx });

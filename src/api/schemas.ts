@@ -168,6 +168,37 @@ export const RevertedBlockItem = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * CATALOGUE.md section 2.4: callbackSecretKey and allowDuplicates are required here (section 5); a
+ * request without them gets 409 missing_required_attributes naming them (CONTRACT.md section 3).
+ */
+export const AddressInternalItem = Type.Object(
+  {
+    address: Type.String({ minLength: 1, maxLength: 128 }),
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' }),
+    allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, receiveCallbackOn and callbackUrl).' }),
+    receiveCallbackOn: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Confirmation on which the callback is sent; default 3.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** CATALOGUE.md sections 2.12 and 7.7. */
+export const TokensAmountItem = Type.Object(
+  {
+    amountHigherThan: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: "Threshold in whole tokens, compared exactly in base units after the token's decimals; an ERC-721/TRC-721 transfer counts as 1.",
+    }),
+    contractAddress: Type.String({ minLength: 1, maxLength: 128, description: 'The token contract (not a holder address).' }),
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.Optional(SecretKey),
+    allowDuplicates: Type.Optional(AllowDuplicates),
+  },
+  { additionalProperties: false },
+);
+
 const DeactivationReason = Type.Object({ reason: Type.String(), timestamp: Type.Integer() });
 
 /** The fields of every subscription item (contract section 2, "Response item"). */
@@ -216,6 +247,20 @@ export const CREATED_ITEMS = {
     address: Type.String({ description: "As given (the client's spelling)." }),
     confirmationsCount: Type.Integer({ description: 'As given, or 3 when omitted.' }),
   }),
+  ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('ADDRESS_INTERNAL_TRANSACTION_CONFIRMED'),
+    callbackSecretKey: Type.String(),
+    address: Type.String({ description: "As given (the client's spelling)." }),
+    receiveCallbackOn: Type.Integer({ description: "As given, or the chain's default when omitted." }),
+  }),
+  CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER'),
+    callbackSecretKey: OptionalSecretKey,
+    amountHigherThan: Type.Integer(),
+    contractAddress: Type.String({ description: "As given (the client's spelling)." }),
+  }),
 } as const satisfies Record<EventType, TSchema>;
 
 /**
@@ -229,16 +274,24 @@ export const SubscriptionItem = Type.Object({
   network: Type.String(),
   callbackSecretKey: Type.Optional(
     Type.String({
-      description: "Always present but on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER without one ('' when none was given).",
+      description:
+        "Always present but on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER and CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER without one ('' when none was given).",
     }),
   ),
   transactionId: Type.Optional(Type.String({ description: 'Present on TRANSACTION_MINED.' })),
   address: Type.Optional(Type.String({ description: 'Present on the address events.' })),
-  receiveCallbackOn: Type.Optional(Type.Integer({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED.' })),
-  amountHigherThan: Type.Optional(Type.Integer({ description: 'Present on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.' })),
+  receiveCallbackOn: Type.Optional(
+    Type.Integer({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED and ADDRESS_INTERNAL_TRANSACTION_CONFIRMED.' }),
+  ),
+  amountHigherThan: Type.Optional(
+    Type.Integer({
+      description: 'Present on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER and CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.',
+    }),
+  ),
   blockHeightReached: Type.Optional(Type.Integer({ description: 'Present on BLOCK_HEIGHT_REACHED.' })),
   confirmationsCount: Type.Optional(Type.Integer({ description: 'Present on the each-confirmation events.' })),
   deactivationReasons: Type.Optional(Type.Array(DeactivationReason, { description: 'Present when isActive is false.' })),
+  contractAddress: Type.Optional(Type.String({ description: 'Present on CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.' })),
 });
 
 const Coin = Type.Object({

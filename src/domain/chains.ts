@@ -60,6 +60,8 @@ export const EVENT_TYPES = [
   'BLOCK_HEIGHT_REACHED',
   'BLOCK_REVERTED',
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+  'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -73,6 +75,8 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   // On xrp accepted but never fired: herald follows validated ledgers only, which do not revert.
   BLOCK_REVERTED: BLOCKCHAINS,
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: ['bitcoin', 'ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+  ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+  CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
 };
 
 /**

@@ -17,5 +17,7 @@ export const ENDPOINT_NAMES = [
   'callbacks',
   'status',
   'callback-data',
+  'address-internal-transactions-confirmed',
+  'tokens-transfers-for-specific-amount',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

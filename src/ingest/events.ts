@@ -11,7 +11,7 @@ import { callbackBody } from '../domain/callbacks.ts';
 import { EACH_CONFIRMATION_EVENTS } from '../domain/chains.ts';
 import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from '../matching/identity.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
-import { confirmationsDue, type Match, matchBlock, matchRevertedBlock } from '../matching/match.ts';
+import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from '../matching/match.ts';
 import type { NewCallback } from '../store/callbacks.ts';
 import type { CallbackTargetRow, ChainKey, PendingEvent } from '../store/chain-state.ts';
 
@@ -72,9 +72,13 @@ async function eventsOf(
     const target = targets.get(match.subscription.id);
     if (!target?.isActive) continue;
     const token =
-      match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' || match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'
+      match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ||
+      match.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION' ||
+      match.eventType === 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER'
         ? await input.tokenMetadata?.(match.transfer)
         : undefined;
+    // A token whose decimals are unknown counts as 0 decimals, as its callback item says (amount in base units).
+    if (match.eventType === 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER' && !tokenAmountReached(match, token?.decimals ?? 0)) continue;
     const item = callbackItem(match, block, chain, token, target.subscribedAs);
     const confirmations = Math.max(1, confirmationsDue(match, input.defaultConfirmations));
     // Each-confirmation events: one callback per confirmation 1..N, each with its counts and its own

@@ -187,6 +187,40 @@ describe('callbackItem', () => {
       unit: 'TRX',
     });
   });
+
+  it('builds ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: the subscribed spelling, the native unit and the direction', () => {
+    const match = matchOne(
+      { eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', target: A },
+      { internalTransfers: [{ parentTransactionId: TX, operationId: 'call_0_1', from: B, to: A, amount: 1_500_000_000_000_000_000n }] },
+    );
+    const spelled = A.toUpperCase().replace('0X', '0x');
+    expect(callbackItem(match, block({}), eth, undefined, spelled)).toEqual({
+      blockchain: 'ethereum',
+      network: 'mainnet',
+      address: spelled,
+      minedInBlock: MINED_IN,
+      parentTransactionId: TX,
+      operationId: 'call_0_1',
+      amount: '1.5',
+      unit: 'ETH',
+      direction: 'incoming',
+    });
+  });
+
+  it('builds CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: the transfer and the token object, no address or direction', () => {
+    const match = matchOne(
+      { eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', target: TOKEN, amountHigherThan: 1n },
+      { tokenTransfers: [{ transactionId: TX, logIndex: 3, tokenType: 'ERC-20', contract: TOKEN, from: A, to: B, amount: 1_500_000n }] },
+    );
+    expect(callbackItem(match, block({}), eth, { name: 'Tether USD', symbol: 'USDT', decimals: 6 })).toEqual({
+      blockchain: 'ethereum',
+      network: 'mainnet',
+      transactionId: TX,
+      minedInBlock: MINED_IN,
+      tokenType: 'ERC-20',
+      token: { name: 'Tether USD', symbol: 'USDT', decimals: '6', amount: '1.5', contractAddress: TOKEN },
+    });
+  });
 });
 
 describe('block events', () => {

@@ -121,6 +121,34 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
         unit,
       };
     }
+    // CATALOGUE.md section 2.4: unit is the chain's native symbol in upper case (section 7.9).
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED': {
+      const { transfer } = match;
+      const { unit, decimals } = CHAINS[blockchain];
+      return {
+        blockchain,
+        network,
+        address: subscribedAs ?? match.address,
+        minedInBlock,
+        parentTransactionId: transfer.parentTransactionId,
+        operationId: transfer.operationId,
+        amount: formatUnits(transfer.amount, decimals),
+        unit,
+        direction: match.direction,
+      };
+    }
+    // CATALOGUE.md sections 2.12 and 7.8: no address or direction; tron sends its TRC-20/TRC-721 objects.
+    case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
+      const { transfer } = match;
+      return {
+        blockchain,
+        network,
+        transactionId: transfer.transactionId,
+        minedInBlock,
+        tokenType: transfer.tokenType,
+        token: tokenOf(transfer, token ?? UNKNOWN_TOKEN),
+      };
+    }
     // CATALOGUE.md sections 2.8 to 2.10: flat, the block itself (for BLOCK_REVERTED the dropped one).
     case 'BLOCK_MINED':
     case 'BLOCK_HEIGHT_REACHED':

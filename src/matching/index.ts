@@ -4,7 +4,10 @@
  * (ADDRESS_TOKENS_TRANSACTION_CONFIRMED), thresholds sorted in base units
  * (CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER), height -> subscriptions
  * (BLOCK_HEIGHT_REACHED) and the subscriptions of every block (BLOCK_MINED; BLOCK_REVERTED, matched
- * against the blocks a reorganisation drops).
+ * against the blocks a reorganisation drops). One address table serves every address kind (token and
+ * internal-transfer subscriptions; each slot says its kind, and matching keeps the kinds it looks for);
+ * token contract -> subscriptions (CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER, whose
+ * whole-token amount is compared after the token's decimals are known, see match.ts).
  *
  * Memory is the constraint (a million subscriptions in well under 400 bytes each), so a subscription
  * is a slot in parallel typed arrays (16-byte id, customer id, kind, receiveCallbackOn, next slot of the
@@ -36,13 +39,16 @@ export interface SubscriptionRecord {
   id: string;
   customerId: string;
   eventType: EventType;
-  /** Normalised transaction id or address; null for threshold subscriptions. */
+  /** Normalised transaction id or address (for a token amount subscription the contract); null for threshold subscriptions. */
   target: string | null;
-  /** Token events: the confirmations asked, null for the chain default; null for other events. */
+  /** Address events (tokens, internal): the confirmations asked, null for the chain default; null for other events. */
   receiveCallbackOn: number | null;
-  /** Threshold events: whole coins of the native unit, as subscribed; null otherwise. */
+  /** Threshold events: whole coins of the native unit (whole tokens for the token amount event), as subscribed; null otherwise. */
   amountHigherThan: bigint | null;
-  /** Threshold events: amountHigherThan in base units (what amounts are compared with); null otherwise. */
+  /**
+   * Internal threshold events: amountHigherThan in base units (what amounts are compared with); null
+   * otherwise (the token amount event's base units depend on the token's decimals, known after matching).
+   */
   threshold: bigint | null;
   /** BLOCK_HEIGHT_REACHED: the height waited for; null otherwise. */
   blockHeight: number | null;
@@ -58,8 +64,12 @@ const BLOCK = 4;
 const HEIGHT = 5;
 /** Every block a reorganisation drops. */
 const REVERTED = 6;
+/** Internal transfers to or from an address (in the address table, beside ADDRESS). */
+const INTERNAL_ADDRESS = 7;
+/** Token transfers of a contract at or above a whole-token amount (the target is the contract). */
+const TOKEN_AMOUNT = 8;
 /** Token transfers of an address, one callback per confirmation (kept in the address table with ADDRESS). */
-const TOKENS_EACH = 7;
+const TOKENS_EACH = 9;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -68,10 +78,12 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'BLOCK_MINED',
   'BLOCK_HEIGHT_REACHED',
   'BLOCK_REVERTED',
+  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+  'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
 ];
 /** Kinds whose target is an address (one address table serves them all). */
-const isAddressKind = (kind: number) => kind === ADDRESS || kind === TOKENS_EACH;
+const isAddressKind = (kind: number) => kind === ADDRESS || kind === INTERNAL_ADDRESS || kind === TOKENS_EACH;
 
 export class SubscriptionIndex {
   readonly blockchain: Blockchain;
@@ -101,6 +113,9 @@ export class SubscriptionIndex {
   private readonly byHeight: TargetTable;
   private readonly everyBlock: SlotChain;
   private readonly everyReverted: SlotChain;
+  private readonly byContract: TargetTable;
+  /** Whole-token amounts of the TOKEN_AMOUNT slots (few next to the address kinds, so not a column of every slot). */
+  private readonly tokenAmounts = new Map<number, bigint>();
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -119,6 +134,7 @@ export class SubscriptionIndex {
     this.byHeight = new TargetTable(this.targets, this.links);
     this.everyBlock = new SlotChain(this.links);
     this.everyReverted = new SlotChain(this.links);
+    this.byContract = new TargetTable(this.targets, this.links);
   }
 
   /** Subscriptions indexed. */
@@ -152,10 +168,18 @@ export class SubscriptionIndex {
     switch (sub.eventType) {
       case 'TRANSACTION_MINED':
       case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
+      case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
       case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
         if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no target`);
         target = sub.target;
-        kind = sub.eventType === 'TRANSACTION_MINED' ? TRANSACTION : sub.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? ADDRESS : TOKENS_EACH;
+        kind =
+          sub.eventType === 'TRANSACTION_MINED'
+            ? TRANSACTION
+            : sub.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED'
+              ? ADDRESS
+              : sub.eventType === 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED'
+                ? INTERNAL_ADDRESS
+                : TOKENS_EACH;
         // receiveCallbackOn; for the each-confirmation kind, the last confirmation to report (confirmationsCount).
         const on = sub.receiveCallbackOn;
         if (isAddressKind(kind) && on !== null) {
@@ -178,6 +202,14 @@ export class SubscriptionIndex {
           throw new Error(`subscription ${sub.id}: blockHeight ${height} is not an integer >= 0`);
         target = String(height);
         kind = HEIGHT;
+        break;
+      }
+      case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
+        if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no contract`);
+        const whole = sub.amountHigherThan;
+        if (whole === null || whole < 0n) throw new Error(`subscription ${sub.id}: amountHigherThan ${whole} is not an integer >= 0`);
+        target = sub.target;
+        kind = TOKEN_AMOUNT;
         break;
       }
       case 'BLOCK_MINED':
@@ -203,6 +235,7 @@ export class SubscriptionIndex {
     this.kinds[slot] = kind;
     this.confirmations[slot] = confirmations;
     this.targets[slot] = target;
+    if (kind === TOKEN_AMOUNT) this.tokenAmounts.set(slot, sub.amountHigherThan as bigint);
     this.link(kind, target, slot);
     this.count++;
     return true;
@@ -228,9 +261,27 @@ export class SubscriptionIndex {
     return this.byTransaction.first(transactionId);
   }
 
-  /** The first ADDRESS_TOKENS_TRANSACTION_CONFIRMED subscription of `address`, or -1; nextSlot() gives the others. */
+  /**
+   * The first subscription of `address` of any address kind (ADDRESS_TOKENS_TRANSACTION_CONFIRMED,
+   * ADDRESS_INTERNAL_TRANSACTION_CONFIRMED), or -1; nextSlot() gives the others; eventTypeOf() tells the kind.
+   */
   firstAddressSlot(address: string): number {
     return this.byAddress.first(address);
+  }
+
+  /** The first CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER subscription of token `contract`, or -1; nextSlot() gives the others. */
+  firstContractSlot(contract: string): number {
+    return this.byContract.size === 0 ? -1 : this.byContract.first(contract);
+  }
+
+  /** The event type of the subscription in `slot` (a live slot). */
+  eventTypeOf(slot: number): EventType {
+    return EVENT_OF_KIND[this.kinds[slot] as number] as EventType;
+  }
+
+  /** The whole-token amount of the TOKEN_AMOUNT subscription in `slot`. */
+  tokenAmountOf(slot: number): bigint {
+    return this.tokenAmounts.get(slot) as bigint;
   }
 
   /** The first BLOCK_HEIGHT_REACHED subscription of `height`, or -1; nextSlot() gives the others. */
@@ -263,11 +314,6 @@ export class SubscriptionIndex {
     return this.thresholds.slotAt(i);
   }
 
-  /** The event type of the subscription in `slot`, without building its record (matching filters the address table's kinds with it). */
-  eventTypeOf(slot: number): EventType | undefined {
-    return EVENT_OF_KIND[this.kinds[slot] as number];
-  }
-
   record(slot: number): SubscriptionRecord {
     const kind = this.kinds[slot] as number;
     const eventType = EVENT_OF_KIND[kind];
@@ -278,9 +324,9 @@ export class SubscriptionIndex {
       id: this.ids.idOf(slot),
       customerId: String(this.customers[slot]),
       eventType,
-      target: kind === TRANSACTION || isAddressKind(kind) ? (target as string) : null,
+      target: kind === TRANSACTION || isAddressKind(kind) || kind === TOKEN_AMOUNT ? (target as string) : null,
       receiveCallbackOn: isAddressKind(kind) ? (this.confirmations[slot] as number) || null : null,
-      amountHigherThan: threshold === null ? null : threshold / this.scale,
+      amountHigherThan: threshold === null ? (kind === TOKEN_AMOUNT ? this.tokenAmountOf(slot) : null) : threshold / this.scale,
       threshold,
       blockHeight: kind === HEIGHT ? Number(target) : null,
     };
@@ -298,6 +344,7 @@ export class SubscriptionIndex {
       this.byTransaction.byteLength +
       this.byAddress.byteLength +
       this.byHeight.byteLength +
+      this.byContract.byteLength +
       this.thresholds.byteLength
     );
   }
@@ -307,6 +354,7 @@ export class SubscriptionIndex {
     this.ids.delete(slot);
     this.kinds[slot] = FREE;
     this.targets[slot] = undefined;
+    this.tokenAmounts.delete(slot);
     this.freeSlots.push(slot);
     this.count--;
   }
@@ -319,7 +367,11 @@ export class SubscriptionIndex {
         return;
       case ADDRESS:
       case TOKENS_EACH:
+      case INTERNAL_ADDRESS:
         this.byAddress.add(target as string, slot);
+        return;
+      case TOKEN_AMOUNT:
+        this.byContract.add(target as string, slot);
         return;
       case THRESHOLD:
         this.thresholds.add(target as bigint, slot);
@@ -343,7 +395,11 @@ export class SubscriptionIndex {
         return;
       case ADDRESS:
       case TOKENS_EACH:
+      case INTERNAL_ADDRESS:
         this.byAddress.remove(target as string, slot);
+        return;
+      case TOKEN_AMOUNT:
+        this.byContract.remove(target as string, slot);
         return;
       case THRESHOLD:
         this.thresholds.remove(slot);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
 import { type IndexableSubscription, SubscriptionIndex } from './index.ts';
-import { confirmationsDue, type Match, matchBlock, matchRevertedBlock } from './match.ts';
+import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from './match.ts';
 
 const A = `0x${'a'.repeat(40)}`;
 const B = `0x${'b'.repeat(40)}`;
@@ -212,5 +212,69 @@ describe('block events', () => {
     expect(() => index.add(sub({ eventType: 'BLOCK_HEIGHT_REACHED', blockHeight: null }))).toThrow(/blockHeight/);
     expect(() => index.add(sub({ eventType: 'BLOCK_HEIGHT_REACHED', blockHeight: -1 }))).toThrow(/blockHeight/);
     expect(index.size).toBe(2);
+  });
+});
+
+describe('internal transfers of an address and token amounts (CATALOGUE.md 2.4 and 2.12)', () => {
+  const internalSub = (target: string, receiveCallbackOn: number | null = null) =>
+    sub({ eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', target, receiveCallbackOn });
+  const amountSub = (whole: bigint, contract = TOKEN) =>
+    sub({ eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', target: contract, amountHigherThan: whole });
+  const frame = (from: string, to: string, operationId: string) => ({ parentTransactionId: TX2, operationId, from, to, amount: 5n });
+
+  it('one address table serves token and internal subscriptions: each kind only matches its own transfers, with its direction', () => {
+    const tokensOfA = addressSub(A);
+    const internalOfA = internalSub(A, 7);
+    const internalOfB = internalSub(B);
+    const index = indexOf(tokensOfA, internalOfA, internalOfB);
+    const matches = matchBlock(
+      index,
+      block({ tokenTransfers: [transfer(A, C, 0)], internalTransfers: [frame(A, B, 'call_0'), frame(C, A, 'call_1'), frame(B, B, 'call_2')] }),
+      'ethereum',
+    );
+    expect(summary(matches)).toEqual([
+      { id: tokensOfA.id, event: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', transactionId: TX1, position: 'log:0', direction: 'outgoing', address: A },
+      { id: internalOfA.id, event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', transactionId: TX2, position: 'op:call_0', direction: 'outgoing', address: A },
+      { id: internalOfB.id, event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', transactionId: TX2, position: 'op:call_0', direction: 'incoming', address: B },
+      { id: internalOfA.id, event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', transactionId: TX2, position: 'op:call_1', direction: 'incoming', address: A },
+      // A frame from the address to itself: one match, outgoing.
+      { id: internalOfB.id, event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', transactionId: TX2, position: 'op:call_2', direction: 'outgoing', address: B },
+    ]);
+    expect(matches.filter((m) => m.eventType === 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED').map((m) => confirmationsDue(m, 3))).toEqual([7, 3, 7, 3]);
+    expect(index.get(internalOfA.id)).toMatchObject({ target: A, receiveCallbackOn: 7 });
+    index.remove(internalOfA.id);
+    expect(matchBlock(index, block({ internalTransfers: [frame(A, C, 'call_0')] }), 'ethereum')).toEqual([]);
+  });
+
+  it('token amount: candidates of the transfer contract only; tokenAmountReached compares exactly after the decimals; an NFT counts as 1', () => {
+    const zero = amountSub(0n);
+    const one = amountSub(1n);
+    const ten = amountSub(10n);
+    const otherContract = amountSub(0n, C);
+    const index = indexOf(zero, one, ten, otherContract);
+    expect(index.get(ten.id)).toMatchObject({ target: TOKEN, amountHigherThan: 10n, threshold: null });
+    const fungible = transfer(A, B, 0, { amount: 10n * 10n ** 6n });
+    const nft = transfer(A, B, 1, { tokenType: 'ERC-721', amount: undefined, tokenId: '5' });
+    // 9 base units: no decimals can make it reach 10 whole tokens, so the ten subscription is not a candidate.
+    const small = transfer(A, B, 2, { amount: 9n });
+    const matches = matchBlock(index, block({ tokenTransfers: [fungible, nft, small] }), 'ethereum');
+    expect(summary(matches)).toEqual([
+      { id: zero.id, event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX1, position: 'log:0', direction: null },
+      { id: one.id, event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX1, position: 'log:0', direction: null },
+      { id: ten.id, event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX1, position: 'log:0', direction: null },
+      { id: zero.id, event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX1, position: 'log:1', direction: null },
+      { id: one.id, event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX1, position: 'log:1', direction: null },
+      { id: zero.id, event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX1, position: 'log:2', direction: null },
+      { id: one.id, event: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX1, position: 'log:2', direction: null },
+    ]);
+    const reached = (m: Match, decimals: number) =>
+      m.eventType === 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER' && tokenAmountReached(m, decimals);
+    const [z0, o0, t0, z1, o1, z2, o2] = matches as Match[];
+    // 10 tokens of 6 decimals: equal reaches, one base unit more decimals does not.
+    expect([reached(z0 as Match, 6), reached(o0 as Match, 6), reached(t0 as Match, 6), reached(t0 as Match, 7)]).toEqual([true, true, true, false]);
+    expect([reached(z1 as Match, 18), reached(o1 as Match, 18)]).toEqual([true, true]);
+    // 9 base units of a 0-decimal token (unknown decimals count as 0): reaches 1, not 10.
+    expect([reached(z2 as Match, 0), reached(o2 as Match, 0), reached(o2 as Match, 1)]).toEqual([true, true, false]);
+    expect(confirmationsDue(t0 as Match, 4)).toBe(4);
   });
 });

@@ -2,8 +2,14 @@
  * Matching: one normalised block and the index of one chain's active subscriptions -> the events they
  * subscribed to. Pure and synchronous: no I/O, no clock; the same block and index give the same
  * matches, in block order (the block itself (BLOCK_MINED, BLOCK_HEIGHT_REACHED), then transactions,
- * then token transfers, then internal transfers; subscriptions of one target in the order they were
- * indexed). matchRevertedBlock gives the BLOCK_REVERTED matches of a block a reorganisation drops.
+ * then token transfers, then internal transfers, then token transfers again for the token amount event;
+ * subscriptions of one target in the order they were indexed). matchRevertedBlock gives the BLOCK_REVERTED
+ * matches of a block a reorganisation drops.
+ *
+ * The token amount event (CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER) compares whole
+ * tokens after the token's decimals, which a node lookup tells: matching gives the candidates of the
+ * transfer's contract (dropping those no decimals could make reach the amount), and the caller keeps a
+ * candidate when tokenAmountReached() says so once it knows the decimals.
  *
  * Building the callbacks (loading the rest of each subscription, keys, items, bodies) and deciding when
  * they are due (confirmationsDue) come after, in the caller.
@@ -59,7 +65,27 @@ export interface BlockMatch {
   identity: ItemIdentity;
 }
 
-export type Match = TransactionMinedMatch | TokenTransferMatch | InternalTransferMatch | BlockMatch;
+/** CATALOGUE.md section 2.4: an internal transfer to or from the subscribed address. */
+export interface AddressInternalMatch {
+  eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED';
+  subscription: SubscriptionRecord;
+  identity: ItemIdentity;
+  /** The subscribed address (the frame's sender when outgoing, its recipient when incoming). */
+  address: string;
+  /** A frame from the address to itself is outgoing. */
+  direction: Direction;
+  transfer: InternalTransfer;
+}
+
+/** CATALOGUE.md section 2.12: a transfer of the subscribed contract; a candidate until tokenAmountReached() says yes. */
+export interface TokenAmountMatch {
+  eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER';
+  subscription: SubscriptionRecord;
+  identity: ItemIdentity;
+  transfer: TokenTransfer;
+}
+
+export type Match = TransactionMinedMatch | TokenTransferMatch | InternalTransferMatch | BlockMatch | AddressInternalMatch | TokenAmountMatch;
 
 const BLOCK_IDENTITY: ItemIdentity = Object.freeze({ transactionId: null, position: null, direction: null });
 
@@ -98,6 +124,12 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
   }
 
   for (const transfer of block.internalTransfers) {
+    const from = index.firstAddressSlot(transfer.from);
+    if (from >= 0) pushInternalMatches(matches, index, from, transfer, transfer.from, 'outgoing');
+    if (transfer.to !== transfer.from) {
+      const to = index.firstAddressSlot(transfer.to);
+      if (to >= 0) pushInternalMatches(matches, index, to, transfer, transfer.to, 'incoming');
+    }
     const n = index.thresholdsAtMost(transfer.amount);
     for (let i = 0; i < n; i++) {
       const slot = index.thresholdSlotAt(i);
@@ -110,7 +142,38 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
       });
     }
   }
+
+  for (const transfer of block.tokenTransfers) {
+    for (let slot = index.firstContractSlot(transfer.contract); slot >= 0; slot = index.nextSlot(slot)) {
+      if (!mayReach(transfer, index.tokenAmountOf(slot))) continue;
+      matches.push({
+        eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+        subscription: index.record(slot),
+        identity: { transactionId: transfer.transactionId, position: `log:${transfer.logIndex}`, direction: null },
+        transfer,
+      });
+    }
+  }
   return matches;
+}
+
+const isNonFungible = (transfer: TokenTransfer): boolean =>
+  transfer.tokenType === 'ERC-721' || transfer.tokenType === 'TRC-721' || transfer.amount === undefined;
+
+/** Whether some decimals could make `transfer` reach `whole` tokens: an NFT counts as 1; base units are never fewer than whole tokens. */
+function mayReach(transfer: TokenTransfer, whole: bigint): boolean {
+  return isNonFungible(transfer) ? whole <= 1n : (transfer.amount as bigint) >= whole;
+}
+
+/**
+ * CATALOGUE.md section 7.7: whether the transfer of a token amount match reaches the subscribed whole
+ * tokens, compared exactly in base units after the token's `decimals`; an ERC-721/TRC-721 transfer
+ * counts as 1 whatever its decimals.
+ */
+export function tokenAmountReached(match: TokenAmountMatch, decimals: number): boolean {
+  const whole = match.subscription.amountHigherThan ?? 0n;
+  if (isNonFungible(match.transfer)) return whole <= 1n;
+  return (match.transfer.amount as bigint) >= whole * 10n ** BigInt(decimals);
 }
 
 /** The matches of a block that a reorganisation drops: one BLOCK_REVERTED match per indexed subscription of it. */
@@ -137,6 +200,11 @@ export function confirmationsDue(match: Match, chainDefault: number): number {
       return match.subscription.receiveCallbackOn ?? chainDefault;
     case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
       return chainDefault;
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
+      return match.subscription.receiveCallbackOn ?? chainDefault;
+    // CATALOGUE.md section 7.4: at the chain's confirmations, as the internal amount event.
+    case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+      return chainDefault;
     // CATALOGUE.md section 7.4: when the block is applied (its first confirmation).
     case 'BLOCK_MINED':
     case 'BLOCK_HEIGHT_REACHED':
@@ -155,6 +223,28 @@ function pushTokenMatches(matches: Match[], index: SubscriptionIndex, first: num
       eventType,
       subscription: index.record(slot),
       identity: { transactionId: transfer.transactionId, position, direction },
+      address,
+      direction,
+      transfer,
+    });
+  }
+}
+
+function pushInternalMatches(
+  matches: Match[],
+  index: SubscriptionIndex,
+  first: number,
+  transfer: InternalTransfer,
+  address: string,
+  direction: Direction,
+): void {
+  const position = `op:${transfer.operationId}`;
+  for (let slot = first; slot >= 0; slot = index.nextSlot(slot)) {
+    if (index.eventTypeOf(slot) !== 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED') continue;
+    matches.push({
+      eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+      subscription: index.record(slot),
+      identity: { transactionId: transfer.parentTransactionId, position, direction },
       address,
       direction,
       transfer,

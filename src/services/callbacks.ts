@@ -96,6 +96,13 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
       const target = s.receiveCallbackOn ?? 1;
       return s.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? item : { ...item, currentConfirmations: target, targetConfirmations: target };
     }
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
+      return { ...base, address: s.address, minedInBlock, parentTransactionId: zeroHash, operationId: 'call_0_1', amount: '0', unit, direction: 'incoming' };
+    case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
+      const tokenType = s.blockchain === 'tron' ? 'TRC-20' : s.blockchain === 'binance-smart-chain' ? 'BEP-20' : 'ERC-20';
+      const token = { name: '', symbol: '', decimals: '0', amount: '0', contractAddress: s.contractAddress ?? '' };
+      return { ...base, transactionId: zeroHash, minedInBlock, tokenType, token };
+    }
     case 'BLOCK_MINED':
     case 'BLOCK_REVERTED':
       return { ...base, height: minedInBlock.height, hash: zeroHash, timestamp: minedInBlock.timestamp };

@@ -26,6 +26,8 @@ export interface SubscriptionItemInput {
   confirmationsCount?: number;
   /** BLOCK_HEIGHT_REACHED. */
   blockHeightReached?: number;
+  /** CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: the token contract. */
+  contractAddress?: string;
   callbackUrl: string;
   callbackSecretKey?: string;
   /** reverted-block also takes the strings "true" and "false" (CATALOGUE.md section 7.1). */
@@ -40,7 +42,12 @@ const CREATE_COST: Record<EventType, CostName> = {
   BLOCK_HEIGHT_REACHED: 'blockHeightReached',
   BLOCK_REVERTED: 'revertedBlock',
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: 'addressTokensTransactionsConfirmedEachConfirmation',
+  ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: 'addressInternalTransactionsConfirmed',
+  CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'tokensTransfersForSpecificAmount',
 };
+
+/** The event types whose subscriptions take receiveCallbackOn (filled with the chain default when omitted). */
+const TAKES_CONFIRMATIONS: ReadonlySet<EventType> = new Set(['ADDRESS_TOKENS_TRANSACTION_CONFIRMED', 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED']);
 
 /** Parses the callback URL: https only, a host name, no credentials in it. */
 export function parseCallbackUrl(value: string): { host: string } | { error: string } {
@@ -113,18 +120,23 @@ export async function createSubscription(
     if (v.ok) target = v.normalized;
     else details.push({ attribute: 'address', message: v.message });
   }
+  // The token contract is the target of a token amount subscription (CATALOGUE.md section 7.11).
+  if (item.contractAddress !== undefined) {
+    const v = validateAddress(blockchain, network, item.contractAddress);
+    if (v.ok) target = v.normalized;
+    else details.push({ attribute: 'contractAddress', message: v.message });
+  }
   const url = parseCallbackUrl(item.callbackUrl);
   if ('error' in url) details.push({ attribute: 'callbackUrl', message: url.error });
   if (details.length > 0 || 'error' in url) throw invalidData(details);
   assertMainnetAllowed(caller, network);
 
   // The confirmation of the callback, or the last one reported by an each-confirmation event (CATALOGUE.md section 7.3).
-  const receiveCallbackOn =
-    eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED'
-      ? (item.receiveCallbackOn ?? common.config.defaultConfirmations)
-      : EACH_CONFIRMATION_EVENTS.has(eventType)
-        ? (item.confirmationsCount ?? common.config.defaultConfirmations)
-        : null;
+  const receiveCallbackOn = TAKES_CONFIRMATIONS.has(eventType)
+    ? (item.receiveCallbackOn ?? common.config.defaultConfirmations)
+    : EACH_CONFIRMATION_EVENTS.has(eventType)
+      ? (item.confirmationsCount ?? common.config.defaultConfirmations)
+      : null;
   const amountHigherThan = item.amountHigherThan === undefined ? null : BigInt(item.amountHigherThan);
   const blockHeight = item.blockHeightReached ?? null;
   const allowDuplicates = item.allowDuplicates === true || item.allowDuplicates === 'true';
@@ -139,12 +151,14 @@ export async function createSubscription(
     receiveCallbackOn,
     amountHigherThan,
     blockHeight,
+    contractAddress: item.contractAddress ?? null,
     callbackUrl: item.callbackUrl,
     callbackHost: url.host,
     // The contract echoes an absent secret as '' on endpoints 1 and 2 (and the block events); stored as NULL (no signing).
     callbackSecretKey: item.callbackSecretKey || null,
     allowDuplicates,
-    // CATALOGUE.md section 7.11: the height is the target of BLOCK_HEIGHT_REACHED; BLOCK_MINED and BLOCK_REVERTED have none.
+    // CATALOGUE.md section 7.11: the height is the target of BLOCK_HEIGHT_REACHED; BLOCK_MINED and BLOCK_REVERTED have none;
+    // a token amount subscription's are its contract (target) and its amount.
     duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), item.callbackUrl),
     apiVersion: caller.apiVersion,
   };

@@ -24,6 +24,8 @@ export interface Subscription {
   amountHigherThan: bigint | null;
   /** BLOCK_HEIGHT_REACHED: the height waited for (the request's blockHeightReached); null otherwise. */
   blockHeight: number | null;
+  /** CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: the token contract as given (target holds it normalised); null otherwise. */
+  contractAddress?: string | null;
   callbackUrl: string;
   callbackHost: string;
   callbackSecretKey: string | null;
@@ -49,6 +51,7 @@ interface SubscriptionRow {
   receive_callback_on: number | null;
   amount_higher_than: string | null;
   block_height: string | null;
+  contract_address: string | null;
   callback_url: string;
   callback_host: string;
   callback_secret_key: string | null;
@@ -73,6 +76,7 @@ function toSubscription(row: SubscriptionRow): Subscription {
     receiveCallbackOn: row.receive_callback_on,
     amountHigherThan: row.amount_higher_than === null ? null : BigInt(row.amount_higher_than),
     blockHeight: row.block_height === null ? null : Number(row.block_height),
+    contractAddress: row.contract_address,
     callbackUrl: row.callback_url,
     callbackHost: row.callback_host,
     callbackSecretKey: row.callback_secret_key,
@@ -133,9 +137,9 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
     'subscriptions:insert',
     `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
        receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
-       duplicate_key, api_version, block_height)
+       duplicate_key, api_version, block_height, contract_address)
      SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::numeric,
-            $11::text, $12::text, $13::text, $14::boolean, $15::bytea, $16::text, $17::bigint
+            $11::text, $12::text, $13::text, $14::boolean, $15::bytea, $16::text, $17::bigint, $18::text
      WHERE $14::boolean OR NOT EXISTS (
        SELECT 1 FROM subscriptions WHERE customer_id = $2::bigint AND duplicate_key = $15::bytea AND is_active)
      ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING
@@ -158,6 +162,7 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
       s.duplicateKey,
       s.apiVersion,
       s.blockHeight,
+      s.contractAddress ?? null,
     ],
   );
   return row ? toSubscription(row) : undefined;

@@ -1,4 +1,4 @@
-/** Endpoints 1 to 3 and 5 to 8 of the contract and the catalogue's block events: subscriptions. Thin: schema, service, mapping. */
+/** Endpoints 1 to 3 and 5 to 8 of the contract and the catalogue's events: subscriptions. Thin: schema, service, mapping. */
 
 import { type Static, type TObject, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -9,6 +9,7 @@ import * as service from '../../services/subscriptions.ts';
 import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
+  AddressInternalItem,
   AddressTokensEachConfirmationItem,
   AddressTokensItem,
   BlockHeightReachedItem,
@@ -23,6 +24,7 @@ import {
   RevertedBlockItem,
   requestBody,
   SubscriptionItem,
+  TokensAmountItem,
   TransactionMinedItem,
 } from '../schemas.ts';
 
@@ -48,6 +50,15 @@ export function createdItem(s: Subscription) {
         ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }),
         address: s.address as string,
         confirmationsCount: s.receiveCallbackOn as number,
+      };
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
+      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+      return {
+        ...base,
+        ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }),
+        amountHigherThan: Number(s.amountHigherThan),
+        contractAddress: s.contractAddress as string,
       };
     default:
       return { ...base, ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }), amountHigherThan: Number(s.amountHigherThan) };
@@ -115,6 +126,20 @@ const CREATE_ROUTES: {
     status: 200,
     item: AddressTokensEachConfirmationItem,
     summary: 'Subscribe to token transactions of an address, one callback at each confirmation up to confirmationsCount',
+  },
+  {
+    path: 'address-internal-transactions-confirmed',
+    eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+    status: 200,
+    item: AddressInternalItem,
+    summary: 'Subscribe to confirmed internal transactions to or from an address',
+  },
+  {
+    path: 'tokens-transfers-for-specific-amount',
+    eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+    status: 201,
+    item: TokensAmountItem,
+    summary: 'Subscribe to confirmed transfers of a token contract at or above an amount (whole tokens)',
   },
 ];
 
