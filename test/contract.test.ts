@@ -66,6 +66,8 @@ const tokensEachPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/address-tokens-transactions-confirmed-each-confirmation`;
 const internalAddressPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/address-internal-transactions-confirmed`;
+const internalEachPath = (chain = 'ethereum', network = 'goerli') =>
+  `/blockchain-events/${chain}/${network}/subscriptions/address-internal-transactions-confirmed-each-confirmation`;
 const tokenAmountPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/tokens-transfers-for-specific-amount`;
 
 const ENDPOINTS: Endpoint[] = [
@@ -141,6 +143,15 @@ const ENDPOINTS: Endpoint[] = [
     body: () => item({ amountHigherThan: 5, contractAddress: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
     badChainPaths: [tokenAmountPath('bitcoin', 'mainnet'), tokenAmountPath('litecoin', 'testnet'), tokenAmountPath('ethereum', 'mordor')],
     charged: true,
+  },
+  {
+    name: 'address-internal-transactions-confirmed-each-confirmation',
+    method: 'POST',
+    path: () => internalEachPath(),
+    body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 's3cret', allowDuplicates: true }),
+    badChainPaths: [internalEachPath('litecoin', 'testnet'), internalEachPath('xrp', 'testnet'), internalEachPath('tron', 'goerli')],
+    charged: true,
+    requiresAllowDuplicates: true,
   },
   { name: 'all-assets', method: 'GET', path: () => '/wallet-as-a-service/wallets/all-assets', list: true, charged: true },
   {
@@ -594,6 +605,28 @@ describe('success shapes of the create endpoints', () => {
       expect(bad.status, `${confirmationsCount}: ${bad.text}`).toBe(409);
       expect(bad.body.error.code).toBe('invalid_data');
     }
+  });
+
+  it('address-internal-transactions-confirmed-each-confirmation: 201 with confirmationsCount (default 3); secret and allowDuplicates required', async () => {
+    const r = await t.request('POST', internalEachPath('tron', 'nile'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.tronAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: false }),
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.data.item).toEqual({
+      ...base,
+      eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+      callbackSecretKey: 'k',
+      address: SAMPLE.tronAddress,
+      confirmationsCount: 3,
+    });
+    expect(r.headers.get('x-credits-consumed')).toBe('1000');
+    const missing = await t.request('POST', internalEachPath(), {
+      key: alice.key,
+      body: item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expect(missing.status, missing.text).toBe(409);
+    expect(missing.body.error.code).toBe('missing_required_attributes');
   });
 
   it('block-mined: 200 without eventType, an empty secret when none was given', async () => {

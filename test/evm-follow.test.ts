@@ -240,6 +240,33 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     });
   });
 
+  it('ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: one callback at each confirmation 1..N with its counts and own key, signed; a reverted frame never', async () => {
+    const payee = privateKeyToAddress(generatePrivateKey());
+    const id = await subscribe('address-internal-transactions-confirmed-each-confirmation', { address: payee, allowDuplicates: false, confirmationsCount: 3 });
+    await t.app.ingest?.settled();
+    const paid = await writeContract(node, 'Forwarder', forwarder, 'forward', [payee], { value: ETH, wait: false, from: 2 });
+    await writeContract(node, 'Swallower', swallower, 'trySend', [payee], { value: 3n * ETH, wait: false, from: 2 });
+    const minedAt = await mineAndProcess();
+    for (let i = 0; i < 4; i++) await mineAndProcess();
+    const all = await until('confirmations 1 to 3', async () => callbacksOf(id).length === 3 && callbacksOf(id));
+    for (const cb of all) expectSigned(cb);
+    const items = all.map((cb) => cb.json.data.item).sort((a, b) => (a.currentConfirmations as number) - (b.currentConfirmations as number));
+    const item = {
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: payee,
+      minedInBlock: await blockOf(minedAt),
+      parentTransactionId: paid.hash,
+      operationId: 'call_0',
+      amount: '1',
+      unit: 'ETH',
+      direction: 'incoming',
+      targetConfirmations: 3,
+    };
+    expect(items).toEqual([1, 2, 3].map((currentConfirmations) => ({ ...item, currentConfirmations })));
+    expect(new Set(all.map((cb) => cb.json.idempotencyKey)).size).toBe(3);
+  });
+
   it('CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: whole tokens after the decimals, equal fires and one base unit below does not; an NFT counts as 1', async () => {
     const two = await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 2, contractAddress: getAddress(token) });
     const nftOne = await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 1, contractAddress: nft });

@@ -954,6 +954,30 @@ const eachTarget = (blockchain: string): fc.Arbitrary<Entries> =>
         ...(count === null ? [] : [['confirmationsCount', count] as const]),
       ],
     );
+/** The internal-address events require a secret and allowDuplicates (CATALOGUE.md 2.4, 2.5). */
+const internalAddressTarget =
+  (count: 'receiveCallbackOn' | 'confirmationsCount') =>
+  (blockchain: string): fc.Arbitrary<Entries> =>
+    fc
+      .tuple(addressTarget(blockchain), fc.string({ minLength: 1, maxLength: 64 }), fc.boolean(), fc.option(fc.integer({ min: 1, max: 100 })))
+      .map(
+        ([entries, secret, allowDuplicates, n]): Entries => [
+          ...entries.filter(([k]) => k !== 'receiveCallbackOn'),
+          ['callbackSecretKey', secret],
+          ['allowDuplicates', allowDuplicates],
+          ...(n === null ? [] : [[count, n] as const]),
+        ],
+      );
+const tokenAmountTarget = (blockchain: string): fc.Arbitrary<Entries> =>
+  fc
+    .tuple(amountTarget(), addressTarget(blockchain))
+    .map(([amount, entries]): Entries => [...amount, ['contractAddress', entries.find(([k]) => k === 'address')?.[1] ?? '']]);
+const INTERNAL_PAIRS: [string, string][] = [
+  ['ethereum', 'goerli'],
+  ['binance-smart-chain', 'mainnet'],
+  ['ethereum-classic', 'mordor'],
+  ['tron', 'nile'],
+];
 const TOKEN_PAIRS: [string, string][] = [
   ['ethereum', 'goerli'],
   ['binance-smart-chain', 'testnet'],
@@ -1041,6 +1065,30 @@ const ENDPOINTS: Endpoint[] = [
     template: '/blockchain-events/:blockchain/:network/subscriptions/address-tokens-transactions-confirmed-each-confirmation',
     query: 'context',
     valid: subscriptionCase(TOKEN_PAIRS, eachTarget),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST address-internal-transactions-confirmed',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/address-internal-transactions-confirmed',
+    query: 'context',
+    valid: subscriptionCase(INTERNAL_PAIRS, internalAddressTarget('receiveCallbackOn')),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST address-internal-transactions-confirmed-each-confirmation',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/address-internal-transactions-confirmed-each-confirmation',
+    query: 'context',
+    valid: subscriptionCase(INTERNAL_PAIRS, internalAddressTarget('confirmationsCount')),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST tokens-transfers-for-specific-amount',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/tokens-transfers-for-specific-amount',
+    query: 'context',
+    valid: subscriptionCase(INTERNAL_PAIRS, tokenAmountTarget),
     key: () => fx.keys.main,
   },
   {

@@ -175,6 +175,7 @@ describe('the OpenAPI document', () => {
       ],
       [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`POST ${SUBSCRIPTIONS}/tokens-transfers-for-specific-amount`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+      [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed-each-confirmation`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`GET ${SUBSCRIPTIONS}`]: BLOCKCHAINS,
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
@@ -206,6 +207,7 @@ describe('the OpenAPI document', () => {
       'address-tokens-transactions-confirmed-each-confirmation',
       'address-internal-transactions-confirmed',
       'tokens-transfers-for-specific-amount',
+      'address-internal-transactions-confirmed-each-confirmation',
     ]) {
       const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
       const offered: string[] = parameter(op, 'blockchain').schema.enum;
@@ -359,6 +361,11 @@ describe('real answers match the document', () => {
     });
     expect(tokenAmount.status).toBe(201);
     expect(tokenAmount.body.data.item).not.toHaveProperty('callbackSecretKey');
+    const internalEach = await call('POST', `${chain}/address-internal-transactions-confirmed-each-confirmation`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, callbackSecretKey: 's', allowDuplicates: false, confirmationsCount: 4 } } },
+    });
+    expect(internalEach.status).toBe(201);
     // List, get and activate items of the block subscriptions are checked against the document too.
     const listed = await call('GET', `${chain}?limit=50`, { key });
     expect(listed.body.data.items.map((i: Json) => i.eventType)).toEqual([
@@ -371,6 +378,7 @@ describe('real answers match the document', () => {
       'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
       'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
       'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+      'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
     ]);
     for (const s of [blockMined, height, reverted, internalAddress, tokenAmount]) {
       const id = s.body.data.item.referenceId;

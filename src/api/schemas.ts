@@ -183,6 +183,20 @@ export const AddressInternalItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** CATALOGUE.md sections 2.5 and 7.3: secret and allowDuplicates required as in 2.4; confirmationsCount optional, 1..100, default 3. */
+export const AddressInternalEachConfirmationItem = Type.Object(
+  {
+    address: Type.String({ minLength: 1, maxLength: 128 }),
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' }),
+    allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, confirmationsCount and callbackUrl).' }),
+    confirmationsCount: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'The last confirmation reported: one callback at each confirmation from 1 to this; default 3.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** CATALOGUE.md sections 2.12 and 7.7. */
 export const TokensAmountItem = Type.Object(
   {
@@ -260,6 +274,13 @@ export const CREATED_ITEMS = {
     callbackSecretKey: OptionalSecretKey,
     amountHigherThan: Type.Integer(),
     contractAddress: Type.String({ description: "As given (the client's spelling)." }),
+  }),
+  ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'),
+    callbackSecretKey: Type.String(),
+    address: Type.String({ description: "As given (the client's spelling)." }),
+    confirmationsCount: Type.Integer({ description: 'As given, or 3 when omitted.' }),
   }),
 } as const satisfies Record<EventType, TSchema>;
 

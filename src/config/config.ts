@@ -32,6 +32,7 @@ const Costs = Type.Object(
     callbackDataTransaction: Type.Integer({ minimum: 0, default: 500 }),
     /** CATALOGUE.md 2.4 and 2.12 (7.12): 100 x the vendor's 10 and 100 credits. */
     addressInternalTransactionsConfirmed: Type.Integer({ minimum: 0, default: 1000 }),
+    addressInternalTransactionsConfirmedEachConfirmation: Type.Integer({ minimum: 0, default: 1000 }),
     tokensTransfersForSpecificAmount: Type.Integer({ minimum: 0, default: 10000 }),
   },
   { additionalProperties: false, default: {} },

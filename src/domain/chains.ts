@@ -62,6 +62,7 @@ export const EVENT_TYPES = [
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
   'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
   'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -77,13 +78,17 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: ['bitcoin', 'ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
   ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
   CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+  ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
 };
 
 /**
  * Event types that send one callback at every confirmation from 1 to the subscription's count
  * (CATALOGUE.md sections 2.2, 2.5, 2.6), each with its current and target count and its own key.
  */
-export const EACH_CONFIRMATION_EVENTS: ReadonlySet<EventType> = new Set(['ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION']);
+export const EACH_CONFIRMATION_EVENTS: ReadonlySet<EventType> = new Set([
+  'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+]);
 
 export function isBlockchain(value: string): value is Blockchain {
   return (BLOCKCHAINS as readonly string[]).includes(value);

@@ -18,6 +18,7 @@ export const ENDPOINT_NAMES = [
   'status',
   'callback-data',
   'address-internal-transactions-confirmed',
+  'address-internal-transactions-confirmed-each-confirmation',
   'tokens-transfers-for-specific-amount',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

@@ -122,7 +122,8 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
       };
     }
     // CATALOGUE.md section 2.4: unit is the chain's native symbol in upper case (section 7.9).
-    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED': {
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
       const { transfer } = match;
       const { unit, decimals } = CHAINS[blockchain];
       return {

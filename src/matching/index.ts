@@ -70,6 +70,8 @@ const INTERNAL_ADDRESS = 7;
 const TOKEN_AMOUNT = 8;
 /** Token transfers of an address, one callback per confirmation (kept in the address table with ADDRESS). */
 const TOKENS_EACH = 9;
+/** Internal transfers of an address, one callback per confirmation (in the address table). */
+const INTERNAL_EACH = 10;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -81,9 +83,10 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
   'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
 ];
 /** Kinds whose target is an address (one address table serves them all). */
-const isAddressKind = (kind: number) => kind === ADDRESS || kind === INTERNAL_ADDRESS || kind === TOKENS_EACH;
+const isAddressKind = (kind: number) => kind === ADDRESS || kind === INTERNAL_ADDRESS || kind === TOKENS_EACH || kind === INTERNAL_EACH;
 
 export class SubscriptionIndex {
   readonly blockchain: Blockchain;
@@ -169,7 +172,8 @@ export class SubscriptionIndex {
       case 'TRANSACTION_MINED':
       case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
       case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
-      case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
+      case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
         if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no target`);
         target = sub.target;
         kind =
@@ -179,7 +183,9 @@ export class SubscriptionIndex {
               ? ADDRESS
               : sub.eventType === 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED'
                 ? INTERNAL_ADDRESS
-                : TOKENS_EACH;
+                : sub.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'
+                  ? TOKENS_EACH
+                  : INTERNAL_EACH;
         // receiveCallbackOn; for the each-confirmation kind, the last confirmation to report (confirmationsCount).
         const on = sub.receiveCallbackOn;
         if (isAddressKind(kind) && on !== null) {
@@ -368,6 +374,7 @@ export class SubscriptionIndex {
       case ADDRESS:
       case TOKENS_EACH:
       case INTERNAL_ADDRESS:
+      case INTERNAL_EACH:
         this.byAddress.add(target as string, slot);
         return;
       case TOKEN_AMOUNT:
@@ -396,6 +403,7 @@ export class SubscriptionIndex {
       case ADDRESS:
       case TOKENS_EACH:
       case INTERNAL_ADDRESS:
+      case INTERNAL_EACH:
         this.byAddress.remove(target as string, slot);
         return;
       case TOKEN_AMOUNT:

@@ -67,7 +67,7 @@ export interface BlockMatch {
 
 /** CATALOGUE.md section 2.4: an internal transfer to or from the subscribed address. */
 export interface AddressInternalMatch {
-  eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED';
+  eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED' | 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION';
   subscription: SubscriptionRecord;
   identity: ItemIdentity;
   /** The subscribed address (the frame's sender when outgoing, its recipient when incoming). */
@@ -201,6 +201,7 @@ export function confirmationsDue(match: Match, chainDefault: number): number {
     case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
       return chainDefault;
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       return match.subscription.receiveCallbackOn ?? chainDefault;
     // CATALOGUE.md section 7.4: at the chain's confirmations, as the internal amount event.
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
@@ -240,9 +241,10 @@ function pushInternalMatches(
 ): void {
   const position = `op:${transfer.operationId}`;
   for (let slot = first; slot >= 0; slot = index.nextSlot(slot)) {
-    if (index.eventTypeOf(slot) !== 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED') continue;
+    const eventType = index.eventTypeOf(slot);
+    if (eventType !== 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
     matches.push({
-      eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+      eventType,
       subscription: index.record(slot),
       identity: { transactionId: transfer.parentTransactionId, position, direction },
       address,

@@ -97,7 +97,20 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
       return s.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? item : { ...item, currentConfirmations: target, targetConfirmations: target };
     }
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
-      return { ...base, address: s.address, minedInBlock, parentTransactionId: zeroHash, operationId: 'call_0_1', amount: '0', unit, direction: 'incoming' };
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
+      const item = {
+        ...base,
+        address: s.address,
+        minedInBlock,
+        parentTransactionId: zeroHash,
+        operationId: 'call_0_1',
+        amount: '0',
+        unit,
+        direction: 'incoming',
+      };
+      const target = s.receiveCallbackOn ?? 1;
+      return s.eventType === 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED' ? item : { ...item, currentConfirmations: target, targetConfirmations: target };
+    }
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
       const tokenType = s.blockchain === 'tron' ? 'TRC-20' : s.blockchain === 'binance-smart-chain' ? 'BEP-20' : 'ERC-20';
       const token = { name: '', symbol: '', decimals: '0', amount: '0', contractAddress: s.contractAddress ?? '' };

@@ -43,6 +43,7 @@ const CREATE_COST: Record<EventType, CostName> = {
   BLOCK_REVERTED: 'revertedBlock',
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: 'addressTokensTransactionsConfirmedEachConfirmation',
   ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: 'addressInternalTransactionsConfirmed',
+  ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: 'addressInternalTransactionsConfirmedEachConfirmation',
   CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'tokensTransfersForSpecificAmount',
 };
 

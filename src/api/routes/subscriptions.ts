@@ -9,6 +9,7 @@ import * as service from '../../services/subscriptions.ts';
 import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
+  AddressInternalEachConfirmationItem,
   AddressInternalItem,
   AddressTokensEachConfirmationItem,
   AddressTokensItem,
@@ -51,6 +52,8 @@ export function createdItem(s: Subscription) {
         address: s.address as string,
         confirmationsCount: s.receiveCallbackOn as number,
       };
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, confirmationsCount: s.receiveCallbackOn as number };
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
@@ -140,6 +143,13 @@ const CREATE_ROUTES: {
     status: 201,
     item: TokensAmountItem,
     summary: 'Subscribe to confirmed transfers of a token contract at or above an amount (whole tokens)',
+  },
+  {
+    path: 'address-internal-transactions-confirmed-each-confirmation',
+    eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+    status: 201,
+    item: AddressInternalEachConfirmationItem,
+    summary: 'Subscribe to internal transactions of an address, one callback at each confirmation up to confirmationsCount',
   },
 ];
 
