@@ -93,7 +93,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       (await listChainStatus(database.db)).map((r) => ({ ...r, processedHeight: r.height, nodeHeight: r.nodeHead, stopped: r.state === 'stopped' })),
     );
     if (ingest) stops.push(() => ingest.close());
-    const changes = listenForChanges(database.url, {
+    const changes = listenForChanges(database.listenUrl, {
       onChange: (change) => {
         access.forgetCustomer(change.customerId);
         if (change.table === 'api_keys') access.forgetUnknownKeys();

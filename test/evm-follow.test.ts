@@ -532,6 +532,46 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     }
   });
 
+  it("a head replaced at the same height is a reorganisation at once: the orphaned block's undelivered callback is cancelled before any further block is mined", async () => {
+    receiver.byPath('/hooks/same-height', { kind: 'status', status: 503 }); // keeps the callback undelivered (retrying)
+    const snapshot = await node.snapshot(); // before the transaction reaches the pool: reverting forgets it
+    const sent = await sendEth(node, account(3), 4242n, { from: 2, wait: false });
+    const { referenceId } = await follow.subscribe('transaction-mined', { transactionId: sent.hash }, 'same-height');
+    await t.app.ingest?.settled();
+    const orphanHeight = await mineAndProcess();
+    const orphan = await blockOf(orphanHeight);
+    await until('a failed delivery attempt of the orphaned callback', async () => receiver.received.some((r) => r.path === '/hooks/same-height'));
+    const rows = () =>
+      t.app.database.db.query<{ status: string; outcome: string | null; body: string }>(
+        'test:same-height-callbacks',
+        'SELECT status, outcome, body FROM callbacks WHERE subscription_id = $1 ORDER BY created_at',
+        [referenceId],
+      );
+    expect(await rows()).toMatchObject([{ status: 'pending', outcome: null }]);
+
+    // The node switches to another block at the same height (another timestamp, no transaction): no new height.
+    await node.revert(snapshot);
+    const base = await publicClient(node).getBlock();
+    expect(await node.mine(1, { timestamp: Number(base.timestamp) + 100 })).toBe(orphanHeight);
+    const replacement = await blockOf(orphanHeight);
+    expect(replacement.hash).not.toBe(orphan.hash);
+
+    const [cancelled] = await until('the orphaned callback to be cancelled', async () => {
+      const r = await rows();
+      return r[0]?.status === 'cancelled' && r;
+    });
+    expect(cancelled).toMatchObject({ status: 'cancelled', outcome: 'reorganised' });
+    expect(JSON.parse((cancelled as { body: string }).body).data.item.minedInBlock.hash).toBe(orphan.hash);
+    // ... and the follower is on the replacement, while the node is still at the same height.
+    await until('the replacement block to be processed', async () => {
+      const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
+      const item = res.body?.data?.items?.find((i: { blockchain: string }) => i.blockchain === 'ethereum');
+      return item?.processedHash === replacement.hash;
+    });
+    expect(await head()).toBe(orphanHeight);
+    expect(await rows()).toHaveLength(1);
+  });
+
   it('the wallet ledger: opening balance from the node, ERC-20 first seen from balanceOf, NFTs held now', async () => {
     const owner = account(9);
     await writeContract(node, 'TestToken', token, 'transfer', [owner, 1_000_000n], { wait: false }); // before watching

@@ -29,6 +29,8 @@ class FakeChain implements ChainAdapter {
   blocks: NormalizedBlock[] = [];
   private nonce = 0;
   failNext = 0;
+  /** Calls of getBlock and getBlockHash, to see which the follower uses. */
+  calls = { getBlock: 0, getBlockHash: 0 };
 
   constructor() {
     this.blocks.push(this.make(0, `0x${'0'.repeat(64)}`, []));
@@ -71,7 +73,15 @@ class FakeChain implements ChainAdapter {
     return this.head;
   }
 
+  async getBlockHash(height: number): Promise<string> {
+    this.calls.getBlockHash++;
+    const block = this.blocks[height];
+    if (!block) throw new Error(`no block at ${height}`);
+    return block.hash;
+  }
+
   async getBlock(height: number): Promise<NormalizedBlock> {
+    this.calls.getBlock++;
     if (this.failNext > 0) {
       this.failNext--;
       throw new Error('node unavailable');
@@ -308,6 +318,46 @@ describe('chain following', () => {
     expect(fresh.every((r) => r.json.data.item.minedInBlock.height === 4)).toBe(true);
     expect(new Set(all.map((r) => r.idempotency_key)).size).toBe(6);
     expect(await s.pendingCount()).toBe(0);
+  });
+
+  it('a head replaced at the same height is a reorganisation at once, before any further block; caught up and unchanged costs one hash call', async () => {
+    const s = await setup();
+    const mined = await s.subscribe('mined', { transactionId: txid(55) });
+    for (let i = 0; i < 4; i++) s.chain.grow(); // 1..4
+    const orphan = s.chain.grow([{ id: txid(55) }]); // 5
+    expect((await s.follow()).at(-1)).toEqual({ kind: 'caught-up', head: 5 });
+    expect(await s.callbacks(mined)).toMatchObject([{ status: 'pending' }]);
+
+    // Caught up and nothing changed: the check asks the hash at the cursor, never the whole block.
+    s.chain.calls = { getBlock: 0, getBlockHash: 0 };
+    expect(await s.step()).toEqual({ kind: 'caught-up', head: 5 });
+    expect(s.chain.calls).toEqual({ getBlock: 0, getBlockHash: 1 });
+
+    // The node replaces block 5 by 5' (without the transaction) at the same height: no block 6 exists.
+    s.chain.fork(5);
+    const replacement = s.chain.grow();
+    expect(s.chain.head).toBe(5);
+    expect(await s.step()).toMatchObject({ kind: 'reorganised', ancestorHeight: 4, depth: 1, callbacksCancelled: 1 });
+    const [row] = await s.callbacks(mined);
+    expect(row).toMatchObject({ status: 'cancelled', outcome: 'reorganised' });
+    expect(JSON.parse((row as CallbackRow).body).data.item.minedInBlock.hash).toBe(orphan.hash);
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 4 });
+    // The replacement is then applied as the next block, and nothing fires for it.
+    expect(await s.step()).toMatchObject({ kind: 'applied', height: 5, hash: replacement.hash });
+    expect(await s.step()).toEqual({ kind: 'caught-up', head: 5 });
+    expect(await s.callbacks(mined)).toHaveLength(1);
+  });
+
+  it('the same-height check works with an adapter that has no getBlockHash (the whole block is read)', async () => {
+    const s = await setup();
+    const bare: ChainAdapter = { getHead: () => s.chain.getHead(), getBlock: (h) => s.chain.getBlock(h) };
+    const d = { ...s.deps, adapter: bare };
+    for (let i = 0; i < 3; i++) s.chain.grow();
+    expect((await s.follow(d)).at(-1)).toEqual({ kind: 'caught-up', head: 3 });
+    s.chain.fork(3);
+    s.chain.grow();
+    expect(await s.step(d)).toMatchObject({ kind: 'reorganised', ancestorHeight: 2, depth: 1 });
+    expect(s.chain.calls.getBlockHash).toBe(0);
   });
 
   it('a reorganisation deeper than the window stops the chain with a reason, loudly, and skips nothing', async () => {

@@ -135,6 +135,13 @@ export interface ChainAdapter {
    * the follower retries with backoff, never skips the height.
    */
   getBlock(height: number): Promise<NormalizedBlock>;
+  /**
+   * The hash of the node's canonical block at `height` (as getBlock would normalise it), by the cheapest
+   * call the node has (a header, not the block's transactions). The follower asks it at its cursor when
+   * caught up, to see a head replaced at the same height, and while walking back to a common ancestor.
+   * Optional: without it the follower uses getBlock. Throws like getBlock when the height is not there.
+   */
+  getBlockHash?(height: number): Promise<string>;
   /** The block a transaction was mined in, or undefined when the node does not know it as mined. */
   findTransaction?(transactionId: string): Promise<TransactionLocation | undefined>;
   /** Native coin balance of `address` after block `height`, in base units; undefined when the node cannot tell. */

@@ -82,3 +82,22 @@ describe('chains configuration', () => {
     }
   });
 });
+
+describe('database behind a pooler', () => {
+  it('takes listenDatabaseUrl and databasePreparedStatements from HERALD_LISTEN_DATABASE_URL and HERALD_DB_PREPARED_STATEMENTS', () => {
+    const defaults = loadConfig({}, {});
+    expect(defaults.listenDatabaseUrl).toBeUndefined();
+    expect(defaults.databasePreparedStatements).toBe(true);
+    const config = loadConfig(
+      {},
+      { DATABASE_URL: 'postgres://h@pgbouncer:6432/herald', HERALD_LISTEN_DATABASE_URL: 'postgres://h@db:5432/herald', HERALD_DB_PREPARED_STATEMENTS: 'false' },
+    );
+    expect(config).toMatchObject({
+      databaseUrl: 'postgres://h@pgbouncer:6432/herald',
+      listenDatabaseUrl: 'postgres://h@db:5432/herald',
+      databasePreparedStatements: false,
+    });
+    expect(loadConfig({}, { HERALD_DB_PREPARED_STATEMENTS: '1' }).databasePreparedStatements).toBe(true);
+    expect(() => loadConfig({}, { HERALD_DB_PREPARED_STATEMENTS: 'no' })).toThrow(/databasePreparedStatements/);
+  });
+});

@@ -119,6 +119,13 @@ export const ConfigSchema = Type.Object(
     /** PostgreSQL server to use; when absent an embedded server is started under dataDir. */
     databaseUrl: Type.Optional(Type.String()),
     databasePoolSize: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
+    /**
+     * The one connection that needs a session of its own (LISTEN for the change announcements): a direct
+     * connection to the server when databaseUrl goes through a transaction-mode pooler. Default databaseUrl.
+     */
+    listenDatabaseUrl: Type.Optional(Type.String()),
+    /** Named prepared statements per connection; false behind a transaction-mode pooler (PgBouncer 1.18). */
+    databasePreparedStatements: Type.Boolean({ default: true }),
     logLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
       { default: 'info' },
@@ -180,8 +187,17 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env.HERALD_LOG_LEVEL) out.logLevel = env.HERALD_LOG_LEVEL;
   if (env.HERALD_LOG_REQUESTS) out.logRequests = env.HERALD_LOG_REQUESTS === 'true' || env.HERALD_LOG_REQUESTS === '1';
   if (env.HERALD_DB_POOL_SIZE) out.databasePoolSize = Number(env.HERALD_DB_POOL_SIZE);
+  if (env.HERALD_LISTEN_DATABASE_URL) out.listenDatabaseUrl = env.HERALD_LISTEN_DATABASE_URL;
+  if (env.HERALD_DB_PREPARED_STATEMENTS) out.databasePreparedStatements = booleanFromEnvironment(env.HERALD_DB_PREPARED_STATEMENTS);
   if (env.HERALD_ROLES) out.roles = env.HERALD_ROLES.split(',').map((r) => r.trim());
   return out;
+}
+
+/** true/1 and false/0; anything else is left as is, for the validation to name it. */
+function booleanFromEnvironment(value: string): unknown {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  return value;
 }
 
 /** Delivery settings from the environment, merged into the file's delivery section. */

@@ -85,7 +85,13 @@ export async function applyNextBlock(deps: FollowerDeps, chain: ChainKey): Promi
   }
   const next = cursor ? cursor.height + 1 : (deps.startHeight ?? head);
   if (next > head) {
-    if (cursor) await saveNodeHead(db, chain, head);
+    if (cursor) {
+      await saveNodeHead(db, chain, head);
+      // A head replaced at the same height (EVM nodes switch heads of equal height; any chain between two
+      // blocks of a race) is a reorganisation now, not when the next block arrives: compare the node's
+      // hash at the cursor with ours. One cheap call per poll, only when caught up.
+      if (cursor.height === head && (await nodeHashAt(adapter, head)) !== cursor.hash) return await reconcile(deps, chain, cursor);
+    }
     return { kind: 'caught-up', head };
   }
   const block = await (deps.prefetch ? deps.prefetch.get(next, head) : adapter.getBlock(next));
@@ -155,8 +161,7 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
   const stored = await windowBlocks(deps.db, chain, cursor.height - window + 1);
   let ancestor: number | undefined;
   for (const ours of stored) {
-    const theirs = await deps.adapter.getBlock(ours.height);
-    if (theirs.hash === ours.hash) {
+    if ((await nodeHashAt(deps.adapter, ours.height)) === ours.hash) {
       ancestor = ours.height;
       break;
     }
@@ -203,6 +208,12 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     );
     return { kind: 'reorganised' as const, ancestorHeight, depth: cursor.height - ancestorHeight, revertedCallbacks, ...removed };
   });
+}
+
+/** The node's block hash at `height`: by the adapter's cheap call when it has one, else from the whole block. */
+async function nodeHashAt(adapter: ChainAdapter, height: number): Promise<string> {
+  if (adapter.getBlockHash) return await adapter.getBlockHash(height);
+  return (await adapter.getBlock(height)).hash;
 }
 
 export interface FollowOptions {

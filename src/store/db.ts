@@ -62,11 +62,13 @@ function classify(label: string, error: unknown): DbError {
 /** Label -> SQL of every prepared statement: one label must always name the same SQL. */
 const preparedSql = new Map<string, string>();
 
-function timedQuery(client: pg.Pool | pg.PoolClient, metrics: Metrics | undefined): Queryable['query'] {
+function timedQuery(client: pg.Pool | pg.PoolClient, metrics: Metrics | undefined, prepare: boolean): Queryable['query'] {
   return async <T extends object>(label: string, sql: string, params?: readonly unknown[]) => {
     // Statements with parameters are prepared once per connection under their label: the hot queries
     // are then neither parsed nor planned again. Those without (BEGIN, migrations) go as simple queries.
-    const name = params && params.length > 0 ? label : undefined;
+    // Without `prepare` every statement is unnamed (parsed each time): a named statement lives in one
+    // server session, which a pooler in transaction mode (PgBouncer) hands to another client.
+    const name = prepare && params && params.length > 0 ? label : undefined;
     if (name && (preparedSql.get(name) ?? sql) !== sql) throw new Error(`Query label '${label}' is used for two different statements.`);
     if (name) preparedSql.set(name, sql);
     const end = metrics?.dbQueryDuration.startTimer({ query: label });
@@ -81,12 +83,21 @@ function timedQuery(client: pg.Pool | pg.PoolClient, metrics: Metrics | undefine
   };
 }
 
-export function createDb(url: string, options: { poolSize: number; metrics?: Metrics; onError?: (error: Error) => void }): Db {
+export interface DbOptions {
+  poolSize: number;
+  metrics?: Metrics;
+  onError?: (error: Error) => void;
+  /** Named prepared statements per connection (default true); false behind a transaction-mode pooler. */
+  preparedStatements?: boolean;
+}
+
+export function createDb(url: string, options: DbOptions): Db {
+  const prepare = options.preparedStatements ?? true;
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize, idleTimeoutMillis: 30_000 });
   // An idle client whose server went away emits 'error' on the pool; without a listener that would
   // crash the process. The next query gets a fresh connection.
   pool.on('error', (error) => options.onError?.(error));
-  const query = timedQuery(pool, options.metrics);
+  const query = timedQuery(pool, options.metrics, prepare);
 
   return {
     query,
@@ -114,7 +125,7 @@ export function createDb(url: string, options: { poolSize: number; metrics?: Met
     } catch (error) {
       throw classify(label, error);
     }
-    const tx = { query: timedQuery(client, options.metrics) };
+    const tx = { query: timedQuery(client, options.metrics, prepare) };
     try {
       await tx.query(`${label}:begin`, 'BEGIN');
       const result = await work(tx);

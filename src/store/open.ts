@@ -12,8 +12,10 @@ import { syncChainUnits } from './wallets.ts';
 
 export interface OpenDatabase {
   db: Db;
-  /** Connection string, for connections outside the pool (the change listener). */
+  /** Connection string of the pool's database (DATABASE_URL or the embedded server). */
   url: string;
+  /** Connection string for the one session-bound connection (LISTEN): listenDatabaseUrl, else `url`. */
+  listenUrl: string;
   /** Present when the embedded server is used. */
   embedded?: EmbeddedDatabase;
   /** Migrations applied by this open. */
@@ -29,7 +31,12 @@ export async function openDatabase(
   const url = config.databaseUrl ?? (embedded as EmbeddedDatabase).url;
   let db: Db | undefined;
   try {
-    db = createDb(url, { poolSize: options.poolSize ?? config.databasePoolSize, metrics: options.metrics, onError: options.onError });
+    db = createDb(url, {
+      poolSize: options.poolSize ?? config.databasePoolSize,
+      metrics: options.metrics,
+      onError: options.onError,
+      preparedStatements: config.databasePreparedStatements,
+    });
     const applied = await migrate(db);
     await syncChainUnits(
       db,
@@ -38,6 +45,8 @@ export async function openDatabase(
     return {
       db,
       url,
+      // The embedded server has no pooler in front: its own URL serves LISTEN too.
+      listenUrl: (config.databaseUrl ? config.listenDatabaseUrl : undefined) ?? url,
       embedded,
       applied,
       async close() {

@@ -357,10 +357,20 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     return { name: m.name, symbol: m.symbol, decimals: transfer.tokenType === 'ERC-721' ? 0 : m.decimals };
   }
 
+  /** The header only (transaction hashes, not bodies): the follower's same-height head check. */
+  async function getBlockHash(height: number): Promise<string> {
+    const block = await rpc.request<RpcBlock | null>('eth_getBlockByNumber', [`0x${height.toString(16)}`, false]);
+    if (block === null || typeof block !== 'object') throw new EvmAdapterError(`block ${height} is not on the node ${rpc.url} (yet)`);
+    const header = normalizeEvmBlockHeader(block);
+    if (header.height !== height) throw new EvmAdapterError(`asked ${rpc.url} for block ${height}, got block ${header.height}`);
+    return header.hash;
+  }
+
   const adapter: EvmAdapter = {
     getHead: () => rpc.blockNumber(),
     // Reading ahead while the follower applies a block is the follower's job (src/ingest/prefetch.ts).
     getBlock: readBlock,
+    getBlockHash,
     findTransaction,
     getCoinBalance,
     getTokenBalance,

@@ -311,8 +311,18 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
     return { name: m.name, symbol: m.symbol, decimals: transfer.tokenType === 'TRC-721' ? 0 : m.decimals };
   }
 
+  /** getblockbynum alone (no transaction infos): the follower's same-height head check. */
+  async function getBlockHash(height: number): Promise<string> {
+    const block = await blockByNum(height);
+    if (block === undefined) throw new TronAdapterError(`block ${height} is not on the node ${rpc.url} (yet)`);
+    const header = headerOf(block, `block ${height}`);
+    if (header.height !== height) throw new TronAdapterError(`asked ${rpc.url} for block ${height}, got block ${header.height}`);
+    return header.hash;
+  }
+
   return {
     getHead,
+    getBlockHash,
     // Reading ahead while the follower applies a block is the follower's job (src/ingest/prefetch.ts).
     getBlock,
     findTransaction,

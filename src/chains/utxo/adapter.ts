@@ -54,7 +54,7 @@ export interface UtxoCapabilities {
 }
 
 export type UtxoAdapter = Required<
-  Pick<ChainAdapter, 'getHead' | 'getBlock' | 'findTransaction' | 'getUnspentOutputs' | 'getBlockDetails' | 'getTransactionDetails' | 'close'>
+  Pick<ChainAdapter, 'getHead' | 'getBlock' | 'getBlockHash' | 'findTransaction' | 'getUnspentOutputs' | 'getBlockDetails' | 'getTransactionDetails' | 'close'>
 > &
   Pick<ChainAdapter, 'getTokenBalance' | 'tokenMetadata'> & {
     capabilities(): UtxoCapabilities;
@@ -164,6 +164,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
   const adapter: UtxoAdapter = {
     getHead,
     getBlock,
+    getBlockHash: blockHash,
     findTransaction,
     getUnspentOutputs: (address, height) => unspent.getUnspentOutputs(address, height),
     ...createUtxoDetailsReader(rpc, blockchain),

@@ -31,7 +31,7 @@ export interface XrpAdapterOptions {
 }
 
 export type XrpAdapter = Required<
-  Pick<ChainAdapter, 'getHead' | 'getBlock' | 'findTransaction' | 'getCoinBalance' | 'getBlockDetails' | 'getTransactionDetails' | 'close'>
+  Pick<ChainAdapter, 'getHead' | 'getBlock' | 'getBlockHash' | 'findTransaction' | 'getCoinBalance' | 'getBlockDetails' | 'getTransactionDetails' | 'close'>
 >;
 
 /** The node answered, but not with what was asked (not validated yet, another ledger): the follower retries. */
@@ -166,9 +166,19 @@ export function createXrpAdapter(options: XrpAdapterOptions): XrpAdapter {
     return undefined;
   }
 
+  /** Transaction hashes only, no expansion; validated ledgers are final, so this rarely tells anything new. */
+  async function getBlockHash(height: number): Promise<string> {
+    const { ledger, validated } = ledgerFromResponse(await rpc.request('ledger', { ledger_index: height, transactions: true }));
+    if (validated !== true) throw new XrpAdapterError(`ledger ${height} at ${rpc.url} is not validated yet; retrying later`);
+    const header = normalizeXrpLedgerHeader(ledger);
+    if (header.height !== height) throw new XrpAdapterError(`asked ${rpc.url} for ledger ${height}, got ledger ${header.height}`);
+    return header.hash;
+  }
+
   return {
     getHead,
     getBlock,
+    getBlockHash,
     findTransaction,
     getCoinBalance,
     ...createXrpDetailsReader(rpc),
