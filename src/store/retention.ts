@@ -41,11 +41,12 @@ export async function pruneFinishedBatch(
   const [row] = await db.query<{ callbacks: number; attempts: number; last: Date | null }>(
     'retention:prune-batch',
     `WITH doomed AS (
-       SELECT c.id FROM callbacks c
+       SELECT c.ctid, c.id FROM callbacks c
        WHERE ${PRUNABLE} AND c.finished_at >= $4
        ORDER BY c.finished_at LIMIT $3 FOR UPDATE OF c SKIP LOCKED),
      attempts AS (DELETE FROM callback_attempts a USING doomed d WHERE a.callback_id = d.id RETURNING 1),
-     gone AS (DELETE FROM callbacks c USING doomed d WHERE c.id = d.id RETURNING c.finished_at)
+     -- By ctid: the rows are locked, so it still names them, and no second index probe per row is needed.
+     gone AS (DELETE FROM callbacks c USING doomed d WHERE c.ctid = d.ctid RETURNING c.finished_at)
      SELECT (SELECT count(*) FROM gone)::int AS callbacks, (SELECT count(*) FROM attempts)::int AS attempts,
        (SELECT max(finished_at) FROM gone) AS last`,
     [options.status, options.before, options.limit, options.from ?? '-infinity'],
