@@ -41,7 +41,24 @@ import { upsertDomain } from '../src/store/domains.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
 import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { startReceiverChild } from './delivery.ts';
-import { type Child, freePort, HERALD, isAlive, log, percentile, removeDataDirOnCleanup, runCleanups, sleep, startChild, waitForOk } from './lib.ts';
+import {
+  type Child,
+  freePort,
+  HERALD,
+  isAlive,
+  log,
+  machineBusySeconds,
+  measureCpu,
+  percentile,
+  postmasterPid,
+  processCpuSeconds,
+  removeDataDirOnCleanup,
+  runCleanups,
+  sleep,
+  startChild,
+  treeCpuSeconds,
+  waitForOk,
+} from './lib.ts';
 
 const TARGETS = { deliveryDropPct: 10, pruneRowsPerSecond: 50_000, logP99Ms: 20 };
 const API_VERSION = '2021-03-20';
@@ -261,6 +278,7 @@ export default async function retentionBenchmark(options: { duration: number }):
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await waitForOk(`${apiUrl}/readyz`, { child: api });
     const worker = startChild(process.execPath, [HERALD, 'serve', '--roles', 'delivery', '--data-dir', dataDir], { env, label: 'worker' });
+    const pm = postmasterPid(dataDir);
     const delivered = async () => {
       const counts = (await receiver.stats()).counts;
       return Object.entries(counts).reduce((n, [path, c]) => (path.startsWith('/deliver/') ? n + c : n), 0);
@@ -276,14 +294,25 @@ export default async function retentionBenchmark(options: { duration: number }):
 
     const window = async (label: string, during: () => Promise<void>) => {
       const probe = probeLog(apiUrl, key, logSubs, 20);
+      // CPU in % of one core (the machine has 2): 'other' is what the rest of the machine used meanwhile.
+      const cpu = measureCpu({
+        worker: () => processCpuSeconds(worker.pid),
+        api: () => processCpuSeconds(api.pid),
+        postgres: () => (pm ? treeCpuSeconds(pm) : 0),
+        receiver: () => processCpuSeconds(receiver.child.pid),
+        machine: machineBusySeconds,
+      });
       const n0 = await delivered();
       const t0 = performance.now();
       await during();
       const n1 = await delivered();
       const seconds = (performance.now() - t0) / 1000;
+      const cpuPct = cpu.stop();
+      const { machine = 0, ...ours } = cpuPct;
       const logFigures = await probe.stop();
       assertWorker(worker);
-      const figures = { seconds: round(seconds, 2), callbacksPerSecond: Math.round((n1 - n0) / seconds), log: logFigures };
+      const other = Math.max(0, machine - Object.values(ours).reduce((a, b) => a + b, 0));
+      const figures = { seconds: round(seconds, 2), callbacksPerSecond: Math.round((n1 - n0) / seconds), log: logFigures, cpuPct: { ...cpuPct, other } };
       log(`${label}: ${JSON.stringify(figures)}`);
       return figures;
     };

@@ -103,7 +103,7 @@ export function startRetentionPruner(deps: { db: Db; retention: RetentionConfig;
       const figures = await pruneOldCallbacks(db, retention, { signal: abort.signal, metrics });
       metrics?.retentionLastRun.set(Date.now() / 1000);
       const counts = Object.fromEntries(Object.entries(figures.byStatus).map(([s, f]) => [s, { callbacks: f.callbacks, attempts: f.attempts }]));
-      // At info when it did something (the operator wants to see what went), else debug.
+      // At info when it deleted something or was cut short; a pass that found nothing logs at debug.
       logger[figures.callbacks > 0 || figures.interrupted ? 'info' : 'debug'](
         {
           callbacks: figures.callbacks,
