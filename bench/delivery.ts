@@ -94,14 +94,14 @@ const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** di
 // ---------------------------------------------------------------------------------------------------
 // The receiver child: `node --import tsx bench/delivery.ts --receiver-child`.
 
-interface ReceiverInfo {
+export interface ReceiverInfo {
   control: number;
   ok: number;
   timeout: number;
   caPem: string;
 }
 
-interface ReceiverStats {
+export interface ReceiverStats {
   /** Requests received per path. */
   counts: Record<string, number>;
 }
@@ -153,7 +153,7 @@ async function receiverChild(): Promise<void> {
   process.once('SIGINT', stop);
 }
 
-async function startReceiverChild(): Promise<{ child: Child; info: ReceiverInfo; stats(): Promise<ReceiverStats>; latencies(): Promise<number[]> }> {
+export async function startReceiverChild(): Promise<{ child: Child; info: ReceiverInfo; stats(): Promise<ReceiverStats>; latencies(): Promise<number[]> }> {
   const child = startChild(process.execPath, ['--import', 'tsx', THIS_FILE, '--receiver-child'], { label: 'receiver' });
   const deadline = performance.now() + 30_000;
   let info: ReceiverInfo | undefined;

@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   'e2e-latency': () => import('./e2e-latency.ts'),
   'evm-ingest': () => import('./evm-ingest.ts'),
   matching: () => import('./matching.ts'),
+  retention: () => import('./retention.ts'),
   'tron-block': () => import('./tron-block.ts'),
   'utxo-block': () => import('./utxo-block.ts'),
   'xrp-ledger': () => import('./xrp-ledger.ts'),

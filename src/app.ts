@@ -11,6 +11,7 @@ import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
 import type { ChainAdapter } from './chains/types.ts';
 import type { Config } from './config/config.ts';
+import { startRetentionPruner } from './delivery/retention.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
 import type { IngestService } from './ingest/service.ts';
@@ -87,6 +88,10 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     if (worker) {
       stops.push(() => worker.stop());
       metrics.setQueueSource(() => queueStats(database.db, new Date()));
+      if (config.retention.enabled) {
+        const pruner = startRetentionPruner({ db: database.db, retention: config.retention, logger, metrics });
+        stops.push(() => pruner.stop());
+      }
     }
     const ingest = config.roles.includes('ingest') && config.chains.length > 0 ? await startChainFollowing(config, database, logger, metrics) : undefined;
     metrics.setChainSource(async () =>

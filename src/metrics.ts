@@ -16,6 +16,10 @@ export interface Metrics {
   chainReorganisations: Counter<'blockchain' | 'network'>;
   /** Called on each scrape for the chain following gauges (read from the database: any process reports). */
   setChainSource(source: () => Promise<ChainGaugeRow[]>): void;
+  /** Rows deleted by the retention pruner, per callback status and table. */
+  retentionPruned: Counter<'status' | 'table'>;
+  /** When the last retention pass ended (seconds since the epoch). */
+  retentionLastRun: Gauge;
   /** Called on each scrape so pool gauges are current. */
   setPoolSource(source: () => { total: number; idle: number; waiting: number }): void;
 }
@@ -147,6 +151,17 @@ export function createMetrics(): Metrics {
       help: 'Database query time, by query label.',
       labelNames: ['query'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
+      registers: [registry],
+    }),
+    retentionPruned: new Counter({
+      name: 'herald_retention_pruned_rows_total',
+      help: 'Rows deleted by the retention pruner: table callbacks or callback_attempts, by callback status.',
+      labelNames: ['status', 'table'],
+      registers: [registry],
+    }),
+    retentionLastRun: new Gauge({
+      name: 'herald_retention_last_run_timestamp_seconds',
+      help: 'When the last retention pass of this process ended.',
       registers: [registry],
     }),
     setPoolSource(source) {

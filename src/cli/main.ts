@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, type ConfigOverrides, loadConfig, ROLES } from '../config/config.ts';
 import { registerAdminCommands } from './admin.ts';
+import { registerPruneCommand } from './prune.ts';
 import { serve } from './serve.ts';
 
 export function integer(name: string, min = 0) {
@@ -82,6 +83,7 @@ withStoreOptions(
 });
 
 registerAdminCommands(program);
+registerPruneCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -73,6 +73,28 @@ const Delivery = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const Retention = Type.Object(
+  {
+    /** Delivered callbacks (and their attempts) are deleted this many days after they finished. */
+    deliveredDays: Type.Number({ minimum: 0, default: 30 }),
+    /** Failed callbacks (retries exhausted, receiver gone), likewise. */
+    failedDays: Type.Number({ minimum: 0, default: 90 }),
+    /** Cancelled callbacks (subscription deleted, reorganisation), likewise. */
+    cancelledDays: Type.Number({ minimum: 0, default: 7 }),
+    /** The delivery role prunes at start and then this often; false: only `herald prune` does. */
+    enabled: Type.Boolean({ default: true }),
+    intervalSeconds: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 3600 }),
+    /** Callbacks deleted per statement (one short transaction each). */
+    batchSize: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000 }),
+    /** Pause between two batches, leaving the database to delivery. */
+    pauseMs: Type.Integer({ minimum: 0, default: 10 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+export type RetentionConfig = Static<typeof Retention>;
+/** The retention settings with every default (tests, benchmarks). */
+export const defaultRetention = (): RetentionConfig => Value.Default(Retention, {}) as RetentionConfig;
+
 const Chain = Type.Object(
   {
     blockchain: Type.String(),
@@ -109,6 +131,7 @@ export const ConfigSchema = Type.Object(
     /** What this process does; several processes on one database may split the roles. */
     roles: Type.Array(Type.Union(ROLES.map((r) => Type.Literal(r))), { default: [...ROLES], minItems: 1 }),
     delivery: Delivery,
+    retention: Retention,
     /** The chains this deployment follows (ingest role); also HERALD_RPC_<BLOCKCHAIN>_<NETWORK>. */
     chains: Type.Array(Chain, { default: [] }),
     /** Port of the https://{domain}/.well-known/... proof fetched to verify a callback domain (tests, proxies). */

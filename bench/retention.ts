@@ -1,0 +1,372 @@
+/**
+ * The retention benchmark. Targets (issue 12, point 6): with 5,000,000 callback rows, pruning 1,000,000
+ * old ones while delivering at full speed: delivery throughput drops by at most 10 %, pruning runs at
+ * at least 50,000 rows/s, and the callback log endpoint answers with p99 at most 20 ms throughout.
+ *
+ * Processes: this one owns the embedded PostgreSQL of a fresh temporary data directory (migrated with
+ * the store code) and fills it; the receivers run in a child (bench/delivery.ts --receiver-child); the
+ * worker is `herald serve --roles delivery` and the API `herald serve --roles api`, separate processes
+ * on that database, both with the periodic pruner off; the pruning is `herald prune`, the same pass the
+ * delivery role's pruner runs (src/delivery/retention.ts), with the same retention settings.
+ *
+ * Data (BENCH_RETENTION_SCALE, default 1, multiplies every count): 5,000,000 finished callbacks with one
+ * attempt each, built by INSERT ... SELECT generate_series (secondary indexes dropped and rebuilt around
+ * it), spread over 1,000 subscriptions (the first 10 of them real, for the log endpoint); 1,000,000 of
+ * them past their window (600,000 delivered 31-60 days ago, 200,000 failed 91-120 days ago, 200,000
+ * cancelled 8-30 days ago), the rest delivered (5 % failed) in the last 29 days; finished_at
+ * grows with the insertion order within each group, as in a real log. Then 400,000 pending callbacks for delivery (4 subscriptions,
+ * one HTTPS receiver answering 200 at once; 400,000 at any scale), queued before the worker starts so it never runs dry.
+ *
+ * Phases, on one worker: warm-up; baseline (BENCH_DURATION seconds, default 10); pruning (until `herald
+ * prune` is done); baseline again (BENCH_DURATION seconds). Delivery throughput = POSTs the receiver
+ * got per second in each window; the drop is pruning against the mean of the two baselines. All the
+ * while one client asks GET /blockchain-events/subscriptions/{id}/callbacks (first page, 50 items with
+ * their attempts, of a subscription with 5,000 callbacks, 1,000 of them being pruned) every 20 ms.
+ *
+ * Environment: BENCH_DURATION; BENCH_RETENTION_SCALE (a smaller scale keeps the ratios);
+ * BENCH_RETENTION_BATCH and BENCH_RETENTION_PAUSE_MS override retention.batchSize and pauseMs (an
+ * experiment).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultRetention, loadConfig } from '../src/config/config.ts';
+import { callbackBody } from '../src/domain/callbacks.ts';
+import type { EventType } from '../src/domain/chains.ts';
+import { enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import { createApiKey, createCustomer } from '../src/store/customers.ts';
+import type { Db } from '../src/store/db.ts';
+import { upsertDomain } from '../src/store/domains.ts';
+import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
+import { insertUnlessTwin } from '../src/store/subscriptions.ts';
+import { startReceiverChild } from './delivery.ts';
+import {
+  type Child,
+  freePort,
+  HERALD,
+  isAlive,
+  log,
+  machineBusySeconds,
+  measureCpu,
+  percentile,
+  postmasterPid,
+  processCpuSeconds,
+  removeDataDirOnCleanup,
+  runCleanups,
+  sleep,
+  startChild,
+  treeCpuSeconds,
+  waitForOk,
+} from './lib.ts';
+
+const TARGETS = { deliveryDropPct: 10, pruneRowsPerSecond: 50_000, logP99Ms: 20 };
+const API_VERSION = '2021-03-20';
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function scale(): number {
+  const raw = process.env.BENCH_RETENTION_SCALE;
+  const n = raw ? Number(raw) : 1;
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new Error(`BENCH_RETENTION_SCALE must be in (0, 1], not '${raw}'.`);
+  return n;
+}
+
+async function createSubscriptions(db: Db, customerId: string, eventType: EventType, urls: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const callbackUrl of urls) {
+    const txid = `0x${randomBytes(32).toString('hex')}`;
+    const mined = eventType === 'TRANSACTION_MINED';
+    const created = await insertUnlessTwin(db, customerId, {
+      id: randomUUID(),
+      eventType,
+      blockchain: 'ethereum',
+      network: 'goerli',
+      transactionId: mined ? txid : null,
+      address: null,
+      target: mined ? txid : null,
+      receiveCallbackOn: null,
+      amountHigherThan: null,
+      blockHeight: null,
+      callbackUrl,
+      callbackHost: 'localhost',
+      callbackSecretKey: `bench-secret-${randomBytes(8).toString('hex')}`,
+      allowDuplicates: true,
+      duplicateKey: randomBytes(32),
+      apiVersion: API_VERSION,
+    });
+    if (!created) throw new Error(`could not create a subscription for ${callbackUrl}`);
+    ids.push(created.id);
+  }
+  return ids;
+}
+
+/**
+ * The finished callbacks, `total` of them in chunks, `old` of them past their window: ids in order
+ * (cheap to index), subscription g % 1000 (the first `real` from `realIds`), a ~350-byte body.
+ */
+export async function buildFinished(db: Db, customerId: string, realIds: string[], total: number, old: number): Promise<void> {
+  const indexes = await db.query<{ name: string; def: string }>(
+    'bench:indexes',
+    `SELECT indexname AS name, indexdef AS def FROM pg_indexes i WHERE tablename IN ('callbacks', 'callback_attempts')
+       AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)`,
+  );
+  for (const i of indexes) await db.query('bench:drop-index', `DROP INDEX ${i.name}`);
+  const oldDelivered = Math.round(old * 0.6);
+  const oldFailed = Math.round(old * 0.2);
+  const chunk = 500_000;
+  for (let from = 1; from <= total; from += chunk) {
+    const to = Math.min(total, from + chunk - 1);
+    const started = performance.now();
+    await db.query(
+      'bench:build-callbacks',
+      `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, status,
+         attempts, next_attempt_at, created_at, finished_at)
+       SELECT lpad(to_hex(g), 32, '0')::uuid, $1::bigint,
+         CASE WHEN g % 1000 < cardinality($2::uuid[]) THEN ($2::uuid[])[g % 1000 + 1] ELSE lpad(to_hex(1000000 + g % 1000), 32, 'f')::uuid END,
+         'BLOCK_MINED', md5(g::text), '{"subscriptionType":"BLOCK_MINED","data":"' || repeat(md5(g::text), 9) || '"}',
+         'https://localhost/log', 'https://localhost:443', k.status, 1, k.at, k.at - interval '1 second', k.at
+       FROM generate_series($3::int, $4::int) g,
+         -- finished_at grows with g within each segment, as a real log's does with its insertion order.
+         LATERAL (SELECT CASE WHEN g <= $5 THEN 'delivered' WHEN g <= $6 THEN 'failed' WHEN g <= $7 THEN 'cancelled'
+                              WHEN g % 20 = 0 THEN 'failed' ELSE 'delivered' END AS status,
+                         now() - CASE WHEN g <= $5 THEN interval '60 days' - (g::float8 / $5) * interval '29 days'
+                                      WHEN g <= $6 THEN interval '120 days' - ((g - $5)::float8 / ($6 - $5)) * interval '29 days'
+                                      WHEN g <= $7 THEN interval '30 days' - ((g - $6)::float8 / ($7 - $6)) * interval '22 days'
+                                      ELSE interval '29 days' - ((g - $7)::float8 / ($8::int - $7)) * interval '29 days' END AS at) k`,
+      [customerId, realIds, from, to, oldDelivered, oldDelivered + oldFailed, old, total],
+    );
+    await db.query(
+      'bench:build-attempts',
+      `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status)
+       SELECT lpad(to_hex(g), 32, '0')::uuid, 1, now() - interval '1 day', 3, 200 FROM generate_series($1::int, $2::int) g`,
+      [from, to],
+    );
+    log(`built callbacks ${from}..${to} with their attempts in ${Math.round(performance.now() - started)} ms`);
+  }
+  const started = performance.now();
+  for (const i of indexes) await db.query('bench:create-index', i.def);
+  await db.query('bench:analyze', 'ANALYZE callbacks, callback_attempts');
+  log(`rebuilt ${indexes.length} indexes and analysed in ${Math.round(performance.now() - started)} ms`);
+}
+
+function makeCallback(customerId: string, subscriptionId: string, callbackUrl: string): NewCallback {
+  const key = randomBytes(32).toString('hex');
+  return {
+    id: randomUUID(),
+    customerId,
+    subscriptionId,
+    eventType: 'TRANSACTION_MINED',
+    idempotencyKey: key,
+    body: callbackBody({ id: subscriptionId, eventType: 'TRANSACTION_MINED', apiVersion: API_VERSION }, key, {
+      blockchain: 'ethereum',
+      network: 'goerli',
+      transactionId: `0x${randomBytes(32).toString('hex')}`,
+      minedInBlock: { height: 18_000_000, hash: `0x${randomBytes(32).toString('hex')}`, timestamp: 1_700_000_000 },
+    }),
+    callbackUrl,
+  };
+}
+
+/** GETs of the callback log every `everyMs`, one at a time, until stopped; returns the latencies (ms). */
+function probeLog(apiUrl: string, key: string, subscriptionIds: string[], everyMs: number) {
+  const latencies: number[] = [];
+  let errors = 0;
+  let running = true;
+  const done = (async () => {
+    let i = 0;
+    while (running) {
+      const id = subscriptionIds[i++ % subscriptionIds.length] as string;
+      const t0 = performance.now();
+      try {
+        const response = await fetch(`${apiUrl}/blockchain-events/subscriptions/${id}/callbacks?limit=50`, { headers: { 'x-api-key': key } });
+        await response.arrayBuffer();
+        if (response.status === 200) latencies.push(performance.now() - t0);
+        else errors++;
+      } catch {
+        errors++;
+      }
+      await sleep(Math.max(0, everyMs - (performance.now() - t0)));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await done;
+      const sorted = latencies.slice().sort((a, b) => a - b);
+      return {
+        requests: sorted.length,
+        errors,
+        p50Ms: round(percentile(sorted, 50) ?? 0),
+        p99Ms: round(percentile(sorted, 99) ?? 0),
+        maxMs: round(sorted[sorted.length - 1] ?? 0),
+      };
+    },
+  };
+}
+
+export default async function retentionBenchmark(options: { duration: number }): Promise<Record<string, unknown>> {
+  const s = scale();
+  const total = Math.round(5_000_000 * s);
+  const old = Math.round(1_000_000 * s);
+  // Not scaled: the worker must not run dry before the last window ends.
+  const pendingCount = 400_000;
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-retention-'));
+  let database: OpenDatabase | undefined;
+  removeDataDirOnCleanup(dataDir, () => database?.close());
+  const retention = {
+    ...defaultRetention(),
+    enabled: false,
+    ...(process.env.BENCH_RETENTION_BATCH && { batchSize: Number(process.env.BENCH_RETENTION_BATCH) }),
+    ...(process.env.BENCH_RETENTION_PAUSE_MS && { pauseMs: Number(process.env.BENCH_RETENTION_PAUSE_MS) }),
+  };
+  const experiment = Boolean(process.env.BENCH_RETENTION_BATCH || process.env.BENCH_RETENTION_PAUSE_MS);
+  try {
+    const receiver = await startReceiverChild();
+    const { info } = receiver;
+    const caFile = join(dataDir, 'receiver-ca.pem');
+    writeFileSync(caFile, info.caPem);
+    const configFile = join(dataDir, 'herald.config.json');
+    writeFileSync(configFile, JSON.stringify({ retention }));
+    const okUrl = `https://localhost:${info.ok}`;
+
+    database = await openDatabase({ ...loadConfig({ dataDir }, {}), databasePoolSize: 4 });
+    const db = database.db;
+    const customer = await createCustomer(db, 'bench', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1_000_000 }, 10n ** 15n);
+    await upsertDomain(db, customer.id, 'localhost', 'operator');
+    const { key } = await createApiKey(db, customer.id, { label: 'bench' });
+    const logSubs = await createSubscriptions(
+      db,
+      customer.id,
+      'BLOCK_MINED',
+      Array.from({ length: 10 }, (_, i) => `${okUrl}/log/${i}`),
+    );
+    const deliverySubs = await createSubscriptions(
+      db,
+      customer.id,
+      'TRANSACTION_MINED',
+      Array.from({ length: 4 }, (_, i) => `${okUrl}/deliver/${i}`),
+    );
+
+    let started = performance.now();
+    log(`building ${total} finished callbacks (${old} past their window), one attempt each`);
+    await buildFinished(db, customer.id, logSubs, total, old);
+    const buildSeconds = (performance.now() - started) / 1000;
+    log(`built in ${round(buildSeconds)} s`);
+
+    started = performance.now();
+    for (let i = 0; i < pendingCount; i += 5_000) {
+      const batch = Array.from({ length: Math.min(5_000, pendingCount - i) }, (_, j) => {
+        const n = (i + j) % deliverySubs.length;
+        return makeCallback(customer.id, deliverySubs[n] as string, `${okUrl}/deliver/${n}`);
+      });
+      await db.transaction('bench:enqueue', (tx) => enqueueCallbacks(tx, batch));
+    }
+    await db.query('bench:analyze', 'ANALYZE callbacks');
+    log(`queued ${pendingCount} pending callbacks in ${Math.round(performance.now() - started)} ms`);
+
+    const env = {
+      DATABASE_URL: '',
+      HERALD_CONFIG: configFile,
+      HERALD_DATA_DIR: '',
+      HERALD_ROLES: '',
+      HERALD_LOG_LEVEL: 'info',
+      HERALD_DELIVERY_ALLOW_NETWORKS: '127.0.0.1/32,::1/128',
+      HERALD_DELIVERY_CA_FILE: caFile,
+    };
+    const apiPort = await freePort();
+    const api = startChild(process.execPath, [HERALD, 'serve', '--roles', 'api', '--port', String(apiPort), '--data-dir', dataDir], { env, label: 'api' });
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    await waitForOk(`${apiUrl}/readyz`, { child: api });
+    const worker = startChild(process.execPath, [HERALD, 'serve', '--roles', 'delivery', '--data-dir', dataDir], { env, label: 'worker' });
+    const pm = postmasterPid(dataDir);
+    const delivered = async () => {
+      const counts = (await receiver.stats()).counts;
+      return Object.entries(counts).reduce((n, [path, c]) => (path.startsWith('/deliver/') ? n + c : n), 0);
+    };
+    const assertWorker = (w: Child) => {
+      if (!isAlive(w.pid)) throw new Error(`the worker exited:\n${w.output()}`);
+    };
+    // Warm-up: the worker reaches its pace, the API its plans.
+    const warm = probeLog(apiUrl, key, logSubs, 20);
+    await sleep(5_000);
+    await warm.stop();
+    assertWorker(worker);
+
+    const window = async (label: string, during: () => Promise<void>) => {
+      const probe = probeLog(apiUrl, key, logSubs, 20);
+      // CPU in % of one core (the machine has 2): 'other' is what the rest of the machine used meanwhile.
+      const cpu = measureCpu({
+        worker: () => processCpuSeconds(worker.pid),
+        api: () => processCpuSeconds(api.pid),
+        postgres: () => (pm ? treeCpuSeconds(pm) : 0),
+        receiver: () => processCpuSeconds(receiver.child.pid),
+        machine: machineBusySeconds,
+      });
+      const n0 = await delivered();
+      const t0 = performance.now();
+      await during();
+      const n1 = await delivered();
+      const seconds = (performance.now() - t0) / 1000;
+      const cpuPct = cpu.stop();
+      const { machine = 0, ...ours } = cpuPct;
+      const logFigures = await probe.stop();
+      assertWorker(worker);
+      const other = Math.max(0, machine - Object.values(ours).reduce((a, b) => a + b, 0));
+      const figures = { seconds: round(seconds, 2), callbacksPerSecond: Math.round((n1 - n0) / seconds), log: logFigures, cpuPct: { ...cpuPct, other } };
+      log(`${label}: ${JSON.stringify(figures)}`);
+      return figures;
+    };
+    const before = await window('baseline before', () => sleep(options.duration * 1000));
+    let pruneOutput = '';
+    const pruning = await window('pruning', async () => {
+      const prune = startChild(process.execPath, [HERALD, 'prune', '--data-dir', dataDir], { env, label: 'prune' });
+      const code = await prune.exited;
+      pruneOutput = prune.stdout();
+      if (code !== 0) throw new Error(`herald prune exited with ${code}:\n${prune.output()}`);
+    });
+    const after = await window('baseline after', () => sleep(options.duration * 1000));
+
+    const totalLine = pruneOutput.match(/total: deleted (\d+) callbacks and (\d+) attempts in ([\d.]+) s/);
+    if (!totalLine) throw new Error(`no total in the output of herald prune:\n${pruneOutput}`);
+    const prunedCallbacks = Number(totalLine[1]);
+    const prunedAttempts = Number(totalLine[2]);
+    const pruneSeconds = Number(totalLine[3]);
+    const [left] = await db.query<{ pending: number; total: number }>(
+      'bench:left',
+      "SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*)::int AS total FROM callbacks",
+    );
+    await worker.stop('SIGTERM', 20_000);
+    await api.stop('SIGTERM', 20_000);
+    await receiver.child.stop('SIGTERM', 10_000);
+
+    const baseline = (before.callbacksPerSecond + after.callbacksPerSecond) / 2;
+    const dropPct = round((1 - pruning.callbacksPerSecond / baseline) * 100);
+    const pruneRowsPerSecond = Math.round(prunedCallbacks / pruneSeconds);
+    const logP99Ms = Math.max(before.log.p99Ms, pruning.log.p99Ms, after.log.p99Ms);
+    const pass = {
+      prunedAllOld: prunedCallbacks === old,
+      workerNeverIdle: (left?.pending ?? 0) > 0,
+      deliveryDrop: dropPct <= TARGETS.deliveryDropPct,
+      pruneRate: pruneRowsPerSecond >= TARGETS.pruneRowsPerSecond,
+      logP99: logP99Ms <= TARGETS.logP99Ms && pruning.log.errors === 0,
+    };
+    return {
+      bench: 'retention',
+      ...(experiment && { experiment: { batchSize: retention.batchSize, pauseMs: retention.pauseMs } }),
+      scale: s,
+      callbackRows: total,
+      oldRows: old,
+      pendingQueued: pendingCount,
+      retention: { batchSize: retention.batchSize, pauseMs: retention.pauseMs },
+      buildSeconds: round(buildSeconds),
+      prune: { callbacks: prunedCallbacks, attempts: prunedAttempts, seconds: pruneSeconds, rowsPerSecond: pruneRowsPerSecond },
+      delivery: { before, pruning, after, baselinePerSecond: Math.round(baseline), dropPct },
+      logP99Ms,
+      left,
+      targets: { deliveryDropPct: `<=${TARGETS.deliveryDropPct}`, pruneRowsPerSecond: `>=${TARGETS.pruneRowsPerSecond}`, logP99Ms: `<=${TARGETS.logP99Ms}` },
+      pass: { ...pass, all: Object.values(pass).every(Boolean) },
+    };
+  } finally {
+    await runCleanups();
+  }
+}

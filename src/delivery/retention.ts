@@ -1,0 +1,134 @@
+/**
+ * The retention job of the delivery role: finished callbacks older than their status's window are
+ * deleted with their attempts, in small batches (src/store/retention.ts), at start and then every
+ * retention.intervalSeconds. `herald prune` runs the same pass on demand. Several delivery processes may
+ * prune at once: each batch skips the rows another holds.
+ */
+import type { Logger } from 'pino';
+import type { RetentionConfig } from '../config/config.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Db } from '../store/db.ts';
+import { countPrunable, FINISHED_STATUSES, type FinishedStatus, pruneFinishedBatch } from '../store/retention.ts';
+
+const DAY_MS = 86_400_000;
+
+export interface RetentionFigures {
+  /** Per status: callbacks and attempts deleted (or, dry run, that would be). */
+  byStatus: Record<FinishedStatus, { callbacks: number; attempts: number; before: Date }>;
+  callbacks: number;
+  attempts: number;
+  seconds: number;
+  /** The pass was stopped (shutdown) before it had deleted everything old. */
+  interrupted: boolean;
+}
+
+export function retentionCutoffs(retention: RetentionConfig, now: Date): Record<FinishedStatus, Date> {
+  const days: Record<FinishedStatus, number> = { delivered: retention.deliveredDays, failed: retention.failedDays, cancelled: retention.cancelledDays };
+  return Object.fromEntries(FINISHED_STATUSES.map((s) => [s, new Date(now.getTime() - days[s] * DAY_MS)])) as Record<FinishedStatus, Date>;
+}
+
+/**
+ * One pass: for each finished status, batches until none is left older than its window (or `signal`
+ * aborts: the batch under way completes, none starts). Dry run: counts only.
+ */
+export async function pruneOldCallbacks(
+  db: Db,
+  retention: RetentionConfig,
+  options: { now?: Date; dryRun?: boolean; signal?: AbortSignal; metrics?: Metrics } = {},
+): Promise<RetentionFigures> {
+  const started = performance.now();
+  const cutoffs = retentionCutoffs(retention, options.now ?? new Date());
+  const figures: RetentionFigures = {
+    byStatus: Object.fromEntries(FINISHED_STATUSES.map((s) => [s, { callbacks: 0, attempts: 0, before: cutoffs[s] }])) as RetentionFigures['byStatus'],
+    callbacks: 0,
+    attempts: 0,
+    seconds: 0,
+    interrupted: false,
+  };
+  for (const status of FINISHED_STATUSES) {
+    const totals = figures.byStatus[status];
+    if (options.dryRun) {
+      Object.assign(totals, await countPrunable(db, status, cutoffs[status]));
+    } else {
+      let from: Date | null = null;
+      for (;;) {
+        if (options.signal?.aborted) {
+          figures.interrupted = true;
+          break;
+        }
+        const batch = await pruneFinishedBatch(db, { status, before: cutoffs[status], limit: retention.batchSize, from });
+        totals.callbacks += batch.callbacks;
+        totals.attempts += batch.attempts;
+        options.metrics?.retentionPruned.inc({ status, table: 'callbacks' }, batch.callbacks);
+        options.metrics?.retentionPruned.inc({ status, table: 'callback_attempts' }, batch.attempts);
+        // A short batch: nothing older is left (but rows another transaction held, left for the next pass).
+        if (batch.callbacks < retention.batchSize || !batch.lastFinishedAt) break;
+        from = batch.lastFinishedAt;
+        if (retention.pauseMs > 0) await sleep(retention.pauseMs, options.signal);
+      }
+    }
+    figures.callbacks += totals.callbacks;
+    figures.attempts += totals.attempts;
+    if (figures.interrupted) break;
+  }
+  figures.seconds = (performance.now() - started) / 1000;
+  return figures;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', finish);
+      done();
+    }
+    signal?.addEventListener('abort', finish, { once: true });
+  });
+}
+
+export interface RetentionPruner {
+  /** Resolves once the pass under way (if any) has stopped after its current batch. */
+  stop(): Promise<void>;
+}
+
+/** Prunes at start and then every retention.intervalSeconds until stopped. */
+export function startRetentionPruner(deps: { db: Db; retention: RetentionConfig; logger: Logger; metrics?: Metrics }): RetentionPruner {
+  const { db, retention, logger, metrics } = deps;
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const pass = async () => {
+    try {
+      const figures = await pruneOldCallbacks(db, retention, { signal: abort.signal, metrics });
+      metrics?.retentionLastRun.set(Date.now() / 1000);
+      const counts = Object.fromEntries(Object.entries(figures.byStatus).map(([s, f]) => [s, { callbacks: f.callbacks, attempts: f.attempts }]));
+      // At info when it deleted something or was cut short; a pass that found nothing logs at debug.
+      logger[figures.callbacks > 0 || figures.interrupted ? 'info' : 'debug'](
+        {
+          callbacks: figures.callbacks,
+          attempts: figures.attempts,
+          byStatus: counts,
+          seconds: Math.round(figures.seconds * 1000) / 1000,
+          interrupted: figures.interrupted,
+        },
+        figures.interrupted ? 'retention: pruning stopped by shutdown' : 'retention: old callbacks pruned',
+      );
+    } catch (error) {
+      // The next pass tries again; nothing is half done (each batch is one statement).
+      logger.error({ err: error }, 'retention: pruning failed');
+    }
+    if (!abort.signal.aborted) timer = setTimeout(schedule, retention.intervalSeconds * 1000);
+  };
+  const schedule = () => {
+    running = pass();
+  };
+  timer = setTimeout(schedule, 0);
+  return {
+    async stop() {
+      abort.abort();
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * Retention on a real database: the pass deletes exactly the finished callbacks older than their
+ * status's window, with their attempts, and never a pending or recent one, nor one a reorganisation or
+ * the already-mined check still needs; the delivery role's pruner runs it periodically, reports it in
+ * /metrics, and stops after its current batch on shutdown.
+ */
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultRetention } from '../src/config/config.ts';
+import { pruneOldCallbacks } from '../src/delivery/retention.ts';
+import type { Db } from '../src/store/db.ts';
+import { insertUnlessTwin } from '../src/store/subscriptions.ts';
+import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
+
+const DAY = 86_400_000;
+const OTHER_EVENT = 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED';
+
+/**
+ * `count` callbacks of `status` finished `ageDays` before `now` (pending: created then, not finished),
+ * each with `attempts` attempts; returns their ids.
+ */
+async function insertCallbacks(
+  db: Db,
+  options: { status: string; ageDays: number; now: Date; count?: number; attempts?: number; subscriptionId?: string; eventType?: string; key?: string },
+): Promise<string[]> {
+  const at = new Date(options.now.getTime() - options.ageDays * DAY);
+  const rows = await db.query<{ id: string }>(
+    'test:insert-callbacks',
+    `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, status,
+       next_attempt_at, created_at, finished_at)
+     SELECT gen_random_uuid(), 1, coalesce($4::uuid, gen_random_uuid()), $5, coalesce($6, 'k' || g || '-' || gen_random_uuid()), '{}',
+       'https://hooks.example.com/x', 'https://hooks.example.com:443', $1::text, $2, $2, CASE WHEN $1::text = 'pending' THEN NULL ELSE $2::timestamptz END
+     FROM generate_series(1, $3::int) g RETURNING id`,
+    [options.status, at, options.count ?? 1, options.subscriptionId ?? null, options.eventType ?? OTHER_EVENT, options.key ?? null],
+  );
+  const ids = rows.map((r) => r.id);
+  await db.query(
+    'test:insert-attempts',
+    `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status)
+     SELECT id, n, $2, 5, 200 FROM unnest($1::uuid[]) id, generate_series(1, $3::int) n`,
+    [ids, at, options.attempts ?? 2],
+  );
+  return ids;
+}
+
+async function existing(db: Db, ids: string[]): Promise<Set<string>> {
+  const rows = await db.query<{ id: string }>('test:existing', 'SELECT id FROM callbacks WHERE id = ANY ($1::uuid[])', [ids]);
+  return new Set(rows.map((r) => r.id));
+}
+
+async function orphanAttempts(db: Db): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    'test:orphans',
+    'SELECT count(*)::int AS n FROM callback_attempts a WHERE NOT EXISTS (SELECT 1 FROM callbacks c WHERE c.id = a.callback_id)',
+  );
+  return row?.n ?? -1;
+}
+
+describe('the retention pass', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ retention: { ...defaultRetention(), enabled: false } });
+  });
+  afterAll(() => t.close());
+
+  it('deletes exactly the finished callbacks past their status window, with their attempts; dry run only counts', async () => {
+    const db = t.app.database.db;
+    const now = new Date();
+    const ages = [1, 6, 8, 29, 31, 89, 91, 400];
+    const windows: Record<string, number> = { delivered: 30, failed: 90, cancelled: 7 };
+    const expectGone = new Set<string>();
+    const expectKept = new Set<string>();
+    for (const status of ['pending', 'delivered', 'failed', 'cancelled']) {
+      for (const ageDays of ages) {
+        const ids = await insertCallbacks(db, { status, ageDays, now, count: 3 });
+        const old = status !== 'pending' && ageDays > (windows[status] as number);
+        for (const id of ids) (old ? expectGone : expectKept).add(id);
+      }
+    }
+    // Old, but recorded under a block still in a chain's window: a reorganisation may need it.
+    const [inWindow] = await insertCallbacks(db, { status: 'cancelled', ageDays: 400, now, key: `block-key-${randomUUID()}` });
+    await db.query(
+      'test:block-callback',
+      `INSERT INTO chain_block_callbacks (blockchain, network, block_height, subscription_id, idempotency_key)
+       SELECT 'ethereum', 'mainnet', 100, subscription_id, idempotency_key FROM callbacks WHERE id = $1`,
+      [inWindow],
+    );
+    expectKept.add(inWindow as string);
+    // Old, of an existing TRANSACTION_MINED subscription: without it the already-mined check would send it again.
+    const customer = await t.customer();
+    const subscription = await insertUnlessTwin(db, customer.id, {
+      id: randomUUID(),
+      eventType: 'TRANSACTION_MINED',
+      blockchain: 'ethereum',
+      network: 'mainnet',
+      transactionId: SAMPLE.evmTx,
+      address: null,
+      target: SAMPLE.evmTx,
+      receiveCallbackOn: null,
+      amountHigherThan: null,
+      blockHeight: null,
+      callbackUrl: SAMPLE.callbackUrl,
+      callbackHost: 'hooks.example.com',
+      callbackSecretKey: null,
+      allowDuplicates: true,
+      duplicateKey: Buffer.from(randomUUID()),
+      apiVersion: '2021-03-20',
+    });
+    const [mined] = await insertCallbacks(db, { status: 'delivered', ageDays: 400, now, subscriptionId: subscription?.id, eventType: 'TRANSACTION_MINED' });
+    expectKept.add(mined as string);
+    // Old TRANSACTION_MINED of a deleted subscription (no row): pruned as any other.
+    for (const id of await insertCallbacks(db, { status: 'delivered', ageDays: 400, now, eventType: 'TRANSACTION_MINED' })) expectGone.add(id);
+
+    const retention = { ...defaultRetention(), batchSize: 2, pauseMs: 0 };
+    const all = [...expectGone, ...expectKept];
+    const dry = await pruneOldCallbacks(db, retention, { now, dryRun: true });
+    expect(dry.callbacks).toBe(expectGone.size);
+    expect(dry.attempts).toBe(expectGone.size * 2);
+    expect(dry.byStatus.delivered.callbacks).toBe(3 * 4 + 1);
+    expect(dry.byStatus.failed.callbacks).toBe(3 * 2);
+    expect(dry.byStatus.cancelled.callbacks).toBe(3 * 6);
+    expect((await existing(db, all)).size).toBe(all.length);
+
+    const figures = await pruneOldCallbacks(db, retention, { now });
+    expect(figures.callbacks).toBe(expectGone.size);
+    expect(figures.attempts).toBe(expectGone.size * 2);
+    expect(figures.interrupted).toBe(false);
+    const left = await existing(db, all);
+    expect([...left].sort()).toEqual([...expectKept].sort());
+    expect(await orphanAttempts(db)).toBe(0);
+    const [kept] = await db.query<{ n: number }>(
+      'test:kept-attempts',
+      'SELECT count(*)::int AS n FROM callback_attempts WHERE callback_id = ANY ($1::uuid[])',
+      [[...expectKept]],
+    );
+    expect(kept?.n).toBe(expectKept.size * 2);
+    // Nothing more to do.
+    expect((await pruneOldCallbacks(db, retention, { now })).callbacks).toBe(0);
+  });
+});
+
+describe('the pruner of the delivery role', () => {
+  it('prunes periodically, counts in /metrics, and stops after its current batch on shutdown', async () => {
+    const lines: string[] = [];
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(...String(chunk).trim().split('\n'));
+          done();
+        },
+      }),
+    );
+    const t = await startTestApp({ retention: { ...defaultRetention(), intervalSeconds: 1, batchSize: 50, pauseMs: 20 } }, { logger });
+    try {
+      const db = t.app.database.db;
+      const now = new Date();
+      const recent = await insertCallbacks(db, { status: 'delivered', ageDays: 29, now, count: 100, attempts: 1 });
+      const pending = await insertCallbacks(db, { status: 'pending', ageDays: 400, now, count: 100, attempts: 1 });
+      const old = await insertCallbacks(db, { status: 'delivered', ageDays: 31, now, count: 20_000, attempts: 1 });
+      // The next pass (within a second) deletes 50 every ~20 ms: stop it part way.
+      const deadline = Date.now() + 20_000;
+      let left = old.length;
+      while (left > old.length - 2_000 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        left = (await existing(db, old)).size;
+      }
+      expect(left).toBeLessThanOrEqual(old.length - 2_000);
+      const metrics = await fetch(`${t.url}/metrics`).then((r) => r.text());
+      expect(metrics).toMatch(/herald_retention_pruned_rows_total\{status="delivered",table="callbacks"\} [1-9]/);
+      const stopping = performance.now();
+      await t.close();
+      const stopMs = performance.now() - stopping;
+      expect(stopMs).toBeLessThan(3_000);
+      expect(lines.some((l) => l.includes('retention: pruning stopped by shutdown'))).toBe(true);
+      // The database is still there (the app closed its own pool): look with a fresh app on it.
+      const again = await startTestApp({ databaseUrl: t.config.databaseUrl, retention: { ...defaultRetention(), enabled: false } });
+      try {
+        const db2 = again.app.database.db;
+        const remaining = (await existing(db2, old)).size;
+        expect(remaining).toBeGreaterThan(0);
+        expect(remaining).toBeLessThan(old.length);
+        expect((await existing(db2, recent)).size).toBe(recent.length);
+        expect((await existing(db2, pending)).size).toBe(pending.length);
+        expect(await orphanAttempts(db2)).toBe(0);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
