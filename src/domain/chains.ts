@@ -59,6 +59,8 @@ export const EVENT_TYPES = [
   'BLOCK_MINED',
   'BLOCK_HEIGHT_REACHED',
   'BLOCK_REVERTED',
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+  'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -71,6 +73,8 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   BLOCK_HEIGHT_REACHED: BLOCKCHAINS,
   // On xrp accepted but never fired: herald follows validated ledgers only, which do not revert.
   BLOCK_REVERTED: BLOCKCHAINS,
+  ADDRESS_COINS_TRANSACTION_CONFIRMED: BLOCKCHAINS,
+  CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: BLOCKCHAINS,
 };
 
 export function isBlockchain(value: string): value is Blockchain {

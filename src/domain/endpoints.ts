@@ -16,5 +16,7 @@ export const ENDPOINT_NAMES = [
   'callbacks',
   'status',
   'callback-data',
+  'address-coins-transactions-confirmed',
+  'coins-transactions-for-specific-amount',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

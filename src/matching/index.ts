@@ -4,7 +4,9 @@
  * (ADDRESS_TOKENS_TRANSACTION_CONFIRMED), thresholds sorted in base units
  * (CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER), height -> subscriptions
  * (BLOCK_HEIGHT_REACHED) and the subscriptions of every block (BLOCK_MINED; BLOCK_REVERTED, matched
- * against the blocks a reorganisation drops).
+ * against the blocks a reorganisation drops). ADDRESS_COINS_TRANSACTION_CONFIRMED shares the address
+ * table with the token subscriptions (one address index, kinds told apart per slot);
+ * CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER has its own sorted thresholds.
  *
  * Memory is the constraint (a million subscriptions in well under 400 bytes each), so a subscription
  * is a slot in parallel typed arrays (16-byte id, customer id, kind, receiveCallbackOn, next slot of the
@@ -58,6 +60,10 @@ const BLOCK = 4;
 const HEIGHT = 5;
 /** Every block a reorganisation drops. */
 const REVERTED = 6;
+/** Coins of an address (the target), in the same address table as the token subscriptions. */
+const COIN_ADDRESS = 7;
+/** Coin transactions at or above an amount (the threshold in base units). */
+const COIN_THRESHOLD = 8;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -66,6 +72,8 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'BLOCK_MINED',
   'BLOCK_HEIGHT_REACHED',
   'BLOCK_REVERTED',
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+  'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
 ];
 
 export class SubscriptionIndex {
@@ -96,6 +104,7 @@ export class SubscriptionIndex {
   private readonly byHeight: TargetTable;
   private readonly everyBlock: SlotChain;
   private readonly everyReverted: SlotChain;
+  private readonly coinThresholds = new SortedThresholds();
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -146,23 +155,25 @@ export class SubscriptionIndex {
     let target: string | bigint | undefined;
     switch (sub.eventType) {
       case 'TRANSACTION_MINED':
-      case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED': {
+      case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
+      case 'ADDRESS_COINS_TRANSACTION_CONFIRMED': {
         if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no target`);
         target = sub.target;
-        kind = sub.eventType === 'TRANSACTION_MINED' ? TRANSACTION : ADDRESS;
+        kind = sub.eventType === 'TRANSACTION_MINED' ? TRANSACTION : sub.eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED' ? COIN_ADDRESS : ADDRESS;
         const on = sub.receiveCallbackOn;
-        if (kind === ADDRESS && on !== null) {
+        if (kind !== TRANSACTION && on !== null) {
           if (!(Number.isInteger(on) && on >= 1 && on <= 255))
             throw new Error(`subscription ${sub.id}: receiveCallbackOn ${on} is not an integer from 1 to 255`);
           confirmations = on;
         }
         break;
       }
-      case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
+      case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+      case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
         const whole = sub.amountHigherThan;
         if (whole === null || whole < 0n) throw new Error(`subscription ${sub.id}: amountHigherThan ${whole} is not an integer >= 0`);
         target = whole * this.scale;
-        kind = THRESHOLD;
+        kind = sub.eventType === 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER' ? COIN_THRESHOLD : THRESHOLD;
         break;
       }
       case 'BLOCK_HEIGHT_REACHED': {
@@ -212,6 +223,7 @@ export class SubscriptionIndex {
   /** Settles pending threshold additions now (matching would do it on its first internal transfer). */
   settle(): void {
     this.thresholds.settle();
+    this.coinThresholds.settle();
   }
 
   // --- For matching (match.ts). Slots are valid until the index next changes. ---
@@ -221,9 +233,39 @@ export class SubscriptionIndex {
     return this.byTransaction.first(transactionId);
   }
 
-  /** The first ADDRESS_TOKENS_TRANSACTION_CONFIRMED subscription of `address`, or -1; nextSlot() gives the others. */
+  /**
+   * The first address subscription of `address` (ADDRESS_TOKENS_TRANSACTION_CONFIRMED,
+   * ADDRESS_COINS_TRANSACTION_CONFIRMED: one table serves them all), or -1; nextSlot() gives the others,
+   * eventTypeAt() tells their kinds apart.
+   */
   firstAddressSlot(address: string): number {
     return this.byAddress.first(address);
+  }
+
+  /** The event type of the subscription in `slot` (without building its record). */
+  eventTypeAt(slot: number): EventType | undefined {
+    return EVENT_OF_KIND[this.kinds[slot] as number];
+  }
+
+  /** Whether an ADDRESS_COINS_TRANSACTION_CONFIRMED subscription watches `address`. */
+  hasCoinAddress(address: string): boolean {
+    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.links.next[slot] as number) if (this.kinds[slot] === COIN_ADDRESS) return true;
+    return false;
+  }
+
+  /** Whether any CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER subscription is indexed. */
+  get hasCoinThresholds(): boolean {
+    return this.coinThresholds.size > 0;
+  }
+
+  /** Coin threshold entries [0, n) have a threshold <= `amount` (base units); read them with coinThresholdSlotAt. */
+  coinThresholdsAtMost(amount: bigint): number {
+    return this.coinThresholds.countAtMost(amount);
+  }
+
+  /** The slot of coin threshold entry `i`, or -1 for a removed entry. */
+  coinThresholdSlotAt(i: number): number {
+    return this.coinThresholds.slotAt(i);
   }
 
   /** The first BLOCK_HEIGHT_REACHED subscription of `height`, or -1; nextSlot() gives the others. */
@@ -266,8 +308,8 @@ export class SubscriptionIndex {
       id: this.ids.idOf(slot),
       customerId: String(this.customers[slot]),
       eventType,
-      target: kind === TRANSACTION || kind === ADDRESS ? (target as string) : null,
-      receiveCallbackOn: kind === ADDRESS ? (this.confirmations[slot] as number) || null : null,
+      target: kind === TRANSACTION || kind === ADDRESS || kind === COIN_ADDRESS ? (target as string) : null,
+      receiveCallbackOn: kind === ADDRESS || kind === COIN_ADDRESS ? (this.confirmations[slot] as number) || null : null,
       amountHigherThan: threshold === null ? null : threshold / this.scale,
       threshold,
       blockHeight: kind === HEIGHT ? Number(target) : null,
@@ -286,7 +328,8 @@ export class SubscriptionIndex {
       this.byTransaction.byteLength +
       this.byAddress.byteLength +
       this.byHeight.byteLength +
-      this.thresholds.byteLength
+      this.thresholds.byteLength +
+      this.coinThresholds.byteLength
     );
   }
 
@@ -320,6 +363,12 @@ export class SubscriptionIndex {
       case REVERTED:
         this.everyReverted.add(slot);
         return;
+      case COIN_ADDRESS:
+        this.byAddress.add(target as string, slot);
+        return;
+      case COIN_THRESHOLD:
+        this.coinThresholds.add(target as bigint, slot);
+        return;
     }
   }
 
@@ -342,6 +391,12 @@ export class SubscriptionIndex {
         return;
       case REVERTED:
         this.everyReverted.remove(slot);
+        return;
+      case COIN_ADDRESS:
+        this.byAddress.remove(target as string, slot);
+        return;
+      case COIN_THRESHOLD:
+        this.coinThresholds.remove(slot);
         return;
     }
   }

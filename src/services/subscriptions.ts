@@ -24,7 +24,10 @@ export interface SubscriptionItemInput {
   receiveCallbackOn?: number;
   /** BLOCK_HEIGHT_REACHED. */
   blockHeightReached?: number;
-  callbackUrl: string;
+  /** Absent when address-coins-transactions-confirmed was given `callbackURL` instead. */
+  callbackUrl?: string;
+  /** address-coins-transactions-confirmed only: the SDK's spelling (CATALOGUE.md sections 2.1 and 7.2). */
+  callbackURL?: string;
   callbackSecretKey?: string;
   /** reverted-block also takes the strings "true" and "false" (CATALOGUE.md section 7.1). */
   allowDuplicates?: boolean | 'true' | 'false';
@@ -37,6 +40,8 @@ const CREATE_COST: Record<EventType, CostName> = {
   BLOCK_MINED: 'blockMined',
   BLOCK_HEIGHT_REACHED: 'blockHeightReached',
   BLOCK_REVERTED: 'revertedBlock',
+  ADDRESS_COINS_TRANSACTION_CONFIRMED: 'addressCoinsTransactionsConfirmed',
+  CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'coinsTransactionsForSpecificAmount',
 };
 
 /** Parses the callback URL: https only, a host name, no credentials in it. */
@@ -52,6 +57,28 @@ export function parseCallbackUrl(value: string): { host: string } | { error: str
   if (url.username || url.password)
     return { error: 'The callbackUrl must not contain a user name or password; use callbackSecretKey to authenticate callbacks.' };
   return { host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase() };
+}
+
+/**
+ * The callback URL of a create request. address-coins-transactions-confirmed takes `callbackURL` (the
+ * SDK's spelling) or `callbackUrl`, exactly one (CATALOGUE.md section 7.2); the schema lets both be
+ * optional there, so the rule is checked here. Every other endpoint's schema requires `callbackUrl`.
+ */
+function callbackUrlOf(item: SubscriptionItemInput): string {
+  if (item.callbackURL !== undefined && item.callbackUrl !== undefined) {
+    const message = 'Give the callback URL once: either callbackURL or callbackUrl, not both.';
+    throw invalidData([
+      { attribute: 'callbackURL', message },
+      { attribute: 'callbackUrl', message },
+    ]);
+  }
+  const value = item.callbackURL ?? item.callbackUrl;
+  if (value === undefined) {
+    throw new ApiError('missing_required_attributes', 'The callback URL is required: give callbackURL (or callbackUrl), an https URL.', [
+      { attribute: 'callbackURL', message: 'Required (callbackUrl is accepted too): an https URL whose host is a verified callback domain.' },
+    ]);
+  }
+  return value;
 }
 
 function duplicateKey(eventType: EventType, blockchain: Blockchain, network: Network, target: string | null, threshold: string, callbackUrl: string): Buffer {
@@ -110,12 +137,16 @@ export async function createSubscription(
     if (v.ok) target = v.normalized;
     else details.push({ attribute: 'address', message: v.message });
   }
-  const url = parseCallbackUrl(item.callbackUrl);
+  const callbackUrl = callbackUrlOf(item);
+  const url = parseCallbackUrl(callbackUrl);
   if ('error' in url) details.push({ attribute: 'callbackUrl', message: url.error });
   if (details.length > 0 || 'error' in url) throw invalidData(details);
   assertMainnetAllowed(caller, network);
 
-  const receiveCallbackOn = eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' ? (item.receiveCallbackOn ?? common.config.defaultConfirmations) : null;
+  const receiveCallbackOn =
+    eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' || eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED'
+      ? (item.receiveCallbackOn ?? common.config.defaultConfirmations)
+      : null;
   const amountHigherThan = item.amountHigherThan === undefined ? null : BigInt(item.amountHigherThan);
   const blockHeight = item.blockHeightReached ?? null;
   const allowDuplicates = item.allowDuplicates === true || item.allowDuplicates === 'true';
@@ -130,13 +161,13 @@ export async function createSubscription(
     receiveCallbackOn,
     amountHigherThan,
     blockHeight,
-    callbackUrl: item.callbackUrl,
+    callbackUrl,
     callbackHost: url.host,
     // The contract echoes an absent secret as '' on endpoints 1 and 2 (and the block events); stored as NULL (no signing).
     callbackSecretKey: item.callbackSecretKey || null,
     allowDuplicates,
     // CATALOGUE.md section 7.11: the height is the target of BLOCK_HEIGHT_REACHED; BLOCK_MINED and BLOCK_REVERTED have none.
-    duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), item.callbackUrl),
+    duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), callbackUrl),
     apiVersion: caller.apiVersion,
   };
   const customerId = caller.owner.customerId;

@@ -9,9 +9,11 @@ import * as service from '../../services/subscriptions.ts';
 import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
+  AddressCoinsItem,
   AddressTokensItem,
   BlockHeightReachedItem,
   BlockMinedItem,
+  CoinsAmountItem,
   ContextQuery,
   CREATED_ITEMS,
   chainParams,
@@ -26,7 +28,7 @@ import {
 } from '../schemas.ts';
 
 /** The item of a create response: exactly the fields the seed (or CATALOGUE.md) lists for that endpoint. */
-export function createdItem(s: Subscription) {
+export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl') {
   const block = { referenceId: s.id, createdTimestamp: unixSeconds(s.createdAt), isActive: s.isActive, callbackUrl: s.callbackUrl };
   const base = { ...block, eventType: s.eventType };
   switch (s.eventType) {
@@ -41,6 +43,12 @@ export function createdItem(s: Subscription) {
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', transactionId: s.transactionId as string };
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED': {
+      // The create answer names the URL as the request did (CATALOGUE.md section 7.2); list, get... say callbackUrl.
+      const { callbackUrl, ...rest } = base;
+      const url = urlKey === 'callbackURL' ? { callbackURL: callbackUrl } : { callbackUrl };
+      return { ...rest, ...url, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    }
     default:
       return { ...base, ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }), amountHigherThan: Number(s.amountHigherThan) };
   }
@@ -101,6 +109,20 @@ const CREATE_ROUTES: {
     item: RevertedBlockItem,
     summary: 'Subscribe to every block dropped by a reorganisation (never fires on xrp)',
   },
+  {
+    path: 'address-coins-transactions-confirmed',
+    eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+    status: 200,
+    item: AddressCoinsItem,
+    summary: 'Subscribe to confirmed native-coin transactions to or from an address (callbackURL or callbackUrl)',
+  },
+  {
+    path: 'coins-transactions-for-specific-amount',
+    eventType: 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+    status: 201,
+    item: CoinsAmountItem,
+    summary: 'Subscribe to confirmed native-coin transactions moving at least an amount',
+  },
 ];
 
 export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
@@ -139,7 +161,8 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
           network,
           request.body.data.item as unknown as service.SubscriptionItemInput,
         );
-        return sendData(request, reply, route.status, { item: createdItem(result.value) }, result);
+        const urlKey = 'callbackURL' in request.body.data.item ? 'callbackURL' : 'callbackUrl';
+        return sendData(request, reply, route.status, { item: createdItem(result.value, urlKey) }, result);
       },
     );
   }
