@@ -166,6 +166,8 @@ describe('the OpenAPI document', () => {
       [`POST ${SUBSCRIPTIONS}/block-mined`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/block-height-reached`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/reverted-block`]: BLOCKCHAINS,
+      [`POST ${SUBSCRIPTIONS}/address-coins-transactions-confirmed`]: BLOCKCHAINS,
+      [`POST ${SUBSCRIPTIONS}/coins-transactions-for-specific-amount`]: BLOCKCHAINS,
       [`GET ${SUBSCRIPTIONS}`]: BLOCKCHAINS,
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
@@ -194,6 +196,8 @@ describe('the OpenAPI document', () => {
       'block-mined',
       'block-height-reached',
       'reverted-block',
+      'address-coins-transactions-confirmed',
+      'coins-transactions-for-specific-amount',
     ]) {
       const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
       const offered: string[] = parameter(op, 'blockchain').schema.enum;
@@ -252,6 +256,17 @@ describe('the OpenAPI document', () => {
     expect(itemOf(`${SUBSCRIPTIONS}/reverted-block`, 'post', 201).required.sort()).toEqual([...base, 'callbackSecretKey'].sort());
     const revertedRequest = doc.paths[`${SUBSCRIPTIONS}/reverted-block`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
     expect(revertedRequest.required.sort()).toEqual(['callbackSecretKey', 'callbackUrl']);
+    // CATALOGUE.md 7.2: the URL in either spelling, so neither is required by the schema; the answer has the one used.
+    const coins = itemOf(`${SUBSCRIPTIONS}/address-coins-transactions-confirmed`, 'post', 200);
+    const noUrl = base.filter((f) => f !== 'callbackUrl');
+    expect(coins.required.sort()).toEqual([...noUrl, 'callbackSecretKey', 'address', 'receiveCallbackOn'].sort());
+    expect(Object.keys(coins.properties)).toEqual(expect.arrayContaining(['callbackUrl', 'callbackURL']));
+    const coinsRequest =
+      doc.paths[`${SUBSCRIPTIONS}/address-coins-transactions-confirmed`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
+    expect(coinsRequest.required).toEqual(['address']);
+    expect(Object.keys(coinsRequest.properties)).toEqual(expect.arrayContaining(['callbackUrl', 'callbackURL', 'receiveCallbackOn']));
+    const coinsAmount = itemOf(`${SUBSCRIPTIONS}/coins-transactions-for-specific-amount`, 'post', 201);
+    expect(coinsAmount.required.sort()).toEqual([...base, 'amountHigherThan'].sort());
     for (const [template, method, status] of [
       ['/blockchain-events/subscriptions/{referenceId}', 'get', 200],
       [`${SUBSCRIPTIONS}/{referenceId}`, 'delete', 200],
@@ -318,6 +333,23 @@ describe('real answers match the document', () => {
       body: { data: { item: { callbackUrl, callbackSecretKey: 's', allowDuplicates: 'true' } } },
     });
     expect(reverted.status).toBe(201);
+    const coinsURL = await call('POST', `${chain}/address-coins-transactions-confirmed`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackURL: callbackUrl } } },
+    });
+    expect(coinsURL.status).toBe(200);
+    expect(coinsURL.body.data.item.callbackURL).toBe(callbackUrl);
+    const coinsUrl = await call('POST', `${chain}/address-coins-transactions-confirmed`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, receiveCallbackOn: 7 } } },
+    });
+    expect(coinsUrl.status).toBe(200);
+    expect(coinsUrl.body.data.item.callbackUrl).toBe(callbackUrl);
+    const coinsAmount = await call('POST', `${chain}/coins-transactions-for-specific-amount`, {
+      key,
+      body: { data: { item: { amountHigherThan: 1, callbackUrl } } },
+    });
+    expect(coinsAmount.status).toBe(201);
     // List, get and activate items of the block subscriptions are checked against the document too.
     const listed = await call('GET', `${chain}?limit=50`, { key });
     expect(listed.body.data.items.map((i: Json) => i.eventType)).toEqual([
@@ -327,8 +359,11 @@ describe('real answers match the document', () => {
       'BLOCK_MINED',
       'BLOCK_HEIGHT_REACHED',
       'BLOCK_REVERTED',
+      'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+      'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+      'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
     ]);
-    for (const s of [blockMined, height, reverted]) {
+    for (const s of [blockMined, height, reverted, coinsURL, coinsUrl, coinsAmount]) {
       const id = s.body.data.item.referenceId;
       expect((await call('GET', `/blockchain-events/subscriptions/${id}`, { key })).status).toBe(200);
       expect((await call('POST', `/blockchain-events/subscriptions/${id}/activate`, { key })).status).toBe(201);
