@@ -434,7 +434,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
         ].map((i) => ({ json: { data: { item: i } } })),
       ),
     );
-    for (const cb of callbacksOf(amountId)) expect(cb.json.data.event).toBe('CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER');
+    for (const cb of callbacksOf(amountId)) expect((cb.json.data as { event?: string }).event).toBe('CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER');
 
     // The ledger and the coin events read the same movements: once both blocks are confirmed for the
     // ledger (3 confirmations), the balance moved by exactly the signed sum of the callbacks.
