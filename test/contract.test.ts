@@ -47,6 +47,8 @@ interface Endpoint {
   /** Path with a bad blockchain/network, for the endpoints that take them. */
   badChainPaths?: string[];
   list?: boolean;
+  /** The attributes the schema names when the item is empty, when not every key of body() but allowDuplicates. */
+  schemaRequired?: string[];
   /** The path names one of alice's resources: to anybody else it does not exist (404). */
   ownedResource?: boolean;
   charged: boolean;
@@ -60,6 +62,9 @@ const tokensPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-even
 const internalPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/internal-transactions-for-specific-amount`;
 const blockMinedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/block-mined`;
+const coinsPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/address-coins-transactions-confirmed`;
+const coinsAmountPath = (chain = 'ethereum', network = 'goerli') =>
+  `/blockchain-events/${chain}/${network}/subscriptions/coins-transactions-for-specific-amount`;
 const heightPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/block-height-reached`;
 const revertedPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/reverted-block`;
 const tokensEachPath = (chain = 'ethereum', network = 'goerli') =>
@@ -152,6 +157,24 @@ const ENDPOINTS: Endpoint[] = [
     badChainPaths: [internalEachPath('litecoin', 'testnet'), internalEachPath('xrp', 'testnet'), internalEachPath('tron', 'goerli')],
     charged: true,
     requiresAllowDuplicates: true,
+  },
+  {
+    name: 'address-coins-transactions-confirmed',
+    method: 'POST',
+    path: () => coinsPath(),
+    body: () => item({ address: SAMPLE.evmAddress, callbackURL: SAMPLE.callbackUrl, allowDuplicates: true }),
+    // Either spelling of the URL does: the service asks for it once the address is there (see "callbackURL or callbackUrl").
+    schemaRequired: ['address'],
+    badChainPaths: [coinsPath('polygon', 'mainnet'), coinsPath('litecoin', 'goerli')],
+    charged: true,
+  },
+  {
+    name: 'coins-transactions-for-specific-amount',
+    method: 'POST',
+    path: () => coinsAmountPath(),
+    body: () => item({ amountHigherThan: 2, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [coinsAmountPath('zilliqa', 'mainnet'), coinsAmountPath('tron', 'testnet')],
+    charged: true,
   },
   { name: 'all-assets', method: 'GET', path: () => '/wallet-as-a-service/wallets/all-assets', list: true, charged: true },
   {
@@ -361,7 +384,7 @@ describe.each(ENDPOINTS.map((e) => [`${e.method} ${e.path().replace(/[0-9a-f-]{3
     );
     it('409 missing_required_attributes, every missing one in details', async () => {
       const r = await send({ body: item({}) });
-      const required = Object.keys(validItem()).filter((k) => k !== 'allowDuplicates' || e.requiresAllowDuplicates);
+      const required = e.schemaRequired ?? Object.keys(validItem()).filter((k) => k !== 'allowDuplicates' || e.requiresAllowDuplicates);
       expectError(r, 409, 'missing_required_attributes', required);
     });
     it('409 extra_body_attributes', async () => {
@@ -440,6 +463,12 @@ describe('subscription creation rules', () => {
     [heightPath(), { blockHeightReached: '100', callbackUrl: SAMPLE.callbackUrl }, ['blockHeightReached']],
     [revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: '', allowDuplicates: 'False' }, ['callbackSecretKey', 'allowDuplicates']],
     [revertedPath(), { callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: 1 }, ['allowDuplicates']],
+    [coinsPath(), { address: SAMPLE.evmAddress, callbackURL: 'http://hooks.example.com/x' }, ['callbackUrl']],
+    [coinsPath(), { address: 'not-an-address', callbackUrl: SAMPLE.callbackUrl, receiveCallbackOn: 3 }, ['address']],
+    [coinsPath(), { address: SAMPLE.evmAddress, callbackURL: SAMPLE.callbackUrl, receiveCallbackOn: 101 }, ['receiveCallbackOn']],
+    [coinsPath(), { address: SAMPLE.evmAddress, callbackURL: SAMPLE.callbackUrl, callbackUrl: SAMPLE.callbackUrl }, ['callbackURL', 'callbackUrl']],
+    [coinsAmountPath(), { amountHigherThan: -1, callbackUrl: SAMPLE.callbackUrl }, ['amountHigherThan']],
+    [coinsAmountPath(), { amountHigherThan: '2', callbackUrl: SAMPLE.callbackUrl }, ['amountHigherThan']],
     [internalAddressPath(), { address: '0x1234', callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: false }, ['address']],
     [
       internalAddressPath(),
@@ -802,6 +831,100 @@ describe('success shapes of the create endpoints', () => {
       expect((await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: carol.key })).body.data.item).toEqual(e);
       expect((await t.request('DELETE', `/blockchain-events/dash/testnet/subscriptions/${id}`, { key: carol.key })).body.data.item).toEqual(e);
     }
+  });
+
+  it('address-coins-transactions-confirmed: 200, answers in the spelling used (callbackURL or callbackUrl), receiveCallbackOn defaulted, 1000 credits', async () => {
+    const { callbackUrl, ...noUrl } = base;
+    const spelled = '0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED';
+    const r = await t.request('POST', coinsPath(), { key: alice.key, body: item({ address: spelled, callbackURL: callbackUrl, allowDuplicates: true }) });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.data.item).toEqual({
+      ...noUrl,
+      callbackURL: callbackUrl,
+      eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+      callbackSecretKey: '',
+      address: spelled,
+      receiveCallbackOn: 3,
+    });
+    expect(r.headers.get('x-credits-consumed')).toBe('1000');
+    const r2 = await t.request('POST', coinsPath('bitcoin', 'testnet'), {
+      key: alice.key,
+      body: item({
+        address: SAMPLE.btcTestnetAddress,
+        callbackUrl,
+        callbackSecretKey: 'k',
+        receiveCallbackOn: 12,
+        allowDuplicates: true,
+      }),
+    });
+    expect(r2.status, r2.text).toBe(200);
+    expect(r2.body.data.item).toEqual({
+      ...base,
+      eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+      callbackSecretKey: 'k',
+      address: SAMPLE.btcTestnetAddress,
+      receiveCallbackOn: 12,
+    });
+    // get says callbackUrl whatever the spelling of the create (the manage items of the contract).
+    const got = await t.request('GET', `/blockchain-events/subscriptions/${r.body.data.item.referenceId}`, { key: alice.key });
+    expect(got.body.data.item).toMatchObject({ callbackUrl, blockchain: 'ethereum', network: 'goerli', address: spelled, receiveCallbackOn: 3 });
+    expect(got.body.data.item.callbackURL).toBeUndefined();
+  });
+
+  it('address-coins-transactions-confirmed: callbackURL or callbackUrl, exactly one; none is 409 missing_required_attributes, both 409 invalid_data; nothing charged', async () => {
+    const poorish = await t.customer({ name: 'coins-url-rules', credits: 5000n });
+    const post = (fields: Record<string, unknown>) =>
+      t.request('POST', withContext(coinsPath('xrp', 'testnet')), {
+        key: poorish.key,
+        body: item({ address: 'rPT1Sjq2YGrBMTttX4GZHjKu9dyfzbpAYe', ...fields }),
+      });
+    expectError(await post({}), 409, 'missing_required_attributes', ['callbackURL']);
+    expectError(await post({ callbackURL: SAMPLE.callbackUrl, callbackUrl: SAMPLE.callbackUrl }), 409, 'invalid_data', ['callbackURL', 'callbackUrl']);
+    expectError(await post({ callbackURL: 'https://unverified.example.net/x' }), 409, 'callback_url_not_verified');
+    const ok = await post({ callbackUrl: SAMPLE.callbackUrl });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.headers.get('x-credits-available')).toBe('4000');
+  });
+
+  it('coins-transactions-for-specific-amount: 201, secret absent when none was given, 10000 credits; every chain', async () => {
+    const r = await t.request('POST', coinsAmountPath('bitcoin-cash', 'testnet'), {
+      key: alice.key,
+      body: item({ amountHigherThan: 2, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.data.item).toEqual({ ...base, eventType: 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', amountHigherThan: 2 });
+    expect(r.headers.get('x-credits-consumed')).toBe('10000');
+    for (const [chain, network] of [
+      ['tron', 'nile'],
+      ['xrp', 'testnet'],
+      ['zcash', 'testnet'],
+    ]) {
+      const s = await t.request('POST', coinsAmountPath(chain, network), {
+        key: alice.key,
+        body: item({ amountHigherThan: 0, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: true }),
+      });
+      expect(s.status, s.text).toBe(201);
+      expect(s.body.data.item.callbackSecretKey).toBe('k');
+    }
+  });
+
+  it('409 already_exists for coin events: same address (and receiveCallbackOn) or amount, chain and callbackUrl, whichever spelling', async () => {
+    const dave = await t.customer({ name: 'dave-coins' });
+    const post = (path: string, fields: Record<string, unknown>) => t.request('POST', withContext(path), { key: dave.key, body: item(fields) });
+    expect((await post(coinsPath(), { address: SAMPLE.evmAddress, callbackURL: SAMPLE.callbackUrl })).status).toBe(200);
+    // The same address in another case, the URL in the other spelling: the same subscription.
+    expectError(
+      await post(coinsPath(), { address: SAMPLE.evmAddress.toUpperCase().replace('0X', '0x'), callbackUrl: SAMPLE.callbackUrl }),
+      409,
+      'already_exists',
+    );
+    expect((await post(coinsPath(), { address: SAMPLE.evmAddress, callbackURL: `${SAMPLE.callbackUrl}/2` })).status).toBe(200);
+    expect((await post(coinsPath(), { address: SAMPLE.evmAddress, callbackURL: SAMPLE.callbackUrl, allowDuplicates: true })).status).toBe(200);
+    expect((await post(coinsAmountPath(), { amountHigherThan: 5, callbackUrl: SAMPLE.callbackUrl })).status).toBe(201);
+    expectError(await post(coinsAmountPath(), { amountHigherThan: 5, callbackUrl: SAMPLE.callbackUrl }), 409, 'already_exists');
+    expect((await post(coinsAmountPath(), { amountHigherThan: 6, callbackUrl: SAMPLE.callbackUrl })).status).toBe(201);
+    // The internal amount event with the same threshold is another event type.
+    expect((await post(internalPath(), { amountHigherThan: 5, callbackUrl: SAMPLE.callbackUrl })).status).toBe(201);
   });
 
   it('get, activate and delete return the item with blockchain and network; delete makes it gone', async () => {

@@ -572,6 +572,92 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     expect(await rows()).toHaveLength(1);
   });
 
+  it('coin events: ADDRESS_COINS_TRANSACTION_CONFIRMED in and out (fee in the outgoing amount, a self-transfer outgoing by its fee, an internal ETH transfer counted as the ledger counts it), CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER at >= 1 ETH; the signed sum of the callbacks equals the balance change in all-assets', async () => {
+    const watched = account(7);
+    expect(watched).not.toBe(watched.toLowerCase());
+    const wallet = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'coins' } } } });
+    const walletId = wallet.body.data.item.walletId as string;
+    await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, {
+      key: c.key,
+      body: { data: { item: { address: watched } } },
+    });
+    const assets = async () => {
+      const r = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+      return r.body.data.items.find((w: { walletId: string }) => w.walletId === walletId).coins[0];
+    };
+    for (let i = 0; i < 3; i++) await mineAndProcess();
+    const before = await until('the opening balance', async () => {
+      const coin = await assets();
+      return coin?.openingBalance === 'read' && coin;
+    });
+    const coinsId = await subscribe('address-coins-transactions-confirmed', { address: watched, receiveCallbackOn: 2 });
+    const amountId = await subscribe('coins-transactions-for-specific-amount', { amountHigherThan: 1 });
+    await t.app.ingest?.settled();
+
+    const incoming = await sendEth(node, watched, 2n * ETH, { from: 1, wait: false });
+    const internal = await writeContract(node, 'Forwarder', forwarder, 'forward', [watched], { value: ETH, wait: false, from: 2 });
+    const firstAt = await mineAndProcess();
+    expect(callbacksOf(coinsId)).toHaveLength(0); // one confirmation; receiveCallbackOn is 2
+    const outgoing = await sendEth(node, account(8), ETH / 2n, { from: 7, wait: false });
+    const self = await sendEth(node, watched, ETH, { from: 7, wait: false });
+    const secondAt = await mineAndProcess();
+    await until('the first block’s coin callbacks', async () => callbacksOf(coinsId).length === 2);
+    expect(callbacksOf(amountId)).toHaveLength(0); // the amount event waits for the chain's 3 confirmations
+    await mineAndProcess();
+    await mineAndProcess();
+    await until('every coin callback', async () => callbacksOf(coinsId).length === 4 && callbacksOf(amountId).length === 2);
+
+    const feeOf = async (hash: Hex) => {
+      const r = await publicClient(node).getTransactionReceipt({ hash });
+      return r.gasUsed * r.effectiveGasPrice;
+    };
+    const first = await blockOf(firstAt);
+    const second = await blockOf(secondAt);
+    const item = (minedInBlock: unknown, transactionId: string, amount: bigint, direction: string) => ({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: watched, // as subscribed (checksummed)
+      minedInBlock,
+      transactionId,
+      amount: formatEth(amount),
+      unit: 'ETH',
+      direction,
+    });
+    const byTx = (list: { json: { data: { item: Record<string, unknown> } } }[]) =>
+      list.map((cb) => cb.json.data.item).sort((a, b) => String(a.transactionId).localeCompare(String(b.transactionId)));
+    for (const cb of callbacksOf(coinsId)) {
+      expectSigned(cb);
+      expect(cb.json.data).toMatchObject({ product: 'BLOCKCHAIN_EVENTS', event: 'ADDRESS_COINS_TRANSACTION_CONFIRMED' });
+    }
+    const expected = [
+      item(first, incoming.hash, 2n * ETH, 'incoming'),
+      item(first, internal.hash, ETH, 'incoming'),
+      item(second, outgoing.hash, ETH / 2n + (await feeOf(outgoing.hash)), 'outgoing'),
+      item(second, self.hash, await feeOf(self.hash), 'outgoing'),
+    ];
+    expect(byTx(callbacksOf(coinsId))).toEqual(byTx(expected.map((i) => ({ json: { data: { item: i } } }))));
+    expect(byTx(callbacksOf(amountId))).toEqual(
+      byTx(
+        [
+          { blockchain: 'ethereum', network: 'goerli', transactionId: incoming.hash, minedInBlock: first, amount: '2', unit: 'ETH' },
+          { blockchain: 'ethereum', network: 'goerli', transactionId: internal.hash, minedInBlock: first, amount: '1', unit: 'ETH' },
+        ].map((i) => ({ json: { data: { item: i } } })),
+      ),
+    );
+    for (const cb of callbacksOf(amountId)) expect((cb.json.data as { event?: string }).event).toBe('CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER');
+
+    // The ledger and the coin events read the same movements: once both blocks are confirmed for the
+    // ledger (3 confirmations), the balance moved by exactly the signed sum of the callbacks.
+    const signedSum = callbacksOf(coinsId).reduce((sum, cb) => {
+      const wei = parseEth(cb.json.data.item.amount as string);
+      return cb.json.data.item.direction === 'incoming' ? sum + wei : sum - wei;
+    }, 0n);
+    const after = await assets();
+    expect(parseEth(after.confirmedBalance) - parseEth(before.confirmedBalance)).toBe(signedSum);
+    expect(parseEth(after.confirmedBalance)).toBe(await publicClient(node).getBalance({ address: watched, blockNumber: BigInt(secondAt) }));
+    await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${amountId}`, { key: c.key });
+  });
+
   it('the wallet ledger: opening balance from the node, ERC-20 first seen from balanceOf, NFTs held now', async () => {
     const owner = account(9);
     await writeContract(node, 'TestToken', token, 'transfer', [owner, 1_000_000n], { wait: false }); // before watching
@@ -605,3 +691,8 @@ function encodeTransfer(to: Address, amount: bigint): Hex {
 }
 
 const formatEth = (wei: bigint) => formatUnits(wei, 18);
+
+function parseEth(text: string): bigint {
+  const [whole = '0', fraction = ''] = text.split('.');
+  return BigInt(whole) * ETH + BigInt(fraction.padEnd(18, '0') || '0');
+}

@@ -166,6 +166,8 @@ describe('the OpenAPI document', () => {
       [`POST ${SUBSCRIPTIONS}/block-mined`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/block-height-reached`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/reverted-block`]: BLOCKCHAINS,
+      [`POST ${SUBSCRIPTIONS}/address-coins-transactions-confirmed`]: BLOCKCHAINS,
+      [`POST ${SUBSCRIPTIONS}/coins-transactions-for-specific-amount`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/address-tokens-transactions-confirmed-each-confirmation`]: [
         'bitcoin',
         'ethereum',
@@ -208,6 +210,8 @@ describe('the OpenAPI document', () => {
       'address-internal-transactions-confirmed',
       'tokens-transfers-for-specific-amount',
       'address-internal-transactions-confirmed-each-confirmation',
+      'address-coins-transactions-confirmed',
+      'coins-transactions-for-specific-amount',
     ]) {
       const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
       const offered: string[] = parameter(op, 'blockchain').schema.enum;
@@ -252,6 +256,17 @@ describe('the OpenAPI document', () => {
     expect(itemOf(`${SUBSCRIPTIONS}/address-tokens-transactions-confirmed`, 'post', 201).required.sort()).toEqual(
       [...base, 'callbackSecretKey', 'address', 'receiveCallbackOn'].sort(),
     );
+    // CATALOGUE.md 7.2: the URL in either spelling, so neither is required by the schema; the answer has the one used.
+    const coins = itemOf(`${SUBSCRIPTIONS}/address-coins-transactions-confirmed`, 'post', 200);
+    const noUrl = base.filter((f) => f !== 'callbackUrl');
+    expect(coins.required.sort()).toEqual([...noUrl, 'callbackSecretKey', 'address', 'receiveCallbackOn'].sort());
+    expect(Object.keys(coins.properties)).toEqual(expect.arrayContaining(['callbackUrl', 'callbackURL']));
+    const coinsRequest =
+      doc.paths[`${SUBSCRIPTIONS}/address-coins-transactions-confirmed`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
+    expect(coinsRequest.required).toEqual(['address']);
+    expect(Object.keys(coinsRequest.properties)).toEqual(expect.arrayContaining(['callbackUrl', 'callbackURL', 'receiveCallbackOn']));
+    const coinsAmount = itemOf(`${SUBSCRIPTIONS}/coins-transactions-for-specific-amount`, 'post', 201);
+    expect(coinsAmount.required.sort()).toEqual([...base, 'amountHigherThan'].sort());
     const internal = itemOf(`${SUBSCRIPTIONS}/internal-transactions-for-specific-amount`, 'post', 201);
     expect(internal.required.sort()).toEqual([...base, 'amountHigherThan'].sort());
     expect(Object.keys(internal.properties)).toContain('callbackSecretKey');
@@ -318,6 +333,23 @@ describe('real answers match the document', () => {
     const callbackUrl = `${receiver.url}/cb`;
     const chain = '/blockchain-events/ethereum/goerli/subscriptions';
 
+    const coinsURL = await call('POST', `${chain}/address-coins-transactions-confirmed`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackURL: callbackUrl } } },
+    });
+    expect(coinsURL.status).toBe(200);
+    expect(coinsURL.body.data.item.callbackURL).toBe(callbackUrl);
+    const coinsUrl = await call('POST', `${chain}/address-coins-transactions-confirmed`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, receiveCallbackOn: 7 } } },
+    });
+    expect(coinsUrl.status).toBe(200);
+    expect(coinsUrl.body.data.item.callbackUrl).toBe(callbackUrl);
+    const coinsAmount = await call('POST', `${chain}/coins-transactions-for-specific-amount`, {
+      key,
+      body: { data: { item: { amountHigherThan: 1, callbackUrl } } },
+    });
+    expect(coinsAmount.status).toBe(201);
     const mined = await call('POST', `${chain}/transaction-mined?context=walk`, {
       key,
       body: { data: { item: { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl } } },
@@ -369,6 +401,9 @@ describe('real answers match the document', () => {
     // List, get and activate items of the block subscriptions are checked against the document too.
     const listed = await call('GET', `${chain}?limit=50`, { key });
     expect(listed.body.data.items.map((i: Json) => i.eventType)).toEqual([
+      'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+      'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+      'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
       'TRANSACTION_MINED',
       'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
       'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
@@ -380,7 +415,7 @@ describe('real answers match the document', () => {
       'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
       'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
     ]);
-    for (const s of [blockMined, height, reverted, internalAddress, tokenAmount]) {
+    for (const s of [blockMined, height, reverted, internalAddress, tokenAmount, coinsURL, coinsUrl, coinsAmount]) {
       const id = s.body.data.item.referenceId;
       expect((await call('GET', `/blockchain-events/subscriptions/${id}`, { key })).status).toBe(200);
       expect((await call('POST', `/blockchain-events/subscriptions/${id}/activate`, { key })).status).toBe(201);

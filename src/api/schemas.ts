@@ -213,6 +213,38 @@ export const TokensAmountItem = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * CATALOGUE.md sections 2.1 and 7.2: the SDK spells the URL `callbackURL` here; `callbackUrl` is accepted
+ * too. Both are optional in the schema; the service requires exactly one (409 missing_required_attributes
+ * when none, 409 invalid_data when both).
+ */
+export const AddressCoinsItem = Type.Object(
+  {
+    address: Type.String({ minLength: 1, maxLength: 128 }),
+    callbackURL: Type.Optional({ ...CallbackUrl, description: 'https URL whose host is a verified callback domain (give this or callbackUrl, not both).' }),
+    callbackUrl: Type.Optional({ ...CallbackUrl, description: 'Accepted instead of callbackURL (not both).' }),
+    callbackSecretKey: Type.Optional(SecretKey),
+    allowDuplicates: Type.Optional(AllowDuplicates),
+    receiveCallbackOn: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Confirmation on which the callback is sent; default 3.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** CATALOGUE.md sections 2.11 and 7.7. */
+export const CoinsAmountItem = Type.Object(
+  {
+    amountHigherThan: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'Threshold in whole coins of the native unit; a confirmed coin transaction moving at least this much is called back.',
+    }),
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.Optional(SecretKey),
+    allowDuplicates: Type.Optional(AllowDuplicates),
+  },
+  { additionalProperties: false },
+);
+
 const DeactivationReason = Type.Object({ reason: Type.String(), timestamp: Type.Integer() });
 
 /** The fields of every subscription item (contract section 2, "Response item"). */
@@ -282,6 +314,22 @@ export const CREATED_ITEMS = {
     address: Type.String({ description: "As given (the client's spelling)." }),
     confirmationsCount: Type.Integer({ description: 'As given, or 3 when omitted.' }),
   }),
+  // The create answer names the URL as the request did (CATALOGUE.md section 7.2): exactly one of the two.
+  ADDRESS_COINS_TRANSACTION_CONFIRMED: Type.Object({
+    ...subscriptionBase,
+    callbackUrl: Type.Optional(Type.String({ description: 'Present when the request said callbackUrl.' })),
+    callbackURL: Type.Optional(Type.String({ description: 'Present when the request said callbackURL.' })),
+    eventType: Type.Literal('ADDRESS_COINS_TRANSACTION_CONFIRMED'),
+    callbackSecretKey: EchoedSecretKey,
+    address: Type.String({ description: "As given (the client's spelling)." }),
+    receiveCallbackOn: Type.Integer({ description: "As given, or the chain's default when omitted." }),
+  }),
+  CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER'),
+    callbackSecretKey: OptionalSecretKey,
+    amountHigherThan: Type.Integer(),
+  }),
 } as const satisfies Record<EventType, TSchema>;
 
 /**
@@ -296,17 +344,19 @@ export const SubscriptionItem = Type.Object({
   callbackSecretKey: Type.Optional(
     Type.String({
       description:
-        "Always present but on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER and CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER without one ('' when none was given).",
+        "Always present but on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER and CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER and CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER without one ('' when none was given).",
     }),
   ),
   transactionId: Type.Optional(Type.String({ description: 'Present on TRANSACTION_MINED.' })),
   address: Type.Optional(Type.String({ description: 'Present on the address events.' })),
   receiveCallbackOn: Type.Optional(
-    Type.Integer({ description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED and ADDRESS_INTERNAL_TRANSACTION_CONFIRMED.' }),
+    Type.Integer({
+      description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED, ADDRESS_INTERNAL_TRANSACTION_CONFIRMED and ADDRESS_COINS_TRANSACTION_CONFIRMED.',
+    }),
   ),
   amountHigherThan: Type.Optional(
     Type.Integer({
-      description: 'Present on CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER and CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.',
+      description: 'Present on the three amount events (internal, token, coin).',
     }),
   ),
   blockHeightReached: Type.Optional(Type.Integer({ description: 'Present on BLOCK_HEIGHT_REACHED.' })),

@@ -34,6 +34,9 @@ const Costs = Type.Object(
     addressInternalTransactionsConfirmed: Type.Integer({ minimum: 0, default: 1000 }),
     addressInternalTransactionsConfirmedEachConfirmation: Type.Integer({ minimum: 0, default: 1000 }),
     tokensTransfersForSpecificAmount: Type.Integer({ minimum: 0, default: 10000 }),
+    /** Coin events (CATALOGUE.md 2.1, 2.11 and 7.12): 100 x the vendor's 10 and 100 credits. */
+    addressCoinsTransactionsConfirmed: Type.Integer({ minimum: 0, default: 1000 }),
+    coinsTransactionsForSpecificAmount: Type.Integer({ minimum: 0, default: 10000 }),
   },
   { additionalProperties: false, default: {} },
 );

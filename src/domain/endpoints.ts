@@ -20,5 +20,7 @@ export const ENDPOINT_NAMES = [
   'address-internal-transactions-confirmed',
   'address-internal-transactions-confirmed-each-confirmation',
   'tokens-transfers-for-specific-amount',
+  'address-coins-transactions-confirmed',
+  'coins-transactions-for-specific-amount',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

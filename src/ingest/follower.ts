@@ -119,8 +119,11 @@ async function applyBlock(
     if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };
 
     await insertBlock(tx, chain, block);
-    const events = await buildBlockEvents({ index, block, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata }, (ids) =>
-      loadCallbackTargets(tx, ids),
+    // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
+    const resolved = await ledger.resolveSpends(tx, chain, block);
+    const events = await buildBlockEvents(
+      { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata },
+      (ids) => loadCallbackTargets(tx, ids),
     );
     await insertPendingEvents(tx, chain, events.pending);
     const due = await takeDuePendingEvents(tx, chain, block.height);
@@ -140,7 +143,7 @@ async function applyBlock(
     }
     const enqueued = await enqueueCallbacks(tx, callbacks);
     await recordBlockCallbacks(tx, chain, records);
-    await ledger.recordBlock(tx, chain, block, deps.adapter);
+    await ledger.recordBlock(tx, chain, resolved, deps.adapter, (address) => index.hasCoinAddress(address));
     await ledger.applyConfirmed(tx, chain, block.height, block.height - deps.defaultConfirmations + 1, deps.adapter);
     await saveCursor(tx, chain, block, head);
     await pruneWindow(tx, chain, block.height - window + 1);

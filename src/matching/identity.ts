@@ -150,6 +150,24 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
         token: tokenOf(transfer, token ?? UNKNOWN_TOKEN),
       };
     }
+    // CATALOGUE.md sections 2.1 and 2.11.
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED': {
+      const { unit, decimals } = CHAINS[blockchain];
+      return {
+        blockchain,
+        network,
+        address: subscribedAs ?? match.address,
+        minedInBlock,
+        transactionId: match.transactionId,
+        amount: formatUnits(match.amount, decimals),
+        unit,
+        direction: match.direction,
+      };
+    }
+    case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
+      const { unit, decimals } = CHAINS[blockchain];
+      return { blockchain, network, transactionId: match.transactionId, minedInBlock, amount: formatUnits(match.amount, decimals), unit };
+    }
     // CATALOGUE.md sections 2.8 to 2.10: flat, the block itself (for BLOCK_REVERTED the dropped one).
     case 'BLOCK_MINED':
     case 'BLOCK_HEIGHT_REACHED':

@@ -4,10 +4,12 @@
  * (ADDRESS_TOKENS_TRANSACTION_CONFIRMED), thresholds sorted in base units
  * (CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER), height -> subscriptions
  * (BLOCK_HEIGHT_REACHED) and the subscriptions of every block (BLOCK_MINED; BLOCK_REVERTED, matched
- * against the blocks a reorganisation drops). One address table serves every address kind (token and
- * internal-transfer subscriptions; each slot says its kind, and matching keeps the kinds it looks for);
- * token contract -> subscriptions (CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER, whose
- * whole-token amount is compared after the token's decimals are known, see match.ts).
+ * against the blocks a reorganisation drops). One address table serves every address kind (token,
+ * internal-transfer and coin subscriptions, once or at each confirmation; each slot says its kind, and
+ * matching keeps the kinds it looks for); token contract -> subscriptions
+ * (CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER, whose whole-token amount is compared after
+ * the token's decimals are known, see match.ts); CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER
+ * has its own sorted thresholds.
  *
  * Memory is the constraint (a million subscriptions in well under 400 bytes each), so a subscription
  * is a slot in parallel typed arrays (16-byte id, customer id, kind, receiveCallbackOn, next slot of the
@@ -72,6 +74,10 @@ const TOKEN_AMOUNT = 8;
 const TOKENS_EACH = 9;
 /** Internal transfers of an address, one callback per confirmation (in the address table). */
 const INTERNAL_EACH = 10;
+/** Coins of an address (the target), in the same address table as the token subscriptions. */
+const COIN_ADDRESS = 11;
+/** Coin transactions at or above an amount (the threshold in base units). */
+const COIN_THRESHOLD = 12;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -84,9 +90,12 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
   'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+  'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
 ];
 /** Kinds whose target is an address (one address table serves them all). */
-const isAddressKind = (kind: number) => kind === ADDRESS || kind === INTERNAL_ADDRESS || kind === TOKENS_EACH || kind === INTERNAL_EACH;
+const isAddressKind = (kind: number) =>
+  kind === ADDRESS || kind === INTERNAL_ADDRESS || kind === TOKENS_EACH || kind === INTERNAL_EACH || kind === COIN_ADDRESS;
 
 export class SubscriptionIndex {
   readonly blockchain: Blockchain;
@@ -119,6 +128,7 @@ export class SubscriptionIndex {
   private readonly byContract: TargetTable;
   /** Whole-token amounts of the TOKEN_AMOUNT slots (few next to the address kinds, so not a column of every slot). */
   private readonly tokenAmounts = new Map<number, bigint>();
+  private readonly coinThresholds = new SortedThresholds();
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -173,7 +183,8 @@ export class SubscriptionIndex {
       case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
       case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
       case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
-      case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
+      case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      case 'ADDRESS_COINS_TRANSACTION_CONFIRMED': {
         if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no target`);
         target = sub.target;
         kind =
@@ -185,7 +196,9 @@ export class SubscriptionIndex {
                 ? INTERNAL_ADDRESS
                 : sub.eventType === 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'
                   ? TOKENS_EACH
-                  : INTERNAL_EACH;
+                  : sub.eventType === 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'
+                    ? INTERNAL_EACH
+                    : COIN_ADDRESS;
         // receiveCallbackOn; for the each-confirmation kind, the last confirmation to report (confirmationsCount).
         const on = sub.receiveCallbackOn;
         if (isAddressKind(kind) && on !== null) {
@@ -195,11 +208,12 @@ export class SubscriptionIndex {
         }
         break;
       }
-      case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
+      case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+      case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
         const whole = sub.amountHigherThan;
         if (whole === null || whole < 0n) throw new Error(`subscription ${sub.id}: amountHigherThan ${whole} is not an integer >= 0`);
         target = whole * this.scale;
-        kind = THRESHOLD;
+        kind = sub.eventType === 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER' ? COIN_THRESHOLD : THRESHOLD;
         break;
       }
       case 'BLOCK_HEIGHT_REACHED': {
@@ -258,6 +272,7 @@ export class SubscriptionIndex {
   /** Settles pending threshold additions now (matching would do it on its first internal transfer). */
   settle(): void {
     this.thresholds.settle();
+    this.coinThresholds.settle();
   }
 
   // --- For matching (match.ts). Slots are valid until the index next changes. ---
@@ -268,8 +283,9 @@ export class SubscriptionIndex {
   }
 
   /**
-   * The first subscription of `address` of any address kind (ADDRESS_TOKENS_TRANSACTION_CONFIRMED,
-   * ADDRESS_INTERNAL_TRANSACTION_CONFIRMED), or -1; nextSlot() gives the others; eventTypeOf() tells the kind.
+   * The first subscription of `address` of any address kind (token, internal-transfer and coin
+   * subscriptions: one table serves them all), or -1; nextSlot() gives the others; eventTypeOf() tells
+   * their kinds apart.
    */
   firstAddressSlot(address: string): number {
     return this.byAddress.first(address);
@@ -288,6 +304,27 @@ export class SubscriptionIndex {
   /** The whole-token amount of the TOKEN_AMOUNT subscription in `slot`. */
   tokenAmountOf(slot: number): bigint {
     return this.tokenAmounts.get(slot) as bigint;
+  }
+
+  /** Whether an ADDRESS_COINS_TRANSACTION_CONFIRMED subscription watches `address`. */
+  hasCoinAddress(address: string): boolean {
+    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.links.next[slot] as number) if (this.kinds[slot] === COIN_ADDRESS) return true;
+    return false;
+  }
+
+  /** Whether any CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER subscription is indexed. */
+  get hasCoinThresholds(): boolean {
+    return this.coinThresholds.size > 0;
+  }
+
+  /** Coin threshold entries [0, n) have a threshold <= `amount` (base units); read them with coinThresholdSlotAt. */
+  coinThresholdsAtMost(amount: bigint): number {
+    return this.coinThresholds.countAtMost(amount);
+  }
+
+  /** The slot of coin threshold entry `i`, or -1 for a removed entry. */
+  coinThresholdSlotAt(i: number): number {
+    return this.coinThresholds.slotAt(i);
   }
 
   /** The first BLOCK_HEIGHT_REACHED subscription of `height`, or -1; nextSlot() gives the others. */
@@ -351,7 +388,8 @@ export class SubscriptionIndex {
       this.byAddress.byteLength +
       this.byHeight.byteLength +
       this.byContract.byteLength +
-      this.thresholds.byteLength
+      this.thresholds.byteLength +
+      this.coinThresholds.byteLength
     );
   }
 
@@ -392,6 +430,12 @@ export class SubscriptionIndex {
       case REVERTED:
         this.everyReverted.add(slot);
         return;
+      case COIN_ADDRESS:
+        this.byAddress.add(target as string, slot);
+        return;
+      case COIN_THRESHOLD:
+        this.coinThresholds.add(target as bigint, slot);
+        return;
     }
   }
 
@@ -420,6 +464,12 @@ export class SubscriptionIndex {
         return;
       case REVERTED:
         this.everyReverted.remove(slot);
+        return;
+      case COIN_ADDRESS:
+        this.byAddress.remove(target as string, slot);
+        return;
+      case COIN_THRESHOLD:
+        this.coinThresholds.remove(slot);
         return;
     }
   }

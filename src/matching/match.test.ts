@@ -278,3 +278,51 @@ describe('internal transfers of an address and token amounts (CATALOGUE.md 2.4 a
     expect(confirmationsDue(t0 as Match, 4)).toBe(4);
   });
 });
+
+describe('coin kinds', () => {
+  const coinSub = (target: string, receiveCallbackOn: number | null = null) =>
+    sub({ eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED', target, receiveCallbackOn });
+  const coinThreshold = (whole: bigint) => sub({ eventType: 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', amountHigherThan: whole });
+
+  it('coin and token subscriptions of one address share the address table without firing for each other', () => {
+    const tokens = addressSub(A);
+    const coins = coinSub(A, 5);
+    const index = indexOf(tokens, coins);
+    expect(index.hasCoinAddress(A)).toBe(true);
+    expect(index.hasCoinAddress(B)).toBe(false);
+    const matches = matchBlock(
+      index,
+      block({
+        transactionIds: [TX1, TX2],
+        tokenTransfers: [transfer(B, A, 0)],
+        coinMovements: [
+          { transactionId: TX2, address: A, delta: -(WEI + 21n) },
+          { transactionId: TX2, address: B, delta: WEI },
+        ],
+      }),
+      'ethereum',
+    );
+    expect(matches.map((m) => [m.subscription.id, m.eventType, m.identity.direction])).toEqual([
+      [tokens.id, 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', 'incoming'],
+      [coins.id, 'ADDRESS_COINS_TRANSACTION_CONFIRMED', 'outgoing'],
+    ]);
+    const coin = matches[1] as Match & { amount: bigint };
+    expect(coin.amount).toBe(WEI + 21n);
+    expect(confirmationsDue(coin, 3)).toBe(5);
+    index.remove(coins.id);
+    expect(index.hasCoinAddress(A)).toBe(false);
+  });
+
+  it('the coin amount event compares whole coins exactly in base units, at the chain confirmations; internal thresholds are apart', () => {
+    const one = coinThreshold(1n);
+    const internalOne = thresholdSub(1n);
+    const index = indexOf(one, internalOne);
+    const moved = (amount: bigint) =>
+      matchBlock(index, block({ transactionIds: [TX1], coinMovements: [{ transactionId: TX1, address: B, delta: amount }] }), 'ethereum');
+    expect(moved(WEI - 1n)).toEqual([]);
+    const [m] = moved(WEI);
+    expect(m).toMatchObject({ eventType: 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', transactionId: TX1, amount: WEI });
+    expect(m?.subscription.id).toBe(one.id);
+    expect(confirmationsDue(m as Match, 4)).toBe(4);
+  });
+});

@@ -16,6 +16,7 @@
  */
 import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains/types.ts';
 import type { Blockchain } from '../domain/chains.ts';
+import { addressCoinTransactions, transactionCoinAmounts } from './coins.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
 
 export type Direction = 'incoming' | 'outgoing';
@@ -85,7 +86,38 @@ export interface TokenAmountMatch {
   transfer: TokenTransfer;
 }
 
-export type Match = TransactionMinedMatch | TokenTransferMatch | InternalTransferMatch | BlockMatch | AddressInternalMatch | TokenAmountMatch;
+/** A native-coin transaction of a watched address (see coins.ts for direction and amount). */
+export interface AddressCoinsMatch {
+  eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED';
+  subscription: SubscriptionRecord;
+  identity: ItemIdentity;
+  transactionId: string;
+  /** The subscribed address (normalised). */
+  address: string;
+  direction: Direction;
+  /** Base units. */
+  amount: bigint;
+}
+
+/** A native-coin transaction whose amount is at or above the subscription's threshold. */
+export interface CoinsAmountMatch {
+  eventType: 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER';
+  subscription: SubscriptionRecord;
+  identity: ItemIdentity;
+  transactionId: string;
+  /** Base units. */
+  amount: bigint;
+}
+
+export type Match =
+  | TransactionMinedMatch
+  | TokenTransferMatch
+  | InternalTransferMatch
+  | BlockMatch
+  | AddressInternalMatch
+  | TokenAmountMatch
+  | AddressCoinsMatch
+  | CoinsAmountMatch;
 
 const BLOCK_IDENTITY: ItemIdentity = Object.freeze({ transactionId: null, position: null, direction: null });
 
@@ -154,6 +186,7 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
       });
     }
   }
+  pushCoinMatches(matches, index, block);
   return matches;
 }
 
@@ -174,6 +207,48 @@ export function tokenAmountReached(match: TokenAmountMatch, decimals: number): b
   const whole = match.subscription.amountHigherThan ?? 0n;
   if (isNonFungible(match.transfer)) return whole <= 1n;
   return (match.transfer.amount as bigint) >= whole * 10n ** BigInt(decimals);
+}
+
+/**
+ * Coin events (after the other kinds): per (ADDRESS_COINS subscription, coin transaction of its
+ * address), then per (coin-amount subscription, transaction with amount >= its threshold). `block`'s
+ * coinMovements must have the ledger's spends resolved (wallets/ledger.ts resolveSpends).
+ */
+function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: NormalizedBlock): void {
+  const coinSlot = (address: string) => {
+    for (let slot = index.firstAddressSlot(address); slot >= 0; slot = index.nextSlot(slot))
+      if (index.eventTypeOf(slot) === 'ADDRESS_COINS_TRANSACTION_CONFIRMED') return slot;
+    return -1;
+  };
+  for (const c of addressCoinTransactions(block, (address) => coinSlot(address) >= 0)) {
+    for (let slot = coinSlot(c.address); slot >= 0; slot = index.nextSlot(slot)) {
+      if (index.eventTypeOf(slot) !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED') continue;
+      matches.push({
+        eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+        subscription: index.record(slot),
+        identity: { transactionId: c.transactionId, position: null, direction: c.direction },
+        transactionId: c.transactionId,
+        address: c.address,
+        direction: c.direction,
+        amount: c.amount,
+      });
+    }
+  }
+  if (!index.hasCoinThresholds) return;
+  for (const t of transactionCoinAmounts(block)) {
+    const n = index.coinThresholdsAtMost(t.amount);
+    for (let i = 0; i < n; i++) {
+      const slot = index.coinThresholdSlotAt(i);
+      if (slot < 0) continue;
+      matches.push({
+        eventType: 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+        subscription: index.record(slot),
+        identity: { transactionId: t.transactionId, position: null, direction: null },
+        transactionId: t.transactionId,
+        amount: t.amount,
+      });
+    }
+  }
 }
 
 /** The matches of a block that a reorganisation drops: one BLOCK_REVERTED match per indexed subscription of it. */
@@ -205,6 +280,10 @@ export function confirmationsDue(match: Match, chainDefault: number): number {
       return match.subscription.receiveCallbackOn ?? chainDefault;
     // CATALOGUE.md section 7.4: at the chain's confirmations, as the internal amount event.
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
+      return match.subscription.receiveCallbackOn ?? chainDefault;
+    // CATALOGUE.md section 7.4: at the chain's confirmations, like the internal amount event.
+    case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
       return chainDefault;
     // CATALOGUE.md section 7.4: when the block is applied (its first confirmation).
     case 'BLOCK_MINED':

@@ -121,6 +121,10 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
       return { ...base, height: minedInBlock.height, hash: zeroHash, timestamp: minedInBlock.timestamp };
     case 'BLOCK_HEIGHT_REACHED':
       return { ...base, height: s.blockHeight ?? minedInBlock.height, hash: zeroHash, timestamp: minedInBlock.timestamp };
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
+      return { ...base, address: s.address, minedInBlock, transactionId: zeroHash, amount: '0', unit, direction: 'incoming' };
+    case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+      return { ...base, transactionId: zeroHash, minedInBlock, amount: '0', unit };
     default:
       return {
         ...base,

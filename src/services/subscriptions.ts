@@ -28,7 +28,10 @@ export interface SubscriptionItemInput {
   blockHeightReached?: number;
   /** CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: the token contract. */
   contractAddress?: string;
-  callbackUrl: string;
+  /** Absent when address-coins-transactions-confirmed was given `callbackURL` instead. */
+  callbackUrl?: string;
+  /** address-coins-transactions-confirmed only: the SDK's spelling (CATALOGUE.md sections 2.1 and 7.2). */
+  callbackURL?: string;
   callbackSecretKey?: string;
   /** reverted-block also takes the strings "true" and "false" (CATALOGUE.md section 7.1). */
   allowDuplicates?: boolean | 'true' | 'false';
@@ -45,10 +48,16 @@ const CREATE_COST: Record<EventType, CostName> = {
   ADDRESS_INTERNAL_TRANSACTION_CONFIRMED: 'addressInternalTransactionsConfirmed',
   ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: 'addressInternalTransactionsConfirmedEachConfirmation',
   CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'tokensTransfersForSpecificAmount',
+  ADDRESS_COINS_TRANSACTION_CONFIRMED: 'addressCoinsTransactionsConfirmed',
+  CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'coinsTransactionsForSpecificAmount',
 };
 
 /** The event types whose subscriptions take receiveCallbackOn (filled with the chain default when omitted). */
-const TAKES_CONFIRMATIONS: ReadonlySet<EventType> = new Set(['ADDRESS_TOKENS_TRANSACTION_CONFIRMED', 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED']);
+const TAKES_CONFIRMATIONS: ReadonlySet<EventType> = new Set([
+  'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+]);
 
 /** Parses the callback URL: https only, a host name, no credentials in it. */
 export function parseCallbackUrl(value: string): { host: string } | { error: string } {
@@ -63,6 +72,28 @@ export function parseCallbackUrl(value: string): { host: string } | { error: str
   if (url.username || url.password)
     return { error: 'The callbackUrl must not contain a user name or password; use callbackSecretKey to authenticate callbacks.' };
   return { host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase() };
+}
+
+/**
+ * The callback URL of a create request. address-coins-transactions-confirmed takes `callbackURL` (the
+ * SDK's spelling) or `callbackUrl`, exactly one (CATALOGUE.md section 7.2); the schema lets both be
+ * optional there, so the rule is checked here. Every other endpoint's schema requires `callbackUrl`.
+ */
+function callbackUrlOf(item: SubscriptionItemInput): string {
+  if (item.callbackURL !== undefined && item.callbackUrl !== undefined) {
+    const message = 'Give the callback URL once: either callbackURL or callbackUrl, not both.';
+    throw invalidData([
+      { attribute: 'callbackURL', message },
+      { attribute: 'callbackUrl', message },
+    ]);
+  }
+  const value = item.callbackURL ?? item.callbackUrl;
+  if (value === undefined) {
+    throw new ApiError('missing_required_attributes', 'The callback URL is required: give callbackURL (or callbackUrl), an https URL.', [
+      { attribute: 'callbackURL', message: 'Required (callbackUrl is accepted too): an https URL whose host is a verified callback domain.' },
+    ]);
+  }
+  return value;
 }
 
 function duplicateKey(eventType: EventType, blockchain: Blockchain, network: Network, target: string | null, threshold: string, callbackUrl: string): Buffer {
@@ -127,7 +158,8 @@ export async function createSubscription(
     if (v.ok) target = v.normalized;
     else details.push({ attribute: 'contractAddress', message: v.message });
   }
-  const url = parseCallbackUrl(item.callbackUrl);
+  const callbackUrl = callbackUrlOf(item);
+  const url = parseCallbackUrl(callbackUrl);
   if ('error' in url) details.push({ attribute: 'callbackUrl', message: url.error });
   if (details.length > 0 || 'error' in url) throw invalidData(details);
   assertMainnetAllowed(caller, network);
@@ -153,14 +185,14 @@ export async function createSubscription(
     amountHigherThan,
     blockHeight,
     contractAddress: item.contractAddress ?? null,
-    callbackUrl: item.callbackUrl,
+    callbackUrl,
     callbackHost: url.host,
     // The contract echoes an absent secret as '' on endpoints 1 and 2 (and the block events); stored as NULL (no signing).
     callbackSecretKey: item.callbackSecretKey || null,
     allowDuplicates,
     // CATALOGUE.md section 7.11: the height is the target of BLOCK_HEIGHT_REACHED; BLOCK_MINED and BLOCK_REVERTED have none;
     // a token amount subscription's are its contract (target) and its amount.
-    duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), item.callbackUrl),
+    duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), callbackUrl),
     apiVersion: caller.apiVersion,
   };
   const customerId = caller.owner.customerId;

@@ -13,7 +13,7 @@
  * - UTXO chains: an input names only the output it spends (getblock verbosity 2 has no input address
  *   or amount), so the ledger records the outputs paid to watched addresses (table ledger_outputs, from
  *   applied blocks and from the opening's unspent outputs) and counts an input spending one of them as
- *   that address's spending. Spendings of outputs it never recorded (created before watchedFromBlock and
+ *   that address's spending (resolveSpends, once per block, shared with the coin events). Spendings of outputs it never recorded (created before watchedFromBlock and
  *   spent before the opening was read) are missing from the opening too, so the balance stays exact;
  *   only totalSpent leaves them out.
  *
@@ -49,9 +49,43 @@ export type LedgerNode = Pick<ChainAdapter, 'getCoinBalance' | 'getUnspentOutput
 
 const isNft = (t: TokenTransfer) => t.amount === undefined;
 
-/** Records the ledger entries of `block` for the watched addresses it touches. */
-export async function recordBlock(tx: Queryable, chain: ChainKey, block: NormalizedBlock, node: LedgerNode): Promise<number> {
-  const movements = block.utxo ? [...block.coinMovements, ...(await recordedOutputsSpent(tx, chain, block.utxo.spends))] : block.coinMovements;
+/**
+ * UTXO chains: `block` with the inputs that spend outputs the ledger recorded (outputs paid to watched
+ * and coin-subscribed addresses, see recordBlock's `alsoRecord`) turned into coin movements of those
+ * addresses, and left out of `utxo.spends`. Done ONCE per block, before recordBlock and matching, so the
+ * ledger and the coin events read the same movements. Other chains: `block` itself.
+ */
+export async function resolveSpends(tx: Queryable, chain: ChainKey, block: NormalizedBlock): Promise<NormalizedBlock> {
+  if (!block.utxo || block.utxo.spends.length === 0) return block;
+  const recorded = await findRecordedOutputs(
+    tx,
+    chain,
+    block.utxo.spends.map((s) => s.outpoint),
+  );
+  const resolved: CoinMovement[] = [];
+  const unresolved: UtxoSpend[] = [];
+  for (const s of block.utxo.spends) {
+    const output = recorded.get(s.outpoint);
+    if (output) resolved.push({ transactionId: s.transactionId, address: output.address, delta: -output.value });
+    else unresolved.push(s);
+  }
+  if (resolved.length === 0) return block;
+  return { ...block, coinMovements: [...block.coinMovements, ...resolved], utxo: { outputs: block.utxo.outputs, spends: unresolved } };
+}
+
+/**
+ * Records the ledger entries of `block` (spends resolved by resolveSpends) for the watched addresses it
+ * touches. UTXO chains: the outputs paid to watched addresses, and to addresses `alsoRecord` names (those
+ * of coin subscriptions), are recorded so that resolveSpends recognises their spending later.
+ */
+export async function recordBlock(
+  tx: Queryable,
+  chain: ChainKey,
+  block: NormalizedBlock,
+  node: LedgerNode,
+  alsoRecord: (address: string) => boolean = () => false,
+): Promise<number> {
+  const movements = block.coinMovements;
   const touched = new Set<string>();
   for (const m of movements) touched.add(m.address);
   for (const o of block.utxo?.outputs ?? []) touched.add(o.address);
@@ -60,18 +94,20 @@ export async function recordBlock(tx: Queryable, chain: ChainKey, block: Normali
     touched.add(t.to);
   }
   const watched = await watchedAddresses(tx, chain, [...touched]);
-  if (watched.length === 0) return 0;
   const idsOf = new Map<string, string[]>();
   for (const w of watched) idsOf.set(w.address, [...(idsOf.get(w.address) ?? []), w.id]);
   if (block.utxo) {
-    const outputs = block.utxo.outputs.filter((o) => idsOf.has(o.address));
-    await recordOutputs(
-      tx,
-      chain,
-      outputs.map((o) => ({ ...o, blockHeight: block.height })),
-      false,
-    );
+    const outputs = block.utxo.outputs.filter((o) => idsOf.has(o.address) || alsoRecord(o.address));
+    if (outputs.length > 0) {
+      await recordOutputs(
+        tx,
+        chain,
+        outputs.map((o) => ({ ...o, blockHeight: block.height })),
+        false,
+      );
+    }
   }
+  if (watched.length === 0) return 0;
 
   // Net per transaction and address first (a payment with change back to the payer is one spending),
   // so the totals do not depend on whether the node or the ledger's record resolved an input.
@@ -149,24 +185,6 @@ export async function recordBlock(tx: Queryable, chain: ChainKey, block: Normali
   }
   await insertLedgerEntries(tx, chain, block.height, entries);
   return entries.length;
-}
-
-/**
- * UTXO chains: the inputs of a block that spend outputs the ledger recorded (outputs to watched
- * addresses), as coin movements of those addresses.
- */
-async function recordedOutputsSpent(tx: Queryable, chain: ChainKey, spends: readonly UtxoSpend[]): Promise<CoinMovement[]> {
-  const recorded = await findRecordedOutputs(
-    tx,
-    chain,
-    spends.map((s) => s.outpoint),
-  );
-  const movements: CoinMovement[] = [];
-  for (const s of spends) {
-    const output = recorded.get(s.outpoint);
-    if (output) movements.push({ transactionId: s.transactionId, address: output.address, delta: -output.value });
-  }
-  return movements;
 }
 
 /**

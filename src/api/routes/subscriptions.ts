@@ -9,12 +9,14 @@ import * as service from '../../services/subscriptions.ts';
 import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
+  AddressCoinsItem,
   AddressInternalEachConfirmationItem,
   AddressInternalItem,
   AddressTokensEachConfirmationItem,
   AddressTokensItem,
   BlockHeightReachedItem,
   BlockMinedItem,
+  CoinsAmountItem,
   ContextQuery,
   CREATED_ITEMS,
   chainParams,
@@ -30,7 +32,7 @@ import {
 } from '../schemas.ts';
 
 /** The item of a create response: exactly the fields the seed (or CATALOGUE.md) lists for that endpoint. */
-export function createdItem(s: Subscription) {
+export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl') {
   const block = { referenceId: s.id, createdTimestamp: unixSeconds(s.createdAt), isActive: s.isActive, callbackUrl: s.callbackUrl };
   const base = { ...block, eventType: s.eventType };
   switch (s.eventType) {
@@ -52,6 +54,12 @@ export function createdItem(s: Subscription) {
         address: s.address as string,
         confirmationsCount: s.receiveCallbackOn as number,
       };
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED': {
+      // The create answer names the URL as the request did (CATALOGUE.md section 7.2); list, get... say callbackUrl.
+      const { callbackUrl, ...rest } = base;
+      const url = urlKey === 'callbackURL' ? { callbackURL: callbackUrl } : { callbackUrl };
+      return { ...rest, ...url, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    }
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, confirmationsCount: s.receiveCallbackOn as number };
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
@@ -151,6 +159,20 @@ const CREATE_ROUTES: {
     item: AddressInternalEachConfirmationItem,
     summary: 'Subscribe to internal transactions of an address, one callback at each confirmation up to confirmationsCount',
   },
+  {
+    path: 'address-coins-transactions-confirmed',
+    eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+    status: 200,
+    item: AddressCoinsItem,
+    summary: 'Subscribe to confirmed native-coin transactions to or from an address (callbackURL or callbackUrl)',
+  },
+  {
+    path: 'coins-transactions-for-specific-amount',
+    eventType: 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+    status: 201,
+    item: CoinsAmountItem,
+    summary: 'Subscribe to confirmed native-coin transactions moving at least an amount',
+  },
 ];
 
 export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
@@ -189,7 +211,8 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
           network,
           request.body.data.item as unknown as service.SubscriptionItemInput,
         );
-        return sendData(request, reply, route.status, { item: createdItem(result.value) }, result);
+        const urlKey = 'callbackURL' in request.body.data.item ? 'callbackURL' : 'callbackUrl';
+        return sendData(request, reply, route.status, { item: createdItem(result.value, urlKey) }, result);
       },
     );
   }

@@ -1,0 +1,153 @@
+/**
+ * Coin events on a REAL litecoind 0.21 (regtest): deposits to a legacy and a bech32 address, and the
+ * spending of the bech32 one. litecoind answers getblock at verbosity 2, whose inputs name only the output
+ * they spend: the outgoing callback exists only because herald recorded the output paid to the subscribed
+ * address (ledger_outputs) and resolved the spend once for the ledger and the coin events alike. The
+ * legacy address is also in a wallet: the signed sum of its coin callbacks equals its balance change in
+ * all-assets over the same blocks (a payment without change back to the payer).
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { followHelpers } from './support/follow-helpers.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { describeWithRealNode } from './support/real-node.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
+
+const SECRET = 'whsec-litecoin-coins';
+const CONFIRMATIONS = 2;
+const AMOUNT = 20_000_000n; // 0.2 LTC
+
+describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosity 2)', litecoind, () => {
+  let node: LitecoinDriver;
+  let receiver: Receiver;
+  let t: TestApp;
+  let c: TestCustomer;
+  const { processed, subscribe, callbacksOf, expectSigned } = followHelpers(
+    () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
+    SECRET,
+  );
+
+  beforeAll(async () => {
+    const ca = await createTestCa();
+    [node, receiver] = await Promise.all([startLitecoinDriver({ addressType: 'bech32' }), startReceiver({ ca })]);
+    t = await startTestApp({
+      chains: [
+        {
+          blockchain: 'litecoin',
+          network: 'testnet',
+          rpcUrl: node.rpcUrl,
+          confirmations: CONFIRMATIONS,
+          pollIntervalMs: 50,
+          concurrency: 8,
+          requestTimeoutMs: 5000,
+          ...node.chainConfig,
+        },
+      ],
+      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    });
+    c = await t.customer({ domains: ['localhost'] });
+    await processed(await node.height());
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+    await node?.close();
+  });
+
+  async function mineAndProcess(count = 1): Promise<number> {
+    const height = await node.mine(count);
+    await processed(height);
+    await t.app.worker?.settled();
+    return height;
+  }
+
+  const coinsOf = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item);
+
+  it('a legacy and a bech32 deposit are incoming; the bech32 address spending its output (no input address from the node) is outgoing by that input; the signed sum is the all-assets balance change', async () => {
+    const bech32 = await node.newAddress();
+    const legacy = await node.node.rpc<string>('getnewaddress', '', 'legacy');
+    expect(bech32).toMatch(/^rltc1/);
+    expect(legacy).toMatch(/^[mn]/);
+    const wallet = (await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'ltc' } } } })).body.data.item
+      .walletId as string;
+    const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/addresses`, {
+      key: c.key,
+      body: { data: { item: { address: legacy } } },
+    });
+    expect(added.status, added.text).toBe(201);
+    const balance = async () => {
+      const r = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+      return r.body.data.items.find((w: { walletId: string }) => w.walletId === wallet).coins[0];
+    };
+    await mineAndProcess(CONFIRMATIONS);
+    const before = await until('the opening balance', async () => {
+      const coin = await balance();
+      return coin?.openingBalance === 'read' && coin;
+    });
+    expect(before.confirmedBalance).toBe('0');
+
+    const onBech32 = (await subscribe('address-coins-transactions-confirmed', { address: bech32.toUpperCase() }, 'bech32')).referenceId;
+    const onLegacy = (await subscribe('address-coins-transactions-confirmed', { address: legacy, receiveCallbackOn: 1 }, 'legacy')).referenceId;
+    await t.app.ingest?.settled();
+
+    const toBech32 = await node.send(bech32, AMOUNT);
+    const toLegacy = await node.send(legacy, 2n * AMOUNT);
+    const depositedAt = await mineAndProcess();
+    const hash = await node.blockHash(depositedAt);
+    const [legacyIn] = await until('the legacy deposit (receiveCallbackOn 1)', async () => callbacksOf(onLegacy).length === 1 && callbacksOf(onLegacy));
+    expectSigned(legacyIn);
+    expect(legacyIn?.json.data.item).toEqual({
+      blockchain: 'litecoin',
+      network: 'testnet',
+      address: legacy,
+      minedInBlock: { height: depositedAt, hash, timestamp: expect.any(Number) },
+      transactionId: toLegacy,
+      amount: '0.4',
+      unit: 'LTC',
+      direction: 'incoming',
+    });
+    expect(callbacksOf(onBech32)).toHaveLength(0); // receiveCallbackOn defaults to 3
+    await mineAndProcess(2);
+    await until('the bech32 deposit', async () => callbacksOf(onBech32).length === 1);
+    // Subscribed in upper case (bech32 is case-insensitive): the callback echoes that spelling.
+    expect(coinsOf(onBech32)).toEqual([
+      expect.objectContaining({ address: bech32.toUpperCase(), transactionId: toBech32, amount: '0.2', direction: 'incoming' }),
+    ]);
+
+    // Spends: the node's getblock (verbosity 2) says only which outputs are spent, not by whom.
+    const other = await node.newAddress();
+    const fromBech32 = await node.spend(bech32, other, AMOUNT / 4n);
+    const fromLegacy = await node.spend(legacy, other, AMOUNT);
+    const spentAt = await mineAndProcess();
+    await mineAndProcess(2);
+    await until('both outgoing callbacks', async () => callbacksOf(onBech32).length === 2 && callbacksOf(onLegacy).length === 2);
+    expect(coinsOf(onBech32)[1]).toEqual({
+      blockchain: 'litecoin',
+      network: 'testnet',
+      address: bech32.toUpperCase(),
+      minedInBlock: { height: spentAt, hash: await node.blockHash(spentAt), timestamp: expect.any(Number) },
+      transactionId: fromBech32.transactionId,
+      amount: '0.2', // the sum of the address's inputs (CATALOGUE 1.2), not what it paid
+      unit: 'LTC',
+      direction: 'outgoing',
+    });
+    expect(coinsOf(onLegacy)[1]).toMatchObject({ transactionId: fromLegacy.transactionId, amount: '0.4', direction: 'outgoing' });
+
+    // The legacy address's callbacks against its wallet balance over the same (now confirmed) blocks.
+    const after = await balance();
+    const sats = (text: string) => {
+      const [whole = '0', fraction = ''] = text.split('.');
+      return BigInt(whole + fraction.padEnd(8, '0'));
+    };
+    const signed = coinsOf(onLegacy).reduce(
+      (sum, item) => (item.direction === 'incoming' ? sum + sats(String(item.amount)) : sum - sats(String(item.amount))),
+      0n,
+    );
+    expect(sats(after.confirmedBalance) - sats(before.confirmedBalance)).toBe(signed);
+    expect(after).toMatchObject({ totalReceived: '0.4', totalSpent: '0.4' });
+  });
+});
