@@ -73,6 +73,8 @@ const internalAddressPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/address-internal-transactions-confirmed`;
 const internalEachPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/address-internal-transactions-confirmed-each-confirmation`;
+const coinsEachPath = (chain = 'ethereum', network = 'goerli') =>
+  `/blockchain-events/${chain}/${network}/subscriptions/address-coins-transactions-confirmed-each-confirmation`;
 const tokenAmountPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/tokens-transfers-for-specific-amount`;
 
 const ENDPOINTS: Endpoint[] = [
@@ -174,6 +176,14 @@ const ENDPOINTS: Endpoint[] = [
     path: () => coinsAmountPath(),
     body: () => item({ amountHigherThan: 2, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
     badChainPaths: [coinsAmountPath('zilliqa', 'mainnet'), coinsAmountPath('tron', 'testnet')],
+    charged: true,
+  },
+  {
+    name: 'address-coins-transactions-confirmed-each-confirmation',
+    method: 'POST',
+    path: () => coinsEachPath(),
+    body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [coinsEachPath('solana'), coinsEachPath('xrp', 'goerli'), coinsEachPath('tron', 'testnet')],
     charged: true,
   },
   { name: 'all-assets', method: 'GET', path: () => '/wallet-as-a-service/wallets/all-assets', list: true, charged: true },
@@ -656,6 +666,28 @@ describe('success shapes of the create endpoints', () => {
     });
     expect(missing.status, missing.text).toBe(409);
     expect(missing.body.error.code).toBe('missing_required_attributes');
+  });
+
+  it('address-coins-transactions-confirmed-each-confirmation: 201 with confirmationsCount (default 3); on every chain', async () => {
+    const r = await t.request('POST', coinsEachPath('bitcoin', 'testnet'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.btcTestnetAddress, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.data.item).toEqual({
+      ...base,
+      eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+      callbackSecretKey: '',
+      address: SAMPLE.btcTestnetAddress,
+      confirmationsCount: 3,
+    });
+    expect(r.headers.get('x-credits-consumed')).toBe('1000');
+    const xrp = await t.request('POST', coinsEachPath('xrp', 'testnet'), {
+      key: alice.key,
+      body: item({ address: 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh', callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', confirmationsCount: 7 }),
+    });
+    expect(xrp.status, xrp.text).toBe(201);
+    expect(xrp.body.data.item).toMatchObject({ callbackSecretKey: 'k', confirmationsCount: 7 });
   });
 
   it('block-mined: 200 without eventType, an empty secret when none was given', async () => {

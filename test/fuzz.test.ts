@@ -1092,6 +1092,14 @@ const ENDPOINTS: Endpoint[] = [
     key: () => fx.keys.main,
   },
   {
+    label: 'POST address-coins-transactions-confirmed-each-confirmation',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/address-coins-transactions-confirmed-each-confirmation',
+    query: 'context',
+    valid: subscriptionCase(ALL_PAIRS, eachTarget),
+    key: () => fx.keys.main,
+  },
+  {
     label: 'GET all-assets',
     method: 'GET',
     template: '/wallet-as-a-service/wallets/all-assets',

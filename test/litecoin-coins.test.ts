@@ -150,4 +150,39 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
     expect(sats(after.confirmedBalance) - sats(before.confirmedBalance)).toBe(signed);
     expect(after).toMatchObject({ totalReceived: '0.4', totalSpent: '0.4' });
   });
+
+  it('each confirmation: a deposit to a bech32 address gives one callback at each confirmation 1..3 with its counts; after invalidateblock the count starts again at 1 in the new block', async () => {
+    const address = await node.newAddress();
+    const id = (await subscribe('address-coins-transactions-confirmed-each-confirmation', { address, confirmationsCount: 3 }, 'each')).referenceId;
+    await t.app.ingest?.settled();
+    const deposit = await node.send(address, AMOUNT);
+    const firstAt = await mineAndProcess(); // confirmation 1
+    await mineAndProcess(); // confirmation 2
+    await until('confirmations 1 and 2', async () => callbacksOf(id).length === 2);
+    const firstHash = await node.blockHash(firstAt);
+
+    // A reorganisation drops both blocks: the deposit goes back to the mempool and is mined again.
+    await node.reorg(2);
+    const tip = await node.height();
+    await processed(tip);
+    await mineAndProcess(3);
+    const all = await until('confirmations 1 to 3 in the new block', async () => callbacksOf(id).length === 5 && callbacksOf(id));
+    for (const cb of all) expectSigned(cb);
+    const items = all.map((cb) => cb.json.data.item);
+    const byBlock = (hash: string) =>
+      items
+        .filter((i) => (i.minedInBlock as { hash: string }).hash === hash)
+        .map((i) => i.currentConfirmations)
+        .sort();
+    expect(byBlock(firstHash)).toEqual([1, 2]); // never 3 for the dropped block
+    const hashes = new Set(items.map((i) => (i.minedInBlock as { hash: string }).hash));
+    hashes.delete(firstHash);
+    expect(hashes.size).toBe(1); // the block that holds the deposit now
+    const [newHash] = [...hashes] as [string];
+    expect(byBlock(newHash)).toEqual([1, 2, 3]);
+    for (const item of items) {
+      expect(item).toMatchObject({ address, transactionId: deposit, amount: '0.2', unit: 'LTC', direction: 'incoming', targetConfirmations: 3 });
+    }
+    expect(new Set(all.map((cb) => cb.json.idempotencyKey)).size).toBe(5);
+  });
 });

@@ -168,6 +168,7 @@ describe('the OpenAPI document', () => {
       [`POST ${SUBSCRIPTIONS}/reverted-block`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/address-coins-transactions-confirmed`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/coins-transactions-for-specific-amount`]: BLOCKCHAINS,
+      [`POST ${SUBSCRIPTIONS}/address-coins-transactions-confirmed-each-confirmation`]: BLOCKCHAINS,
       [`POST ${SUBSCRIPTIONS}/address-tokens-transactions-confirmed-each-confirmation`]: [
         'bitcoin',
         'ethereum',
@@ -212,6 +213,7 @@ describe('the OpenAPI document', () => {
       'address-internal-transactions-confirmed-each-confirmation',
       'address-coins-transactions-confirmed',
       'coins-transactions-for-specific-amount',
+      'address-coins-transactions-confirmed-each-confirmation',
     ]) {
       const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
       const offered: string[] = parameter(op, 'blockchain').schema.enum;
@@ -398,6 +400,11 @@ describe('real answers match the document', () => {
       body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, callbackSecretKey: 's', allowDuplicates: false, confirmationsCount: 4 } } },
     });
     expect(internalEach.status).toBe(201);
+    const coinsEach = await call('POST', `${chain}/address-coins-transactions-confirmed-each-confirmation`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, confirmationsCount: 2 } } },
+    });
+    expect(coinsEach.status).toBe(201);
     // List, get and activate items of the block subscriptions are checked against the document too.
     const listed = await call('GET', `${chain}?limit=50`, { key });
     expect(listed.body.data.items.map((i: Json) => i.eventType)).toEqual([
@@ -414,6 +421,7 @@ describe('real answers match the document', () => {
       'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
       'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
       'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+      'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
     ]);
     for (const s of [blockMined, height, reverted, internalAddress, tokenAmount, coinsURL, coinsUrl, coinsAmount]) {
       const id = s.body.data.item.referenceId;

@@ -230,6 +230,20 @@ export const AddressCoinsItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** CATALOGUE.md sections 2.2 and 7.3: confirmationsCount optional here too, 1..100, default 3. */
+export const AddressCoinsEachConfirmationItem = Type.Object(
+  {
+    address: Type.String({ minLength: 1, maxLength: 128 }),
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.Optional(SecretKey),
+    allowDuplicates: Type.Optional(AllowDuplicates),
+    confirmationsCount: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 100, description: 'The last confirmation reported: one callback at each confirmation from 1 to this; default 3.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 /** CATALOGUE.md sections 2.11 and 7.7. */
 export const CoinsAmountItem = Type.Object(
   {
@@ -329,6 +343,13 @@ export const CREATED_ITEMS = {
     eventType: Type.Literal('CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER'),
     callbackSecretKey: OptionalSecretKey,
     amountHigherThan: Type.Integer(),
+  }),
+  ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'),
+    callbackSecretKey: EchoedSecretKey,
+    address: Type.String({ description: "As given (the client's spelling)." }),
+    confirmationsCount: Type.Integer({ description: 'As given, or 3 when omitted.' }),
   }),
 } as const satisfies Record<EventType, TSchema>;
 

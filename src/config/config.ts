@@ -37,6 +37,7 @@ const Costs = Type.Object(
     /** Coin events (CATALOGUE.md 2.1, 2.11 and 7.12): 100 x the vendor's 10 and 100 credits. */
     addressCoinsTransactionsConfirmed: Type.Integer({ minimum: 0, default: 1000 }),
     coinsTransactionsForSpecificAmount: Type.Integer({ minimum: 0, default: 10000 }),
+    addressCoinsTransactionsConfirmedEachConfirmation: Type.Integer({ minimum: 0, default: 1000 }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -22,5 +22,6 @@ export const ENDPOINT_NAMES = [
   'tokens-transfers-for-specific-amount',
   'address-coins-transactions-confirmed',
   'coins-transactions-for-specific-amount',
+  'address-coins-transactions-confirmed-each-confirmation',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

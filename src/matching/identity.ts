@@ -151,7 +151,8 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
       };
     }
     // CATALOGUE.md sections 2.1 and 2.11.
-    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED': {
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
       const { unit, decimals } = CHAINS[blockchain];
       return {
         blockchain,

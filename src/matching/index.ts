@@ -78,6 +78,8 @@ const INTERNAL_EACH = 10;
 const COIN_ADDRESS = 11;
 /** Coin transactions at or above an amount (the threshold in base units). */
 const COIN_THRESHOLD = 12;
+/** Coins of an address, one callback per confirmation (in the address table). */
+const COIN_EACH = 13;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -92,10 +94,11 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
   'ADDRESS_COINS_TRANSACTION_CONFIRMED',
   'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
 ];
 /** Kinds whose target is an address (one address table serves them all). */
 const isAddressKind = (kind: number) =>
-  kind === ADDRESS || kind === INTERNAL_ADDRESS || kind === TOKENS_EACH || kind === INTERNAL_EACH || kind === COIN_ADDRESS;
+  kind === ADDRESS || kind === INTERNAL_ADDRESS || kind === TOKENS_EACH || kind === INTERNAL_EACH || kind === COIN_ADDRESS || kind === COIN_EACH;
 
 export class SubscriptionIndex {
   readonly blockchain: Blockchain;
@@ -184,7 +187,8 @@ export class SubscriptionIndex {
       case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
       case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
-      case 'ADDRESS_COINS_TRANSACTION_CONFIRMED': {
+      case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
+      case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
         if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no target`);
         target = sub.target;
         kind =
@@ -198,7 +202,9 @@ export class SubscriptionIndex {
                   ? TOKENS_EACH
                   : sub.eventType === 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'
                     ? INTERNAL_EACH
-                    : COIN_ADDRESS;
+                    : sub.eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED'
+                      ? COIN_ADDRESS
+                      : COIN_EACH;
         // receiveCallbackOn; for the each-confirmation kind, the last confirmation to report (confirmationsCount).
         const on = sub.receiveCallbackOn;
         if (isAddressKind(kind) && on !== null) {
@@ -306,9 +312,10 @@ export class SubscriptionIndex {
     return this.tokenAmounts.get(slot) as bigint;
   }
 
-  /** Whether an ADDRESS_COINS_TRANSACTION_CONFIRMED subscription watches `address`. */
+  /** Whether an address-coins subscription (once or at each confirmation) watches `address`. */
   hasCoinAddress(address: string): boolean {
-    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.links.next[slot] as number) if (this.kinds[slot] === COIN_ADDRESS) return true;
+    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.links.next[slot] as number)
+      if (this.kinds[slot] === COIN_ADDRESS || this.kinds[slot] === COIN_EACH) return true;
     return false;
   }
 
@@ -431,6 +438,7 @@ export class SubscriptionIndex {
         this.everyReverted.add(slot);
         return;
       case COIN_ADDRESS:
+      case COIN_EACH:
         this.byAddress.add(target as string, slot);
         return;
       case COIN_THRESHOLD:
@@ -466,6 +474,7 @@ export class SubscriptionIndex {
         this.everyReverted.remove(slot);
         return;
       case COIN_ADDRESS:
+      case COIN_EACH:
         this.byAddress.remove(target as string, slot);
         return;
       case COIN_THRESHOLD:

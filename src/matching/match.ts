@@ -15,7 +15,7 @@
  * they are due (confirmationsDue) come after, in the caller.
  */
 import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains/types.ts';
-import type { Blockchain } from '../domain/chains.ts';
+import type { Blockchain, EventType } from '../domain/chains.ts';
 import { addressCoinTransactions, transactionCoinAmounts } from './coins.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
 
@@ -88,7 +88,7 @@ export interface TokenAmountMatch {
 
 /** A native-coin transaction of a watched address (see coins.ts for direction and amount). */
 export interface AddressCoinsMatch {
-  eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED';
+  eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED' | 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION';
   subscription: SubscriptionRecord;
   identity: ItemIdentity;
   transactionId: string;
@@ -215,16 +215,18 @@ export function tokenAmountReached(match: TokenAmountMatch, decimals: number): b
  * coinMovements must have the ledger's spends resolved (wallets/ledger.ts resolveSpends).
  */
 function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: NormalizedBlock): void {
+  const isCoinKind = (eventType: EventType) =>
+    eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED' || eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION';
   const coinSlot = (address: string) => {
-    for (let slot = index.firstAddressSlot(address); slot >= 0; slot = index.nextSlot(slot))
-      if (index.eventTypeOf(slot) === 'ADDRESS_COINS_TRANSACTION_CONFIRMED') return slot;
+    for (let slot = index.firstAddressSlot(address); slot >= 0; slot = index.nextSlot(slot)) if (isCoinKind(index.eventTypeOf(slot))) return slot;
     return -1;
   };
   for (const c of addressCoinTransactions(block, (address) => coinSlot(address) >= 0)) {
     for (let slot = coinSlot(c.address); slot >= 0; slot = index.nextSlot(slot)) {
-      if (index.eventTypeOf(slot) !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED') continue;
+      const eventType = index.eventTypeOf(slot);
+      if (eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
       matches.push({
-        eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+        eventType,
         subscription: index.record(slot),
         identity: { transactionId: c.transactionId, position: null, direction: c.direction },
         transactionId: c.transactionId,
@@ -281,6 +283,7 @@ export function confirmationsDue(match: Match, chainDefault: number): number {
     // CATALOGUE.md section 7.4: at the chain's confirmations, as the internal amount event.
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       return match.subscription.receiveCallbackOn ?? chainDefault;
     // CATALOGUE.md section 7.4: at the chain's confirmations, like the internal amount event.
     case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':

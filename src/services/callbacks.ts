@@ -122,7 +122,11 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
     case 'BLOCK_HEIGHT_REACHED':
       return { ...base, height: s.blockHeight ?? minedInBlock.height, hash: zeroHash, timestamp: minedInBlock.timestamp };
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
-      return { ...base, address: s.address, minedInBlock, transactionId: zeroHash, amount: '0', unit, direction: 'incoming' };
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
+      const item = { ...base, address: s.address, minedInBlock, transactionId: zeroHash, amount: '0', unit, direction: 'incoming' };
+      const target = s.receiveCallbackOn ?? 1;
+      return s.eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED' ? item : { ...item, currentConfirmations: target, targetConfirmations: target };
+    }
     case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
       return { ...base, transactionId: zeroHash, minedInBlock, amount: '0', unit };
     default:

@@ -50,6 +50,7 @@ const CREATE_COST: Record<EventType, CostName> = {
   CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'tokensTransfersForSpecificAmount',
   ADDRESS_COINS_TRANSACTION_CONFIRMED: 'addressCoinsTransactionsConfirmed',
   CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'coinsTransactionsForSpecificAmount',
+  ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: 'addressCoinsTransactionsConfirmedEachConfirmation',
 };
 
 /** The event types whose subscriptions take receiveCallbackOn (filled with the chain default when omitted). */

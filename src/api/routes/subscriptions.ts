@@ -9,6 +9,7 @@ import * as service from '../../services/subscriptions.ts';
 import type { Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
+  AddressCoinsEachConfirmationItem,
   AddressCoinsItem,
   AddressInternalEachConfirmationItem,
   AddressInternalItem,
@@ -60,6 +61,8 @@ export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackUR
       const url = urlKey === 'callbackURL' ? { callbackURL: callbackUrl } : { callbackUrl };
       return { ...rest, ...url, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
     }
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, confirmationsCount: s.receiveCallbackOn as number };
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, confirmationsCount: s.receiveCallbackOn as number };
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
@@ -172,6 +175,13 @@ const CREATE_ROUTES: {
     status: 201,
     item: CoinsAmountItem,
     summary: 'Subscribe to confirmed native-coin transactions moving at least an amount',
+  },
+  {
+    path: 'address-coins-transactions-confirmed-each-confirmation',
+    eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+    status: 201,
+    item: AddressCoinsEachConfirmationItem,
+    summary: 'Subscribe to native-coin transactions of an address, one callback at each confirmation up to confirmationsCount',
   },
 ];
 
