@@ -94,13 +94,22 @@ export const TransactionMinedItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** The fields the address subscriptions share (tokens, internal transfers and coins; once or at each confirmation). */
+const SubscribedAddress = Type.String({ minLength: 1, maxLength: 128 });
+const ReceiveCallbackOn = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Confirmation on which the callback is sent; default 3.' }));
+const ConfirmationsCount = Type.Optional(
+  Type.Integer({ minimum: 1, maximum: 100, description: 'The last confirmation reported: one callback at each confirmation from 1 to this; default 3.' }),
+);
+/** CATALOGUE.md sections 2.4, 2.5 and 2.10 require the secret. */
+const RequiredSecretKey = Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' });
+
 export const AddressTokensItem = Type.Object(
   {
-    address: Type.String({ minLength: 1, maxLength: 128 }),
+    address: SubscribedAddress,
     callbackUrl: CallbackUrl,
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
-    receiveCallbackOn: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Confirmation on which the callback is sent; default 3.' })),
+    receiveCallbackOn: ReceiveCallbackOn,
   },
   { additionalProperties: false },
 );
@@ -108,13 +117,11 @@ export const AddressTokensItem = Type.Object(
 /** CATALOGUE.md sections 2.6 and 7.3: confirmationsCount optional, 1..100, default 3. */
 export const AddressTokensEachConfirmationItem = Type.Object(
   {
-    address: Type.String({ minLength: 1, maxLength: 128 }),
+    address: SubscribedAddress,
     callbackUrl: CallbackUrl,
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
-    confirmationsCount: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, description: 'The last confirmation reported: one callback at each confirmation from 1 to this; default 3.' }),
-    ),
+    confirmationsCount: ConfirmationsCount,
   },
   { additionalProperties: false },
 );
@@ -158,7 +165,7 @@ export const BlockHeightReachedItem = Type.Object(
 export const RevertedBlockItem = Type.Object(
   {
     callbackUrl: CallbackUrl,
-    callbackSecretKey: Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' }),
+    callbackSecretKey: RequiredSecretKey,
     allowDuplicates: Type.Optional(
       Type.Union([Type.Boolean(), Type.String({ enum: ['true', 'false'] })], {
         description: 'Allow an active twin (same event and callbackUrl): a boolean, or the string "true" or "false". Default false.',
@@ -174,11 +181,11 @@ export const RevertedBlockItem = Type.Object(
  */
 export const AddressInternalItem = Type.Object(
   {
-    address: Type.String({ minLength: 1, maxLength: 128 }),
+    address: SubscribedAddress,
     callbackUrl: CallbackUrl,
-    callbackSecretKey: Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' }),
+    callbackSecretKey: RequiredSecretKey,
     allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, receiveCallbackOn and callbackUrl).' }),
-    receiveCallbackOn: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Confirmation on which the callback is sent; default 3.' })),
+    receiveCallbackOn: ReceiveCallbackOn,
   },
   { additionalProperties: false },
 );
@@ -186,13 +193,11 @@ export const AddressInternalItem = Type.Object(
 /** CATALOGUE.md sections 2.5 and 7.3: secret and allowDuplicates required as in 2.4; confirmationsCount optional, 1..100, default 3. */
 export const AddressInternalEachConfirmationItem = Type.Object(
   {
-    address: Type.String({ minLength: 1, maxLength: 128 }),
+    address: SubscribedAddress,
     callbackUrl: CallbackUrl,
-    callbackSecretKey: Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' }),
+    callbackSecretKey: RequiredSecretKey,
     allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, confirmationsCount and callbackUrl).' }),
-    confirmationsCount: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, description: 'The last confirmation reported: one callback at each confirmation from 1 to this; default 3.' }),
-    ),
+    confirmationsCount: ConfirmationsCount,
   },
   { additionalProperties: false },
 );
@@ -220,12 +225,12 @@ export const TokensAmountItem = Type.Object(
  */
 export const AddressCoinsItem = Type.Object(
   {
-    address: Type.String({ minLength: 1, maxLength: 128 }),
+    address: SubscribedAddress,
     callbackURL: Type.Optional({ ...CallbackUrl, description: 'https URL whose host is a verified callback domain (give this or callbackUrl, not both).' }),
     callbackUrl: Type.Optional({ ...CallbackUrl, description: 'Accepted instead of callbackURL (not both).' }),
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
-    receiveCallbackOn: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Confirmation on which the callback is sent; default 3.' })),
+    receiveCallbackOn: ReceiveCallbackOn,
   },
   { additionalProperties: false },
 );
@@ -233,13 +238,11 @@ export const AddressCoinsItem = Type.Object(
 /** CATALOGUE.md sections 2.2 and 7.3: confirmationsCount optional here too, 1..100, default 3. */
 export const AddressCoinsEachConfirmationItem = Type.Object(
   {
-    address: Type.String({ minLength: 1, maxLength: 128 }),
+    address: SubscribedAddress,
     callbackUrl: CallbackUrl,
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
-    confirmationsCount: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 100, description: 'The last confirmation reported: one callback at each confirmation from 1 to this; default 3.' }),
-    ),
+    confirmationsCount: ConfirmationsCount,
   },
   { additionalProperties: false },
 );
