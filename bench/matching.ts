@@ -42,8 +42,9 @@ import { fileURLToPath } from 'node:url';
 import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../src/chains/types.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import { callbackItem, matchIdempotencyKey } from '../src/matching/identity.ts';
-import { type IndexableSubscription, SubscriptionIndex } from '../src/matching/index.ts';
+import { SubscriptionIndex } from '../src/matching/index.ts';
 import { type Match, matchBlock } from '../src/matching/match.ts';
+import type { IndexableSubscription } from '../src/store/subscriptions.ts';
 import { log, median, mix, onCleanup, percentile, ROOT } from './lib.ts';
 
 const THIS_FILE = fileURLToPath(import.meta.url);

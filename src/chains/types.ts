@@ -8,14 +8,10 @@
 import type { BlockDetails, BlockSelector, TransactionDetails } from './details.ts';
 
 export type { AddressAmount, BlockDetails, BlockSelector, EvmBlockFields, TransactionDetails, UnitAmount } from './details.ts';
-export { NodeReadError } from './details.ts';
 
-export interface BlockRef {
-  height: number;
-  hash: string;
-  /** Seconds since the Unix epoch. */
-  timestamp: number;
-}
+import type { BlockRef } from '../domain/blocks.ts';
+
+export { NodeReadError } from './details.ts';
 
 export interface TokenTransfer {
   transactionId: string;

@@ -6,7 +6,8 @@
  * again in another block gets a new one.
  */
 import { randomUUID } from 'node:crypto';
-import type { BlockRef, NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/types.ts';
+import type { NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/types.ts';
+import type { BlockRef } from '../domain/blocks.ts';
 import { callbackBody } from '../domain/callbacks.ts';
 import { EACH_CONFIRMATION_EVENTS } from '../domain/chains.ts';
 import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from '../matching/identity.ts';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import type { IndexableSubscription } from '../store/subscriptions.ts';
 import { callbackItem, type IdempotencyParts, idempotencyKey, matchIdempotencyKey } from './identity.ts';
-import { type IndexableSubscription, SubscriptionIndex } from './index.ts';
+import { SubscriptionIndex } from './index.ts';
 import { type Match, matchBlock, matchRevertedBlock } from './match.ts';
 
 const SUB_ID = '5f0c8a52-3b7e-4c1d-9a2b-0e6f4d3c2b1a';

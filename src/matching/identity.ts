@@ -4,8 +4,9 @@
  * retry, a resend or a rebuild after a crash gives the same key and the same item.
  */
 import { createHash } from 'node:crypto';
-import type { BlockRef, TokenMetadata, TokenTransfer } from '../chains/types.ts';
+import type { TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import { formatUnits } from '../domain/amounts.ts';
+import type { BlockRef } from '../domain/blocks.ts';
 import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
 import type { Direction, Match } from './match.ts';
 

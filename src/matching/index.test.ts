@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { IndexableSubscription } from '../store/subscriptions.ts';
 import { formatUuid, IdSlots, parseUuid } from './id-slots.ts';
-import { type IndexableSubscription, SubscriptionIndex } from './index.ts';
+import { SubscriptionIndex } from './index.ts';
 import { SortedThresholds } from './thresholds.ts';
 
 const ADDRESS = `0x${'a'.repeat(40)}`;

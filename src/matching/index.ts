@@ -22,19 +22,11 @@
  * results carry a SubscriptionRecord (the id and what matching used), never a bare slot.
  */
 import { type Blockchain, CHAINS, type EventType, type Network, supportsNetwork } from '../domain/chains.ts';
-import type { Subscription } from '../store/subscriptions.ts';
+import type { IndexableSubscription } from '../store/subscriptions.ts';
 import { IdSlots } from './id-slots.ts';
 import { SlotChain } from './slot-chain.ts';
 import { type SlotLinks, TargetTable, UNLINKED } from './target-table.ts';
 import { SortedThresholds } from './thresholds.ts';
-
-/** The columns of a subscription row the index reads. */
-export type IndexableSubscription = Pick<
-  Subscription,
-  'id' | 'customerId' | 'eventType' | 'blockchain' | 'network' | 'target' | 'receiveCallbackOn' | 'amountHigherThan' | 'isActive'
-> &
-  /** BLOCK_HEIGHT_REACHED only (may be left out for other events). */
-  Partial<Pick<Subscription, 'blockHeight'>>;
 
 /** What the index knows of one subscription: enough to match and to name it; not enough to call back. */
 export interface SubscriptionRecord {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
-import { type IndexableSubscription, SubscriptionIndex } from './index.ts';
+import type { IndexableSubscription } from '../store/subscriptions.ts';
+import { SubscriptionIndex } from './index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from './match.ts';
 
 const A = `0x${'a'.repeat(40)}`;

@@ -6,7 +6,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains/types.ts';
-import { type IndexableSubscription, SubscriptionIndex } from './index.ts';
+import type { IndexableSubscription } from '../store/subscriptions.ts';
+import { SubscriptionIndex } from './index.ts';
 import { matchBlock } from './match.ts';
 import { type SlotLinks, TargetTable, UNLINKED } from './target-table.ts';
 

@@ -7,10 +7,10 @@
  * - every block in the window links to its predecessor by parentHash, the highest is the cursor's;
  * - every pending event's block is in the canonical chain (a reorganisation deletes the orphaned ones).
  */
-import type { BlockRef } from '../chains/types.ts';
+import type { BlockRef } from '../domain/blocks.ts';
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
-import type { IndexableSubscription } from '../matching/index.ts';
 import type { Queryable } from './db.ts';
+import type { IndexableSubscription } from './subscriptions.ts';
 
 export interface ChainKey {
   blockchain: Blockchain;

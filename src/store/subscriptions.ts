@@ -223,3 +223,11 @@ export async function setActive(q: Queryable, customerId: string, id: string): P
   );
   return toSubscription(row as SubscriptionRow);
 }
+
+/** The columns of a subscription row the matching index reads (loaded by chain-state.ts). */
+export type IndexableSubscription = Pick<
+  Subscription,
+  'id' | 'customerId' | 'eventType' | 'blockchain' | 'network' | 'target' | 'receiveCallbackOn' | 'amountHigherThan' | 'isActive'
+> &
+  /** BLOCK_HEIGHT_REACHED only (may be left out for other events). */
+  Partial<Pick<Subscription, 'blockHeight'>>;
