@@ -132,7 +132,7 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
         .catch((error) => {
           // Never dropped: a node or database in trouble delays the check, with backoff.
           const failures = (next.failures ?? 0) + 1;
-          const retryInMs = Math.min(MAX_RETRY_MS, 1_000 * 2 ** failures);
+          const retryInMs = Math.min(MAX_RETRY_MS, 250 * 2 ** failures);
           parked.set(next.subscriptionId, { ...next, height: 0, seen: undefined, failures, retryAt: Date.now() + retryInMs });
           scheduleSweep();
           logger.warn(
@@ -169,7 +169,7 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     if (transactionId === undefined) location = { height: target.height, hash: null };
     else {
       if (!chain.adapter.findTransaction) return undefined;
-      location = await withRetries(() => chain.adapter.findTransaction?.(transactionId) ?? Promise.resolve(undefined), abort.signal);
+      location = await chain.adapter.findTransaction(transactionId);
     }
     if (!location) return undefined;
     const { height } = location;
@@ -179,7 +179,7 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     const first = await standing(db, chain, location);
     if (first.block === undefined) return parkAt(first.cursor);
     // Older than the window: the node's own block, fetched outside any transaction.
-    const ref = first.block ?? (await withRetries(() => chain.adapter.getBlock(height), abort.signal));
+    const ref = first.block ?? (await chain.adapter.getBlock(height));
     const [row] = await loadIndexableByIds(db, [subscriptionId]);
     if (!row?.isActive) return undefined;
     const single = new SubscriptionIndex(chain.key.blockchain, chain.key.network);
@@ -293,16 +293,4 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
       while (running.size > 0) await Promise.allSettled([...running]);
     },
   };
-}
-
-/** A node lookup outside the follower: a few quick retries (none once closing), then the error is logged by the caller. */
-async function withRetries<T>(fn: () => Promise<T>, signal: AbortSignal, attempts = 5): Promise<T> {
-  for (let i = 1; ; i++) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (i >= attempts || signal.aborted) throw error;
-      await new Promise((r) => setTimeout(r, 200 * 2 ** i));
-    }
-  }
 }

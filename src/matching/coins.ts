@@ -40,8 +40,12 @@ interface Tally {
   out: bigint;
 }
 
-/** Per (transaction, address), in block order then first appearance: net and outputs received. */
-function tallies(block: NormalizedBlock): Tally[] {
+/**
+ * Per (transaction, address), in block order then first appearance: net and outputs received. Only the
+ * addresses `wanted` accepts are tallied (the address events need a few watched addresses out of a block
+ * of thousands; the amount events need them all).
+ */
+function tallies(block: NormalizedBlock, wanted: (address: string) => boolean = () => true): Tally[] {
   const byKey = new Map<string, Tally>();
   const get = (transactionId: string, address: string) => {
     const key = `${transactionId}/${address}`;
@@ -52,8 +56,8 @@ function tallies(block: NormalizedBlock): Tally[] {
     }
     return t;
   };
-  for (const m of block.coinMovements) get(m.transactionId, m.address).net += m.delta;
-  for (const o of block.utxo?.outputs ?? []) get(o.transactionId, o.address).out += o.value;
+  for (const m of block.coinMovements) if (wanted(m.address)) get(m.transactionId, m.address).net += m.delta;
+  for (const o of block.utxo?.outputs ?? []) if (wanted(o.address)) get(o.transactionId, o.address).out += o.value;
   const order = new Map<string, number>();
   for (const [i, id] of block.transactionIds.entries()) order.set(id, i);
   // Stable: entries of one transaction keep their first-appearance order.
@@ -74,8 +78,7 @@ function directionOf(t: Tally, utxo: boolean): { direction: CoinDirection; amoun
 export function addressCoinTransactions(block: NormalizedBlock, wanted: (address: string) => boolean): AddressCoinTransaction[] {
   const utxo = block.utxo !== undefined;
   const result: AddressCoinTransaction[] = [];
-  for (const t of tallies(block)) {
-    if (!wanted(t.address)) continue;
+  for (const t of tallies(block, wanted)) {
     const d = directionOf(t, utxo);
     if (d) result.push({ transactionId: t.transactionId, address: t.address, ...d });
   }
