@@ -9,14 +9,18 @@ import { validateAddress } from '../src/domain/addresses.ts';
 import {
   assertBelowMweb,
   type LitecoinDriver,
+  type LitecoinNode,
+  type LitecoinPair,
   LitecoinRpcError,
   litecoind,
   MAX_REGTEST_HEIGHT,
   MWEB_ACTIVATION_HEIGHT,
   startLitecoinDriver,
   startLitecoinNode,
+  startLitecoinPair,
 } from './support/litecoin-node.ts';
 import { describeWithRealNode, findBinary, isCi, realNodePolicy, requireRealNode, skipBanner } from './support/real-node.ts';
+import { until } from './support/wait.ts';
 
 describe('real-node policy', () => {
   it('runs when the binary is there, fails under CI and skips locally when it is not', () => {
@@ -276,5 +280,96 @@ describeWithRealNode('litecoind regtest harness', litecoind, () => {
     await driver.node.restart({ rpcAuth: 'cookie' });
     expect(driver.chainConfig).toEqual({ rpcCookieFile: driver.node.cookieFile });
     expect(await driver.height()).toBe(tip);
+  });
+});
+
+describeWithRealNode('two litecoind regtest nodes of one chain, peered over loopback', litecoind, () => {
+  let pair: LitecoinPair;
+  beforeAll(async () => {
+    pair = await startLitecoinPair();
+  }, 60_000);
+  afterAll(async () => {
+    const dirs = [pair?.a.datadir, pair?.b.datadir];
+    await pair?.close();
+    for (const dir of dirs) if (dir) expect(existsSync(dir)).toBe(false);
+  });
+
+  /** Where `hash` stands on `node`'s chain: confirmations -1 when it is off the best chain. */
+  const confirmations = async (node: LitecoinNode, hash: string) => (await node.rpc<{ confirmations: number }>('getblockheader', hash)).confirmations;
+
+  it('starts b with the initial blocks and a synced to them over a -connect to b; one user and password for both', async () => {
+    expect(await pair.synced()).toEqual({ height: 101, hash: await pair.b.rpc<string>('getblockhash', 101) });
+    expect(await pair.connected()).toBe(true);
+    const [atA] = await pair.a.rpc<{ addr: string; inbound: boolean }[]>('getpeerinfo');
+    expect(atA).toMatchObject({ addr: `127.0.0.1:${pair.p2pPort}`, inbound: false });
+    const [atB] = await pair.b.rpc<{ inbound: boolean }[]>('getpeerinfo');
+    expect(atB?.inbound).toBe(true);
+    expect(pair.a.rpcAuth).toEqual(pair.b.rpcAuth);
+    expect(pair.a.rpcAuth).not.toBe('cookie');
+    // A block mined on either reaches the other.
+    await pair.a.mine(1);
+    expect((await pair.synced()).height).toBe(102);
+    await pair.b.mine(1);
+    expect((await pair.synced()).height).toBe(103);
+  });
+
+  it('a stopped node comes back on its data directory and catches up with what the other mined meanwhile', async () => {
+    const before = await pair.synced();
+    await pair.a.stop();
+    expect(pair.a.running).toBe(false);
+    await pair.b.mine(2);
+    await pair.a.start();
+    expect(await pair.synced()).toEqual({ height: before.height + 2, hash: await pair.b.rpc<string>('getbestblockhash') });
+
+    await pair.b.stop();
+    await pair.a.mine(1);
+    await pair.b.start();
+    await pair.reconnect(); // a's -connect retries have backed off meanwhile
+    expect((await pair.synced()).height).toBe(before.height + 3);
+  });
+
+  it('disconnected, a falls behind; reconnected, it catches up', async () => {
+    const before = await pair.synced();
+    await pair.disconnect();
+    expect(await pair.connected()).toBe(false);
+    await pair.b.mine(5);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await pair.tip(pair.a)).toEqual(before); // nothing reaches a
+    expect((await pair.tip(pair.b)).height).toBe(before.height + 5);
+    await pair.reconnect();
+    expect(await pair.synced()).toEqual(await pair.tip(pair.b));
+  });
+
+  it('a fork made while disconnected resolves to the branch with more work on both nodes', async () => {
+    const before = await pair.synced();
+    // A transaction both mempools hold, mined on a's branch only.
+    const txid = await pair.b.rpc<string>('sendtoaddress', await pair.a.rpc<string>('getnewaddress'), 1);
+    await until('the transaction to reach a', async () => (await pair.a.rpc<string[]>('getrawmempool')).includes(txid));
+    await pair.disconnect();
+    await pair.a.mine(1);
+    const orphan = await pair.a.rpc<string>('getbestblockhash');
+    expect((await pair.a.rpc<{ tx: string[] }>('getblock', orphan)).tx).toContain(txid);
+    await pair.mineEmpty(pair.b, 3);
+    const heavier = await pair.tip(pair.b);
+    expect(heavier.height).toBe(before.height + 3);
+    expect(await pair.b.rpc<string[]>('getrawmempool')).toContain(txid);
+    expect(await pair.tip(pair.a)).toEqual({ height: before.height + 1, hash: orphan });
+
+    await pair.reconnect();
+    expect(await pair.synced()).toEqual(heavier);
+    expect(await confirmations(pair.a, orphan)).toBe(-1);
+    // b learnt a's branch (its header at least) and keeps it off its best chain.
+    await until('b to know the orphaned block', async () => (await confirmations(pair.b, orphan).catch(() => 0)) === -1);
+    // The orphaned block's transaction is pending again on a, and mined by the next block.
+    expect(await pair.a.rpc<string[]>('getrawmempool')).toContain(txid);
+    await pair.b.mine(1);
+    const tip = await pair.synced();
+    expect((await pair.a.rpc<{ blockhash: string }>('getrawtransaction', txid, true)).blockhash).toBe(tip.hash);
+  });
+
+  it('mineEmpty refuses to pass the MWEB height like mine()', async () => {
+    const height = await pair.b.height();
+    await expect(pair.mineEmpty(pair.b, MAX_REGTEST_HEIGHT - height + 1)).rejects.toThrow(/MWEB/);
+    expect(await pair.b.height()).toBe(height);
   });
 });

@@ -43,6 +43,7 @@ import { formatUnits } from '../../src/domain/amounts.ts';
 import { freePort } from '../../src/store/embedded.ts';
 import type { ChainDriver } from './chain-driver.ts';
 import { findBinary, type RealNodeBinary } from './real-node.ts';
+import { until } from './wait.ts';
 
 /** litecoind on this machine (path undefined when not installed; see real-node.ts for the skip/fail policy). */
 export const litecoind: RealNodeBinary = findBinary('litecoind');
@@ -85,6 +86,13 @@ export interface LitecoinNodeOptions {
   binary?: string;
   /** How long start() waits for the RPC; default 60 s (litecoind is usually ready in half a second). */
   startTimeoutMs?: number;
+  /**
+   * Accept peers on this loopback P2P port (kept across stop/start). Default: no P2P socket at all
+   * (-listen=0). See startLitecoinPair.
+   */
+  p2pPort?: number;
+  /** Loopback P2P ports of the only peers to connect to (-connect); default none. */
+  connect?: number[];
 }
 
 export interface LitecoinNode {
@@ -123,6 +131,23 @@ export interface LitecoinNode {
   output(): string;
   /** Stops the node and removes the data directory. */
   close(): Promise<void>;
+}
+
+/**
+ * The P2P arguments: by default no socket and no peer. With p2pPort, a listening socket on loopback only
+ * (no Tor, no address discovery); with connect, outbound connections to those ports and to nothing else.
+ * Peers on loopback are whitelisted (noban).
+ */
+function p2pArgs(options: LitecoinNodeOptions): string[] {
+  const { p2pPort, connect = [] } = options;
+  if (p2pPort === undefined && connect.length === 0) return ['-listen=0'];
+  const listen = p2pPort === undefined ? ['-listen=0'] : ['-listen=1', `-bind=127.0.0.1:${p2pPort}`, `-port=${p2pPort}`, '-listenonion=0', '-discover=0'];
+  // -connect=0: no automatic outbound connection at all (regtest has no seeds, but an address learnt from a
+  // peer would be tried).
+  const outbound = connect.length > 0 ? connect.map((port) => `-connect=127.0.0.1:${port}`) : ['-connect=0'];
+  // noban on loopback: transactions are announced to such a peer at once and requested from it at once
+  // (otherwise after Poisson delays of 2-5 s, for privacy on a real network).
+  return [...listen, ...outbound, '-dnsseed=0', '-whitelist=noban@127.0.0.1'];
 }
 
 /** Throws when mining `count` blocks on top of `height` would pass MAX_REGTEST_HEIGHT. */
@@ -242,7 +267,7 @@ export async function startLitecoinNode(options: LitecoinNodeOptions = {}): Prom
       `-rpcport=${rpcPort}`,
       '-rpcbind=127.0.0.1',
       '-rpcallowip=127.0.0.1',
-      '-listen=0',
+      ...p2pArgs(options),
       '-server',
       '-txindex=1',
       '-fallbackfee=0.0001',
@@ -712,4 +737,135 @@ async function createDriver(node: LitecoinNode, options: LitecoinDriverOptions):
     up: () => node.start(),
     close: () => node.close(),
   };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Two nodes of one chain
+
+export interface LitecoinPairOptions {
+  /** RPC authentication of both nodes; default a user and password shared by both (one chain entry of herald can give only one). */
+  rpcAuth?: LitecoinRpcAuth;
+  /** Blocks b mines to its wallet at start (a syncs them); default 101. */
+  initialBlocks?: number;
+  /** More litecoind arguments for both. */
+  args?: string[];
+}
+
+export interface ChainTip {
+  height: number;
+  hash: string;
+}
+
+/**
+ * Two regtest nodes of one chain, peered over loopback: `b` listens on a P2P port, `a` connects to it
+ * (-connect) and to nothing else. Each has its own wallet; b mined the initial blocks and a synced them.
+ *
+ * - Stop/start either with a.stop()/a.start() (data directory, RPC and P2P ports kept). A restarted `a`
+ *   connects again by itself; after a restart of `b`, call reconnect() (a's -connect retries back off to 5 s).
+ * - disconnect(): `setnetworkactive false` on both running nodes, and waits until neither has a peer. Each
+ *   then mines its own branch. reconnect(): network active again on both, an immediate connection attempt
+ *   from a (`addnode … onetry`), and waits for the handshake; then synced() waits for one tip: the branch
+ *   with more work wins on both (equal work: each keeps the branch it saw first, so a test makes them differ).
+ * - mineEmpty(): blocks without the pending transactions (generateblock with an empty list), so that a
+ *   transaction both mempools hold can be mined on one branch only.
+ */
+export interface LitecoinPair {
+  readonly a: LitecoinNode;
+  readonly b: LitecoinNode;
+  readonly p2pPort: number;
+  /** Both nodes see the other as a peer with the version handshake done. */
+  connected(): Promise<boolean>;
+  disconnect(): Promise<void>;
+  reconnect(): Promise<void>;
+  /** Waits until both nodes have the same best block; gives it. */
+  synced(timeoutMs?: number): Promise<ChainTip>;
+  tip(node: LitecoinNode): Promise<ChainTip>;
+  /** `count` blocks on `node` holding no pending transaction; the new height. */
+  mineEmpty(node: LitecoinNode, count?: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startLitecoinPair(options: LitecoinPairOptions = {}): Promise<LitecoinPair> {
+  const rpcAuth = options.rpcAuth ?? { user: 'herald', password: `pair-${process.pid}-${Date.now()}` };
+  const p2pPort = await freePort();
+  const b = await startLitecoinNode({ rpcAuth, p2pPort, initialBlocks: options.initialBlocks, wallet: 'b', args: options.args });
+  let a: LitecoinNode;
+  try {
+    a = await startLitecoinNode({ rpcAuth, connect: [p2pPort], initialBlocks: 0, wallet: 'a', args: options.args });
+  } catch (error) {
+    await b.close();
+    throw error;
+  }
+  const peer = `127.0.0.1:${p2pPort}`;
+
+  /** Peers with the version handshake done (getpeerinfo lists a connection before it, with version 0). */
+  const peers = async (node: LitecoinNode) => (await node.rpc<{ version: number }[]>('getpeerinfo')).filter((p) => p.version > 0).length;
+  const connected = async () => (await peers(a)) > 0 && (await peers(b)) > 0;
+  const tip = async (node: LitecoinNode): Promise<ChainTip> => {
+    const info = await node.rpc<{ blocks: number; bestblockhash: string }>('getblockchaininfo');
+    return { height: info.blocks, hash: info.bestblockhash };
+  };
+
+  const pair: LitecoinPair = {
+    a,
+    b,
+    p2pPort,
+    connected,
+    tip,
+    async disconnect() {
+      const running = [a, b].filter((node) => node.running);
+      for (const node of running) await node.rpc('setnetworkactive', false);
+      await until(
+        'both nodes to drop their peers',
+        async () => {
+          for (const node of running) if ((await node.rpc<number>('getconnectioncount')) > 0) return false;
+          return true;
+        },
+        10_000,
+      );
+    },
+    async reconnect() {
+      for (const node of [a, b]) await node.rpc('setnetworkactive', true);
+      await until(
+        'the nodes to connect',
+        async () => {
+          if (await connected()) return true;
+          await a.rpc('addnode', peer, 'onetry'); // returns at once; a no-op while a connection to b is open
+          return false;
+        },
+        15_000,
+      );
+    },
+    async synced(timeoutMs = 30_000) {
+      let last: ChainTip[] = [];
+      try {
+        return await until(
+          'both nodes on one tip',
+          async () => {
+            const [atA, atB] = [await tip(a), await tip(b)];
+            last = [atA, atB];
+            return atA.hash === atB.hash && atA;
+          },
+          timeoutMs,
+        );
+      } catch (error) {
+        throw new Error(`${(error as Error).message}: a ${JSON.stringify(last[0])}, b ${JSON.stringify(last[1])}, connected ${await connected()}`);
+      }
+    },
+    async mineEmpty(node, count = 1) {
+      assertBelowMweb(await node.height(), count);
+      for (let i = 0; i < count; i++) await node.rpc('generateblock', node.miningAddress, []);
+      return await node.height();
+    },
+    async close() {
+      await Promise.allSettled([a.close(), b.close()]);
+    },
+  };
+  try {
+    await pair.synced();
+  } catch (error) {
+    await pair.close();
+    throw error;
+  }
+  return pair;
 }
