@@ -6,7 +6,7 @@
  * - `litecoind -regtest` as a child process (not -daemon, so it can be stopped and killed by pid) in a
  *   fresh temporary data directory, removed by close(). RPC on a free loopback port; `-listen=0` opens no
  *   P2P socket at all (litecoind refuses -bind together with -listen=0, and a P2P port is one more port
- *   that could collide with a parallel test file).
+ *   that could collide with a parallel test file). Options p2pPort and connect make a node with peers.
  * - RPC authentication: the `.cookie` file (`<datadir>/regtest/.cookie`, rewritten with a new secret at
  *   every start) by default, or -rpcuser/-rpcpassword. `rpc(method, ...params)` is JSON-RPC over HTTP with
  *   Basic authentication on keep-alive connections.
@@ -32,6 +32,9 @@
  *   a real node after a double-spend that never arrived) and every later mine() leaves them out too.
  * - balance(): scantxoutset over the UTXO set at the tip, exact base units.
  * - down()/up(): stop and start the process on the same port and data directory.
+ *
+ * Two nodes of one chain (startLitecoinPair): peered over loopback, with controls to stop either, cut and
+ * restore their connection, fork them and wait until they agree again (see LitecoinPair).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
