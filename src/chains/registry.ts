@@ -3,7 +3,7 @@
  * client. Families without an adapter yet answer undefined (the ingest role logs and skips them).
  */
 import type { Logger } from 'pino';
-import type { ChainConfig } from '../config/config.ts';
+import { type ChainConfig, chainNodes } from '../config/config.ts';
 import { CHAINS } from '../domain/chains.ts';
 import type { ChainKey } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
@@ -18,13 +18,15 @@ import type { UtxoRpcAuth } from './utxo/rpc.ts';
 import { createXrpAdapter } from './xrp/adapter.ts';
 
 export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db; logger: Logger }): ChainAdapter | undefined {
+  const [node] = chainNodes(chain);
+  if (!node) return undefined;
   switch (CHAINS[chain.blockchain].family) {
     case 'evm':
       return createEvmAdapter({
         blockchain: chain.blockchain as EvmBlockchain,
         network: chain.network,
-        rpcUrl: chain.rpcUrl,
-        wsUrl: chain.wsUrl,
+        rpcUrl: node.rpcUrl,
+        wsUrl: node.wsUrl,
         db: deps.db,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
@@ -33,19 +35,19 @@ export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db
     case 'tron':
       return createTronAdapter({
         network: chain.network as TronNetwork,
-        rpcUrl: chain.rpcUrl,
+        rpcUrl: node.rpcUrl,
         db: deps.db,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger,
       });
     case 'xrp':
-      return createXrpAdapter({ network: chain.network, rpcUrl: chain.rpcUrl, timeoutMs: chain.requestTimeoutMs, logger: deps.logger });
+      return createXrpAdapter({ network: chain.network, rpcUrl: node.rpcUrl, timeoutMs: chain.requestTimeoutMs, logger: deps.logger });
     case 'utxo':
       return createUtxoAdapter({
         blockchain: chain.blockchain as UtxoBlockchain,
         network: chain.network,
-        rpcUrl: chain.rpcUrl,
+        rpcUrl: node.rpcUrl,
         auth: nodeAuth(chain),
         db: deps.db,
         concurrency: chain.concurrency,
