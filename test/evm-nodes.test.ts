@@ -145,9 +145,7 @@ describe('two nodes of ethereum/goerli: a fault-injecting proxy and the EVM test
       const up = await mineUntil(`the proxy's node eligible again (${fault.name})`, (n) => n.eligible);
       expect(up).toMatchObject({ reason: null, lagBlocks: 0 });
       await mineAndProcess(2);
-      expect((await t.request('GET', '/metrics')).text).toContain(
-        `herald_chain_node_eligible{blockchain="ethereum",network="goerli",node="${proxy.url}"} 1`,
-      );
+      expect((await t.request('GET', '/metrics')).text).toContain(`herald_chain_node_eligible{blockchain="ethereum",network="goerli",node="${proxy.url}"} 1`);
     });
   }
 

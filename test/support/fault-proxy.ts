@@ -16,7 +16,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type Fault = { kind: 'lag'; blocks: number } | { kind: 'fail'; how: '500' | 'reset' } | { kind: 'rate-limit'; retryAfterSeconds: number } | { kind: 'syncing' };
+export type Fault =
+  | { kind: 'lag'; blocks: number }
+  | { kind: 'fail'; how: '500' | 'reset' }
+  | { kind: 'rate-limit'; retryAfterSeconds: number }
+  | { kind: 'syncing' };
 
 export interface FaultProxy {
   /** http://127.0.0.1:PORT/ */
