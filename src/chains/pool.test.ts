@@ -196,9 +196,14 @@ describe('node pool: failover', () => {
   it('a node without the height yet is passed over for one that has it; with every node failing the failure is thrown', async () => {
     const a = new ScriptedNode('a', 6);
     const b = new ScriptedNode('b', 8);
-    const { pool } = poolOf([a, b]);
+    const { pool, view } = poolOf([a, b]);
     await pool.refresh();
     expect((await pool.getBlock(7)).transactionIds).toEqual(['b']);
+    // A height no node has yet (a head announced before the heads were checked): not asked, nobody blamed.
+    const calls = a.calls + b.calls;
+    await expect(pool.getBlock(9)).rejects.toThrow(/^no eligible node has block 9 of litecoin testnet yet \(best head 7\)$/);
+    expect(a.calls + b.calls - calls).toBe(2); // one health round, no block request
+    expect([view('a').eligible, view('b').eligible]).toEqual([true, true]);
     a.fault = 'down';
     b.fault = 'down';
     await expect(pool.getBlock(5)).rejects.toThrow(/connection refused/);

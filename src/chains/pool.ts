@@ -71,6 +71,8 @@ export type NodePool = ChainAdapter & {
   views(): NodeView[];
   /** One health round now (tests; the pool runs them itself). */
   refresh(): Promise<void>;
+  /** Stops the health rounds and closes every node's adapter. */
+  close(): Promise<void>;
 };
 
 /** No node may be read now: every one is ineligible (the message says why, node by node). */
@@ -328,10 +330,13 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   async function withNode<T>(call: (adapter: ChainAdapter) => Promise<T>, minHeight?: number): Promise<T> {
     if (!single && (lastRound === 0 || (!timer && now() - lastRound > STALE_MS))) await refresh();
     let list = candidates(minHeight);
-    // No eligible node has the height yet by the heads last seen: look again before asking one for it.
+    // No eligible node has the height yet by the heads last seen: look again before asking one for it, and
+    // when none has it still, say so without asking (a "not there yet" would count against a sound node).
     if (!single && minHeight !== undefined && !list.some((n) => (n.head?.height ?? -1) >= minHeight)) {
       await refresh();
       list = candidates(minHeight);
+      if (list.length > 0 && !list.some((n) => (n.head?.height ?? -1) >= minHeight))
+        throw new NoEligibleNodeError(`no eligible node has block ${minHeight} of ${options.blockchain} ${options.network} yet (best head ${best})`);
     }
     if (list.length === 0) throw noneEligible();
     let last: unknown;

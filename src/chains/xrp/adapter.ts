@@ -109,13 +109,14 @@ export function createXrpAdapter(options: XrpAdapterOptions): XrpAdapter {
     throw head.reason;
   }
 
-  /** The latest validated ledger's index and hash. */
+  /** The latest validated ledger's index and hash (the header only: no transactions asked). */
   async function validatedHead(): Promise<{ height: number; hash: string }> {
     const result = await rpc.request<RpcLedgerResult>('ledger', { ledger_index: 'validated' });
-    const { ledger, validated } = ledgerFromResponse(result);
-    if (validated !== true) throw new XrpAdapterError(`${rpc.url} answered ledger "validated" without a validated ledger`);
-    const header = normalizeXrpLedgerHeader(ledger);
-    return { height: header.height, hash: header.hash };
+    const height = ledgerIndex(result.ledger_index) ?? ledgerIndex(result.ledger?.ledger_index);
+    const hash = result.ledger_hash ?? result.ledger?.ledger_hash ?? result.ledger?.hash;
+    if (result.validated !== true || height === undefined || typeof hash !== 'string' || !HASH.test(hash))
+      throw new XrpAdapterError(`${rpc.url} answered ledger "validated" without a validated ledger's index and hash`);
+    return { height, hash: hash.toUpperCase() };
   }
 
   async function getBlock(height: number): Promise<NormalizedBlock> {
