@@ -98,6 +98,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       (await listChainStatus(database.db)).map((r) => ({ ...r, processedHeight: r.height, nodeHeight: r.nodeHead, stopped: r.state === 'stopped' })),
     );
     if (ingest) stops.push(() => ingest.close());
+    let listenerLost = false;
     const changes = listenForChanges(database.listenUrl, {
       onChange: (change) => {
         access.forgetCustomer(change.customerId);
@@ -106,6 +107,9 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       onCallbacks: worker ? () => worker.wake() : undefined,
       onSubscription: ingest ? (change) => ingest.onSubscriptionChange(change) : undefined,
       onLive: (live) => {
+        // After a loss, say it is back: an operator (and the topology test) sees that the process recovered by itself.
+        if (live && listenerLost) logger.info('change listener connected again; caches on');
+        listenerLost = !live;
         access.setLive(live);
         // (Re)connected: announcements may have been missed, so the matching indexes are rebuilt.
         if (live && ingest) void ingest.reload().catch((error) => logger.error({ err: error }, 'matching indexes not loaded'));
