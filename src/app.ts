@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { startOpsServer } from './api/ops-server.ts';
 import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
 import type { ChainAdapter } from './chains/types.ts';
@@ -30,6 +31,8 @@ export interface RunningApp {
   database: OpenDatabase;
   /** Base URL the server listens on (api role). */
   url?: string;
+  /** Base URL of the metrics port (metricsPort, processes without the api role). */
+  metricsUrl?: string;
   /** The delivery worker, when this process has the delivery role. */
   worker?: DeliveryWorker;
   /** Chain following, when this process has the ingest role. */
@@ -124,7 +127,14 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
       stops.push(() => closeServer(server, config, logger));
     }
-    return { server, database, url, firstKey, worker, ingest, close: closeAll };
+    let metricsUrl: string | undefined;
+    if (!server && config.metricsPort !== undefined) {
+      const ops = await startOpsServer({ db: database.db, metrics, host: config.host, port: config.metricsPort });
+      metricsUrl = ops.url;
+      stops.push(() => ops.server.close());
+      logger.info({ url: metricsUrl }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
+    }
+    return { server, database, url, metricsUrl, firstKey, worker, ingest, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

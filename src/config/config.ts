@@ -142,6 +142,11 @@ export const ConfigSchema = Type.Object(
     domainVerificationPort: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
     host: Type.String({ default: '127.0.0.1' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+    /**
+     * A process without the api role serves /metrics, /healthz and /readyz on this port (on `host`), so
+     * delivery and ingest processes can be scraped and probed too. Absent: they listen on nothing.
+     */
+    metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
     dataDir: Type.String({ default: './data' }),
     /** PostgreSQL server to use; when absent an embedded server is started under dataDir. */
     databaseUrl: Type.Optional(Type.String()),
@@ -210,6 +215,7 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env.DATABASE_URL) out.databaseUrl = env.DATABASE_URL;
   if (env.HERALD_HOST) out.host = env.HERALD_HOST;
   if (env.HERALD_PORT) out.port = Number(env.HERALD_PORT);
+  if (env.HERALD_METRICS_PORT) out.metricsPort = Number(env.HERALD_METRICS_PORT);
   if (env.HERALD_DATA_DIR) out.dataDir = env.HERALD_DATA_DIR;
   if (env.HERALD_LOG_LEVEL) out.logLevel = env.HERALD_LOG_LEVEL;
   if (env.HERALD_LOG_REQUESTS) out.logRequests = env.HERALD_LOG_REQUESTS === 'true' || env.HERALD_LOG_REQUESTS === '1';
