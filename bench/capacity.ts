@@ -73,7 +73,7 @@ const capacity: Benchmark = async (options) => {
     apiProcesses: processes(SCENARIO.apiRequestsPerSecond, subscribe),
     deliveryProcessesSustained: processes(SCENARIO.sustainedCallbacksPerSecond, callback),
     deliveryProcessesBurst: processes(SCENARIO.burstCallbacksPerSecond, callback),
-    postgresCoresSustained: postgresCores(SCENARIO.sustainedCallbacksPerSecond, callback) + postgresCores(SCENARIO.apiRequestsPerSecond, subscribe),
+    postgresCoresSustained: round(postgresCores(SCENARIO.sustainedCallbacksPerSecond, callback) + postgresCores(SCENARIO.apiRequestsPerSecond, subscribe), 1),
     postgresCoresBurst: postgresCores(SCENARIO.burstCallbacksPerSecond, callback),
     /** Callbacks/s a PostgreSQL server of 16 cores carries (delivery alone): where partitioning by chain or a second cluster comes in. */
     callbacksPerSecondOn16PostgresCores: Math.round((16 * HEADROOM * 1000) / callback.postgresMs),
