@@ -144,11 +144,14 @@ async function setNode(node: string, eligible: boolean, checkedAt: Date, reason:
 const ALERTS = { lagSeconds: 300, holdSeconds: 60, groupSeconds: 300, intervalSeconds: 10, retrySeconds: [10, 30] };
 
 /** A monitor as the delivery role runs it, on `database`, posting to `r`. */
-function monitor(r: Receiver, options: { database?: Db; metrics?: Metrics; logger?: pino.Logger; alerts?: Partial<Config['alerts']> } = {}) {
+function monitor(
+  r: Receiver,
+  options: { database?: Db; metrics?: Metrics; logger?: pino.Logger; alerts?: Partial<Config['alerts']>; chains?: Config['chains'] } = {},
+) {
   const alerts = { ...ALERTS, webhookUrl: `${r.url}/alerts`, secret: SECRET, ...options.alerts };
   const deps: AlertMonitorDeps = {
     db: options.database ?? db,
-    config: { alerts, chains: CHAINS },
+    config: { alerts, chains: options.chains ?? CHAINS },
     logger: options.logger ?? pino({ level: 'silent' }),
     metrics: options.metrics,
   };
@@ -267,6 +270,26 @@ describe('chain alerts', () => {
       }
       await until('the alerts sent', async () => (await db.query('test:pending', "SELECT 1 FROM alert_outbox WHERE status = 'pending'")).length === 0);
       expect(alertsAt(r).map((a) => a.type)).toEqual(['chain.stopped']);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('watches the chains of its configuration, or, configured with none, every chain followed on the database', async () => {
+    await resetAlerts();
+    const r = await startReceiver({ ca });
+    try {
+      const configured = monitor(r);
+      const bare = monitor(r, { chains: [] });
+      const t0 = wholeSecond();
+      const at = (s: number) => new Date(t0.getTime() + s * SECOND);
+      const dogecoin = { blockchain: 'dogecoin', network: 'mainnet' };
+      await setChain(dogecoin, { height: 5, nodeHead: 5, blockTimestamp: at(0), seenAt: at(0), state: 'stopped', stopReason: 'deep' });
+      expect(await configured.pass(at(1))).toEqual([]);
+      const raised = await bare.pass(at(2));
+      expect(raised.map((a) => [a.kind, a.subject])).toEqual([['chain.stopped', 'chain/dogecoin/mainnet']]);
+      await r.waitFor(1);
+      expect(alertsAt(r).map((a) => a.data.blockchain)).toEqual(['dogecoin']);
     } finally {
       await r.close();
     }

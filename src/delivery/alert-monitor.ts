@@ -103,18 +103,21 @@ export interface AlertMonitorDeps {
   now?: () => Date;
 }
 
-/** The chains and nodes as they are now, for the configured chains (others are nobody's concern here). */
+/**
+ * The chains and nodes as they are now. Watched: the chains this process is configured with, or, when it
+ * has none (a delivery process is often given no node URLs), every chain followed on this database.
+ */
 async function observe(deps: AlertMonitorDeps, now: Date): Promise<Observation[]> {
   const { alerts, chains } = deps.config;
-  const configured = new Set(chains.map((c) => `${c.blockchain}/${c.network}`));
   const [cursors, nodes] = await Promise.all([listChainStatus(deps.db), listChainNodes(deps.db)]);
+  const watched = new Set((chains.length > 0 ? chains : cursors).map((c) => `${c.blockchain}/${c.network}`));
   // A node row not rewritten for lagSeconds says nothing about the node now (its chain's silence is
   // the chain's alert); it is left out rather than alerted on stale facts.
-  const fresh = nodes.filter((n) => configured.has(`${n.blockchain}/${n.network}`) && now.getTime() - n.checkedAt.getTime() <= alerts.lagSeconds * 1000);
+  const fresh = nodes.filter((n) => watched.has(`${n.blockchain}/${n.network}`) && now.getTime() - n.checkedAt.getTime() <= alerts.lagSeconds * 1000);
   const observations: Observation[] = [];
   for (const row of cursors) {
     const key = `${row.blockchain}/${row.network}`;
-    if (!configured.has(key)) continue;
+    if (!watched.has(key)) continue;
     const heads = fresh.filter((n) => n.eligible && n.headHeight !== null && `${n.blockchain}/${n.network}` === key).map((n) => n.headHeight as number);
     const health = chainHealth(row, heads.length > 0 ? Math.max(...heads) : null, now, alerts.lagSeconds);
     observations.push({
