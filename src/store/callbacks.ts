@@ -158,8 +158,9 @@ export interface AttemptOutcome extends AttemptRecord {
  * Records a batch of outcomes in one transaction: the attempts, the callbacks' new state, and the
  * deactivations (410: the callback's subscription, `callback_url_gone`; retries exhausted: every active
  * subscription of the customer with the same event type and callbackUrl,
- * `maximum_retry_attempts_reached`), counted for the operator alerts (store/alerts.ts). A callback cancelled meanwhile (its subscription was deleted)
- * keeps its state; the attempt is still logged.
+ * `maximum_retry_attempts_reached`), counted for the operator alerts (store/alerts.ts) with the
+ * exhausted callbacks. A callback cancelled meanwhile (its subscription was deleted) keeps its state;
+ * the attempt is still logged.
  */
 export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): Promise<void> {
   if (outcomes.length === 0) return;
