@@ -12,6 +12,7 @@ import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
 import type { ChainAdapter } from './chains/types.ts';
 import type { Config } from './config/config.ts';
+import { startAlertMonitor } from './delivery/alert-monitor.ts';
 import { startRetentionPruner } from './delivery/retention.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
@@ -95,6 +96,8 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
         const pruner = startRetentionPruner({ db: database.db, retention: config.retention, logger, metrics });
         stops.push(() => pruner.stop());
       }
+      const alerts = startAlertMonitor({ db: database.db, config, sender, timeoutMs: config.delivery.timeoutMs, logger, metrics });
+      stops.push(() => alerts.stop());
     }
     const ingest = config.roles.includes('ingest') && config.chains.length > 0 ? await startChainFollowing(config, database, logger, metrics) : undefined;
     metrics.setChainSource(async () =>
