@@ -2,6 +2,7 @@
  * Chain following status for GET /blockchain-events/status: what the followers stored (cursor, last
  * head seen, block time) joined with the chains this deployment is configured to follow.
  */
+import { chainLag } from '../domain/chain-lag.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
 import type { Caller, Common } from './context.ts';
 
@@ -45,9 +46,7 @@ const EMPTY = {
 };
 
 function itemOf(row: ChainStatusRow, configured: boolean, now: Date): ChainStatusItem {
-  const lagBlocks = row.nodeHead === null ? null : Math.max(0, row.nodeHead - row.height);
-  const behind = lagBlocks !== null && lagBlocks > 0;
-  const lagSeconds = row.blockTimestamp === null || lagBlocks === null ? null : behind ? Math.max(0, Math.round(now.getTime() / 1000 - row.blockTimestamp)) : 0;
+  const { lagBlocks, lagSeconds } = chainLag(row, now);
   let state: ChainStatusItem['state'] = lagBlocks !== null && lagBlocks > 1 ? 'catching-up' : 'following';
   if (row.state === 'stopped') state = 'stopped';
   else if (!configured) state = 'not-configured';
