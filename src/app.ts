@@ -7,10 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { startOpsServer } from './api/ops-server.ts';
 import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
 import type { ChainAdapter } from './chains/types.ts';
 import type { Config } from './config/config.ts';
+import { startAlertMonitor } from './delivery/alert-monitor.ts';
 import { startRetentionPruner } from './delivery/retention.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
@@ -31,6 +33,8 @@ export interface RunningApp {
   database: OpenDatabase;
   /** Base URL the server listens on (api role). */
   url?: string;
+  /** Base URL of the metrics port (metricsPort, processes without the api role). */
+  metricsUrl?: string;
   /** The delivery worker, when this process has the delivery role. */
   worker?: DeliveryWorker;
   /** Chain following, when this process has the ingest role. */
@@ -93,6 +97,8 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
         const pruner = startRetentionPruner({ db: database.db, retention: config.retention, logger, metrics });
         stops.push(() => pruner.stop());
       }
+      const alerts = startAlertMonitor({ db: database.db, config, sender, timeoutMs: config.delivery.timeoutMs, logger, metrics });
+      stops.push(() => alerts.stop());
     }
     const ingest = config.roles.includes('ingest') && config.chains.length > 0 ? await startChainFollowing(config, database, logger, metrics) : undefined;
     metrics.setChainSource(async () =>
@@ -126,7 +132,14 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
       stops.push(() => closeServer(server, config, logger));
     }
-    return { server, database, url, firstKey, worker, ingest, close: closeAll };
+    let metricsUrl: string | undefined;
+    if (!server && config.metricsPort !== undefined) {
+      const ops = await startOpsServer({ db: database.db, metrics, host: config.host, port: config.metricsPort });
+      metricsUrl = ops.url;
+      stops.push(() => ops.server.close());
+      logger.info({ url: metricsUrl }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
+    }
+    return { server, database, url, metricsUrl, firstKey, worker, ingest, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;
