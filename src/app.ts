@@ -21,6 +21,7 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
 import { CreditCharger } from './services/credits.ts';
 import { queueStats } from './store/callbacks.ts';
+import { listChainNodes } from './store/chain-nodes.ts';
 import { type ChainKey, listChainStatus } from './store/chain-state.ts';
 import { listenForChanges } from './store/changes.ts';
 import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
@@ -103,6 +104,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     metrics.setChainSource(async () =>
       (await listChainStatus(database.db)).map((r) => ({ ...r, processedHeight: r.height, nodeHeight: r.nodeHead, stopped: r.state === 'stopped' })),
     );
+    metrics.setNodeSource(() => listChainNodes(database.db));
     if (ingest) stops.push(() => ingest.close());
     let listenerLost = false;
     const changes = listenForChanges(database.listenUrl, {
@@ -153,8 +155,18 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
  * process that follows nothing does not pay their memory and start time.
  */
 async function startChainFollowing(config: Config, database: OpenDatabase, logger: Logger, metrics: Metrics): Promise<IngestService> {
-  const [{ startIngest }, { createChainAdapter }] = await Promise.all([import('./ingest/service.ts'), import('./chains/registry.ts')]);
-  return startIngest({ db: database.db, config, logger, metrics, createAdapter: (chain) => createChainAdapter(chain, { db: database.db, logger }) });
+  const [{ startIngest }, { createChainAdapter }, { nodeReporter }] = await Promise.all([
+    import('./ingest/service.ts'),
+    import('./chains/registry.ts'),
+    import('./ingest/node-report.ts'),
+  ]);
+  return startIngest({
+    db: database.db,
+    config,
+    logger,
+    metrics,
+    createAdapter: (chain) => createChainAdapter(chain, { db: database.db, logger, onNodes: nodeReporter(database.db, chain, logger) }),
+  });
 }
 
 /**
@@ -167,7 +179,7 @@ async function createChainReaders(config: Config, database: OpenDatabase, logger
   const adapters = new Map<string, ChainAdapter>();
   for (const chain of config.chains) {
     const key = { blockchain: chain.blockchain, network: chain.network } as ChainKey;
-    const adapter = createChainAdapter({ ...chain, ...key, wsUrl: undefined }, { db: database.db, logger });
+    const adapter = createChainAdapter({ ...chain, ...key, wsUrl: undefined, wsUrls: [] }, { db: database.db, logger });
     if (adapter) adapters.set(`${chain.blockchain}/${chain.network}`, adapter);
   }
   return {

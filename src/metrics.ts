@@ -16,6 +16,8 @@ export interface Metrics {
   chainReorganisations: Counter<'blockchain' | 'network'>;
   /** Called on each scrape for the chain following gauges (read from the database: any process reports). */
   setChainSource(source: () => Promise<ChainGaugeRow[]>): void;
+  /** Called on each scrape for the per-node gauges (chain_nodes: any process reports). */
+  setNodeSource(source: () => Promise<NodeGaugeRow[]>): void;
   /** Rows deleted by the retention pruner, per callback status and table. */
   retentionPruned: Counter<'status' | 'table'>;
   /** When the last retention pass ended (seconds since the epoch). */
@@ -34,6 +36,18 @@ export interface ChainGaugeRow {
   processedHeight: number | null;
   nodeHeight: number | null;
   stopped: boolean;
+}
+
+export interface NodeGaugeRow {
+  blockchain: string;
+  network: string;
+  /** The redacted URL. */
+  node: string;
+  eligible: boolean;
+  headHeight: number | null;
+  lagBlocks: number | null;
+  errorRate: number | null;
+  latencyMs: number | null;
 }
 
 export function createMetrics(): Metrics {
@@ -105,8 +119,42 @@ export function createMetrics(): Metrics {
   );
   chainGauge('herald_chain_stopped', '1 when following stopped (a reorganisation deeper than the window): an operator must look.', (r) => (r.stopped ? 1 : 0));
 
+  let nodeSource: (() => Promise<NodeGaugeRow[]>) | undefined;
+  let nodeRead: Promise<NodeGaugeRow[]> | undefined;
+  const readNodes = () => {
+    nodeRead ??= (nodeSource?.() ?? Promise.resolve([])).finally(() => setTimeout(() => (nodeRead = undefined), 100));
+    return nodeRead;
+  };
+  const nodeGauge = (name: string, help: string, value: (row: NodeGaugeRow) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['blockchain', 'network', 'node'],
+      registers: [registry],
+      async collect() {
+        if (!nodeSource) return;
+        this.reset();
+        for (const row of await readNodes()) {
+          const v = value(row);
+          if (v !== null) this.set({ blockchain: row.blockchain, network: row.network, node: row.node }, v);
+        }
+      },
+    });
+  nodeGauge('herald_chain_node_eligible', '1 while the node is read from (answers, not syncing, head within maxLagBlocks of the best).', (r) =>
+    r.eligible ? 1 : 0,
+  );
+  nodeGauge('herald_chain_node_head_height', "The node's head height at its last health check.", (r) => r.headHeight);
+  nodeGauge('herald_chain_node_lag_blocks', "Blocks between the node's head and the best eligible head.", (r) => r.lagBlocks);
+  nodeGauge('herald_chain_node_error_rate', "Share of the node's requests that failed over the last minute (0..1).", (r) => r.errorRate);
+  nodeGauge('herald_chain_node_latency_seconds', "Moving average of the node's answered requests' latency.", (r) =>
+    r.latencyMs === null ? null : r.latencyMs / 1000,
+  );
+
   return {
     registry,
+    setNodeSource(source) {
+      nodeSource = source;
+    },
     chainBlocks: new Counter({
       name: 'herald_chain_blocks_processed_total',
       help: 'Blocks applied by this process, per chain.',

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createNodePool } from '../src/chains/pool.ts';
 import type { ChainAdapter, NormalizedBlock, TokenTransfer } from '../src/chains/types.ts';
 import { applyNextBlock, type FollowerDeps, type StepResult } from '../src/ingest/follower.ts';
 import { startIngest } from '../src/ingest/service.ts';
@@ -349,6 +350,43 @@ describe('chain following', () => {
     expect(await s.step()).toMatchObject({ kind: 'applied', height: 5, hash: replacement.hash });
     expect(await s.step()).toEqual({ kind: 'caught-up', head: 5 });
     expect(await s.callbacks(mined)).toHaveLength(1);
+  });
+
+  it('several nodes: a fork past the window that one node alone claims neither stops nor rewinds the chain; confirmed by a second node, it stops it as with one', async () => {
+    const s = await setup({ window: 4 });
+    const other = new FakeChain();
+    for (let i = 0; i < 8; i++) s.chain.grow();
+    other.blocks = [...s.chain.blocks];
+    const pool = createNodePool({
+      blockchain: CHAIN.blockchain,
+      network: CHAIN.network,
+      nodes: [
+        { label: 'a', adapter: s.chain },
+        { label: 'b', adapter: other },
+      ],
+      logger: s.logger,
+    });
+    const d = { ...s.deps, adapter: pool };
+    expect((await s.follow(d)).at(-1)).toEqual({ kind: 'caught-up', head: 8 });
+    const ours = await getCursor(s.db, CHAIN);
+
+    // Node a alone moves to a branch from height 2: past the window of 4, and b does not have it.
+    s.chain.fork(2);
+    for (let i = 0; i < 9; i++) s.chain.grow();
+    const steps = await s.follow(d);
+    expect(steps).toEqual([
+      { kind: 'reorganisation-refused', depth: 4, reason: 'a reorganisation of 4 blocks (more than reorgQuorumDepth 2) claimed by a alone' },
+      { kind: 'caught-up', head: 8 },
+    ]);
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 8, hash: ours?.hash, state: 'following' });
+    expect(s.logger.error).not.toHaveBeenCalled();
+    expect(pool.views().find((v) => v.node === 'a')).toMatchObject({ eligible: false, reason: expect.stringMatching(/^on a fork of its own/) });
+
+    // b moves to the same branch: two nodes agree, and a reorganisation past the window stops the chain as it always did.
+    other.blocks = [...s.chain.blocks];
+    expect((await s.follow(d)).at(-1)).toMatchObject({ kind: 'stopped', reason: expect.stringMatching(/deeper than the window of 4 blocks/) });
+    expect(s.logger.error).toHaveBeenCalledTimes(1);
+    await pool.close();
   });
 
   it('the same-height check works with an adapter that has no getBlockHash (the whole block is read)', async () => {

@@ -92,6 +92,37 @@ export async function retryOnDroppedConnection<T>(attempt: () => Promise<T>): Pr
 export interface NodeResponse {
   status: number;
   text: string;
+  /** HTTP 429 (and 503) with a Retry-After header: how long the node asked to be left alone. */
+  retryAfterMs?: number;
+}
+
+/** Retry-After in milliseconds: delta-seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || text.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(text)) return Number(text.trim()) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * A node's (or its gateway's) "too many requests": the clients throw their own error with status 429 and
+ * this field set from Retry-After, so that a pool of nodes leaves the node alone for as long as it asked.
+ */
+export interface RateLimitedError extends Error {
+  status: 429;
+  retryAfterMs?: number;
+}
+
+/** Marks a client error built for a 429 answer with the answer's Retry-After; returns it. */
+export function rateLimited<E extends Error & { status?: number }>(error: E, response: NodeResponse): E {
+  if (response.status === 429) (error as E & { retryAfterMs?: number }).retryAfterMs = response.retryAfterMs;
+  return error;
+}
+
+/** The 429 of a node client (see rateLimited), or undefined for any other failure. */
+export function rateLimitOf(error: unknown): RateLimitedError | undefined {
+  return error instanceof Error && (error as { status?: unknown }).status === 429 ? (error as RateLimitedError) : undefined;
 }
 
 export interface NodePostOptions {
@@ -131,7 +162,9 @@ export function createNodeHttp(options: { maxResponseBytes: number }): NodeHttp 
         }
         chunks.push(chunk);
       }
-      return { status: response.statusCode, text: (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8') };
+      const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)).toString('utf8');
+      const retryAfterMs = response.statusCode === 429 || response.statusCode === 503 ? parseRetryAfter(response.headers['retry-after']) : undefined;
+      return retryAfterMs === undefined ? { status: response.statusCode, text } : { status: response.statusCode, text, retryAfterMs };
     } catch (error) {
       if (abort.signal.aborted) throw new NodeTransportError('timeout', `no answer within ${timeoutMs} ms`);
       if (error instanceof NodeTransportError) throw error;

@@ -1,14 +1,17 @@
 /**
  * Which adapter follows which chain family: the one place that maps a configured chain to its node
- * client. Families without an adapter yet answer undefined (the ingest role logs and skips them).
+ * client. Families without an adapter yet answer undefined (the ingest role logs and skips them). Every
+ * chain gets a pool (pool.ts) over one adapter per configured node; a single rpcUrl is a pool of one.
  */
 import type { Logger } from 'pino';
-import type { ChainConfig } from '../config/config.ts';
+import { type ChainConfig, chainNodes, DEFAULT_MAX_LAG_BLOCKS, DEFAULT_REORG_QUORUM_DEPTH } from '../config/config.ts';
 import { CHAINS } from '../domain/chains.ts';
+import { redactUrl } from '../domain/node-urls.ts';
 import type { ChainKey } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { createEvmAdapter } from './evm/adapter.ts';
 import type { EvmBlockchain } from './evm/normalize.ts';
+import { createNodePool, type NodePool, type NodeView } from './pool.ts';
 import { createTronAdapter } from './tron/adapter.ts';
 import type { TronNetwork } from './tron/normalize.ts';
 import type { ChainAdapter } from './types.ts';
@@ -17,14 +20,52 @@ import type { UtxoBlockchain } from './utxo/normalize.ts';
 import type { UtxoRpcAuth } from './utxo/rpc.ts';
 import { createXrpAdapter } from './xrp/adapter.ts';
 
-export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db; logger: Logger }): ChainAdapter | undefined {
+export interface ChainAdapterDeps {
+  db: Db;
+  logger: Logger;
+  /** Told every node's health after each round (the ingest role stores it; see pool.ts). */
+  onNodes?: (views: NodeView[]) => void;
+}
+
+export function createChainAdapter(chain: ChainConfig & ChainKey, deps: ChainAdapterDeps): NodePool | undefined {
+  const urls = chainNodes(chain);
+  const family = CHAINS[chain.blockchain].family;
+  if (urls.length === 0 || !['evm', 'tron', 'xrp', 'utxo'].includes(family)) return undefined;
+  const labels = nodeLabels(urls.map((u) => u.rpcUrl));
+  return createNodePool({
+    blockchain: chain.blockchain,
+    network: chain.network,
+    nodes: urls.map((url, i) => ({ label: labels[i] as string, adapter: createNodeAdapter(chain, url, deps) as ChainAdapter })),
+    maxLagBlocks: chain.maxLagBlocks ?? DEFAULT_MAX_LAG_BLOCKS,
+    reorgQuorumDepth: chain.reorgQuorumDepth ?? DEFAULT_REORG_QUORUM_DEPTH,
+    probeIntervalMs: Math.min(Math.max(chain.pollIntervalMs, 50), 5_000),
+    onReport: deps.onNodes,
+    logger: deps.logger,
+  });
+}
+
+/**
+ * The nodes' names in logs, the status and the metrics: their redacted URLs, numbered (#2, #3) when two
+ * differ only in what redaction hides (two API keys of one provider).
+ */
+export function nodeLabels(urls: string[]): string[] {
+  const seen = new Map<string, number>();
+  return urls.map((url) => {
+    const label = redactUrl(url);
+    const n = (seen.get(label) ?? 0) + 1;
+    seen.set(label, n);
+    return n === 1 ? label : `${label}#${n}`;
+  });
+}
+
+function createNodeAdapter(chain: ChainConfig & ChainKey, node: { rpcUrl: string; wsUrl?: string }, deps: ChainAdapterDeps): ChainAdapter | undefined {
   switch (CHAINS[chain.blockchain].family) {
     case 'evm':
       return createEvmAdapter({
         blockchain: chain.blockchain as EvmBlockchain,
         network: chain.network,
-        rpcUrl: chain.rpcUrl,
-        wsUrl: chain.wsUrl,
+        rpcUrl: node.rpcUrl,
+        wsUrl: node.wsUrl,
         db: deps.db,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
@@ -33,19 +74,19 @@ export function createChainAdapter(chain: ChainConfig & ChainKey, deps: { db: Db
     case 'tron':
       return createTronAdapter({
         network: chain.network as TronNetwork,
-        rpcUrl: chain.rpcUrl,
+        rpcUrl: node.rpcUrl,
         db: deps.db,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger,
       });
     case 'xrp':
-      return createXrpAdapter({ network: chain.network, rpcUrl: chain.rpcUrl, timeoutMs: chain.requestTimeoutMs, logger: deps.logger });
+      return createXrpAdapter({ network: chain.network, rpcUrl: node.rpcUrl, timeoutMs: chain.requestTimeoutMs, logger: deps.logger });
     case 'utxo':
       return createUtxoAdapter({
         blockchain: chain.blockchain as UtxoBlockchain,
         network: chain.network,
-        rpcUrl: chain.rpcUrl,
+        rpcUrl: node.rpcUrl,
         auth: nodeAuth(chain),
         db: deps.db,
         concurrency: chain.concurrency,

@@ -123,9 +123,36 @@ export interface UnspentOutputs {
   tipHeight: number;
 }
 
+/** A node's own account of its state (ChainAdapter.getNodeHealth): one cheap round of calls. */
+export interface NodeHealth {
+  /** The node's best block (as getHead and getBlockHash would tell it). */
+  height: number;
+  hash: string;
+  /**
+   * Why the node is not in step with its network although it answers (catching up, initial block
+   * download, not synced with its peers), in words for the operator; absent when it is.
+   */
+  syncing?: string;
+}
+
+/** Whether the follower may rewind to a common ancestor (ChainAdapter.checkReorganisation). */
+export type ReorganisationVerdict = { act: true } | { act: false; reason: string };
+
 export interface ChainAdapter {
   /** The height of the node's best block. */
   getHead(): Promise<number>;
+  /**
+   * The node's head (height and hash) and whether it is still syncing, by its cheapest calls. A pool of
+   * nodes (pool.ts) asks it to tell which nodes may be read. Optional: getHead and getBlockHash stand in.
+   */
+  getNodeHealth?(): Promise<NodeHealth>;
+  /**
+   * Asked by the follower before it rewinds `depth` blocks to `ancestorHeight` because the block read at
+   * `ancestorHeight + 1` was not ours (`ourHash`). A pool of several nodes answers act: false when no second
+   * node agrees on the new chain (the node that claims it is then not read from); a single node always
+   * acts. Optional: without it the follower always acts.
+   */
+  checkReorganisation?(claim: { ancestorHeight: number; depth: number; ourHash: string }): Promise<ReorganisationVerdict>;
   /**
    * The node's canonical block at `height`, normalised. May throw (node down, height not yet there):
    * the follower retries with backoff, never skips the height.

@@ -55,7 +55,11 @@ withStoreOptions(
         '  { "chains": [ { "blockchain": "binance-smart-chain", "network": "mainnet", "rpcUrl": "http://bsc:8545",\n' +
         '                  "confirmations": 15, "pollIntervalMs": 1000, "startHeight": 38000000 } ] }\n' +
         "A chain starts at the node's head (or startHeight) and resumes where it stopped after a restart.\n" +
-        "GET /blockchain-events/status shows each chain's head, processed height and lag.\n\n" +
+        'Several nodes of one chain: a comma-separated list (HERALD_RPC_ETHEREUM_MAINNET=http://a:8545,http://b:8545)\n' +
+        'or "rpcUrls" (and "wsUrls", same order); blocks are read from the eligible ones (answering, not syncing,\n' +
+        'head within "maxLagBlocks", default 3, of the best); a reorganisation deeper than "reorgQuorumDepth"\n' +
+        '(default 2) is followed only when a second node agrees.\n' +
+        "GET /blockchain-events/status shows each chain's head, processed height, lag and nodes.\n\n" +
         'Nodes per chain family:\n' +
         '  ethereum, ethereum-classic, binance-smart-chain  any Ethereum JSON-RPC node (geth, erigon, nethermind, ...)\n' +
         '  bitcoin, bitcoin-cash, litecoin, dogecoin, dash, zcash  Bitcoin Core-style JSON-RPC (bitcoind, BCHN,\n' +

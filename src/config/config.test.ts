@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, chainNodes, loadConfig } from './config.ts';
 
 describe('chains configuration', () => {
   it('reads HERALD_RPC_<BLOCKCHAIN>_<NETWORK> and HERALD_WS_..., dashes as underscores', () => {
@@ -55,6 +55,43 @@ describe('chains configuration', () => {
     expect(config.chains).toEqual([
       expect.objectContaining({ blockchain: 'ethereum', network: 'mainnet', rpcUrl: 'http://env', confirmations: 12, startHeight: 100 }),
     ]);
+  });
+
+  it('takes several nodes: rpcUrls and wsUrls, or comma-separated HERALD_RPC_... and HERALD_WS_...; a single rpcUrl is a pool of one', () => {
+    const single = loadConfig({}, { HERALD_RPC_ETHEREUM_MAINNET: 'http://a:8545' }).chains[0];
+    expect(single).toMatchObject({ rpcUrl: 'http://a:8545', rpcUrls: ['http://a:8545'], wsUrls: [], maxLagBlocks: 3, reorgQuorumDepth: 2 });
+    expect(single && chainNodes(single)).toEqual([{ rpcUrl: 'http://a:8545' }]);
+    const several = loadConfig({}, { HERALD_RPC_ETHEREUM_MAINNET: 'http://a:8545, http://b:8545,', HERALD_WS_ETHEREUM_MAINNET: 'ws://a:8546' }).chains[0];
+    expect(several).toMatchObject({ rpcUrl: 'http://a:8545', rpcUrls: ['http://a:8545', 'http://b:8545'], wsUrl: 'ws://a:8546', wsUrls: ['ws://a:8546'] });
+    expect(several && chainNodes(several)).toEqual([{ rpcUrl: 'http://a:8545', wsUrl: 'ws://a:8546' }, { rpcUrl: 'http://b:8545' }]);
+    // Entries built in code (tests) may give either spelling and leave out the defaults.
+    expect(chainNodes({ blockchain: 'xrp', network: 'mainnet', rpcUrl: 'http://x', pollIntervalMs: 1, concurrency: 1, requestTimeoutMs: 100 })).toEqual([
+      { rpcUrl: 'http://x' },
+    ]);
+
+    const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+    const file = join(dir, 'config.json');
+    const write = (chain: Record<string, unknown>) =>
+      writeFileSync(file, JSON.stringify({ chains: [{ blockchain: 'litecoin', network: 'testnet', ...chain }] }));
+    write({ rpcUrls: ['http://l1:19332', 'http://l2:19332'], maxLagBlocks: 6, reorgQuorumDepth: 1 });
+    expect(loadConfig({ configFile: file }, {}).chains[0]).toMatchObject({ rpcUrl: 'http://l1:19332', maxLagBlocks: 6, reorgQuorumDepth: 1 });
+    // The variable's nodes replace the file's.
+    expect(loadConfig({ configFile: file }, { HERALD_RPC_LITECOIN_TESTNET: 'http://l3:19332' }).chains[0]).toMatchObject({
+      rpcUrl: 'http://l3:19332',
+      rpcUrls: ['http://l3:19332'],
+    });
+    write({ rpcUrl: 'http://l1:19332', rpcUrls: ['http://l2:19332'] });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/either rpcUrl or rpcUrls, not both/);
+    write({});
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/rpcUrl \(one node\) or rpcUrls \(several\)/);
+    write({ rpcUrls: ['http://l1:19332', 'http://l1:19332'] });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/a node is listed twice/);
+    write({ rpcUrls: ['http://l1:19332'], wsUrls: ['ws://a', 'ws://b'] });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/2 WebSocket URLs for 1 node/);
+    write({ rpcUrls: [] });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/rpcUrls/);
+    write({ rpcUrl: 'http://l1:19332', maxLagBlocks: -1 });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/maxLagBlocks/);
   });
 
   it('refuses unknown chains, wrong networks and twins with a message naming them', () => {

@@ -124,8 +124,13 @@ const Chain = Type.Object(
   {
     blockchain: Type.String(),
     network: Type.String(),
-    /** The node's JSON-RPC (or HTTP API) URL; credentials may be in it (they are never logged). */
-    rpcUrl: Type.String({ minLength: 1 }),
+    /** The node's JSON-RPC (or HTTP API) URL; credentials may be in it (they are never logged). A pool of one. */
+    rpcUrl: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * Several nodes of the chain, instead of rpcUrl: blocks are read from the eligible ones (answering, not
+     * syncing, head within maxLagBlocks of the best), a failed request is retried on another.
+     */
+    rpcUrls: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
     /** Bitcoin-family nodes: RPC user and password (also accepted as user:password@ in rpcUrl). */
     rpcUser: Type.Optional(Type.String({ minLength: 1 })),
     rpcPassword: Type.Optional(Type.String()),
@@ -133,6 +138,15 @@ const Chain = Type.Object(
     rpcCookieFile: Type.Optional(Type.String({ minLength: 1 })),
     /** Optional WebSocket URL: new heads wake the follower at once instead of at its next poll. */
     wsUrl: Type.Optional(Type.String({ minLength: 1 })),
+    /** The WebSocket URLs of the nodes of rpcUrls, in the same order (fewer is fine: the others are polled). */
+    wsUrls: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** Several nodes: a node whose head is more than this many blocks behind the best eligible head is not used. */
+    maxLagBlocks: Type.Optional(Type.Integer({ minimum: 0, default: 3 })),
+    /**
+     * Several nodes: a reorganisation deeper than this is acted on only when a second node agrees on the new
+     * chain; otherwise the node that claims it is made ineligible and herald does not rewind.
+     */
+    reorgQuorumDepth: Type.Optional(Type.Integer({ minimum: 0, default: 2 })),
     /** Confirmations of confirmed events and of the wallet ledger on this chain; default: defaultConfirmations. */
     confirmations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
     /** How often the node's head is polled when caught up: every second, a block mined is seen within one (half a second on average) without push notifications. */
@@ -146,7 +160,22 @@ const Chain = Type.Object(
   },
   { additionalProperties: false },
 );
+/**
+ * A chain entry. loadConfig fills rpcUrls and wsUrls from rpcUrl and wsUrl (and rpcUrl and wsUrl with the
+ * first node's) and the defaults; entries built in code may give either spelling: read the nodes with
+ * chainNodes and the optional numbers with their defaults.
+ */
 export type ChainConfig = Static<typeof Chain>;
+
+export const DEFAULT_MAX_LAG_BLOCKS = 3;
+export const DEFAULT_REORG_QUORUM_DEPTH = 2;
+
+/** The chain's nodes: each RPC URL with its WebSocket URL when one is given (same order). A single rpcUrl is a pool of one. */
+export function chainNodes(chain: ChainConfig): { rpcUrl: string; wsUrl?: string }[] {
+  const rpcUrls = chain.rpcUrls ?? (chain.rpcUrl !== undefined ? [chain.rpcUrl] : []);
+  const wsUrls = chain.wsUrls ?? (chain.wsUrl !== undefined ? [chain.wsUrl] : []);
+  return rpcUrls.map((rpcUrl, i) => (wsUrls[i] !== undefined ? { rpcUrl, wsUrl: wsUrls[i] } : { rpcUrl }));
+}
 
 export const ROLES = ['api', 'ingest', 'delivery'] as const;
 export type Role = (typeof ROLES)[number];
@@ -295,9 +324,10 @@ function checkAlerts(alerts: AlertsConfig): string[] {
 }
 
 /**
- * Chains from HERALD_RPC_<BLOCKCHAIN>_<NETWORK> (upper case, dashes as underscores), optional
- * HERALD_WS_<BLOCKCHAIN>_<NETWORK> and HERALD_RPC_COOKIE_<BLOCKCHAIN>_<NETWORK> (a Bitcoin-family node's
- * cookie file), merged over the file's entry for the same chain.
+ * Chains from HERALD_RPC_<BLOCKCHAIN>_<NETWORK> (upper case, dashes as underscores; a comma-separated list
+ * for several nodes), optional HERALD_WS_<BLOCKCHAIN>_<NETWORK> (likewise, in the same order) and
+ * HERALD_RPC_COOKIE_<BLOCKCHAIN>_<NETWORK> (a Bitcoin-family node's cookie file), merged over the file's
+ * entry for the same chain: the variable's nodes replace the file's.
  */
 function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unknown[] {
   const chains = Array.isArray(fileChains) ? fileChains.map((c) => ({ ...(c as Record<string, unknown>) })) : [];
@@ -313,12 +343,41 @@ function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unk
         entry = { blockchain, network };
         chains.push(entry);
       }
-      if (rpcUrl) entry.rpcUrl = rpcUrl;
-      if (wsUrl) entry.wsUrl = wsUrl;
+      if (rpcUrl) {
+        delete entry.rpcUrl;
+        entry.rpcUrls = urlList(rpcUrl);
+      }
+      if (wsUrl) {
+        delete entry.wsUrl;
+        entry.wsUrls = urlList(wsUrl);
+      }
       if (cookieFile) entry.rpcCookieFile = cookieFile;
     }
   }
   return chains;
+}
+
+function urlList(value: string): string[] {
+  return value
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean);
+}
+
+/**
+ * rpcUrls and wsUrls from rpcUrl and wsUrl when the entry gives the single form (a pool of one), and rpcUrl
+ * and wsUrl as the first node's, so that both spellings read the same everywhere after loading.
+ */
+function normaliseNodes(chain: ChainConfig): ChainConfig {
+  const nodes = chainNodes(chain);
+  const out: ChainConfig = {
+    ...chain,
+    rpcUrls: nodes.map((n) => n.rpcUrl),
+    wsUrls: nodes.flatMap((n) => (n.wsUrl ? [n.wsUrl] : [])),
+    rpcUrl: nodes[0]?.rpcUrl,
+  };
+  if (out.wsUrls?.[0] !== undefined) out.wsUrl = out.wsUrls[0];
+  return out;
 }
 
 /** A chain entry must name a known pair, once. */
@@ -326,6 +385,13 @@ function checkChains(chains: ChainConfig[]): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
   chains.forEach((c, i) => {
+    if (c.rpcUrl === undefined && c.rpcUrls === undefined) problems.push(`  /chains/${i}: give the node's URL, rpcUrl (one node) or rpcUrls (several)`);
+    if (c.rpcUrl !== undefined && c.rpcUrls !== undefined) problems.push(`  /chains/${i}: give either rpcUrl or rpcUrls, not both`);
+    if (c.wsUrl !== undefined && c.wsUrls !== undefined) problems.push(`  /chains/${i}: give either wsUrl or wsUrls, not both`);
+    const rpcCount = c.rpcUrls?.length ?? (c.rpcUrl !== undefined ? 1 : 0);
+    const wsCount = c.wsUrls?.length ?? (c.wsUrl !== undefined ? 1 : 0);
+    if (wsCount > rpcCount) problems.push(`  /chains/${i}: ${wsCount} WebSocket URLs for ${rpcCount} node(s); wsUrls go with rpcUrls, in the same order`);
+    if (c.rpcUrls && new Set(c.rpcUrls).size !== c.rpcUrls.length) problems.push(`  /chains/${i}/rpcUrls: a node is listed twice`);
     if (!isBlockchain(c.blockchain)) problems.push(`  /chains/${i}/blockchain: '${c.blockchain}' is not one of ${BLOCKCHAINS.join(', ')}`);
     else if (!isNetwork(c.network) || !supportsNetwork(c.blockchain, c.network))
       problems.push(`  /chains/${i}/network: ${c.blockchain} takes ${CHAINS[c.blockchain].networks.join(' or ')}, not '${c.network}'`);
@@ -361,9 +427,10 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const withDefaults = Value.Default(ConfigSchema, Value.Clone(merged));
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
-  if (errors.length === 0) lines.push(...checkChains((withDefaults as Config).chains), ...checkAlerts((withDefaults as Config).alerts));
+  const valid = withDefaults as Config;
+  if (errors.length === 0) lines.push(...checkChains(valid.chains), ...checkAlerts(valid.alerts));
   if (lines.length > 0) {
     throw new ConfigError(`The configuration is invalid${fileName ? ` (file ${fileName})` : ''}:\n${lines.join('\n')}`);
   }
-  return withDefaults as Config;
+  return { ...valid, chains: valid.chains.map(normaliseNodes) };
 }

@@ -20,7 +20,7 @@ import type { Config } from '../config/config.ts';
 import { chainLag } from '../domain/chain-lag.ts';
 import type { Metrics } from '../metrics.ts';
 import { claimTransition, type DueTally, type NewAlert, observeSubject, pruneAlertOutbox, takeDueTallies } from '../store/alerts.ts';
-import { listChainNodes } from '../store/chain-node-health.ts';
+import { listChainNodes } from '../store/chain-nodes.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { sendDueAlerts } from './alert-sender.ts';

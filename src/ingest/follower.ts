@@ -68,6 +68,8 @@ export type StepResult =
   | { kind: 'caught-up'; head: number }
   | { kind: 'reorganised'; ancestorHeight: number; depth: number; pendingDeleted: number; callbacksCancelled: number; revertedCallbacks: number }
   | { kind: 'stopped'; reason: string }
+  /** A deep reorganisation claimed by one node of several and confirmed by no other: not followed (that node is set aside). */
+  | { kind: 'reorganisation-refused'; depth: number; reason: string }
   /** Another follower moved the cursor meanwhile: nothing done, try again. */
   | { kind: 'raced' };
 
@@ -170,6 +172,23 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     }
   }
 
+  // Several nodes: a deep reorganisation (or one past the window) is followed only when a second node agrees.
+  const lowestStored = stored.at(-1);
+  const claim =
+    ancestor !== undefined
+      ? { ancestorHeight: ancestor, depth: cursor.height - ancestor, ourHash: stored.find((b) => b.height === (ancestor as number) + 1)?.hash ?? cursor.hash }
+      : lowestStored && { ancestorHeight: lowestStored.height - 1, depth: cursor.height - lowestStored.height + 1, ourHash: lowestStored.hash };
+  if (claim && deps.adapter.checkReorganisation) {
+    const verdict = await deps.adapter.checkReorganisation(claim);
+    if (!verdict.act) {
+      deps.logger.warn(
+        { blockchain: chain.blockchain, network: chain.network, cursorHeight: cursor.height, depth: claim.depth, reason: verdict.reason },
+        'reorganisation not followed: no second node confirms it',
+      );
+      return { kind: 'reorganisation-refused', depth: claim.depth, reason: verdict.reason };
+    }
+  }
+
   if (ancestor === undefined) {
     const lowest = stored.at(-1)?.height ?? cursor.height;
     const reason = `reorganisation deeper than the window of ${window} blocks: no common ancestor at heights ${lowest}..${cursor.height}`;
@@ -267,7 +286,9 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
         announced = false;
         const result = await applyNextBlock(deps, chain);
         options.onStep?.(result);
-        if (result.kind === 'reorganised' || result.kind === 'raced') prefetch.clear();
+        if (result.kind === 'reorganised' || result.kind === 'raced' || result.kind === 'reorganisation-refused') prefetch.clear();
+        // The head came from the node set aside: ask the eligible ones again.
+        if (result.kind === 'reorganisation-refused') lastHead.value = undefined;
         delay = min;
         // Stopped (a reorganisation deeper than the window): look again now and then, so that an
         // operator's `herald chains reset` resumes following without restarting the process.

@@ -11,7 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
-import type { ChainConfig, Config } from '../config/config.ts';
+import { type ChainConfig, type Config, chainNodes } from '../config/config.ts';
 import type { Blockchain, Network } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
@@ -91,7 +91,8 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       startHeight: f.config.startHeight,
       tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter),
     };
-    logger.info({ ...f.key, rpc: redactUrl(f.config.rpcUrl), ws: f.config.wsUrl ? redactUrl(f.config.wsUrl) : undefined }, 'following chain');
+    const nodes = chainNodes(f.config);
+    logger.info({ ...f.key, rpc: nodes.map((n) => redactUrl(n.rpcUrl)), ws: nodes.flatMap((n) => (n.wsUrl ? [redactUrl(n.wsUrl)] : [])) }, 'following chain');
     const labels = { blockchain: f.key.blockchain, network: f.key.network };
     const onStep = (result: StepResult) => {
       if (result.kind === 'applied') {

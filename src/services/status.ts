@@ -3,6 +3,7 @@
  * head seen, block time) joined with the chains this deployment is configured to follow.
  */
 import { chainLag } from '../domain/chain-lag.ts';
+import { type ChainNodeRow, listChainNodes } from '../store/chain-nodes.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
 import type { Caller, Common } from './context.ts';
 
@@ -18,17 +19,37 @@ export interface ChainStatusItem {
   lastBlockTimestamp: number | null;
   nodeCheckedAt: string | null;
   stopReason: string | null;
+  /** The chain's nodes as the ingest role last saw them (chain_nodes). */
+  nodes: ChainNodeItem[];
+}
+
+export interface ChainNodeItem {
+  /** Redacted: no credentials, no API key. */
+  url: string;
+  eligible: boolean;
+  reason: string | null;
+  headHeight: number | null;
+  lagBlocks: number | null;
+  errorRate: number | null;
+  latencyMs: number | null;
+  checkedAt: string;
 }
 
 export async function chainStatus(common: Common, caller: Caller, now: Date) {
-  const rows = await listChainStatus(common.db);
+  const [rows, nodeRows] = await Promise.all([listChainStatus(common.db), listChainNodes(common.db)]);
+  const nodesOf = new Map<string, ChainNodeItem[]>();
+  for (const n of nodeRows) {
+    const key = `${n.blockchain}/${n.network}`;
+    nodesOf.set(key, [...(nodesOf.get(key) ?? []), nodeItem(n)]);
+  }
   const byKey = new Map(rows.map((r) => [`${r.blockchain}/${r.network}`, r]));
   const configured = new Set(common.config.chains.map((c) => `${c.blockchain}/${c.network}`));
   const items: ChainStatusItem[] = [];
   for (const key of new Set([...configured, ...byKey.keys()])) {
     const [blockchain, network] = key.split('/') as [string, string];
     const row = byKey.get(key);
-    items.push(row ? itemOf(row, configured.has(key), now) : { ...EMPTY, blockchain, network, state: 'starting' });
+    const nodes = nodesOf.get(key) ?? [];
+    items.push(row ? { ...itemOf(row, configured.has(key), now), nodes } : { ...EMPTY, blockchain, network, state: 'starting', nodes });
   }
   items.sort((a, b) => a.blockchain.localeCompare(b.blockchain) || a.network.localeCompare(b.network));
   return { value: items, ...(await common.credits.charge(caller.owner.customerId, 0n)) };
@@ -45,7 +66,20 @@ const EMPTY = {
   stopReason: null,
 };
 
-function itemOf(row: ChainStatusRow, configured: boolean, now: Date): ChainStatusItem {
+function nodeItem(n: ChainNodeRow): ChainNodeItem {
+  return {
+    url: n.node,
+    eligible: n.eligible,
+    reason: n.reason,
+    headHeight: n.headHeight,
+    lagBlocks: n.lagBlocks,
+    errorRate: n.errorRate,
+    latencyMs: n.latencyMs,
+    checkedAt: n.checkedAt.toISOString(),
+  };
+}
+
+function itemOf(row: ChainStatusRow, configured: boolean, now: Date): Omit<ChainStatusItem, 'nodes'> {
   const { lagBlocks, lagSeconds } = chainLag(row, now);
   let state: ChainStatusItem['state'] = lagBlocks !== null && lagBlocks > 1 ? 'catching-up' : 'following';
   if (row.state === 'stopped') state = 'stopped';

@@ -426,6 +426,11 @@ export interface FakeRippled {
   transaction(hash: string): { ledgerIndex: number; result: string; meta: Json } | undefined;
   /** The next `count` requests (of `method` when given) fail this way. */
   injectFault(fault: Fault, options?: { method?: string; count?: number }): void;
+  /**
+   * server_info's server_state (default 'full'): 'syncing', 'tracking', 'connected' or 'disconnected' is a
+   * server not in step with the network (the ledgers it has are still served).
+   */
+  setServerState(state: string): void;
   /** Connections refused until up(). */
   down(): Promise<void>;
   up(): Promise<void>;
@@ -455,6 +460,7 @@ export async function startFakeRippled(options: FakeRippledOptions = {}): Promis
   const ledgers = new Map<number, FakeLedger>([[firstIndex, first]]);
   let closedIndex = firstIndex;
   let validatedIndex = firstIndex;
+  let serverState = 'full';
   let firstAvailable = firstIndex;
   let pending: PendingTx[] = [];
   const requests: { method: string; params: Json }[] = [];
@@ -677,7 +683,7 @@ export async function startFakeRippled(options: FakeRippledOptions = {}): Promis
         network_id: options.networkId ?? 1,
         peers: 21,
         pubkey_node: 'n9KAa2zVWjPHgfzsE3iZ8HAbzJtPrnoh4H2M2HgE7dfqtvyEb1KJ',
-        server_state: 'full',
+        server_state: serverState,
         time: `${closeTimes(now).human.replace('.000000000', '.000000')}`,
         uptime: Math.max(0, now - startTime),
         validated_ledger: {
@@ -790,6 +796,9 @@ export async function startFakeRippled(options: FakeRippledOptions = {}): Promis
 
   return {
     url: `http://127.0.0.1:${port}/`,
+    setServerState(state) {
+      serverState = state;
+    },
     get closedIndex() {
       return closedIndex;
     },

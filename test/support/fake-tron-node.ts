@@ -268,6 +268,11 @@ export interface FakeTronNodeOptions {
   saveInternalTx?: boolean;
   /** Blocks mined at start after genesis; default 3. */
   premine?: number;
+  /**
+   * Time of the genesis block (Unix ms; default now). Blocks follow it 3 s apart, so a genesis long ago makes
+   * a node whose head is old, as a java-tron node still syncing (or cut off from its peers) has.
+   */
+  genesisMs?: number;
   /** TRX of the funded wallet, sun; default 50 billion TRX (above Number.MAX_SAFE_INTEGER sun). */
   walletBalance?: bigint;
   token?: { name: string; symbol: string; decimals: number; supply: bigint };
@@ -579,7 +584,7 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
   }
 
   // The genesis block prints no number and no time (protobuf omits zeros); the chain's clock starts at genesisMs.
-  const genesisMs = BigInt(Math.floor(Date.now() / BLOCK_INTERVAL_MS) * BLOCK_INTERVAL_MS);
+  const genesisMs = BigInt(Math.floor((options.genesisMs ?? Date.now()) / BLOCK_INTERVAL_MS) * BLOCK_INTERVAL_MS);
   blocks.push(await makeBlock(0, undefined, [], 0n));
   for (let i = 0; i < (options.premine ?? 3); i++) await mineOne();
 

@@ -72,6 +72,11 @@ export interface FakeUtxoNode {
   down(): Promise<void>;
   up(): Promise<void>;
   readonly isDown: boolean;
+  /**
+   * Makes the node claim it is not in step with its network (getblockchaininfo: initialblockdownload, and
+   * headers beyond its blocks), as a node catching up does; undefined: in step again. Blocks are still served.
+   */
+  setSyncing(state: { initialBlockDownload?: boolean; headersAhead?: number } | undefined): void;
   // zcash
   /** zcash: moves `amount` of `from`'s coins into the Sapling pool; returns the txid. */
   shield(from: string, amount: bigint): string;
@@ -164,6 +169,9 @@ export async function startFakeUtxoNode(dialect: UtxoDialect, options: FakeUtxoN
     up: () => server.setDown(false),
     get isDown() {
       return server.isDown;
+    },
+    setSyncing(state) {
+      chain.syncState = state;
     },
     shield(from, amount) {
       needZcash();

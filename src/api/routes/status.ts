@@ -30,6 +30,21 @@ export const ChainStatusItem = Type.Object({
   lastBlockTimestamp: Nullable(Type.Integer({ description: 'Timestamp (Unix seconds) of the last processed block.' })),
   nodeCheckedAt: Nullable(Type.String({ description: 'When the node was last asked for its head (ISO 8601).' })),
   stopReason: Nullable(Type.String()),
+  nodes: Type.Array(
+    Type.Object({
+      url: Type.String({ description: "The node's URL without credentials (an API key in the path shows as ***)." }),
+      eligible: Type.Boolean({ description: 'Blocks are read from this node: it answers, is not syncing, and its head is within maxLagBlocks of the best.' }),
+      reason: Nullable(Type.String({ description: 'Why the node is not eligible; null when it is.' })),
+      headHeight: Nullable(Type.Integer()),
+      lagBlocks: Nullable(Type.Integer({ description: 'Blocks behind the best eligible head.' })),
+      errorRate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], { description: 'Failed / all requests over the last minute.' }),
+      latencyMs: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'Moving average latency of answered requests.' }),
+      checkedAt: Type.String({ description: 'When the node was last checked (ISO 8601).' }),
+    }),
+    {
+      description: "The chain's nodes (rpcUrls) as the ingest role last checked them; a pool of one is read whatever its eligibility says.",
+    },
+  ),
 });
 
 export function statusRoutes(app: FastifyInstance, common: Common): void {

@@ -22,7 +22,7 @@ import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '..
 import { mapLimit } from '../concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText, firstWord } from '../token-text.ts';
-import type { ChainAdapter, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, NodeHealth, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
 import { createEvmDetailsReader } from './details.ts';
 import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
 import { createEvmRpcClient, EvmRpcError } from './rpc.ts';
@@ -56,7 +56,7 @@ export interface EvmCapabilities {
   headWatching: 'websocket' | 'none';
 }
 
-export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs'>> &
+export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation'>> &
   Pick<ChainAdapter, 'watchHeads'> & {
     capabilities(): EvmCapabilities;
   };
@@ -366,8 +366,33 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     return header.hash;
   }
 
+  /**
+   * eth_syncing (false when in step with the network, else an object with currentBlock and highestBlock) and
+   * the latest header, side by side. A node that answers eth_syncing with an object is catching up, whatever
+   * its numbers say (geth keeps it until the state is healed too).
+   */
+  async function getNodeHealth(): Promise<NodeHealth> {
+    const [syncing, latest] = await Promise.all([
+      // A gateway that does not serve eth_syncing hides nothing we could act on: taken as in step.
+      rpc.request<unknown>('eth_syncing', []).catch((error: unknown) => {
+        if (isUnsupported(error)) return false;
+        throw error;
+      }),
+      rpc.request<RpcBlock | null>('eth_getBlockByNumber', ['latest', false]),
+    ]);
+    if (latest === null || typeof latest !== 'object') throw new EvmAdapterError(`${rpc.url} answered no latest block`);
+    const header = normalizeEvmBlockHeader(latest);
+    if (syncing === false) return { height: header.height, hash: header.hash };
+    const progress = syncing !== null && typeof syncing === 'object' ? (syncing as { currentBlock?: unknown; highestBlock?: unknown }) : {};
+    const current = parseQuantity(progress.currentBlock);
+    const highest = parseQuantity(progress.highestBlock);
+    const detail = current !== undefined && highest !== undefined ? `: block ${current} of ${highest}` : '';
+    return { height: header.height, hash: header.hash, syncing: `eth_syncing says the node is syncing${detail}` };
+  }
+
   const adapter: EvmAdapter = {
     getHead: () => rpc.blockNumber(),
+    getNodeHealth,
     // Reading ahead while the follower applies a block is the follower's job (src/ingest/prefetch.ts).
     getBlock: readBlock,
     getBlockHash,

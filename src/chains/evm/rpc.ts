@@ -11,7 +11,7 @@
  * request) cost about four times the CPU per request (bench/evm-ingest.ts). Every answer is the node's
  * JSON as it is: the normaliser wants it raw.
  */
-import { clientFailure, createNodeHttp, nodeEndpoint } from '../node-http.ts';
+import { clientFailure, createNodeHttp, nodeEndpoint, rateLimited } from '../node-http.ts';
 
 /** Hex data as JSON-RPC prints it. */
 export type Hex = `0x${string}`;
@@ -118,9 +118,12 @@ export function createEvmRpcClient(options: EvmRpcClientOptions): EvmRpcClient {
    */
   async function run(method: string, params?: readonly unknown[]): Promise<unknown> {
     const body = JSON.stringify(params === undefined ? { jsonrpc: '2.0', id: ++nextId, method } : { jsonrpc: '2.0', id: ++nextId, method, params });
-    const { status, text } = await http.post(endpoint, body, { timeoutMs, authorization, retryDroppedConnection: true }).catch((error: unknown) => {
+    const response = await http.post(endpoint, body, { timeoutMs, authorization, retryDroppedConnection: true }).catch((error: unknown) => {
       throw clientFailure(error, (kind, message) => new EvmRpcError(method, url, kind, message));
     });
+    const { status, text } = response;
+    // Rate limited, whatever the body says (gateways answer 429 with a JSON-RPC error too).
+    if (status === 429) throw rateLimited(new EvmRpcError(method, url, 'http', text.slice(0, 300) || 'HTTP 429', undefined, status), response);
     const ok = status >= 200 && status < 300;
     let data: { result?: unknown; error?: unknown } | undefined;
     try {

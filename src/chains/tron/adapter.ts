@@ -28,7 +28,7 @@ import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '..
 import { mapLimit } from '../concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText } from '../token-text.ts';
-import type { ChainAdapter, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, NodeHealth, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
 import { createTronDetailsReader } from './details.ts';
 import { normalizeTronBlock, normalizeTronBlockHeader, parseTronInt, type TronBlockHeader, type TronNetwork, TronNormalizeError } from './normalize.ts';
 import { createTronRpcClient, TronRpcError } from './rpc.ts';
@@ -61,7 +61,10 @@ export interface TronCapabilities {
   headWatching: 'none';
 }
 
-export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs'>> & {
+/** A java-tron node whose head block is older than this is taken as syncing (getNodeHealth). */
+const STALE_HEAD_SECONDS = 60;
+
+export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation'>> & {
   capabilities(): TronCapabilities;
 };
 
@@ -116,12 +119,28 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
     }
   }
 
-  async function getHead(): Promise<number> {
+  async function nowBlock(): Promise<TronBlockHeader> {
     const block = await rpc.post<TronBlock>('wallet/getnowblock');
     if (block === null || typeof block !== 'object' || Array.isArray(block) || Object.keys(block).length === 0) {
       throw new TronAdapterError(`getnowblock at ${rpc.url} answered no block`);
     }
-    return headerOf(block, 'getnowblock').height;
+    return headerOf(block, 'getnowblock');
+  }
+
+  async function getHead(): Promise<number> {
+    return (await nowBlock()).height;
+  }
+
+  /**
+   * java-tron says nothing as plain as eth_syncing over its HTTP API (getnodeinfo's peer counters do not
+   * tell a node catching up from one in step), but its chain does: a block every 3 seconds, whether or not
+   * anything happens. A head older than a minute (20 slots) is a node still syncing or cut off from its peers.
+   */
+  async function getNodeHealth(): Promise<NodeHealth> {
+    const head = await nowBlock();
+    const age = Math.floor(Date.now() / 1000) - head.timestamp;
+    if (age <= STALE_HEAD_SECONDS) return { height: head.height, hash: head.hash };
+    return { height: head.height, hash: head.hash, syncing: `its head block is ${age} s old (blocks come every 3 s): syncing or cut off from its peers` };
   }
 
   /** The infos of the block's transactions: one call per block, or one per transaction when that is not served. */
@@ -322,6 +341,7 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
 
   return {
     getHead,
+    getNodeHealth,
     getBlockHash,
     // Reading ahead while the follower applies a block is the follower's job (src/ingest/prefetch.ts).
     getBlock,

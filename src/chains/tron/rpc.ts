@@ -17,7 +17,7 @@
  * Number.MAX_SAFE_INTEGER (a large exchange wallet holds more than 9 billion TRX = 9e15 sun): integer
  * literals of 16 digits or more are read as decimal strings, which the normaliser takes losslessly.
  */
-import { clientFailure, createNodeHttp, nodeEndpoint } from '../node-http.ts';
+import { clientFailure, createNodeHttp, nodeEndpoint, rateLimited } from '../node-http.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** getblockbynum of a busy mainnet block is a few MiB; the timeout bounds a runaway body. */
@@ -96,14 +96,15 @@ export function createTronRpcClient(options: TronRpcClientOptions): TronRpcClien
 
   async function post(path: string, body: Record<string, unknown>): Promise<unknown> {
     // One quick retry when the connection failed (a reset keep-alive socket, a node restarting).
-    const { status, text } = await http
+    const response = await http
       .post(endpoint(path), JSON.stringify(body), { timeoutMs, authorization, retryDroppedConnection: true })
       .catch((error: unknown) => {
         throw clientFailure(error, (kind, message) => new TronRpcError(path, url, kind, message));
       });
+    const { status, text } = response;
     const snippet = () => text.replace(/\s+/g, ' ').trim().slice(0, 300) || `HTTP ${status}`;
     if (UNSUPPORTED_STATUS.has(status)) throw new TronRpcError(path, url, 'unsupported', snippet(), status);
-    if (status < 200 || status >= 300) throw new TronRpcError(path, url, 'http', snippet(), status);
+    if (status < 200 || status >= 300) throw rateLimited(new TronRpcError(path, url, 'http', snippet(), status), response);
     let data: unknown;
     try {
       data = parseJsonLossless(text);

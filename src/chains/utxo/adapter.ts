@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
 import type { Db } from '../../store/db.ts';
-import type { ChainAdapter, NormalizedBlock, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, NodeHealth, NormalizedBlock, TransactionLocation } from '../types.ts';
 import { type BlockVerbosity, createBlockFetcher, type FetchedBlock, type Support } from './blocks.ts';
 import { createUtxoDetailsReader } from './details.ts';
 import { UtxoAdapterError } from './errors.ts';
@@ -54,7 +54,10 @@ export interface UtxoCapabilities {
 }
 
 export type UtxoAdapter = Required<
-  Pick<ChainAdapter, 'getHead' | 'getBlock' | 'getBlockHash' | 'findTransaction' | 'getUnspentOutputs' | 'getBlockDetails' | 'getTransactionDetails' | 'close'>
+  Pick<
+    ChainAdapter,
+    'getHead' | 'getNodeHealth' | 'getBlock' | 'getBlockHash' | 'findTransaction' | 'getUnspentOutputs' | 'getBlockDetails' | 'getTransactionDetails' | 'close'
+  >
 > &
   Pick<ChainAdapter, 'getTokenBalance' | 'tokenMetadata'> & {
     capabilities(): UtxoCapabilities;
@@ -159,10 +162,28 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     return count;
   }
 
+  /**
+   * getblockchaininfo, one call: the best block (blocks, bestblockhash) and whether the node is in step with
+   * its network. Core says initialblockdownload while it catches up; a node whose headers run ahead of its
+   * blocks by more than a couple is still downloading blocks it already knows exist (zcashd and older forks
+   * lack the flag, so the headers tell for them).
+   */
+  async function getNodeHealth(): Promise<NodeHealth> {
+    const info = await rpc.request<unknown>('getblockchaininfo', []);
+    if (!isObject(info) || typeof info.blocks !== 'number' || typeof info.bestblockhash !== 'string' || !HASH.test(info.bestblockhash))
+      throw new UtxoAdapterError(`getblockchaininfo at ${rpc.url} answered no best block`);
+    const health: NodeHealth = { height: info.blocks, hash: info.bestblockhash.toLowerCase() };
+    const headers = typeof info.headers === 'number' ? info.headers : info.blocks;
+    if (info.initialblockdownload === true) health.syncing = `initial block download (block ${info.blocks} of ${headers} headers)`;
+    else if (headers > info.blocks + 2) health.syncing = `${headers - info.blocks} blocks behind its own headers (block ${info.blocks} of ${headers})`;
+    return health;
+  }
+
   const unspent = createUnspentReader({ rpc, chain, readBlock, verbosity: () => blocks.verbosity(), logger, log });
 
   const adapter: UtxoAdapter = {
     getHead,
+    getNodeHealth,
     getBlock,
     getBlockHash: blockHash,
     findTransaction,

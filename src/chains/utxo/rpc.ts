@@ -19,7 +19,7 @@
  * exact digits the node printed.
  */
 import { readFile } from 'node:fs/promises';
-import { basicAuthorization, clientFailure, createNodeHttp, type NodeResponse, nodeEndpoint, retryOnDroppedConnection } from '../node-http.ts';
+import { basicAuthorization, clientFailure, createNodeHttp, type NodeResponse, nodeEndpoint, rateLimited, retryOnDroppedConnection } from '../node-http.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** A verbosity-3 block of 4 MB is some tens of MB of JSON; the timeout bounds a runaway body. */
@@ -182,6 +182,8 @@ export function createUtxoRpcClient(options: UtxoRpcClientOptions): UtxoRpcClien
       throw clientFailure(error, (kind, message) => new UtxoRpcError(label, url, kind, message));
     });
     if (answer.status === 401 || answer.status === 403) throw new UtxoRpcError(label, url, 'auth', authMessage(answer.status), undefined, answer.status);
+    // A gateway in front of the node rate limiting us (Core itself never answers 429).
+    if (answer.status === 429) throw rateLimited(new UtxoRpcError(label, url, 'http', answer.text.slice(0, 300) || 'HTTP 429', undefined, 429), answer);
     return answer;
   }
 

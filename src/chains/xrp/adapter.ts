@@ -16,7 +16,7 @@
 import type { Logger } from 'pino';
 import { validateAddress } from '../../domain/addresses.ts';
 import type { Network } from '../../domain/chains.ts';
-import type { ChainAdapter, NormalizedBlock, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, NodeHealth, NormalizedBlock, TransactionLocation } from '../types.ts';
 import { createXrpDetailsReader } from './details.ts';
 import { ledgerFromResponse, normalizeXrpLedger, normalizeXrpLedgerHeader } from './normalize.ts';
 import { createRippledClient, isRippledError } from './rpc.ts';
@@ -31,7 +31,10 @@ export interface XrpAdapterOptions {
 }
 
 export type XrpAdapter = Required<
-  Pick<ChainAdapter, 'getHead' | 'getBlock' | 'getBlockHash' | 'findTransaction' | 'getCoinBalance' | 'getBlockDetails' | 'getTransactionDetails' | 'close'>
+  Pick<
+    ChainAdapter,
+    'getHead' | 'getNodeHealth' | 'getBlock' | 'getBlockHash' | 'findTransaction' | 'getCoinBalance' | 'getBlockDetails' | 'getTransactionDetails' | 'close'
+  >
 >;
 
 /** The node answered, but not with what was asked (not validated yet, another ledger): the follower retries. */
@@ -59,6 +62,8 @@ interface RpcAccountInfoResult {
 
 const HASH = /^[0-9a-fA-F]{64}$/;
 const DROPS = /^\d{1,20}$/;
+/** rippled's server states in step with the network (server_info). */
+const IN_SYNC_STATES = new Set(['full', 'validating', 'proposing']);
 
 function ledgerIndex(value: unknown): number | undefined {
   const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value;
@@ -84,6 +89,34 @@ export function createXrpAdapter(options: XrpAdapterOptions): XrpAdapter {
       throw new XrpAdapterError(`${rpc.url} answered ledger "validated" without a validated ledger index (validated: ${String(result.validated)})`);
     }
     return height;
+  }
+
+  /**
+   * server_info's server_state beside the validated head. rippled is in step with the network in 'full',
+   * 'validating' and 'proposing'; 'disconnected', 'connected', 'syncing' and 'tracking' are a server that
+   * is still catching up or has lost it. A server without server_state (Clio) is taken at its head's word.
+   */
+  async function getNodeHealth(): Promise<NodeHealth> {
+    const [info, head] = await Promise.allSettled([rpc.request<{ info?: Record<string, unknown> }>('server_info'), validatedHead()]);
+    const state = info.status === 'fulfilled' ? info.value.info?.server_state : undefined;
+    const syncing = typeof state === 'string' && !IN_SYNC_STATES.has(state) ? `server_state is '${state}'` : undefined;
+    if (head.status === 'fulfilled') return syncing ? { ...head.value, syncing } : head.value;
+    // No validated ledger (rippled refuses it while out of sync): the state says why, if it can.
+    const validated = info.status === 'fulfilled' ? (info.value.info?.validated_ledger as { seq?: unknown; hash?: unknown } | undefined) : undefined;
+    const seq = ledgerIndex(validated?.seq);
+    if (syncing && seq !== undefined && typeof validated?.hash === 'string' && HASH.test(validated.hash))
+      return { height: seq, hash: validated.hash.toUpperCase(), syncing };
+    throw head.reason;
+  }
+
+  /** The latest validated ledger's index and hash (the header only: no transactions asked). */
+  async function validatedHead(): Promise<{ height: number; hash: string }> {
+    const result = await rpc.request<RpcLedgerResult>('ledger', { ledger_index: 'validated' });
+    const height = ledgerIndex(result.ledger_index) ?? ledgerIndex(result.ledger?.ledger_index);
+    const hash = result.ledger_hash ?? result.ledger?.ledger_hash ?? result.ledger?.hash;
+    if (result.validated !== true || height === undefined || typeof hash !== 'string' || !HASH.test(hash))
+      throw new XrpAdapterError(`${rpc.url} answered ledger "validated" without a validated ledger's index and hash`);
+    return { height, hash: hash.toUpperCase() };
   }
 
   async function getBlock(height: number): Promise<NormalizedBlock> {
@@ -177,6 +210,7 @@ export function createXrpAdapter(options: XrpAdapterOptions): XrpAdapter {
 
   return {
     getHead,
+    getNodeHealth,
     getBlock,
     getBlockHash,
     findTransaction,

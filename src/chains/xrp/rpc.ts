@@ -10,7 +10,7 @@
  * (overload, a request it cannot parse, a forbidden method) are plain-text 503 / 400 / 403 answers.
  * The envelope is read by the normaliser's unwrapRippledResult, so the two agree on every shape.
  */
-import { clientFailure, createNodeHttp, nodeEndpoint } from '../node-http.ts';
+import { clientFailure, createNodeHttp, nodeEndpoint, rateLimited } from '../node-http.ts';
 import { RippledError, unwrapRippledResult, XrpNormalizeError } from './normalize.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -80,9 +80,11 @@ export function createRippledClient(options: RippledClientOptions): RippledClien
   async function run(method: string, params: JsonObject): Promise<JsonObject> {
     // rippled ignores `id` and `jsonrpc` at this level; hosted gateways in front of it want them.
     const body = JSON.stringify({ method, params: [params], id: ++nextId, jsonrpc: '2.0' });
-    const { status, text } = await http.post(endpoint, body, { timeoutMs, authorization, retryDroppedConnection: true }).catch((error: unknown) => {
+    const response = await http.post(endpoint, body, { timeoutMs, authorization, retryDroppedConnection: true }).catch((error: unknown) => {
       throw clientFailure(error, (kind, message) => new XrpRpcError(method, url, kind, message));
     });
+    const { status, text } = response;
+    if (status === 429) throw rateLimited(new XrpRpcError(method, url, 'http', text.trim().slice(0, 300) || 'HTTP 429', undefined, status), response);
     const ok = status >= 200 && status < 300;
     let json: unknown;
     try {

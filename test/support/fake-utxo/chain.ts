@@ -103,6 +103,11 @@ export class FakeChain {
   readonly minerAddress: string;
   /** Called after every change of the main chain or the mempool (the Omni layer recomputes its state). */
   onChange: () => void = () => {};
+  /**
+   * A node that is not in step with its network (getblockchaininfo): in initial block download, and/or with
+   * headers this many blocks beyond its blocks. Undefined: in step.
+   */
+  syncState: { initialBlockDownload?: boolean; headersAhead?: number } | undefined;
 
   constructor(
     readonly params: DialectParams,

@@ -377,12 +377,16 @@ export class Formatter {
   blockchainInfo(): Record<string, unknown> {
     const tip = this.chain.tip;
     const size = this.chain.main.reduce((n, b) => n + b.size, 0);
+    const sync = this.chain.syncState;
     const common = {
       chain: this.chain.params.chainName,
       blocks: tip.height,
-      headers: tip.height,
+      headers: tip.height + (sync?.headersAhead ?? 0),
       bestblockhash: tip.hash,
     };
+    // Core computes verificationprogress from the tip's time; a node still downloading is well below 1.
+    const progress = sync ? 0.42 : 1;
+    const initialblockdownload = sync?.initialBlockDownload ?? false;
     const chainwork = tip.chainwork.toString(16).padStart(64, '0');
     if (this.profile === 'core') {
       return {
@@ -392,8 +396,8 @@ export class Formatter {
         difficulty: REGTEST_DIFFICULTY,
         time: tip.header.time,
         mediantime: this.chain.medianTime(tip),
-        verificationprogress: 1,
-        initialblockdownload: false,
+        verificationprogress: progress,
+        initialblockdownload,
         chainwork,
         size_on_disk: size,
         pruned: false,
@@ -404,7 +408,7 @@ export class Formatter {
       return {
         ...common,
         difficulty: new RawNumber('1'),
-        verificationprogress: 1,
+        verificationprogress: progress,
         estimatedheight: tip.height,
         chainwork,
         pruned: false,
@@ -419,8 +423,8 @@ export class Formatter {
       ...common,
       difficulty: REGTEST_DIFFICULTY,
       mediantime: this.chain.medianTime(tip),
-      verificationprogress: 1,
-      initialblockdownload: false,
+      verificationprogress: progress,
+      initialblockdownload,
       chainwork,
       size_on_disk: size,
       pruned: false,
