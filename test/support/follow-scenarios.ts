@@ -16,6 +16,9 @@
  *   herald's record of outputs where the node does not say who spent), the amount event, and the signed sum
  *   of the callbacks equal to the node's balance.
  * - A restart of the service while blocks are mined: nothing missed, nothing doubled.
+ * - Opt-in (`scenarios`): coin each-confirmation callbacks 1..N; token events (the driver's fungible token and
+ *   NFT in and out: ADDRESS_TOKENS_TRANSACTION_CONFIRMED and its each-confirmation variant in the chain's
+ *   token types, and the NFT listed as held in the wallet's all-assets).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.ts';
@@ -28,6 +31,11 @@ import { type Receiver, startReceiver } from './receiver.ts';
 import { createTestCa, writeCaFile } from './tls.ts';
 import { until } from './wait.ts';
 
+export const SCENARIOS = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart', 'coins-each', 'tokens'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+/** What runs when `scenarios` is not given: every scenario but the opt-in ones. */
+export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart'];
+
 export interface FollowScenarioOptions {
   /** The chain's confirmations in the service's configuration (wallet ledger). */
   confirmations: number;
@@ -39,12 +47,16 @@ export interface FollowScenarioOptions {
   reorgs?: boolean;
   /** Per-test timeout; default 60 s. */
   timeoutMs?: number;
+  /** The scenarios to run; default DEFAULT_SCENARIOS. 'tokens' needs a driver with `tokens`. */
+  scenarios?: readonly ScenarioName[];
 }
 
 const SECRET = 'whsec-follow-scenarios';
 
 export function describeFollowScenarios(title: string, start: () => Promise<ChainDriver>, options: FollowScenarioOptions): void {
   const timeout = options.timeoutMs ?? 60_000;
+  const selected = new Set(options.scenarios ?? DEFAULT_SCENARIOS);
+  const run = (name: ScenarioName) => selected.has(name);
   let node: ChainDriver;
   let receiver: Receiver;
   let t: TestApp;
@@ -104,7 +116,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
 
     const format = (value: bigint) => formatUnits(value, CHAINS[node.blockchain].decimals);
 
-    it(
+    it.runIf(run('mined'))(
       'TRANSACTION_MINED: the exact signed body once mined; at once for a transaction mined before subscribing',
       async () => {
         const to = await node.newAddress();
@@ -128,7 +140,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it.skipIf(options.reorgs === false)(
+    it.runIf(run('reorg') && options.reorgs !== false)(
       'a reorganisation cancels the orphaned callback not yet delivered; the transaction mined again fires with the new block and a new key',
       async () => {
         const txid = await node.send(await node.newAddress(), options.amount);
@@ -163,7 +175,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it(
+    it.runIf(run('blocks'))(
       'block events: BLOCK_MINED per block, BLOCK_HEIGHT_REACHED (at once when passed), and BLOCK_REVERTED per block a reorganisation drops',
       async () => {
         type Flat = { height: number; hash: string; timestamp: number };
@@ -238,7 +250,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it(
+    it.runIf(run('ledger'))(
       "the wallet ledger: received, spent and the opening balance agree with the node's view, confirmed blocks only",
       async () => {
         const wallet = (await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'hot' } } } })).body.data.item
@@ -302,7 +314,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it(
+    it.runIf(run('coins'))(
       'coin events: ADDRESS_COINS_TRANSACTION_CONFIRMED in and out at receiveCallbackOn (the spend of an output recognised whatever the node tells of inputs), CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER at the chain confirmations; the signed sum is the balance',
       async () => {
         const utxo = CHAINS[node.blockchain].family === 'utxo';
@@ -368,7 +380,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it(
+    it.runIf(run('restart'))(
       'a restart of the service while blocks are mined misses no block and doubles no callback',
       async () => {
         const to = await node.newAddress();
@@ -393,6 +405,152 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         await mineAndProcess();
         expect(callbacksOf(firstId)).toHaveLength(1);
         expect(callbacksOf(secondId)).toHaveLength(1);
+      },
+      timeout,
+    );
+
+    it.runIf(run('coins-each'))(
+      'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: a signed callback at each confirmation 1..N with its current and target count and its own key, none after N',
+      async () => {
+        const address = await node.newAddress();
+        const target = 2;
+        const id = (await subscribe('address-coins-transactions-confirmed-each-confirmation', { address, confirmationsCount: target }, 'coins-each'))
+          .referenceId;
+        await t.app.ingest?.settled();
+        const received = await node.send(address, options.amount);
+        const minedAt = await mineAndProcess();
+        await until('confirmation 1', async () => callbacksOf(id).length === 1);
+        await mineAndProcess();
+        const all = await until('confirmation 2', async () => callbacksOf(id).length === 2 && callbacksOf(id));
+        await mineAndProcess();
+        expect(callbacksOf(id)).toHaveLength(target);
+        for (const cb of all) expectSigned(cb);
+        const minedInBlock = { height: minedAt, hash: await node.blockHash(minedAt), timestamp: expect.any(Number) };
+        expect(all.map((cb) => cb.json.data).sort((a, b) => (a.item.currentConfirmations as number) - (b.item.currentConfirmations as number))).toEqual(
+          [1, 2].map((current) => ({
+            product: 'BLOCKCHAIN_EVENTS',
+            event: 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+            item: {
+              blockchain: node.blockchain,
+              network: node.network,
+              address,
+              minedInBlock,
+              transactionId: received,
+              amount: format(options.amount),
+              unit: CHAINS[node.blockchain].unit,
+              direction: 'incoming',
+              currentConfirmations: current,
+              targetConfirmations: target,
+            },
+          })),
+        );
+        expect(new Set(all.map((cb) => cb.json.idempotencyKey)).size).toBe(target);
+        await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+      },
+      timeout,
+    );
+
+    it.runIf(run('tokens'))(
+      "token events: the chain's fungible token and NFT in and out, ADDRESS_TOKENS_TRANSACTION_CONFIRMED at receiveCallbackOn and ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION at 1..N in the chain's token types; the NFT still held listed in all-assets",
+      async () => {
+        const k = node.tokens;
+        if (!k) throw new Error(`${title}: the 'tokens' scenario needs a driver with tokens`);
+        const n = options.confirmations;
+        const holder = await node.newAddress();
+        const other = await node.newAddress();
+        const created = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'tokens' } } } });
+        const walletId = created.body.data.item.walletId as string;
+        const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/${node.blockchain}/${node.network}/addresses`, {
+          key: c.key,
+          body: { data: { item: { address: holder } } },
+        });
+        expect(added.status, added.text).toBe(201);
+        const confirmedId = (await subscribe('address-tokens-transactions-confirmed', { address: holder, receiveCallbackOn: n }, 'tokens')).referenceId;
+        const eachId = (await subscribe('address-tokens-transactions-confirmed-each-confirmation', { address: holder, confirmationsCount: n }, 'tokens-each'))
+          .referenceId;
+        await t.app.ingest?.settled();
+
+        const one = 10n ** BigInt(k.fungible.decimals);
+        const kept = await k.freshNftId();
+        const passed = await k.freshNftId();
+        await node.send(holder, k.feeBudget); // for its own transfers' fees
+        const fungibleIn = await k.transferToken(holder, (5n * one) / 2n);
+        const keptIn = await k.transferNft(holder, kept);
+        const passedIn = await k.transferNft(holder, passed);
+        const inAt = await mineAndProcess();
+        const fungibleOut = await k.transferToken(other, one, holder);
+        const passedOut = await k.transferNft(other, passed, holder);
+        const outAt = await mineAndProcess();
+        if (n > 2) expect(callbacksOf(confirmedId)).toHaveLength(0); // the first block has 2 confirmations
+        if (n > 1) await mineAndProcess(n - 1); // the second block's n-th
+        const confirmed = await until('the confirmed token callbacks', async () => callbacksOf(confirmedId).length === 5 && callbacksOf(confirmedId));
+        const each = await until('the each-confirmation token callbacks', async () => callbacksOf(eachId).length === 5 * n && callbacksOf(eachId));
+        await mineAndProcess();
+        expect(callbacksOf(confirmedId)).toHaveLength(5);
+        expect(callbacksOf(eachId)).toHaveLength(5 * n);
+
+        const block = async (height: number) => ({ height, hash: await node.blockHash(height), timestamp: expect.any(Number) });
+        const [inBlock, outBlock] = [await block(inAt), await block(outAt)];
+        const fungible = (amount: bigint) => ({
+          name: k.fungible.name,
+          symbol: k.fungible.symbol,
+          decimals: String(k.fungible.decimals),
+          amount: formatUnits(amount, k.fungible.decimals),
+          contractAddress: k.fungible.contract,
+        });
+        const nft = (tokenId: bigint) => ({ name: k.nft.name, symbol: k.nft.symbol, tokenId: tokenId.toString(), contractAddress: k.nft.contract });
+        const item = (minedInBlock: unknown, transactionId: string, tokenType: string, token: unknown, direction: string) => ({
+          blockchain: node.blockchain,
+          network: node.network,
+          address: holder,
+          minedInBlock,
+          transactionId,
+          tokenType,
+          token,
+          direction,
+        });
+        const expected = [
+          item(inBlock, fungibleIn, k.fungible.type, fungible((5n * one) / 2n), 'incoming'),
+          item(inBlock, keptIn, k.nft.type, nft(kept), 'incoming'),
+          item(inBlock, passedIn, k.nft.type, nft(passed), 'incoming'),
+          item(outBlock, fungibleOut, k.fungible.type, fungible(one), 'outgoing'),
+          item(outBlock, passedOut, k.nft.type, nft(passed), 'outgoing'),
+        ];
+        type Item = Record<string, unknown>;
+        const sortKey = (i: Item) => `${i.transactionId}/${i.direction}/${String(i.currentConfirmations ?? 0).padStart(3, '0')}`;
+        const sorted = (items: Item[]) => [...items].sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
+        for (const cb of confirmed) {
+          expectSigned(cb);
+          expect((cb.json.data as { event?: string }).event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED');
+        }
+        expect(sorted(confirmed.map((cb) => cb.json.data.item))).toEqual(sorted(expected));
+        for (const cb of each) {
+          expectSigned(cb);
+          expect((cb.json.data as { event?: string }).event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION');
+        }
+        const counts = Array.from({ length: n }, (_, i) => i + 1);
+        expect(sorted(each.map((cb) => cb.json.data.item))).toEqual(
+          sorted(expected.flatMap((i) => counts.map((current) => ({ ...i, currentConfirmations: current, targetConfirmations: n })))),
+        );
+        expect(new Set(each.map((cb) => cb.json.idempotencyKey)).size).toBe(5 * n);
+
+        // Both blocks are confirmed for the ledger too: the NFT kept is held, the one passed on is not.
+        const assets = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+        expect(assets.status, assets.text).toBe(200);
+        const record = assets.body.data.items.find((w: { walletId: string }) => w.walletId === walletId);
+        const chain = { blockchain: node.blockchain, network: node.network };
+        expect(record.nonFungibleTokens).toEqual([{ ...chain, identifier: k.nft.contract, symbol: k.nft.symbol, tokenId: kept.toString(), type: k.nft.type }]);
+        expect(record.fungibleTokens).toEqual([
+          {
+            ...chain,
+            identifier: k.fungible.contract,
+            symbol: k.fungible.symbol,
+            type: k.fungible.type,
+            amount: formatUnits((3n * one) / 2n, k.fungible.decimals),
+          },
+        ]);
+        for (const id of [confirmedId, eachId])
+          await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
       },
       timeout,
     );
