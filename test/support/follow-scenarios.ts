@@ -18,7 +18,8 @@
  * - A restart of the service while blocks are mined: nothing missed, nothing doubled.
  * - Opt-in (`scenarios`): coin each-confirmation callbacks 1..N; token events (the driver's fungible token and
  *   NFT in and out: ADDRESS_TOKENS_TRANSACTION_CONFIRMED and its each-confirmation variant in the chain's
- *   token types, and the NFT listed as held in the wallet's all-assets).
+ *   token types, and the NFT listed as held in the wallet's all-assets); on EVM chains, the Callback Data
+ *   reads of a coin payment and its block with the chain's `blockchainSpecific` keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.ts';
@@ -31,7 +32,7 @@ import { type Receiver, startReceiver } from './receiver.ts';
 import { createTestCa, writeCaFile } from './tls.ts';
 import { until } from './wait.ts';
 
-export const SCENARIOS = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart', 'coins-each', 'tokens'] as const;
+export const SCENARIOS = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart', 'coins-each', 'tokens', 'reads'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** What runs when `scenarios` is not given: every scenario but the opt-in ones. */
 export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart'];
@@ -47,7 +48,11 @@ export interface FollowScenarioOptions {
   reorgs?: boolean;
   /** Per-test timeout; default 60 s. */
   timeoutMs?: number;
-  /** The scenarios to run; default DEFAULT_SCENARIOS. 'tokens' needs a driver with `tokens`. */
+  /** The native unit callbacks must name, stated by the test (default: herald's own table, CHAINS). */
+  unit?: string;
+  /** 'reads': the sorted `blockchainSpecific` keys the chain's block and transaction reads must have (CATALOGUE 3.5, 3.6). */
+  reads?: { block: string[]; transaction: string[] };
+  /** The scenarios to run; default DEFAULT_SCENARIOS. 'tokens' needs a driver with `tokens`, 'reads' the `reads` option. */
   scenarios?: readonly ScenarioName[];
 }
 
@@ -115,6 +120,8 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     }
 
     const format = (value: bigint) => formatUnits(value, CHAINS[node.blockchain].decimals);
+    // Read when a test runs: the driver (and so the chain) is only known after beforeAll.
+    const unit = () => options.unit ?? CHAINS[node.blockchain].unit;
 
     it.runIf(run('mined'))(
       'TRANSACTION_MINED: the exact signed body once mined; at once for a transaction mined before subscribing',
@@ -338,13 +345,13 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
             minedInBlock: { height: receivedAt, hash: await node.blockHash(receivedAt), timestamp: expect.any(Number) },
             transactionId: received,
             amount: format(options.amount),
-            unit: CHAINS[node.blockchain].unit,
+            unit: unit(),
             direction: 'incoming',
           },
         });
         const amountOf = (transactionId: string) => callbacksOf(amountId).find((cb) => cb.json.data.item.transactionId === transactionId)?.json.data.item;
         // A UTXO payment from the node's wallet also pays change to an address whose input herald does not know: only account chains are exact here.
-        if (!utxo) expect(amountOf(received)).toMatchObject({ amount: format(options.amount), unit: CHAINS[node.blockchain].unit });
+        if (!utxo) expect(amountOf(received)).toMatchObject({ amount: format(options.amount), unit: unit() });
         else expect(amountOf(received)).toBeDefined();
 
         if (node.spend) {
@@ -437,7 +444,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
               minedInBlock,
               transactionId: received,
               amount: format(options.amount),
-              unit: CHAINS[node.blockchain].unit,
+              unit: unit(),
               direction: 'incoming',
               currentConfirmations: current,
               targetConfirmations: target,
@@ -551,6 +558,39 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         ]);
         for (const id of [confirmedId, eachId])
           await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+      },
+      timeout,
+    );
+
+    it.runIf(run('reads'))(
+      "Callback Data reads (EVM chains): a coin payment's transaction and block, with the chain's unit and blockchainSpecific keys",
+      async () => {
+        const keys = options.reads;
+        if (!keys) throw new Error(`${title}: the 'reads' scenario needs the 'reads' option`);
+        const base = `/blockchain-events/${node.blockchain}/${node.network}`;
+        const to = await node.newAddress();
+        const id = await node.send(to, options.amount);
+        const height = await mineAndProcess();
+        const hash = await node.blockHash(height);
+        const tx = await t.request('GET', `${base}/transactions/${id}`, { key: c.key });
+        expect(tx.status, tx.text).toBe(200);
+        expect(tx.body.data.item).toMatchObject({
+          isConfirmed: true,
+          minedInBlockHash: hash,
+          minedInBlockHeight: height,
+          transactionHash: id,
+          recipients: [{ address: expect.any(String), amount: format(options.amount) }],
+          fee: { amount: expect.any(String), unit: unit() },
+        });
+        expect(Object.keys(tx.body.data.item.blockchainSpecific).sort()).toEqual(keys.transaction);
+        const block = await t.request('GET', `${base}/blocks/height/${height}`, { key: c.key });
+        expect(block.status, block.text).toBe(200);
+        expect(block.body.data.item).toMatchObject({ hash, height, previousBlockHash: await node.blockHash(height - 1), transactionsCount: 1 });
+        expect(Object.keys(block.body.data.item.blockchainSpecific).sort()).toEqual(keys.block);
+        // By hash: the same block plus CATALOGUE 3.2's EVM-style top-level fields, on an EVM chain its own values.
+        const byHash = await t.request('GET', `${base}/blocks/hash/${hash}`, { key: c.key });
+        expect(byHash.status, byHash.text).toBe(200);
+        expect(byHash.body.data.item).toEqual({ ...block.body.data.item, ...block.body.data.item.blockchainSpecific });
       },
       timeout,
     );
