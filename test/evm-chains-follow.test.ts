@@ -7,7 +7,7 @@
  * (BEP-20 on BSC, ERC-20 on ETC; NFTs are ERC-721 on both) and the network names, over a representative
  * subset: coins to and from an address, coins each-confirmation, block events with a reorganisation, a
  * transaction mined again after one, fungible and NFT transfers (confirmed and each-confirmation), the NFT
- * in the wallet's all-assets, and the Callback Data reads (no `transactionStatus` on these two chains,
+ * in the wallet's all-assets, internal transfers (address events, each-confirmation, the amount event), and the Callback Data reads (no `transactionStatus` on these two chains,
  * CATALOGUE 3.6).
  */
 import { describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { CHAINS } from '../src/domain/chains.ts';
 import { startEvmDriver } from './support/evm-driver.ts';
 import { describeFollowScenarios, type ScenarioName } from './support/follow-scenarios.ts';
 
-const SCENARIOS: ScenarioName[] = ['mined', 'reorg', 'blocks', 'coins', 'coins-each', 'tokens', 'reads'];
+const SCENARIOS: ScenarioName[] = ['mined', 'reorg', 'blocks', 'coins', 'coins-each', 'tokens', 'internal', 'reads'];
 /** CATALOGUE 3.5 and 3.6: the EVM block keys, and the transaction keys of ethereum-classic and BSC (ethereum's without `transactionStatus`). */
 const READS = {
   block: ['difficulty', 'extraData', 'gasLimit', 'gasUsed', 'minedInSeconds', 'nonce', 'sha3Uncles', 'size', 'totalDifficulty', 'uncles'],

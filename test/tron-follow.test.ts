@@ -217,7 +217,7 @@ describeFollowScenarios('Tron (tron/nile, fake java-tron): shared follow scenari
   // The fake keeps balance history (storage.balance.history.lookup) from genesis, as such a node does.
   opening: 'read',
   // Tron's token events: TRC-20 and TRC-721 in the confirmed and each-confirmation callbacks (CATALOGUE 7.8).
-  scenarios: [...DEFAULT_SCENARIOS, 'coins-each', 'tokens'],
+  scenarios: [...DEFAULT_SCENARIOS, 'coins-each', 'tokens', 'internal'],
 });
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ export interface ChainDriver {
   balance(address: string): Promise<bigint>;
   /** The chain's test tokens, where the node has them (the shared token scenario needs them). */
   tokens?: TokenDriver;
+  /** A contract passing the value of a call on to an address (an internal transfer), where the chain has them. */
+  internal?: InternalDriver;
   /** Makes the node unreachable (connections refused) until up(). */
   down?(): Promise<void>;
   up?(): Promise<void>;
@@ -61,4 +63,12 @@ export interface TokenDriver {
   freshNftId(): Promise<bigint>;
   /** transferFrom of NFT `tokenId` from `from` (the funded wallet when absent, with an id of freshNftId) to `to`. */
   transferNft(to: string, tokenId: bigint, from?: string): Promise<string>;
+}
+
+/** Internal transfers: a forwarding contract called with value from the funded wallet (pending until mined). */
+export interface InternalDriver {
+  /** The operationId herald gives the forwarder's inner transfer (e.g. `call_0` on EVM chains, `internal_0` on tron). */
+  operationId: string;
+  /** Calls the forwarder with `amount` base units for `to`; the transaction id. */
+  forward(to: string, amount: bigint): Promise<string>;
 }

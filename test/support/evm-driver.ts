@@ -2,7 +2,8 @@
  * A ChainDriver (chain-driver.ts) over the real EVM test node (evm-node.ts), for the shared follow
  * scenarios on any EVM chain herald follows: the node runs with the chain id of the network herald is told
  * it follows (ethereum-classic/mordor 63, binance-smart-chain/testnet 97, ...), and the chain's own test
- * tokens (the TestToken and TestNft contracts, compiled from source) are deployed at start.
+ * tokens (the TestToken and TestNft contracts, compiled from source) and a Forwarder (internal transfers)
+ * are deployed at start.
  *
  * Automine is off: transactions wait in the pool until mine(). Every transaction is signed here (legacy
  * gas price, so a transfer's fee is exactly 21000 x GAS_PRICE and spend() can sweep an address to zero) and
@@ -13,7 +14,7 @@
 import { type Address, encodeFunctionData, type Hex, keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Blockchain, Network } from '../../src/domain/chains.ts';
-import type { ChainDriver, TokenDriver } from './chain-driver.ts';
+import type { ChainDriver, InternalDriver, TokenDriver } from './chain-driver.ts';
 import { compileContracts, deployContract, writeContract } from './evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './evm-node.ts';
 
@@ -32,13 +33,14 @@ export interface EvmDriverOptions {
   nft: { name: string; symbol: string };
 }
 
-export type EvmDriver = ChainDriver & { node: EvmNode; tokens: TokenDriver };
+export type EvmDriver = ChainDriver & { node: EvmNode; tokens: TokenDriver; internal: InternalDriver };
 
 export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriver> {
   const node = await startEvmNode({ chainId: options.chainId, automine: true });
   const contracts = await compileContracts();
   const token = await deployContract(node, 'TestToken', [options.token.name, options.token.symbol, options.token.decimals]);
   const nft = await deployContract(node, 'TestNft', [options.nft.name, options.nft.symbol]);
+  const forwarder = await deployContract(node, 'Forwarder');
   const wallet = node.accounts[0] as { address: Address; privateKey: Hex };
   await writeContract(node, 'TestToken', token, 'mint', [wallet.address, 10n ** 30n]);
   await node.setAutomine(false);
@@ -88,7 +90,7 @@ export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriv
   }
   snapshots.set(await height(), await node.snapshot());
 
-  const call = (abi: 'TestToken' | 'TestNft', functionName: string, args: readonly unknown[]) =>
+  const call = (abi: 'TestToken' | 'TestNft' | 'Forwarder', functionName: string, args: readonly unknown[]) =>
     encodeFunctionData({ abi: contracts[abi].abi, functionName, args });
   let nextNftId = 0n;
 
@@ -126,6 +128,11 @@ export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriv
     chainConfig: { wsUrl: node.wsUrl },
     node,
     tokens,
+    internal: {
+      // The first CALL frame inside the top-level call (callTracer's path), as herald names it.
+      operationId: 'call_0',
+      forward: (to, amount) => submit(wallet.address, { to: forwarder, value: amount, data: call('Forwarder', 'forward', [to]), gas: CONTRACT_GAS }),
+    },
     height,
     async blockHash(h) {
       const block = await blockAt(h);

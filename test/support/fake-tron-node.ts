@@ -28,7 +28,7 @@ import { keccak_256 } from '@noble/hashes/sha3';
 import { sha256 } from '@noble/hashes/sha256';
 import { createBase58check, hex } from '@scure/base';
 import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts';
-import type { ChainDriver, TokenDriver } from './chain-driver.ts';
+import type { ChainDriver, InternalDriver, TokenDriver } from './chain-driver.ts';
 
 const b58check = createBase58check(sha256);
 
@@ -963,6 +963,7 @@ export interface TronDriver extends ChainDriver {
   /** Transfers TRC-721 `tokenId` from `from` (the node's wallet when absent) to `to` (transferFrom, or safeTransferFrom with `safe`); pending. */
   transferNft(to: string, tokenId: bigint, options?: { from?: string; safe?: boolean }): Promise<string>;
   tokens: TokenDriver;
+  internal: InternalDriver;
   /** Sends `amount` sun through the forwarder to `to` (an internal transfer); swallow: the inner transfer is rejected. */
   forward(to: string, amount: bigint, options?: { from?: string; swallow?: boolean }): Promise<string>;
 }
@@ -1007,6 +1008,7 @@ export async function startFakeTronDriver(options: FakeTronNodeOptions & { netwo
     forward: (to, amount, o = {}) => node.callForwarder(from(o.from), to, amount, { swallow: o.swallow }),
     nft: node.nft,
     transferNft,
+    internal: { operationId: 'internal_0', forward: (to, amount) => node.callForwarder(node.wallet, to, amount) },
     tokens: {
       fungible: { contract: node.token.address, name: node.token.name, symbol: node.token.symbol, decimals: node.token.decimals, type: 'TRC-20' },
       nft: { contract: node.nft.address, name: node.nft.name, symbol: node.nft.symbol, type: 'TRC-721' },

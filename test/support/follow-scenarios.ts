@@ -18,7 +18,8 @@
  * - A restart of the service while blocks are mined: nothing missed, nothing doubled.
  * - Opt-in (`scenarios`): coin each-confirmation callbacks 1..N; token events (the driver's fungible token and
  *   NFT in and out: ADDRESS_TOKENS_TRANSACTION_CONFIRMED and its each-confirmation variant in the chain's
- *   token types, and the NFT listed as held in the wallet's all-assets); on EVM chains, the Callback Data
+ *   token types, and the NFT listed as held in the wallet's all-assets); internal transfers (the address
+ *   events, their each-confirmation variant and the amount event, threshold in whole units); on EVM chains, the Callback Data
  *   reads of a coin payment and its block with the chain's `blockchainSpecific` keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ import { type Receiver, startReceiver } from './receiver.ts';
 import { createTestCa, writeCaFile } from './tls.ts';
 import { until } from './wait.ts';
 
-export const SCENARIOS = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart', 'coins-each', 'tokens', 'reads'] as const;
+export const SCENARIOS = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart', 'coins-each', 'tokens', 'internal', 'reads'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** What runs when `scenarios` is not given: every scenario but the opt-in ones. */
 export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart'];
@@ -52,7 +53,7 @@ export interface FollowScenarioOptions {
   unit?: string;
   /** 'reads': the sorted `blockchainSpecific` keys the chain's block and transaction reads must have (CATALOGUE 3.5, 3.6). */
   reads?: { block: string[]; transaction: string[] };
-  /** The scenarios to run; default DEFAULT_SCENARIOS. 'tokens' needs a driver with `tokens`, 'reads' the `reads` option. */
+  /** The scenarios to run; default DEFAULT_SCENARIOS. 'tokens' and 'internal' need a driver with them, 'reads' the `reads` option. */
   scenarios?: readonly ScenarioName[];
 }
 
@@ -96,7 +97,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       await node?.close();
     });
 
-    const { processed, subscribe, subscribeMined, callbacksOf, expectSigned } = followHelpers(
+    const { processed, subscribe, subscribeMined, indexed, callbacksOf, expectSigned } = followHelpers(
       () => ({ t, customer: c, receiver, blockchain: node.blockchain, network: node.network }),
       SECRET,
     );
@@ -423,7 +424,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         const target = 2;
         const id = (await subscribe('address-coins-transactions-confirmed-each-confirmation', { address, confirmationsCount: target }, 'coins-each'))
           .referenceId;
-        await t.app.ingest?.settled();
+        await indexed();
         const received = await node.send(address, options.amount);
         const minedAt = await mineAndProcess();
         await until('confirmation 1', async () => callbacksOf(id).length === 1);
@@ -475,7 +476,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         const confirmedId = (await subscribe('address-tokens-transactions-confirmed', { address: holder, receiveCallbackOn: n }, 'tokens')).referenceId;
         const eachId = (await subscribe('address-tokens-transactions-confirmed-each-confirmation', { address: holder, confirmationsCount: n }, 'tokens-each'))
           .referenceId;
-        await t.app.ingest?.settled();
+        await indexed();
 
         const one = 10n ** BigInt(k.fungible.decimals);
         const kept = await k.freshNftId();
@@ -558,6 +559,86 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         ]);
         for (const id of [confirmedId, eachId])
           await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+      },
+      timeout,
+    );
+
+    it.runIf(run('internal'))(
+      'internal transfers: ADDRESS_INTERNAL_TRANSACTION_CONFIRMED at receiveCallbackOn and its each-confirmation variant at 1..N for each inner transfer to the address; CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER at 1 whole unit, one base unit below not',
+      async () => {
+        const internal = node.internal;
+        if (!internal) throw new Error(`${title}: the 'internal' scenario needs a driver with internal transfers`);
+        const n = 2;
+        const one = 10n ** BigInt(CHAINS[node.blockchain].decimals);
+        const recipient = await node.newAddress();
+        const confirmedId = (
+          await subscribe('address-internal-transactions-confirmed', { address: recipient, allowDuplicates: false, receiveCallbackOn: n }, 'internal')
+        ).referenceId;
+        const eachId = (
+          await subscribe(
+            'address-internal-transactions-confirmed-each-confirmation',
+            { address: recipient, allowDuplicates: false, confirmationsCount: n },
+            'internal-each',
+          )
+        ).referenceId;
+        const amountId = (await subscribe('internal-transactions-for-specific-amount', { amountHigherThan: 1 }, 'internal-amount')).referenceId;
+        await indexed();
+        const equal = await internal.forward(recipient, one);
+        const below = await internal.forward(recipient, one - 1n);
+        const minedAt = await mineAndProcess();
+        if (n > 1) expect(callbacksOf(confirmedId)).toHaveLength(0);
+        await mineAndProcess(Math.max(n, options.confirmations) - 1); // the address events' n-th, the amount event's chain confirmations
+        const confirmed = await until('the confirmed internal callbacks', async () => callbacksOf(confirmedId).length === 2 && callbacksOf(confirmedId));
+        const each = await until('the each-confirmation internal callbacks', async () => callbacksOf(eachId).length === 2 * n && callbacksOf(eachId));
+        const [amount] = await until('the internal amount callback', async () => callbacksOf(amountId).length === 1 && callbacksOf(amountId));
+        await mineAndProcess();
+        expect(callbacksOf(confirmedId)).toHaveLength(2);
+        expect(callbacksOf(eachId)).toHaveLength(2 * n);
+        expect(callbacksOf(amountId)).toHaveLength(1);
+
+        const minedInBlock = { height: minedAt, hash: await node.blockHash(minedAt), timestamp: expect.any(Number) };
+        const item = (parentTransactionId: string, value: bigint) => ({
+          blockchain: node.blockchain,
+          network: node.network,
+          address: recipient,
+          minedInBlock,
+          parentTransactionId,
+          operationId: internal.operationId,
+          amount: format(value),
+          unit: unit(),
+          direction: 'incoming',
+        });
+        type Item = Record<string, unknown>;
+        const sortKey = (i: Item) => `${i.parentTransactionId}/${i.currentConfirmations ?? 0}`;
+        const sorted = (items: Item[]) => [...items].sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
+        for (const cb of [...confirmed, ...each, amount]) expectSigned(cb);
+        expect(confirmed.map((cb) => (cb.json.data as { event?: string }).event)).toEqual([
+          'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+          'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+        ]);
+        expect(sorted(confirmed.map((cb) => cb.json.data.item))).toEqual(sorted([item(equal, one), item(below, one - 1n)]));
+        for (const cb of each) expect((cb.json.data as { event?: string }).event).toBe('ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION');
+        expect(sorted(each.map((cb) => cb.json.data.item))).toEqual(
+          sorted(
+            [item(equal, one), item(below, one - 1n)].flatMap((i) =>
+              Array.from({ length: n }, (_, c) => ({ ...i, currentConfirmations: c + 1, targetConfirmations: n })),
+            ),
+          ),
+        );
+        expect(new Set(each.map((cb) => cb.json.idempotencyKey)).size).toBe(2 * n);
+        // No subscribed spelling to echo: the recipient in herald's normal form (lower-case hex on EVM chains).
+        const { direction: _, ...amountItem } = {
+          ...item(equal, one),
+          address: CHAINS[node.blockchain].family === 'evm' ? recipient.toLowerCase() : recipient,
+        };
+        expect(amount?.json.data).toEqual({
+          product: 'BLOCKCHAIN_EVENTS',
+          event: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+          item: amountItem,
+        });
+        for (const id of [confirmedId, eachId, amountId]) {
+          await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+        }
       },
       timeout,
     );
