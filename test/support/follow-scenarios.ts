@@ -476,6 +476,12 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         const confirmedId = (await subscribe('address-tokens-transactions-confirmed', { address: holder, receiveCallbackOn: n }, 'tokens')).referenceId;
         const eachId = (await subscribe('address-tokens-transactions-confirmed-each-confirmation', { address: holder, confirmationsCount: n }, 'tokens-each'))
           .referenceId;
+        // The amount event (CATALOGUE 7.7, 7.8): whole tokens after the decimals (2.5 fires at 2, 1 does not); an NFT counts as 1.
+        const fungibleAmountId = (
+          await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 2, contractAddress: k.fungible.contract }, 'tokens-amount')
+        ).referenceId;
+        const nftAmountId = (await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 1, contractAddress: k.nft.contract }, 'nft-amount'))
+          .referenceId;
         await indexed();
 
         const one = 10n ** BigInt(k.fungible.decimals);
@@ -493,6 +499,10 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         if (n > 1) await mineAndProcess(n - 1); // the second block's n-th
         const confirmed = await until('the confirmed token callbacks', async () => callbacksOf(confirmedId).length === 5 && callbacksOf(confirmedId));
         const each = await until('the each-confirmation token callbacks', async () => callbacksOf(eachId).length === 5 * n && callbacksOf(eachId));
+        // The chain's confirmations (n here) for the amount events. On EVM the wallet mints each NFT it gives: those fire too.
+        const ours = new Set([keptIn, passedIn, passedOut]);
+        const nftAmounts = () => callbacksOf(nftAmountId).filter((cb) => ours.has(cb.json.data.item.transactionId as string));
+        await until('the token amount callbacks', async () => callbacksOf(fungibleAmountId).length === 1 && nftAmounts().length === 3);
         await mineAndProcess();
         expect(callbacksOf(confirmedId)).toHaveLength(5);
         expect(callbacksOf(eachId)).toHaveLength(5 * n);
@@ -541,6 +551,15 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           sorted(expected.flatMap((i) => counts.map((current) => ({ ...i, currentConfirmations: current, targetConfirmations: n })))),
         );
         expect(new Set(each.map((cb) => cb.json.idempotencyKey)).size).toBe(5 * n);
+        const amountItem = ({ address: _a, direction: _d, ...rest }: Item) => rest;
+        expect(callbacksOf(fungibleAmountId)).toHaveLength(1);
+        expect(nftAmounts()).toHaveLength(3);
+        for (const cb of [...callbacksOf(fungibleAmountId), ...nftAmounts()]) {
+          expectSigned(cb);
+          expect((cb.json.data as { event?: string }).event).toBe('CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER');
+        }
+        expect(callbacksOf(fungibleAmountId)[0]?.json.data.item).toEqual(amountItem(expected[0] as Item));
+        expect(sorted(nftAmounts().map((cb) => cb.json.data.item))).toEqual(sorted([expected[1], expected[2], expected[4]].map((i) => amountItem(i as Item))));
 
         // Both blocks are confirmed for the ledger too: the NFT kept is held, the one passed on is not.
         const assets = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
@@ -557,7 +576,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
             amount: formatUnits((3n * one) / 2n, k.fungible.decimals),
           },
         ]);
-        for (const id of [confirmedId, eachId])
+        for (const id of [confirmedId, eachId, fungibleAmountId, nftAmountId])
           await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
       },
       timeout,
