@@ -8,7 +8,7 @@
  * subset: coins to and from an address, coins each-confirmation, block events with a reorganisation, a
  * transaction mined again after one, fungible and NFT transfers (confirmed and each-confirmation), the NFT
  * in the wallet's all-assets, internal transfers (address events, each-confirmation, the amount event), and the Callback Data reads (no `transactionStatus` on these two chains,
- * CATALOGUE 3.6).
+ * CATALOGUE 3.6). ethereum/goerli runs the coin each-confirmation scenario here, which its own suite lacks.
  */
 import { describe, expect, it } from 'vitest';
 import { CHAINS } from '../src/domain/chains.ts';
@@ -53,4 +53,18 @@ describeFollowScenarios(
       nft: { name: 'Herald Classic Collectible', symbol: 'HETCC' },
     }),
   { confirmations: 3, amount: 10n ** 17n, opening: 'read', unit: 'ETC', reads: READS, scenarios: SCENARIOS },
+);
+
+// ethereum/goerli's own suite (test/evm-follow.test.ts) has no coin each-confirmation test: the shared one here.
+describeFollowScenarios(
+  'ethereum/goerli on the EVM test node (chain id 5): the shared scenario its own suite lacks',
+  () =>
+    startEvmDriver({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      chainId: 5,
+      token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
+      nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+    }),
+  { confirmations: 3, amount: 10n ** 17n, opening: 'read', unit: 'ETH', scenarios: ['coins-each'] },
 );
