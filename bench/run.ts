@@ -11,6 +11,7 @@ export type Benchmark = (options: { duration: number }) => Promise<Record<string
 
 const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   api: () => import('./api.ts'),
+  capacity: () => import('./capacity.ts'),
   'db-statements': () => import('./db-statements.ts'),
   delivery: () => import('./delivery.ts'),
   'e2e-latency': () => import('./e2e-latency.ts'),

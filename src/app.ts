@@ -7,10 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
+import { startOpsServer } from './api/ops-server.ts';
 import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
 import type { ChainAdapter } from './chains/types.ts';
 import type { Config } from './config/config.ts';
+import { startAlertMonitor } from './delivery/alert-monitor.ts';
 import { startRetentionPruner } from './delivery/retention.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
@@ -31,6 +33,8 @@ export interface RunningApp {
   database: OpenDatabase;
   /** Base URL the server listens on (api role). */
   url?: string;
+  /** Base URL of the metrics port (metricsPort, processes without the api role). */
+  metricsUrl?: string;
   /** The delivery worker, when this process has the delivery role. */
   worker?: DeliveryWorker;
   /** Chain following, when this process has the ingest role. */
@@ -93,6 +97,8 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
         const pruner = startRetentionPruner({ db: database.db, retention: config.retention, logger, metrics });
         stops.push(() => pruner.stop());
       }
+      const alerts = startAlertMonitor({ db: database.db, config, sender, timeoutMs: config.delivery.timeoutMs, logger, metrics });
+      stops.push(() => alerts.stop());
     }
     const ingest = config.roles.includes('ingest') && config.chains.length > 0 ? await startChainFollowing(config, database, logger, metrics) : undefined;
     metrics.setChainSource(async () =>
@@ -100,6 +106,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     );
     metrics.setNodeSource(() => listChainNodes(database.db));
     if (ingest) stops.push(() => ingest.close());
+    let listenerLost = false;
     const changes = listenForChanges(database.listenUrl, {
       onChange: (change) => {
         access.forgetCustomer(change.customerId);
@@ -108,6 +115,9 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       onCallbacks: worker ? () => worker.wake() : undefined,
       onSubscription: ingest ? (change) => ingest.onSubscriptionChange(change) : undefined,
       onLive: (live) => {
+        // After a loss, say it is back: an operator (and the topology test) sees that the process recovered by itself.
+        if (live && listenerLost) logger.info('change listener connected again; caches on');
+        listenerLost = !live;
         access.setLive(live);
         // (Re)connected: announcements may have been missed, so the matching indexes are rebuilt.
         if (live && ingest) void ingest.reload().catch((error) => logger.error({ err: error }, 'matching indexes not loaded'));
@@ -126,7 +136,14 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
       stops.push(() => closeServer(server, config, logger));
     }
-    return { server, database, url, firstKey, worker, ingest, close: closeAll };
+    let metricsUrl: string | undefined;
+    if (!server && config.metricsPort !== undefined) {
+      const ops = await startOpsServer({ db: database.db, metrics, host: config.host, port: config.metricsPort });
+      metricsUrl = ops.url;
+      stops.push(() => ops.server.close());
+      logger.info({ url: metricsUrl }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
+    }
+    return { server, database, url, metricsUrl, firstKey, worker, ingest, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

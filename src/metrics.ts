@@ -22,6 +22,10 @@ export interface Metrics {
   retentionPruned: Counter<'status' | 'table'>;
   /** When the last retention pass ended (seconds since the epoch). */
   retentionLastRun: Gauge;
+  /** Operator alerts raised by this process (the one that claimed the change of state), per kind. */
+  alerts: Counter<'kind'>;
+  /** Alert webhook attempts that failed: `retry` (another attempt is due) or `given_up` (none left). */
+  alertSendFailures: Counter<'outcome'>;
   /** Called on each scrape so pool gauges are current. */
   setPoolSource(source: () => { total: number; idle: number; waiting: number }): void;
 }
@@ -210,6 +214,18 @@ export function createMetrics(): Metrics {
     retentionLastRun: new Gauge({
       name: 'herald_retention_last_run_timestamp_seconds',
       help: 'When the last retention pass of this process ended.',
+      registers: [registry],
+    }),
+    alerts: new Counter({
+      name: 'herald_alerts_total',
+      help: 'Operator alerts raised by this process, per kind (chain.stopped, chain.lagging, chain.recovered, node.ineligible, node.eligible, subscription.deactivated, callbacks.exhausted).',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    alertSendFailures: new Counter({
+      name: 'herald_alert_send_failures_total',
+      help: 'Failed attempts to POST an alert to alerts.webhookUrl: retry (another attempt is due) or given_up (no retry left).',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
     setPoolSource(source) {

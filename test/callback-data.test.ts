@@ -390,9 +390,9 @@ describe('the address read (CATALOGUE.md 3.1, 7.10)', () => {
     expect(res.headers.get('x-credits-consumed')).toBe('500');
     expect(res.body.context).toBe('addr');
     expect(res.body.data.item).toEqual({
-      incomingTransactionsCount: -1,
-      outgoingTransactionsCount: -1,
-      transactionsCount: -1,
+      incomingTransactionsCount: 1,
+      outgoingTransactionsCount: 0,
+      transactionsCount: 1,
       confirmedBalance: { amount: '0.25', unit: 'BTC' },
       totalReceived: { amount: '0.25', unit: 'BTC' },
       totalSpent: { amount: '0', unit: 'BTC' },

@@ -6,14 +6,17 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
+import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createNodePool } from '../src/chains/pool.ts';
 import type { ChainAdapter, NormalizedBlock, TokenTransfer } from '../src/chains/types.ts';
 import { applyNextBlock, type FollowerDeps, type StepResult } from '../src/ingest/follower.ts';
+import { startIngest } from '../src/ingest/service.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { getCursor, loadIndexableSubscriptions } from '../src/store/chain-state.ts';
-import type { Db, Queryable } from '../src/store/db.ts';
+import { type Db, DbError, type Queryable } from '../src/store/db.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { until } from './support/wait.ts';
 
 const CHAIN = { blockchain: 'ethereum', network: 'goerli' } as const;
 const run = promisify(execFile);
@@ -476,5 +479,47 @@ describe('chain following', () => {
     expect(tokenRows).toHaveLength(1);
     expect(JSON.parse((tokenRows[0] as CallbackRow).body).data.item.minedInBlock.height).toBe(2);
     expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 4, state: 'following' });
+  });
+});
+
+describe('the ingest service', () => {
+  it('a reload that fails while the database is unreachable is tried again: the followers start and the changes announced meanwhile count', async () => {
+    const s = await setup();
+    const app = t as TestApp;
+    // The pool refuses the index loads a few times, as while PostgreSQL restarts behind a pooler; the
+    // change listener (which asks for the reload) is already back on its direct connection.
+    let refusals = 3;
+    const flaky: Db = {
+      ...s.db,
+      query: (async (label: string, sql: string, params?: readonly unknown[]) => {
+        if (label === 'chain:indexable-subscriptions' && refusals > 0) {
+          refusals--;
+          throw new DbError(label, '57P03', true, undefined, new Error('the database system is starting up'));
+        }
+        return await s.db.query(label, sql, params);
+      }) as Queryable['query'],
+    };
+    const ingest = startIngest({
+      db: flaky,
+      config: {
+        ...app.config,
+        chains: [{ ...CHAIN, rpcUrl: 'http://127.0.0.1:1', pollIntervalMs: 10, concurrency: 1, requestTimeoutMs: 1000, startHeight: 1 }],
+      },
+      logger: pino({ level: 'silent' }),
+      createAdapter: () => s.chain,
+    });
+    try {
+      const loading = ingest.reload();
+      const sub = await s.subscribe('mined', { transactionId: txid(9) });
+      ingest.onSubscriptionChange({ id: sub, ...CHAIN, op: 'INSERT' });
+      await loading;
+      expect(refusals).toBe(0);
+      s.chain.grow();
+      s.chain.grow([{ id: txid(9) }]);
+      await until('the mined callback', async () => (await s.callbacks(sub)).length === 1);
+      expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 2 });
+    } finally {
+      await ingest.close();
+    }
   });
 });

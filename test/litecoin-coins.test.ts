@@ -149,6 +149,16 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
     );
     expect(sats(after.confirmedBalance) - sats(before.confirmedBalance)).toBe(signed);
     expect(after).toMatchObject({ totalReceived: '0.4', totalSpent: '0.4' });
+    // The Callback Data address read counts the same confirmed transactions: one in, one out.
+    const read = await t.request('GET', `/blockchain-events/litecoin/testnet/addresses/${legacy}`, { key: c.key });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.data.item).toMatchObject({
+      incomingTransactionsCount: 1,
+      outgoingTransactionsCount: 1,
+      transactionsCount: 2,
+      totalReceived: { amount: '0.4', unit: 'LTC' },
+      totalSpent: { amount: '0.4', unit: 'LTC' },
+    });
   });
 
   it('each confirmation: a deposit to a bech32 address gives one callback at each confirmation 1..3 with its counts; after invalidateblock the count starts again at 1 in the new block', async () => {

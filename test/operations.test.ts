@@ -218,3 +218,35 @@ describe('while the server shuts down', () => {
     expect(JSON.parse(readyz.slice(readyz.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'unavailable', reason: 'The server is shutting down.' });
   });
 });
+
+describe('the metrics port of a process without the api role', () => {
+  let app: RunningApp;
+  beforeAll(async () => {
+    const config = {
+      ...loadConfig({ databaseUrl: await createTestDatabase(), port: 0 }, {}),
+      roles: ['delivery' as const],
+      metricsPort: 0,
+      logLevel: 'silent' as const,
+    };
+    app = await startApp(config);
+  });
+  afterAll(() => app?.close());
+
+  it('serves /metrics with the delivery counters, /healthz and /readyz, and no API', async () => {
+    expect(app.server).toBeUndefined();
+    const base = app.metricsUrl as string;
+    expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const metrics = await fetch(`${base}/metrics`);
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    expect(text).toMatch(/^# HELP herald_db_pool_connections/m);
+    expect(text).toMatch(/^herald_callbacks_due \d+/m);
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready' });
+    expect((await fetch(`${base}/blockchain-events/status`)).status).toBe(404);
+  });
+
+  it('HERALD_METRICS_PORT sets it', () => {
+    expect(loadConfig({}, { HERALD_METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+  });
+});

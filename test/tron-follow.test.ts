@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { keccak_256 } from '@noble/hashes/sha3';
 import { sha256 } from '@noble/hashes/sha256';
 import { hex } from '@scure/base';
 import { recoverAddress } from 'viem';
@@ -17,9 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
-import { blockIdOf, encodeRawData, FEES, startFakeTronDriver, type TronDriver } from './support/fake-tron-node.ts';
+import { abiString, blockIdOf, encodeRawData, FEES, startFakeTronDriver, type TronDriver, toBase58 } from './support/fake-tron-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
-import { describeFollowScenarios } from './support/follow-scenarios.ts';
+import { DEFAULT_SCENARIOS, describeFollowScenarios } from './support/follow-scenarios.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -34,6 +35,7 @@ const keys = (o: unknown): string[] => Object.keys(o as Json).sort();
 /** A value deep in parsed JSON (undefined on the way: undefined). */
 const get = (o: unknown, ...path: (string | number)[]): unknown => path.reduce<unknown>((v, k) => (v as Record<string | number, unknown> | undefined)?.[k], o);
 const TRX = 1_000_000n;
+const textHex = (text: string): string => Buffer.from(text, 'utf8').toString('hex');
 
 // ---------------------------------------------------------------------------------------------------------------
 // The fake against java-tron's recorded answers
@@ -50,6 +52,7 @@ describe('the fake java-tron node speaks what java-tron prints', () => {
     await d.send(to, 10n * TRX);
     await d.transferToken(to, 5n);
     await d.forward(to, TRX);
+    await d.transferNft(to, 7n);
     const h = await d.mine(1);
     const post = async (path: string, body: Json) => (await fetch(`${d.rpcUrl}/${path}`, { method: 'POST', body: JSON.stringify(body) })).json();
     block = (await post('wallet/getblockbynum', { num: h })) as Json;
@@ -161,6 +164,47 @@ describe('the fake java-tron node speaks what java-tron prints', () => {
     expect(keys(get(forwardInfo, 'internal_transactions', 0))).toEqual(keys(get(fragment, 'internal_transactions', 0)));
     expect(get(forward, 'txID')).toBe(get(forwardInfo, 'id'));
   });
+
+  it('TRC-721: TriggerSmartContract transferFrom(from, to, id); the info logs Approval then Transfer, 4 topics each and no data; constant calls answer as the contract would', async () => {
+    const nftTx = (block.transactions as Json[])[3] as Json;
+    const nftInfo = infos[3] as Json;
+    const value = get(nftTx, 'raw_data', 'contract', 0, 'parameter', 'value') as Json;
+    expect(keys(value)).toEqual(['contract_address', 'data', 'owner_address']); // no call_value: none is sent
+    expect(value.contract_address).toBe(d.nft.hex);
+    const holder = (value.data as string).slice(8 + 64 + 24, 8 + 128);
+    expect(value.data).toBe(`23b872dd${(value.owner_address as string).slice(2).padStart(64, '0')}${holder.padStart(64, '0')}${'7'.padStart(64, '0')}`);
+    expect(keys(nftInfo)).toEqual(keys(infos[1]));
+    const approvalTopic = hex.encode(keccak_256('Approval(address,address,uint256)'));
+    const transferTopic = hex.encode(keccak_256('Transfer(address,address,uint256)'));
+    expect(get(nftInfo, 'log')).toEqual([
+      {
+        address: d.nft.hex.slice(2),
+        topics: [approvalTopic, (value.owner_address as string).slice(2).padStart(64, '0'), '0'.repeat(64), '7'.padStart(64, '0')],
+      },
+      {
+        address: d.nft.hex.slice(2),
+        topics: [transferTopic, (value.owner_address as string).slice(2).padStart(64, '0'), holder.padStart(64, '0'), '7'.padStart(64, '0')],
+      },
+    ]);
+    expect(d.node.nftOwner(7n)).toBe(toBase58(`41${holder}`));
+
+    const call = async (function_selector: string, parameter = '') =>
+      (await fetch(`${d.rpcUrl}/wallet/triggerconstantcontract`, {
+        method: 'POST',
+        body: JSON.stringify({ owner_address: d.nft.hex, contract_address: d.nft.hex, function_selector, parameter, visible: false }),
+      }).then((r) => r.json())) as Json;
+    const word = (v: string) => v.padStart(64, '0');
+    expect(await call('name()')).toMatchObject({ result: { result: true }, constant_result: [abiString('Herald Tron Punks')] });
+    expect(await call('symbol()')).toMatchObject({ constant_result: [abiString('HTP')] });
+    expect(await call('ownerOf(uint256)', word('7'))).toMatchObject({ constant_result: [word(holder)] });
+    expect(await call('balanceOf(address)', word(holder))).toMatchObject({ constant_result: [word('1')] });
+    expect(await call('supportsInterface(bytes4)', '80ac58cd'.padEnd(64, '0'))).toMatchObject({ constant_result: [word('1')] });
+    // An unknown token: Error(string) revert data and a failed transaction, with result still true, as java-tron answers a revert.
+    const unknown = await call('ownerOf(uint256)', word('ffff'));
+    expect(unknown).toMatchObject({ result: { result: true, message: textHex('REVERT opcode executed') }, transaction: { ret: [{ ret: 'FAILED' }] } });
+    expect((get(unknown, 'constant_result', 0) as string).slice(0, 8)).toBe('08c379a0');
+    expect(await call('decimals()')).toMatchObject({ constant_result: [''], transaction: { ret: [{ ret: 'FAILED' }] } });
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -172,6 +216,8 @@ describeFollowScenarios('Tron (tron/nile, fake java-tron): shared follow scenari
   amount: 5n * TRX,
   // The fake keeps balance history (storage.balance.history.lookup) from genesis, as such a node does.
   opening: 'read',
+  // Tron's token events: TRC-20 and TRC-721 in the confirmed and each-confirmation callbacks (CATALOGUE 7.8).
+  scenarios: [...DEFAULT_SCENARIOS, 'coins-each', 'tokens', 'internal'],
 });
 
 // ---------------------------------------------------------------------------------------------------------------

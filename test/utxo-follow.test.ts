@@ -9,7 +9,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type FakeUtxoDriverOptions, type FakeUtxoNode, startFakeUtxoDriver, type UtxoDialect } from './support/fake-utxo-node.ts';
-import { describeFollowScenarios } from './support/follow-scenarios.ts';
+import { DEFAULT_SCENARIOS, describeFollowScenarios } from './support/follow-scenarios.ts';
+
+/** The default scenarios and the coin each-confirmation callbacks (ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION). */
+const WITH_EACH = [...DEFAULT_SCENARIOS, 'coins-each'] as const;
 
 /** The nodes the scenarios ran against, to check afterwards which of their RPCs the service used. */
 const nodes = new Map<UtxoDialect, FakeUtxoNode>();
@@ -22,23 +25,40 @@ function driver(dialect: UtxoDialect, options: FakeUtxoDriverOptions = {}) {
   };
 }
 
-describeFollowScenarios('bitcoin/testnet followed on a fake Bitcoin Core 30', driver('bitcoin'), { confirmations: 2, amount: 10_000_000n, opening: 'read' });
+describeFollowScenarios('bitcoin/testnet followed on a fake Bitcoin Core 30', driver('bitcoin'), {
+  confirmations: 2,
+  amount: 10_000_000n,
+  opening: 'read',
+  scenarios: WITH_EACH,
+});
 
 describeFollowScenarios('bitcoin-cash/testnet followed on a fake Bitcoin Cash Node 29', driver('bitcoin-cash', { credentials: 'config' }), {
   confirmations: 2,
   amount: 10_000_000n,
   opening: 'read',
+  scenarios: WITH_EACH,
 });
 
 describeFollowScenarios('dogecoin/testnet followed on a fake Dogecoin Core 1.14', driver('dogecoin', { credentials: 'config' }), {
   confirmations: 3,
   amount: 50_000_000_000n,
   opening: 'unavailable',
+  scenarios: WITH_EACH,
 });
 
-describeFollowScenarios('dash/testnet followed on a fake Dash Core', driver('dash'), { confirmations: 2, amount: 10_000_000n, opening: 'read' });
+describeFollowScenarios('dash/testnet followed on a fake Dash Core', driver('dash'), {
+  confirmations: 2,
+  amount: 10_000_000n,
+  opening: 'read',
+  scenarios: WITH_EACH,
+});
 
-describeFollowScenarios('zcash/testnet followed on a fake zcashd', driver('zcash'), { confirmations: 2, amount: 10_000_000n, opening: 'unavailable' });
+describeFollowScenarios('zcash/testnet followed on a fake zcashd', driver('zcash'), {
+  confirmations: 2,
+  amount: 10_000_000n,
+  opening: 'unavailable',
+  scenarios: WITH_EACH,
+});
 
 describe("each node was read through its own dialect's RPCs", () => {
   const calls = (dialect: UtxoDialect, method: string) => nodes.get(dialect)?.calls.get(method) ?? 0;

@@ -17,7 +17,7 @@ import { formatUnits } from '../src/domain/amounts.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type FakeRippled, type FakeXrpDriver, FEE_DROPS, RIPPLE_EPOCH_OFFSET, startFakeXrpDriver } from './support/fake-rippled.ts';
 import { followHelpers } from './support/follow-helpers.ts';
-import { describeFollowScenarios } from './support/follow-scenarios.ts';
+import { DEFAULT_SCENARIOS, describeFollowScenarios } from './support/follow-scenarios.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -29,6 +29,7 @@ describeFollowScenarios('XRP follow scenarios (xrp/testnet on the fake rippled)'
   amount: 25n * XRP,
   opening: 'read', // account_info at the ledger the address is watched from
   reorgs: false,
+  scenarios: [...DEFAULT_SCENARIOS, 'coins-each'],
 });
 
 const SECRET = 'whsec-xrp-follow';

@@ -12,9 +12,13 @@ const UnitAmount = Type.Object({ amount: Type.String({ description: 'Decimal str
 const AddressAmount = Type.Object({ address: S, amount: Type.String({ description: 'Decimal string, whole coins.' }) });
 
 export const AddressDetailsItem = Type.Object({
-  incomingTransactionsCount: Type.Integer({ description: 'Always -1: herald keeps no count of an address’s transactions (it is not an indexer).' }),
-  outgoingTransactionsCount: Type.Integer({ description: 'Always -1 (see incomingTransactionsCount).' }),
-  transactionsCount: Type.Integer({ description: 'Always -1 (see incomingTransactionsCount).' }),
+  incomingTransactionsCount: Type.Integer({
+    description: 'Confirmed coin transactions that paid the address, counted by the wallet ledger from the block it is watched from (like the totals).',
+  }),
+  outgoingTransactionsCount: Type.Integer({
+    description: 'Confirmed coin transactions that spent from the address (one to itself included), counted likewise.',
+  }),
+  transactionsCount: Type.Integer({ description: 'The sum of the two: a transaction is incoming or outgoing for an address, never both. Tokens excluded.' }),
   confirmedBalance: Type.Object(UnitAmount.properties, {
     description: "From herald's wallet ledger of the address (confirmed blocks only), in the customer's wallet that watches it from the earliest block.",
   }),

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, truncate } from '../domain/errors.ts';
+import type { DbError } from '../store/db.ts';
 import { API_VERSION } from './schemas.ts';
 import { validationFailure } from './validation.ts';
 
@@ -133,6 +134,14 @@ function clientWentAway(error: unknown, request: FastifyRequest): boolean {
   return (error as { code?: unknown }).code === 'ECONNRESET' && !request.raw.complete;
 }
 
+/**
+ * A store failure that is worth trying again (lost or refused connection, server shutting down,
+ * serialization failure): recognised by name, since the API does not depend on the store's classes.
+ */
+function databaseUnavailable(error: unknown): boolean {
+  return error instanceof Error && error.name === 'DbError' && (error as DbError).retryable;
+}
+
 export function handleError(bodyLimit: number) {
   return async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const known = toApiError(error, bodyLimit);
@@ -144,6 +153,16 @@ export function handleError(bodyLimit: number) {
       request.log.debug({ requestId: request.id }, 'the client closed the connection before the request was complete');
       // Nobody is left to read it; answered only so that the request's life cycle ends as usual.
       return sendError(request, reply, new ApiError('bad_json', 'The request body ended early: the connection was closed while it was being sent.'));
+    }
+    if (databaseUnavailable(error)) {
+      // PostgreSQL restarting or failing over, the pooler reconnecting, connections exhausted: nothing is
+      // wrong with the request, and the same request succeeds in a moment. Not an error of ours either.
+      request.log.warn({ err: error, requestId: request.id }, 'database unavailable while answering a request; answered 503');
+      return sendError(
+        request,
+        reply,
+        new ApiError('service_unavailable', 'The database is unavailable for a moment. Retry shortly.', undefined, { 'retry-after': '1' }),
+      );
     }
     request.log.error({ err: error, requestId: request.id }, 'unexpected error while answering a request');
     return sendError(

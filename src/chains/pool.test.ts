@@ -135,6 +135,29 @@ describe('node pool: eligibility', () => {
     expect(view('a').latencyMs).not.toBeNull();
   });
 
+  it('a node down from the start is told once at warn; a sound one at info; the view says when each last flipped', async () => {
+    let clock = 5_000_000;
+    const a = new ScriptedNode('a', 5);
+    const b = new ScriptedNode('b', 5);
+    b.fault = 'down';
+    const { pool, view, warnings } = poolOf([a, b], { now: () => clock });
+    expect(view('b')).toMatchObject({ eligible: false, reason: 'not checked yet', headHeight: null, lagBlocks: null, errorRate: null, latencyMs: null });
+    clock += 1000;
+    await pool.refresh();
+    expect(warnings).toEqual(['node ineligible: not answering: b connection refused']);
+    expect(view('a')).toMatchObject({ eligible: true, changedAt: new Date(clock) });
+    expect(view('b')).toMatchObject({ eligible: false, errorRate: 1, changedAt: new Date(clock) });
+    clock += 1000;
+    await pool.refresh();
+    expect(warnings).toHaveLength(1); // no change, no line
+    b.fault = undefined;
+    clock += 1000;
+    await pool.refresh();
+    await pool.refresh();
+    expect(warnings).toEqual(['node ineligible: not answering: b connection refused', 'node eligible again']);
+    expect(view('b')).toMatchObject({ eligible: true, changedAt: new Date(clock) });
+  });
+
   it('a 429 keeps the node out for its Retry-After, without asking it meanwhile', async () => {
     let clock = 1_000_000;
     const a = new ScriptedNode('a', 5);

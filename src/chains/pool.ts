@@ -104,6 +104,8 @@ interface NodeState {
   outcomes: { at: number; ok: boolean }[];
   latencyMs?: number;
   probed: boolean;
+  /** A verdict after a probe was given (the first one is logged as news only when bad). */
+  judged: boolean;
   eligible: boolean;
   reason: string | null;
   changedAt: number;
@@ -125,6 +127,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     rateLimitBackoffMs: RATE_LIMIT_MIN_MS,
     outcomes: [],
     probed: false,
+    judged: false,
     eligible: false,
     reason: 'not checked yet',
     changedAt: started,
@@ -187,13 +190,15 @@ export function createNodePool(options: NodePoolOptions): NodePool {
       if (reason === null && best !== undefined && height !== undefined && best - height > maxLag)
         reason = `lagging: ${best - height} blocks behind the best eligible head (at most ${maxLag})`;
       const eligible = reason === null;
-      if (eligible !== node.eligible) {
-        // The first verdict after start is news only when bad; later ones are news either way.
+      // The first verdict after a probe is news only when bad; later ones are news when they flip.
+      const first = node.probed && !node.judged;
+      if (first || eligible !== node.eligible) {
         if (!eligible) logger?.warn({ ...log, node: node.label, reason }, `node ineligible: ${reason}`);
-        else if (node.probed && node.changedAt !== started) logger?.warn({ ...log, node: node.label }, 'node eligible again');
+        else if (node.judged) logger?.warn({ ...log, node: node.label }, 'node eligible again');
         else logger?.info({ ...log, node: node.label }, 'node eligible');
         node.changedAt = at;
       }
+      if (node.probed) node.judged = true;
       node.eligible = eligible;
       node.reason = reason;
     }
@@ -228,6 +233,8 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     const startedAt = now();
     try {
       const health = await healthOf(node.adapter);
+      node.probed = true;
+      node.checkedAt = now();
       record(node, true, startedAt);
       node.head = { height: health.height, hash: health.hash };
       node.syncing = health.syncing;
@@ -236,14 +243,13 @@ export function createNodePool(options: NodePoolOptions): NodePool {
       node.rateLimitBackoffMs = RATE_LIMIT_MIN_MS;
       if (node.fork) await recheckFork(node);
     } catch (error) {
-      record(node, false, startedAt, error);
-    } finally {
       node.probed = true;
       node.checkedAt = now();
+      record(node, false, startedAt, error);
     }
   }
 
-  /** A node marked on a fork of its own is back on ours once it no longer has the block it claimed. */
+  /** A node marked on a fork of its own is back once it has another block than the one it claimed there. */
   async function recheckFork(node: NodeState): Promise<void> {
     const fork = node.fork as { height: number; hash: string };
     try {
@@ -252,8 +258,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
         node.fork = undefined;
       }
     } catch {
-      // Not there any more (it rewound below it): off the fork too.
-      node.fork = undefined;
+      // No answer about that height (down, or below it now): it stays aside until it tells which block it has.
     }
   }
 

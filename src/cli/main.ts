@@ -69,6 +69,14 @@ withStoreOptions(
         '  tron  a java-tron full node HTTP API, e.g. HERALD_RPC_TRON_MAINNET=http://127.0.0.1:8090\n' +
         '  xrp   rippled JSON-RPC, e.g. HERALD_RPC_XRP_MAINNET=http://127.0.0.1:5005 (validated ledgers only)',
     )
+    .addHelpText(
+      'after',
+      '\nOperator alerts (delivery role): chain stopped, lagging or recovered, node ineligible or eligible again,\n' +
+        'subscriptions deactivated, callbacks exhausted. Always logged (warn) and counted (herald_alerts_total);\n' +
+        'POSTed, signed with the Standard Webhooks headers, when a webhook is given:\n' +
+        '  HERALD_ALERTS_WEBHOOK_URL=https://ops.example.com/herald HERALD_ALERTS_SECRET=whsec_... herald serve\n' +
+        '  HERALD_ALERTS_LAG_SECONDS=300   a chain this far behind for a minute is lagging (README "Operator alerts")',
+    )
     .addOption(new Option('--port <port>', 'TCP port to listen on (default: HERALD_PORT, the config file, or 8080)').argParser(integer('--port')))
     .addOption(new Option('--host <host>', 'address to listen on (default: HERALD_HOST, the config file, or 127.0.0.1)'))
     .addOption(

@@ -138,3 +138,29 @@ describe('database behind a pooler', () => {
     expect(() => loadConfig({}, { HERALD_DB_PREPARED_STATEMENTS: 'no' })).toThrow(/databasePreparedStatements/);
   });
 });
+
+describe('alerts configuration', () => {
+  it('reads HERALD_ALERTS_WEBHOOK_URL, HERALD_ALERTS_SECRET and HERALD_ALERTS_LAG_SECONDS; defaults otherwise', () => {
+    expect(loadConfig({}, {}).alerts).toEqual({
+      lagSeconds: 300,
+      holdSeconds: 60,
+      groupSeconds: 300,
+      intervalSeconds: 10,
+      retrySeconds: [10, 30, 120, 600, 1800, 3600],
+    });
+    const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
+    const config = loadConfig(
+      {},
+      { HERALD_ALERTS_WEBHOOK_URL: 'https://ops.example.com/herald', HERALD_ALERTS_SECRET: secret, HERALD_ALERTS_LAG_SECONDS: '120' },
+    );
+    expect(config.alerts).toMatchObject({ webhookUrl: 'https://ops.example.com/herald', secret, lagSeconds: 120, holdSeconds: 60 });
+  });
+
+  it('refuses a webhook without a secret, a plain-http webhook, a short whsec_ secret and a non-number lag', () => {
+    expect(() => loadConfig({}, { HERALD_ALERTS_WEBHOOK_URL: 'https://ops.example.com/herald' })).toThrow(/alerts\/secret: required/);
+    expect(() => loadConfig({}, { HERALD_ALERTS_WEBHOOK_URL: 'http://ops.example.com/herald', HERALD_ALERTS_SECRET: 's3cret' })).toThrow(/must be https/);
+    expect(() => loadConfig({}, { HERALD_ALERTS_WEBHOOK_URL: 'https://ops.example.com/', HERALD_ALERTS_SECRET: 'whsec_AAAA' })).toThrow(/at least 16/);
+    expect(() => loadConfig({}, { HERALD_ALERTS_SECRET: 's3cret' })).toThrow(/without alerts.webhookUrl/);
+    expect(() => loadConfig({}, { HERALD_ALERTS_LAG_SECONDS: 'soon' })).toThrow(/alerts\/lagSeconds/);
+  });
+});

@@ -99,6 +99,27 @@ export type RetentionConfig = Static<typeof Retention>;
 /** The retention settings with every default (tests, benchmarks). */
 export const defaultRetention = (): RetentionConfig => Value.Default(Retention, {}) as RetentionConfig;
 
+const Alerts = Type.Object(
+  {
+    /** Where alerts are POSTed (https); absent: alerts are only logged (warn) and counted (herald_alerts_total). */
+    webhookUrl: Type.Optional(Type.String({ minLength: 1 })),
+    /** Signs the alerts (Standard Webhooks): "whsec_<base64>" or any other string (its UTF-8 bytes). Required with webhookUrl. */
+    secret: Type.Optional(Type.String({ minLength: 1 })),
+    /** A chain further behind its node than this (seconds) for holdSeconds is lagging; this long without any sign of following, stopped. */
+    lagSeconds: Type.Integer({ minimum: 1, default: 300 }),
+    /** A state (lagging, recovered, node ineligible or eligible again) is alerted once it has held this long; a stopped chain at once. */
+    holdSeconds: Type.Number({ minimum: 0, default: 60 }),
+    /** Deactivations and exhausted callbacks: one alert per customer, destination and reason at most this often, with the count. */
+    groupSeconds: Type.Number({ minimum: 0, default: 300 }),
+    /** How often the monitor looks (and sends due alerts). */
+    intervalSeconds: Type.Number({ minimum: 0.05, default: 10 }),
+    /** Waits before the retries of an alert the webhook did not take (2xx); after the last, it is given up (logged at error). */
+    retrySeconds: Type.Array(Type.Number({ minimum: 0 }), { default: [10, 30, 120, 600, 1800, 3600] }),
+  },
+  { additionalProperties: false, default: {} },
+);
+export type AlertsConfig = Static<typeof Alerts>;
+
 const Chain = Type.Object(
   {
     blockchain: Type.String(),
@@ -165,12 +186,19 @@ export const ConfigSchema = Type.Object(
     roles: Type.Array(Type.Union(ROLES.map((r) => Type.Literal(r))), { default: [...ROLES], minItems: 1 }),
     delivery: Delivery,
     retention: Retention,
+    /** Operator alerts (delivery role): chains stopped or lagging, nodes ineligible, deactivations, exhausted callbacks. */
+    alerts: Alerts,
     /** The chains this deployment follows (ingest role); also HERALD_RPC_<BLOCKCHAIN>_<NETWORK>. */
     chains: Type.Array(Chain, { default: [] }),
     /** Port of the https://{domain}/.well-known/... proof fetched to verify a callback domain (tests, proxies). */
     domainVerificationPort: Type.Integer({ minimum: 1, maximum: 65535, default: 443 }),
     host: Type.String({ default: '127.0.0.1' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+    /**
+     * A process without the api role serves /metrics, /healthz and /readyz on this port (on `host`), so
+     * delivery and ingest processes can be scraped and probed too. Absent: they listen on nothing.
+     */
+    metricsPort: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
     dataDir: Type.String({ default: './data' }),
     /** PostgreSQL server to use; when absent an embedded server is started under dataDir. */
     databaseUrl: Type.Optional(Type.String()),
@@ -239,6 +267,7 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env.DATABASE_URL) out.databaseUrl = env.DATABASE_URL;
   if (env.HERALD_HOST) out.host = env.HERALD_HOST;
   if (env.HERALD_PORT) out.port = Number(env.HERALD_PORT);
+  if (env.HERALD_METRICS_PORT) out.metricsPort = Number(env.HERALD_METRICS_PORT);
   if (env.HERALD_DATA_DIR) out.dataDir = env.HERALD_DATA_DIR;
   if (env.HERALD_LOG_LEVEL) out.logLevel = env.HERALD_LOG_LEVEL;
   if (env.HERALD_LOG_REQUESTS) out.logRequests = env.HERALD_LOG_REQUESTS === 'true' || env.HERALD_LOG_REQUESTS === '1';
@@ -266,6 +295,32 @@ function deliveryFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown
   }
   if (env.HERALD_DELIVERY_CA_FILE) out.caFile = env.HERALD_DELIVERY_CA_FILE;
   return out;
+}
+
+/** Alert settings from the environment, merged into the file's alerts section. */
+function alertsFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (env.HERALD_ALERTS_WEBHOOK_URL) out.webhookUrl = env.HERALD_ALERTS_WEBHOOK_URL;
+  if (env.HERALD_ALERTS_SECRET) out.secret = env.HERALD_ALERTS_SECRET;
+  if (env.HERALD_ALERTS_LAG_SECONDS) out.lagSeconds = Number(env.HERALD_ALERTS_LAG_SECONDS);
+  return out;
+}
+
+/** The webhook must be an https URL and come with its secret (an unsigned alert could be forged). */
+function checkAlerts(alerts: AlertsConfig): string[] {
+  if (alerts.webhookUrl === undefined) return alerts.secret === undefined ? [] : ['  /alerts/secret: given without alerts.webhookUrl'];
+  const problems: string[] = [];
+  let url: URL | undefined;
+  try {
+    url = new URL(alerts.webhookUrl);
+  } catch {
+    problems.push('  /alerts/webhookUrl: not a URL');
+  }
+  if (url && url.protocol !== 'https:') problems.push(`  /alerts/webhookUrl: must be https, not ${url.protocol}`);
+  if (alerts.secret === undefined) problems.push('  /alerts/secret: required with alerts.webhookUrl (alerts are signed)');
+  else if (alerts.secret.startsWith('whsec_') && Buffer.from(alerts.secret.slice(6), 'base64').length < 16)
+    problems.push('  /alerts/secret: a whsec_ secret must hold at least 16 base64-encoded bytes');
+  return problems;
 }
 
 /**
@@ -364,6 +419,8 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const merged = { ...file, ...fromEnvironment(env), ...flags };
   const delivery = deliveryFromEnvironment(env);
   if (Object.keys(delivery).length > 0) merged.delivery = { ...(file.delivery as Record<string, unknown> | undefined), ...delivery };
+  const alerts = alertsFromEnvironment(env);
+  if (Object.keys(alerts).length > 0) merged.alerts = { ...(file.alerts as Record<string, unknown> | undefined), ...alerts };
   if (overrides.roles) merged.roles = overrides.roles;
   const chains = chainsFromEnvironment(env, file.chains);
   if (chains.length > 0) merged.chains = chains;
@@ -371,7 +428,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
   const valid = withDefaults as Config;
-  if (errors.length === 0) lines.push(...checkChains(valid.chains));
+  if (errors.length === 0) lines.push(...checkChains(valid.chains), ...checkAlerts(valid.alerts));
   if (lines.length > 0) {
     throw new ConfigError(`The configuration is invalid${fileName ? ` (file ${fileName})` : ''}:\n${lines.join('\n')}`);
   }

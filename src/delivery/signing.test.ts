@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signCallback } from './signing.ts';
+import { signCallback, signStandardWebhook, standardWebhookKey } from './signing.ts';
 
 const key = 'a'.repeat(64);
 const timestamp = 1_700_000_000;
@@ -60,5 +60,17 @@ describe('signCallback', () => {
 
   it.each([1.5, -1, Number.NaN])('refuses timestamp %s', (value) => {
     expect(() => signCallback('s', Buffer.from('{}'), key, value)).toThrow(RangeError);
+  });
+});
+
+describe('signStandardWebhook', () => {
+  it('takes a whsec_ secret as its base64-decoded bytes, any other as UTF-8 (the Standard Webhooks test vector)', () => {
+    // The example of the Standard Webhooks specification (github.com/standard-webhooks, spec/standard-webhooks.md).
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const body = Buffer.from('{"test": 2432232314}');
+    const headers = signStandardWebhook(standardWebhookKey(secret), body, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330);
+    expect(headers['webhook-signature']).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    const plain = signStandardWebhook(standardWebhookKey('s3cret'), body, 'id', 1);
+    expect(plain['webhook-signature']).toBe(`v1,${hmac('s3cret', Buffer.from(`id.1.${body.toString()}`), 'base64')}`);
   });
 });

@@ -222,6 +222,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
                 cursor = { skip: skipped, since: from?.since ?? t, dueFrom: new Date(latest) };
               }
             }
+            if (claimed.length > 0) logger.debug({ callbacks: claimed.length, inFlight: inFlight + claimed.length }, 'callbacks claimed');
           } catch (error) {
             logger.error({ err: error }, 'could not claim due callbacks; trying again shortly');
           }

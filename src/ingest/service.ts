@@ -6,6 +6,8 @@
  * rebuilds every index from the database and swaps it in; announcements that arrive while it loads
  * are replayed on the new index. Each announcement re-reads its subscription row, so replaying one
  * twice is harmless. Followers start after the first load: no block is matched against an empty index.
+ * A load that fails (the database unreachable for a moment) is tried again with backoff, announcements
+ * still buffered, until it succeeds.
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
@@ -93,8 +95,11 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     logger.info({ ...f.key, rpc: nodes.map((n) => redactUrl(n.rpcUrl)), ws: nodes.flatMap((n) => (n.wsUrl ? [redactUrl(n.wsUrl)] : [])) }, 'following chain');
     const labels = { blockchain: f.key.blockchain, network: f.key.network };
     const onStep = (result: StepResult) => {
-      if (result.kind === 'applied') deps.metrics?.chainBlocks.inc(labels);
-      else if (result.kind === 'reorganised') deps.metrics?.chainReorganisations.inc(labels);
+      if (result.kind === 'applied') {
+        deps.metrics?.chainBlocks.inc(labels);
+        // One line per block at debug: which process applied which block (several ingest processes may follow one chain).
+        logger.debug({ ...labels, height: result.height, hash: result.hash, callbacks: result.enqueued }, 'block applied');
+      } else if (result.kind === 'reorganised') deps.metrics?.chainReorganisations.inc(labels);
       if (result.kind === 'applied' || result.kind === 'caught-up') wakeOpenings(f);
     };
     f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep }).catch((error) =>
@@ -130,8 +135,9 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     );
   };
 
-  const reload = async () => {
-    replay = [];
+  /** One attempt: every index rebuilt and swapped in, the changes announced meanwhile replayed, followers started. */
+  const loadIndexes = async () => {
+    replay ??= []; // after a failed attempt, the changes it buffered are kept for this one
     for (const f of followed.values()) {
       const rows = await loadIndexableSubscriptions(db, f.key);
       const index = new SubscriptionIndex(f.key.blockchain, f.key.network, { expectedSize: rows.length });
@@ -153,6 +159,32 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
           { ...f.key, subscriptions: queued },
           'checking transaction-mined and block-height-reached subscriptions without a callback for transactions already mined and heights already reached',
         );
+    }
+  };
+
+  /**
+   * Tried again with backoff until it succeeds (or the service closes). The listener that asks for it
+   * may be connected before the pool can reach the database (PostgreSQL restarting, a pooler waiting
+   * to log in again); giving up would leave every later change buffered and, at start, no follower.
+   */
+  const reload = async () => {
+    for (let delay = 250; !abort.signal.aborted; delay = Math.min(delay * 2, 10_000)) {
+      try {
+        await loadIndexes();
+        return;
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        logger.warn({ err: error, retryInMs: delay }, `matching indexes not loaded yet; retrying: ${(error as Error).message}`);
+        await new Promise<void>((resume) => {
+          const timer = setTimeout(done, delay);
+          abort.signal.addEventListener('abort', done, { once: true });
+          function done() {
+            clearTimeout(timer);
+            abort.signal.removeEventListener('abort', done);
+            resume();
+          }
+        });
+      }
     }
   };
 

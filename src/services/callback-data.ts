@@ -4,8 +4,11 @@
  * `costs.callbackData*` credits, taken only when it answers (an error takes nothing).
  *
  * - The address read answers from herald's own wallet ledger: the confirmed balance and totals that
- *   chain following keeps for an address watched in one of the customer's wallets. Herald is not an
- *   indexer and keeps no count of an address's transactions: the three counts are -1 (unknown).
+ *   chain following keeps for an address watched in one of the customer's wallets, and the counts of
+ *   confirmed coin transactions it kept with them: like the totals, they count from the block the
+ *   address is watched from (herald is not an indexer: what happened before is in the opening balance,
+ *   not counted). A transaction is incoming or outgoing for an address, never both (netted per
+ *   transaction, a transaction to itself is outgoing), so transactionsCount is their sum.
  * - Block and transaction reads ask the chain's node through the API role's own adapter.
  */
 import type { BlockDetails, BlockSelector, TransactionDetails } from '../chains/types.ts';
@@ -62,9 +65,9 @@ export async function getAddressDetails(
   const { unit, decimals } = CHAINS[blockchain];
   const amount = (units: bigint) => ({ amount: formatUnits(units, decimals), unit });
   const value: AddressDetails = {
-    incomingTransactionsCount: -1,
-    outgoingTransactionsCount: -1,
-    transactionsCount: -1,
+    incomingTransactionsCount: ledger.incomingTransactions,
+    outgoingTransactionsCount: ledger.outgoingTransactions,
+    transactionsCount: ledger.incomingTransactions + ledger.outgoingTransactions,
     confirmedBalance: amount(ledger.confirmedBalance),
     totalReceived: amount(ledger.totalReceived),
     totalSpent: amount(ledger.totalSpent),

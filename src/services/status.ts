@@ -2,7 +2,7 @@
  * Chain following status for GET /blockchain-events/status: what the followers stored (cursor, last
  * head seen, block time) joined with the chains this deployment is configured to follow.
  */
-
+import { chainLag } from '../domain/chain-lag.ts';
 import { type ChainNodeRow, listChainNodes } from '../store/chain-nodes.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
 import type { Caller, Common } from './context.ts';
@@ -80,9 +80,7 @@ function nodeItem(n: ChainNodeRow): ChainNodeItem {
 }
 
 function itemOf(row: ChainStatusRow, configured: boolean, now: Date): Omit<ChainStatusItem, 'nodes'> {
-  const lagBlocks = row.nodeHead === null ? null : Math.max(0, row.nodeHead - row.height);
-  const behind = lagBlocks !== null && lagBlocks > 0;
-  const lagSeconds = row.blockTimestamp === null || lagBlocks === null ? null : behind ? Math.max(0, Math.round(now.getTime() / 1000 - row.blockTimestamp)) : 0;
+  const { lagBlocks, lagSeconds } = chainLag(row, now);
   let state: ChainStatusItem['state'] = lagBlocks !== null && lagBlocks > 1 ? 'catching-up' : 'following';
   if (row.state === 'stopped') state = 'stopped';
   else if (!configured) state = 'not-configured';

@@ -11,6 +11,9 @@ export interface AddressLedger {
   confirmedBalance: bigint;
   totalReceived: bigint;
   totalSpent: bigint;
+  /** Confirmed transactions that paid the address, and that spent from it, since it is watched. */
+  incomingTransactions: number;
+  outgoingTransactions: number;
   watchedFromBlock: bigint | null;
 }
 
@@ -41,9 +44,16 @@ export async function addressLedger(
   chain: { blockchain: Blockchain; network: Network },
   normalizedAddress: string,
 ): Promise<AddressLedger | undefined> {
-  const [row] = await q.query<{ confirmed_balance: string; total_received: string; total_spent: string; watched_from_block: string | null }>(
+  const [row] = await q.query<{
+    confirmed_balance: string;
+    total_received: string;
+    total_spent: string;
+    incoming_transactions: string;
+    outgoing_transactions: string;
+    watched_from_block: string | null;
+  }>(
     'callback-data:address-ledger',
-    `SELECT a.confirmed_balance, a.total_received, a.total_spent, a.watched_from_block
+    `SELECT a.confirmed_balance, a.total_received, a.total_spent, a.incoming_transactions, a.outgoing_transactions, a.watched_from_block
        FROM wallet_addresses a JOIN wallets w ON w.id = a.wallet_id
       WHERE w.customer_id = $1 AND a.blockchain = $2 AND a.network = $3 AND a.normalized_address = $4
       ORDER BY a.watched_from_block ASC NULLS LAST, a.id
@@ -55,6 +65,8 @@ export async function addressLedger(
     confirmedBalance: BigInt(row.confirmed_balance),
     totalReceived: BigInt(row.total_received),
     totalSpent: BigInt(row.total_spent),
+    incomingTransactions: Number(row.incoming_transactions),
+    outgoingTransactions: Number(row.outgoing_transactions),
     watchedFromBlock: row.watched_from_block === null ? null : BigInt(row.watched_from_block),
   };
 }

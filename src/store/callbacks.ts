@@ -6,6 +6,7 @@
 
 import type { EventType } from '../domain/chains.ts';
 import { unixSeconds } from '../domain/time.ts';
+import { addToTallies, type TallyKind } from './alerts.ts';
 import type { Db, Queryable } from './db.ts';
 
 export const CALLBACKS_CHANNEL = 'herald_callbacks';
@@ -157,8 +158,9 @@ export interface AttemptOutcome extends AttemptRecord {
  * Records a batch of outcomes in one transaction: the attempts, the callbacks' new state, and the
  * deactivations (410: the callback's subscription, `callback_url_gone`; retries exhausted: every active
  * subscription of the customer with the same event type and callbackUrl,
- * `maximum_retry_attempts_reached`). A callback cancelled meanwhile (its subscription was deleted)
- * keeps its state; the attempt is still logged.
+ * `maximum_retry_attempts_reached`), counted for the operator alerts (store/alerts.ts) with the
+ * exhausted callbacks. A callback cancelled meanwhile (its subscription was deleted) keeps its state;
+ * the attempt is still logged.
  */
 export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Date): Promise<void> {
   if (outcomes.length === 0) return;
@@ -198,18 +200,33 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
       ],
     );
     if (ended.length > 0) {
-      await tx.query(
+      // Also counts, for the operator alerts, the subscriptions deactivated and the callbacks whose
+      // retries ran out, per customer and destination: counted in this transaction, they are neither
+      // lost nor counted twice, and a flood (thousands deactivated at once) is a few counters, not rows.
+      const counted = await tx.query<{ kind: TallyKind; customer_id: string; destination: string; reason: string | null; count: number }>(
         'callbacks:deactivate',
         `WITH ended AS (
-           SELECT c.customer_id, c.subscription_id, c.event_type, c.callback_url, o.reason
-           FROM unnest($1::uuid[], $2::text[]) AS o(id, reason) JOIN callbacks c ON c.id = o.id)
-         UPDATE subscriptions s SET is_active = false,
-           deactivation_reasons = s.deactivation_reasons || jsonb_build_array(jsonb_build_object('reason', e.reason, 'timestamp', $3::bigint))
-         FROM ended e
-         WHERE s.is_active AND (
-           (e.reason = 'callback_url_gone' AND s.id = e.subscription_id) OR
-           (e.reason = 'maximum_retry_attempts_reached' AND s.customer_id = e.customer_id AND s.event_type = e.event_type AND s.callback_url = e.callback_url))`,
+           SELECT c.customer_id, c.subscription_id, c.event_type, c.callback_url, c.destination, o.reason
+           FROM unnest($1::uuid[], $2::text[]) AS o(id, reason) JOIN callbacks c ON c.id = o.id),
+         deactivated AS (
+           UPDATE subscriptions s SET is_active = false,
+             deactivation_reasons = s.deactivation_reasons || jsonb_build_array(jsonb_build_object('reason', e.reason, 'timestamp', $3::bigint))
+           FROM ended e
+           WHERE s.is_active AND (
+             (e.reason = 'callback_url_gone' AND s.id = e.subscription_id) OR
+             (e.reason = 'maximum_retry_attempts_reached' AND s.customer_id = e.customer_id AND s.event_type = e.event_type AND s.callback_url = e.callback_url))
+           RETURNING s.customer_id, e.destination, e.reason)
+         SELECT 'subscription.deactivated' AS kind, customer_id, destination, reason, count(*)::int AS count
+         FROM deactivated GROUP BY customer_id, destination, reason
+         UNION ALL
+         SELECT 'callbacks.exhausted', customer_id, destination, NULL, count(*)::int
+         FROM ended WHERE reason = 'maximum_retry_attempts_reached' GROUP BY customer_id, destination`,
         [ended.map((o) => o.callbackId), ended.map(ending), unixSeconds(now)],
+      );
+      await addToTallies(
+        tx,
+        counted.map((r) => ({ kind: r.kind, customerId: String(r.customer_id), destination: r.destination, reason: r.reason, count: r.count })),
+        now,
       );
     }
   };

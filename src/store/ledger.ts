@@ -19,6 +19,9 @@ export interface LedgerEntry {
   tokenId: string;
   received: bigint;
   spent: bigint;
+  /** Coins: transactions of the block that paid the address, and that spent from it (0 for tokens and NFTs). */
+  incoming: number;
+  outgoing: number;
   delta: bigint;
   symbol: string;
   tokenType: string;
@@ -46,8 +49,10 @@ export async function insertLedgerEntries(tx: Queryable, chain: ChainKey, blockH
   if (entries.length === 0) return;
   await tx.query(
     'ledger:insert',
-    `INSERT INTO ledger_entries (blockchain, network, block_height, wallet_address_id, kind, identifier, token_id, received, spent, delta, symbol, token_type, decimals)
-     SELECT $1, $2, $3, * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::numeric[], $9::numeric[], $10::numeric[], $11::text[], $12::text[], $13::int[])`,
+    `INSERT INTO ledger_entries (blockchain, network, block_height, wallet_address_id, kind, identifier, token_id, received, spent, delta, symbol, token_type, decimals,
+       incoming_count, outgoing_count)
+     SELECT $1, $2, $3, * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::numeric[], $9::numeric[], $10::numeric[], $11::text[], $12::text[], $13::int[],
+       $14::int[], $15::int[])`,
     [
       chain.blockchain,
       chain.network,
@@ -62,6 +67,8 @@ export async function insertLedgerEntries(tx: Queryable, chain: ChainKey, blockH
       entries.map((e) => e.symbol),
       entries.map((e) => e.tokenType),
       entries.map((e) => e.decimals),
+      entries.map((e) => e.incoming),
+      entries.map((e) => e.outgoing),
     ],
   );
 }
@@ -79,6 +86,8 @@ interface EntryRow {
   symbol: string;
   token_type: string;
   decimals: number;
+  incoming_count: number;
+  outgoing_count: number;
 }
 
 const toEntry = (r: EntryRow): StoredLedgerEntry => ({
@@ -94,6 +103,8 @@ const toEntry = (r: EntryRow): StoredLedgerEntry => ({
   symbol: r.symbol,
   tokenType: r.token_type,
   decimals: r.decimals,
+  incoming: r.incoming_count,
+  outgoing: r.outgoing_count,
 });
 
 /**
@@ -115,7 +126,7 @@ export async function takeConfirmedEntries(tx: Queryable, chain: ChainKey, confi
     `UPDATE ledger_entries e SET applied = true FROM wallet_addresses a
      WHERE e.blockchain = $1 AND e.network = $2 AND NOT e.applied AND e.block_height <= $3 AND a.id = e.wallet_address_id
      RETURNING e.block_height, e.wallet_address_id, a.normalized_address, e.kind, e.identifier, e.token_id, e.received, e.spent, e.delta,
-       e.symbol, e.token_type, e.decimals`,
+       e.symbol, e.token_type, e.decimals, e.incoming_count, e.outgoing_count`,
     params,
   );
   return rows.map(toEntry).sort((a, b) => a.blockHeight - b.blockHeight);
@@ -128,7 +139,7 @@ export async function takeOrphanedEntries(tx: Queryable, chain: ChainKey, ancest
     `DELETE FROM ledger_entries e USING wallet_addresses a
      WHERE e.blockchain = $1 AND e.network = $2 AND e.block_height > $3 AND a.id = e.wallet_address_id
      RETURNING e.applied, e.block_height, e.wallet_address_id, a.normalized_address, e.kind, e.identifier, e.token_id, e.received, e.spent,
-       e.delta, e.symbol, e.token_type, e.decimals`,
+       e.delta, e.symbol, e.token_type, e.decimals, e.incoming_count, e.outgoing_count`,
     [chain.blockchain, chain.network, ancestorHeight],
   );
   return (rows as (EntryRow & { applied: boolean })[])
@@ -146,15 +157,30 @@ export async function pruneLedgerEntries(tx: Queryable, chain: ChainKey, height:
   ]);
 }
 
-/** Adds signed coin amounts to addresses: (id, received, spent), negated to reverse. */
-export async function addCoinTotals(tx: Queryable, totals: { walletAddressId: string; received: bigint; spent: bigint }[]): Promise<void> {
+export interface CoinTotals {
+  walletAddressId: string;
+  received: bigint;
+  spent: bigint;
+  incoming: number;
+  outgoing: number;
+}
+
+/** Adds signed coin amounts and transaction counts to addresses, negated to reverse. */
+export async function addCoinTotals(tx: Queryable, totals: CoinTotals[]): Promise<void> {
   if (totals.length === 0) return;
   await tx.query(
     'ledger:add-coin',
     `UPDATE wallet_addresses a SET confirmed_balance = a.confirmed_balance + t.received - t.spent,
-       total_received = a.total_received + t.received, total_spent = a.total_spent + t.spent
-     FROM unnest($1::bigint[], $2::numeric[], $3::numeric[]) AS t (id, received, spent) WHERE a.id = t.id`,
-    [totals.map((t) => t.walletAddressId), totals.map((t) => t.received.toString()), totals.map((t) => t.spent.toString())],
+       total_received = a.total_received + t.received, total_spent = a.total_spent + t.spent,
+       incoming_transactions = a.incoming_transactions + t.incoming, outgoing_transactions = a.outgoing_transactions + t.outgoing
+     FROM unnest($1::bigint[], $2::numeric[], $3::numeric[], $4::int[], $5::int[]) AS t (id, received, spent, incoming, outgoing) WHERE a.id = t.id`,
+    [
+      totals.map((t) => t.walletAddressId),
+      totals.map((t) => t.received.toString()),
+      totals.map((t) => t.spent.toString()),
+      totals.map((t) => t.incoming),
+      totals.map((t) => t.outgoing),
+    ],
   );
 }
 

@@ -28,6 +28,7 @@ import {
   addCoinTotals,
   addTokenDeltas,
   anchorUnwatched,
+  type CoinTotals,
   findRecordedOutputs,
   forgetOutputsAbove,
   insertLedgerEntries,
@@ -119,12 +120,17 @@ export async function recordBlock(
     e.delta += m.delta;
     perTransaction.set(key, e);
   }
-  const coins = new Map<string, { received: bigint; spent: bigint }>();
+  const coins = new Map<string, { received: bigint; spent: bigint; incoming: number; outgoing: number }>();
   for (const m of perTransaction.values()) {
     if (m.delta === 0n) continue;
-    const c = coins.get(m.address) ?? { received: 0n, spent: 0n };
-    if (m.delta > 0n) c.received += m.delta;
-    else c.spent -= m.delta;
+    const c = coins.get(m.address) ?? { received: 0n, spent: 0n, incoming: 0, outgoing: 0 };
+    if (m.delta > 0n) {
+      c.received += m.delta;
+      c.incoming += 1;
+    } else {
+      c.spent -= m.delta;
+      c.outgoing += 1;
+    }
     coins.set(m.address, c);
   }
 
@@ -148,9 +154,9 @@ export async function recordBlock(
   }
 
   const entries: LedgerEntry[] = [];
-  const base = { identifier: '', tokenId: '', received: 0n, spent: 0n, delta: 0n, symbol: '', tokenType: '', decimals: 0 };
+  const base = { identifier: '', tokenId: '', received: 0n, spent: 0n, incoming: 0, outgoing: 0, delta: 0n, symbol: '', tokenType: '', decimals: 0 };
   for (const [address, c] of coins) {
-    for (const id of idsOf.get(address) ?? []) entries.push({ ...base, walletAddressId: id, kind: 'coin', received: c.received, spent: c.spent });
+    for (const id of idsOf.get(address) ?? []) entries.push({ ...base, walletAddressId: id, kind: 'coin', ...c });
   }
   for (const { address, transfer, delta } of tokens.values()) {
     if (delta === 0n) continue;
@@ -216,12 +222,14 @@ export async function prune(tx: Queryable, chain: ChainKey, belowHeight: number)
  */
 async function applyEntries(tx: Queryable, entries: StoredLedgerEntry[], sign: 1n | -1n, node: LedgerNode): Promise<void> {
   // One row per address: an UPDATE joined to two rows of the same address would apply only one.
-  const coins = new Map<string, { walletAddressId: string; received: bigint; spent: bigint }>();
+  const coins = new Map<string, CoinTotals>();
   for (const e of entries) {
     if (e.kind !== 'coin') continue;
-    const c = coins.get(e.walletAddressId) ?? { walletAddressId: e.walletAddressId, received: 0n, spent: 0n };
+    const c = coins.get(e.walletAddressId) ?? { walletAddressId: e.walletAddressId, received: 0n, spent: 0n, incoming: 0, outgoing: 0 };
     c.received += sign * e.received;
     c.spent += sign * e.spent;
+    c.incoming += Number(sign) * e.incoming;
+    c.outgoing += Number(sign) * e.outgoing;
     coins.set(e.walletAddressId, c);
   }
   await addCoinTotals(tx, [...coins.values()]);

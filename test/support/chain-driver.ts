@@ -40,8 +40,35 @@ export interface ChainDriver {
   reorg(depth: number, options?: { drop?: string[] }): Promise<number>;
   /** The native balance of `address` as the node sees it at its tip, base units (for cross-checks). */
   balance(address: string): Promise<bigint>;
+  /** The chain's test tokens, where the node has them (the shared token scenario needs them). */
+  tokens?: TokenDriver;
+  /** A contract passing the value of a call on to an address (an internal transfer), where the chain has them. */
+  internal?: InternalDriver;
   /** Makes the node unreachable (connections refused) until up(). */
   down?(): Promise<void>;
   up?(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A fungible token and an NFT contract on the node, and how to move them (transactions pending until mined). */
+export interface TokenDriver {
+  /** `contract` in herald's normal form (what callbacks and the ledger print); `type` as callbacks name it. */
+  fungible: { contract: string; name: string; symbol: string; decimals: number; type: 'ERC-20' | 'BEP-20' | 'TRC-20' };
+  nft: { contract: string; name: string; symbol: string; type: 'ERC-721' | 'TRC-721' };
+  /** Native base units an address needs to pay for a few token transfers of its own. */
+  feeBudget: bigint;
+  /** Sends `amount` base units of the fungible token from `from` (the funded wallet when absent) to `to`. */
+  transferToken(to: string, amount: bigint, from?: string): Promise<string>;
+  /** An NFT id the funded wallet can give and no one used yet. */
+  freshNftId(): Promise<bigint>;
+  /** transferFrom of NFT `tokenId` from `from` (the funded wallet when absent, with an id of freshNftId) to `to`. */
+  transferNft(to: string, tokenId: bigint, from?: string): Promise<string>;
+}
+
+/** Internal transfers: a forwarding contract called with value from the funded wallet (pending until mined). */
+export interface InternalDriver {
+  /** The operationId herald gives the forwarder's inner transfer (e.g. `call_0` on EVM chains, `internal_0` on tron). */
+  operationId: string;
+  /** Calls the forwarder with `amount` base units for `to`; the transaction id. */
+  forward(to: string, amount: bigint): Promise<string>;
 }

@@ -9,11 +9,15 @@
  * The chain is real enough to follow: blocks are mined on demand from pending transactions signed with
  * secp256k1 keys (addresses are 0x41 + the last 20 bytes of keccak256 of the public key, base58check),
  * and the state moves with them: TRX balances, a TRC-20 token (TriggerSmartContract + Transfer log), a
+ * TRC-721 token (TriggerSmartContract calling transferFrom or safeTransferFrom; an Approval log clearing the
+ * token's approval, then a Transfer log with 4 topics and no data, as OpenZeppelin 4.0 to 4.7 emit), a
  * forwarding contract (an internal TRX transfer in `internal_transactions`) and one that swallows the
  * value (its inner transfer `rejected`). Fees are charged as java-tron reports them (`fee`, `receipt`).
  * It can reorganise (the last blocks replaced, their transactions mined again unless dropped), go down and
  * up, keeps historical balances (`getaccountbalance`, `getblockbalance`) as a node with
- * `storage.balance.history.lookup` does, and answers `triggerconstantcontract` for the token.
+ * `storage.balance.history.lookup` does, and answers `triggerconstantcontract` for both tokens (name,
+ * symbol, decimals, totalSupply and balanceOf for the TRC-20; name, symbol, balanceOf, ownerOf and
+ * supportsInterface for the TRC-721, which reverts on decimals() as a contract without it does).
  *
  * Served: wallet/getnowblock, getblockbynum, gettransactioninfobyblocknum, gettransactioninfobyid,
  * gettransactionbyid, getaccount, getaccountbalance, getblockbalance, triggerconstantcontract.
@@ -24,7 +28,7 @@ import { keccak_256 } from '@noble/hashes/sha3';
 import { sha256 } from '@noble/hashes/sha256';
 import { createBase58check, hex } from '@scure/base';
 import { generatePrivateKey, privateKeyToAccount, sign } from 'viem/accounts';
-import type { ChainDriver } from './chain-driver.ts';
+import type { ChainDriver, InternalDriver, TokenDriver } from './chain-driver.ts';
 
 const b58check = createBase58check(sha256);
 
@@ -184,6 +188,9 @@ export function abiString(text: string): string {
   return word(32) + word(h.length / 2) + h.padEnd(Math.ceil(h.length / 64) * 64, '0');
 }
 const TRANSFER_TOPIC = hex.encode(keccak_256('Transfer(address,address,uint256)'));
+const APPROVAL_TOPIC = hex.encode(keccak_256('Approval(address,address,uint256)'));
+/** Solidity's revert data for `require(cond, message)`: Error(string). */
+const errorData = (message: string): string => `${selectorOf('Error(string)')}${abiString(message)}`;
 
 async function signHash(hash: string, privateKey: `0x${string}`): Promise<string> {
   return (await sign({ hash: `0x${hash}`, privateKey, to: 'hex' })).slice(2);
@@ -202,11 +209,17 @@ interface State {
   trx: Map<string, bigint>;
   /** token contract hex → holder hex → balance */
   tokens: Map<string, Map<string, bigint>>;
+  /** TRC-721 token id (decimal) → owner hex */
+  nfts: Map<string, string>;
 }
 
-const cloneState = (s: State): State => ({ trx: new Map(s.trx), tokens: new Map([...s.tokens].map(([c, m]) => [c, new Map(m)])) });
+const cloneState = (s: State): State => ({
+  trx: new Map(s.trx),
+  tokens: new Map([...s.tokens].map(([c, m]) => [c, new Map(m)])),
+  nfts: new Map(s.nfts),
+});
 
-type IntentKind = 'transfer' | 'trc20' | 'forward' | 'swallow';
+type IntentKind = 'transfer' | 'trc20' | 'trc721' | 'forward' | 'swallow';
 
 /** A signed transaction waiting to be mined (and mined again after a reorganisation). */
 interface Intent {
@@ -216,6 +229,8 @@ interface Intent {
   to: string;
   amount: bigint;
   contract?: string;
+  /** trc721: the token moved (`amount` is 0: no TRX goes with the call). */
+  tokenId?: bigint;
   /** TRX burnt from the owner, fixed when it was sent. */
   fee: bigint;
   /** The transaction as printed in a block, without `ret`. */
@@ -276,6 +291,8 @@ export interface FakeTronNodeOptions {
   /** TRX of the funded wallet, sun; default 50 billion TRX (above Number.MAX_SAFE_INTEGER sun). */
   walletBalance?: bigint;
   token?: { name: string; symbol: string; decimals: number; supply: bigint };
+  /** The TRC-721 and the ids the funded wallet holds at genesis; default 'Herald Tron Punks' (HTP), ids 1..40 and 2^128 + 1. */
+  nft?: { name: string; symbol: string; ids: bigint[] };
 }
 
 export interface FakeTronNode {
@@ -283,6 +300,8 @@ export interface FakeTronNode {
   /** The funded account: holds the TRX and the token supply. */
   wallet: TronAccount;
   token: { address: string; hex: string; name: string; symbol: string; decimals: number };
+  /** The TRC-721 (the funded wallet holds `ids` at genesis). */
+  nft: { address: string; hex: string; name: string; symbol: string; ids: bigint[] };
   /** A contract that forwards the TRX sent with a call to the address in its argument. */
   forwarder: string;
   /** A contract whose inner transfer always fails (rejected) while the call succeeds: it keeps the TRX. */
@@ -300,12 +319,16 @@ export interface FakeTronNode {
   /** TRX of `address` at the tip (or after block `height`). */
   balance(address: string, height?: number): bigint;
   tokenBalance(address: string, height?: number): bigint;
+  /** The owner (base58) of TRC-721 `tokenId` at the tip (or after block `height`). */
+  nftOwner(tokenId: bigint, height?: number): string | undefined;
   /** The fee a TRX transfer to `to` pays if sent now (a new account costs more). */
   transferFee(to: string): bigint;
   /** The balance `address` will have once everything pending is mined. */
   projectedBalance(address: string): bigint;
   sendTrx(from: TronAccount, to: string, amount: bigint): Promise<string>;
   transferToken(from: TronAccount, to: string, amount: bigint): Promise<string>;
+  /** `from` calls the TRC-721's transferFrom(from, to, tokenId) (safeTransferFrom with `safe`); reverts unless `from` owns it. */
+  transferNft(from: TronAccount, to: string, tokenId: bigint, options?: { safe?: boolean }): Promise<string>;
   /** Calls the forwarder with `amount` sun for `to` (an internal transfer); swallow: the swallower instead. */
   callForwarder(from: TronAccount, to: string, amount: bigint, options?: { swallow?: boolean }): Promise<string>;
   /** Registers a contract answering constant calls as `handler` says; returns its base58 address. */
@@ -352,6 +375,36 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
         return { revert: '' };
     }
   });
+  const nftSpec = options.nft ?? {
+    name: 'Herald Tron Punks',
+    symbol: 'HTP',
+    ids: [...Array.from({ length: 40 }, (_, i) => BigInt(i + 1)), 2n ** 128n + 1n],
+  };
+  const nftHex = contractAddress('trc721');
+  // OpenZeppelin ERC721 (4.x): its view functions, the revert reasons of ownerOf for an unknown token, and no
+  // decimals()/totalSupply() (not Enumerable): a call to a function it lacks reverts without data.
+  contracts.set(nftHex, (signature, parameter, state) => {
+    switch (signature) {
+      case 'name()':
+        return { return: abiString(nftSpec.name) };
+      case 'symbol()':
+        return { return: abiString(nftSpec.symbol) };
+      case 'balanceOf(address)': {
+        const holder = `41${parameter.slice(24, 64)}`;
+        if (/^0{64}$/.test(parameter.slice(0, 64))) return { revert: errorData('ERC721: address zero is not a valid owner') };
+        return { return: word([...state.nfts.values()].filter((o) => o === holder).length) };
+      }
+      case 'ownerOf(uint256)': {
+        const owner = state.nfts.get(BigInt(`0x${parameter.slice(0, 64) || '0'}`).toString());
+        return owner === undefined ? { revert: errorData('ERC721: owner query for nonexistent token') } : { return: addressWord(owner) };
+      }
+      case 'supportsInterface(bytes4)':
+        // ERC165, ERC721, ERC721Metadata
+        return { return: word(['01ffc9a7', '80ac58cd', '5b5e139f'].includes(parameter.slice(0, 8)) ? 1 : 0) };
+      default:
+        return { revert: '' };
+    }
+  });
   contracts.set(forwarderHex, () => ({ revert: '' }));
   contracts.set(swallowerHex, () => ({ revert: '' }));
 
@@ -375,7 +428,8 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
   /** Applies a transaction to `state`; undefined when it is invalid there (java-tron would refuse it). */
   function execute(intent: Intent, state: State): Outcome | undefined {
     const { owner, to, amount, fee } = intent;
-    if (trxOf(state, owner) < fee + (intent.kind === 'trc20' ? 0n : amount)) return undefined;
+    // TRX the call needs: the fee, plus the amount where TRX is what moves (not for token transfers).
+    if (trxOf(state, owner) < fee + (intent.kind === 'trc20' || intent.kind === 'trc721' ? 0n : amount)) return undefined;
     addTrx(state, owner, -fee);
     const ops: [string, bigint][] = [[owner, -fee]];
     const contractReceipt = (result: string) => ({
@@ -427,6 +481,45 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
           operations: ops,
         };
       }
+      case 'trc721': {
+        const contract = intent.contract as string;
+        const tokenId = intent.tokenId as bigint;
+        const key = tokenId.toString();
+        const current = state.nfts.get(key);
+        // transferFrom(from = the caller): only its owner may move it here (no approvals in this fake).
+        if (current !== owner) {
+          return {
+            contractRet: 'REVERT',
+            info: {
+              fee,
+              contractResult: [errorData(current === undefined ? 'ERC721: invalid token ID' : 'ERC721: caller is not token owner or approved')],
+              contract_address: contract,
+              receipt: contractReceipt('REVERT'),
+              result: 'FAILED',
+              resMessage: textHex('REVERT opcode executed'),
+            },
+            operations: ops,
+          };
+        }
+        state.nfts.set(key, to);
+        // Approval(owner, 0, tokenId) clearing the token's approval, then Transfer(from, to, tokenId): all
+        // indexed, so 4 topics and no data (java-tron omits the empty `data`).
+        const logAddress = contract.slice(2);
+        return {
+          contractRet: 'SUCCESS',
+          info: {
+            fee,
+            contractResult: [''],
+            contract_address: contract,
+            receipt: contractReceipt('SUCCESS'),
+            log: [
+              { address: logAddress, topics: [APPROVAL_TOPIC, addressWord(owner), word(0), word(tokenId)] },
+              { address: logAddress, topics: [TRANSFER_TOPIC, addressWord(owner), addressWord(to), word(tokenId)] },
+            ],
+          },
+          operations: ops,
+        };
+      }
       case 'forward':
       case 'swallow': {
         const contract = intent.contract as string;
@@ -464,7 +557,15 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
     return state;
   }
 
-  async function makeIntent(kind: IntentKind, from: TronAccount, to: string, amount: bigint, fee: bigint, contract?: string): Promise<string> {
+  async function makeIntent(
+    kind: IntentKind,
+    from: TronAccount,
+    to: string,
+    amount: bigint,
+    fee: bigint,
+    contract?: string,
+    nft?: { tokenId: bigint; safe?: boolean },
+  ): Promise<string> {
     if (amount < 0n) throw new Error('fake java-tron: negative amount');
     const head = tip();
     const headMs = BigInt(((head.json.block_header as Json & { raw_data: Json }).raw_data.timestamp as bigint | number | undefined) ?? 0);
@@ -476,11 +577,13 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
       value = { amount, owner_address: from.hex, to_address: toHexAddress };
     } else {
       type = 'TriggerSmartContract';
-      const data =
-        kind === 'trc20'
-          ? `${selectorOf('transfer(address,uint256)')}${addressWord(toHexAddress)}${word(amount)}`
-          : `${selectorOf('forward(address)')}${addressWord(toHexAddress)}`;
-      value = { data, owner_address: from.hex, contract_address: contract, ...(kind === 'trc20' ? {} : { call_value: amount }) };
+      let data: string;
+      if (kind === 'trc20') data = `${selectorOf('transfer(address,uint256)')}${addressWord(toHexAddress)}${word(amount)}`;
+      else if (kind === 'trc721') {
+        const method = nft?.safe ? 'safeTransferFrom(address,address,uint256)' : 'transferFrom(address,address,uint256)';
+        data = `${selectorOf(method)}${addressWord(from.hex)}${addressWord(toHexAddress)}${word(nft?.tokenId ?? 0n)}`;
+      } else data = `${selectorOf('forward(address)')}${addressWord(toHexAddress)}`;
+      value = { data, owner_address: from.hex, contract_address: contract, ...(kind === 'forward' || kind === 'swallow' ? { call_value: amount } : {}) };
     }
     const raw: Json = {
       contract: [{ parameter: { value, type_url: `type.googleapis.com/protocol.${type}` }, type }],
@@ -500,6 +603,7 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
       to: toHexAddress,
       amount,
       contract,
+      ...(nft ? { tokenId: nft.tokenId } : {}),
       fee,
       tx: { signature: [signature], txID, raw_data: raw, raw_data_hex: hex.encode(rawBytes) },
     };
@@ -516,6 +620,7 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
       : {
           trx: new Map([[wallet.hex, options.walletBalance ?? 50_000_000_000_000_000n]]),
           tokens: new Map([[tokenHex, new Map([[wallet.hex, tokenSpec.supply]])]]),
+          nfts: new Map(nftSpec.ids.map((id) => [id.toString(), wallet.hex])),
         };
     const txs: Json[] = [];
     const infos: Json[] = [];
@@ -628,7 +733,7 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
     const data = typeof body.data === 'string' ? body.data : undefined;
     const signature = typeof body.function_selector === 'string' ? body.function_selector : undefined;
     const parameter = data !== undefined ? data.slice(8) : typeof body.parameter === 'string' ? body.parameter : '';
-    const known = ['name()', 'symbol()', 'decimals()', 'totalSupply()', 'balanceOf(address)'];
+    const known = ['name()', 'symbol()', 'decimals()', 'totalSupply()', 'balanceOf(address)', 'ownerOf(uint256)', 'supportsInterface(bytes4)'];
     const called = signature ?? known.find((s) => selectorOf(s) === data?.slice(0, 8)) ?? `0x${data?.slice(0, 8) ?? ''}`;
     const answer = handler(called, parameter, tip().state);
     const raw: Json = {
@@ -771,6 +876,7 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
     url: `http://127.0.0.1:${port}`,
     wallet,
     token: { address: toBase58(tokenHex), hex: tokenHex, name: tokenSpec.name, symbol: tokenSpec.symbol, decimals: tokenSpec.decimals },
+    nft: { address: toBase58(nftHex), hex: nftHex, name: nftSpec.name, symbol: nftSpec.symbol, ids: [...nftSpec.ids] },
     forwarder: toBase58(forwarderHex),
     swallower: toBase58(swallowerHex),
     blocks,
@@ -793,7 +899,12 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
     transferFee: (to) => (projected().trx.has(toHex(to)) ? FEES.transfer : FEES.transferNewAccount),
     projectedBalance: (address) => projected().trx.get(toHex(address)) ?? 0n,
     sendTrx: (from, to, amount) => makeIntent('transfer', from, to, amount, node.transferFee(to)),
+    nftOwner(tokenId, height) {
+      const owner = (height === undefined ? tip() : (blocks[height] as StoredBlock)).state.nfts.get(tokenId.toString());
+      return owner === undefined ? undefined : toBase58(owner);
+    },
     transferToken: (from, to, amount) => makeIntent('trc20', from, to, amount, CONTRACT_FEE, tokenHex),
+    transferNft: (from, to, tokenId, o = {}) => makeIntent('trc721', from, to, 0n, CONTRACT_FEE, nftHex, { tokenId, safe: o.safe }),
     callForwarder: (from, to, amount, o = {}) =>
       makeIntent(o.swallow ? 'swallow' : 'forward', from, to, amount, CONTRACT_FEE, o.swallow ? swallowerHex : forwarderHex),
     addContract(label, handler) {
@@ -852,6 +963,12 @@ export interface TronDriver extends ChainDriver {
   token: FakeTronNode['token'];
   /** Sends `amount` token units from `from` (the node's wallet when absent) to `to`; pending. */
   transferToken(to: string, amount: bigint, from?: string): Promise<string>;
+  /** The fake TRC-721 (base58). */
+  nft: FakeTronNode['nft'];
+  /** Transfers TRC-721 `tokenId` from `from` (the node's wallet when absent) to `to` (transferFrom, or safeTransferFrom with `safe`); pending. */
+  transferNft(to: string, tokenId: bigint, options?: { from?: string; safe?: boolean }): Promise<string>;
+  tokens: TokenDriver;
+  internal: InternalDriver;
   /** Sends `amount` sun through the forwarder to `to` (an internal transfer); swallow: the inner transfer is rejected. */
   forward(to: string, amount: bigint, options?: { from?: string; swallow?: boolean }): Promise<string>;
 }
@@ -864,6 +981,9 @@ export interface TronDriver extends ChainDriver {
 export async function startFakeTronDriver(options: FakeTronNodeOptions & { network?: 'nile' | 'mainnet' } = {}): Promise<TronDriver> {
   const node = await startFakeTronNode(options);
   const from = (address?: string) => (address === undefined ? node.wallet : node.account(address));
+  // Largest first: the first NFT a test takes has an id beyond 64 bits (2^128 + 1 by default).
+  const unusedNftIds = [...node.nft.ids].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+  const transferNft = (to: string, tokenId: bigint, o: { from?: string; safe?: boolean } = {}) => node.transferNft(from(o.from), to, tokenId, { safe: o.safe });
   return {
     blockchain: 'tron',
     network: options.network ?? 'nile',
@@ -891,5 +1011,22 @@ export async function startFakeTronDriver(options: FakeTronNodeOptions & { netwo
     close: () => node.close(),
     transferToken: (to, amount, sender) => node.transferToken(from(sender), to, amount),
     forward: (to, amount, o = {}) => node.callForwarder(from(o.from), to, amount, { swallow: o.swallow }),
+    nft: node.nft,
+    transferNft,
+    internal: { operationId: 'internal_0', forward: (to, amount) => node.callForwarder(node.wallet, to, amount) },
+    tokens: {
+      fungible: { contract: node.token.address, name: node.token.name, symbol: node.token.symbol, decimals: node.token.decimals, type: 'TRC-20' },
+      nft: { contract: node.nft.address, name: node.nft.name, symbol: node.nft.symbol, type: 'TRC-721' },
+      // Each contract call burns about 6.5 TRX of energy and bandwidth here.
+      feeBudget: 30_000_000n,
+      transferToken: (to, amount, sender) => node.transferToken(from(sender), to, amount),
+      async freshNftId() {
+        const id = unusedNftIds.shift();
+        if (id === undefined) throw new Error('fake java-tron: no NFT id left');
+        return id;
+      },
+      // safeTransferFrom for the wallet's (an EOA receiver behaves the same), transferFrom for the others.
+      transferNft: (to, tokenId, sender) => transferNft(to, tokenId, { from: sender, safe: sender === undefined }),
+    },
   };
 }

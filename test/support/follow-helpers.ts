@@ -62,6 +62,18 @@ export function followHelpers(context: () => FollowContext, secret: string) {
     return res.body.data.item.referenceId as string;
   }
 
+  /**
+   * Waits until the follower's matching indexes hold every subscription created so far. Subscription changes
+   * reach the follower as LISTEN/NOTIFY announcements, asynchronously: `ingest.settled()` alone can return
+   * before one arrives (seen on a loaded machine), and a block matched meanwhile misses the subscription. A
+   * reload reads them all from the database, as the service does when its listener reconnects.
+   */
+  async function indexed(): Promise<void> {
+    const { t } = context();
+    await t.app.ingest?.reload();
+    await t.app.ingest?.settled();
+  }
+
   /** The callbacks received so far for the subscription `referenceId`, bodies parsed. */
   function callbacksOf(referenceId: string): Callback[] {
     return context()
@@ -78,5 +90,5 @@ export function followHelpers(context: () => FollowContext, secret: string) {
     );
   }
 
-  return { processed, subscribe, subscribeMined, callbacksOf, expectSigned };
+  return { processed, subscribe, subscribeMined, indexed, callbacksOf, expectSigned };
 }

@@ -16,6 +16,11 @@
  *   herald's record of outputs where the node does not say who spent), the amount event, and the signed sum
  *   of the callbacks equal to the node's balance.
  * - A restart of the service while blocks are mined: nothing missed, nothing doubled.
+ * - Opt-in (`scenarios`): coin each-confirmation callbacks 1..N; token events (the driver's fungible token and
+ *   NFT in and out: ADDRESS_TOKENS_TRANSACTION_CONFIRMED and its each-confirmation variant in the chain's
+ *   token types, and the NFT listed as held in the wallet's all-assets); internal transfers (the address
+ *   events, their each-confirmation variant and the amount event, threshold in whole units); on EVM chains, the Callback Data
+ *   reads of a coin payment and its block with the chain's `blockchainSpecific` keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.ts';
@@ -28,6 +33,11 @@ import { type Receiver, startReceiver } from './receiver.ts';
 import { createTestCa, writeCaFile } from './tls.ts';
 import { until } from './wait.ts';
 
+export const SCENARIOS = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart', 'coins-each', 'tokens', 'internal', 'reads'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+/** What runs when `scenarios` is not given: every scenario but the opt-in ones. */
+export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart'];
+
 export interface FollowScenarioOptions {
   /** The chain's confirmations in the service's configuration (wallet ledger). */
   confirmations: number;
@@ -39,12 +49,27 @@ export interface FollowScenarioOptions {
   reorgs?: boolean;
   /** Per-test timeout; default 60 s. */
   timeoutMs?: number;
+  /** The native unit callbacks must name, stated by the test (default: herald's own table, CHAINS). */
+  unit?: string;
+  /** 'reads': the sorted `blockchainSpecific` keys the chain's block and transaction reads must have (CATALOGUE 3.5, 3.6). */
+  reads?: { block: string[]; transaction: string[] };
+  /** The scenarios to run; default DEFAULT_SCENARIOS. 'tokens' and 'internal' need a driver with them, 'reads' the `reads` option. */
+  scenarios?: readonly ScenarioName[];
 }
 
 const SECRET = 'whsec-follow-scenarios';
 
 export function describeFollowScenarios(title: string, start: () => Promise<ChainDriver>, options: FollowScenarioOptions): void {
   const timeout = options.timeoutMs ?? 60_000;
+  const selected = new Set(options.scenarios ?? DEFAULT_SCENARIOS);
+  /**
+   * The test of a selected scenario; an unselected one registers nothing (it is not a skipped test of this
+   * chain, the chain does not take part in it). A reorganisation on a chain that never has one is skipped.
+   */
+  const scenario = (name: ScenarioName): ((title: string, fn: () => Promise<void>, timeout?: number) => void) => {
+    if (!selected.has(name)) return () => undefined;
+    return name === 'reorg' && options.reorgs === false ? it.skip : it;
+  };
   let node: ChainDriver;
   let receiver: Receiver;
   let t: TestApp;
@@ -79,7 +104,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       await node?.close();
     });
 
-    const { processed, subscribe, subscribeMined, callbacksOf, expectSigned } = followHelpers(
+    const { processed, subscribe, subscribeMined, indexed, callbacksOf, expectSigned } = followHelpers(
       () => ({ t, customer: c, receiver, blockchain: node.blockchain, network: node.network }),
       SECRET,
     );
@@ -103,8 +128,10 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     }
 
     const format = (value: bigint) => formatUnits(value, CHAINS[node.blockchain].decimals);
+    // Read when a test runs: the driver (and so the chain) is only known after beforeAll.
+    const unit = () => options.unit ?? CHAINS[node.blockchain].unit;
 
-    it(
+    scenario('mined')(
       'TRANSACTION_MINED: the exact signed body once mined; at once for a transaction mined before subscribing',
       async () => {
         const to = await node.newAddress();
@@ -128,7 +155,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it.skipIf(options.reorgs === false)(
+    scenario('reorg')(
       'a reorganisation cancels the orphaned callback not yet delivered; the transaction mined again fires with the new block and a new key',
       async () => {
         const txid = await node.send(await node.newAddress(), options.amount);
@@ -163,7 +190,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it(
+    scenario('blocks')(
       'block events: BLOCK_MINED per block, BLOCK_HEIGHT_REACHED (at once when passed), and BLOCK_REVERTED per block a reorganisation drops',
       async () => {
         type Flat = { height: number; hash: string; timestamp: number };
@@ -238,7 +265,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it(
+    scenario('ledger')(
       "the wallet ledger: received, spent and the opening balance agree with the node's view, confirmed blocks only",
       async () => {
         const wallet = (await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'hot' } } } })).body.data.item
@@ -302,7 +329,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it(
+    scenario('coins')(
       'coin events: ADDRESS_COINS_TRANSACTION_CONFIRMED in and out at receiveCallbackOn (the spend of an output recognised whatever the node tells of inputs), CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER at the chain confirmations; the signed sum is the balance',
       async () => {
         const utxo = CHAINS[node.blockchain].family === 'utxo';
@@ -326,13 +353,13 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
             minedInBlock: { height: receivedAt, hash: await node.blockHash(receivedAt), timestamp: expect.any(Number) },
             transactionId: received,
             amount: format(options.amount),
-            unit: CHAINS[node.blockchain].unit,
+            unit: unit(),
             direction: 'incoming',
           },
         });
         const amountOf = (transactionId: string) => callbacksOf(amountId).find((cb) => cb.json.data.item.transactionId === transactionId)?.json.data.item;
         // A UTXO payment from the node's wallet also pays change to an address whose input herald does not know: only account chains are exact here.
-        if (!utxo) expect(amountOf(received)).toMatchObject({ amount: format(options.amount), unit: CHAINS[node.blockchain].unit });
+        if (!utxo) expect(amountOf(received)).toMatchObject({ amount: format(options.amount), unit: unit() });
         else expect(amountOf(received)).toBeDefined();
 
         if (node.spend) {
@@ -368,7 +395,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       timeout,
     );
 
-    it(
+    scenario('restart')(
       'a restart of the service while blocks are mined misses no block and doubles no callback',
       async () => {
         const to = await node.newAddress();
@@ -393,6 +420,284 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         await mineAndProcess();
         expect(callbacksOf(firstId)).toHaveLength(1);
         expect(callbacksOf(secondId)).toHaveLength(1);
+      },
+      timeout,
+    );
+
+    scenario('coins-each')(
+      'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: a signed callback at each confirmation 1..N with its current and target count and its own key, none after N',
+      async () => {
+        const address = await node.newAddress();
+        const target = 2;
+        const id = (await subscribe('address-coins-transactions-confirmed-each-confirmation', { address, confirmationsCount: target }, 'coins-each'))
+          .referenceId;
+        await indexed();
+        const received = await node.send(address, options.amount);
+        const minedAt = await mineAndProcess();
+        await until('confirmation 1', async () => callbacksOf(id).length === 1);
+        await mineAndProcess();
+        const all = await until('confirmation 2', async () => callbacksOf(id).length === 2 && callbacksOf(id));
+        await mineAndProcess();
+        expect(callbacksOf(id)).toHaveLength(target);
+        for (const cb of all) expectSigned(cb);
+        const minedInBlock = { height: minedAt, hash: await node.blockHash(minedAt), timestamp: expect.any(Number) };
+        expect(all.map((cb) => cb.json.data).sort((a, b) => (a.item.currentConfirmations as number) - (b.item.currentConfirmations as number))).toEqual(
+          [1, 2].map((current) => ({
+            product: 'BLOCKCHAIN_EVENTS',
+            event: 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+            item: {
+              blockchain: node.blockchain,
+              network: node.network,
+              address,
+              minedInBlock,
+              transactionId: received,
+              amount: format(options.amount),
+              unit: unit(),
+              direction: 'incoming',
+              currentConfirmations: current,
+              targetConfirmations: target,
+            },
+          })),
+        );
+        expect(new Set(all.map((cb) => cb.json.idempotencyKey)).size).toBe(target);
+        await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+      },
+      timeout,
+    );
+
+    scenario('tokens')(
+      "token events: the chain's fungible token and NFT in and out, ADDRESS_TOKENS_TRANSACTION_CONFIRMED at receiveCallbackOn and ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION at 1..N in the chain's token types; the NFT still held listed in all-assets",
+      async () => {
+        const k = node.tokens;
+        if (!k) throw new Error(`${title}: the 'tokens' scenario needs a driver with tokens`);
+        const n = options.confirmations;
+        const holder = await node.newAddress();
+        const other = await node.newAddress();
+        const created = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'tokens' } } } });
+        const walletId = created.body.data.item.walletId as string;
+        const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/${node.blockchain}/${node.network}/addresses`, {
+          key: c.key,
+          body: { data: { item: { address: holder } } },
+        });
+        expect(added.status, added.text).toBe(201);
+        const confirmedId = (await subscribe('address-tokens-transactions-confirmed', { address: holder, receiveCallbackOn: n }, 'tokens')).referenceId;
+        const eachId = (await subscribe('address-tokens-transactions-confirmed-each-confirmation', { address: holder, confirmationsCount: n }, 'tokens-each'))
+          .referenceId;
+        // The amount event (CATALOGUE 7.7, 7.8): whole tokens after the decimals (2.5 fires at 2, 1 does not); an NFT counts as 1.
+        const fungibleAmountId = (
+          await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 2, contractAddress: k.fungible.contract }, 'tokens-amount')
+        ).referenceId;
+        const nftAmountId = (await subscribe('tokens-transfers-for-specific-amount', { amountHigherThan: 1, contractAddress: k.nft.contract }, 'nft-amount'))
+          .referenceId;
+        await indexed();
+
+        const one = 10n ** BigInt(k.fungible.decimals);
+        const kept = await k.freshNftId();
+        const passed = await k.freshNftId();
+        await node.send(holder, k.feeBudget); // for its own transfers' fees
+        const fungibleIn = await k.transferToken(holder, (5n * one) / 2n);
+        const keptIn = await k.transferNft(holder, kept);
+        const passedIn = await k.transferNft(holder, passed);
+        const inAt = await mineAndProcess();
+        const fungibleOut = await k.transferToken(other, one, holder);
+        const passedOut = await k.transferNft(other, passed, holder);
+        const outAt = await mineAndProcess();
+        if (n > 2) expect(callbacksOf(confirmedId)).toHaveLength(0); // the first block has 2 confirmations
+        if (n > 1) await mineAndProcess(n - 1); // the second block's n-th
+        const confirmed = await until('the confirmed token callbacks', async () => callbacksOf(confirmedId).length === 5 && callbacksOf(confirmedId));
+        const each = await until('the each-confirmation token callbacks', async () => callbacksOf(eachId).length === 5 * n && callbacksOf(eachId));
+        // The chain's confirmations (n here) for the amount events. On EVM the wallet mints each NFT it gives: those fire too.
+        const ours = new Set([keptIn, passedIn, passedOut]);
+        const nftAmounts = () => callbacksOf(nftAmountId).filter((cb) => ours.has(cb.json.data.item.transactionId as string));
+        await until('the token amount callbacks', async () => callbacksOf(fungibleAmountId).length === 1 && nftAmounts().length === 3);
+        await mineAndProcess();
+        expect(callbacksOf(confirmedId)).toHaveLength(5);
+        expect(callbacksOf(eachId)).toHaveLength(5 * n);
+
+        const block = async (height: number) => ({ height, hash: await node.blockHash(height), timestamp: expect.any(Number) });
+        const [inBlock, outBlock] = [await block(inAt), await block(outAt)];
+        const fungible = (amount: bigint) => ({
+          name: k.fungible.name,
+          symbol: k.fungible.symbol,
+          decimals: String(k.fungible.decimals),
+          amount: formatUnits(amount, k.fungible.decimals),
+          contractAddress: k.fungible.contract,
+        });
+        const nft = (tokenId: bigint) => ({ name: k.nft.name, symbol: k.nft.symbol, tokenId: tokenId.toString(), contractAddress: k.nft.contract });
+        const item = (minedInBlock: unknown, transactionId: string, tokenType: string, token: unknown, direction: string) => ({
+          blockchain: node.blockchain,
+          network: node.network,
+          address: holder,
+          minedInBlock,
+          transactionId,
+          tokenType,
+          token,
+          direction,
+        });
+        const expected = [
+          item(inBlock, fungibleIn, k.fungible.type, fungible((5n * one) / 2n), 'incoming'),
+          item(inBlock, keptIn, k.nft.type, nft(kept), 'incoming'),
+          item(inBlock, passedIn, k.nft.type, nft(passed), 'incoming'),
+          item(outBlock, fungibleOut, k.fungible.type, fungible(one), 'outgoing'),
+          item(outBlock, passedOut, k.nft.type, nft(passed), 'outgoing'),
+        ];
+        type Item = Record<string, unknown>;
+        const sortKey = (i: Item) => `${i.transactionId}/${i.direction}/${String(i.currentConfirmations ?? 0).padStart(3, '0')}`;
+        const sorted = (items: Item[]) => [...items].sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
+        for (const cb of confirmed) {
+          expectSigned(cb);
+          expect((cb.json.data as { event?: string }).event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED');
+        }
+        expect(sorted(confirmed.map((cb) => cb.json.data.item))).toEqual(sorted(expected));
+        for (const cb of each) {
+          expectSigned(cb);
+          expect((cb.json.data as { event?: string }).event).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION');
+        }
+        const counts = Array.from({ length: n }, (_, i) => i + 1);
+        expect(sorted(each.map((cb) => cb.json.data.item))).toEqual(
+          sorted(expected.flatMap((i) => counts.map((current) => ({ ...i, currentConfirmations: current, targetConfirmations: n })))),
+        );
+        expect(new Set(each.map((cb) => cb.json.idempotencyKey)).size).toBe(5 * n);
+        const amountItem = ({ address: _a, direction: _d, ...rest }: Item) => rest;
+        expect(callbacksOf(fungibleAmountId)).toHaveLength(1);
+        expect(nftAmounts()).toHaveLength(3);
+        for (const cb of [...callbacksOf(fungibleAmountId), ...nftAmounts()]) {
+          expectSigned(cb);
+          expect((cb.json.data as { event?: string }).event).toBe('CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER');
+        }
+        expect(callbacksOf(fungibleAmountId)[0]?.json.data.item).toEqual(amountItem(expected[0] as Item));
+        expect(sorted(nftAmounts().map((cb) => cb.json.data.item))).toEqual(sorted([expected[1], expected[2], expected[4]].map((i) => amountItem(i as Item))));
+
+        // Both blocks are confirmed for the ledger too: the NFT kept is held, the one passed on is not.
+        const assets = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+        expect(assets.status, assets.text).toBe(200);
+        const record = assets.body.data.items.find((w: { walletId: string }) => w.walletId === walletId);
+        const chain = { blockchain: node.blockchain, network: node.network };
+        expect(record.nonFungibleTokens).toEqual([{ ...chain, identifier: k.nft.contract, symbol: k.nft.symbol, tokenId: kept.toString(), type: k.nft.type }]);
+        expect(record.fungibleTokens).toEqual([
+          {
+            ...chain,
+            identifier: k.fungible.contract,
+            symbol: k.fungible.symbol,
+            type: k.fungible.type,
+            amount: formatUnits((3n * one) / 2n, k.fungible.decimals),
+          },
+        ]);
+        for (const id of [confirmedId, eachId, fungibleAmountId, nftAmountId])
+          await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+      },
+      timeout,
+    );
+
+    scenario('internal')(
+      'internal transfers: ADDRESS_INTERNAL_TRANSACTION_CONFIRMED at receiveCallbackOn and its each-confirmation variant at 1..N for each inner transfer to the address; CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER at 1 whole unit, one base unit below not',
+      async () => {
+        const internal = node.internal;
+        if (!internal) throw new Error(`${title}: the 'internal' scenario needs a driver with internal transfers`);
+        const n = 2;
+        const one = 10n ** BigInt(CHAINS[node.blockchain].decimals);
+        const recipient = await node.newAddress();
+        const confirmedId = (
+          await subscribe('address-internal-transactions-confirmed', { address: recipient, allowDuplicates: false, receiveCallbackOn: n }, 'internal')
+        ).referenceId;
+        const eachId = (
+          await subscribe(
+            'address-internal-transactions-confirmed-each-confirmation',
+            { address: recipient, allowDuplicates: false, confirmationsCount: n },
+            'internal-each',
+          )
+        ).referenceId;
+        const amountId = (await subscribe('internal-transactions-for-specific-amount', { amountHigherThan: 1 }, 'internal-amount')).referenceId;
+        await indexed();
+        const equal = await internal.forward(recipient, one);
+        const below = await internal.forward(recipient, one - 1n);
+        const minedAt = await mineAndProcess();
+        if (n > 1) expect(callbacksOf(confirmedId)).toHaveLength(0);
+        await mineAndProcess(Math.max(n, options.confirmations) - 1); // the address events' n-th, the amount event's chain confirmations
+        const confirmed = await until('the confirmed internal callbacks', async () => callbacksOf(confirmedId).length === 2 && callbacksOf(confirmedId));
+        const each = await until('the each-confirmation internal callbacks', async () => callbacksOf(eachId).length === 2 * n && callbacksOf(eachId));
+        const [amount] = await until('the internal amount callback', async () => callbacksOf(amountId).length === 1 && callbacksOf(amountId));
+        await mineAndProcess();
+        expect(callbacksOf(confirmedId)).toHaveLength(2);
+        expect(callbacksOf(eachId)).toHaveLength(2 * n);
+        expect(callbacksOf(amountId)).toHaveLength(1);
+
+        const minedInBlock = { height: minedAt, hash: await node.blockHash(minedAt), timestamp: expect.any(Number) };
+        const item = (parentTransactionId: string, value: bigint) => ({
+          blockchain: node.blockchain,
+          network: node.network,
+          address: recipient,
+          minedInBlock,
+          parentTransactionId,
+          operationId: internal.operationId,
+          amount: format(value),
+          unit: unit(),
+          direction: 'incoming',
+        });
+        type Item = Record<string, unknown>;
+        const sortKey = (i: Item) => `${i.parentTransactionId}/${i.currentConfirmations ?? 0}`;
+        const sorted = (items: Item[]) => [...items].sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
+        for (const cb of [...confirmed, ...each, amount]) expectSigned(cb);
+        expect(confirmed.map((cb) => (cb.json.data as { event?: string }).event)).toEqual([
+          'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+          'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+        ]);
+        expect(sorted(confirmed.map((cb) => cb.json.data.item))).toEqual(sorted([item(equal, one), item(below, one - 1n)]));
+        for (const cb of each) expect((cb.json.data as { event?: string }).event).toBe('ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION');
+        expect(sorted(each.map((cb) => cb.json.data.item))).toEqual(
+          sorted(
+            [item(equal, one), item(below, one - 1n)].flatMap((i) =>
+              Array.from({ length: n }, (_, c) => ({ ...i, currentConfirmations: c + 1, targetConfirmations: n })),
+            ),
+          ),
+        );
+        expect(new Set(each.map((cb) => cb.json.idempotencyKey)).size).toBe(2 * n);
+        // No subscribed spelling to echo: the recipient in herald's normal form (lower-case hex on EVM chains).
+        const { direction: _, ...amountItem } = {
+          ...item(equal, one),
+          address: CHAINS[node.blockchain].family === 'evm' ? recipient.toLowerCase() : recipient,
+        };
+        expect(amount?.json.data).toEqual({
+          product: 'BLOCKCHAIN_EVENTS',
+          event: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+          item: amountItem,
+        });
+        for (const id of [confirmedId, eachId, amountId]) {
+          await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+        }
+      },
+      timeout,
+    );
+
+    scenario('reads')(
+      "Callback Data reads (EVM chains): a coin payment's transaction and block, with the chain's unit and blockchainSpecific keys",
+      async () => {
+        const keys = options.reads;
+        if (!keys) throw new Error(`${title}: the 'reads' scenario needs the 'reads' option`);
+        const base = `/blockchain-events/${node.blockchain}/${node.network}`;
+        const to = await node.newAddress();
+        const id = await node.send(to, options.amount);
+        const height = await mineAndProcess();
+        const hash = await node.blockHash(height);
+        const tx = await t.request('GET', `${base}/transactions/${id}`, { key: c.key });
+        expect(tx.status, tx.text).toBe(200);
+        expect(tx.body.data.item).toMatchObject({
+          isConfirmed: true,
+          minedInBlockHash: hash,
+          minedInBlockHeight: height,
+          transactionHash: id,
+          recipients: [{ address: expect.any(String), amount: format(options.amount) }],
+          fee: { amount: expect.any(String), unit: unit() },
+        });
+        expect(Object.keys(tx.body.data.item.blockchainSpecific).sort()).toEqual(keys.transaction);
+        const block = await t.request('GET', `${base}/blocks/height/${height}`, { key: c.key });
+        expect(block.status, block.text).toBe(200);
+        expect(block.body.data.item).toMatchObject({ hash, height, previousBlockHash: await node.blockHash(height - 1), transactionsCount: 1 });
+        expect(Object.keys(block.body.data.item.blockchainSpecific).sort()).toEqual(keys.block);
+        // By hash: the same block plus CATALOGUE 3.2's EVM-style top-level fields, on an EVM chain its own values.
+        const byHash = await t.request('GET', `${base}/blocks/hash/${hash}`, { key: c.key });
+        expect(byHash.status, byHash.text).toBe(200);
+        expect(byHash.body.data.item).toEqual({ ...block.body.data.item, ...block.body.data.item.blockchainSpecific });
       },
       timeout,
     );

@@ -61,6 +61,9 @@ export async function startPgBouncer(serverUrl: string, options: { poolSize?: nu
       'pool_mode = transaction',
       `default_pool_size = ${options.poolSize ?? 4}`,
       'max_client_conn = 500',
+      // After a failed login to the server (PostgreSQL restarting) PgBouncer refuses every client for
+      // server_login_retry, 15 s by default: a one-second restart would become a 15-second outage.
+      'server_login_retry = 1',
       '',
     ].join('\n'),
     { mode: 0o644 },

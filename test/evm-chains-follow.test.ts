@@ -1,0 +1,70 @@
+/**
+ * binance-smart-chain and ethereum-classic followed end to end on the real EVM test node (EDR), through the
+ * shared follow scenarios (test/support/follow-scenarios.ts): the node runs with the chain id of the test
+ * network herald is told it follows (BSC testnet 97, Mordor 63), and herald is configured with that chain.
+ * ethereum/goerli has its own, fuller suite (test/evm-follow.test.ts); here is what differs per chain
+ * (CONTRACT.md 4, CATALOGUE.md 1.1 and 7.9): the unit of coin callbacks (BNB, ETC), the fungible token type
+ * (BEP-20 on BSC, ERC-20 on ETC; NFTs are ERC-721 on both) and the network names, over a representative
+ * subset: coins to and from an address, coins each-confirmation, block events with a reorganisation, a
+ * transaction mined again after one, fungible and NFT transfers (confirmed and each-confirmation), the NFT
+ * in the wallet's all-assets, internal transfers (address events, each-confirmation, the amount event), and the Callback Data reads (no `transactionStatus` on these two chains,
+ * CATALOGUE 3.6). ethereum/goerli runs the coin each-confirmation scenario here, which its own suite lacks.
+ */
+import { describe, expect, it } from 'vitest';
+import { CHAINS } from '../src/domain/chains.ts';
+import { startEvmDriver } from './support/evm-driver.ts';
+import { describeFollowScenarios, type ScenarioName } from './support/follow-scenarios.ts';
+
+const SCENARIOS: ScenarioName[] = ['mined', 'reorg', 'blocks', 'coins', 'coins-each', 'tokens', 'internal', 'reads'];
+/** CATALOGUE 3.5 and 3.6: the EVM block keys, and the transaction keys of ethereum-classic and BSC (ethereum's without `transactionStatus`). */
+const READS = {
+  block: ['difficulty', 'extraData', 'gasLimit', 'gasUsed', 'minedInSeconds', 'nonce', 'sha3Uncles', 'size', 'totalDifficulty', 'uncles'],
+  transaction: ['contract', 'gasLimit', 'gasPrice', 'gasUsed', 'inputData', 'nonce'],
+};
+
+describe('the chains as herald names them', () => {
+  it('BSC and ETC: their test networks and units (the units the scenarios below expect of the callbacks)', () => {
+    expect(CHAINS['binance-smart-chain']).toMatchObject({ family: 'evm', networks: ['mainnet', 'testnet'], unit: 'BNB', decimals: 18 });
+    expect(CHAINS['ethereum-classic']).toMatchObject({ family: 'evm', networks: ['mainnet', 'mordor'], unit: 'ETC', decimals: 18 });
+  });
+});
+
+describeFollowScenarios(
+  'binance-smart-chain/testnet on the EVM test node (chain id 97): shared follow scenarios',
+  () =>
+    startEvmDriver({
+      blockchain: 'binance-smart-chain',
+      network: 'testnet',
+      chainId: 97,
+      token: { name: 'Herald BEP-20 Dollar', symbol: 'HBUSD', decimals: 18, type: 'BEP-20' },
+      nft: { name: 'Herald BSC Collectible', symbol: 'HBSCC' },
+    }),
+  { confirmations: 3, amount: 10n ** 17n, opening: 'read', unit: 'BNB', reads: READS, scenarios: SCENARIOS },
+);
+
+describeFollowScenarios(
+  'ethereum-classic/mordor on the EVM test node (chain id 63): shared follow scenarios',
+  () =>
+    startEvmDriver({
+      blockchain: 'ethereum-classic',
+      network: 'mordor',
+      chainId: 63,
+      token: { name: 'Herald Classic Token', symbol: 'HETC', decimals: 6, type: 'ERC-20' },
+      nft: { name: 'Herald Classic Collectible', symbol: 'HETCC' },
+    }),
+  { confirmations: 3, amount: 10n ** 17n, opening: 'read', unit: 'ETC', reads: READS, scenarios: SCENARIOS },
+);
+
+// ethereum/goerli's own suite (test/evm-follow.test.ts) has no coin each-confirmation test: the shared one here.
+describeFollowScenarios(
+  'ethereum/goerli on the EVM test node (chain id 5): the shared scenario its own suite lacks',
+  () =>
+    startEvmDriver({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      chainId: 5,
+      token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
+      nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+    }),
+  { confirmations: 3, amount: 10n ** 17n, opening: 'read', unit: 'ETH', scenarios: ['coins-each'] },
+);
