@@ -439,7 +439,8 @@ suite('multi-process topology', () => {
         const probing = (async () => {
           while (restarting) {
             for (const h of api()) {
-              const r = await request(h, 'GET', path, { key: customer.key });
+              // A connection error (status 0) is a failure too, reported below with the process's state.
+              const r = await request(h, 'GET', path, { key: customer.key }).catch((error: Error) => ({ status: 0, body: { error: error.cause ?? error } }));
               statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
               if (r.status === 503) expect(r.body?.error?.code).toBe('service_unavailable');
             }
@@ -451,15 +452,17 @@ suite('multi-process topology', () => {
         const restartMs = Date.now() - restartedAt;
 
         // The change listeners lost their session and are back, by themselves.
-        await until(
-          'every process’s change listener to reconnect',
-          async () =>
-            running.every((h) => {
-              const logs = logsOf(h);
-              return logs.some((l) => l.msg === 'change listener connected again; caches on' && l.time >= restartedAt);
-            }),
-          20_000,
-        );
+        const reconnected = (h: Herald) => logsOf(h).some((l) => l.msg === 'change listener connected again; caches on' && l.time >= restartedAt);
+        await until('every process’s change listener to reconnect', async () => running.every(reconnected), 20_000).catch((error: Error) => {
+          // Which process, alive or not, and what it said last: the failure must say what to look at.
+          const report = running
+            .filter((h) => !reconnected(h))
+            .map(
+              (h) =>
+                `${h.name} (${alive(h) ? 'alive' : `exited ${h.process.child.exitCode ?? h.process.child.signalCode}`}):\n${h.process.output().split('\n').slice(-15).join('\n')}`,
+            );
+          throw new Error(`${error.message}; statuses ${JSON.stringify([...statuses])}\n${report.join('\n\n')}`);
+        });
         restarting = false;
         await probing;
         expect(
