@@ -30,13 +30,34 @@ export function destinationOf(url: string): string {
 /**
  * Adds callbacks to the outbox in the caller's transaction, due at `now`; one already there (same
  * subscription and idempotencyKey) is left alone. Workers are woken when the transaction commits.
+ *
+ * Each new callback takes the next number of its subscription's sequence (x-callback-sequence), in the
+ * order given: callers pass a block's callbacks in block order. Numbers go only to the rows actually
+ * inserted (a callback already there, or given twice, takes none), so a subscription's numbers stay
+ * consecutive. The counter row of a subscription is written only under its chain's lock (the block
+ * transaction, the already-mined check, the rewind), so no two transactions wait on the same row.
  */
 export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date = new Date()): Promise<number> {
   if (callbacks.length === 0) return 0;
   const rows = await tx.query(
     'callbacks:enqueue',
-    `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, next_attempt_at)
-     SELECT *, $9::timestamptz FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+    `WITH given AS (
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY
+         AS g(id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, n)),
+     fresh AS (
+       SELECT DISTINCT ON (g.subscription_id, g.idempotency_key) g.* FROM given g
+       WHERE NOT EXISTS (SELECT 1 FROM callbacks c WHERE c.subscription_id = g.subscription_id AND c.idempotency_key = g.idempotency_key)
+       ORDER BY g.subscription_id, g.idempotency_key, g.n),
+     counts AS (SELECT subscription_id, count(*) AS k FROM fresh GROUP BY subscription_id),
+     numbered AS (
+       INSERT INTO callback_sequences AS s (subscription_id, last) SELECT subscription_id, k FROM counts
+       ON CONFLICT (subscription_id) DO UPDATE SET last = s.last + excluded.last
+       RETURNING s.subscription_id, s.last)
+     INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, next_attempt_at, sequence)
+     SELECT f.id, f.customer_id, f.subscription_id, f.event_type, f.idempotency_key, f.body, f.callback_url, f.destination, $9::timestamptz,
+       b.last - c.k + row_number() OVER (PARTITION BY f.subscription_id ORDER BY f.n)
+     FROM fresh f JOIN counts c USING (subscription_id) JOIN numbered b USING (subscription_id)
+     ORDER BY f.n
      ON CONFLICT (subscription_id, idempotency_key) DO NOTHING
      RETURNING id`,
     [
@@ -63,6 +84,10 @@ export interface ClaimedCallback extends NewCallback {
   /** Attempts of the current series before this one (the retry schedule counts these). */
   seriesAttempts: number;
   secret: string | null;
+  /** The secret a rotation replaced, while its overlap lasts (null after it, or without a rotation). */
+  previousSecret: string | null;
+  /** Its number in the subscription's sequence (x-callback-sequence); null for callbacks older than the numbering. */
+  sequence: number | null;
   /** The callback URL's host is (still) a verified domain of the customer. */
   domainVerified: boolean;
   /** The customer's own allow-list of non-public networks (customers.allow_networks), read at the claim. */
@@ -83,6 +108,8 @@ interface ClaimRow {
   attempts: number;
   series_start: number;
   secret: string | null;
+  previous_secret: string | null;
+  sequence: string | null;
   domain_verified: boolean;
   allow_networks: string[];
   due_at: Date;
@@ -110,7 +137,8 @@ export async function claimDueCallbacks(
      FROM due, subscriptions s
      WHERE c.id = due.id AND s.id = c.subscription_id
      RETURNING c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
-       c.attempts, c.series_start, s.callback_secret_key AS secret,
+       c.attempts, c.series_start, s.callback_secret_key AS secret, c.sequence,
+       CASE WHEN s.previous_secret_until > $1 THEN s.previous_callback_secret_key END AS previous_secret,
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
        (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
        due.due_at`,
@@ -128,6 +156,8 @@ export async function claimDueCallbacks(
     attempts: r.attempts,
     seriesAttempts: r.attempts - r.series_start,
     secret: r.secret,
+    previousSecret: r.previous_secret,
+    sequence: r.sequence === null ? null : Number(r.sequence),
     domainVerified: r.domain_verified,
     allowNetworks: r.allow_networks ?? [],
     dueAt: r.due_at,
@@ -295,6 +325,8 @@ export interface CallbackLogEntry {
   eventType: EventType;
   status: string;
   outcome: string | null;
+  /** x-callback-sequence; null for callbacks older than the numbering. */
+  sequence: number | null;
   createdAt: Date;
   nextAttemptAt: Date;
   attempts: { attempt: number; startedAt: Date; durationMs: number; httpStatus: number | null; errorClass: string | null; errorMessage: string | null }[];
@@ -314,6 +346,7 @@ export async function listCallbacks(
       event_type: EventType;
       status: string;
       outcome: string | null;
+      sequence: string | null;
       created_at: Date;
       next_attempt_at: Date;
       attempts: {
@@ -326,7 +359,7 @@ export async function listCallbacks(
       }[];
     }>(
       'callbacks:log',
-      `SELECT c.id, c.idempotency_key, c.event_type, c.status, c.outcome, c.created_at, c.next_attempt_at,
+      `SELECT c.id, c.idempotency_key, c.event_type, c.status, c.outcome, c.sequence, c.created_at, c.next_attempt_at,
          coalesce((SELECT json_agg(a ORDER BY a.attempt) FROM (
            SELECT attempt, started_at, duration_ms, http_status, error_class, error_message FROM callback_attempts WHERE callback_id = c.id) a), '[]') AS attempts
        FROM callbacks c WHERE c.customer_id = $1 AND c.subscription_id = $2
@@ -346,6 +379,7 @@ export async function listCallbacks(
       eventType: r.event_type,
       status: r.status,
       outcome: r.outcome,
+      sequence: r.sequence === null ? null : Number(r.sequence),
       createdAt: r.created_at,
       nextAttemptAt: r.next_attempt_at,
       attempts: r.attempts.map((a) => ({
