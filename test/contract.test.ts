@@ -1126,7 +1126,9 @@ describe('recovery and secret rotation (issue 14): errors in the envelope', () =
       402,
       'insufficient_credits',
     );
-    const jobs = await t.app.database.db.query<{ n: number }>('test:issue14-count', 'SELECT count(*)::int AS n FROM recoveries WHERE customer_id = $1', [dave.id]);
+    const jobs = await t.app.database.db.query<{ n: number }>('test:issue14-count', 'SELECT count(*)::int AS n FROM recoveries WHERE customer_id = $1', [
+      dave.id,
+    ]);
     expect(jobs[0]?.n).toBe(0);
     await t.app.database.db.query('test:issue14-deactivate', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [id]);
     await t.app.database.db.query('test:issue14-credits', 'UPDATE customers SET credits = 9 WHERE id = $1', [dave.id]);
