@@ -12,11 +12,13 @@
  * - Secret rotation: during the overlap a receiver that knows either secret verifies each callback (both
  *   signatures present); after it, only the new secret's.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
+import { startRecoveryRunner } from '../src/delivery/recovery.ts';
+import { enqueueCallbacks } from '../src/store/callbacks.ts';
 import { findCustomerByName } from '../src/store/customers.ts';
-import { getRecovery } from '../src/store/recoveries.ts';
+import { getRecovery, runRecoveryChunk } from '../src/store/recoveries.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import type { ChainDriver } from './support/chain-driver.ts';
 import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
@@ -323,4 +325,108 @@ describe('secret rotation', () => {
     expect(verifies(SECRET, after)).toBe(false);
     expect([sequenceOf(d), sequenceOf(after)]).toEqual([1, 2]);
   }, 60_000);
+});
+
+describe('store: sequence numbers and recovery chunks', () => {
+  it('numbers only the callbacks inserted: a key given twice or already queued takes no number; each subscription counts on its own', async () => {
+    up('store');
+    const a = await subscribe('transaction-mined', { transactionId: randomBytes(32).toString('hex') }, 'store');
+    const b = await subscribe('transaction-mined', { transactionId: randomBytes(32).toString('hex') }, 'store');
+    const cb = (s: { referenceId: string }, key: string) => ({
+      id: randomUUID(),
+      customerId: c.id,
+      subscriptionId: s.referenceId,
+      eventType: 'TRANSACTION_MINED' as const,
+      idempotencyKey: key,
+      body: JSON.stringify({ referenceId: s.referenceId, idempotencyKey: key }),
+      callbackUrl: `${receiver.url}/hooks/store`,
+    });
+    const enqueue = (list: ReturnType<typeof cb>[]) => t.app.database.db.transaction('test:recovery-enqueue', (tx) => enqueueCallbacks(tx, list));
+    expect(await enqueue([cb(a, 'a1'), cb(b, 'b1'), cb(a, 'a2'), cb(a, 'a1')])).toBe(3);
+    expect(await enqueue([cb(a, 'a2'), cb(b, 'b2'), cb(a, 'a3')])).toBe(2);
+    const rows = await t.app.database.db.query<{ idempotency_key: string; sequence: string }>(
+      'test:recovery-sequences',
+      'SELECT idempotency_key, sequence FROM callbacks WHERE subscription_id = ANY ($1::uuid[]) ORDER BY idempotency_key',
+      [[a.referenceId, b.referenceId]],
+    );
+    expect(rows.map((r) => [r.idempotency_key, Number(r.sequence)])).toEqual([
+      ['a1', 1],
+      ['a2', 2],
+      ['a3', 3],
+      ['b1', 1],
+      ['b2', 2],
+    ]);
+    await until('delivered', async () => callbacksOf(a.referenceId).length === 3 && callbacksOf(b.referenceId).length === 2);
+    expect(
+      callbacksOf(a.referenceId)
+        .map((r) => [r.json.idempotencyKey, sequenceOf(r)])
+        .sort(),
+    ).toEqual([
+      ['a1', 1],
+      ['a2', 2],
+      ['a3', 3],
+    ]);
+  });
+
+  it('a job stopped between chunks (a crash, a restart) resumes from its cursor: each callback queued and charged once', async () => {
+    // This test runs the chunks itself: the app's runner stops (the last test of the file).
+    await t.app.recoveries?.stop();
+    up('chunks');
+    const s = await subscribe('transaction-mined', { transactionId: randomBytes(32).toString('hex') }, 'chunks');
+    const db = t.app.database.db;
+    const later = new Date(Date.now() + 3_600_000);
+    const keys = ['k1', 'k2', 'k3'];
+    await db.transaction('test:recovery-chunk-enqueue', (tx) =>
+      enqueueCallbacks(
+        tx,
+        keys.map((key) => ({
+          id: randomUUID(),
+          customerId: c.id,
+          subscriptionId: s.referenceId,
+          eventType: 'TRANSACTION_MINED' as const,
+          idempotencyKey: key,
+          body: JSON.stringify({ referenceId: s.referenceId, idempotencyKey: key }),
+          callbackUrl: `${receiver.url}/hooks/chunks`,
+        })),
+        later,
+      ),
+    );
+    // As the last retry leaves them (due later, so no worker touches them first).
+    await db.query('test:recovery-chunk-fail', `UPDATE callbacks SET status = 'failed', attempts = 2, finished_at = now() WHERE subscription_id = $1`, [
+      s.referenceId,
+    ]);
+    const started = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/recover`, {
+      key: c.key,
+      body: { data: { item: { since: nowSeconds() - 60 } } },
+    });
+    expect(started.status, started.text).toBe(202);
+    const id = started.body.data.item.recoveryId as string;
+    const before = await creditsOf(c);
+    expect(await runRecoveryChunk(db, id, { chunk: 1, costPerCallback: 5n, now: new Date() })).toBe('more');
+    expect(await getRecovery(db, c.id, id)).toMatchObject({ state: 'running', found: 3, queued: 1, creditsConsumed: 5n });
+    // "Restart": a new runner takes the job over where the cursor is.
+    const runner = startRecoveryRunner({ db, logger: { info() {}, warn() {}, error() {} }, costPerCallback: 5n, pollMs: 50 });
+    try {
+      await until('the job done', async () => (await getRecovery(db, c.id, id))?.state === 'done');
+    } finally {
+      await runner.stop();
+    }
+    expect(await getRecovery(db, c.id, id)).toMatchObject({ found: 3, queued: 3, creditsConsumed: 15n });
+    expect(await creditsOf(c)).toBe((before as bigint) - 15n);
+    expect(await runRecoveryChunk(db, id, { chunk: 1, costPerCallback: 5n, now: new Date() })).toBe('busy');
+    await until('each sent once', async () => callbacksOf(s.referenceId).length === 3);
+    await t.app.worker?.settled();
+    expect(
+      callbacksOf(s.referenceId)
+        .map((r) => r.json.idempotencyKey)
+        .sort(),
+    ).toEqual(keys);
+    const rows = await db.query<{ recovery_id: string; series_start: number }>(
+      'test:recovery-chunk-rows',
+      'SELECT recovery_id, series_start FROM callbacks WHERE subscription_id = $1',
+      [s.referenceId],
+    );
+    // A new retry series each (numbering of attempts goes on), tagged with the job.
+    expect(rows.every((r) => r.recovery_id === id && r.series_start === 2)).toBe(true);
+  });
 });
