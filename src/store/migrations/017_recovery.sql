@@ -52,8 +52,9 @@ CREATE INDEX recoveries_customer ON recoveries (customer_id, created_at);
 -- The job that last queued a callback again: its progress counts delivered and failed from here.
 ALTER TABLE callbacks ADD COLUMN recovery_id uuid;
 CREATE INDEX callbacks_recovery ON callbacks (recovery_id) WHERE recovery_id IS NOT NULL;
--- Recovery by callbackUrl walks the customer's callbacks of a window by creation time.
-CREATE INDEX callbacks_customer_created ON callbacks (customer_id, created_at, id);
+-- No index by (customer, created_at) for recovery by callbackUrl: it finds the customer's subscriptions
+-- of that URL first, then their callbacks by callbacks_log (subscription_id, created_at, id); another
+-- index on callbacks would cost every insert of chain following for a rare request.
 
 -- The order a block's confirmed events were matched in, so that when they fall due their callbacks
 -- are numbered in block order (a block's rows are otherwise returned in no particular order).
