@@ -11,7 +11,8 @@
  *   - spread: 100 callbacks over 100 subscriptions (a busy block);
  *   - burst: 100 callbacks of 1 subscription (an exchange's hot deposit address).
  * Rounds of BENCH_DURATION / 10 s (at least 0.5 s), alternating the two statements, five rounds each;
- * figures are medians of blocks per second, and the ratio numbered / plain.
+ * figures are medians of blocks per second, and the ratio numbered / plain. No target: a measurement
+ * (README "Callback order" has the figures and what is not understood yet).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
