@@ -23,13 +23,7 @@ export interface SignatureHeaders {
  * space-separated `v1,` entries, the new one first (Standard Webhooks receivers accept any entry that
  * verifies), and x-signature-previous carries the old key's x-signature beside the new one's.
  */
-export function signCallback(
-  secret: string,
-  body: Buffer,
-  idempotencyKey: string,
-  timestampSeconds: number,
-  previousSecret?: string | null,
-): SignatureHeaders {
+export function signCallback(secret: string, body: Buffer, idempotencyKey: string, timestampSeconds: number, previousSecret?: string | null): SignatureHeaders {
   // The body is signed as the bytes that go on the wire, never re-serialised, so what the receiver hashes matches.
   const hex = (key: string) => createHmac('sha256', key).update(body).digest('hex');
   // Standard Webhooks takes the key as the base64-decoded part after "whsec_"; the contract says "the same
@@ -64,5 +58,4 @@ export function signStandardWebhook(key: Buffer, body: Buffer, id: string, times
  */
 export function standardWebhookKey(secret: string): Buffer {
   return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
-}
 }
