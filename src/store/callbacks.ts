@@ -37,8 +37,8 @@ export function destinationOf(url: string): string {
  * consecutive. The counter row of a subscription is written only under its chain's lock (the block
  * transaction, the already-mined check, the rewind), so no two transactions wait on the same row.
  *
- * Two statements: the insert (ON CONFLICT alone knows which rows are new, without a look-up of its
- * own), then the numbering of those rows by primary key. A single statement that first left out the
+ * The insert first (ON CONFLICT alone knows which rows are new, without a look-up of its own), then
+ * the counters are bumped and the new rows numbered by primary key. A single statement that first left out the
  * keys already queued was tried: the planner turned that check into a hash anti-join over the whole
  * outbox (seen with EXPLAIN on a small table), a cost that grows with the table. The price of the
  * numbering, measured with `npm run bench -- enqueue`, is in the README ("Callback order").
@@ -67,21 +67,29 @@ export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], 
     const inserted = new Set(rows.map((r) => r.id));
     // In the order given (RETURNING promises none).
     const fresh = callbacks.filter((c) => inserted.has(c.id));
+    const counts = new Map<string, number>();
+    for (const c of fresh) counts.set(c.subscriptionId, (counts.get(c.subscriptionId) ?? 0) + 1);
+    // Numbers computed here, then two plain statements. The UPDATE names the rows by id = ANY: joined to
+    // the unnest alone, the prepared statement's generic plan scanned the whole outbox, 10 to 25 times
+    // slower for blocks of many callbacks (bench/enqueue.ts).
+    const bumped = await tx.query<{ subscription_id: string; last: string }>(
+      'callbacks:bump-sequences',
+      `INSERT INTO callback_sequences AS s (subscription_id, last) SELECT * FROM unnest($1::uuid[], $2::bigint[])
+       ON CONFLICT (subscription_id) DO UPDATE SET last = s.last + excluded.last
+       RETURNING s.subscription_id, s.last`,
+      [[...counts.keys()], [...counts.values()]],
+    );
+    // Each subscription's new numbers are last - count + 1 .. last, given in order.
+    const next = new Map(bumped.map((b) => [b.subscription_id, Number(b.last) - (counts.get(b.subscription_id) ?? 0) + 1]));
+    const sequences = fresh.map((c) => {
+      const n = next.get(c.subscriptionId) as number;
+      next.set(c.subscriptionId, n + 1);
+      return n;
+    });
     await tx.query(
       'callbacks:number',
-      `WITH fresh AS (SELECT * FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS f(id, subscription_id, n)),
-       counts AS (SELECT subscription_id, count(*) AS k FROM fresh GROUP BY subscription_id),
-       bumped AS (
-         INSERT INTO callback_sequences AS s (subscription_id, last) SELECT subscription_id, k FROM counts
-         ON CONFLICT (subscription_id) DO UPDATE SET last = s.last + excluded.last
-         RETURNING s.subscription_id, s.last),
-       numbered AS (
-         SELECT f.id, b.last - ct.k + row_number() OVER (PARTITION BY f.subscription_id ORDER BY f.n) AS sequence
-         FROM fresh f JOIN counts ct USING (subscription_id) JOIN bumped b USING (subscription_id))
-       UPDATE callbacks c SET sequence = numbered.sequence FROM numbered
-       -- id = ANY: the rows are found by primary key, whatever the generic plan thinks of the join.
-       WHERE c.id = ANY ($1::uuid[]) AND c.id = numbered.id`,
-      [fresh.map((c) => c.id), fresh.map((c) => c.subscriptionId)],
+      'UPDATE callbacks c SET sequence = u.sequence FROM unnest($1::uuid[], $2::bigint[]) AS u(id, sequence) WHERE c.id = ANY ($1::uuid[]) AND c.id = u.id',
+      [fresh.map((c) => c.id), sequences],
     );
   }
   await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
