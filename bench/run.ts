@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   'db-statements': () => import('./db-statements.ts'),
   delivery: () => import('./delivery.ts'),
   'e2e-latency': () => import('./e2e-latency.ts'),
+  enqueue: () => import('./enqueue.ts'),
   'evm-ingest': () => import('./evm-ingest.ts'),
   matching: () => import('./matching.ts'),
   retention: () => import('./retention.ts'),

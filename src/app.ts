@@ -13,6 +13,7 @@ import { buildServer } from './api/server.ts';
 import type { ChainAdapter } from './chains/types.ts';
 import type { Config } from './config/config.ts';
 import { startAlertMonitor } from './delivery/alert-monitor.ts';
+import { type RecoveryRunner, startRecoveryRunner } from './delivery/recovery.ts';
 import { startRetentionPruner } from './delivery/retention.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
@@ -37,6 +38,8 @@ export interface RunningApp {
   metricsUrl?: string;
   /** The delivery worker, when this process has the delivery role. */
   worker?: DeliveryWorker;
+  /** The runner of bulk recovery jobs, with the delivery role. */
+  recoveries?: RecoveryRunner;
   /** Chain following, when this process has the ingest role. */
   ingest?: IngestService;
   /** The API key made on the very first start, when there was one. */
@@ -90,8 +93,12 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     const worker = config.roles.includes('delivery')
       ? startDeliveryWorker({ db: database.db, sender, config, logger, metrics, clock: options.clock })
       : undefined;
+    let recoveries: RecoveryRunner | undefined;
     if (worker) {
       stops.push(() => worker.stop());
+      const runner = startRecoveryRunner({ db: database.db, logger, costPerCallback: BigInt(config.costs.recoverPerCallback), clock: options.clock });
+      recoveries = runner;
+      stops.push(() => runner.stop());
       metrics.setQueueSource(() => queueStats(database.db, new Date()));
       if (config.retention.enabled) {
         const pruner = startRetentionPruner({ db: database.db, retention: config.retention, logger, metrics });
@@ -143,7 +150,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       stops.push(() => ops.server.close());
       logger.info({ url: metricsUrl }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
     }
-    return { server, database, url, metricsUrl, firstKey, worker, ingest, close: closeAll };
+    return { server, database, url, metricsUrl, firstKey, worker, recoveries, ingest, close: closeAll };
   } catch (error) {
     await closeAll();
     throw error;

@@ -11,6 +11,8 @@ let t: TestApp;
 let alice: TestCustomer;
 let subscriptionId: string;
 let walletId = '(wallet)';
+let recoveryId = '(recovery)';
+const hourAgo = () => Math.floor(Date.now() / 1000) - 3600;
 /** Subscriptions made for the DELETE rows to remove, one per successful call. */
 const deletable: string[] = [];
 
@@ -29,6 +31,9 @@ beforeAll(async () => {
     });
     deletable.push(r.body.data.item.referenceId);
   }
+  recoveryId = (
+    await t.request('POST', `/blockchain-events/subscriptions/${subscriptionId}/recover`, { key: alice.key, body: { data: { item: { since: hourAgo() } } } })
+  ).body.data.item.recoveryId;
   walletId = (await t.request('POST', '/wallet-as-a-service/wallets', { key: alice.key, body: { data: { item: { walletName: 'w' } } } })).body.data.item
     .walletId;
   await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/ethereum/goerli/addresses`, {
@@ -239,6 +244,30 @@ const ENDPOINTS: Endpoint[] = [
     charged: true,
   },
   { name: 'status', method: 'GET', path: () => '/blockchain-events/status', charged: false },
+  {
+    name: 'rotate-secret',
+    method: 'POST',
+    path: () => `/blockchain-events/subscriptions/${subscriptionId}/rotate-secret`,
+    body: () => item({ callbackSecretKey: 'rotated-secret' }),
+    ownedResource: true,
+    charged: true,
+  },
+  {
+    name: 'recoveries',
+    method: 'POST',
+    path: () => `/blockchain-events/subscriptions/${subscriptionId}/recover`,
+    body: () => item({ since: hourAgo() }),
+    ownedResource: true,
+    charged: true,
+  },
+  {
+    name: 'recoveries',
+    method: 'POST',
+    path: () => '/blockchain-events/callbacks/recover',
+    body: () => item({ callbackUrl: SAMPLE.callbackUrl, since: hourAgo() }),
+    charged: true,
+  },
+  { name: 'recoveries', method: 'GET', path: () => `/blockchain-events/recoveries/${recoveryId}`, ownedResource: true, charged: true },
 ];
 
 function expectEnvelope(r: TestResponse, context = 'ctx-1') {
@@ -991,6 +1020,130 @@ describe('success shapes of the create endpoints', () => {
     const activated = await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: alice.key });
     expect(activated.body.data.item.isActive).toBe(true);
     expect(activated.body.data.item.deactivationReasons).toBeUndefined();
+  });
+});
+
+describe('recovery and secret rotation (issue 14): errors in the envelope', () => {
+  const post = (path: string, body: unknown, key = alice.key) => t.request('POST', withContext(path), { key, body });
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it("404 resource_not_found for an unknown, malformed or other customer's referenceId or recovery id", async () => {
+    const bob = await t.customer({ name: `bob-${randomUUID()}` });
+    for (const id of [randomUUID(), 'not-a-uuid']) {
+      expectError(await post(`/blockchain-events/subscriptions/${id}/rotate-secret`, item({ callbackSecretKey: 'x' })), 404, 'resource_not_found');
+      expectError(await post(`/blockchain-events/subscriptions/${id}/recover`, item({ since: hourAgo() })), 404, 'resource_not_found');
+      expectError(await t.request('GET', withContext(`/blockchain-events/recoveries/${id}`), { key: alice.key }), 404, 'resource_not_found');
+    }
+    // Alice's subscription and recovery do not exist for Bob (and Bob pays nothing for asking).
+    expectError(
+      await post(`/blockchain-events/subscriptions/${subscriptionId}/rotate-secret`, item({ callbackSecretKey: 'x' }), bob.key),
+      404,
+      'resource_not_found',
+    );
+    expectError(await post(`/blockchain-events/subscriptions/${subscriptionId}/recover`, item({ since: hourAgo() }), bob.key), 404, 'resource_not_found');
+    expectError(await t.request('GET', withContext(`/blockchain-events/recoveries/${recoveryId}`), { key: bob.key }), 404, 'resource_not_found');
+    expectError(
+      await t.request('POST', withContext(`/blockchain-events/subscriptions/${subscriptionId}/activate`, `&recoverSince=${hourAgo()}`), { key: bob.key }),
+      404,
+      'resource_not_found',
+    );
+  });
+
+  it('409 invalid_data for a window in the future or ending before it starts, a non-https callbackUrl, an empty or over-long secret, a too long overlap', async () => {
+    const recover = `/blockchain-events/subscriptions/${subscriptionId}/recover`;
+    expectError(await post(recover, item({ since: now() + 3600 })), 409, 'invalid_data', ['since']);
+    expectError(await post(recover, item({ since: hourAgo(), until: hourAgo() - 10 })), 409, 'invalid_data', ['until']);
+    expectError(await post(recover, item({ since: -1 })), 409, 'invalid_data', ['since']);
+    expectError(await post(recover, item({ since: 'yesterday' })), 409, 'invalid_data', ['since']);
+    expectError(await post(recover, item({ since: hourAgo(), includeCancelled: 'yes' })), 409, 'invalid_data', ['includeCancelled']);
+    expectError(
+      await post('/blockchain-events/callbacks/recover', item({ callbackUrl: 'http://hooks.example.com/x', since: hourAgo() })),
+      409,
+      'invalid_data',
+      ['callbackUrl'],
+    );
+    expectError(
+      await post('/blockchain-events/callbacks/recover', item({ callbackUrl: SAMPLE.callbackUrl, since: hourAgo(), eventType: 'NOPE' })),
+      409,
+      'invalid_data',
+      ['eventType'],
+    );
+    const rotate = `/blockchain-events/subscriptions/${subscriptionId}/rotate-secret`;
+    expectError(await post(rotate, item({ callbackSecretKey: '' })), 409, 'invalid_data', ['callbackSecretKey']);
+    expectError(await post(rotate, item({ callbackSecretKey: 'x'.repeat(513) })), 409, 'invalid_data', ['callbackSecretKey']);
+    expectError(await post(rotate, item({ callbackSecretKey: 'x', overlapSeconds: 8 * 24 * 3600 })), 409, 'invalid_data', ['overlapSeconds']);
+    expectError(await post(rotate, item({ callbackSecretKey: 'x', overlapSeconds: -1 })), 409, 'invalid_data', ['overlapSeconds']);
+  });
+
+  it('rotate-secret answers the item with the new secret and until when the old one still signs; costs 5 credits', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const r = await post(`/blockchain-events/subscriptions/${subscriptionId}/rotate-secret`, item({ callbackSecretKey: 'new-one', overlapSeconds: 600 }));
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers.get('x-credits-consumed')).toBe('5');
+    expect(r.body.data.item).toMatchObject({ referenceId: subscriptionId, callbackSecretKey: 'new-one' });
+    // The contract test's subscription had a secret from the rotation rows above, or none: either way a number or null.
+    const until = r.body.data.item.previousSecretValidUntil;
+    if (until !== null) expect(until).toBeGreaterThanOrEqual(before + 600);
+    const again = await post(`/blockchain-events/subscriptions/${subscriptionId}/rotate-secret`, item({ callbackSecretKey: 'newer', overlapSeconds: 0 }));
+    expect(again.body.data.item.previousSecretValidUntil).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+  });
+
+  it('recover answers 202 with the job, and GET recoveries shows its progress; an inactive subscription is 409 (activate with recoverSince instead)', async () => {
+    const r = await post(`/blockchain-events/subscriptions/${subscriptionId}/recover`, item({ since: hourAgo(), includeCancelled: true }));
+    expect(r.status, r.text).toBe(202);
+    expect(r.headers.get('x-credits-consumed')).toBe('0');
+    expect(r.body.data.item).toMatchObject({ referenceId: subscriptionId, includeCancelled: true, found: 0, queued: 0 });
+    const got = await t.request('GET', withContext(`/blockchain-events/recoveries/${r.body.data.item.recoveryId}`), { key: alice.key });
+    expect(got.status, got.text).toBe(200);
+    expect(got.body.data.item).toMatchObject({ recoveryId: r.body.data.item.recoveryId, found: 0, queued: 0, pending: 0, delivered: 0, failed: 0 });
+
+    const carol = await t.customer({ name: `carol-${randomUUID()}` });
+    const created = await t.request('POST', txMinedPath(), { key: carol.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }) });
+    const id = created.body.data.item.referenceId;
+    await t.app.database.db.query('test:issue14-deactivate', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [id]);
+    expectError(await post(`/blockchain-events/subscriptions/${id}/recover`, item({ since: hourAgo() }), carol.key), 409, 'invalid_data', ['referenceId']);
+    const activated = await t.request('POST', withContext(`/blockchain-events/subscriptions/${id}/activate`, `&recoverSince=${hourAgo()}`), { key: carol.key });
+    expect(activated.status, activated.text).toBe(201);
+    expect(activated.body.data.item.isActive).toBe(true);
+    expect(activated.body.data.recoveryId).toMatch(/^[0-9a-f-]{36}$/);
+    expectError(
+      await t.request('POST', withContext(`/blockchain-events/subscriptions/${id}/activate`, '&recoverSince=soon'), { key: carol.key }),
+      409,
+      'invalid_data',
+      ['recoverSince'],
+    );
+  });
+
+  it('402 when the credits do not cover one recovered callback: nothing started; activate with recoverSince is refused whole', async () => {
+    const dave = await t.customer({ name: `dave-${randomUUID()}`, credits: 1004n });
+    const created = await t.request('POST', txMinedPath(), { key: dave.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }) });
+    expect(created.status, created.text).toBe(200);
+    const id = created.body.data.item.referenceId;
+    // 4 credits left: less than one callback's 5.
+    expectError(await post(`/blockchain-events/subscriptions/${id}/recover`, item({ since: hourAgo() }), dave.key), 402, 'insufficient_credits');
+    expectError(
+      await post('/blockchain-events/callbacks/recover', item({ callbackUrl: SAMPLE.callbackUrl, since: hourAgo() }), dave.key),
+      402,
+      'insufficient_credits',
+    );
+    const jobs = await t.app.database.db.query<{ n: number }>('test:issue14-count', 'SELECT count(*)::int AS n FROM recoveries WHERE customer_id = $1', [
+      dave.id,
+    ]);
+    expect(jobs[0]?.n).toBe(0);
+    await t.app.database.db.query('test:issue14-deactivate', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [id]);
+    await t.app.database.db.query('test:issue14-credits', 'UPDATE customers SET credits = 9 WHERE id = $1', [dave.id]);
+    // 9 covers the activation (5) but not a callback beyond it: refused whole, still inactive, nothing charged.
+    expectError(
+      await t.request('POST', withContext(`/blockchain-events/subscriptions/${id}/activate`, `&recoverSince=${hourAgo()}`), { key: dave.key }),
+      402,
+      'insufficient_credits',
+    );
+    const [row] = await t.app.database.db.query<{ is_active: boolean; credits: string }>(
+      'test:issue14-state',
+      'SELECT s.is_active, c.credits FROM subscriptions s JOIN customers c ON c.id = s.customer_id WHERE s.id = $1',
+      [id],
+    );
+    expect(row).toEqual({ is_active: false, credits: '9' });
   });
 });
 

@@ -855,6 +855,8 @@ const fx = {
   otherWalletId: '',
   watched: [] as { blockchain: string; network: string; address: string }[],
   domains: [] as string[],
+  recovery: '',
+  otherRecovery: '',
 };
 
 const hex = (bytes: number) => fc.uint8Array({ minLength: bytes, maxLength: bytes }).map((a) => Buffer.from(a).toString('hex'));
@@ -1320,6 +1322,74 @@ const ENDPOINTS: Endpoint[] = [
     valid: () => fc.oneof(fc.constantFrom(...fx.subscriptions, fx.otherSubscription), uuidLike).map((referenceId) => ({ params: { referenceId } })),
     key: () => fx.keys.main,
   },
+  // Recovery (issue 14): appended, so the seeds of the endpoints above stay as they were.
+  {
+    label: 'POST rotate-secret',
+    method: 'POST',
+    template: '/blockchain-events/subscriptions/:referenceId/rotate-secret',
+    query: 'context',
+    valid: () =>
+      fc
+        .record({
+          referenceId: fc.oneof(fc.constantFrom(...fx.subscriptions, fx.otherSubscription), uuidLike),
+          secret: fc.string({ minLength: 1, maxLength: 512 }),
+          overlap: fc.option(fc.nat(7 * 24 * 3600)),
+        })
+        .map(({ referenceId, secret, overlap }) => ({
+          params: { referenceId },
+          item: [['callbackSecretKey', secret] as const, ...(overlap === null ? [] : [['overlapSeconds', overlap] as const])],
+        })),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST recover subscription',
+    method: 'POST',
+    template: '/blockchain-events/subscriptions/:referenceId/recover',
+    query: 'context',
+    valid: () =>
+      fc
+        .record({
+          referenceId: fc.oneof(fc.constantFrom(...fx.subscriptions, fx.otherSubscription), uuidLike),
+          since: fc.integer({ min: 0, max: Math.floor(Date.now() / 1000) }),
+          span: fc.option(fc.integer({ min: 1, max: 10 ** 9 })),
+          includeCancelled: fc.option(fc.boolean()),
+        })
+        .map(({ referenceId, since, span, includeCancelled }) => ({
+          params: { referenceId },
+          item: [
+            ['since', since] as const,
+            ...(span === null ? [] : [['until', since + span] as const]),
+            ...(includeCancelled === null ? [] : [['includeCancelled', includeCancelled] as const]),
+          ],
+        })),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST recover callbacks by URL',
+    method: 'POST',
+    template: '/blockchain-events/callbacks/recover',
+    query: 'context',
+    valid: () =>
+      fc
+        .record({
+          callbackUrl: cbUrl,
+          eventType: fc.option(fc.constantFrom('TRANSACTION_MINED', 'BLOCK_MINED', 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED')),
+          since: fc.integer({ min: 0, max: Math.floor(Date.now() / 1000) }),
+        })
+        .map(({ callbackUrl, eventType, since }) => ({
+          params: {},
+          item: [['callbackUrl', callbackUrl] as const, ['since', since] as const, ...(eventType === null ? [] : [['eventType', eventType] as const])],
+        })),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'GET recovery',
+    method: 'GET',
+    template: '/blockchain-events/recoveries/:recoveryId',
+    query: 'context',
+    valid: () => fc.oneof(fc.constantFrom(fx.recovery, fx.otherRecovery), uuidLike).map((recoveryId) => ({ params: { recoveryId } })),
+    key: () => fx.keys.main,
+  },
 ];
 
 let dns: TestDns;
@@ -1355,6 +1425,15 @@ beforeAll(async () => {
   fx.deletable = await Promise.all(
     Array.from({ length: 40 }, () => post(txMined, main.key, { transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true })),
   );
+
+  const since = Math.floor(Date.now() / 1000) - 3600;
+  const recover = async (key: string, referenceId: string) => {
+    const r = await t.request('POST', `/blockchain-events/subscriptions/${referenceId}/recover`, { key, body: { data: { item: { since } } } });
+    if (r.status !== 202) throw new Error(`fixture recovery failed: ${r.status} ${r.text}`);
+    return r.body.data.item.recoveryId as string;
+  };
+  fx.recovery = await recover(main.key, fx.subscriptions[0] as string);
+  fx.otherRecovery = await recover(other.key, fx.otherSubscription);
 
   fx.walletId = await post('/wallet-as-a-service/wallets', main.key, { walletName: 'fuzz wallet' });
   fx.otherWalletId = await post('/wallet-as-a-service/wallets', other.key, { walletName: 'other wallet' });

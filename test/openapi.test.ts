@@ -450,6 +450,28 @@ describe('real answers match the document', () => {
     expect((await call('POST', `/blockchain-events/callbacks/${callbackId}/resend`, { key })).status).toBe(201);
     await waitForCallbackStatus(c, referenceId, 'delivered');
 
+    // Recovery and rotation (issue 14).
+    const since = Math.floor(Date.now() / 1000) - 3600;
+    const rotated = await call('POST', `/blockchain-events/subscriptions/${referenceId}/rotate-secret`, {
+      key,
+      body: { data: { item: { callbackSecretKey: 'rotated', overlapSeconds: 60 } } },
+    });
+    expect(rotated.status).toBe(200);
+    const recovering = await call('POST', `/blockchain-events/subscriptions/${referenceId}/recover`, {
+      key,
+      body: { data: { item: { since, includeCancelled: true } } },
+    });
+    expect(recovering.status).toBe(202);
+    expect((await call('GET', `/blockchain-events/recoveries/${recovering.body.data.item.recoveryId}`, { key })).status).toBe(200);
+    const byUrl = await call('POST', '/blockchain-events/callbacks/recover', {
+      key,
+      body: { data: { item: { callbackUrl, eventType: 'TRANSACTION_MINED', since } } },
+    });
+    expect(byUrl.status).toBe(202);
+    const withRecovery = await call('POST', `/blockchain-events/subscriptions/${referenceId}/activate?recoverSince=${since}`, { key });
+    expect(withRecovery.status).toBe(201);
+    expect(withRecovery.body.data.recoveryId).toBeDefined();
+
     for (const s of [mined, tokens, internal]) {
       expect((await call('DELETE', `${chain}/${s.body.data.item.referenceId}`, { key })).status).toBe(200);
     }

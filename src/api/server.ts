@@ -22,8 +22,9 @@ import { callbackDataRoutes } from './routes/callback-data.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { operationsRoutes } from './routes/operations.ts';
+import { recoveryRoutes } from './routes/recoveries.ts';
 import { statusRoutes } from './routes/status.ts';
-import { subscriptionRoutes } from './routes/subscriptions.ts';
+import { rotateSecretRoutes, subscriptionRoutes } from './routes/subscriptions.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { API_VERSION, ErrorEnvelope } from './schemas.ts';
 import { validatorCompiler } from './validation.ts';
@@ -228,6 +229,8 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   });
 
   subscriptionRoutes(app, common);
+  rotateSecretRoutes(app, common);
+  recoveryRoutes(app, common);
   walletRoutes(app, common);
   domainRoutes(app, common);
   callbackRoutes(app, common);

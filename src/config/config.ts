@@ -23,6 +23,10 @@ const Costs = Type.Object(
     getSubscription: Type.Integer({ minimum: 0, default: 1 }),
     deleteSubscription: Type.Integer({ minimum: 0, default: 1 }),
     activateSubscription: Type.Integer({ minimum: 0, default: 5 }),
+    /** Secret rotation (extension): priced as activate, a write of the same weight. */
+    rotateSecret: Type.Integer({ minimum: 0, default: 5 }),
+    /** Bulk recovery (extension): per callback queued again, charged as each chunk is queued. */
+    recoverPerCallback: Type.Integer({ minimum: 0, default: 5 }),
     /** Wallet and callback-domain endpoints (extensions): not priced by the contract. */
     walletsAndDomains: Type.Integer({ minimum: 0, default: 1 }),
     /** Callback Data reads (CATALOGUE.md 3 and 7.12): 100 x the vendor's 5 credits each. */

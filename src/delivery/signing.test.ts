@@ -58,6 +58,19 @@ describe('signCallback', () => {
     expect(otherId['webhook-signature']).not.toBe(base['webhook-signature']);
   });
 
+  it('during a rotation: two v1 entries (new first) and x-signature-previous with the old secret', () => {
+    const body = Buffer.from('{"n":1}');
+    const headers = signCallback('new-secret', body, key, timestamp, 'old-secret');
+    const message = Buffer.from(`${key}.${timestamp}.${body.toString()}`);
+    expect(headers['x-signature']).toBe(hmac('new-secret', body, 'hex'));
+    expect(headers['x-signature-previous']).toBe(hmac('old-secret', body, 'hex'));
+    expect(headers['webhook-signature']).toBe(`v1,${hmac('new-secret', message, 'base64')} v1,${hmac('old-secret', message, 'base64')}`);
+    // No previous secret (overlap over, or none), or the same one again: the single-secret headers.
+    for (const previous of [null, undefined, '', 'new-secret']) {
+      expect(signCallback('new-secret', body, key, timestamp, previous)).toEqual(signCallback('new-secret', body, key, timestamp));
+    }
+  });
+
   it.each([1.5, -1, Number.NaN])('refuses timestamp %s', (value) => {
     expect(() => signCallback('s', Buffer.from('{}'), key, value)).toThrow(RangeError);
   });

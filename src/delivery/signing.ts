@@ -10,19 +10,31 @@ export interface SignatureHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
+  /** During a secret rotation's overlap: x-signature computed with the secret being replaced. */
+  'x-signature-previous'?: string;
 }
 
 /**
  * x-signature = lowercase hex HMAC-SHA256(key = secret (utf8), message = body bytes). Standard Webhooks:
  * webhook-id = idempotencyKey, webhook-timestamp = unix seconds, webhook-signature = 'v1,' + base64
  * HMAC-SHA256(key = secret utf8, message = `${id}.${timestamp}.` + body).
+ *
+ * With `previousSecret` (a rotation's overlap), both secrets sign: webhook-signature lists two
+ * space-separated `v1,` entries, the new one first (Standard Webhooks receivers accept any entry that
+ * verifies), and x-signature-previous carries the old key's x-signature beside the new one's.
  */
-export function signCallback(secret: string, body: Buffer, idempotencyKey: string, timestampSeconds: number): SignatureHeaders {
+export function signCallback(secret: string, body: Buffer, idempotencyKey: string, timestampSeconds: number, previousSecret?: string | null): SignatureHeaders {
   // The body is signed as the bytes that go on the wire, never re-serialised, so what the receiver hashes matches.
-  const hex = createHmac('sha256', secret).update(body).digest('hex');
+  const hex = (key: string) => createHmac('sha256', key).update(body).digest('hex');
   // Standard Webhooks takes the key as the base64-decoded part after "whsec_"; the contract says "the same
   // key" as x-signature, i.e. the callbackSecretKey's UTF-8 bytes, so receivers configure one secret for both.
-  return { 'x-signature': hex, ...signStandardWebhook(Buffer.from(secret, 'utf8'), body, idempotencyKey, timestampSeconds) };
+  const headers: SignatureHeaders = { 'x-signature': hex(secret), ...signStandardWebhook(Buffer.from(secret, 'utf8'), body, idempotencyKey, timestampSeconds) };
+  if (previousSecret && previousSecret !== secret) {
+    const previous = signStandardWebhook(Buffer.from(previousSecret, 'utf8'), body, idempotencyKey, timestampSeconds);
+    headers['webhook-signature'] = `${headers['webhook-signature']} ${previous['webhook-signature']}`;
+    headers['x-signature-previous'] = hex(previousSecret);
+  }
+  return headers;
 }
 
 export type StandardWebhookHeaders = Pick<SignatureHeaders, 'webhook-id' | 'webhook-timestamp' | 'webhook-signature'>;

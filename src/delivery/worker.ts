@@ -41,10 +41,18 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
-/** Headers of one POST: JSON, and the two signature styles when the subscription has a secret. */
-export function prepareHeaders(callback: Pick<ClaimedCallback, 'secret' | 'idempotencyKey'>, body: Buffer, now: Date): Record<string, string> {
+/**
+ * Headers of one POST: JSON, the subscription's sequence number, and the two signature styles when the
+ * subscription has a secret (both secrets during a rotation's overlap).
+ */
+export function prepareHeaders(
+  callback: Pick<ClaimedCallback, 'secret' | 'idempotencyKey'> & Partial<Pick<ClaimedCallback, 'previousSecret' | 'sequence'>>,
+  body: Buffer,
+  now: Date,
+): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (callback.secret) Object.assign(headers, signCallback(callback.secret, body, callback.idempotencyKey, unixSeconds(now)));
+  if (callback.sequence !== undefined && callback.sequence !== null) headers['x-callback-sequence'] = String(callback.sequence);
+  if (callback.secret) Object.assign(headers, signCallback(callback.secret, body, callback.idempotencyKey, unixSeconds(now), callback.previousSecret));
   return headers;
 }
 

@@ -23,5 +23,7 @@ export const ENDPOINT_NAMES = [
   'address-coins-transactions-confirmed',
   'coins-transactions-for-specific-amount',
   'address-coins-transactions-confirmed-each-confirmation',
+  'rotate-secret',
+  'recoveries',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

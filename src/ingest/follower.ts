@@ -129,8 +129,10 @@ async function applyBlock(
     );
     await insertPendingEvents(tx, chain, events.pending);
     const due = await takeDuePendingEvents(tx, chain, block.height);
-    const callbacks: NewCallback[] = [...events.now];
-    const records: BlockCallback[] = events.now.map((c) => ({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey }));
+    // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
+    // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
+    const callbacks: NewCallback[] = [];
+    const records: BlockCallback[] = [];
     for (const e of due) {
       callbacks.push({
         id: randomUUID(),
@@ -143,6 +145,8 @@ async function applyBlock(
       });
       records.push({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey });
     }
+    callbacks.push(...events.now);
+    for (const c of events.now) records.push({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey });
     const enqueued = await enqueueCallbacks(tx, callbacks);
     await recordBlockCallbacks(tx, chain, records);
     await ledger.recordBlock(tx, chain, resolved, deps.adapter, (address) => index.hasCoinAddress(address));

@@ -145,7 +145,8 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
 /**
  * Sends an example callback now and reports what the receiver did. It is marked as a test inside the
  * signed body (data.isTest, an idempotencyKey starting with 'test-', zero ids and amounts) and, for
- * receivers that look at headers, with x-callback-test: true.
+ * receivers that look at headers, with x-callback-test: true and x-callback-sequence: 0 (outside the
+ * subscription's sequence, which starts at 1).
  *
  * The POST cannot sit inside a database transaction (it takes seconds and leaves this machine), so
  * the charge is taken and committed first: a 402 means nothing was sent. Once charged, an attempt
@@ -163,7 +164,13 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
   const now = new Date();
   const idempotencyKey = testIdempotencyKey();
   const body = Buffer.from(callbackBody(s, idempotencyKey, exampleItem(s, now), { isTest: true }));
-  const headers = { ...prepareHeaders({ secret: s.callbackSecretKey, idempotencyKey }, body, now), 'x-callback-test': 'true' };
+  // Signed as a real callback would be now (both secrets during a rotation's overlap). Sequence 0: no
+  // callback of the subscription's stream has it, so a receiver checking for gaps is not misled.
+  const previousSecret = s.previousSecretUntil && s.previousSecretUntil > now ? (s.previousCallbackSecretKey ?? null) : null;
+  const headers = {
+    ...prepareHeaders({ secret: s.callbackSecretKey, previousSecret, idempotencyKey, sequence: 0 }, body, now),
+    'x-callback-test': 'true',
+  };
   let result: SendResult;
   try {
     result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers, { allowNetworks });

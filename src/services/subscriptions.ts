@@ -16,6 +16,7 @@ import type { Subscription } from '../store/subscriptions.ts';
 import * as store from '../store/subscriptions.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
+import { activationScope, startRecoveryIn } from './recoveries.ts';
 
 export interface SubscriptionItemInput {
   transactionId?: string;
@@ -254,8 +255,19 @@ export async function deleteSubscription(common: Common, caller: Caller, blockch
   });
 }
 
-export async function activateSubscription(common: Common, caller: Caller, id: string): Promise<Charged<Subscription>> {
+/**
+ * Activates a subscription; with `recoverSince` (Unix seconds), also starts a recovery of its failed
+ * callbacks since then, in the same transaction (README "Recovering callbacks").
+ */
+export async function activateSubscription(
+  common: Common,
+  caller: Caller,
+  id: string,
+  options: { recoverSince?: number } = {},
+): Promise<Charged<Subscription & { recoveryId?: string }>> {
   assertUuid(id);
+  const now = new Date();
+  const scope = options.recoverSince === undefined ? undefined : activationScope(id, options.recoverSince, now);
   const customerId = caller.owner.customerId;
   return await common.db.transaction('subscriptions:activate', async (tx) => {
     const found = await store.getSubscription(tx, customerId, id, { forUpdate: true });
@@ -278,6 +290,40 @@ export async function activateSubscription(common: Common, caller: Caller, id: s
           // An active twin without allowDuplicates appeared meanwhile: the unique index refuses this one.
           throw error instanceof DbError && error.isUniqueViolation ? alreadyExists() : error;
         });
-    return { value: activated, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription))) };
+    const charge = await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription));
+    // After the activation's own charge: the recovery needs the price of one callback beyond it.
+    const recovery = scope ? await startRecoveryIn(tx, common, customerId, scope) : undefined;
+    return { value: recovery ? { ...activated, recoveryId: recovery.id } : activated, ...charge };
+  });
+}
+
+/** Longest overlap of a secret rotation: a week, so an old secret cannot be kept signing for ever. */
+export const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
+export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600;
+
+/**
+ * Replaces the callback secret. For `overlapSeconds` (default 24 h) callbacks carry signatures by both
+ * the new and the replaced secret, so a receiver can switch at its own pace; then only the new one.
+ * Costs as activate, charged in the same transaction as the write.
+ */
+export async function rotateSecret(
+  common: Common,
+  caller: Caller,
+  id: string,
+  input: { callbackSecretKey: string; overlapSeconds?: number },
+  now: Date = new Date(),
+): Promise<Charged<Subscription>> {
+  assertUuid(id);
+  if (input.callbackSecretKey.length === 0) {
+    throw invalidData([
+      { attribute: 'callbackSecretKey', message: 'The new callbackSecretKey must not be empty: signing cannot be turned off by a rotation.' },
+    ]);
+  }
+  const overlap = input.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS;
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('subscriptions:rotate-secret', async (tx) => {
+    const rotated = await store.rotateSecret(tx, customerId, id, input.callbackSecretKey, new Date(now.getTime() + overlap * 1000));
+    if (!rotated) throw notFound('subscription', id);
+    return { value: rotated, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.rotateSecret))) };
   });
 }

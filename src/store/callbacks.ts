@@ -30,10 +30,22 @@ export function destinationOf(url: string): string {
 /**
  * Adds callbacks to the outbox in the caller's transaction, due at `now`; one already there (same
  * subscription and idempotencyKey) is left alone. Workers are woken when the transaction commits.
+ *
+ * Each new callback takes the next number of its subscription's sequence (x-callback-sequence), in the
+ * order given: callers pass a block's callbacks in block order. Numbers go only to the rows actually
+ * inserted (a callback already there, or given twice, takes none), so a subscription's numbers stay
+ * consecutive. The counter row of a subscription is written only under its chain's lock (the block
+ * transaction, the already-mined check, the rewind), so no two transactions wait on the same row.
+ *
+ * The insert first (ON CONFLICT alone knows which rows are new, without a look-up of its own), then
+ * the counters are bumped and the new rows numbered by primary key. A single statement that first left out the
+ * keys already queued was tried: the planner turned that check into a hash anti-join over the whole
+ * outbox (seen with EXPLAIN on a small table), a cost that grows with the table. The price of the
+ * numbering, measured with `npm run bench -- enqueue`, is in the README ("Callback order").
  */
 export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date = new Date()): Promise<number> {
   if (callbacks.length === 0) return 0;
-  const rows = await tx.query(
+  const rows = await tx.query<{ id: string }>(
     'callbacks:enqueue',
     `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, next_attempt_at)
      SELECT *, $9::timestamptz FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
@@ -51,6 +63,35 @@ export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], 
       now,
     ],
   );
+  if (rows.length > 0) {
+    const inserted = new Set(rows.map((r) => r.id));
+    // In the order given (RETURNING promises none).
+    const fresh = callbacks.filter((c) => inserted.has(c.id));
+    const counts = new Map<string, number>();
+    for (const c of fresh) counts.set(c.subscriptionId, (counts.get(c.subscriptionId) ?? 0) + 1);
+    // Numbers computed here, then two plain statements. The UPDATE names the rows by id = ANY: joined to
+    // the unnest alone, the prepared statement's generic plan scanned the whole outbox, 10 to 25 times
+    // slower for blocks of many callbacks (bench/enqueue.ts).
+    const bumped = await tx.query<{ subscription_id: string; last: string }>(
+      'callbacks:bump-sequences',
+      `INSERT INTO callback_sequences AS s (subscription_id, last) SELECT * FROM unnest($1::uuid[], $2::bigint[])
+       ON CONFLICT (subscription_id) DO UPDATE SET last = s.last + excluded.last
+       RETURNING s.subscription_id, s.last`,
+      [[...counts.keys()], [...counts.values()]],
+    );
+    // Each subscription's new numbers are last - count + 1 .. last, given in order.
+    const next = new Map(bumped.map((b) => [b.subscription_id, Number(b.last) - (counts.get(b.subscription_id) ?? 0) + 1]));
+    const sequences = fresh.map((c) => {
+      const n = next.get(c.subscriptionId) as number;
+      next.set(c.subscriptionId, n + 1);
+      return n;
+    });
+    await tx.query(
+      'callbacks:number',
+      'UPDATE callbacks c SET sequence = u.sequence FROM unnest($1::uuid[], $2::bigint[]) AS u(id, sequence) WHERE c.id = ANY ($1::uuid[]) AND c.id = u.id',
+      [fresh.map((c) => c.id), sequences],
+    );
+  }
   await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
   return rows.length;
 }
@@ -63,6 +104,10 @@ export interface ClaimedCallback extends NewCallback {
   /** Attempts of the current series before this one (the retry schedule counts these). */
   seriesAttempts: number;
   secret: string | null;
+  /** The secret a rotation replaced, while its overlap lasts (null after it, or without a rotation). */
+  previousSecret: string | null;
+  /** Its number in the subscription's sequence (x-callback-sequence); null for callbacks older than the numbering. */
+  sequence: number | null;
   /** The callback URL's host is (still) a verified domain of the customer. */
   domainVerified: boolean;
   /** The customer's own allow-list of non-public networks (customers.allow_networks), read at the claim. */
@@ -83,6 +128,8 @@ interface ClaimRow {
   attempts: number;
   series_start: number;
   secret: string | null;
+  previous_secret: string | null;
+  sequence: string | null;
   domain_verified: boolean;
   allow_networks: string[];
   due_at: Date;
@@ -110,7 +157,8 @@ export async function claimDueCallbacks(
      FROM due, subscriptions s
      WHERE c.id = due.id AND s.id = c.subscription_id
      RETURNING c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
-       c.attempts, c.series_start, s.callback_secret_key AS secret,
+       c.attempts, c.series_start, s.callback_secret_key AS secret, c.sequence,
+       CASE WHEN s.previous_secret_until > $1 THEN s.previous_callback_secret_key END AS previous_secret,
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
        (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
        due.due_at`,
@@ -128,6 +176,8 @@ export async function claimDueCallbacks(
     attempts: r.attempts,
     seriesAttempts: r.attempts - r.series_start,
     secret: r.secret,
+    previousSecret: r.previous_secret,
+    sequence: r.sequence === null ? null : Number(r.sequence),
     domainVerified: r.domain_verified,
     allowNetworks: r.allow_networks ?? [],
     dueAt: r.due_at,
@@ -295,6 +345,8 @@ export interface CallbackLogEntry {
   eventType: EventType;
   status: string;
   outcome: string | null;
+  /** x-callback-sequence; null for callbacks older than the numbering. */
+  sequence: number | null;
   createdAt: Date;
   nextAttemptAt: Date;
   attempts: { attempt: number; startedAt: Date; durationMs: number; httpStatus: number | null; errorClass: string | null; errorMessage: string | null }[];
@@ -314,6 +366,7 @@ export async function listCallbacks(
       event_type: EventType;
       status: string;
       outcome: string | null;
+      sequence: string | null;
       created_at: Date;
       next_attempt_at: Date;
       attempts: {
@@ -326,7 +379,7 @@ export async function listCallbacks(
       }[];
     }>(
       'callbacks:log',
-      `SELECT c.id, c.idempotency_key, c.event_type, c.status, c.outcome, c.created_at, c.next_attempt_at,
+      `SELECT c.id, c.idempotency_key, c.event_type, c.status, c.outcome, c.sequence, c.created_at, c.next_attempt_at,
          coalesce((SELECT json_agg(a ORDER BY a.attempt) FROM (
            SELECT attempt, started_at, duration_ms, http_status, error_class, error_message FROM callback_attempts WHERE callback_id = c.id) a), '[]') AS attempts
        FROM callbacks c WHERE c.customer_id = $1 AND c.subscription_id = $2
@@ -346,6 +399,7 @@ export async function listCallbacks(
       eventType: r.event_type,
       status: r.status,
       outcome: r.outcome,
+      sequence: r.sequence === null ? null : Number(r.sequence),
       createdAt: r.created_at,
       nextAttemptAt: r.next_attempt_at,
       attempts: r.attempts.map((a) => ({

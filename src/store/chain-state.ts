@@ -247,8 +247,9 @@ export async function insertPendingEvents(tx: Queryable, chain: ChainKey, events
   await tx.query(
     'chain:insert-pending',
     `INSERT INTO pending_events (blockchain, network, subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key,
-       body, callback_url, event_type)
+       body, callback_url, event_type, position)
      SELECT $1, $2, * FROM unnest($3::uuid[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[])
+       WITH ORDINALITY
      ON CONFLICT (subscription_id, idempotency_key) DO NOTHING`,
     [
       chain.blockchain,
@@ -266,7 +267,10 @@ export async function insertPendingEvents(tx: Queryable, chain: ChainKey, events
   );
 }
 
-/** Deletes and returns the pending events due at `height` (due_height <= height), in block order. */
+/**
+ * Deletes and returns the pending events due at `height` (due_height <= height), in block order, and
+ * within a block in the order they were matched (position): the order their callbacks are numbered in.
+ */
 export async function takeDuePendingEvents(tx: Queryable, chain: ChainKey, height: number): Promise<PendingEvent[]> {
   const rows = await tx.query<{
     subscription_id: string;
@@ -280,23 +284,23 @@ export async function takeDuePendingEvents(tx: Queryable, chain: ChainKey, heigh
     event_type: EventType;
   }>(
     'chain:take-due-pending',
-    `DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height <= $3
-     RETURNING subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key, body, callback_url, event_type`,
+    `WITH taken AS (
+       DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height <= $3
+       RETURNING subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key, body, callback_url, event_type, position)
+     SELECT * FROM taken ORDER BY block_height, position`,
     [chain.blockchain, chain.network, height],
   );
-  return rows
-    .map((r) => ({
-      subscriptionId: r.subscription_id,
-      customerId: r.customer_id,
-      blockHeight: Number(r.block_height),
-      blockHash: r.block_hash,
-      dueHeight: Number(r.due_height),
-      idempotencyKey: r.idempotency_key,
-      body: r.body,
-      callbackUrl: r.callback_url,
-      eventType: r.event_type,
-    }))
-    .sort((a, b) => a.blockHeight - b.blockHeight);
+  return rows.map((r) => ({
+    subscriptionId: r.subscription_id,
+    customerId: r.customer_id,
+    blockHeight: Number(r.block_height),
+    blockHash: r.block_hash,
+    dueHeight: Number(r.due_height),
+    idempotencyKey: r.idempotency_key,
+    body: r.body,
+    callbackUrl: r.callback_url,
+    eventType: r.event_type,
+  }));
 }
 
 /**

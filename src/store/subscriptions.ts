@@ -29,6 +29,9 @@ export interface Subscription {
   callbackUrl: string;
   callbackHost: string;
   callbackSecretKey: string | null;
+  /** The secret the last rotation replaced: it signs beside the current one until previousSecretUntil. */
+  previousCallbackSecretKey?: string | null;
+  previousSecretUntil?: Date | null;
   allowDuplicates: boolean;
   duplicateKey: Buffer;
   isActive: boolean;
@@ -55,6 +58,8 @@ interface SubscriptionRow {
   callback_url: string;
   callback_host: string;
   callback_secret_key: string | null;
+  previous_callback_secret_key: string | null;
+  previous_secret_until: Date | null;
   allow_duplicates: boolean;
   duplicate_key: Buffer;
   is_active: boolean;
@@ -80,6 +85,8 @@ function toSubscription(row: SubscriptionRow): Subscription {
     callbackUrl: row.callback_url,
     callbackHost: row.callback_host,
     callbackSecretKey: row.callback_secret_key,
+    previousCallbackSecretKey: row.previous_callback_secret_key,
+    previousSecretUntil: row.previous_secret_until,
     allowDuplicates: row.allow_duplicates,
     duplicateKey: row.duplicate_key,
     isActive: row.is_active,
@@ -222,6 +229,21 @@ export async function setActive(q: Queryable, customerId: string, id: string): P
     [customerId, id],
   );
   return toSubscription(row as SubscriptionRow);
+}
+
+/**
+ * Replaces the callback secret; the one replaced keeps signing until `previousUntil` (a rotation during
+ * another's overlap ends that overlap: only the secret just replaced is kept). Undefined when the
+ * subscription does not exist (for this customer).
+ */
+export async function rotateSecret(q: Queryable, customerId: string, id: string, secret: string, previousUntil: Date): Promise<Subscription | undefined> {
+  const [row] = await q.query<SubscriptionRow>(
+    'subscriptions:rotate-secret',
+    `UPDATE subscriptions SET previous_callback_secret_key = callback_secret_key, previous_secret_until = $4, callback_secret_key = $3
+     WHERE customer_id = $1 AND id = $2 RETURNING *`,
+    [customerId, id, secret, previousUntil],
+  );
+  return row ? toSubscription(row) : undefined;
 }
 
 /** The columns of a subscription row the matching index reads (loaded by chain-state.ts). */

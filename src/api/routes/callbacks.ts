@@ -21,6 +21,10 @@ const CallbackItem = Type.Object({
   event: Type.String(),
   status: Type.String({ description: 'pending, delivered, failed or cancelled' }),
   outcome: Type.Union([Type.String(), Type.Null()], { description: 'Why it failed or was cancelled, e.g. callback_url_gone.' }),
+  sequence: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      'Its x-callback-sequence: 1, 2, 3, ... per subscription in event order. A number whose callback is cancelled (reorganised) is never sent. Null for callbacks older than the numbering.',
+  }),
   createdTimestamp: Type.Integer(),
   nextAttemptTimestamp: Type.Union([Type.Integer(), Type.Null()]),
   attempts: Type.Array(Attempt),
@@ -48,6 +52,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
         event: c.eventType,
         status: c.status,
         outcome: c.outcome,
+        sequence: c.sequence,
         createdTimestamp: unixSeconds(c.createdAt),
         nextAttemptTimestamp: c.status === 'pending' ? unixSeconds(c.nextAttemptAt) : null,
         attempts: c.attempts.map((a) => ({

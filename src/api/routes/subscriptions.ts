@@ -91,6 +91,20 @@ export function fullItem(s: Subscription) {
 }
 
 const ReferenceParams = Type.Object({ referenceId: Type.String({ maxLength: 100 }) });
+const ActivateQuery = Type.Object(
+  {
+    ...ContextQuery.properties,
+    recoverSince: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 253_402_300_799,
+        description:
+          "Unix seconds: also start a recovery of the subscription's failed callbacks created since then (5 credits per callback queued; the customer needs that much beyond the activation to start it).",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 /** List and delete take every blockchain: any subscription lives on one of them. */
 const ANY_CHAIN = EVENT_BLOCKCHAINS.TRANSACTION_MINED;
 const AnyChainParams = chainParams(ANY_CHAIN);
@@ -283,7 +297,7 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
     },
   );
 
-  app.post<{ Params: { referenceId: string } }>(
+  app.post<{ Params: { referenceId: string }; Querystring: { recoverSince?: number } }>(
     '/blockchain-events/subscriptions/:referenceId/activate',
     {
       config: {
@@ -299,15 +313,75 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
       },
       schema: {
         tags: ['subscriptions'],
-        summary: 'Activate a subscription (again)',
+        summary: 'Activate a subscription (again); with recoverSince, also queue again its failed callbacks since then (a recovery job)',
         params: ReferenceParams,
-        querystring: ContextQuery,
-        response: { 201: envelope(Type.Object({ item: SubscriptionItem })) },
+        querystring: ActivateQuery,
+        response: {
+          201: envelope(
+            Type.Object({
+              item: SubscriptionItem,
+              recoveryId: Type.Optional(Type.String({ description: 'The recovery job started by recoverSince (GET /blockchain-events/recoveries/{id}).' })),
+            }),
+          ),
+        },
       },
     },
     async (request, reply) => {
-      const result = await service.activateSubscription(common, request.caller, request.params.referenceId);
-      return sendData(request, reply, 201, { item: fullItem(result.value) }, result);
+      const result = await service.activateSubscription(common, request.caller, request.params.referenceId, { recoverSince: request.query.recoverSince });
+      const { recoveryId } = result.value;
+      return sendData(request, reply, 201, { item: fullItem(result.value), ...(recoveryId !== undefined && { recoveryId }) }, result);
+    },
+  );
+}
+
+const RotateSecretItem = Type.Object(
+  {
+    callbackSecretKey: Type.String({ minLength: 1, maxLength: 512, description: 'The new key of the HMAC-SHA256 signatures.' }),
+    overlapSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: service.MAX_ROTATION_OVERLAP_SECONDS,
+        description:
+          'How long the replaced secret keeps signing beside the new one (both signatures on each callback). Default 86400 (24 h); 0 ends it at once.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export function rotateSecretRoutes(app: FastifyInstance, common: Common): void {
+  app.post<{ Params: { referenceId: string }; Body: Static<ReturnType<typeof requestBody<typeof RotateSecretItem>>> }>(
+    '/blockchain-events/subscriptions/:referenceId/rotate-secret',
+    {
+      config: { endpoint: 'rotate-secret', errors: ['resource_not_found', 'insufficient_credits'] },
+      schema: {
+        tags: ['subscriptions'],
+        summary:
+          "Replace the subscription's callbackSecretKey; during the overlap each callback is signed with both secrets (webhook-signature with two v1 entries, x-signature with the new one and x-signature-previous with the old), then only with the new one",
+        params: ReferenceParams,
+        querystring: ContextQuery,
+        body: requestBody(RotateSecretItem),
+        response: {
+          200: envelope(
+            Type.Object({
+              item: Type.Composite([
+                SubscriptionItem,
+                Type.Object({
+                  previousSecretValidUntil: Type.Union([Type.Integer(), Type.Null()], {
+                    description: "Until when (Unix seconds) callbacks also carry the replaced secret's signatures; null when there was no secret before.",
+                  }),
+                }),
+              ]),
+            }),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.rotateSecret(common, request.caller, request.params.referenceId, request.body.data.item);
+      const s = result.value;
+      const until = s.previousCallbackSecretKey && s.previousSecretUntil ? unixSeconds(s.previousSecretUntil) : null;
+      return sendData(request, reply, 200, { item: { ...fullItem(s), previousSecretValidUntil: until } }, result);
     },
   );
 }

@@ -1,0 +1,196 @@
+/**
+ * Bulk recovery jobs (README "Recovering callbacks"): a row per request, worked through in chunks by
+ * the delivery role. A chunk is one transaction: lock the job, pick the next callbacks of its window
+ * after the cursor, charge them, queue them again (same row: same body, idempotencyKey and sequence
+ * number, a new retry series, as a resend), move the cursor. A crash loses or repeats no chunk; a
+ * runner that dies leaves the job for the next (the job row is locked only while a chunk runs).
+ */
+import { CALLBACKS_CHANNEL } from './callbacks.ts';
+import { creditBalance, debitCredits } from './customers.ts';
+import type { Db, Queryable } from './db.ts';
+
+export type RecoveryState = 'queued' | 'running' | 'done' | 'out_of_credits';
+
+export interface RecoveryScope {
+  /** One subscription's callbacks... */
+  subscriptionId?: string;
+  /** ...or every active subscription's of the customer with this callbackUrl (and event type). */
+  callbackUrl?: string;
+  eventType?: string;
+  since: Date;
+  until: Date;
+  includeCancelled: boolean;
+}
+
+export interface Recovery extends RecoveryScope {
+  id: string;
+  customerId: string;
+  state: RecoveryState;
+  found: number;
+  queued: number;
+  creditsConsumed: bigint;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface RecoveryProgress extends Recovery {
+  /** Of the callbacks this job queued (and no later job queued again): where they are now. */
+  pending: number;
+  delivered: number;
+  failed: number;
+}
+
+interface RecoveryRow {
+  id: string;
+  customer_id: string;
+  subscription_id: string | null;
+  callback_url: string | null;
+  event_type: string | null;
+  since: Date;
+  until: Date;
+  include_cancelled: boolean;
+  state: RecoveryState;
+  found: number;
+  queued: number;
+  credits_consumed: string;
+  after_created_at: Date | null;
+  after_id: string | null;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+function toRecovery(r: RecoveryRow): Recovery {
+  return {
+    id: r.id,
+    customerId: r.customer_id,
+    ...(r.subscription_id !== null && { subscriptionId: r.subscription_id }),
+    ...(r.callback_url !== null && { callbackUrl: r.callback_url }),
+    ...(r.event_type !== null && { eventType: r.event_type }),
+    since: r.since,
+    until: r.until,
+    includeCancelled: r.include_cancelled,
+    state: r.state,
+    found: r.found,
+    queued: r.queued,
+    creditsConsumed: BigInt(r.credits_consumed),
+    createdAt: r.created_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+/**
+ * The callbacks a job queues again, as a condition on callbacks c joined to their subscription s, with
+ * the job's row as j: of the customer, in the window by creation time, failed (or, asked for, cancelled
+ * other than by a reorganisation: a reorganised event is not canonical), of a subscription that exists
+ * and is active (workers send only those: a callback queued for an inactive one would be paid for and
+ * wait; activate takes recoverSince for that case).
+ */
+const CANDIDATES = `c.customer_id = j.customer_id AND s.id = c.subscription_id AND s.customer_id = j.customer_id AND s.is_active
+  AND c.created_at >= j.since AND c.created_at < j.until
+  AND (j.subscription_id IS NULL OR c.subscription_id = j.subscription_id)
+  AND (j.callback_url IS NULL OR s.callback_url = j.callback_url)
+  AND (j.event_type IS NULL OR c.event_type = j.event_type)
+  AND (c.status = 'failed' OR (j.include_cancelled AND c.status = 'cancelled' AND c.outcome IS DISTINCT FROM 'reorganised'))`;
+
+/** Creates the job (state queued) with `found` counted now; the delivery role's runner takes it from there. */
+export async function createRecovery(tx: Queryable, id: string, customerId: string, scope: RecoveryScope): Promise<Recovery> {
+  const [row] = await tx.query<RecoveryRow>(
+    'recoveries:create',
+    `INSERT INTO recoveries (id, customer_id, subscription_id, callback_url, event_type, since, until, include_cancelled, found)
+     SELECT j.*, (SELECT count(*)::int FROM callbacks c, subscriptions s WHERE ${CANDIDATES})
+     FROM (SELECT $1::uuid AS id, $2::bigint AS customer_id, $3::uuid AS subscription_id, $4::text AS callback_url, $5::text AS event_type,
+       $6::timestamptz AS since, $7::timestamptz AS until, $8::boolean AS include_cancelled) j
+     RETURNING *`,
+    [id, customerId, scope.subscriptionId ?? null, scope.callbackUrl ?? null, scope.eventType ?? null, scope.since, scope.until, scope.includeCancelled],
+  );
+  return toRecovery(row as RecoveryRow);
+}
+
+/** A job with where its callbacks are now; undefined when it is not the customer's. */
+export async function getRecovery(q: Queryable, customerId: string, id: string): Promise<RecoveryProgress | undefined> {
+  const [row] = await q.query<RecoveryRow & { pending: number; delivered: number; failed: number }>(
+    'recoveries:get',
+    `SELECT j.*,
+       (SELECT count(*)::int FROM callbacks c WHERE c.recovery_id = j.id AND c.status = 'pending') AS pending,
+       (SELECT count(*)::int FROM callbacks c WHERE c.recovery_id = j.id AND c.status = 'delivered') AS delivered,
+       (SELECT count(*)::int FROM callbacks c WHERE c.recovery_id = j.id AND c.status = 'failed') AS failed
+     FROM recoveries j WHERE j.customer_id = $1 AND j.id = $2`,
+    [customerId, id],
+  );
+  return row ? { ...toRecovery(row), pending: row.pending, delivered: row.delivered, failed: row.failed } : undefined;
+}
+
+/** Jobs not finished, oldest first. */
+export async function unfinishedRecoveries(q: Queryable, limit: number): Promise<string[]> {
+  const rows = await q.query<{ id: string }>(
+    'recoveries:unfinished',
+    `SELECT id FROM recoveries WHERE state IN ('queued', 'running') ORDER BY created_at LIMIT $1`,
+    [limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+export type ChunkResult = 'busy' | 'finished' | 'more';
+
+/**
+ * Runs one chunk of job `id` in one transaction (see the file comment). `busy`: another runner holds
+ * the job, or it is finished. A balance that covers only part of the chunk queues that part (charged)
+ * and stops the job as out_of_credits; nothing is ever queued unpaid.
+ */
+export async function runRecoveryChunk(db: Db, id: string, options: { chunk: number; costPerCallback: bigint; now: Date }): Promise<ChunkResult> {
+  return await db.transaction('recoveries:chunk', async (tx) => {
+    const [job] = await tx.query<RecoveryRow>(
+      'recoveries:lock',
+      `SELECT * FROM recoveries WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE SKIP LOCKED`,
+      [id],
+    );
+    if (!job) return 'busy';
+    // Subscriptions are locked KEY SHARE (as a resend does): a deletion at the same time either commits
+    // first (its callbacks are cancelled, not picked) or waits for this chunk and cancels what it queued.
+    const picked = await tx.query<{ id: string }>(
+      'recoveries:pick',
+      `SELECT c.id FROM recoveries j, callbacks c, subscriptions s
+       WHERE j.id = $1 AND ${CANDIDATES}
+         AND (j.after_created_at IS NULL OR (c.created_at, c.id) > (j.after_created_at, j.after_id))
+       ORDER BY c.created_at, c.id LIMIT $2
+       FOR UPDATE OF c FOR KEY SHARE OF s`,
+      [id, options.chunk],
+    );
+    if (picked.length === 0) {
+      await tx.query('recoveries:done', `UPDATE recoveries SET state = 'done', finished_at = $2, updated_at = $2 WHERE id = $1`, [id, options.now]);
+      return 'finished';
+    }
+    const per = options.costPerCallback;
+    const affordable = per === 0n ? picked.length : Number((await creditBalance(tx, job.customer_id)) / per);
+    const take = picked.slice(0, Math.min(picked.length, affordable));
+    const cost = per * BigInt(take.length);
+    const paid = take.length > 0 && (cost === 0n || (await debitCredits(tx, job.customer_id, cost)).ok);
+    if (!paid) {
+      await tx.query('recoveries:out-of-credits', `UPDATE recoveries SET state = 'out_of_credits', finished_at = $2, updated_at = $2 WHERE id = $1`, [
+        id,
+        options.now,
+      ]);
+      return 'finished';
+    }
+    await tx.query(
+      'recoveries:requeue',
+      `UPDATE callbacks SET status = 'pending', next_attempt_at = $2, series_start = attempts, finished_at = NULL, outcome = NULL, recovery_id = $3
+       WHERE id = ANY ($1::uuid[])`,
+      [take.map((c) => c.id), options.now, id],
+    );
+    const last = take.at(-1) as { id: string };
+    const stopped = take.length < picked.length;
+    await tx.query(
+      'recoveries:advance',
+      // The cursor is copied from the row in SQL: created_at has microseconds, a JS Date only milliseconds.
+      `UPDATE recoveries SET queued = queued + $2, credits_consumed = credits_consumed + $3,
+         after_created_at = (SELECT created_at FROM callbacks WHERE id = $4), after_id = $4,
+         state = $5, finished_at = CASE WHEN $5 = 'out_of_credits' THEN $6::timestamptz END, updated_at = $6
+       WHERE id = $1`,
+      [id, take.length, String(cost), last.id, stopped ? 'out_of_credits' : 'running', options.now],
+    );
+    // Workers are woken when this commits, not before: a rolled-back chunk wakes nobody.
+    await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
+    return stopped ? 'finished' : 'more';
+  });
+}
