@@ -14,7 +14,7 @@
  *   inputs spend from (change excluded); account chains, the sum of what its recipients received (the
  *   value moved; a transaction to itself moves nothing). A transaction with amount 0 is left out.
  */
-import type { NormalizedBlock } from '../chains/types.ts';
+import type { CoinMovement, NormalizedBlock, UtxoOutput } from '../chains/types.ts';
 
 export type CoinDirection = 'incoming' | 'outgoing';
 
@@ -40,12 +40,142 @@ interface Tally {
   out: bigint;
 }
 
+/** Tallies in block order, each transaction's adjacent, unless `byKey` (see talliesByKey). */
+type Tallies = Tally[] & { byKey?: true };
+
 /**
  * Per (transaction, address), in block order then first appearance: net and outputs received. Only the
  * addresses `wanted` accepts are tallied (the address events need a few watched addresses out of a block
  * of thousands; the amount events need them all).
+ *
+ * Speed matters (every coin movement of every block passes here): a Map keyed by transaction and address
+ * would hash thousands of fresh strings per block, each hash a call out of generated code. Instead each
+ * entry gets its transaction's position in the block by walking transactionIds alongside (adapters list
+ * movements and outputs in block order, so the walk goes forward, usually by identity of the very same
+ * string), the entries are ordered by (position, appearance) only when they are not already, and the
+ * addresses of one transaction, a handful, are merged by comparing them.
  */
-function tallies(block: NormalizedBlock, wanted: (address: string) => boolean = () => true): Tally[] {
+function tallies(block: NormalizedBlock, wanted?: (address: string) => boolean): Tallies {
+  const movements = block.coinMovements;
+  const outputs = block.utxo?.outputs ?? [];
+  const m = movements.length;
+  // Entries in appearance order: movements (e < m), then outputs (e - m).
+  const entries = new Int32Array(m + outputs.length);
+  let count = 0;
+  for (let i = 0; i < m; i++) if (!wanted || wanted((movements[i] as CoinMovement).address)) entries[count++] = i;
+  for (let i = 0; i < outputs.length; i++) if (!wanted || wanted((outputs[i] as UtxoOutput).address)) entries[count++] = m + i;
+  if (count === 0) return [];
+  const positions = transactionPositions(block.transactionIds, movements, outputs, entries, count);
+  // A transaction the block does not list: the general path (never seen from our adapters).
+  if (!positions) return talliesByKey(block, wanted);
+  const order = sortedByPosition(positions, count);
+
+  const result: Tally[] = [];
+  let groupStart = 0;
+  let groupPosition = -1;
+  let groupMap: Map<string, Tally> | undefined;
+  for (let n = 0; n < count; n++) {
+    const k = order ? (order[n] as number) : n;
+    const e = entries[k] as number;
+    const position = positions[k] as number;
+    if (position !== groupPosition) {
+      groupStart = result.length;
+      groupPosition = position;
+      groupMap = undefined;
+    }
+    const entry = e < m ? (movements[e] as CoinMovement) : (outputs[e - m] as UtxoOutput);
+    let tally: Tally | undefined;
+    if (groupMap) tally = groupMap.get(entry.address);
+    else {
+      for (let t = groupStart; t < result.length; t++) {
+        if ((result[t] as Tally).address === entry.address) {
+          tally = result[t] as Tally;
+          break;
+        }
+      }
+    }
+    if (!tally) {
+      tally = { transactionId: entry.transactionId, address: entry.address, net: 0n, out: 0n };
+      result.push(tally);
+      if (groupMap) groupMap.set(entry.address, tally);
+      else if (result.length - groupStart > MAX_SCANNED) {
+        // A transaction with many addresses (a batch payout): a Map, so that it costs linear time, not quadratic.
+        groupMap = new Map();
+        for (let t = groupStart; t < result.length; t++) groupMap.set((result[t] as Tally).address, result[t] as Tally);
+      }
+    }
+    if (e < m) tally.net += (entry as CoinMovement).delta;
+    else tally.out += (entry as UtxoOutput).value;
+  }
+  return result;
+}
+
+/** Addresses of one transaction compared one by one before a Map takes over. */
+const MAX_SCANNED = 16;
+
+/** At most this many restarts of the walk (entries out of block order) before a Map of the block's transactions is built instead. */
+const MAX_RESTARTS = 8;
+
+/**
+ * The position in `transactionIds` of the transaction of each of the first `count` entries, or undefined
+ * when one is not in the block. A walk forward with the entries; an entry out of order restarts it.
+ */
+function transactionPositions(
+  transactionIds: readonly string[],
+  movements: readonly CoinMovement[],
+  outputs: readonly UtxoOutput[],
+  entries: Int32Array,
+  count: number,
+): Int32Array | undefined {
+  const positions = new Int32Array(count);
+  const n = transactionIds.length;
+  const m = movements.length;
+  let j = 0;
+  let restarts = 0;
+  let byId: Map<string, number> | undefined;
+  for (let k = 0; k < count; k++) {
+    const e = entries[k] as number;
+    const id = e < m ? (movements[e] as CoinMovement).transactionId : (outputs[e - m] as UtxoOutput).transactionId;
+    if (byId) {
+      const at = byId.get(id);
+      if (at === undefined) return undefined;
+      positions[k] = at;
+      continue;
+    }
+    const from = j;
+    while (j < n && transactionIds[j] !== id) j++;
+    if (j === n) {
+      // Behind the walk (or absent): search from the start once more, up to where the walk was.
+      if (++restarts > MAX_RESTARTS) {
+        byId = new Map();
+        // The first position of an id, as the walk finds.
+        for (let i = n - 1; i >= 0; i--) byId.set(transactionIds[i] as string, i);
+        k--;
+        continue;
+      }
+      j = 0;
+      while (j < from && transactionIds[j] !== id) j++;
+      if (j === from) return undefined;
+    }
+    positions[k] = j;
+  }
+  return positions;
+}
+
+/** The entries ordered by (position, appearance), or undefined when they already are. */
+function sortedByPosition(positions: Int32Array, count: number): Int32Array | undefined {
+  for (let k = 1; k < count; k++) {
+    if ((positions[k] as number) < (positions[k - 1] as number)) {
+      const order = new Int32Array(count);
+      for (let i = 0; i < count; i++) order[i] = i;
+      return order.sort((a, b) => (positions[a] as number) - (positions[b] as number) || a - b);
+    }
+  }
+  return undefined;
+}
+
+/** tallies() by a Map keyed by transaction and address (marked `byKey`); for blocks whose entries name transactions the block does not list (those sort as its first). */
+function talliesByKey(block: NormalizedBlock, wanted: (address: string) => boolean = () => true): Tallies {
   const byKey = new Map<string, Tally>();
   const get = (transactionId: string, address: string) => {
     const key = `${transactionId}/${address}`;
@@ -61,9 +191,13 @@ function tallies(block: NormalizedBlock, wanted: (address: string) => boolean = 
   const order = new Map<string, number>();
   for (const [i, id] of block.transactionIds.entries()) order.set(id, i);
   // Stable: entries of one transaction keep their first-appearance order.
-  return [...byKey.values()].sort((a, b) => (order.get(a.transactionId) ?? 0) - (order.get(b.transactionId) ?? 0));
+  return Object.assign(
+    [...byKey.values()].sort((a, b) => (order.get(a.transactionId) ?? 0) - (order.get(b.transactionId) ?? 0)),
+    { byKey: true as const },
+  );
 }
 
+/** The direction and amount of a tally of an address (undefined when it moved nothing). */
 function directionOf(t: Tally, utxo: boolean): { direction: CoinDirection; amount: bigint } | undefined {
   if (utxo) {
     const spent = t.out - t.net;
@@ -74,35 +208,62 @@ function directionOf(t: Tally, utxo: boolean): { direction: CoinDirection; amoun
   return t.net > 0n ? { direction: 'incoming', amount: t.net } : undefined;
 }
 
-/** The coin transactions of the addresses `wanted` accepts (one per transaction and address). */
-export function addressCoinTransactions(block: NormalizedBlock, wanted: (address: string) => boolean): AddressCoinTransaction[] {
-  const utxo = block.utxo !== undefined;
+function addressTransactionsOf(all: Tallies, wanted: ((address: string) => boolean) | undefined, utxo: boolean): AddressCoinTransaction[] {
   const result: AddressCoinTransaction[] = [];
-  for (const t of tallies(block, wanted)) {
+  for (const t of all) {
+    if (wanted && !wanted(t.address)) continue;
     const d = directionOf(t, utxo);
-    if (d) result.push({ transactionId: t.transactionId, address: t.address, ...d });
+    if (d) result.push({ transactionId: t.transactionId, address: t.address, direction: d.direction, amount: d.amount });
   }
   return result;
 }
 
-/** The coin amount of each transaction of the block that moves coins, in block order. */
-export function transactionCoinAmounts(block: NormalizedBlock): TransactionCoinAmount[] {
-  const utxo = block.utxo !== undefined;
-  const perTransaction = new Map<string, Tally[]>();
-  for (const t of tallies(block)) {
-    const list = perTransaction.get(t.transactionId);
-    if (list) list.push(t);
-    else perTransaction.set(t.transactionId, [t]);
-  }
+function amountsOf(all: Tallies, utxo: boolean): TransactionCoinAmount[] {
+  const amountOf = (t: Tally) => {
+    if (utxo) return t.out - t.net <= 0n ? t.out : 0n; // an address no input spends from
+    return t.net > 0n ? t.net : 0n;
+  };
   const result: TransactionCoinAmount[] = [];
-  for (const [transactionId, list] of perTransaction) {
+  if (all.byKey) {
+    // Transactions the block does not list sort as its first, among its tallies: gathered by id.
+    const perTransaction = new Map<string, bigint>();
+    for (const t of all) perTransaction.set(t.transactionId, (perTransaction.get(t.transactionId) ?? 0n) + amountOf(t));
+    for (const [transactionId, amount] of perTransaction) if (amount > 0n) result.push({ transactionId, amount });
+    return result;
+  }
+  // The tallies of one transaction are adjacent (block order).
+  let i = 0;
+  while (i < all.length) {
+    const transactionId = (all[i] as Tally).transactionId;
     let amount = 0n;
-    for (const t of list) {
-      if (utxo) {
-        if (t.out - t.net <= 0n) amount += t.out; // an address no input spends from
-      } else if (t.net > 0n) amount += t.net;
-    }
+    for (; i < all.length && (all[i] as Tally).transactionId === transactionId; i++) amount += amountOf(all[i] as Tally);
     if (amount > 0n) result.push({ transactionId, amount });
   }
   return result;
+}
+
+/** The coin transactions of the addresses `wanted` accepts (one per transaction and address). */
+export function addressCoinTransactions(block: NormalizedBlock, wanted: (address: string) => boolean): AddressCoinTransaction[] {
+  return addressTransactionsOf(tallies(block, wanted), undefined, block.utxo !== undefined);
+}
+
+/** The coin amount of each transaction of the block that moves coins, in block order. */
+export function transactionCoinAmounts(block: NormalizedBlock): TransactionCoinAmount[] {
+  return amountsOf(tallies(block), block.utxo !== undefined);
+}
+
+/**
+ * Both at once, from one pass over the block's movements: addressCoinTransactions(block, wanted) and,
+ * when `withAmounts`, transactionCoinAmounts(block) (otherwise []).
+ */
+export function coinTransactions(
+  block: NormalizedBlock,
+  wanted: (address: string) => boolean,
+  withAmounts: boolean,
+): { addresses: AddressCoinTransaction[]; amounts: TransactionCoinAmount[] } {
+  const utxo = block.utxo !== undefined;
+  if (!withAmounts) return { addresses: addressTransactionsOf(tallies(block, wanted), undefined, utxo), amounts: [] };
+  // Every (transaction, address) is tallied for the amounts; the address events keep the wanted ones.
+  const all = tallies(block);
+  return { addresses: addressTransactionsOf(all, wanted, utxo), amounts: amountsOf(all, utxo) };
 }

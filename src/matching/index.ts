@@ -306,9 +306,21 @@ export class SubscriptionIndex {
 
   /** Whether an address-coins subscription (once or at each confirmation) watches `address`. */
   hasCoinAddress(address: string): boolean {
-    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.links.next[slot] as number)
-      if (this.kinds[slot] === COIN_ADDRESS || this.kinds[slot] === COIN_EACH) return true;
-    return false;
+    return this.firstCoinAddressSlot(address) >= 0;
+  }
+
+  /**
+   * The first address-coins subscription (once or at each confirmation) of `address`, or -1; nextSlot()
+   * gives the following subscriptions of the address, of every address kind.
+   */
+  firstCoinAddressSlot(address: string): number {
+    const { kinds } = this;
+    const next = this.links.next;
+    for (let slot = this.byAddress.first(address); slot >= 0; slot = next[slot] as number) {
+      const kind = kinds[slot] as number;
+      if (kind === COIN_ADDRESS || kind === COIN_EACH) return slot;
+    }
+    return -1;
   }
 
   /** Whether any CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER subscription is indexed. */
