@@ -38,14 +38,19 @@ interface Tally {
   net: bigint;
   /** UTXO: outputs paid to the address in the transaction. */
   out: bigint;
+  /** What `keyOf` said of the address (-1 when tallied without it). */
+  key: number;
 }
+
+/** Says whether an address is wanted: a key >= 0 (kept with its coin transactions), or -1. */
+type KeyOf = (address: string) => number;
 
 /** Tallies in block order, each transaction's adjacent, unless `byKey` (see talliesByKey). */
 type Tallies = Tally[] & { byKey?: true };
 
 /**
  * Per (transaction, address), in block order then first appearance: net and outputs received. Only the
- * addresses `wanted` accepts are tallied (the address events need a few watched addresses out of a block
+ * addresses `keyOf` accepts are tallied, when given (the address events need a few watched addresses out of a block
  * of thousands; the amount events need them all).
  *
  * Speed matters (every coin movement of every block passes here): a Map keyed by transaction and address
@@ -55,19 +60,26 @@ type Tallies = Tally[] & { byKey?: true };
  * string), the entries are ordered by (position, appearance) only when they are not already, and the
  * addresses of one transaction, a handful, are merged by comparing them.
  */
-function tallies(block: NormalizedBlock, wanted?: (address: string) => boolean): Tallies {
+function tallies(block: NormalizedBlock, keyOf?: KeyOf): Tallies {
   const movements = block.coinMovements;
   const outputs = block.utxo?.outputs ?? [];
   const m = movements.length;
   // Entries in appearance order: movements (e < m), then outputs (e - m).
   const entries = new Int32Array(m + outputs.length);
+  const keys = new Int32Array(m + outputs.length).fill(-1);
   let count = 0;
-  for (let i = 0; i < m; i++) if (!wanted || wanted((movements[i] as CoinMovement).address)) entries[count++] = i;
-  for (let i = 0; i < outputs.length; i++) if (!wanted || wanted((outputs[i] as UtxoOutput).address)) entries[count++] = m + i;
+  for (let i = 0; i < m + outputs.length; i++) {
+    if (keyOf) {
+      const key = keyOf((i < m ? (movements[i] as CoinMovement) : (outputs[i - m] as UtxoOutput)).address);
+      if (key < 0) continue;
+      keys[count] = key;
+    }
+    entries[count++] = i;
+  }
   if (count === 0) return [];
   const positions = transactionPositions(block.transactionIds, movements, outputs, entries, count);
   // A transaction the block does not list: the general path (never seen from our adapters).
-  if (!positions) return talliesByKey(block, wanted);
+  if (!positions) return talliesByKey(block, keyOf);
   const order = sortedByPosition(positions, count);
 
   const result: Tally[] = [];
@@ -95,7 +107,7 @@ function tallies(block: NormalizedBlock, wanted?: (address: string) => boolean):
       }
     }
     if (!tally) {
-      tally = { transactionId: entry.transactionId, address: entry.address, net: 0n, out: 0n };
+      tally = { transactionId: entry.transactionId, address: entry.address, net: 0n, out: 0n, key: keys[k] as number };
       result.push(tally);
       if (groupMap) groupMap.set(entry.address, tally);
       else if (result.length - groupStart > MAX_SCANNED) {
@@ -175,19 +187,28 @@ function sortedByPosition(positions: Int32Array, count: number): Int32Array | un
 }
 
 /** tallies() by a Map keyed by transaction and address (marked `byKey`); for blocks whose entries name transactions the block does not list (those sort as its first). */
-function talliesByKey(block: NormalizedBlock, wanted: (address: string) => boolean = () => true): Tallies {
+function talliesByKey(block: NormalizedBlock, keyOf?: KeyOf): Tallies {
   const byKey = new Map<string, Tally>();
+  // The tally of an entry of a wanted address, or undefined.
   const get = (transactionId: string, address: string) => {
-    const key = `${transactionId}/${address}`;
-    let t = byKey.get(key);
+    const key = keyOf ? keyOf(address) : -1;
+    if (keyOf && key < 0) return undefined;
+    const mapKey = `${transactionId}/${address}`;
+    let t = byKey.get(mapKey);
     if (!t) {
-      t = { transactionId, address, net: 0n, out: 0n };
-      byKey.set(key, t);
+      t = { transactionId, address, net: 0n, out: 0n, key };
+      byKey.set(mapKey, t);
     }
     return t;
   };
-  for (const m of block.coinMovements) if (wanted(m.address)) get(m.transactionId, m.address).net += m.delta;
-  for (const o of block.utxo?.outputs ?? []) if (wanted(o.address)) get(o.transactionId, o.address).out += o.value;
+  for (const m of block.coinMovements) {
+    const t = get(m.transactionId, m.address);
+    if (t) t.net += m.delta;
+  }
+  for (const o of block.utxo?.outputs ?? []) {
+    const t = get(o.transactionId, o.address);
+    if (t) t.out += o.value;
+  }
   const order = new Map<string, number>();
   for (const [i, id] of block.transactionIds.entries()) order.set(id, i);
   // Stable: entries of one transaction keep their first-appearance order.
@@ -208,14 +229,19 @@ function directionOf(t: Tally, utxo: boolean): { direction: CoinDirection; amoun
   return t.net > 0n ? { direction: 'incoming', amount: t.net } : undefined;
 }
 
-function addressTransactionsOf(all: Tallies, wanted: ((address: string) => boolean) | undefined, utxo: boolean): AddressCoinTransaction[] {
-  const result: AddressCoinTransaction[] = [];
+/** The coin transactions of the tallies' addresses that `keyOf` accepts (all when not given), with their keys (the tallies' when not given). */
+function addressTransactionsOf(all: Tallies, keyOf: KeyOf | undefined, utxo: boolean): { addresses: AddressCoinTransaction[]; keys: number[] } {
+  const addresses: AddressCoinTransaction[] = [];
+  const keys: number[] = [];
   for (const t of all) {
-    if (wanted && !wanted(t.address)) continue;
+    const key = keyOf ? keyOf(t.address) : t.key;
+    if (keyOf && key < 0) continue;
     const d = directionOf(t, utxo);
-    if (d) result.push({ transactionId: t.transactionId, address: t.address, direction: d.direction, amount: d.amount });
+    if (!d) continue;
+    addresses.push({ transactionId: t.transactionId, address: t.address, direction: d.direction, amount: d.amount });
+    keys.push(key);
   }
-  return result;
+  return { addresses, keys };
 }
 
 function amountsOf(all: Tallies, utxo: boolean): TransactionCoinAmount[] {
@@ -244,7 +270,11 @@ function amountsOf(all: Tallies, utxo: boolean): TransactionCoinAmount[] {
 
 /** The coin transactions of the addresses `wanted` accepts (one per transaction and address). */
 export function addressCoinTransactions(block: NormalizedBlock, wanted: (address: string) => boolean): AddressCoinTransaction[] {
-  return addressTransactionsOf(tallies(block, wanted), undefined, block.utxo !== undefined);
+  return addressTransactionsOf(
+    tallies(block, (address) => (wanted(address) ? 0 : -1)),
+    undefined,
+    block.utxo !== undefined,
+  ).addresses;
 }
 
 /** The coin amount of each transaction of the block that moves coins, in block order. */
@@ -253,17 +283,18 @@ export function transactionCoinAmounts(block: NormalizedBlock): TransactionCoinA
 }
 
 /**
- * Both at once, from one pass over the block's movements: addressCoinTransactions(block, wanted) and,
- * when `withAmounts`, transactionCoinAmounts(block) (otherwise []).
+ * Both at once, from one pass over the block's movements: the coin transactions of the addresses
+ * `keyOf` accepts (a key >= 0, looked up once per address and transaction: matching's first slot of the
+ * address), each with its key, and, when `withAmounts`, transactionCoinAmounts(block) (otherwise []).
  */
 export function coinTransactions(
   block: NormalizedBlock,
-  wanted: (address: string) => boolean,
+  keyOf: KeyOf,
   withAmounts: boolean,
-): { addresses: AddressCoinTransaction[]; amounts: TransactionCoinAmount[] } {
+): { addresses: AddressCoinTransaction[]; keys: number[]; amounts: TransactionCoinAmount[] } {
   const utxo = block.utxo !== undefined;
-  if (!withAmounts) return { addresses: addressTransactionsOf(tallies(block, wanted), undefined, utxo), amounts: [] };
+  if (!withAmounts) return { ...addressTransactionsOf(tallies(block, keyOf), undefined, utxo), amounts: [] };
   // Every (transaction, address) is tallied for the amounts; the address events keep the wanted ones.
   const all = tallies(block);
-  return { addresses: addressTransactionsOf(all, wanted, utxo), amounts: amountsOf(all, utxo) };
+  return { ...addressTransactionsOf(all, keyOf, utxo), amounts: amountsOf(all, utxo) };
 }

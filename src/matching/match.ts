@@ -215,9 +215,10 @@ export function tokenAmountReached(match: TokenAmountMatch, decimals: number): b
  * coinMovements must have the ledger's spends resolved (wallets/ledger.ts resolveSpends).
  */
 function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: NormalizedBlock): void {
-  const coins = coinTransactions(block, (address) => index.firstCoinAddressSlot(address) >= 0, index.hasCoinThresholds);
-  for (const c of coins.addresses) {
-    for (let slot = index.firstCoinAddressSlot(c.address); slot >= 0; slot = index.nextSlot(slot)) {
+  // The key of an address is its first coin slot: looked up once per (transaction, address).
+  const coins = coinTransactions(block, (address) => index.firstCoinAddressSlot(address), index.hasCoinThresholds);
+  for (const [i, c] of coins.addresses.entries()) {
+    for (let slot = coins.keys[i] as number; slot >= 0; slot = index.nextSlot(slot)) {
       const eventType = index.eventTypeOf(slot);
       if (eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
       matches.push({
