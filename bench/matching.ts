@@ -9,7 +9,8 @@
  *   - subscriptions: 600k ADDRESS_TOKENS_TRANSACTION_CONFIRMED on 600k distinct addresses, 300k
  *     TRANSACTION_MINED on 300k distinct transaction ids, 100k thresholds uniform over 1..1,000,000
  *     whole ETH; interleaved (6:3:1), 1,000 customers; generated in batches of 10,000 rows shaped like
- *     store rows (flat strings, as pg makes them), and only the index's add() calls are timed (buildMs);
+ *     store rows (flat strings, as pg makes them), and only the index's add() calls are timed (buildMs),
+ *     into an index presized to the row count as the ingest service makes it (src/ingest/service.ts);
  *   - heap per subscription: (heapUsed + arrayBuffers) after the build minus before, both after full
  *     GCs, over 1,000,000; typed arrays live outside the V8 heap, so arrayBuffers is counted too;
  *   - blocks: each with fresh strings (new string objects, hashes not yet computed, as when parsed from
@@ -497,7 +498,8 @@ export function build(mixed: boolean): Built {
   const before = process.memoryUsage();
 
   log(`building the index of ${TOTAL_SUBS.toLocaleString('en')} subscriptions${mixed ? ' of every kind (the mix run)' : ''}`);
-  const index = new SubscriptionIndex('ethereum', 'mainnet');
+  // Presized to the row count, as the ingest service builds it from the rows it loaded (src/ingest/service.ts).
+  const index = new SubscriptionIndex('ethereum', 'mainnet', { expectedSize: TOTAL_SUBS });
   let buildMs = 0;
   const wallStarted = performance.now();
   for (let start = 0; start < TOTAL_SUBS; start += BATCH) {
