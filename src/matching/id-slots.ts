@@ -8,8 +8,6 @@
  */
 
 const BYTE_HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-/** Byte offsets after which a UUID's text has a dash (8-4-4-4-12 hex digits). */
-const DASH_AFTER = new Set([3, 5, 7, 9]);
 
 /** Character code -> hex digit value, -1 for anything else. */
 const HEX_VALUE = new Int8Array(128).fill(-1);
@@ -40,14 +38,26 @@ export function parseUuid(id: string, into: Uint8Array, offset = 0): boolean {
   return true;
 }
 
-/** The lower-case text of the UUID at `bytes[offset..offset+16)`. */
+/** The two lower-case hex digits of each byte, as character codes. */
+const HIGH_DIGIT = Uint8Array.from({ length: 256 }, (_, b) => (BYTE_HEX[b] as string).charCodeAt(0));
+const LOW_DIGIT = Uint8Array.from({ length: 256 }, (_, b) => (BYTE_HEX[b] as string).charCodeAt(1));
+/** Scratch for formatUuid: the 36 characters of the text, dashes in place. */
+const UUID_TEXT = Buffer.alloc(36, '-', 'latin1');
+
+/**
+ * The lower-case text of the UUID at `bytes[offset..offset+16)`. One flat string decoded from its
+ * characters (a match builds one per subscription matched; concatenating 20 pieces made a rope to
+ * flatten later, about twice the time).
+ */
 export function formatUuid(bytes: Uint8Array, offset = 0): string {
-  let text = '';
+  let at = 0;
   for (let i = 0; i < 16; i++) {
-    text += BYTE_HEX[bytes[offset + i] as number];
-    if (DASH_AFTER.has(i)) text += '-';
+    const b = bytes[offset + i] as number;
+    UUID_TEXT[at++] = HIGH_DIGIT[b] as number;
+    UUID_TEXT[at++] = LOW_DIGIT[b] as number;
+    if (i === 3 || i === 5 || i === 7 || i === 9) at++; // a dash, already in place
   }
-  return text;
+  return UUID_TEXT.toString('latin1', 0, 36);
 }
 
 /** Mixes the 16 bytes at `offset` into 32 bits (time-ordered UUIDs share their leading bytes). */

@@ -12,7 +12,7 @@
  * has its own sorted thresholds.
  *
  * Memory is the constraint (a million subscriptions in well under 400 bytes each), so a subscription
- * is a slot in parallel typed arrays (16-byte id, customer id, kind, receiveCallbackOn, next slot of the
+ * is a slot in parallel typed arrays (16-byte id, customer (a reference to its id's text), kind, receiveCallbackOn, next slot of the
  * same target) plus its target: the transaction id or address string (the one key the target tables
  * compare with; see target-table.ts for why they are not Maps) or the threshold in base units.
  * Everything else (callbackUrl, secret, apiVersion...) stays in the database; whoever builds the
@@ -89,8 +89,10 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
 ];
 /** Kinds whose target is an address (one address table serves them all). */
-const isAddressKind = (kind: number) =>
-  kind === ADDRESS || kind === INTERNAL_ADDRESS || kind === TOKENS_EACH || kind === INTERNAL_EACH || kind === COIN_ADDRESS || kind === COIN_EACH;
+const ADDRESS_KINDS: readonly number[] = [ADDRESS, INTERNAL_ADDRESS, TOKENS_EACH, INTERNAL_EACH, COIN_ADDRESS, COIN_EACH];
+/** 1 for an address kind, by kind (record() asks per match: one load instead of six comparisons). */
+const IS_ADDRESS_KIND = Uint8Array.from(EVENT_OF_KIND, (_, kind) => (ADDRESS_KINDS.includes(kind) ? 1 : 0));
+const isAddressKind = (kind: number) => IS_ADDRESS_KIND[kind] === 1;
 
 export class SubscriptionIndex {
   readonly blockchain: Blockchain;
@@ -103,7 +105,11 @@ export class SubscriptionIndex {
   private count = 0;
   private readonly freeSlots: number[] = [];
   private readonly ids: IdSlots;
-  private customers: Float64Array;
+  /** The customer of each slot: its position in customerTexts (a customer's text is kept once, not per subscription). */
+  private customerRefs: Int32Array;
+  /** Customer ids as text, each once (never dropped: there are as many as customers, not subscriptions). */
+  private readonly customerTexts: string[] = [];
+  private readonly customerRefOf = new Map<number, number>();
   private kinds: Uint8Array;
   /** receiveCallbackOn of token subscriptions; 0 = the chain default. */
   private confirmations: Uint8Array;
@@ -133,7 +139,7 @@ export class SubscriptionIndex {
     this.scale = 10n ** BigInt(CHAINS[blockchain].decimals);
     this.capacity = Math.max(16, options.expectedSize ?? 0);
     this.ids = new IdSlots(this.capacity);
-    this.customers = new Float64Array(this.capacity);
+    this.customerRefs = new Int32Array(this.capacity);
     this.kinds = new Uint8Array(this.capacity);
     this.confirmations = new Uint8Array(this.capacity);
     this.links = { next: new Int32Array(this.capacity).fill(UNLINKED), prev: new Int32Array(this.capacity) };
@@ -249,7 +255,7 @@ export class SubscriptionIndex {
     if (!sub.isActive) return false;
     const slot = this.allocate();
     this.ids.insertParsed(slot);
-    this.customers[slot] = customer;
+    this.customerRefs[slot] = this.customerRef(customer);
     this.kinds[slot] = kind;
     this.confirmations[slot] = confirmations;
     this.targets[slot] = target;
@@ -306,9 +312,21 @@ export class SubscriptionIndex {
 
   /** Whether an address-coins subscription (once or at each confirmation) watches `address`. */
   hasCoinAddress(address: string): boolean {
-    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.links.next[slot] as number)
-      if (this.kinds[slot] === COIN_ADDRESS || this.kinds[slot] === COIN_EACH) return true;
-    return false;
+    return this.firstCoinAddressSlot(address) >= 0;
+  }
+
+  /**
+   * The first address-coins subscription (once or at each confirmation) of `address`, or -1; nextSlot()
+   * gives the following subscriptions of the address, of every address kind.
+   */
+  firstCoinAddressSlot(address: string): number {
+    const { kinds } = this;
+    const next = this.links.next;
+    for (let slot = this.byAddress.first(address); slot >= 0; slot = next[slot] as number) {
+      const kind = kinds[slot] as number;
+      if (kind === COIN_ADDRESS || kind === COIN_EACH) return slot;
+    }
+    return -1;
   }
 
   /** Whether any CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER subscription is indexed. */
@@ -364,7 +382,7 @@ export class SubscriptionIndex {
     const threshold = typeof target === 'bigint' ? target : null;
     return {
       id: this.ids.idOf(slot),
-      customerId: String(this.customers[slot]),
+      customerId: this.customerTexts[this.customerRefs[slot] as number] as string,
       eventType,
       target: kind === TRANSACTION || isAddressKind(kind) || kind === TOKEN_AMOUNT ? (target as string) : null,
       receiveCallbackOn: isAddressKind(kind) ? (this.confirmations[slot] as number) || null : null,
@@ -378,7 +396,7 @@ export class SubscriptionIndex {
   get externalBytes(): number {
     return (
       this.ids.byteLength +
-      this.customers.byteLength +
+      this.customerRefs.byteLength +
       this.kinds.byteLength +
       this.confirmations.byteLength +
       this.links.next.byteLength +
@@ -475,6 +493,17 @@ export class SubscriptionIndex {
     }
   }
 
+  /** The position of `customer` in customerTexts, added on first sight. */
+  private customerRef(customer: number): number {
+    let ref = this.customerRefOf.get(customer);
+    if (ref === undefined) {
+      ref = this.customerTexts.length;
+      this.customerTexts.push(String(customer));
+      this.customerRefOf.set(customer, ref);
+    }
+    return ref;
+  }
+
   private allocate(): number {
     const reused = this.freeSlots.pop();
     if (reused !== undefined) return reused;
@@ -484,9 +513,9 @@ export class SubscriptionIndex {
 
   private grow(capacity: number): void {
     this.ids.growSlots(capacity);
-    const customers = new Float64Array(capacity);
-    customers.set(this.customers);
-    this.customers = customers;
+    const customerRefs = new Int32Array(capacity);
+    customerRefs.set(this.customerRefs);
+    this.customerRefs = customerRefs;
     const kinds = new Uint8Array(capacity);
     kinds.set(this.kinds);
     this.kinds = kinds;

@@ -15,8 +15,8 @@
  * they are due (confirmationsDue) come after, in the caller.
  */
 import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains/types.ts';
-import type { Blockchain, EventType } from '../domain/chains.ts';
-import { addressCoinTransactions, transactionCoinAmounts } from './coins.ts';
+import type { Blockchain } from '../domain/chains.ts';
+import { coinTransactions } from './coins.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
 
 export type Direction = 'incoming' | 'outgoing';
@@ -215,14 +215,10 @@ export function tokenAmountReached(match: TokenAmountMatch, decimals: number): b
  * coinMovements must have the ledger's spends resolved (wallets/ledger.ts resolveSpends).
  */
 function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: NormalizedBlock): void {
-  const isCoinKind = (eventType: EventType) =>
-    eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED' || eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION';
-  const coinSlot = (address: string) => {
-    for (let slot = index.firstAddressSlot(address); slot >= 0; slot = index.nextSlot(slot)) if (isCoinKind(index.eventTypeOf(slot))) return slot;
-    return -1;
-  };
-  for (const c of addressCoinTransactions(block, (address) => coinSlot(address) >= 0)) {
-    for (let slot = coinSlot(c.address); slot >= 0; slot = index.nextSlot(slot)) {
+  // The key of an address is its first coin slot: looked up once per (transaction, address).
+  const coins = coinTransactions(block, (address) => index.firstCoinAddressSlot(address), index.hasCoinThresholds);
+  for (const [i, c] of coins.addresses.entries()) {
+    for (let slot = coins.keys[i] as number; slot >= 0; slot = index.nextSlot(slot)) {
       const eventType = index.eventTypeOf(slot);
       if (eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
       matches.push({
@@ -236,8 +232,7 @@ function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: Norm
       });
     }
   }
-  if (!index.hasCoinThresholds) return;
-  for (const t of transactionCoinAmounts(block)) {
+  for (const t of coins.amounts) {
     const n = index.coinThresholdsAtMost(t.amount);
     for (let i = 0; i < n; i++) {
       const slot = index.coinThresholdSlotAt(i);

