@@ -23,7 +23,7 @@ import type { Db } from '../store/db.ts';
 import { upsertDomain } from '../store/domains.ts';
 import { takeOrphanedEntries } from '../store/ledger.ts';
 import { openDatabase } from '../store/open.ts';
-import { configFrom, integer, withStoreOptions } from './main.ts';
+import { configFrom, integer, withStoreOptions } from './options.ts';
 
 class UsageError extends Error {}
 

@@ -3,33 +3,11 @@
  * a server is running on that data directory: the embedded database is shared, not started twice.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, type ConfigOverrides, loadConfig, ROLES } from '../config/config.ts';
+import { ConfigError, ROLES } from '../config/config.ts';
 import { registerAdminCommands } from './admin.ts';
+import { configFrom, integer, withStoreOptions } from './options.ts';
 import { registerPruneCommand } from './prune.ts';
 import { serve } from './serve.ts';
-
-export function integer(name: string, min = 0) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer of at least ${min}.`);
-    return n;
-  };
-}
-
-/** Options every command shares. */
-export function withStoreOptions(command: Command): Command {
-  return (
-    command
-      // No commander defaults: a flag given wins, otherwise the config file, the environment, then the built-in default.
-      .addOption(new Option('--data-dir <dir>', 'directory of the embedded database, ignored when DATABASE_URL is set (default: HERALD_DATA_DIR or ./data)'))
-      .addOption(new Option('--config <file>', 'JSON configuration file (default ./herald.config.json when present)'))
-  );
-}
-
-export function configFrom(options: { dataDir?: string; config?: string; port?: number; host?: string; roles?: string[] }) {
-  const overrides: ConfigOverrides = { dataDir: options.dataDir, configFile: options.config, port: options.port, host: options.host, roles: options.roles };
-  return loadConfig(overrides);
-}
 
 const program = new Command('herald')
   .description(

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { pruneOldCallbacks } from '../delivery/retention.ts';
 import { openDatabase } from '../store/open.ts';
-import { configFrom, withStoreOptions } from './main.ts';
+import { configFrom, withStoreOptions } from './options.ts';
 
 export function registerPruneCommand(program: Command): void {
   withStoreOptions(
