@@ -459,7 +459,7 @@ suite('multi-process topology', () => {
             .filter((h) => !reconnected(h))
             .map(
               (h) =>
-                `${h.name} (${alive(h) ? 'alive' : `exited ${h.process.child.exitCode ?? h.process.child.signalCode}`}):\n${h.process.output().split('\n').slice(-15).join('\n')}`,
+                `${h.name} (${alive(h) ? 'alive' : `exited ${h.process.child.exitCode ?? h.process.child.signalCode}`}):\n${h.process.output().split('\n').slice(-60).join('\n')}`,
             );
           throw new Error(`${error.message}; statuses ${JSON.stringify([...statuses])}\n${report.join('\n\n')}`);
         });

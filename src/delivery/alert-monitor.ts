@@ -22,7 +22,7 @@ import type { Metrics } from '../metrics.ts';
 import { claimTransition, type DueTally, type NewAlert, observeSubject, pruneAlertOutbox, takeDueTallies } from '../store/alerts.ts';
 import { listChainNodes } from '../store/chain-nodes.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
-import type { Db } from '../store/db.ts';
+import { type Db, retryLogLevel } from '../store/db.ts';
 import { sendDueAlerts } from './alert-sender.ts';
 import type { CallbackSender } from './sender.ts';
 
@@ -269,7 +269,7 @@ export function startAlertMonitor(deps: AlertMonitorDeps & { sender: CallbackSen
         prunedAt = Date.now();
       }
     } catch (error) {
-      deps.logger.error({ err: error }, 'alert monitor pass failed; trying again at the next');
+      deps.logger[retryLogLevel(error)]({ err: error }, 'alert monitor pass failed; trying again at the next');
     }
     if (!stopped) timer = setTimeout(schedule, alerts.intervalSeconds * 1000);
   };

@@ -8,7 +8,7 @@
  * transactions, not one long one holding row locks the delivery worker's recording would wait on.
  */
 import type { Logger } from 'pino';
-import type { Db } from '../store/db.ts';
+import { type Db, retryLogLevel } from '../store/db.ts';
 import { runRecoveryChunk, unfinishedRecoveries } from '../store/recoveries.ts';
 import type { Clock } from './worker.ts';
 
@@ -64,7 +64,7 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
       } catch (error) {
         // The chunk in progress rolled back whole; the job resumes from its cursor on the next pass.
         failures++;
-        logger.error({ err: error, failures }, 'recovery job failed; trying again');
+        logger[retryLogLevel(error)]({ err: error, failures }, 'recovery job failed; trying again');
       }
       if (!running || woken) continue;
       const wait = failures > 0 ? Math.min(60_000, pollMs * 2 ** Math.min(failures, 6)) : pollMs;

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { RetentionConfig } from '../config/config.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Db } from '../store/db.ts';
+import { type Db, retryLogLevel } from '../store/db.ts';
 import { countPrunable, FINISHED_STATUSES, type FinishedStatus, pruneFinishedBatch } from '../store/retention.ts';
 
 const DAY_MS = 86_400_000;
@@ -116,7 +116,7 @@ export function startRetentionPruner(deps: { db: Db; retention: RetentionConfig;
       );
     } catch (error) {
       // The next pass tries again; nothing is half done (each batch is one statement).
-      logger.error({ err: error }, 'retention: pruning failed');
+      logger[retryLogLevel(error)]({ err: error }, 'retention: pruning failed');
     }
     if (!abort.signal.aborted) timer = setTimeout(schedule, retention.intervalSeconds * 1000);
   };

@@ -13,7 +13,7 @@ import type { Config } from '../config/config.ts';
 import { unixSeconds } from '../domain/time.ts';
 import type { Metrics } from '../metrics.ts';
 import { type AttemptOutcome, type ClaimedCallback, claimDueCallbacks, recordOutcomes } from '../store/callbacks.ts';
-import type { Db } from '../store/db.ts';
+import { type Db, retryLogLevel } from '../store/db.ts';
 import { nextRetryDelayMs, parseRetryAfter, type RetryPolicy } from './policy.ts';
 import type { CallbackSender, SendResult } from './sender.ts';
 import { signCallback } from './signing.ts';
@@ -149,7 +149,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
         } catch (error) {
           // The attempts were made; keep trying to record them. Until then the lease protects the
           // callbacks, and if this process dies they are sent again (at least once, same key).
-          logger.error({ err: error, outcomes: batch.length, attempt }, 'could not record callback outcomes; retrying');
+          logger[retryLogLevel(error)]({ err: error, outcomes: batch.length, attempt }, 'could not record callback outcomes; retrying');
           await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** attempt)));
           if (!running && attempt > 5) return;
         }
@@ -232,7 +232,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
             }
             if (claimed.length > 0) logger.debug({ callbacks: claimed.length, inFlight: inFlight + claimed.length }, 'callbacks claimed');
           } catch (error) {
-            logger.error({ err: error }, 'could not claim due callbacks; trying again shortly');
+            logger[retryLogLevel(error)]({ err: error }, 'could not claim due callbacks; trying again shortly');
           }
         }
       }

@@ -18,7 +18,7 @@ import { SubscriptionIndex } from '../matching/index.ts';
 import type { Metrics } from '../metrics.ts';
 import { type ChainKey, loadIndexableByIds, loadIndexableSubscriptions } from '../store/chain-state.ts';
 import type { SubscriptionChange } from '../store/changes.ts';
-import type { Db } from '../store/db.ts';
+import { type Db, retryLogLevel } from '../store/db.ts';
 import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
@@ -228,7 +228,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
           else if (row.eventType === 'BLOCK_HEIGHT_REACHED' && typeof row.blockHeight === 'number') minedChecks.checkHeight(f, row.id, row.blockHeight);
         }
       } catch (error) {
-        logger.error({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');
+        logger[retryLogLevel(error)]({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');
         for (const change of batch) if (!pendingChanges.has(change.id)) pendingChanges.set(change.id, change);
         await new Promise((r) => setTimeout(r, 500));
       }

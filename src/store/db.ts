@@ -51,6 +51,15 @@ export class DbError extends Error {
   }
 }
 
+/**
+ * The level at which a background loop (delivery, pruning, alerts, recoveries, index changes) logs a
+ * failure it will retry: a database that is briefly away (a restart, a failover, a full pool) is a warning,
+ * not an error, so an operator paging on errors is not woken by a planned restart; anything else is an error.
+ */
+export function retryLogLevel(error: unknown): 'warn' | 'error' {
+  return error instanceof DbError && error.retryable ? 'warn' : 'error';
+}
+
 function classify(label: string, error: unknown): DbError {
   const e = error as { code?: unknown; constraint?: unknown };
   const sqlstate = typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined;
@@ -125,19 +134,31 @@ export function createDb(url: string, options: DbOptions): Db {
     } catch (error) {
       throw classify(label, error);
     }
+    // A checked-out client has no error listener of the pool's: a connection the server ends between two
+    // statements (a restart, a failover: SQLSTATE 57P01) would be an unhandled 'error' event and end the
+    // process. Caught here, the next statement fails instead, as retryable, and the client is destroyed.
+    let lost = false;
+    const onLost = () => {
+      lost = true;
+    };
+    client.on('error', onLost);
     const tx = { query: timedQuery(client, options.metrics, prepare) };
     try {
       await tx.query(`${label}:begin`, 'BEGIN');
       const result = await work(tx);
       await tx.query(`${label}:commit`, 'COMMIT');
-      client.release();
+      client.removeListener('error', onLost);
+      client.release(lost);
       return result;
     } catch (error) {
       // A failed ROLLBACK means the connection is broken: destroy it rather than return it to the pool.
-      const rollbackFailed = await client.query('ROLLBACK').then(
-        () => false,
-        () => true,
-      );
+      const rollbackFailed =
+        lost ||
+        (await client.query('ROLLBACK').then(
+          () => false,
+          () => true,
+        ));
+      client.removeListener('error', onLost);
       client.release(rollbackFailed);
       throw error;
     }
