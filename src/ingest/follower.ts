@@ -262,7 +262,9 @@ export interface FollowOptions {
 export async function followChain(deps: FollowerDeps, chain: ChainKey, options: FollowOptions): Promise<StepResult | undefined> {
   const pollMs = options.pollMs ?? 2_000;
   const min = options.backoffMinMs ?? 500;
-  const max = options.backoffMaxMs ?? 60_000;
+  // At most 10 s between tries: a node (or database) back after an outage is followed again within
+  // seconds, as a customer waiting for a callback expects; one request per 10 s is nothing to a node.
+  const max = options.backoffMaxMs ?? 10_000;
   deps.lastHead ??= {};
   const lastHead = deps.lastHead;
   deps.prefetch ??= new BlockPrefetcher(deps.adapter, options.prefetchDepth ?? DEFAULT_PREFETCH_DEPTH);
