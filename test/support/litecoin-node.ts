@@ -215,12 +215,22 @@ export async function startLitecoinNode(options: LitecoinNodeOptions = {}): Prom
 
   const call = async <T>(method: string, params: unknown[], timeoutMs: number): Promise<T> => {
     const authorization = `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`;
-    const response = await httpRequest(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization },
-      body: JSON.stringify({ jsonrpc: '1.0', id: ++nextId, method, params }),
-      dispatcher: agent,
-      signal: AbortSignal.timeout(timeoutMs),
+    const post = () =>
+      httpRequest(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization },
+        body: JSON.stringify({ jsonrpc: '1.0', id: ++nextId, method, params }),
+        dispatcher: agent,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    // A kept-alive connection the node closed just as a request went out ('other side closed', seen under
+    // load): tried once more on a new connection, as herald's own node client does. The request did not
+    // reach the node, except perhaps a sendrawtransaction, whose second answer is then "already known".
+    let retried = false;
+    const response = await post().catch((error: { code?: string }) => {
+      if (error?.code !== 'UND_ERR_SOCKET') throw error;
+      retried = true;
+      return post();
     });
     const text = await response.body.text();
     // Errors come with HTTP 500 (404 for an unknown method) and a JSON body; 401 has an empty body.
@@ -230,6 +240,7 @@ export async function startLitecoinNode(options: LitecoinNodeOptions = {}): Prom
     } catch {
       throw new Error(`litecoind ${method}: HTTP ${response.statusCode} ${text.slice(0, 200)}`.trim());
     }
+    if (parsed?.error && retried && method === 'sendrawtransaction' && /already/i.test(parsed.error.message)) return undefined as T;
     if (parsed?.error) throw new LitecoinRpcError(method, parsed.error.code, parsed.error.message);
     if (response.statusCode !== 200) throw new Error(`litecoind ${method}: HTTP ${response.statusCode} ${text.slice(0, 200)}`);
     return parsed?.result as T;
