@@ -26,22 +26,24 @@ async function insertCallbacks(
   options: { status: string; ageDays: number; now: Date; count?: number; attempts?: number; subscriptionId?: string; eventType?: string; key?: string },
 ): Promise<string[]> {
   const at = new Date(options.now.getTime() - options.ageDays * DAY);
+  // Callbacks and their attempts in one statement: a running pruner must never see a finished callback whose
+  // attempts are not there yet (it would delete the callback and leave the later attempts orphaned; in the
+  // service an attempt is always recorded before its callback finishes).
   const rows = await db.query<{ id: string }>(
     'test:insert-callbacks',
-    `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, status,
-       next_attempt_at, created_at, finished_at)
-     SELECT gen_random_uuid(), 1, coalesce($4::uuid, gen_random_uuid()), $5, coalesce($6, 'k' || g || '-' || gen_random_uuid()), '{}',
-       'https://hooks.example.com/x', 'https://hooks.example.com:443', $1::text, $2, $2, CASE WHEN $1::text = 'pending' THEN NULL ELSE $2::timestamptz END
-     FROM generate_series(1, $3::int) g RETURNING id`,
-    [options.status, at, options.count ?? 1, options.subscriptionId ?? null, options.eventType ?? OTHER_EVENT, options.key ?? null],
+    `WITH made AS (
+       INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, status,
+         next_attempt_at, created_at, finished_at)
+       SELECT gen_random_uuid(), 1, coalesce($4::uuid, gen_random_uuid()), $5, coalesce($6, 'k' || g || '-' || gen_random_uuid()), '{}',
+         'https://hooks.example.com/x', 'https://hooks.example.com:443', $1::text, $2, $2, CASE WHEN $1::text = 'pending' THEN NULL ELSE $2::timestamptz END
+       FROM generate_series(1, $3::int) g RETURNING id),
+     tried AS (
+       INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status)
+       SELECT id, n, $2, 5, 200 FROM made, generate_series(1, $7::int) n)
+     SELECT id FROM made`,
+    [options.status, at, options.count ?? 1, options.subscriptionId ?? null, options.eventType ?? OTHER_EVENT, options.key ?? null, options.attempts ?? 2],
   );
   const ids = rows.map((r) => r.id);
-  await db.query(
-    'test:insert-attempts',
-    `INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status)
-     SELECT id, n, $2, 5, 200 FROM unnest($1::uuid[]) id, generate_series(1, $3::int) n`,
-    [ids, at, options.attempts ?? 2],
-  );
   return ids;
 }
 
