@@ -399,7 +399,8 @@ export class SubscriptionIndex {
     const eventType = EVENT_OF_KIND[kind];
     if (eventType === undefined) throw new Error(`slot ${slot} holds no subscription`);
     const target = this.targets[slot];
-    const threshold = typeof target === 'bigint' ? target : null;
+    // Told by the kind, not by the target's type: reading the target (a string or bigint elsewhere in the heap) is a cache miss per match.
+    const threshold = kind === THRESHOLD || kind === COIN_THRESHOLD ? (target as bigint) : null;
     return {
       id: this.ids.idOf(slot),
       customerId: this.customerTexts[this.customerRefs[slot] as number] as string,

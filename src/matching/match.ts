@@ -147,8 +147,7 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
   for (const output of outputs) addresses.push(output.address);
   const addressSlots = new Int32Array(addresses.length);
   index.firstAddressSlots(addresses, addresses.length, addressSlots);
-  const contracts: string[] = [];
-  for (const transfer of tokenTransfers) contracts.push(transfer.contract);
+  const contracts = tokenTransfers.map((transfer) => transfer.contract);
   const contractSlots = new Int32Array(contracts.length);
   index.firstContractSlots(contracts, contracts.length, contractSlots);
 
