@@ -118,9 +118,7 @@ export class IdSlots {
 
   /** Records the last parsed id at `slot`; that id must be absent. */
   insertParsed(slot: number): void {
-    // Copied byte by byte: TypedArray.prototype.set costs more than 16 stores for so few bytes.
-    const { bytes, key } = this;
-    for (let i = 0; i < 16; i++) bytes[slot * 16 + i] = key[i] as number;
+    this.bytes.set(this.key, slot * 16);
     if ((this.count + 1) * 2 > this.table.length) this.rehash(this.table.length * 2);
     this.place(slot);
     this.count++;
