@@ -135,8 +135,13 @@ describe('coin transactions of random blocks, against the reference', () => {
       expect(addressCoinTransactions(block, () => true)).toEqual(reference(block).coins);
       expect(transactionCoinAmounts(block)).toEqual(reference(block).amounts);
       // The one pass matching uses: the wanted addresses' coin transactions from the tallies of all.
-      // Keys: what keyOf said of each address (here its number), once per (transaction, address).
-      const keyOf = (a: string) => (wanted(a) ? Number(a.slice(4)) : -1);
+      // Keys: what keyOf said of each address (here its number), once per (transaction, address); its
+      // second argument names an entry of that address (matching reads its lookups of the block by it).
+      const entries = [...block.coinMovements, ...(block.utxo?.outputs ?? [])];
+      const keyOf = (a: string, entry: number) => {
+        if (entries[entry]?.address !== a) throw new Error(`keyOf('${a}', ${entry}): entry ${entry} is of ${entries[entry]?.address}`);
+        return wanted(a) ? Number(a.slice(4)) : -1;
+      };
       const keys = expected.coins.map((c) => Number(c.address.slice(4)));
       expect(coinTransactions(block, keyOf, true)).toEqual({ addresses: expected.coins, keys, amounts: reference(block).amounts });
       expect(coinTransactions(block, keyOf, false)).toEqual({ addresses: expected.coins, keys, amounts: [] });

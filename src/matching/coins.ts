@@ -32,21 +32,48 @@ export interface TransactionCoinAmount {
   amount: bigint;
 }
 
-interface Tally {
-  transactionId: string;
-  address: string;
-  net: bigint;
-  /** UTXO: outputs paid to the address in the transaction. */
-  out: bigint;
-  /** What `keyOf` said of the address (-1 when tallied without it). */
-  key: number;
+/**
+ * Per (transaction, address) tallies, tally t in columns (a block has thousands: one object each was
+ * most of the time of this module, in allocation and collection): `entry[t]` its first entry (movement
+ * e < m, then output e - m), which tells its transaction and address; `net[t]` the sum of its movements'
+ * deltas; `out[t]` (UTXO) the outputs paid to the address in the transaction; `key[t]` what `keyOf` said
+ * of the address (-1 when tallied without it). In block order, each transaction's adjacent, unless
+ * `byKey` (see talliesByKey).
+ */
+interface Tallies {
+  count: number;
+  entry: Int32Array;
+  net: bigint[];
+  /** Empty when the block has no outputs (every out is 0n). */
+  out: bigint[];
+  key: Int32Array;
+  byKey: boolean;
+  movements: readonly CoinMovement[];
+  outputs: readonly UtxoOutput[];
 }
 
-/** Says whether an address is wanted: a key >= 0 (kept with its coin transactions), or -1. */
-type KeyOf = (address: string) => number;
+/** The entry (movement, then output) `e` of a block. */
+const entryAt = (movements: readonly CoinMovement[], outputs: readonly UtxoOutput[], e: number): CoinMovement | UtxoOutput =>
+  e < movements.length ? (movements[e] as CoinMovement) : (outputs[e - movements.length] as UtxoOutput);
 
-/** Tallies in block order, each transaction's adjacent, unless `byKey` (see talliesByKey). */
-type Tallies = Tally[] & { byKey?: true };
+/**
+ * Says whether an address is wanted: a key >= 0 (kept with its coin transactions), or -1. `entry` is
+ * where the address was seen: movement `entry` of the block, or output `entry` - coinMovements.length
+ * (a caller that looked the block's addresses up beforehand answers from there); the same address
+ * must get the same key wherever it is seen.
+ */
+export type KeyOf = (address: string, entry: number) => number;
+
+const NO_TALLIES = (movements: readonly CoinMovement[], outputs: readonly UtxoOutput[]): Tallies => ({
+  count: 0,
+  entry: new Int32Array(0),
+  net: [],
+  out: [],
+  key: new Int32Array(0),
+  byKey: false,
+  movements,
+  outputs,
+});
 
 /**
  * Per (transaction, address), in block order then first appearance: net and outputs received. Only the
@@ -64,62 +91,71 @@ function tallies(block: NormalizedBlock, keyOf?: KeyOf): Tallies {
   const movements = block.coinMovements;
   const outputs = block.utxo?.outputs ?? [];
   const m = movements.length;
+  const total = m + outputs.length;
   // Entries in appearance order: movements (e < m), then outputs (e - m).
-  const entries = new Int32Array(m + outputs.length);
-  const keys = new Int32Array(m + outputs.length).fill(-1);
+  const entries = new Int32Array(total);
+  const keys = new Int32Array(total).fill(-1);
   let count = 0;
-  for (let i = 0; i < m + outputs.length; i++) {
+  for (let i = 0; i < total; i++) {
     if (keyOf) {
-      const key = keyOf((i < m ? (movements[i] as CoinMovement) : (outputs[i - m] as UtxoOutput)).address);
+      const key = keyOf(entryAt(movements, outputs, i).address, i);
       if (key < 0) continue;
       keys[count] = key;
     }
     entries[count++] = i;
   }
-  if (count === 0) return [];
+  if (count === 0) return NO_TALLIES(movements, outputs);
   const positions = transactionPositions(block.transactionIds, movements, outputs, entries, count);
   // A transaction the block does not list: the general path (never seen from our adapters).
   if (!positions) return talliesByKey(block, keyOf);
   const order = sortedByPosition(positions, count);
 
-  const result: Tally[] = [];
+  const entry = new Int32Array(count);
+  const key = new Int32Array(count);
+  const net: bigint[] = [];
+  const out: bigint[] = [];
+  const withOutputs = outputs.length > 0;
+  let tallied = 0;
   let groupStart = 0;
   let groupPosition = -1;
-  let groupMap: Map<string, Tally> | undefined;
+  let groupMap: Map<string, number> | undefined;
   for (let n = 0; n < count; n++) {
     const k = order ? (order[n] as number) : n;
     const e = entries[k] as number;
     const position = positions[k] as number;
     if (position !== groupPosition) {
-      groupStart = result.length;
+      groupStart = tallied;
       groupPosition = position;
       groupMap = undefined;
     }
-    const entry = e < m ? (movements[e] as CoinMovement) : (outputs[e - m] as UtxoOutput);
-    let tally: Tally | undefined;
-    if (groupMap) tally = groupMap.get(entry.address);
+    const address = entryAt(movements, outputs, e).address;
+    let t = -1;
+    if (groupMap) t = groupMap.get(address) ?? -1;
     else {
-      for (let t = groupStart; t < result.length; t++) {
-        if ((result[t] as Tally).address === entry.address) {
-          tally = result[t] as Tally;
+      for (let u = groupStart; u < tallied; u++) {
+        if (entryAt(movements, outputs, entry[u] as number).address === address) {
+          t = u;
           break;
         }
       }
     }
-    if (!tally) {
-      tally = { transactionId: entry.transactionId, address: entry.address, net: 0n, out: 0n, key: keys[k] as number };
-      result.push(tally);
-      if (groupMap) groupMap.set(entry.address, tally);
-      else if (result.length - groupStart > MAX_SCANNED) {
+    if (t < 0) {
+      // Started with the entry's amount (a bigint sum is a new bigint: one fewer per tally).
+      t = tallied++;
+      entry[t] = e;
+      key[t] = keys[k] as number;
+      net.push(e < m ? (movements[e] as CoinMovement).delta : 0n);
+      if (withOutputs) out.push(e < m ? 0n : (outputs[e - m] as UtxoOutput).value);
+      if (groupMap) groupMap.set(address, t);
+      else if (tallied - groupStart > MAX_SCANNED) {
         // A transaction with many addresses (a batch payout): a Map, so that it costs linear time, not quadratic.
         groupMap = new Map();
-        for (let t = groupStart; t < result.length; t++) groupMap.set((result[t] as Tally).address, result[t] as Tally);
+        for (let u = groupStart; u < tallied; u++) groupMap.set(entryAt(movements, outputs, entry[u] as number).address, u);
       }
-    }
-    if (e < m) tally.net += (entry as CoinMovement).delta;
-    else tally.out += (entry as UtxoOutput).value;
+    } else if (e < m) net[t] = (net[t] as bigint) + (movements[e] as CoinMovement).delta;
+    else out[t] = (out[t] as bigint) + (outputs[e - m] as UtxoOutput).value;
   }
-  return result;
+  return { count: tallied, entry, net, out, key, byKey: false, movements, outputs };
 }
 
 /** Addresses of one transaction compared one by one before a Map takes over. */
@@ -188,87 +224,117 @@ function sortedByPosition(positions: Int32Array, count: number): Int32Array | un
 
 /** tallies() by a Map keyed by transaction and address (marked `byKey`); for blocks whose entries name transactions the block does not list (those sort as its first). */
 function talliesByKey(block: NormalizedBlock, keyOf?: KeyOf): Tallies {
-  const byKey = new Map<string, Tally>();
-  // The tally of an entry of a wanted address, or undefined.
-  const get = (transactionId: string, address: string) => {
-    const key = keyOf ? keyOf(address) : -1;
-    if (keyOf && key < 0) return undefined;
+  const movements = block.coinMovements;
+  const outputs = block.utxo?.outputs ?? [];
+  const m = movements.length;
+  const byKey = new Map<string, { entry: number; key: number; net: bigint; out: bigint }>();
+  for (let e = 0; e < m + outputs.length; e++) {
+    const { transactionId, address } = entryAt(movements, outputs, e);
+    const key = keyOf ? keyOf(address, e) : -1;
+    if (keyOf && key < 0) continue;
     const mapKey = `${transactionId}/${address}`;
     let t = byKey.get(mapKey);
     if (!t) {
-      t = { transactionId, address, net: 0n, out: 0n, key };
+      t = { entry: e, key, net: 0n, out: 0n };
       byKey.set(mapKey, t);
     }
-    return t;
-  };
-  for (const m of block.coinMovements) {
-    const t = get(m.transactionId, m.address);
-    if (t) t.net += m.delta;
-  }
-  for (const o of block.utxo?.outputs ?? []) {
-    const t = get(o.transactionId, o.address);
-    if (t) t.out += o.value;
+    if (e < m) t.net += (movements[e] as CoinMovement).delta;
+    else t.out += (outputs[e - m] as UtxoOutput).value;
   }
   const order = new Map<string, number>();
   for (const [i, id] of block.transactionIds.entries()) order.set(id, i);
+  const position = (e: number) => order.get(entryAt(movements, outputs, e).transactionId) ?? 0;
   // Stable: entries of one transaction keep their first-appearance order.
-  return Object.assign(
-    [...byKey.values()].sort((a, b) => (order.get(a.transactionId) ?? 0) - (order.get(b.transactionId) ?? 0)),
-    { byKey: true as const },
-  );
+  const sorted = [...byKey.values()].sort((a, b) => position(a.entry) - position(b.entry));
+  return {
+    count: sorted.length,
+    entry: Int32Array.from(sorted, (t) => t.entry),
+    net: sorted.map((t) => t.net),
+    out: outputs.length > 0 ? sorted.map((t) => t.out) : [],
+    key: Int32Array.from(sorted, (t) => t.key),
+    byKey: true,
+    movements,
+    outputs,
+  };
 }
 
-/** The direction and amount of a tally of an address (undefined when it moved nothing). */
-function directionOf(t: Tally, utxo: boolean): { direction: CoinDirection; amount: bigint } | undefined {
-  if (utxo) {
-    const spent = t.out - t.net;
-    if (spent > 0n) return { direction: 'outgoing', amount: spent };
-    return t.out > 0n ? { direction: 'incoming', amount: t.out } : undefined;
-  }
-  if (t.net < 0n) return { direction: 'outgoing', amount: -t.net };
-  return t.net > 0n ? { direction: 'incoming', amount: t.net } : undefined;
-}
-
-/** The coin transactions of the tallies' addresses that `keyOf` accepts (all when not given), with their keys (the tallies' when not given). */
+/**
+ * The coin transactions of the tallies' addresses that `keyOf` accepts (all when not given), with their
+ * keys (the tallies' when not given). The direction and amount of a tally: UTXO, `outgoing` with what it
+ * spent (outputs - net) when it spent something, else `incoming` with its outputs; account chains, the
+ * sign and size of the net; none when it moved nothing.
+ */
 function addressTransactionsOf(all: Tallies, keyOf: KeyOf | undefined, utxo: boolean): { addresses: AddressCoinTransaction[]; keys: number[] } {
   const addresses: AddressCoinTransaction[] = [];
   const keys: number[] = [];
-  for (const t of all) {
-    const key = keyOf ? keyOf(t.address) : t.key;
+  const { movements, outputs } = all;
+  for (let t = 0; t < all.count; t++) {
+    const e = all.entry[t] as number;
+    const { transactionId, address } = entryAt(movements, outputs, e);
+    const key = keyOf ? keyOf(address, e) : (all.key[t] as number);
     if (keyOf && key < 0) continue;
-    const d = directionOf(t, utxo);
-    if (!d) continue;
-    addresses.push({ transactionId: t.transactionId, address: t.address, direction: d.direction, amount: d.amount });
+    const net = all.net[t] as bigint;
+    let direction: CoinDirection;
+    let amount: bigint;
+    if (utxo) {
+      const out = all.out.length > 0 ? (all.out[t] as bigint) : 0n;
+      const spent = out - net;
+      if (spent > 0n) {
+        direction = 'outgoing';
+        amount = spent;
+      } else if (out > 0n) {
+        direction = 'incoming';
+        amount = out;
+      } else continue;
+    } else if (net < 0n) {
+      direction = 'outgoing';
+      amount = -net;
+    } else if (net > 0n) {
+      direction = 'incoming';
+      amount = net;
+    } else continue;
+    addresses.push({ transactionId, address, direction, amount });
     keys.push(key);
   }
   return { addresses, keys };
 }
 
+/**
+ * The amount of each transaction: what its tallies add, UTXO their outputs when they spent no input
+ * (not change), account chains their positive nets. Only what adds something is added (a bigint sum is
+ * a new bigint).
+ */
 function amountsOf(all: Tallies, utxo: boolean): TransactionCoinAmount[] {
-  const amountOf = (t: Tally) => {
-    if (utxo) return t.out - t.net <= 0n ? t.out : 0n; // an address no input spends from
-    return t.net > 0n ? t.net : 0n;
+  const { movements, outputs } = all;
+  const transactionOf = (t: number) => entryAt(movements, outputs, all.entry[t] as number).transactionId;
+  const amountOf = (t: number): bigint => {
+    const net = all.net[t] as bigint;
+    if (!utxo) return net > 0n ? net : 0n;
+    const out = all.out.length > 0 ? (all.out[t] as bigint) : 0n;
+    return out > 0n && net >= out ? out : 0n; // an address no input spends from
   };
   const result: TransactionCoinAmount[] = [];
   if (all.byKey) {
     // Transactions the block does not list sort as its first, among its tallies: gathered by id.
     const perTransaction = new Map<string, bigint>();
-    for (const t of all) perTransaction.set(t.transactionId, (perTransaction.get(t.transactionId) ?? 0n) + amountOf(t));
+    for (let t = 0; t < all.count; t++) perTransaction.set(transactionOf(t), (perTransaction.get(transactionOf(t)) ?? 0n) + amountOf(t));
     for (const [transactionId, amount] of perTransaction) if (amount > 0n) result.push({ transactionId, amount });
     return result;
   }
   // The tallies of one transaction are adjacent (block order).
-  let i = 0;
-  while (i < all.length) {
-    const transactionId = (all[i] as Tally).transactionId;
+  let t = 0;
+  while (t < all.count) {
+    const transactionId = transactionOf(t);
     let amount = 0n;
-    for (; i < all.length && (all[i] as Tally).transactionId === transactionId; i++) amount += amountOf(all[i] as Tally);
+    for (; t < all.count && transactionOf(t) === transactionId; t++) {
+      const add = amountOf(t);
+      if (add !== 0n) amount = amount === 0n ? add : amount + add;
+    }
     if (amount > 0n) result.push({ transactionId, amount });
   }
   return result;
 }
 
-/** The coin transactions of the addresses `wanted` accepts (one per transaction and address). */
 export function addressCoinTransactions(block: NormalizedBlock, wanted: (address: string) => boolean): AddressCoinTransaction[] {
   return addressTransactionsOf(
     tallies(block, (address) => (wanted(address) ? 0 : -1)),

@@ -295,6 +295,21 @@ export class SubscriptionIndex {
     return this.byAddress.first(address);
   }
 
+  /** firstTransactionSlot() of each of transactionIds[0..count), into out[0..count) (faster than one by one, see TargetTable.firstOfEach). */
+  firstTransactionSlots(transactionIds: readonly string[], count: number, out: Int32Array): void {
+    this.byTransaction.firstOfEach(transactionIds, count, out);
+  }
+
+  /** firstAddressSlot() of each of addresses[0..count), into out[0..count). */
+  firstAddressSlots(addresses: readonly string[], count: number, out: Int32Array): void {
+    this.byAddress.firstOfEach(addresses, count, out);
+  }
+
+  /** firstContractSlot() of each of contracts[0..count), into out[0..count). */
+  firstContractSlots(contracts: readonly string[], count: number, out: Int32Array): void {
+    this.byContract.firstOfEach(contracts, count, out);
+  }
+
   /** The first CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER subscription of token `contract`, or -1; nextSlot() gives the others. */
   firstContractSlot(contract: string): number {
     return this.byContract.size === 0 ? -1 : this.byContract.first(contract);
@@ -320,9 +335,14 @@ export class SubscriptionIndex {
    * gives the following subscriptions of the address, of every address kind.
    */
   firstCoinAddressSlot(address: string): number {
+    return this.coinSlotFrom(this.byAddress.first(address));
+  }
+
+  /** The first address-coins subscription among `slot` (an address's first slot, or -1) and the slots after it, or -1. */
+  coinSlotFrom(slot: number): number {
     const { kinds } = this;
     const next = this.links.next;
-    for (let slot = this.byAddress.first(address); slot >= 0; slot = next[slot] as number) {
+    for (; slot >= 0; slot = next[slot] as number) {
       const kind = kinds[slot] as number;
       if (kind === COIN_ADDRESS || kind === COIN_EACH) return slot;
     }
@@ -379,7 +399,8 @@ export class SubscriptionIndex {
     const eventType = EVENT_OF_KIND[kind];
     if (eventType === undefined) throw new Error(`slot ${slot} holds no subscription`);
     const target = this.targets[slot];
-    const threshold = typeof target === 'bigint' ? target : null;
+    // Told by the kind, not by the target's type: reading the target (a string or bigint elsewhere in the heap) is a cache miss per match.
+    const threshold = kind === THRESHOLD || kind === COIN_THRESHOLD ? (target as bigint) : null;
     return {
       id: this.ids.idOf(slot),
       customerId: this.customerTexts[this.customerRefs[slot] as number] as string,

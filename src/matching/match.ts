@@ -16,7 +16,7 @@
  */
 import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains/types.ts';
 import type { Blockchain } from '../domain/chains.ts';
-import { coinTransactions } from './coins.ts';
+import { coinTransactions, type KeyOf } from './coins.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
 
 export type Direction = 'incoming' | 'outgoing';
@@ -130,14 +130,35 @@ const BLOCK_IDENTITY: ItemIdentity = Object.freeze({ transactionId: null, positi
 export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blockchain: Blockchain): Match[] {
   if (blockchain !== index.blockchain) throw new Error(`a ${blockchain} block cannot be matched against the ${index.blockchain} index`);
   const matches: Match[] = [];
+  const { transactionIds, tokenTransfers, internalTransfers, coinMovements } = block;
+  const outputs = block.utxo?.outputs ?? [];
+
+  // Every key of the block is looked up first, table by table, all at once (see TargetTable.firstOfEach:
+  // the lookups' cache misses overlap); the loops below then read the slots in block order.
+  const transactionSlots = new Int32Array(transactionIds.length);
+  index.firstTransactionSlots(transactionIds, transactionIds.length, transactionSlots);
+  // The addresses: each token transfer's sender and recipient, each internal transfer's, each coin movement's and UTXO output's.
+  const addresses: string[] = [];
+  for (const transfer of tokenTransfers) addresses.push(transfer.from, transfer.to);
+  const internalAt = addresses.length;
+  for (const transfer of internalTransfers) addresses.push(transfer.from, transfer.to);
+  const coinsAt = addresses.length;
+  for (const movement of coinMovements) addresses.push(movement.address);
+  for (const output of outputs) addresses.push(output.address);
+  const addressSlots = new Int32Array(addresses.length);
+  index.firstAddressSlots(addresses, addresses.length, addressSlots);
+  const contracts = tokenTransfers.map((transfer) => transfer.contract);
+  const contractSlots = new Int32Array(contracts.length);
+  index.firstContractSlots(contracts, contracts.length, contractSlots);
 
   for (let slot = index.firstBlockSlot(); slot >= 0; slot = index.nextSlot(slot))
     matches.push({ eventType: 'BLOCK_MINED', subscription: index.record(slot), identity: BLOCK_IDENTITY });
   for (let slot = index.firstHeightSlot(block.height); slot >= 0; slot = index.nextSlot(slot))
     matches.push({ eventType: 'BLOCK_HEIGHT_REACHED', subscription: index.record(slot), identity: BLOCK_IDENTITY });
 
-  for (const transactionId of block.transactionIds) {
-    for (let slot = index.firstTransactionSlot(transactionId); slot >= 0; slot = index.nextSlot(slot)) {
+  for (let t = 0; t < transactionIds.length; t++) {
+    const transactionId = transactionIds[t] as string;
+    for (let slot = transactionSlots[t] as number; slot >= 0; slot = index.nextSlot(slot)) {
       matches.push({
         eventType: 'TRANSACTION_MINED',
         subscription: index.record(slot),
@@ -147,19 +168,21 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
     }
   }
 
-  for (const transfer of block.tokenTransfers) {
-    const from = index.firstAddressSlot(transfer.from);
+  for (let t = 0; t < tokenTransfers.length; t++) {
+    const transfer = tokenTransfers[t] as TokenTransfer;
+    const from = addressSlots[2 * t] as number;
     if (from >= 0) pushTokenMatches(matches, index, from, transfer, transfer.from, 'outgoing');
     if (transfer.to === transfer.from) continue;
-    const to = index.firstAddressSlot(transfer.to);
+    const to = addressSlots[2 * t + 1] as number;
     if (to >= 0) pushTokenMatches(matches, index, to, transfer, transfer.to, 'incoming');
   }
 
-  for (const transfer of block.internalTransfers) {
-    const from = index.firstAddressSlot(transfer.from);
+  for (let t = 0; t < internalTransfers.length; t++) {
+    const transfer = internalTransfers[t] as InternalTransfer;
+    const from = addressSlots[internalAt + 2 * t] as number;
     if (from >= 0) pushInternalMatches(matches, index, from, transfer, transfer.from, 'outgoing');
     if (transfer.to !== transfer.from) {
-      const to = index.firstAddressSlot(transfer.to);
+      const to = addressSlots[internalAt + 2 * t + 1] as number;
       if (to >= 0) pushInternalMatches(matches, index, to, transfer, transfer.to, 'incoming');
     }
     const n = index.thresholdsAtMost(transfer.amount);
@@ -175,8 +198,9 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
     }
   }
 
-  for (const transfer of block.tokenTransfers) {
-    for (let slot = index.firstContractSlot(transfer.contract); slot >= 0; slot = index.nextSlot(slot)) {
+  for (let t = 0; t < tokenTransfers.length; t++) {
+    const transfer = tokenTransfers[t] as TokenTransfer;
+    for (let slot = contractSlots[t] as number; slot >= 0; slot = index.nextSlot(slot)) {
       if (!mayReach(transfer, index.tokenAmountOf(slot))) continue;
       matches.push({
         eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
@@ -186,7 +210,8 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
       });
     }
   }
-  pushCoinMatches(matches, index, block);
+  // The key of a coin entry (movement, then output) is its address's first coin slot.
+  pushCoinMatches(matches, index, block, (_address, entry) => index.coinSlotFrom(addressSlots[coinsAt + entry] as number));
   return matches;
 }
 
@@ -214,9 +239,8 @@ export function tokenAmountReached(match: TokenAmountMatch, decimals: number): b
  * address), then per (coin-amount subscription, transaction with amount >= its threshold). `block`'s
  * coinMovements must have the ledger's spends resolved (wallets/ledger.ts resolveSpends).
  */
-function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: NormalizedBlock): void {
-  // The key of an address is its first coin slot: looked up once per (transaction, address).
-  const coins = coinTransactions(block, (address) => index.firstCoinAddressSlot(address), index.hasCoinThresholds);
+function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: NormalizedBlock, keyOf: KeyOf): void {
+  const coins = coinTransactions(block, keyOf, index.hasCoinThresholds);
   for (const [i, c] of coins.addresses.entries()) {
     for (let slot = coins.keys[i] as number; slot >= 0; slot = index.nextSlot(slot)) {
       const eventType = index.eventTypeOf(slot);

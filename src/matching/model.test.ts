@@ -186,4 +186,29 @@ describe('TargetTable', () => {
     for (let i = 10_000; i < 12_000; i++) expect(table.first(key(i))).toBe(i);
     expect(table.first('0xnothing')).toBe(-1);
   });
+
+  it('firstOfEach answers as first() key by key: present, removed, absent and repeated keys, fresh strings', () => {
+    const targets: string[] = [];
+    const links: SlotLinks = { next: new Int32Array(30_000).fill(UNLINKED), prev: new Int32Array(30_000) };
+    const table = new TargetTable(targets, links);
+    const key = (i: number) => `0x${i.toString(16).padStart(40, '0')}`;
+    const none = new Int32Array(3).fill(7);
+    table.firstOfEach([key(1), key(2), key(3)], 3, none);
+    expect([...none]).toEqual([-1, -1, -1]); // an empty table
+    for (let i = 0; i < 20_000; i++) {
+      const k = key(i % 15_000);
+      targets[i] = k;
+      table.add(k, i);
+    }
+    for (let i = 0; i < 15_000; i += 3) table.remove(key(i), i);
+    // Every key once, then absent ones, then some twice; only the first `count` are looked up.
+    const keys = [...Array.from({ length: 16_000 }, (_, i) => Buffer.from(key(i)).toString()), key(3), key(4), key(3), key(16)];
+    const out = new Int32Array(keys.length + 1).fill(7);
+    table.firstOfEach(keys, keys.length, out);
+    expect(out[keys.length]).toBe(7);
+    const expected = keys.map((k) => table.first(k));
+    expect([...out.subarray(0, keys.length)]).toEqual(expected);
+    // Keys 5,000..14,999 divisible by 3 lost their only slot (3,333 of them); the last four are found again.
+    expect(expected.filter((slot) => slot >= 0).length).toBe(15_000 - 3333 + 4);
+  });
 });

@@ -82,6 +82,8 @@ export class TargetTable {
   private filterWordMask = 0;
   /** Keys removed since the filter was built (their bits are still set). */
   private staleKeys = 0;
+  /** firstOfEach's positions and hashes (grown as needed). */
+  private scratch = new Int32Array(0);
 
   constructor(
     private readonly targets: readonly (string | bigint | undefined)[],
@@ -100,6 +102,38 @@ export class TargetTable {
     if (((this.filter[(filterHash >>> 10) & this.filterWordMask] as number) & bits) !== bits) return -1;
     const cell = this.find(key, keyHash(key));
     return cell < 0 ? -1 : (this.cells[cell * CELL] as number) - 1;
+  }
+
+  /**
+   * first() of each of keys[0..count), into out[0..count): the same answers, a step at a time over all
+   * the keys (filter hashes, filter words, then whole-key hashes and probes of the few that pass). A
+   * lookup is mostly a wait for memory (the filter word of a million-key table is seldom in cache), and
+   * a step that is a short loop over independent keys lets the processor wait for several at once,
+   * where first() key by key waits for each in turn.
+   */
+  firstOfEach(keys: readonly string[], count: number, out: Int32Array): void {
+    if (this.keys === 0) {
+      out.fill(-1, 0, count);
+      return;
+    }
+    if (this.scratch.length < count) this.scratch = new Int32Array(Math.max(count, this.scratch.length * 2));
+    const hashes = this.scratch;
+    for (let i = 0; i < count; i++) hashes[i] = suffixHash(keys[i] as string);
+    // The filter: the keys that may be here are gathered at the front of `hashes` (their positions).
+    const { filter, filterWordMask, cells } = this;
+    let candidates = 0;
+    for (let i = 0; i < count; i++) {
+      const filterHash = hashes[i] as number;
+      const bits = filterBits(filterHash);
+      out[i] = -1;
+      if (((filter[(filterHash >>> 10) & filterWordMask] as number) & bits) === bits) hashes[candidates++] = i;
+    }
+    for (let c = 0; c < candidates; c++) {
+      const i = hashes[c] as number;
+      const key = keys[i] as string;
+      const cell = this.find(key, keyHash(key));
+      out[i] = cell < 0 ? -1 : (cells[cell * CELL] as number) - 1;
+    }
   }
 
   /** Adds `slot` (whose key is targets[slot]) after the slots already on `key`. */
