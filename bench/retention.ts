@@ -24,8 +24,8 @@
  * their attempts, of a subscription with 5,000 callbacks, 1,000 of them being pruned) every 20 ms.
  *
  * Environment: BENCH_DURATION; BENCH_RETENTION_SCALE (a smaller scale keeps the ratios);
- * BENCH_RETENTION_BATCH and BENCH_RETENTION_PAUSE_MS override retention.batchSize and pauseMs (an
- * experiment).
+ * BENCH_RETENTION_BATCH, BENCH_RETENTION_PAUSE_MS and BENCH_RETENTION_DUTY override retention.batchSize,
+ * pauseMs and dutyCycle (an experiment).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -145,8 +145,12 @@ export async function buildFinished(db: Db, customerId: string, realIds: string[
   }
   const started = performance.now();
   for (const i of indexes) await db.query('bench:create-index', i.def);
-  await db.query('bench:analyze', 'ANALYZE callbacks, callback_attempts');
-  log(`rebuilt ${indexes.length} indexes and analysed in ${Math.round(performance.now() - started)} ms`);
+  // VACUUM, not only ANALYZE: a table that has lived is vacuumed (visibility map set: the log's count is
+  // an index-only scan); otherwise autovacuum would get to the 5,000,000 new rows during a measured window.
+  // Then a checkpoint, so that no window starts in the middle of one.
+  await db.query('bench:vacuum', 'VACUUM (ANALYZE) callbacks, callback_attempts');
+  await db.query('bench:checkpoint', 'CHECKPOINT');
+  log(`rebuilt ${indexes.length} indexes, vacuumed and analysed in ${Math.round(performance.now() - started)} ms`);
 }
 
 function makeCallback(customerId: string, subscriptionId: string, callbackUrl: string): NewCallback {
@@ -204,6 +208,70 @@ function probeLog(apiUrl: string, key: string, subscriptionIds: string[], everyM
   };
 }
 
+/**
+ * Where the database time of each process goes: every 50 ms, what each active backend of the worker,
+ * the API and the pruner (told apart by application_name, PGAPPNAME) is waiting for (pg_stat_activity;
+ * "CPU" when it waits for nothing; autovacuum workers too), the WAL written meanwhile (pg_stat_wal),
+ * checkpoints (pg_stat_checkpointer, PostgreSQL 17) and the CPU time of the pruner's backend. The
+ * samples are shares of each process's active time.
+ */
+function sampleDatabase(db: Db) {
+  const waits: Record<string, Record<string, number>> = {};
+  // CPU seconds of each backend of the pruner, as last seen (it ends with the pruner: up to 50 ms missed).
+  const pruneCpu = new Map<number, number>();
+  let running = true;
+  const stats = () =>
+    db.query<{ wal_bytes: string; wal_fpi: string; checkpoints: string }>(
+      'bench:wal',
+      `SELECT w.wal_bytes::text, w.wal_fpi::text,
+         (SELECT (num_timed + num_requested)::text FROM pg_stat_checkpointer) AS checkpoints FROM pg_stat_wal w`,
+    );
+  const first = stats();
+  const done = (async () => {
+    while (running) {
+      const rows = await db.query<{ pid: number; app: string; wait: string }>(
+        'bench:waits',
+        `SELECT pid, CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' ELSE application_name END AS app,
+           coalesce(wait_event_type || ':' || wait_event, 'CPU') AS wait
+         FROM pg_stat_activity WHERE (application_name LIKE 'herald-%' AND state = 'active') OR backend_type = 'autovacuum worker'`,
+      );
+      for (const r of rows) {
+        const app = waits[r.app] ?? {};
+        app[r.wait] = (app[r.wait] ?? 0) + 1;
+        waits[r.app] = app;
+        if (r.app === 'herald-prune') pruneCpu.set(r.pid, processCpuSeconds(r.pid));
+      }
+      await sleep(50);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await done;
+      const [[a], [b]] = await Promise.all([first, stats()]);
+      const shares = Object.fromEntries(
+        Object.entries(waits).map(([app, w]) => {
+          const total = Object.values(w).reduce((x, y) => x + y, 0);
+          const top = Object.entries(w)
+            .sort((x, y) => y[1] - x[1])
+            .slice(0, 5);
+          return [app.replace('herald-', ''), { samples: total, ...Object.fromEntries(top.map(([k, n]) => [k, round((n / total) * 100, 0)])) }];
+        }),
+      );
+      return {
+        walMb: round((Number(b?.wal_bytes) - Number(a?.wal_bytes)) / 1e6),
+        walFullPages: Number(b?.wal_fpi) - Number(a?.wal_fpi),
+        checkpoints: Number(b?.checkpoints) - Number(a?.checkpoints),
+        pruneBackendCpuSeconds: round(
+          [...pruneCpu.values()].reduce((x, y) => x + y, 0),
+          2,
+        ),
+        waitPct: shares,
+      };
+    },
+  };
+}
+
 export default async function retentionBenchmark(options: { duration: number }): Promise<Record<string, unknown>> {
   const s = scale();
   const total = Math.round(5_000_000 * s);
@@ -218,8 +286,9 @@ export default async function retentionBenchmark(options: { duration: number }):
     enabled: false,
     ...(process.env.BENCH_RETENTION_BATCH && { batchSize: Number(process.env.BENCH_RETENTION_BATCH) }),
     ...(process.env.BENCH_RETENTION_PAUSE_MS && { pauseMs: Number(process.env.BENCH_RETENTION_PAUSE_MS) }),
+    ...(process.env.BENCH_RETENTION_DUTY && { dutyCycle: Number(process.env.BENCH_RETENTION_DUTY) }),
   };
-  const experiment = Boolean(process.env.BENCH_RETENTION_BATCH || process.env.BENCH_RETENTION_PAUSE_MS);
+  const experiment = Boolean(process.env.BENCH_RETENTION_BATCH || process.env.BENCH_RETENTION_PAUSE_MS || process.env.BENCH_RETENTION_DUTY);
   try {
     const receiver = await startReceiverChild();
     const { info } = receiver;
@@ -274,10 +343,16 @@ export default async function retentionBenchmark(options: { duration: number }):
       HERALD_DELIVERY_CA_FILE: caFile,
     };
     const apiPort = await freePort();
-    const api = startChild(process.execPath, [HERALD, 'serve', '--roles', 'api', '--port', String(apiPort), '--data-dir', dataDir], { env, label: 'api' });
+    const api = startChild(process.execPath, [HERALD, 'serve', '--roles', 'api', '--port', String(apiPort), '--data-dir', dataDir], {
+      env: { ...env, PGAPPNAME: 'herald-api' },
+      label: 'api',
+    });
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await waitForOk(`${apiUrl}/readyz`, { child: api });
-    const worker = startChild(process.execPath, [HERALD, 'serve', '--roles', 'delivery', '--data-dir', dataDir], { env, label: 'worker' });
+    const worker = startChild(process.execPath, [HERALD, 'serve', '--roles', 'delivery', '--data-dir', dataDir], {
+      env: { ...env, PGAPPNAME: 'herald-worker' },
+      label: 'worker',
+    });
     const pm = postmasterPid(dataDir);
     const delivered = async () => {
       const counts = (await receiver.stats()).counts;
@@ -294,6 +369,7 @@ export default async function retentionBenchmark(options: { duration: number }):
 
     const window = async (label: string, during: () => Promise<void>) => {
       const probe = probeLog(apiUrl, key, logSubs, 20);
+      const sampler = sampleDatabase(db);
       // CPU in % of one core (the machine has 2): 'other' is what the rest of the machine used meanwhile.
       const cpu = measureCpu({
         worker: () => processCpuSeconds(worker.pid),
@@ -310,16 +386,23 @@ export default async function retentionBenchmark(options: { duration: number }):
       const cpuPct = cpu.stop();
       const { machine = 0, ...ours } = cpuPct;
       const logFigures = await probe.stop();
+      const database = await sampler.stop();
       assertWorker(worker);
       const other = Math.max(0, machine - Object.values(ours).reduce((a, b) => a + b, 0));
-      const figures = { seconds: round(seconds, 2), callbacksPerSecond: Math.round((n1 - n0) / seconds), log: logFigures, cpuPct: { ...cpuPct, other } };
+      const figures = {
+        seconds: round(seconds, 2),
+        callbacksPerSecond: Math.round((n1 - n0) / seconds),
+        log: logFigures,
+        cpuPct: { ...cpuPct, other },
+        database,
+      };
       log(`${label}: ${JSON.stringify(figures)}`);
       return figures;
     };
     const before = await window('baseline before', () => sleep(options.duration * 1000));
     let pruneOutput = '';
     const pruning = await window('pruning', async () => {
-      const prune = startChild(process.execPath, [HERALD, 'prune', '--data-dir', dataDir], { env, label: 'prune' });
+      const prune = startChild(process.execPath, [HERALD, 'prune', '--data-dir', dataDir], { env: { ...env, PGAPPNAME: 'herald-prune' }, label: 'prune' });
       const code = await prune.exited;
       pruneOutput = prune.stdout();
       if (code !== 0) throw new Error(`herald prune exited with ${code}:\n${prune.output()}`);
@@ -331,6 +414,8 @@ export default async function retentionBenchmark(options: { duration: number }):
     const prunedCallbacks = Number(totalLine[1]);
     const prunedAttempts = Number(totalLine[2]);
     const pruneSeconds = Number(totalLine[3]);
+    const busy = pruneOutput.match(/\(([\d.]+) s in batches\)/);
+    const busySeconds = busy ? Number(busy[1]) : undefined;
     const [left] = await db.query<{ pending: number; total: number }>(
       'bench:left',
       "SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending, count(*)::int AS total FROM callbacks",
@@ -352,14 +437,23 @@ export default async function retentionBenchmark(options: { duration: number }):
     };
     return {
       bench: 'retention',
-      ...(experiment && { experiment: { batchSize: retention.batchSize, pauseMs: retention.pauseMs } }),
+      ...(experiment && { experiment: { batchSize: retention.batchSize, pauseMs: retention.pauseMs, dutyCycle: retention.dutyCycle } }),
       scale: s,
       callbackRows: total,
       oldRows: old,
       pendingQueued: pendingCount,
-      retention: { batchSize: retention.batchSize, pauseMs: retention.pauseMs },
+      retention: { batchSize: retention.batchSize, pauseMs: retention.pauseMs, dutyCycle: retention.dutyCycle },
       buildSeconds: round(buildSeconds),
-      prune: { callbacks: prunedCallbacks, attempts: prunedAttempts, seconds: pruneSeconds, rowsPerSecond: pruneRowsPerSecond },
+      prune: {
+        callbacks: prunedCallbacks,
+        attempts: prunedAttempts,
+        seconds: pruneSeconds,
+        rowsPerSecond: pruneRowsPerSecond,
+        // Of the pruner's time, the share in batches (the rest: the duty cycle's pauses).
+        busyPct: busySeconds === undefined ? null : round((busySeconds / pruneSeconds) * 100),
+        // What the pruning costs the database, per callback (with its attempt), whatever the machine's load.
+        backendCpuMicrosPerCallback: round((pruning.database.pruneBackendCpuSeconds * 1e6) / prunedCallbacks),
+      },
       delivery: { before, pruning, after, baselinePerSecond: Math.round(baseline), dropPct },
       logP99Ms,
       left,

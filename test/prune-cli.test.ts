@@ -64,7 +64,7 @@ describe('herald prune', () => {
 
   it('deletes the old finished callbacks and their attempts, and only those', async () => {
     const { stdout } = await herald('prune');
-    expect(stdout).toMatch(/^total: deleted 12 callbacks and 12 attempts in [\d.]+ s$/m);
+    expect(stdout).toMatch(/^total: deleted 12 callbacks and 12 attempts in [\d.]+ s \([\d.]+ s in batches\)$/m);
     expect(await counts()).toEqual({ delivered: 2, failed: 2, cancelled: 2, 'pending-old': 3 });
     expect(await attempts()).toBe(9);
     const again = await herald('prune');

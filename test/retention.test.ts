@@ -9,8 +9,8 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRetention } from '../src/config/config.ts';
-import { pruneOldCallbacks } from '../src/delivery/retention.ts';
-import type { Db } from '../src/store/db.ts';
+import { pauseAfter, pruneOldCallbacks } from '../src/delivery/retention.ts';
+import { createDb, type Db } from '../src/store/db.ts';
 import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
 
@@ -140,6 +140,35 @@ describe('the retention pass', () => {
     expect(kept?.n).toBe(expectKept.size * 2);
     // Nothing more to do.
     expect((await pruneOldCallbacks(db, retention, { now })).callbacks).toBe(0);
+  });
+
+  it('yields: spends at most dutyCycle of the pass in batches, and its asynchronous commit stays in its own transactions', async () => {
+    // One connection, so the batches and the SHOW below share a session: a SET that outlived its batch would show.
+    const db = createDb(t.app.database.url, { poolSize: 1 });
+    try {
+      const now = new Date();
+      const old = await insertCallbacks(db, { status: 'delivered', ageDays: 31, now, count: 3_000, attempts: 1 });
+      const retention = { ...defaultRetention(), batchSize: 200, pauseMs: 0, dutyCycle: 0.25 };
+      const figures = await pruneOldCallbacks(db, retention, { now });
+      expect(figures.callbacks).toBe(old.length);
+      expect((await existing(db, old)).size).toBe(0);
+      // 15 full batches, each followed by a pause three times its length, then one that finds nothing.
+      expect(figures.busySeconds).toBeGreaterThan(0);
+      expect(figures.busySeconds / figures.seconds).toBeLessThan(0.4);
+      const [setting] = await db.query<{ synchronous_commit: string }>('test:show', 'SHOW synchronous_commit');
+      expect(setting?.synchronous_commit).toBe('on');
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('the pause between two batches', () => {
+  it('is the batch time scaled by the duty cycle, at least pauseMs', () => {
+    expect(pauseAfter(30, { pauseMs: 10, dutyCycle: 0.5 })).toBe(30);
+    expect(pauseAfter(30, { pauseMs: 10, dutyCycle: 0.25 })).toBe(90);
+    expect(pauseAfter(4, { pauseMs: 10, dutyCycle: 0.5 })).toBe(10);
+    expect(pauseAfter(30, { pauseMs: 0, dutyCycle: 1 })).toBe(0);
   });
 });
 

@@ -26,6 +26,7 @@ export function registerPruneCommand(program: Command): void {
       }
       process.stdout.write(
         `total: ${verb} ${figures.callbacks} callbacks and ${figures.attempts} attempts in ${figures.seconds.toFixed(3)} s` +
+          `${o.dryRun ? '' : ` (${figures.busySeconds.toFixed(3)} s in batches)`}` +
           `${figures.interrupted ? ' (interrupted)' : ''}\n`,
       );
     } finally {

@@ -96,6 +96,11 @@ const Retention = Type.Object(
     batchSize: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000 }),
     /** Pause between two batches, leaving the database to delivery. */
     pauseMs: Type.Integer({ minimum: 0, default: 10 }),
+    /**
+     * Largest share of the pass's time spent in batches: after a batch that took t, the pruner pauses
+     * t * (1 - dutyCycle) / dutyCycle (at least pauseMs), so it yields more when the database is slower.
+     */
+    dutyCycle: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
   },
   { additionalProperties: false, default: {} },
 );

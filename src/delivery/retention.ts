@@ -18,6 +18,8 @@ export interface RetentionFigures {
   callbacks: number;
   attempts: number;
   seconds: number;
+  /** Of `seconds`, the time spent in batches (the rest was pauses and counting): at most about dutyCycle of it. */
+  busySeconds: number;
   /** The pass was stopped (shutdown) before it had deleted everything old. */
   interrupted: boolean;
 }
@@ -43,6 +45,7 @@ export async function pruneOldCallbacks(
     callbacks: 0,
     attempts: 0,
     seconds: 0,
+    busySeconds: 0,
     interrupted: false,
   };
   for (const status of FINISHED_STATUSES) {
@@ -56,7 +59,10 @@ export async function pruneOldCallbacks(
           figures.interrupted = true;
           break;
         }
+        const batchStarted = performance.now();
         const batch = await pruneFinishedBatch(db, { status, before: cutoffs[status], limit: retention.batchSize, from });
+        const batchMs = performance.now() - batchStarted;
+        figures.busySeconds += batchMs / 1000;
         totals.callbacks += batch.callbacks;
         totals.attempts += batch.attempts;
         options.metrics?.retentionPruned.inc({ status, table: 'callbacks' }, batch.callbacks);
@@ -64,7 +70,8 @@ export async function pruneOldCallbacks(
         // A short batch: nothing older is left (but rows another transaction held, left for the next pass).
         if (batch.callbacks < retention.batchSize || !batch.lastFinishedAt) break;
         from = batch.lastFinishedAt;
-        if (retention.pauseMs > 0) await sleep(retention.pauseMs, options.signal);
+        const pauseMs = pauseAfter(batchMs, retention);
+        if (pauseMs > 0) await sleep(pauseMs, options.signal);
       }
     }
     figures.callbacks += totals.callbacks;
@@ -73,6 +80,15 @@ export async function pruneOldCallbacks(
   }
   figures.seconds = (performance.now() - started) / 1000;
   return figures;
+}
+
+/**
+ * The pause after a batch that took `batchMs`: the pruner spends at most `dutyCycle` of its time in
+ * batches, so when delivery makes the database slower (longer batches) it waits longer too, and gives
+ * back in proportion to what it took; never less than `pauseMs`.
+ */
+export function pauseAfter(batchMs: number, retention: Pick<RetentionConfig, 'pauseMs' | 'dutyCycle'>): number {
+  return Math.max(retention.pauseMs, (batchMs * (1 - retention.dutyCycle)) / retention.dutyCycle);
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -110,6 +126,7 @@ export function startRetentionPruner(deps: { db: Db; retention: RetentionConfig;
           attempts: figures.attempts,
           byStatus: counts,
           seconds: Math.round(figures.seconds * 1000) / 1000,
+          busySeconds: Math.round(figures.busySeconds * 1000) / 1000,
           interrupted: figures.interrupted,
         },
         figures.interrupted ? 'retention: pruning stopped by shutdown' : 'retention: old callbacks pruned',

@@ -33,12 +33,21 @@ export interface PrunedBatch {
  * Deletes up to `limit` prunable callbacks of `status` finished before `before` (and at or after `from`,
  * where the previous batch stopped), with their attempts, in one statement. Rows another transaction
  * holds (a resend, a worker recording an outcome) are skipped, not waited for.
+ *
+ * The transaction commits without waiting for its WAL to reach the disk (synchronous_commit off, for it
+ * alone): a batch lost to a crash right after its commit is deleted again by the next pass, and the
+ * pruner no longer sits in a WAL flush after every batch. (Delivery's and the API's commits still wait
+ * for theirs, which now also carry the pruner's WAL written before them.)
  */
-export async function pruneFinishedBatch(
-  db: Queryable,
-  options: { status: FinishedStatus; before: Date; limit: number; from?: Date | null },
-): Promise<PrunedBatch> {
-  const [row] = await db.query<{ callbacks: number; attempts: number; last: Date | null }>(
+export async function pruneFinishedBatch(db: Db, options: { status: FinishedStatus; before: Date; limit: number; from?: Date | null }): Promise<PrunedBatch> {
+  return await db.transaction('retention:prune', async (tx) => {
+    await tx.query('retention:async-commit', 'SET LOCAL synchronous_commit = off');
+    return await deleteBatch(tx, options);
+  });
+}
+
+async function deleteBatch(tx: Queryable, options: { status: FinishedStatus; before: Date; limit: number; from?: Date | null }): Promise<PrunedBatch> {
+  const [row] = await tx.query<{ callbacks: number; attempts: number; last: Date | null }>(
     'retention:prune-batch',
     `WITH doomed AS (
        SELECT c.ctid, c.id FROM callbacks c
