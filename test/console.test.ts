@@ -121,6 +121,8 @@ describe('GET /blockchain-events/subscriptions (cross-chain list)', () => {
       ['?limit=51', 'limit_greater_than_allowed'],
       ['?offset=-1', 'invalid_pagination'],
       ['?colour=red', 'extra_query_attributes'],
+      ['?q=a%00b', 'invalid_data'],
+      [`?q=${'x'.repeat(201)}`, 'invalid_data'],
     ]) {
       const res = await t.request('GET', `/blockchain-events/subscriptions${query}`, { key: c.key });
       expect(res.body.error?.code, `${query}: ${res.text}`).toBe(code);
