@@ -25,5 +25,7 @@ export const ENDPOINT_NAMES = [
   'address-coins-transactions-confirmed-each-confirmation',
   'rotate-secret',
   'recoveries',
+  'address-coins-transactions-unconfirmed',
+  'address-tokens-transactions-unconfirmed',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

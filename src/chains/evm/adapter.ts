@@ -56,7 +56,8 @@ export interface EvmCapabilities {
   headWatching: 'websocket' | 'none';
 }
 
-export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation'>> &
+export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'mempool'>> &
+  Pick<ChainAdapter, 'mempool'> &
   Pick<ChainAdapter, 'watchHeads'> & {
     capabilities(): EvmCapabilities;
   };
