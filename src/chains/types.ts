@@ -87,6 +87,11 @@ export interface PendingTransactions {
   coinMovements: CoinMovement[];
   tokenTransfers: TokenTransfer[];
   utxo?: { outputs: UtxoOutput[]; spends: UtxoSpend[] };
+  /**
+   * What a replacement of each transaction would share with it (UTXO: every outpoint it spends, `txid:vout`;
+   * EVM: `sender:nonce`): a later transaction with one of these keys replaces it (RBF) and fires nothing.
+   */
+  conflicts: { transactionId: string; key: string }[];
 }
 
 /**

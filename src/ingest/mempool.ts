@@ -8,8 +8,10 @@
  * their matches and records the batch as seen. So a crash before the commit reads the batch again (and
  * fires it once), and after it finds the batch seen. Keys come from (subscription, transaction) only
  * (matching/pending.ts): a transaction seen again (a restart, a second source) cannot fire twice while
- * its callback row lives. A transaction mined before it was read, replaced (RBF) or evicted fires
- * nothing here; its confirmed events are the confirmed subscriptions' business.
+ * its callback row lives. A transaction mined before it was read, or evicted, fires nothing here; nor
+ * does a transaction that replaces one seen before (RBF: it spends an outpoint the earlier one spent; EVM:
+ * the same sender and nonce), and the replaced one fires nothing more. Their confirmed events are the
+ * confirmed subscriptions' business.
  *
  * The seen-set is bounded by age and count, in memory and in the store (mempool_seen), pruned once a
  * minute. Without any unconfirmed subscription on the chain, new ids are only remembered in memory and
@@ -24,7 +26,7 @@ import { matchPending, pendingIdempotencyKey, pendingItem } from '../matching/pe
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import { type ChainKey, loadCallbackTargets } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
-import { loadSeen, pruneSeen, recordSeen, saveMempoolStatus } from '../store/mempool.ts';
+import { claimConflicts, loadSeen, pruneSeen, recordSeen, saveMempoolStatus } from '../store/mempool.ts';
 import * as ledger from '../wallets/ledger.ts';
 import type { TokenMetadataLookup } from './events.ts';
 
@@ -115,15 +117,18 @@ async function applyBatch(deps: MempoolDeps, state: MempoolState, batch: string[
   const read = await deps.reader.readPending(batch);
   // UTXO inputs spending outputs the ledger recorded (outputs of watched addresses) become outgoing
   // movements, exactly as for a block.
-  const pending = (await ledger.resolveSpends(deps.db, deps.chain, asBlock(read))) as PendingTransactions;
+  const pending: PendingTransactions = { ...(await ledger.resolveSpends(deps.db, deps.chain, asBlock(read))), conflicts: read.conflicts };
   const matches = matchPending(index, pending, deps.chain.blockchain);
   const tokens = new Map<(typeof matches)[number], Awaited<ReturnType<TokenMetadataLookup>>>();
   for (const m of matches) if (m.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED') tokens.set(m, await deps.tokenMetadata?.(m.transfer));
 
   const fired = await deps.db.transaction('mempool:apply-batch', async (tx) => {
-    const targets = await loadCallbackTargets(tx, [...new Set(matches.map((m) => m.subscription.id))]);
+    // Replacements (RBF, same nonce) of transactions seen before fire nothing: the replaced one was reported.
+    const replacements = await claimConflicts(tx, deps.chain, pending.conflicts, at);
+    const kept = matches.filter((m) => !replacements.has(m.transactionId));
+    const targets = await loadCallbackTargets(tx, [...new Set(kept.map((m) => m.subscription.id))]);
     const callbacks: NewCallback[] = [];
-    for (const m of matches) {
+    for (const m of kept) {
       const target = targets.get(m.subscription.id);
       // Deleted or deactivated since the index was built.
       if (!target?.isActive) continue;
@@ -182,9 +187,11 @@ export async function followMempool(deps: MempoolDeps, state: MempoolState, opti
   let lastStatus = 0;
   while (!options.signal.aborted) {
     let failed = false;
+    let changed = false;
     try {
       const result = await pollMempool(deps, state);
       options.onRound?.(result);
+      changed = result.read > 0 || state.error !== null;
       state.error = null;
       delay = min;
     } catch (error) {
@@ -196,8 +203,8 @@ export async function followMempool(deps: MempoolDeps, state: MempoolState, opti
         `mempool round failed; retrying: ${(error as Error).message}`,
       );
     }
-    // The status row at most once a second (and at once on a failure).
-    if (failed || Date.now() - lastStatus >= 1000) {
+    // The status row after a round that read something or failed, else once a second (its lag).
+    if (failed || changed || Date.now() - lastStatus >= 1000) {
       lastStatus = Date.now();
       await saveStatus(deps, state).catch(() => undefined);
     }

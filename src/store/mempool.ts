@@ -27,6 +27,37 @@ export async function recordSeen(q: Queryable, chain: ChainKey, ids: string[], f
   );
 }
 
+/**
+ * Records the conflict keys of newly seen transactions (the first claimer of a key keeps it) and returns
+ * the transactions that reuse a key another transaction claimed first: replacements, which fire nothing.
+ */
+export async function claimConflicts(
+  q: Queryable,
+  chain: ChainKey,
+  conflicts: { transactionId: string; key: string }[],
+  firstSeen: Date,
+): Promise<Set<string>> {
+  if (conflicts.length === 0) return new Set();
+  // One statement: earlier claims by other transactions (the replaced ones), then this batch's claims.
+  // Within the batch the first listed claimer wins as well.
+  const rows = await q.query<{ transaction_id: string }>(
+    'mempool:claim-conflicts',
+    `WITH input AS (
+       SELECT DISTINCT ON (claim) claim, transaction_id FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(claim, transaction_id, n) ORDER BY claim, n
+     ), taken AS (
+       SELECT i.transaction_id FROM input i JOIN mempool_claims c ON c.blockchain = $1 AND c.network = $2 AND c.claim = i.claim AND c.transaction_id <> i.transaction_id
+     ), inserted AS (
+       INSERT INTO mempool_claims (blockchain, network, claim, transaction_id, first_seen_at) SELECT $1, $2, claim, transaction_id, $5 FROM input
+       ON CONFLICT DO NOTHING
+     ), within AS (
+       SELECT t.transaction_id FROM unnest($3::text[], $4::text[]) AS t(claim, transaction_id) JOIN input i ON i.claim = t.claim AND i.transaction_id <> t.transaction_id
+     )
+     SELECT transaction_id FROM taken UNION SELECT transaction_id FROM within`,
+    [chain.blockchain, chain.network, conflicts.map((c) => c.key), conflicts.map((c) => c.transactionId), firstSeen],
+  );
+  return new Set(rows.map((r) => r.transaction_id));
+}
+
 /** Deletes the seen transactions first seen before `before`, and all but the newest `keep`. Returns how many went. */
 export async function pruneSeen(q: Queryable, chain: ChainKey, before: Date, keep: number): Promise<number> {
   const old = await q.query('mempool:prune-old', 'DELETE FROM mempool_seen WHERE blockchain = $1 AND network = $2 AND first_seen_at < $3 RETURNING 1', [
@@ -41,6 +72,11 @@ export async function pruneSeen(q: Queryable, chain: ChainKey, before: Date, kee
      RETURNING 1`,
     [chain.blockchain, chain.network, keep],
   );
+  await q.query('mempool:prune-claims', 'DELETE FROM mempool_claims WHERE blockchain = $1 AND network = $2 AND first_seen_at < $3', [
+    chain.blockchain,
+    chain.network,
+    before,
+  ]);
   return old.length + over.length;
 }
 

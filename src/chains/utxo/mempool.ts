@@ -9,7 +9,7 @@
 import { mapLimit } from '../concurrency.ts';
 import type { MempoolReader, PendingTransactions } from '../types.ts';
 import { UtxoAdapterError } from './errors.ts';
-import { normalizeUtxoBlock, type UtxoChainRef, ZERO_HASH } from './normalize.ts';
+import { normalizeUtxoBlock, prevoutKey, type UtxoChainRef, ZERO_HASH } from './normalize.ts';
 import { type UtxoRpcClient, UtxoRpcError } from './rpc.ts';
 import type { RpcBlock, RpcTransaction } from './rpc-types.ts';
 
@@ -62,7 +62,14 @@ export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef,
     // A block of the pending transactions (header values never read by matching).
     const block = { height: 0, hash: ZERO_HASH, time: 0, tx: transactions } as unknown as RpcBlock;
     const normalized = normalizeUtxoBlock({ block }, chain);
-    return { transactionIds: normalized.transactionIds, coinMovements: normalized.coinMovements, tokenTransfers: [], utxo: normalized.utxo };
+    const conflicts = transactions.flatMap((tx) =>
+      (Array.isArray(tx.vin) ? tx.vin : []).flatMap((vin) =>
+        typeof vin.txid === 'string' && typeof vin.vout === 'number'
+          ? [{ transactionId: String(tx.txid).toLowerCase(), key: prevoutKey(vin.txid.toLowerCase(), vin.vout) }]
+          : [],
+      ),
+    );
+    return { transactionIds: normalized.transactionIds, coinMovements: normalized.coinMovements, tokenTransfers: [], utxo: normalized.utxo, conflicts };
   }
 
   return { method: 'getrawmempool polling', newTransactionIds, readPending };

@@ -11,6 +11,19 @@ CREATE TABLE mempool_seen (
 );
 CREATE INDEX mempool_seen_age ON mempool_seen (blockchain, network, first_seen_at);
 
+-- What a replacement would share with a seen transaction (UTXO: an outpoint it spends; EVM: sender:nonce),
+-- first claimer kept: a later transaction with the same key replaces it (RBF) and fires nothing. Pruned
+-- with mempool_seen.
+CREATE TABLE mempool_claims (
+  blockchain text NOT NULL,
+  network text NOT NULL,
+  claim text NOT NULL,
+  transaction_id text NOT NULL,
+  first_seen_at timestamptz NOT NULL,
+  PRIMARY KEY (blockchain, network, claim)
+);
+CREATE INDEX mempool_claims_age ON mempool_claims (blockchain, network, first_seen_at);
+
 -- The mempool reader's state per chain, as the ingest process last saw it (GET /blockchain-events/status
 -- reads it in any process).
 CREATE TABLE mempool_status (
