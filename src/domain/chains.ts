@@ -87,7 +87,7 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   ADDRESS_COINS_TRANSACTION_CONFIRMED: BLOCKCHAINS,
   CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: BLOCKCHAINS,
   ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: BLOCKCHAINS,
-  // CATALOGUE.md section 2.0 less the chains without a mempool reader (see UNCONFIRMED_EVENTS).
+  // CATALOGUE.md section 2.0: not xrp nor tron (their nodes' pending pools are not read; see the README).
   ADDRESS_COINS_TRANSACTION_UNCONFIRMED: [
     'bitcoin',
     'bitcoin-cash',
