@@ -14,8 +14,8 @@
  * confirmed subscriptions' business.
  *
  * The seen-set is bounded by age and count, in memory and in the store (mempool_seen), pruned once a
- * minute. Without any unconfirmed subscription on the chain, new ids are only remembered in memory and
- * no transaction is read.
+ * minute. Without any unconfirmed subscription on the chain the node is not read at all: a transaction
+ * is first seen when some subscription could want it.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -63,10 +63,12 @@ export interface MempoolState {
   lastPolledAt: Date | null;
   lastPrunedAt: number;
   error: string | null;
+  /** The last round found no unconfirmed subscription and did not read the node. */
+  idle: boolean;
 }
 
 export function newMempoolState(): MempoolState {
-  return { seen: new Map(), loaded: false, backlog: [], transactionsSeen: 0, callbacksFired: 0, lastPolledAt: null, lastPrunedAt: 0, error: null };
+  return { seen: new Map(), loaded: false, backlog: [], transactionsSeen: 0, callbacksFired: 0, lastPolledAt: null, lastPrunedAt: 0, error: null, idle: false };
 }
 
 export interface RoundResult {
@@ -85,6 +87,9 @@ export async function pollMempool(deps: MempoolDeps, state: MempoolState): Promi
     for (const [id, at] of [...stored].reverse()) state.seen.set(id, at);
     state.loaded = true;
   }
+  // No unconfirmed subscription on the chain: the node is not asked at all (no RPC, no filter kept alive).
+  state.idle = !deps.index().hasUnconfirmed && state.backlog.length === 0;
+  if (state.idle) return { read: 0, fired: 0 };
   const queued = new Set(state.backlog);
   for (const id of await deps.reader.newTransactionIds()) {
     if (state.seen.has(id) || queued.has(id)) continue;
@@ -217,7 +222,7 @@ async function saveStatus(deps: MempoolDeps, state: MempoolState): Promise<void>
   await saveMempoolStatus(deps.db, {
     ...deps.chain,
     method: deps.reader.method,
-    state: state.error ? 'failing' : 'following',
+    state: state.error ? 'failing' : state.idle ? 'idle' : 'following',
     lastPolledAt: state.lastPolledAt,
     backlog: state.backlog.length,
     transactionsSeen: state.transactionsSeen,

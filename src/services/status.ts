@@ -27,7 +27,7 @@ export interface ChainStatusItem {
 }
 
 export interface MempoolItem {
-  state: 'following' | 'failing';
+  state: 'following' | 'failing' | 'idle';
   method: string;
   lastPolledAt: string | null;
   lagSeconds: number | null;

@@ -84,7 +84,7 @@ export interface MempoolStatusRow {
   blockchain: string;
   network: string;
   method: string;
-  state: 'following' | 'failing';
+  state: 'following' | 'failing' | 'idle';
   lastPolledAt: Date | null;
   backlog: number;
   transactionsSeen: number;

@@ -33,8 +33,9 @@ export const ChainStatusItem = Type.Object({
   mempool: Type.Union(
     [
       Type.Object({
-        state: Type.Union([Type.Literal('following'), Type.Literal('failing')], {
-          description: 'failing: the last round could not read the node (retried with backoff).',
+        state: Type.Union([Type.Literal('following'), Type.Literal('failing'), Type.Literal('idle')], {
+          description:
+            'failing: the last round could not read the node (retried with backoff); idle: no unconfirmed subscription on the chain, so the node is not read.',
         }),
         method: Type.String({ description: "How new transactions are learnt: 'getrawmempool polling' or 'pending transaction filter'." }),
         lastPolledAt: Nullable(Type.String({ description: 'The last round that read the node (ISO 8601).' })),

@@ -30,7 +30,7 @@ CREATE TABLE mempool_status (
   blockchain text NOT NULL,
   network text NOT NULL,
   method text NOT NULL,
-  state text NOT NULL,             -- 'following' | 'failing'
+  state text NOT NULL,             -- 'following' | 'failing' | 'idle' (no unconfirmed subscription: the node is not read)
   last_polled_at timestamptz,      -- last poll that read the node successfully
   backlog integer NOT NULL,        -- transactions listed by the node and not yet read
   transactions_seen bigint NOT NULL,
