@@ -18,6 +18,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   enqueue: () => import('./enqueue.ts'),
   'evm-ingest': () => import('./evm-ingest.ts'),
   matching: () => import('./matching.ts'),
+  mempool: () => import('./mempool.ts'),
   retention: () => import('./retention.ts'),
   'tron-block': () => import('./tron-block.ts'),
   usage: () => import('./usage.ts'),

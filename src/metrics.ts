@@ -14,6 +14,9 @@ export interface Metrics {
   setQueueSource(source: () => Promise<{ due: number; oldestDueSeconds: number }>): void;
   chainBlocks: Counter<'blockchain' | 'network'>;
   chainReorganisations: Counter<'blockchain' | 'network'>;
+  /** Mempool transactions read (new to herald), and unconfirmed callbacks queued, per chain. */
+  mempoolTransactionsSeen: Counter<'blockchain' | 'network'>;
+  mempoolCallbacksFired: Counter<'blockchain' | 'network'>;
   /** Called on each scrape for the chain following gauges (read from the database: any process reports). */
   setChainSource(source: () => Promise<ChainGaugeRow[]>): void;
   /** Called on each scrape for the per-node gauges (chain_nodes: any process reports). */
@@ -158,6 +161,18 @@ export function createMetrics(): Metrics {
     chainBlocks: new Counter({
       name: 'herald_chain_blocks_processed_total',
       help: 'Blocks applied by this process, per chain.',
+      labelNames: ['blockchain', 'network'],
+      registers: [registry],
+    }),
+    mempoolTransactionsSeen: new Counter({
+      name: 'herald_mempool_transactions_seen_total',
+      help: "Transactions first seen in the node's mempool by this process, per chain.",
+      labelNames: ['blockchain', 'network'],
+      registers: [registry],
+    }),
+    mempoolCallbacksFired: new Counter({
+      name: 'herald_mempool_callbacks_fired_total',
+      help: 'Unconfirmed-event callbacks queued by this process, per chain.',
       labelNames: ['blockchain', 'network'],
       registers: [registry],
     }),

@@ -80,6 +80,8 @@ const internalEachPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/address-internal-transactions-confirmed-each-confirmation`;
 const coinsEachPath = (chain = 'ethereum', network = 'goerli') =>
   `/blockchain-events/${chain}/${network}/subscriptions/address-coins-transactions-confirmed-each-confirmation`;
+const unconfirmedPath = (kind: 'coins' | 'tokens', chain = 'ethereum', network = 'goerli') =>
+  `/blockchain-events/${chain}/${network}/subscriptions/address-${kind}-transactions-unconfirmed`;
 const tokenAmountPath = (chain = 'ethereum', network = 'goerli') => `/blockchain-events/${chain}/${network}/subscriptions/tokens-transfers-for-specific-amount`;
 
 const ENDPOINTS: Endpoint[] = [
@@ -189,6 +191,26 @@ const ENDPOINTS: Endpoint[] = [
     path: () => coinsEachPath(),
     body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
     badChainPaths: [coinsEachPath('solana'), coinsEachPath('xrp', 'goerli'), coinsEachPath('tron', 'testnet')],
+    charged: true,
+  },
+  {
+    name: 'address-coins-transactions-unconfirmed',
+    method: 'POST',
+    path: () => unconfirmedPath('coins'),
+    body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [unconfirmedPath('coins', 'solana'), unconfirmedPath('coins', 'xrp', 'testnet'), unconfirmedPath('coins', 'tron', 'nile')],
+    charged: true,
+  },
+  {
+    name: 'address-tokens-transactions-unconfirmed',
+    method: 'POST',
+    path: () => unconfirmedPath('tokens'),
+    body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
+    badChainPaths: [
+      unconfirmedPath('tokens', 'bitcoin', 'testnet'),
+      unconfirmedPath('tokens', 'binance-smart-chain', 'testnet'),
+      unconfirmedPath('tokens', 'tron', 'nile'),
+    ],
     charged: true,
   },
   { name: 'all-assets', method: 'GET', path: () => '/wallet-as-a-service/wallets/all-assets', list: true, charged: true },
@@ -717,6 +739,38 @@ describe('success shapes of the create endpoints', () => {
     });
     expect(xrp.status, xrp.text).toBe(201);
     expect(xrp.body.data.item).toMatchObject({ callbackSecretKey: 'k', confirmationsCount: 7 });
+  });
+
+  it('address-coins/tokens-transactions-unconfirmed: 201 with the address as given; duplicates refused; tokens on ethereum and ethereum-classic only', async () => {
+    const btc = await t.request('POST', unconfirmedPath('coins', 'bitcoin', 'testnet'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.btcTestnetAddress, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expect(btc.status, btc.text).toBe(201);
+    expect(btc.body.data.item).toEqual({
+      ...base,
+      eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+      callbackSecretKey: '',
+      address: SAMPLE.btcTestnetAddress,
+    });
+    expect(btc.headers.get('x-credits-consumed')).toBe('1000');
+    const again = await t.request('POST', unconfirmedPath('coins', 'bitcoin', 'testnet'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.btcTestnetAddress, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('already_exists');
+    const tokens = await t.request('POST', unconfirmedPath('tokens', 'ethereum-classic', 'mordor'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k' }),
+    });
+    expect(tokens.status, tokens.text).toBe(201);
+    expect(tokens.body.data.item).toMatchObject({ eventType: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED', callbackSecretKey: 'k', address: SAMPLE.evmAddress });
+    const extra = await t.request('POST', unconfirmedPath('coins'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, receiveCallbackOn: 2 }),
+    });
+    expect(extra.body.error.code).toBe('extra_body_attributes');
   });
 
   it('block-mined: 200 without eventType, an empty secret when none was given', async () => {

@@ -980,6 +980,14 @@ const INTERNAL_PAIRS: [string, string][] = [
   ['ethereum-classic', 'mordor'],
   ['tron', 'nile'],
 ];
+/** The unconfirmed events take an address only (CATALOGUE.md 2.3, 2.7). */
+const unconfirmedTarget = (blockchain: string): fc.Arbitrary<Entries> =>
+  addressTarget(blockchain).map((entries): Entries => entries.filter(([k]) => k !== 'receiveCallbackOn'));
+const UNCONFIRMED_COIN_PAIRS = ALL_PAIRS.filter(([blockchain]) => blockchain !== 'xrp' && blockchain !== 'tron');
+const UNCONFIRMED_TOKEN_PAIRS: [string, string][] = [
+  ['ethereum', 'goerli'],
+  ['ethereum-classic', 'mordor'],
+];
 const TOKEN_PAIRS: [string, string][] = [
   ['ethereum', 'goerli'],
   ['binance-smart-chain', 'testnet'],
@@ -1099,6 +1107,22 @@ const ENDPOINTS: Endpoint[] = [
     template: '/blockchain-events/:blockchain/:network/subscriptions/address-coins-transactions-confirmed-each-confirmation',
     query: 'context',
     valid: subscriptionCase(ALL_PAIRS, eachTarget),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST address-coins-transactions-unconfirmed',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/address-coins-transactions-unconfirmed',
+    query: 'context',
+    valid: subscriptionCase(UNCONFIRMED_COIN_PAIRS, unconfirmedTarget),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'POST address-tokens-transactions-unconfirmed',
+    method: 'POST',
+    template: '/blockchain-events/:blockchain/:network/subscriptions/address-tokens-transactions-unconfirmed',
+    query: 'context',
+    valid: subscriptionCase(UNCONFIRMED_TOKEN_PAIRS, unconfirmedTarget),
     key: () => fx.keys.main,
   },
   {

@@ -180,6 +180,19 @@ describe('the OpenAPI document', () => {
       [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`POST ${SUBSCRIPTIONS}/tokens-transfers-for-specific-amount`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed-each-confirmation`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
+      // CATALOGUE.md section 2.0 less the chains without a mempool reader (Omni on bitcoin for tokens).
+      [`POST ${SUBSCRIPTIONS}/address-coins-transactions-unconfirmed`]: [
+        'bitcoin',
+        'bitcoin-cash',
+        'litecoin',
+        'dogecoin',
+        'dash',
+        'zcash',
+        'ethereum',
+        'ethereum-classic',
+        'binance-smart-chain',
+      ],
+      [`POST ${SUBSCRIPTIONS}/address-tokens-transactions-unconfirmed`]: ['ethereum', 'ethereum-classic'],
       [`GET ${SUBSCRIPTIONS}`]: BLOCKCHAINS,
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,
@@ -217,6 +230,8 @@ describe('the OpenAPI document', () => {
       'address-coins-transactions-confirmed',
       'coins-transactions-for-specific-amount',
       'address-coins-transactions-confirmed-each-confirmation',
+      'address-coins-transactions-unconfirmed',
+      'address-tokens-transactions-unconfirmed',
     ]) {
       const op = doc.paths[`${SUBSCRIPTIONS}/${event}`].post;
       const offered: string[] = parameter(op, 'blockchain').schema.enum;
@@ -413,6 +428,16 @@ describe('real answers match the document', () => {
       body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, confirmationsCount: 2 } } },
     });
     expect(coinsEach.status).toBe(201);
+    const coinsUnconfirmed = await call('POST', `${chain}/address-coins-transactions-unconfirmed`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, callbackSecretKey: 's' } } },
+    });
+    expect(coinsUnconfirmed.status).toBe(201);
+    const tokensUnconfirmed = await call('POST', `${chain}/address-tokens-transactions-unconfirmed`, {
+      key,
+      body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl, allowDuplicates: false } } },
+    });
+    expect(tokensUnconfirmed.status).toBe(201);
     // List, get and activate items of the block subscriptions are checked against the document too.
     const listed = await call('GET', `${chain}?limit=50`, { key });
     expect(listed.body.data.items.map((i: Json) => i.eventType)).toEqual([
@@ -430,8 +455,10 @@ describe('real answers match the document', () => {
       'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
       'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
       'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+      'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+      'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
     ]);
-    for (const s of [blockMined, height, reverted, internalAddress, tokenAmount, coinsURL, coinsUrl, coinsAmount]) {
+    for (const s of [blockMined, height, reverted, internalAddress, tokenAmount, coinsURL, coinsUrl, coinsAmount, coinsUnconfirmed, tokensUnconfirmed]) {
       const id = s.body.data.item.referenceId;
       expect((await call('GET', `/blockchain-events/subscriptions/${id}`, { key })).status).toBe(200);
       expect((await call('POST', `/blockchain-events/subscriptions/${id}/activate`, { key })).status).toBe(201);

@@ -247,6 +247,17 @@ export const AddressCoinsEachConfirmationItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** CATALOGUE.md sections 2.3 and 2.7: an address, no confirmations (fired from the mempool). */
+export const AddressUnconfirmedItem = Type.Object(
+  {
+    address: SubscribedAddress,
+    callbackUrl: CallbackUrl,
+    callbackSecretKey: Type.Optional(SecretKey),
+    allowDuplicates: Type.Optional(AllowDuplicates),
+  },
+  { additionalProperties: false },
+);
+
 /** CATALOGUE.md sections 2.11 and 7.7. */
 export const CoinsAmountItem = Type.Object(
   {
@@ -353,6 +364,18 @@ export const CREATED_ITEMS = {
     callbackSecretKey: EchoedSecretKey,
     address: Type.String({ description: "As given (the client's spelling)." }),
     confirmationsCount: Type.Integer({ description: 'As given, or 3 when omitted.' }),
+  }),
+  ADDRESS_COINS_TRANSACTION_UNCONFIRMED: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('ADDRESS_COINS_TRANSACTION_UNCONFIRMED'),
+    callbackSecretKey: EchoedSecretKey,
+    address: Type.String({ description: "As given (the client's spelling)." }),
+  }),
+  ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED'),
+    callbackSecretKey: EchoedSecretKey,
+    address: Type.String({ description: "As given (the client's spelling)." }),
   }),
 } as const satisfies Record<EventType, TSchema>;
 

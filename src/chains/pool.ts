@@ -459,6 +459,9 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   if (has('getBlockDetails')) pool.getBlockDetails = (block) => withNode((a) => (a.getBlockDetails as NonNullable<ChainAdapter['getBlockDetails']>)(block));
   if (has('getTransactionDetails'))
     pool.getTransactionDetails = (id) => withNode((a) => (a.getTransactionDetails as NonNullable<ChainAdapter['getTransactionDetails']>)(id));
+  // The mempool is read from the first configured node: mempools differ between nodes, and one reader
+  // keeps one seen-set consistent (a node's own view decides what "first seen" means).
+  if (first.adapter.mempool) pool.mempool = first.adapter.mempool;
   if (nodes.some((n) => n.adapter.watchHeads)) {
     // Any node's announcement wakes the follower, but only an eligible node's: a node on a fork or far
     // ahead of the others would send it for a height no eligible node has.

@@ -77,6 +77,40 @@ export interface NormalizedBlock extends BlockRef {
 }
 
 /**
+ * Transactions read from a node's mempool (MempoolReader.readPending), normalised as a block's are: the
+ * same coin movements (UTXO: spends not resolved here are in `utxo.spends`, for the ledger's record) and
+ * the token transfers an unmined transaction shows (EVM: decoded from the calldata of direct
+ * transfer/transferFrom calls; `logIndex` is 0). Every transaction listed was unconfirmed when read.
+ */
+export interface PendingTransactions {
+  transactionIds: string[];
+  coinMovements: CoinMovement[];
+  tokenTransfers: TokenTransfer[];
+  utxo?: { outputs: UtxoOutput[]; spends: UtxoSpend[] };
+  /**
+   * What a replacement of each transaction would share with it (UTXO: every outpoint it spends, `txid:vout`;
+   * EVM: `sender:nonce`): a later transaction with one of these keys replaces it (RBF) and fires nothing.
+   */
+  conflicts: { transactionId: string; key: string }[];
+}
+
+/**
+ * A node's pending-transaction API (ChainAdapter.mempool): node-facing only; the loop, the seen-set and
+ * matching live in ingest. Every method may throw (node down): the loop retries with backoff.
+ */
+export interface MempoolReader {
+  /**
+   * Ids of transactions that entered the node's mempool since the last call (at the first call: all of
+   * them). May repeat ids already given (the caller keeps a seen-set); never misses one still pending.
+   */
+  newTransactionIds(): Promise<string[]>;
+  /** The transactions of `ids` still unconfirmed; those mined meanwhile, dropped or unknown are left out. */
+  readPending(ids: string[]): Promise<PendingTransactions>;
+  /** How the reader learns of new transactions, for the status ('getrawmempool polling', 'pending transaction filter'). */
+  readonly method: string;
+}
+
+/**
  * A token's metadata, looked up elsewhere (contract calls, Omni property info). When it cannot be
  * found, pass nothing: the item then says name and symbol '' and decimals 0 (amount in base units),
  * which is true, rather than a guess.
@@ -197,6 +231,11 @@ export interface ChainAdapter {
    * mined transaction. Throws NodeReadError when the node cannot answer (down, no transaction index).
    */
   getTransactionDetails?(transactionId: string): Promise<TransactionDetails | undefined>;
+  /**
+   * The node's mempool (CATALOGUE.md sections 2.3 and 2.7), read beside the block follower. Absent on
+   * families whose nodes expose none herald reads: their unconfirmed endpoints answer uri_not_found.
+   */
+  mempool?: MempoolReader;
   /** Releases connections. */
   close?(): Promise<void>;
 }

@@ -42,6 +42,9 @@ const Costs = Type.Object(
     addressCoinsTransactionsConfirmed: Type.Integer({ minimum: 0, default: 1000 }),
     coinsTransactionsForSpecificAmount: Type.Integer({ minimum: 0, default: 10000 }),
     addressCoinsTransactionsConfirmedEachConfirmation: Type.Integer({ minimum: 0, default: 1000 }),
+    /** Unconfirmed (mempool) events (CATALOGUE.md 2.3, 2.7 and 7.12): 100 x the vendor's 10 credits. */
+    addressCoinsTransactionsUnconfirmed: Type.Integer({ minimum: 0, default: 1000 }),
+    addressTokensTransactionsUnconfirmed: Type.Integer({ minimum: 0, default: 1000 }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -160,6 +163,13 @@ const Chain = Type.Object(
     confirmations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
     /** How often the node's head is polled when caught up: every second, a block mined is seen within one (half a second on average) without push notifications. */
     pollIntervalMs: Type.Integer({ minimum: 10, default: 1000 }),
+    /**
+     * Unconfirmed events (CATALOGUE.md 2.3, 2.7): read the node's mempool beside the block follower, on the
+     * families that have a mempool reader (Bitcoin family, EVM); default true.
+     */
+    mempool: Type.Optional(Type.Boolean()),
+    /** How often the mempool is polled for new transactions (getrawmempool, eth_getFilterChanges); default 1000. */
+    mempoolPollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
     /** First block to follow when the chain has no cursor yet; default: the node's head. */
     startHeight: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Node requests in flight at most when fetching one block's receipts or traces one by one. */

@@ -66,6 +66,8 @@ export const EVENT_TYPES = [
   'ADDRESS_COINS_TRANSACTION_CONFIRMED',
   'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
   'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+  'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -85,7 +87,27 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   ADDRESS_COINS_TRANSACTION_CONFIRMED: BLOCKCHAINS,
   CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: BLOCKCHAINS,
   ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: BLOCKCHAINS,
+  // CATALOGUE.md section 2.0: not xrp nor tron (their nodes' pending pools are not read; see the README).
+  ADDRESS_COINS_TRANSACTION_UNCONFIRMED: [
+    'bitcoin',
+    'bitcoin-cash',
+    'litecoin',
+    'dogecoin',
+    'dash',
+    'zcash',
+    'ethereum',
+    'ethereum-classic',
+    'binance-smart-chain',
+  ],
+  // Omni (bitcoin) has no mempool reader: Omni Core tells an Omni transfer's details of mined transactions only.
+  ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: ['ethereum', 'ethereum-classic'],
 };
+
+/**
+ * Event types fired from the chain's mempool (CATALOGUE.md sections 2.3 and 2.7) by ingest/mempool.ts,
+ * once per (transaction, subscription) when the transaction is first seen unconfirmed; never from a block.
+ */
+export const UNCONFIRMED_EVENTS: ReadonlySet<EventType> = new Set(['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED']);
 
 /**
  * Event types that send one callback at every confirmation from 1 to the subscription's count

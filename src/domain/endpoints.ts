@@ -26,5 +26,7 @@ export const ENDPOINT_NAMES = [
   'rotate-secret',
   'recoveries',
   'account',
+  'address-coins-transactions-unconfirmed',
+  'address-tokens-transactions-unconfirmed',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

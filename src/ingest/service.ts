@@ -22,6 +22,7 @@ import { type Db, retryLogLevel } from '../store/db.ts';
 import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
+import { followMempool, type MempoolState, newMempoolState } from './mempool.ts';
 
 export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
 
@@ -43,6 +44,8 @@ interface Followed {
   index: SubscriptionIndex;
   confirmations: number;
   done?: Promise<unknown>;
+  /** The mempool loop (unconfirmed events), when the chain's nodes have a reader and the config allows it. */
+  mempool?: { state: MempoolState; done: Promise<unknown> };
 }
 
 export function startIngest(deps: { db: Db; config: Config; logger: Logger; createAdapter: AdapterFactory; metrics?: Metrics }): IngestService {
@@ -105,6 +108,25 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep }).catch((error) =>
       logger.error({ err: error, ...f.key }, 'chain follower ended with an error'),
     );
+    startMempool(f);
+  };
+
+  /** Beside the follower, never inside it: its own loop, timer and transactions (ingest/mempool.ts). */
+  const startMempool = (f: Followed) => {
+    const reader = f.adapter.mempool;
+    if (!reader || f.config.mempool === false || f.mempool) return;
+    const labels = { blockchain: f.key.blockchain, network: f.key.network };
+    const state = newMempoolState();
+    logger.info({ ...labels, method: reader.method }, 'reading the mempool');
+    const done = followMempool({ db, reader, chain: f.key, index: () => f.index, logger, tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter) }, state, {
+      signal: abort.signal,
+      pollMs: f.config.mempoolPollIntervalMs ?? 1000,
+      onRound: (round) => {
+        if (round.read > 0) deps.metrics?.mempoolTransactionsSeen.inc(labels, round.read);
+        if (round.fired > 0) deps.metrics?.mempoolCallbacksFired.inc(labels, round.fired);
+      },
+    }).catch((error) => logger.error({ err: error, ...f.key }, 'mempool loop ended with an error'));
+    f.mempool = { state, done };
   };
 
   /**
@@ -250,7 +272,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     async close() {
       abort.abort();
       await minedChecks.close();
-      await Promise.all([...followed.values()].map((f) => f.done));
+      await Promise.all([...followed.values()].flatMap((f) => [f.done, f.mempool?.done]));
       while (work.size > 0) await Promise.allSettled([...work]);
       await Promise.all([...followed.values()].map((f) => f.adapter.close?.()));
     },

@@ -178,7 +178,7 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
   }
 }
 
-function tokenOf(transfer: TokenTransfer, meta: TokenMetadata): Record<string, string> {
+export function tokenOf(transfer: TokenTransfer, meta: TokenMetadata): Record<string, string> {
   switch (transfer.tokenType) {
     case 'ERC-721':
     case 'TRC-721':

@@ -72,6 +72,10 @@ const COIN_ADDRESS = 11;
 const COIN_THRESHOLD = 12;
 /** Coins of an address, one callback per confirmation (in the address table). */
 const COIN_EACH = 13;
+/** Coins of an address seen unconfirmed in the mempool (in the address table; matched by matchPending only). */
+const COIN_UNCONFIRMED = 14;
+/** Token transfers of an address seen unconfirmed in the mempool (in the address table; matchPending only). */
+const TOKENS_UNCONFIRMED = 15;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -87,9 +91,11 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'ADDRESS_COINS_TRANSACTION_CONFIRMED',
   'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
   'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+  'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
 ];
 /** Kinds whose target is an address (one address table serves them all). */
-const ADDRESS_KINDS: readonly number[] = [ADDRESS, INTERNAL_ADDRESS, TOKENS_EACH, INTERNAL_EACH, COIN_ADDRESS, COIN_EACH];
+const ADDRESS_KINDS: readonly number[] = [ADDRESS, INTERNAL_ADDRESS, TOKENS_EACH, INTERNAL_EACH, COIN_ADDRESS, COIN_EACH, COIN_UNCONFIRMED, TOKENS_UNCONFIRMED];
 /** 1 for an address kind, by kind (record() asks per match: one load instead of six comparisons). */
 const IS_ADDRESS_KIND = Uint8Array.from(EVENT_OF_KIND, (_, kind) => (ADDRESS_KINDS.includes(kind) ? 1 : 0));
 const isAddressKind = (kind: number) => IS_ADDRESS_KIND[kind] === 1;
@@ -130,6 +136,8 @@ export class SubscriptionIndex {
   /** Whole-token amounts of the TOKEN_AMOUNT slots (few next to the address kinds, so not a column of every slot). */
   private readonly tokenAmounts = new Map<number, bigint>();
   private readonly coinThresholds = new SortedThresholds();
+  /** Indexed mempool (unconfirmed) subscriptions. */
+  private unconfirmedCount = 0;
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -186,7 +194,9 @@ export class SubscriptionIndex {
       case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
-      case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
+      case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      case 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED':
+      case 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED': {
         if (!sub.target) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no target`);
         target = sub.target;
         kind =
@@ -202,7 +212,11 @@ export class SubscriptionIndex {
                     ? INTERNAL_EACH
                     : sub.eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED'
                       ? COIN_ADDRESS
-                      : COIN_EACH;
+                      : sub.eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'
+                        ? COIN_EACH
+                        : sub.eventType === 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED'
+                          ? COIN_UNCONFIRMED
+                          : TOKENS_UNCONFIRMED;
         // receiveCallbackOn; for the each-confirmation kind, the last confirmation to report (confirmationsCount).
         const on = sub.receiveCallbackOn;
         if (isAddressKind(kind) && on !== null) {
@@ -327,7 +341,15 @@ export class SubscriptionIndex {
 
   /** Whether an address-coins subscription (once or at each confirmation) watches `address`. */
   hasCoinAddress(address: string): boolean {
-    return this.firstCoinAddressSlot(address) >= 0;
+    if (this.firstCoinAddressSlot(address) >= 0) return true;
+    // The outputs of an address watched unconfirmed are recorded too: the mempool resolves their spending (outgoing) by them.
+    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.links.next[slot] as number) if (this.kinds[slot] === COIN_UNCONFIRMED) return true;
+    return false;
+  }
+
+  /** Whether any mempool (unconfirmed) subscription is indexed: the mempool loop reads nothing without one. */
+  get hasUnconfirmed(): boolean {
+    return this.unconfirmedCount > 0;
   }
 
   /**
@@ -468,6 +490,11 @@ export class SubscriptionIndex {
       case REVERTED:
         this.everyReverted.add(slot);
         return;
+      case COIN_UNCONFIRMED:
+      case TOKENS_UNCONFIRMED:
+        this.unconfirmedCount++;
+        this.byAddress.add(target as string, slot);
+        return;
       case COIN_ADDRESS:
       case COIN_EACH:
         this.byAddress.add(target as string, slot);
@@ -503,6 +530,11 @@ export class SubscriptionIndex {
         return;
       case REVERTED:
         this.everyReverted.remove(slot);
+        return;
+      case COIN_UNCONFIRMED:
+      case TOKENS_UNCONFIRMED:
+        this.unconfirmedCount--;
+        this.byAddress.remove(target as string, slot);
         return;
       case COIN_ADDRESS:
       case COIN_EACH:

@@ -136,6 +136,28 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
     }
     case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
       return { ...base, transactionId: zeroHash, minedInBlock, amount: '0', unit };
+    case 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED':
+      return {
+        ...base,
+        address: s.address,
+        transactionId: zeroHash,
+        amount: '0',
+        unit,
+        direction: 'incoming',
+        firstSeenInMempoolTimestamp: minedInBlock.timestamp,
+      };
+    case 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED': {
+      const token = { name: '', symbol: '', decimals: '0', amount: '0', contractAddress: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' };
+      return {
+        ...base,
+        address: s.address,
+        transactionId: zeroHash,
+        tokenType: 'ERC-20',
+        token,
+        direction: 'incoming',
+        firstSeenInMempoolTimestamp: minedInBlock.timestamp,
+      };
+    }
     default:
       return {
         ...base,

@@ -5,6 +5,7 @@
 import { chainLag } from '../domain/chain-lag.ts';
 import { type ChainNodeRow, listChainNodes } from '../store/chain-nodes.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
+import { listMempoolStatus, type MempoolStatusRow } from '../store/mempool.ts';
 import type { Caller, Common } from './context.ts';
 
 export interface ChainStatusItem {
@@ -21,6 +22,18 @@ export interface ChainStatusItem {
   stopReason: string | null;
   /** The chain's nodes as the ingest role last saw them (chain_nodes). */
   nodes: ChainNodeItem[];
+  /** The mempool reader as the ingest role last reported it (mempool_status); null without one. */
+  mempool: MempoolItem | null;
+}
+
+export interface MempoolItem {
+  state: 'following' | 'failing' | 'idle';
+  method: string;
+  lastPolledAt: string | null;
+  lagSeconds: number | null;
+  backlog: number;
+  transactionsSeen: number;
+  callbacksFired: number;
 }
 
 export interface ChainNodeItem {
@@ -42,7 +55,8 @@ export async function chainStatus(common: Common, caller: Caller, now: Date) {
 
 /** Every chain configured or followed before, with its nodes: the status endpoint's and the operator's view. */
 export async function chainStatusItems(common: Pick<Common, 'db' | 'config'>, now: Date): Promise<ChainStatusItem[]> {
-  const [rows, nodeRows] = await Promise.all([listChainStatus(common.db), listChainNodes(common.db)]);
+  const [rows, nodeRows, mempoolRows] = await Promise.all([listChainStatus(common.db), listChainNodes(common.db), listMempoolStatus(common.db)]);
+  const mempoolOf = new Map(mempoolRows.map((m) => [`${m.blockchain}/${m.network}`, mempoolItem(m, now)]));
   const nodesOf = new Map<string, ChainNodeItem[]>();
   for (const n of nodeRows) {
     const key = `${n.blockchain}/${n.network}`;
@@ -55,7 +69,8 @@ export async function chainStatusItems(common: Pick<Common, 'db' | 'config'>, no
     const [blockchain, network] = key.split('/') as [string, string];
     const row = byKey.get(key);
     const nodes = nodesOf.get(key) ?? [];
-    items.push(row ? { ...itemOf(row, configured.has(key), now), nodes } : { ...EMPTY, blockchain, network, state: 'starting', nodes });
+    const mempool = mempoolOf.get(key) ?? null;
+    items.push(row ? { ...itemOf(row, configured.has(key), now), nodes, mempool } : { ...EMPTY, blockchain, network, state: 'starting', nodes, mempool });
   }
   items.sort((a, b) => a.blockchain.localeCompare(b.blockchain) || a.network.localeCompare(b.network));
   return items;
@@ -72,6 +87,18 @@ const EMPTY = {
   stopReason: null,
 };
 
+function mempoolItem(m: MempoolStatusRow, now: Date): MempoolItem {
+  return {
+    state: m.state,
+    method: m.method,
+    lastPolledAt: m.lastPolledAt?.toISOString() ?? null,
+    lagSeconds: m.lastPolledAt ? Math.max(0, Math.floor((now.getTime() - m.lastPolledAt.getTime()) / 1000)) : null,
+    backlog: m.backlog,
+    transactionsSeen: m.transactionsSeen,
+    callbacksFired: m.callbacksFired,
+  };
+}
+
 function nodeItem(n: ChainNodeRow): ChainNodeItem {
   return {
     url: n.node,
@@ -85,7 +112,7 @@ function nodeItem(n: ChainNodeRow): ChainNodeItem {
   };
 }
 
-function itemOf(row: ChainStatusRow, configured: boolean, now: Date): Omit<ChainStatusItem, 'nodes'> {
+function itemOf(row: ChainStatusRow, configured: boolean, now: Date): Omit<ChainStatusItem, 'nodes' | 'mempool'> {
   const { lagBlocks, lagSeconds } = chainLag(row, now);
   let state: ChainStatusItem['state'] = lagBlocks !== null && lagBlocks > 1 ? 'catching-up' : 'following';
   if (row.state === 'stopped') state = 'stopped';

@@ -52,6 +52,8 @@ const CREATE_COST: Record<EventType, CostName> = {
   ADDRESS_COINS_TRANSACTION_CONFIRMED: 'addressCoinsTransactionsConfirmed',
   CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'coinsTransactionsForSpecificAmount',
   ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: 'addressCoinsTransactionsConfirmedEachConfirmation',
+  ADDRESS_COINS_TRANSACTION_UNCONFIRMED: 'addressCoinsTransactionsUnconfirmed',
+  ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: 'addressTokensTransactionsUnconfirmed',
 };
 
 /** The event types whose subscriptions take receiveCallbackOn (filled with the chain default when omitted). */

@@ -30,6 +30,24 @@ export const ChainStatusItem = Type.Object({
   lastBlockTimestamp: Nullable(Type.Integer({ description: 'Timestamp (Unix seconds) of the last processed block.' })),
   nodeCheckedAt: Nullable(Type.String({ description: 'When the node was last asked for its head (ISO 8601).' })),
   stopReason: Nullable(Type.String()),
+  mempool: Type.Union(
+    [
+      Type.Object({
+        state: Type.Union([Type.Literal('following'), Type.Literal('failing'), Type.Literal('idle')], {
+          description:
+            'failing: the last round could not read the node (retried with backoff); idle: no unconfirmed subscription on the chain, so the node is not read.',
+        }),
+        method: Type.String({ description: "How new transactions are learnt: 'getrawmempool polling' or 'pending transaction filter'." }),
+        lastPolledAt: Nullable(Type.String({ description: 'The last round that read the node (ISO 8601).' })),
+        lagSeconds: Nullable(Type.Integer({ description: 'Seconds since that round.' })),
+        backlog: Type.Integer({ description: 'Transactions the node listed that are not read yet.' }),
+        transactionsSeen: Type.Integer({ description: 'Transactions first seen since the ingest process started.' }),
+        callbacksFired: Type.Integer({ description: 'Unconfirmed-event callbacks queued since the ingest process started.' }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'The mempool reader (unconfirmed events) as the ingest role last reported it; null on chains without one.' },
+  ),
   nodes: Type.Array(
     Type.Object({
       url: Type.String({ description: "The node's URL without credentials (an API key in the path shows as ***)." }),

@@ -15,6 +15,7 @@ import {
   AddressInternalItem,
   AddressTokensEachConfirmationItem,
   AddressTokensItem,
+  AddressUnconfirmedItem,
   BlockHeightReachedItem,
   BlockMinedItem,
   CoinsAmountItem,
@@ -63,6 +64,9 @@ export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackUR
     }
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, confirmationsCount: s.receiveCallbackOn as number };
+    case 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED':
+    case 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED':
+      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string };
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, confirmationsCount: s.receiveCallbackOn as number };
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
@@ -245,6 +249,20 @@ const CREATE_ROUTES: {
     status: 201,
     item: AddressCoinsEachConfirmationItem,
     summary: 'Subscribe to native-coin transactions of an address, one callback at each confirmation up to confirmationsCount',
+  },
+  {
+    path: 'address-coins-transactions-unconfirmed',
+    eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+    status: 201,
+    item: AddressUnconfirmedItem,
+    summary: "Subscribe to native-coin transactions of an address when first seen in the node's mempool, before they are mined",
+  },
+  {
+    path: 'address-tokens-transactions-unconfirmed',
+    eventType: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
+    status: 201,
+    item: AddressUnconfirmedItem,
+    summary: "Subscribe to token transfers of an address when first seen in the node's mempool (direct transfer/transferFrom calls), before they are mined",
   },
 ];
 

@@ -24,6 +24,7 @@ import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText, firstWord } from '../token-text.ts';
 import type { ChainAdapter, NodeHealth, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
 import { createEvmDetailsReader } from './details.ts';
+import { createEvmMempoolReader } from './mempool.ts';
 import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
 import { createEvmRpcClient, EvmRpcError } from './rpc.ts';
 import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
@@ -56,7 +57,8 @@ export interface EvmCapabilities {
   headWatching: 'websocket' | 'none';
 }
 
-export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation'>> &
+export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'mempool'>> &
+  Pick<ChainAdapter, 'mempool'> &
   Pick<ChainAdapter, 'watchHeads'> & {
     capabilities(): EvmCapabilities;
   };
@@ -401,6 +403,7 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     getTokenBalance,
     tokenMetadata,
     ...createEvmDetailsReader(rpc, blockchain),
+    mempool: createEvmMempoolReader(rpc, blockchain, concurrency),
     capabilities: () => ({
       ...caps,
       internalTransfers:

@@ -64,7 +64,7 @@ export interface TronCapabilities {
 /** A java-tron node whose head block is older than this is taken as syncing (getNodeHealth). */
 const STALE_HEAD_SECONDS = 60;
 
-export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation'>> & {
+export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'mempool'>> & {
   capabilities(): TronCapabilities;
 };
 

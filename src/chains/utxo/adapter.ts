@@ -18,6 +18,7 @@ import type { ChainAdapter, NodeHealth, NormalizedBlock, TransactionLocation } f
 import { type BlockVerbosity, createBlockFetcher, type FetchedBlock, type Support } from './blocks.ts';
 import { createUtxoDetailsReader } from './details.ts';
 import { UtxoAdapterError } from './errors.ts';
+import { createUtxoMempoolReader } from './mempool.ts';
 import { normalizeUtxoBlock, type UtxoBlockchain } from './normalize.ts';
 import { createOmniReader, type OmniReader } from './omni.ts';
 import { createUtxoRpcClient, type UtxoRpcAuth, UtxoRpcError } from './rpc.ts';
@@ -56,7 +57,16 @@ export interface UtxoCapabilities {
 export type UtxoAdapter = Required<
   Pick<
     ChainAdapter,
-    'getHead' | 'getNodeHealth' | 'getBlock' | 'getBlockHash' | 'findTransaction' | 'getUnspentOutputs' | 'getBlockDetails' | 'getTransactionDetails' | 'close'
+    | 'getHead'
+    | 'getNodeHealth'
+    | 'getBlock'
+    | 'getBlockHash'
+    | 'findTransaction'
+    | 'getUnspentOutputs'
+    | 'getBlockDetails'
+    | 'getTransactionDetails'
+    | 'mempool'
+    | 'close'
   >
 > &
   Pick<ChainAdapter, 'getTokenBalance' | 'tokenMetadata'> & {
@@ -189,6 +199,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     findTransaction,
     getUnspentOutputs: (address, height) => unspent.getUnspentOutputs(address, height),
     ...createUtxoDetailsReader(rpc, blockchain),
+    mempool: createUtxoMempoolReader(rpc, chain, concurrency),
     capabilities: () => ({
       blockVerbosity: blocks.verbosity(),
       rawTransactionBlockHash: blocks.rawTransactionBlockHash(),

@@ -1,0 +1,126 @@
+/**
+ * The EVM mempool reader (MempoolReader): a pending transaction filter (`eth_newPendingTransactionFilter`,
+ * then `eth_getFilterChanges` at each poll), and the new transactions read by hash
+ * (`eth_getTransactionByHash`). A transaction the node answers with a `blockNumber` (mined since it was
+ * announced) or not at all (dropped, replaced) is left out.
+ *
+ * What an unmined transaction shows:
+ * - coins: its `value`, from the sender to the recipient (no fee: the gas used is unknown before execution;
+ *   a transaction of value 0 moves no coins);
+ * - tokens: the calldata of a direct call of `transfer(to, amount)` (ERC-20), `transferFrom(from, to, x)`
+ *   (ERC-20, or ERC-721 when the contract says it supports ERC-721 by ERC-165) or
+ *   `safeTransferFrom(from, to, tokenId[, data])` (ERC-721). A transfer made inside another contract's
+ *   code (a router, a multisig) shows only in the logs of its execution: it cannot be seen before mining.
+ * - conflicts: `sender:nonce`, which a replacement (same nonce, higher fee) shares.
+ *
+ * A filter the node forgot (its restart, an expiry) is made again at the next poll: the transactions
+ * announced in between are not seen (their confirmed events are unaffected).
+ */
+import { decodeFunctionData, type Hex, parseAbi } from 'viem';
+import type { Blockchain } from '../../domain/chains.ts';
+import { mapLimit } from '../concurrency.ts';
+import type { CoinMovement, MempoolReader, PendingTransactions, TokenTransfer } from '../types.ts';
+import type { EvmRpcClient } from './rpc.ts';
+
+const TRANSFER_ABI = parseAbi([
+  'function transfer(address to, uint256 amount)',
+  'function transferFrom(address from, address to, uint256 amount)',
+  'function safeTransferFrom(address from, address to, uint256 tokenId)',
+  'function safeTransferFrom(address from, address to, uint256 tokenId, bytes data)',
+]);
+const SELECTORS = new Set(['0xa9059cbb', '0x23b872dd', '0x42842e0e', '0xb88d4fde']);
+/** supportsInterface(0x80ac58cd): ERC-165's question for ERC-721. */
+const SUPPORTS_ERC721 = `0x01ffc9a780ac58cd${'0'.repeat(56)}` as Hex;
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** Contracts whose ERC-721 answer is remembered (oldest forgotten first). */
+const MAX_KNOWN_CONTRACTS = 10_000;
+
+interface RpcPendingTransaction {
+  hash?: unknown;
+  from?: unknown;
+  to?: unknown;
+  value?: unknown;
+  input?: unknown;
+  nonce?: unknown;
+  blockNumber?: unknown;
+}
+
+export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain, concurrency = 8): MempoolReader {
+  let filter: string | undefined;
+  const nft = new Map<string, boolean>();
+  const fungible = blockchain === 'binance-smart-chain' ? 'BEP-20' : 'ERC-20';
+
+  async function newTransactionIds(): Promise<string[]> {
+    filter ??= await rpc.request<string>('eth_newPendingTransactionFilter', []);
+    let changes: unknown;
+    try {
+      changes = await rpc.request<unknown>('eth_getFilterChanges', [filter]);
+    } catch (error) {
+      filter = undefined; // forgotten by the node (restart, expiry): a new one at the next poll
+      throw error;
+    }
+    if (!Array.isArray(changes)) throw new Error(`eth_getFilterChanges at ${rpc.url} answered no list`);
+    return changes.filter((h): h is string => typeof h === 'string' && HASH.test(h)).map((h) => h.toLowerCase());
+  }
+
+  async function isNft(contract: string): Promise<boolean> {
+    const known = nft.get(contract);
+    if (known !== undefined) return known;
+    const answer = await rpc.call({ to: contract, data: SUPPORTS_ERC721, gas: 100_000n }).catch(() => '0x');
+    const result = answer.length >= 66 && BigInt(answer.slice(0, 66)) === 1n;
+    if (nft.size >= MAX_KNOWN_CONTRACTS) nft.delete(nft.keys().next().value as string);
+    nft.set(contract, result);
+    return result;
+  }
+
+  async function tokenTransfer(id: string, from: string, contract: string, input: Hex): Promise<TokenTransfer | undefined> {
+    if (!SELECTORS.has(input.slice(0, 10).toLowerCase())) return undefined;
+    let call: ReturnType<typeof decodeFunctionData<typeof TRANSFER_ABI>>;
+    try {
+      call = decodeFunctionData({ abi: TRANSFER_ABI, data: input });
+    } catch {
+      return undefined; // the selector but not the arguments: not a transfer we can read
+    }
+    const base = { transactionId: id, logIndex: 0, contract };
+    if (call.functionName === 'transfer') {
+      const [to, amount] = call.args;
+      return { ...base, tokenType: fungible, from, to: to.toLowerCase(), amount };
+    }
+    const [source, to, x] = call.args;
+    const asNft = call.functionName === 'safeTransferFrom' || (await isNft(contract));
+    return asNft
+      ? { ...base, tokenType: 'ERC-721', from: source.toLowerCase(), to: to.toLowerCase(), tokenId: x.toString(10) }
+      : { ...base, tokenType: fungible, from: source.toLowerCase(), to: to.toLowerCase(), amount: x };
+  }
+
+  async function readPending(ids: string[]): Promise<PendingTransactions> {
+    const answers = await mapLimit(ids, concurrency, (id) => rpc.request<RpcPendingTransaction | null>('eth_getTransactionByHash', [id]));
+    const result: PendingTransactions = { transactionIds: [], coinMovements: [], tokenTransfers: [], conflicts: [] };
+    for (const [i, tx] of answers.entries()) {
+      const id = ids[i] as string;
+      // Unknown (dropped, replaced) or mined meanwhile.
+      if (tx === null || typeof tx !== 'object' || (tx.blockNumber !== null && tx.blockNumber !== undefined)) continue;
+      if (typeof tx.from !== 'string' || !ADDRESS.test(tx.from)) continue;
+      const from = tx.from.toLowerCase();
+      const to = typeof tx.to === 'string' && ADDRESS.test(tx.to) ? tx.to.toLowerCase() : undefined;
+      result.transactionIds.push(id);
+      if (typeof tx.nonce === 'string') result.conflicts.push({ transactionId: id, key: `${from}:${BigInt(tx.nonce)}` });
+      const value = typeof tx.value === 'string' && /^0x[0-9a-fA-F]+$/.test(tx.value) ? BigInt(tx.value) : 0n;
+      if (value > 0n && to !== undefined) {
+        const movements: CoinMovement[] = [
+          { transactionId: id, address: from, delta: -value },
+          { transactionId: id, address: to, delta: value },
+        ];
+        result.coinMovements.push(...(from === to ? [] : movements));
+      }
+      if (to !== undefined && typeof tx.input === 'string' && tx.input.length >= 10) {
+        const transfer = await tokenTransfer(id, from, to, tx.input as Hex);
+        if (transfer) result.tokenTransfers.push(transfer);
+      }
+    }
+    return result;
+  }
+
+  return { method: 'pending transaction filter', newTransactionIds, readPending };
+}

@@ -1,0 +1,76 @@
+/**
+ * The Bitcoin-family mempool reader (MempoolReader): `getrawmempool` polled, each poll's new ids against
+ * the last poll's list, and the new transactions read with `getrawtransaction <txid> true` in batches,
+ * then normalised by the block normaliser (a batch stands in for a block: the same coin movements, outputs
+ * and unresolved spends). Every Core fork serves both methods (no -txindex needed for a mempool
+ * transaction). A transaction that the node answers with a `blockhash` (mined since it was listed) or no
+ * longer knows (-5: mined without -txindex, replaced, evicted) is left out.
+ */
+import { mapLimit } from '../concurrency.ts';
+import type { MempoolReader, PendingTransactions } from '../types.ts';
+import { UtxoAdapterError } from './errors.ts';
+import { normalizeUtxoBlock, prevoutKey, type UtxoChainRef, ZERO_HASH } from './normalize.ts';
+import { type UtxoRpcClient, UtxoRpcError } from './rpc.ts';
+import type { RpcBlock, RpcTransaction } from './rpc-types.ts';
+
+const HASH = /^[0-9a-fA-F]{64}$/;
+/** getrawtransaction calls per batch request (one HTTP request, one timeout). */
+const BATCH = 100;
+/** -5: "No such mempool or blockchain transaction". */
+const NOT_FOUND = -5;
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef, concurrency = 4): MempoolReader {
+  /** The ids of the last poll; a 300,000-transaction mempool is about 30 MB of strings, kept once. */
+  let previous = new Set<string>();
+
+  async function newTransactionIds(): Promise<string[]> {
+    const ids = await rpc.request<unknown>('getrawmempool', [false]);
+    if (!Array.isArray(ids)) throw new UtxoAdapterError(`getrawmempool at ${rpc.url} answered no list`);
+    const now = new Set<string>();
+    const fresh: string[] = [];
+    for (const id of ids) {
+      if (typeof id !== 'string' || !HASH.test(id)) throw new UtxoAdapterError(`getrawmempool at ${rpc.url} listed ${String(id)}, not a txid`);
+      const txid = id.toLowerCase();
+      now.add(txid);
+      if (!previous.has(txid)) fresh.push(txid);
+    }
+    previous = now;
+    return fresh;
+  }
+
+  async function readPending(ids: string[]): Promise<PendingTransactions> {
+    const batches: string[][] = [];
+    for (let i = 0; i < ids.length; i += BATCH) batches.push(ids.slice(i, i + BATCH));
+    const answers = await mapLimit(batches, concurrency, async (batch) => {
+      const results = await rpc.batch<unknown>(batch.map((id) => ({ method: 'getrawtransaction', params: [id, true] })));
+      return results.map((answer, i) => {
+        if (!answer.ok) {
+          if (answer.error instanceof UtxoRpcError && answer.error.kind === 'rpc' && answer.error.code === NOT_FOUND) return undefined;
+          throw answer.error;
+        }
+        const tx = answer.result;
+        if (!isObject(tx) || typeof tx.txid !== 'string' || tx.txid.toLowerCase() !== batch[i])
+          throw new UtxoAdapterError(`getrawtransaction ${batch[i]} at ${rpc.url} answered another transaction`);
+        // Mined between getrawmempool and now: a confirmed event's business, not this one's.
+        if (typeof tx.blockhash === 'string' && tx.blockhash !== '') return undefined;
+        return tx as unknown as RpcTransaction;
+      });
+    });
+    const transactions = answers.flat().filter((tx): tx is RpcTransaction => tx !== undefined);
+    // A block of the pending transactions (header values never read by matching).
+    const block = { height: 0, hash: ZERO_HASH, time: 0, tx: transactions } as unknown as RpcBlock;
+    const normalized = normalizeUtxoBlock({ block }, chain);
+    const conflicts = transactions.flatMap((tx) =>
+      (Array.isArray(tx.vin) ? tx.vin : []).flatMap((vin) =>
+        typeof vin.txid === 'string' && typeof vin.vout === 'number'
+          ? [{ transactionId: String(tx.txid).toLowerCase(), key: prevoutKey(vin.txid.toLowerCase(), vin.vout) }]
+          : [],
+      ),
+    );
+    return { transactionIds: normalized.transactionIds, coinMovements: normalized.coinMovements, tokenTransfers: [], utxo: normalized.utxo, conflicts };
+  }
+
+  return { method: 'getrawmempool polling', newTransactionIds, readPending };
+}

@@ -1,0 +1,246 @@
+/**
+ * Unconfirmed events (CATALOGUE.md sections 2.3 and 2.7): one loop per chain beside the block follower,
+ * never inside it (its own timer and its own short transactions, so a 300,000-transaction mempool costs
+ * the follower nothing but shared database connections).
+ *
+ * Each round asks the node's MempoolReader for the transactions that entered its mempool, skips those in
+ * the seen-set, reads the others in batches and, per batch, in ONE transaction: queues the callbacks of
+ * their matches and records the batch as seen. So a crash before the commit reads the batch again (and
+ * fires it once), and after it finds the batch seen. Keys come from (subscription, transaction) only
+ * (matching/pending.ts): a transaction seen again (a restart, a second source) cannot fire twice while
+ * its callback row lives. A transaction mined before it was read, or evicted, fires nothing here; nor
+ * does a transaction that replaces one seen before (RBF: it spends an outpoint the earlier one spent; EVM:
+ * the same sender and nonce), and the replaced one fires nothing more. Their confirmed events are the
+ * confirmed subscriptions' business.
+ *
+ * The seen-set is bounded by age and count, in memory and in the store (mempool_seen), pruned once a
+ * minute. Without any unconfirmed subscription on the chain the node is not read at all: a transaction
+ * is first seen when some subscription could want it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { MempoolReader, NormalizedBlock, PendingTransactions } from '../chains/types.ts';
+import { callbackBody } from '../domain/callbacks.ts';
+import type { SubscriptionIndex } from '../matching/index.ts';
+import { matchPending, pendingIdempotencyKey, pendingItem } from '../matching/pending.ts';
+import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
+import { type ChainKey, loadCallbackTargets } from '../store/chain-state.ts';
+import type { Db } from '../store/db.ts';
+import { claimConflicts, loadSeen, pruneSeen, recordSeen, saveMempoolStatus } from '../store/mempool.ts';
+import * as ledger from '../wallets/ledger.ts';
+import type { TokenMetadataLookup } from './events.ts';
+
+export const DEFAULT_MAX_SEEN = 500_000;
+/** A day: far longer than a transaction waits for its first block on any followed chain in normal times. */
+export const DEFAULT_MAX_SEEN_AGE_MS = 24 * 3600_000;
+const DEFAULT_BATCH = 500;
+const PRUNE_EVERY_MS = 60_000;
+
+export interface MempoolDeps {
+  db: Db;
+  reader: MempoolReader;
+  chain: ChainKey;
+  /** The chain's active subscriptions (shared with the follower; whoever keeps it current may swap it). */
+  index: () => SubscriptionIndex;
+  logger: Pick<Logger, 'error' | 'warn' | 'info'>;
+  tokenMetadata?: TokenMetadataLookup;
+  maxSeen?: number;
+  maxSeenAgeMs?: number;
+  /** Transactions read and committed together. */
+  batchSize?: number;
+  now?: () => Date;
+}
+
+/** What one loop keeps between rounds (also what the status reports). */
+export interface MempoolState {
+  /** Transaction id -> first seen (Unix seconds), oldest first. Loaded from the store at the first round. */
+  seen: Map<string, number>;
+  loaded: boolean;
+  /** Listed by the node, not yet read and committed (kept across failures: a failed round loses nothing). */
+  backlog: string[];
+  transactionsSeen: number;
+  callbacksFired: number;
+  lastPolledAt: Date | null;
+  lastPrunedAt: number;
+  error: string | null;
+  /** The last round found no unconfirmed subscription and did not read the node. */
+  idle: boolean;
+}
+
+export function newMempoolState(): MempoolState {
+  return { seen: new Map(), loaded: false, backlog: [], transactionsSeen: 0, callbacksFired: 0, lastPolledAt: null, lastPrunedAt: 0, error: null, idle: false };
+}
+
+export interface RoundResult {
+  /** Transactions new to herald in this round. */
+  read: number;
+  fired: number;
+}
+
+/** One round: the node's new transactions, then the backlog, batch by batch. */
+export async function pollMempool(deps: MempoolDeps, state: MempoolState): Promise<RoundResult> {
+  const now = deps.now ?? (() => new Date());
+  const maxSeen = deps.maxSeen ?? DEFAULT_MAX_SEEN;
+  if (!state.loaded) {
+    const stored = await loadSeen(deps.db, deps.chain, maxSeen);
+    // Newest first from the store: inserted oldest first, so the Map's order is the age order pruning relies on.
+    for (const [id, at] of [...stored].reverse()) state.seen.set(id, at);
+    state.loaded = true;
+  }
+  // No unconfirmed subscription on the chain: the node is not asked at all (no RPC, no filter kept alive).
+  state.idle = !deps.index().hasUnconfirmed && state.backlog.length === 0;
+  if (state.idle) return { read: 0, fired: 0 };
+  const queued = new Set(state.backlog);
+  for (const id of await deps.reader.newTransactionIds()) {
+    if (state.seen.has(id) || queued.has(id)) continue;
+    queued.add(id);
+    state.backlog.push(id);
+  }
+  state.lastPolledAt = now();
+  const result: RoundResult = { read: 0, fired: 0 };
+  const size = deps.batchSize ?? DEFAULT_BATCH;
+  while (state.backlog.length > 0) {
+    const batch = state.backlog.slice(0, size);
+    result.fired += await applyBatch(deps, state, batch, now());
+    result.read += batch.length;
+    state.backlog.splice(0, batch.length);
+  }
+  if (now().getTime() - state.lastPrunedAt >= PRUNE_EVERY_MS) await prune(deps, state, now());
+  state.transactionsSeen += result.read;
+  state.callbacksFired += result.fired;
+  return result;
+}
+
+/** Reads, matches and commits one batch; returns the callbacks queued. */
+async function applyBatch(deps: MempoolDeps, state: MempoolState, batch: string[], at: Date): Promise<number> {
+  const firstSeen = Math.floor(at.getTime() / 1000);
+  const index = deps.index();
+  if (!index.hasUnconfirmed) {
+    for (const id of batch) state.seen.set(id, firstSeen);
+    return 0;
+  }
+  const read = await deps.reader.readPending(batch);
+  // UTXO inputs spending outputs the ledger recorded (outputs of watched addresses) become outgoing
+  // movements, exactly as for a block.
+  const pending: PendingTransactions = { ...(await ledger.resolveSpends(deps.db, deps.chain, asBlock(read))), conflicts: read.conflicts };
+  const matches = matchPending(index, pending, deps.chain.blockchain);
+  const tokens = new Map<(typeof matches)[number], Awaited<ReturnType<TokenMetadataLookup>>>();
+  for (const m of matches) if (m.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED') tokens.set(m, await deps.tokenMetadata?.(m.transfer));
+
+  const fired = await deps.db.transaction('mempool:apply-batch', async (tx) => {
+    // Replacements (RBF, same nonce) of transactions seen before fire nothing: the replaced one was reported.
+    const replacements = await claimConflicts(tx, deps.chain, pending.conflicts, at);
+    const kept = matches.filter((m) => !replacements.has(m.transactionId));
+    const targets = await loadCallbackTargets(tx, [...new Set(kept.map((m) => m.subscription.id))]);
+    const callbacks: NewCallback[] = [];
+    for (const m of kept) {
+      const target = targets.get(m.subscription.id);
+      // Deleted or deactivated since the index was built.
+      if (!target?.isActive) continue;
+      const key = pendingIdempotencyKey(m, deps.chain);
+      const item = pendingItem(m, deps.chain, firstSeen, tokens.get(m), target.subscribedAs);
+      callbacks.push({
+        id: randomUUID(),
+        customerId: target.customerId,
+        subscriptionId: target.id,
+        eventType: m.eventType,
+        idempotencyKey: key,
+        body: callbackBody({ id: target.id, eventType: m.eventType, apiVersion: target.apiVersion }, key, item),
+        callbackUrl: target.callbackUrl,
+      });
+    }
+    const queued = await enqueueCallbacks(tx, callbacks);
+    await recordSeen(tx, deps.chain, batch, at);
+    return queued;
+  });
+  for (const id of batch) state.seen.set(id, firstSeen);
+  return fired;
+}
+
+/** matching and the ledger read blocks: pending transactions stand in for one (the header is never read). */
+function asBlock(pending: PendingTransactions): NormalizedBlock {
+  return { ...pending, height: 0, hash: '', parentHash: '', timestamp: 0, internalTransfers: [] };
+}
+
+/** Bounds the seen-set, in memory and in the store, by age and count. */
+async function prune(deps: MempoolDeps, state: MempoolState, at: Date): Promise<void> {
+  const maxSeen = deps.maxSeen ?? DEFAULT_MAX_SEEN;
+  const oldest = new Date(at.getTime() - (deps.maxSeenAgeMs ?? DEFAULT_MAX_SEEN_AGE_MS));
+  const oldestSeconds = Math.floor(oldest.getTime() / 1000);
+  // The Map is in age order: drop from the front.
+  for (const [id, seen] of state.seen) {
+    if (seen >= oldestSeconds && state.seen.size <= maxSeen) break;
+    state.seen.delete(id);
+  }
+  await pruneSeen(deps.db, deps.chain, oldest, maxSeen);
+  state.lastPrunedAt = at.getTime();
+}
+
+export interface MempoolLoopOptions {
+  signal: AbortSignal;
+  pollMs: number;
+  backoffMinMs?: number;
+  backoffMaxMs?: number;
+  onRound?: (result: RoundResult) => void;
+}
+
+/** Runs rounds until `signal` aborts; a failed round (node, database) is retried with backoff, its backlog kept. */
+export async function followMempool(deps: MempoolDeps, state: MempoolState, options: MempoolLoopOptions): Promise<void> {
+  const min = options.backoffMinMs ?? 500;
+  const max = options.backoffMaxMs ?? 10_000;
+  let delay = min;
+  let lastStatus = 0;
+  while (!options.signal.aborted) {
+    let failed = false;
+    let changed = false;
+    try {
+      const result = await pollMempool(deps, state);
+      options.onRound?.(result);
+      changed = result.read > 0 || state.error !== null;
+      state.error = null;
+      delay = min;
+    } catch (error) {
+      if (options.signal.aborted) break;
+      failed = true;
+      state.error = (error as Error).message;
+      deps.logger.warn(
+        { err: error, blockchain: deps.chain.blockchain, network: deps.chain.network, retryInMs: delay },
+        `mempool round failed; retrying: ${(error as Error).message}`,
+      );
+    }
+    // The status row after a round that read something or failed, else once a second (its lag).
+    if (failed || changed || Date.now() - lastStatus >= 1000) {
+      lastStatus = Date.now();
+      await saveStatus(deps, state).catch(() => undefined);
+    }
+    await sleep(failed ? delay : options.pollMs, options.signal);
+    if (failed) delay = Math.min(max, delay * 2);
+  }
+}
+
+async function saveStatus(deps: MempoolDeps, state: MempoolState): Promise<void> {
+  await saveMempoolStatus(deps.db, {
+    ...deps.chain,
+    method: deps.reader.method,
+    state: state.error ? 'failing' : state.idle ? 'idle' : 'following',
+    lastPolledAt: state.lastPolledAt,
+    backlog: state.backlog.length,
+    transactionsSeen: state.transactionsSeen,
+    callbacksFired: state.callbacksFired,
+    error: state.error,
+    updatedAt: new Date(),
+  });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

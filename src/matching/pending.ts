@@ -1,0 +1,137 @@
+/**
+ * Matching of mempool transactions (CATALOGUE.md sections 2.3 and 2.7): the same address table and the
+ * same coin rule (coins.ts: UTXO direction and amount per section 1.2) as the block events, for the two
+ * unconfirmed kinds only. Pure and synchronous.
+ *
+ * Identity: one event per (transaction, subscription), and for tokens per direction as well (a transfer
+ * from the address to itself is one outgoing event). The idempotency key takes the literal block hash
+ * `mempool`, so it can never equal a confirmed event's key.
+ */
+import type { NormalizedBlock, PendingTransactions, TokenMetadata, TokenTransfer } from '../chains/types.ts';
+import { formatUnits } from '../domain/amounts.ts';
+import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
+import { addressCoinTransactions } from './coins.ts';
+import { idempotencyKey, tokenOf } from './identity.ts';
+import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
+import type { Direction } from './match.ts';
+
+export interface PendingCoinsMatch {
+  eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED';
+  subscription: SubscriptionRecord;
+  transactionId: string;
+  address: string;
+  direction: Direction;
+  /** Base units. */
+  amount: bigint;
+}
+
+export interface PendingTokensMatch {
+  eventType: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED';
+  subscription: SubscriptionRecord;
+  transactionId: string;
+  address: string;
+  direction: Direction;
+  transfer: TokenTransfer;
+}
+
+export type PendingMatch = PendingCoinsMatch | PendingTokensMatch;
+
+/** The marker that stands for the block hash in a mempool event's idempotency key. */
+export const MEMPOOL_BLOCK_HASH = 'mempool';
+
+/** Whether an unconfirmed subscription of `eventType` watches `address`. */
+function watches(index: SubscriptionIndex, address: string, eventType: PendingMatch['eventType']): boolean {
+  for (let slot = index.firstAddressSlot(address); slot >= 0; slot = index.nextSlot(slot)) if (index.eventTypeOf(slot) === eventType) return true;
+  return false;
+}
+
+/**
+ * Every unconfirmed event of `pending`: per (coin subscription, coin transaction of its address), then per
+ * (token subscription, transfer from or to its address). UTXO spends must be resolved first, as for a block.
+ */
+export function matchPending(index: SubscriptionIndex, pending: PendingTransactions, blockchain: Blockchain): PendingMatch[] {
+  if (blockchain !== index.blockchain) throw new Error(`${blockchain} transactions cannot be matched against the ${index.blockchain} index`);
+  const matches: PendingMatch[] = [];
+  if (!index.hasUnconfirmed) return matches;
+  // coins.ts reads a block: the pending transactions stand in for one (its header is never read).
+  const asBlock = { ...pending, height: 0, hash: MEMPOOL_BLOCK_HASH, parentHash: '', timestamp: 0, internalTransfers: [] } as NormalizedBlock;
+  for (const c of addressCoinTransactions(asBlock, (address) => watches(index, address, 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED'))) {
+    for (let slot = index.firstAddressSlot(c.address); slot >= 0; slot = index.nextSlot(slot)) {
+      if (index.eventTypeOf(slot) !== 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED') continue;
+      matches.push({ eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED', subscription: index.record(slot), ...c });
+    }
+  }
+  for (const transfer of pending.tokenTransfers) {
+    pushTokens(matches, index, transfer, transfer.from, 'outgoing');
+    if (transfer.to !== transfer.from) pushTokens(matches, index, transfer, transfer.to, 'incoming');
+  }
+  return matches;
+}
+
+function pushTokens(matches: PendingMatch[], index: SubscriptionIndex, transfer: TokenTransfer, address: string, direction: Direction): void {
+  for (let slot = index.firstAddressSlot(address); slot >= 0; slot = index.nextSlot(slot)) {
+    if (index.eventTypeOf(slot) !== 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED') continue;
+    matches.push({
+      eventType: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
+      subscription: index.record(slot),
+      transactionId: transfer.transactionId,
+      address,
+      direction,
+      transfer,
+    });
+  }
+}
+
+/** The key of a mempool event: (subscription, chain, transaction, direction), fixed whenever and however often the transaction is seen. */
+export function pendingIdempotencyKey(match: PendingMatch, chain: { blockchain: Blockchain; network: Network }): string {
+  return idempotencyKey({
+    subscriptionId: match.subscription.id,
+    blockchain: chain.blockchain,
+    network: chain.network,
+    blockHash: MEMPOOL_BLOCK_HASH,
+    transactionId: match.transactionId,
+    position: null,
+    direction: match.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED' ? match.direction : null,
+  });
+}
+
+const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
+
+/**
+ * The callback `data.item` (CATALOGUE.md sections 2.3 and 2.7; no minedInBlock). `firstSeen` is Unix
+ * seconds when herald first saw the transaction in the node's mempool; `subscribedAs` the address as the
+ * customer spelled it.
+ */
+export function pendingItem(
+  match: PendingMatch,
+  chain: { blockchain: Blockchain; network: Network },
+  firstSeen: number,
+  token?: TokenMetadata,
+  subscribedAs?: string | null,
+): Record<string, unknown> {
+  const { blockchain, network } = chain;
+  const address = subscribedAs ?? match.address;
+  if (match.eventType === 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED') {
+    const { unit, decimals } = CHAINS[blockchain];
+    return {
+      blockchain,
+      network,
+      address,
+      transactionId: match.transactionId,
+      amount: formatUnits(match.amount, decimals),
+      unit,
+      direction: match.direction,
+      firstSeenInMempoolTimestamp: firstSeen,
+    };
+  }
+  return {
+    blockchain,
+    network,
+    address,
+    transactionId: match.transactionId,
+    tokenType: match.transfer.tokenType,
+    token: tokenOf(match.transfer, token ?? UNKNOWN_TOKEN),
+    direction: match.direction,
+    firstSeenInMempoolTimestamp: firstSeen,
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * Unconfirmed events on the EVM test node with automine off (a real pending pool): the pending
+ * transaction filter, the transactions read by hash, coin value and ERC-20 `transfer` calldata matched;
+ * the unconfirmed callback before any block, then, once mined, the confirmed callback of the other
+ * subscription; a replacement (same nonce, higher fee) fires nothing more.
+ */
+import type { Address } from 'viem';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { deployContract, sendEth, walletClient, writeContract } from './support/evm-contracts.ts';
+import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { followHelpers } from './support/follow-helpers.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
+
+const SECRET = 'whsec-evm-mempool';
+
+let node: EvmNode;
+let receiver: Receiver;
+let t: TestApp;
+let c: TestCustomer;
+let token: Address;
+const { processed, subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
+  () => ({ t, customer: c, receiver, blockchain: 'ethereum', network: 'goerli' }),
+  SECRET,
+);
+
+beforeAll(async () => {
+  const ca = await createTestCa();
+  [node, receiver] = await Promise.all([startEvmNode({ automine: true }), startReceiver({ ca })]);
+  token = await deployContract(node, 'TestToken', ['Test Token', 'TT', 6]);
+  await writeContract(node, 'TestToken', token, 'mint', [node.accounts[0]?.address, 1_000_000_000n]);
+  await node.setAutomine(false);
+  t = await startTestApp({
+    chains: [
+      { blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, pollIntervalMs: 50, mempoolPollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 },
+    ],
+    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+  });
+  c = await t.customer({ domains: ['localhost'] });
+  await processed(Number(await node.request<string>('eth_blockNumber', [])));
+}, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+  await node?.close();
+});
+
+const items = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item);
+
+async function mineAndProcess(): Promise<number> {
+  const height = await node.mine(1);
+  await processed(height);
+  await t.app.worker?.settled();
+  return height;
+}
+
+it('a pending ETH payment fires ADDRESS_COINS_TRANSACTION_UNCONFIRMED before any block; mined, the confirmed subscription fires and nothing more unconfirmed', async () => {
+  const to = node.accounts[5]?.address as Address;
+  const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-unconfirmed')).referenceId;
+  const confirmed = (await subscribe('address-coins-transactions-confirmed', { address: to, receiveCallbackOn: 1 }, 'eth-confirmed')).referenceId;
+  await indexed();
+  const head = Number(await node.request<string>('eth_blockNumber', []));
+  const { hash } = await sendEth(node, to, 1_500_000_000_000_000_000n, { wait: false });
+  const [seen] = await until('the unconfirmed payment', async () => callbacksOf(sub).length === 1 && callbacksOf(sub));
+  expect(Number(await node.request<string>('eth_blockNumber', []))).toBe(head); // nothing mined yet
+  expectSigned(seen);
+  expect(seen?.json.data.item).toEqual({
+    blockchain: 'ethereum',
+    network: 'goerli',
+    address: to,
+    transactionId: hash,
+    amount: '1.5',
+    unit: 'ETH',
+    direction: 'incoming',
+    firstSeenInMempoolTimestamp: expect.any(Number),
+  });
+  expect(callbacksOf(confirmed)).toHaveLength(0);
+  await mineAndProcess();
+  await until('the confirmed payment', async () => callbacksOf(confirmed).length === 1);
+  expect(items(confirmed)[0]).toMatchObject({ transactionId: hash, direction: 'incoming' });
+  await new Promise((r) => setTimeout(r, 300));
+  expect(callbacksOf(sub)).toHaveLength(1);
+});
+
+it('a pending ERC-20 transfer() fires ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED to the recipient (incoming) and the sender (outgoing), with the token read from the contract', async () => {
+  const from = node.accounts[0]?.address as Address;
+  const to = node.accounts[6]?.address as Address;
+  const incoming = (await subscribe('address-tokens-transactions-unconfirmed', { address: to }, 'tt-in')).referenceId;
+  const outgoing = (await subscribe('address-tokens-transactions-unconfirmed', { address: from }, 'tt-out')).referenceId;
+  await indexed();
+  const { hash } = await writeContract(node, 'TestToken', token, 'transfer', [to, 2_500_000n], { wait: false });
+  await until('both token callbacks', async () => callbacksOf(incoming).length === 1 && callbacksOf(outgoing).length === 1);
+  const tokenObject = { name: 'Test Token', symbol: 'TT', decimals: '6', amount: '2.5', contractAddress: token.toLowerCase() };
+  expect(items(incoming)).toEqual([
+    {
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: to,
+      transactionId: hash,
+      tokenType: 'ERC-20',
+      token: tokenObject,
+      direction: 'incoming',
+      firstSeenInMempoolTimestamp: expect.any(Number),
+    },
+  ]);
+  expect(items(outgoing)).toEqual([expect.objectContaining({ address: from, transactionId: hash, token: tokenObject, direction: 'outgoing' })]);
+  await mineAndProcess();
+});
+
+it('a replacement (same nonce, higher fee) of a pending payment already reported fires nothing more', async () => {
+  const to = node.accounts[7]?.address as Address;
+  const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-replaced')).referenceId;
+  await indexed();
+  const wallet = walletClient(node, 1);
+  const account = wallet.account ?? null;
+  const nonce = Number(await node.request<string>('eth_getTransactionCount', [node.accounts[1]?.address, 'pending']));
+  const fee = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+  const original = await wallet.sendTransaction({ to, value: 1_000n, nonce, ...fee, account, chain: wallet.chain });
+  await until('the original', async () => callbacksOf(sub).length === 1);
+  const replacement = await wallet.sendTransaction({
+    to,
+    value: 1_000n,
+    nonce,
+    maxFeePerGas: 3n * fee.maxFeePerGas,
+    maxPriorityFeePerGas: 3n * fee.maxPriorityFeePerGas,
+    account,
+    chain: wallet.chain,
+  });
+  expect(replacement).not.toBe(original);
+  await new Promise((r) => setTimeout(r, 400));
+  await t.app.worker?.settled();
+  expect(items(sub).map((i) => i.transactionId)).toEqual([original]);
+  await mineAndProcess();
+});

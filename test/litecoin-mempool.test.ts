@@ -1,0 +1,225 @@
+/**
+ * Unconfirmed coin events (CATALOGUE.md section 2.3) on a REAL litecoind 0.21 in regtest, read by polling
+ * getrawmempool (Debian's litecoind has no ZMQ): a deposit seen before it is mined, a spend from the
+ * watched address (outgoing, by the output the ledger recorded), a restart that resends nothing, an RBF
+ * replacement that fires nothing more (litecoind takes replacements with -mempoolreplacement=1 only), and a transaction mined before it was read that fires nothing.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createUtxoMempoolReader } from '../src/chains/utxo/mempool.ts';
+import { createUtxoRpcClient } from '../src/chains/utxo/rpc.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { followHelpers } from './support/follow-helpers.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { describeWithRealNode } from './support/real-node.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
+
+const SECRET = 'whsec-litecoin-mempool';
+/** RBF signalling (BIP 125): any nSequence below 0xfffffffe. */
+const REPLACEABLE = 0xfffffffd;
+
+describeWithRealNode('unconfirmed coin events on a real litecoind (regtest, getrawmempool polling)', litecoind, () => {
+  let node: LitecoinDriver;
+  let receiver: Receiver;
+  let t: TestApp;
+  let c: TestCustomer;
+  const { processed, subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
+    () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
+    SECRET,
+  );
+
+  beforeAll(async () => {
+    const ca = await createTestCa();
+    [node, receiver] = await Promise.all([
+      startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20, args: ['-mempoolreplacement=1'] }),
+      startReceiver({ ca }),
+    ]);
+    t = await startTestApp({
+      chains: [
+        {
+          blockchain: 'litecoin',
+          network: 'testnet',
+          rpcUrl: node.rpcUrl,
+          confirmations: 1,
+          pollIntervalMs: 50,
+          mempoolPollIntervalMs: 50,
+          concurrency: 8,
+          requestTimeoutMs: 5000,
+          ...node.chainConfig,
+        },
+      ],
+      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    });
+    c = await t.customer({ domains: ['localhost'] });
+    await processed(await node.height());
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+    await node?.close();
+  });
+
+  async function mineAndProcess(count = 1): Promise<number> {
+    const height = await node.mine(count);
+    await processed(height);
+    await t.app.worker?.settled();
+    return height;
+  }
+
+  const items = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item);
+  /** Lets the mempool loop run a few more rounds (50 ms apart) and the worker deliver what they queued. */
+  const settle = async () => {
+    await new Promise((r) => setTimeout(r, 400));
+    await t.app.worker?.settled();
+  };
+  const mempoolStatus = async () => {
+    const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
+    return res.body.data.items.find((i: { blockchain: string }) => i.blockchain === 'litecoin').mempool;
+  };
+
+  it('a deposit fires once when first seen, signed, without minedInBlock; mining it fires the confirmed subscription and no second unconfirmed callback', async () => {
+    const address = await node.newAddress();
+    const created = await subscribe('address-coins-transactions-unconfirmed', { address }, 'deposit');
+    expect(created.item).toEqual({
+      address,
+      callbackSecretKey: SECRET,
+      callbackUrl: `${receiver.url}/hooks/deposit`,
+      createdTimestamp: expect.any(Number),
+      eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+      isActive: true,
+      referenceId: expect.any(String),
+    });
+    const confirmed = (await subscribe('address-coins-transactions-confirmed', { address, receiveCallbackOn: 1 }, 'deposit-confirmed')).referenceId;
+    await indexed();
+    const before = Math.floor(Date.now() / 1000);
+    const txid = await node.send(address, 20_000_000n);
+    const [seen] = await until('the unconfirmed deposit', async () => callbacksOf(created.referenceId).length === 1 && callbacksOf(created.referenceId));
+    expectSigned(seen);
+    expect(seen?.json.data).toEqual({
+      product: 'BLOCKCHAIN_EVENTS',
+      event: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+      item: {
+        blockchain: 'litecoin',
+        network: 'testnet',
+        address,
+        transactionId: txid,
+        amount: '0.2',
+        unit: 'LTC',
+        direction: 'incoming',
+        firstSeenInMempoolTimestamp: expect.any(Number),
+      },
+    });
+    expect(seen?.json.data.item.firstSeenInMempoolTimestamp).toBeGreaterThanOrEqual(before - 1);
+    await mineAndProcess();
+    await until('the confirmed deposit', async () => callbacksOf(confirmed).length === 1);
+    await settle();
+    expect(callbacksOf(created.referenceId)).toHaveLength(1);
+    const status = await mempoolStatus();
+    expect(status).toMatchObject({ state: 'following', method: 'getrawmempool polling', backlog: 0 });
+    expect(status.callbacksFired).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a spend from the watched address is outgoing by the sum of its inputs (the output the ledger recorded when it was mined)', async () => {
+    const address = await node.newAddress();
+    const other = await node.newAddress();
+    const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'spender')).referenceId;
+    await indexed();
+    const deposit = await node.send(address, 30_000_000n);
+    await until('the incoming deposit', async () => callbacksOf(sub).length === 1);
+    await mineAndProcess();
+    const { transactionId: spend } = await node.spend(address, other, 10_000_000n);
+    await until('the outgoing spend', async () => callbacksOf(sub).length === 2);
+    expect(items(sub)).toEqual([
+      expect.objectContaining({ transactionId: deposit, amount: '0.3', direction: 'incoming' }),
+      expect.objectContaining({ transactionId: spend, amount: '0.3', direction: 'outgoing' }),
+    ]);
+    await mineAndProcess();
+  });
+
+  it('after a restart, a transaction fired before is not read nor sent again; one sent while herald was down fires once', async () => {
+    const address = await node.newAddress();
+    const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'restart')).referenceId;
+    await indexed();
+    const first = await node.send(address, 11_000_000n);
+    await until('the first transaction', async () => callbacksOf(sub).length === 1);
+    let second = '';
+    await t.restart(async () => {
+      second = await node.send(address, 12_000_000n);
+    });
+    await until('the transaction sent while down', async () => callbacksOf(sub).length === 2);
+    await settle();
+    expect(items(sub).map((i) => i.transactionId)).toEqual([first, second]);
+    // The seen-set came back from the store: only the new transaction was read after the restart.
+    expect((await mempoolStatus()).transactionsSeen).toBe(1);
+    await mineAndProcess();
+  });
+
+  it('an RBF replacement of a transaction already reported fires nothing more; the confirmed subscription reports the replacement when mined', async () => {
+    const address = await node.newAddress();
+    const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'rbf')).referenceId;
+    const confirmed = (await subscribe('address-coins-transactions-confirmed', { address, receiveCallbackOn: 1 }, 'rbf-confirmed')).referenceId;
+    await indexed();
+    // A coin of our own to spend twice, with the replaceable flag.
+    const wallet = await node.newAddress();
+    const funding = await node.send(wallet, 50_000_000n);
+    await mineAndProcess();
+    const funded = await node.node.rpc<{ vout: { n: number; value: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>(
+      'getrawtransaction',
+      funding,
+      true,
+    );
+    const vout = funded.vout.find((o) => (o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0]) === wallet)?.n as number;
+    const change = await node.newAddress();
+    const payWithFee = async (changeAmount: number) => {
+      const raw = await node.node.rpc<string>(
+        'createrawtransaction',
+        [{ txid: funding, vout, sequence: REPLACEABLE }],
+        [{ [address]: 0.2 }, { [change]: changeAmount }],
+      );
+      const signed = await node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
+      expect(signed.complete).toBe(true);
+      return await node.node.rpc<string>('sendrawtransaction', signed.hex);
+    };
+    const original = await payWithFee(0.2999);
+    await until('the original', async () => callbacksOf(sub).length === 1);
+    const replacement = await payWithFee(0.299);
+    expect(replacement).not.toBe(original);
+    const mempool = await node.node.rpc<string[]>('getrawmempool');
+    expect(mempool).toContain(replacement);
+    expect(mempool).not.toContain(original);
+    await settle();
+    await mineAndProcess();
+    await until('the confirmed replacement', async () => callbacksOf(confirmed).length === 1);
+    await settle();
+    expect(items(sub).map((i) => i.transactionId)).toEqual([original]);
+    expect(items(confirmed).map((i) => i.transactionId)).toEqual([replacement]);
+  });
+
+  it('a transaction mined before it is read fires nothing (the reader leaves it out); one mined before it is listed is never listed', async () => {
+    const address = await node.newAddress();
+    const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'mined-first')).referenceId;
+    await indexed();
+    // The reader on its own, against the same node: listed, then mined, then read.
+    const rpc = createUtxoRpcClient({ url: node.rpcUrl, auth: { cookieFile: node.node.cookieFile as string }, exactAmounts: true });
+    const reader = createUtxoMempoolReader(rpc, { blockchain: 'litecoin', network: 'testnet' });
+    await reader.newTransactionIds();
+    // Sent and mined while herald is down: never in a mempool herald reads.
+    await t.restart(async () => {
+      await node.send(address, 13_000_000n);
+      await node.mine(1);
+    });
+    const listed = await reader.newTransactionIds();
+    expect(listed).toEqual([]);
+    const pendingThenMined = await node.send(await node.newAddress(), 14_000_000n);
+    expect(await reader.newTransactionIds()).toEqual([pendingThenMined]);
+    await mineAndProcess();
+    const read = await reader.readPending([pendingThenMined]);
+    expect(read.transactionIds).toEqual([]);
+    await settle();
+    expect(callbacksOf(sub)).toHaveLength(0);
+    await rpc.close();
+  });
+});
