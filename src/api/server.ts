@@ -16,6 +16,7 @@ import { ApiError, type ErrorDetail, truncate } from '../domain/errors.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Caller, Common } from '../services/context.ts';
 import { authenticate, RateLimiter } from './auth.ts';
+import { consoleRoutes } from './console-assets.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
 import { withErrorResponses } from './openapi.ts';
 import { callbackDataRoutes } from './routes/callback-data.ts';
@@ -237,5 +238,6 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   callbackDataRoutes(app, common);
   statusRoutes(app, common);
   operationsRoutes(app, common, options.metrics);
+  consoleRoutes(app);
   return app;
 }

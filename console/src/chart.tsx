@@ -1,0 +1,77 @@
+/**
+ * A time-series chart (uPlot, drawn on a canvas) with its numbers also as a table for screen readers
+ * and for anyone who wants the exact values: the canvas is an image to assistive technology.
+ */
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+export interface Series {
+  label: string;
+  values: (number | null)[];
+  color: string;
+}
+
+/** Colours with enough contrast on white for lines and their legend. */
+export const COLORS = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4d7c0f'];
+
+export function TimeChart(props: { title: string; x: number[]; series: Series[]; unit: string; bars?: boolean; xLabel?: (s: number) => string }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const element = box.current;
+    if (!element) return;
+    const width = Math.max(320, Math.min(element.clientWidth || 720, 960));
+    const bars = props.bars ? uPlot.paths.bars?.({ size: [0.8, 40] }) : undefined;
+    const chart = new uPlot(
+      {
+        width,
+        height: 240,
+        legend: { show: true },
+        cursor: { show: true, points: { show: false } },
+        scales: { x: { time: true }, y: { range: (_u, min, max) => [Math.min(0, min), Math.max(1, max)] } },
+        axes: [{}, { label: props.unit, size: 60 }],
+        series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: props.bars ? `${s.color}55` : undefined, paths: bars }))],
+      },
+      [props.x, ...props.series.map((s) => s.values)] as uPlot.AlignedData,
+      element,
+    );
+    // The legend is a live readout of the cursor, not content: hidden from assistive technology, which
+    // reads the table below instead.
+    chart.root.querySelector('.u-legend')?.setAttribute('aria-hidden', 'true');
+    return () => chart.destroy();
+  }, [props.x, props.series, props.unit, props.bars]);
+  const label = props.xLabel ?? ((s: number) => new Date(s * 1000).toLocaleTimeString());
+  return (
+    <figure class="chart">
+      <figcaption>{props.title}</figcaption>
+      <div ref={box} role="img" aria-label={`${props.title}: chart; the values are in the table below.`} />
+      <details>
+        <summary>{props.title}: values as a table</summary>
+        <div class="scroll">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                {props.series.map((s) => (
+                  <th scope="col" key={s.label}>
+                    {s.label}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {props.x.map((x, i) => (
+                <tr key={x}>
+                  <th scope="row">{label(x)}</th>
+                  {props.series.map((s) => (
+                    <td key={s.label}>{s.values[i] ?? '—'}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </figure>
+  );
+}
