@@ -6,6 +6,10 @@ import { NewSubscriptionPage } from './pages/customer/new-subscription.tsx';
 import { SubscriptionPage } from './pages/customer/subscription.tsx';
 import { SubscriptionsPage } from './pages/customer/subscriptions.tsx';
 import { WalletsPage } from './pages/customer/wallets.tsx';
+import { ChainsPage } from './pages/operator/chains.tsx';
+import { CustomerPage } from './pages/operator/customer.tsx';
+import { CustomersPage } from './pages/operator/customers.tsx';
+import { DeliveryPage } from './pages/operator/delivery.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { location, match, navigate } from './router.ts';
 import { type Session, session, signOut } from './session.ts';
@@ -36,8 +40,12 @@ function customerPage(path: string) {
   return undefined;
 }
 
-/** The operator's pages come with the next change. */
-function operatorPage(_path: string) {
+function operatorPage(path: string) {
+  if (path === '/operator/customers') return <CustomersPage />;
+  const customer = match('/operator/customers/:name', path);
+  if (customer) return <CustomerPage name={customer.name as string} />;
+  if (path === '/operator/chains') return <ChainsPage />;
+  if (path === '/operator/delivery') return <DeliveryPage />;
   return undefined;
 }
 
