@@ -55,7 +55,7 @@ const run: Benchmark = async ({ duration }) => {
         await lockChain(tx, chain);
         await getCursor(tx, chain);
         await saveNodeHead(tx, chain, loop);
-        await debitCredits(tx, (customers[loop] ?? customers[0])?.id as string, 1n);
+        await debitCredits(tx, (customers[loop] ?? customers[0])?.id as string, 1n, [{ endpoint: 'bench', requests: 1, credits: 1n }]);
       });
     },
   };

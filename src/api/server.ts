@@ -19,6 +19,7 @@ import { authenticate, RateLimiter } from './auth.ts';
 import { consoleRoutes } from './console-assets.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
 import { withErrorResponses } from './openapi.ts';
+import { accountRoutes } from './routes/account.ts';
 import { callbackDataRoutes } from './routes/callback-data.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
@@ -202,7 +203,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     }
     const endpoint = request.routeOptions.config?.endpoint;
     if (!endpoint || request.is404) return;
-    request.caller = { owner: await authenticate(common.access, limiter, request, endpoint), apiVersion: API_VERSION, requestId: request.id };
+    request.caller = { owner: await authenticate(common.access, limiter, request, endpoint), endpoint, apiVersion: API_VERSION, requestId: request.id };
   });
 
   app.addHook('preValidation', async (request) => {
@@ -237,6 +238,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   callbackRoutes(app, common);
   callbackDataRoutes(app, common);
   statusRoutes(app, common);
+  accountRoutes(app, common);
   operationsRoutes(app, common, options.metrics);
   consoleRoutes(app);
   return app;

@@ -72,14 +72,14 @@ export async function getAddressDetails(
     totalReceived: amount(ledger.totalReceived),
     totalSpent: amount(ledger.totalSpent),
   };
-  return { value, ...(await common.credits.charge(customerId, BigInt(common.config.costs.callbackDataAddress))) };
+  return { value, ...(await common.credits.charge(customerId, BigInt(common.config.costs.callbackDataAddress), caller.endpoint)) };
 }
 
 export async function getBlockByHash(common: Common, caller: Caller, blockchain: Blockchain, network: Network, blockHash: string) {
   const hash = normalizedBlockHash(blockchain, blockHash);
   assertMainnetAllowed(caller, network);
   const block = await readBlock(common, blockchain, network, { hash }, `with hash '${truncate(blockHash)}'`);
-  return { value: block, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.callbackDataBlockByHash))) };
+  return { value: block, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.callbackDataBlockByHash), caller.endpoint)) };
 }
 
 export async function getBlockByHeight(common: Common, caller: Caller, blockchain: Blockchain, network: Network, blockHeight: string) {
@@ -88,7 +88,7 @@ export async function getBlockByHeight(common: Common, caller: Caller, blockchai
   }
   assertMainnetAllowed(caller, network);
   const block = await readBlock(common, blockchain, network, { height: Number(blockHeight) }, `at height ${Number(blockHeight)}`);
-  return { value: block, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.callbackDataBlockByHeight))) };
+  return { value: block, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.callbackDataBlockByHeight), caller.endpoint)) };
 }
 
 export async function getTransaction(
@@ -110,7 +110,7 @@ export async function getTransaction(
       `The ${id} is not mined in a block of the chain's main chain (unknown, or still unconfirmed); check the id and network.`,
     );
   }
-  return { value: tx, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.callbackDataTransaction))) };
+  return { value: tx, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.callbackDataTransaction), caller.endpoint)) };
 }
 
 /** A block hash as the family spells it (EVM 0x + 64 hex, the other chains 64 hex), lower-case; 409 otherwise. */

@@ -29,8 +29,15 @@ export async function listCallbacks(common: Common, caller: Caller, subscription
   const result = await store.listCallbacks(common.db, caller.owner.customerId, subscriptionId, page);
   return {
     value: result,
-    ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription) * BigInt(result.items.length))),
+    ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription) * BigInt(result.items.length), caller.endpoint)),
   };
+}
+
+/** One callback with its exact body and every attempt's response excerpt (the console's callback page). Free. */
+export async function getCallback(common: Common, caller: Caller, callbackId: string): Promise<Charged<store.CallbackDetail>> {
+  const found = isUuid(callbackId) ? await store.getCallback(common.db, caller.owner.customerId, callbackId) : undefined;
+  if (!found) throw notFound('callback', callbackId);
+  return { value: found, ...(await common.credits.charge(caller.owner.customerId, 0n, caller.endpoint)) };
 }
 
 /**
@@ -54,7 +61,7 @@ export async function resendCallback(common: Common, caller: Caller, callbackId:
     if (state === 'cancelled') {
       throw new ApiError('invalid_data', 'This callback was cancelled because its block left the canonical chain; it cannot be sent again.');
     }
-    const charge = await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription));
+    const charge = await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription), caller.endpoint);
     return { value: { callbackId, status: 'pending' }, ...charge };
   });
 }
@@ -160,7 +167,7 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
     throw new ApiError('callback_url_not_verified', `The callbackUrl host '${s.callbackHost}' is not a verified callback domain of this customer.`);
   }
   const allowNetworks = await allowNetworksOf(common.db, customerId);
-  const charge = await common.credits.charge(customerId, BigInt(common.config.costs.getSubscription));
+  const charge = await common.credits.charge(customerId, BigInt(common.config.costs.getSubscription), caller.endpoint);
   const now = new Date();
   const idempotencyKey = testIdempotencyKey();
   const body = Buffer.from(callbackBody(s, idempotencyKey, exampleItem(s, now), { isTest: true }));
@@ -176,7 +183,7 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
     result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers, { allowNetworks });
   } catch (error) {
     await common.credits
-      .refund(customerId, charge)
+      .refund(customerId, charge, caller.endpoint)
       .catch((refundError) =>
         common.logger.error({ err: refundError, customerId, credits: String(charge.consumed) }, 'could not give back the credits of a failed test callback'),
       );

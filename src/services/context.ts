@@ -28,6 +28,8 @@ export interface Common {
 /** The authenticated caller of one request. */
 export interface Caller {
   owner: KeyOwner;
+  /** The endpoint name of the route called (key restrictions, credit usage). */
+  endpoint: string;
   apiVersion: string;
   /** The request's id, as answered to the client: what the operator's log is searched by. */
   requestId: string;

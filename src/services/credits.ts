@@ -8,12 +8,14 @@
  * debits in arrival order, so each request still gets its own exact answer at the boundary.
  */
 import { ApiError } from '../domain/errors.ts';
-import { addCredits, creditBalance, type DebitResult, debitCredits } from '../store/customers.ts';
+import { creditBalance, type DebitResult, debitCredits, refundCredits } from '../store/customers.ts';
 import type { Db, Queryable } from '../store/db.ts';
 
 export interface Charge {
   consumed: bigint;
   available: bigint;
+  /** The UTC day the usage was recorded under (for a refund); absent for a free call. */
+  usageDay?: string;
 }
 
 function insufficient(cost: bigint, available: bigint): ApiError {
@@ -25,17 +27,18 @@ function insufficient(cost: bigint, available: bigint): ApiError {
 
 function settle(result: DebitResult, cost: bigint): Charge {
   if (!result.ok) throw insufficient(cost, result.available);
-  return { consumed: cost, available: result.available };
+  return { consumed: cost, available: result.available, ...(result.day && { usageDay: result.day }) };
 }
 
-/** Charges inside the caller's transaction: a later failure in it rolls the debit back too. */
-export async function chargeInTransaction(tx: Queryable, customerId: string, cost: bigint): Promise<Charge> {
+/** Charges inside the caller's transaction: a later failure in it rolls the debit (and its usage) back too. */
+export async function chargeInTransaction(tx: Queryable, customerId: string, cost: bigint, endpoint: string): Promise<Charge> {
   if (cost === 0n) return { consumed: 0n, available: await creditBalance(tx, customerId) };
-  return settle(await debitCredits(tx, customerId, cost), cost);
+  return settle(await debitCredits(tx, customerId, cost, [{ endpoint, requests: 1, credits: cost }]), cost);
 }
 
 interface Waiting {
   cost: bigint;
+  endpoint: string;
   done: (result: DebitResult) => void;
   fail: (error: unknown) => void;
 }
@@ -46,21 +49,21 @@ export class CreditCharger {
 
   constructor(private readonly db: Db) {}
 
-  /** Takes `cost` from the customer (402 when the balance does not cover it). */
-  async charge(customerId: string, cost: bigint): Promise<Charge> {
+  /** Takes `cost` from the customer for a call of `endpoint` (402 when the balance does not cover it). */
+  async charge(customerId: string, cost: bigint, endpoint: string): Promise<Charge> {
     if (cost === 0n) return { consumed: 0n, available: await creditBalance(this.db, customerId) };
     const result = await new Promise<DebitResult>((done, fail) => {
       const queue = this.waiting.get(customerId) ?? [];
-      queue.push({ cost, done, fail });
+      queue.push({ cost, endpoint, done, fail });
       this.waiting.set(customerId, queue);
       if (!this.inFlight.has(customerId)) void this.drain(customerId);
     });
     return settle(result, cost);
   }
 
-  /** Gives back a charge whose call then failed. */
-  async refund(customerId: string, charge: Charge): Promise<void> {
-    if (charge.consumed > 0n) await addCredits(this.db, customerId, charge.consumed);
+  /** Gives back a charge whose call then failed, and takes it out of the usage it was recorded in. */
+  async refund(customerId: string, charge: Charge, endpoint: string): Promise<void> {
+    if (charge.consumed > 0n) await refundCredits(this.db, customerId, charge.consumed, { endpoint, day: charge.usageDay });
   }
 
   private async drain(customerId: string): Promise<void> {
@@ -86,17 +89,18 @@ export class CreditCharger {
 
   private async debitBatch(customerId: string, batch: Waiting[]): Promise<void> {
     const total = batch.reduce((sum, w) => sum + w.cost, 0n);
-    const whole = await debitCredits(this.db, customerId, total);
+    const usage = batch.map((w) => ({ endpoint: w.endpoint, requests: 1, credits: w.cost }));
+    const whole = await debitCredits(this.db, customerId, total, usage);
     if (whole.ok) {
       // Report balances as if the batch had been debited one by one, in arrival order.
       let after = whole.available + total;
       for (const w of batch) {
         after -= w.cost;
-        w.done({ ok: true, available: after });
+        w.done({ ok: true, available: after, day: whole.day });
       }
       return;
     }
     if (batch.length === 1) return batch[0]?.done(whole);
-    for (const w of batch) w.done(await debitCredits(this.db, customerId, w.cost));
+    for (const w of batch) w.done(await debitCredits(this.db, customerId, w.cost, [{ endpoint: w.endpoint, requests: 1, credits: w.cost }]));
   }
 }

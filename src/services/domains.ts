@@ -103,7 +103,7 @@ export async function registerDomain(common: Common, caller: Caller, value: stri
   // domain already registered returns it as it is, with the same token.
   return await common.db.transaction('domains:register', async (tx) => {
     const domain = await store.upsertDomain(tx, customerId, parsed.domain, null);
-    return { value: domain, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
+    return { value: domain, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
   });
 }
 
@@ -178,7 +178,7 @@ export async function verifyDomain(common: Common, caller: Caller, value: string
   const domain = domainKey(value);
   const registered = await store.getDomain(common.db, customerId, domain);
   if (!registered) throw notFound('callback domain', value);
-  if (registered.verifiedAt) return { value: registered, ...(await common.credits.charge(customerId, cost)) };
+  if (registered.verifiedAt) return { value: registered, ...(await common.credits.charge(customerId, cost, caller.endpoint)) };
 
   const token = registered.verificationToken;
   const [file, dns] = await Promise.all([proveByFile(common, caller, domain, token), proveByDns(common, domain, token)]);
@@ -202,7 +202,7 @@ export async function verifyDomain(common: Common, caller: Caller, value: string
         `The domain '${domain}' was removed or registered again (with a new token) while it was being verified. Register it, publish its token, and call verify again.`,
       );
     }
-    return { value: verified, ...(await chargeInTransaction(tx, customerId, cost)) };
+    return { value: verified, ...(await chargeInTransaction(tx, customerId, cost, caller.endpoint)) };
   });
   // This process's cache learns at once; the others through the database's change announcement.
   common.access.forgetCustomer(customerId);
@@ -211,7 +211,7 @@ export async function verifyDomain(common: Common, caller: Caller, value: string
 
 export async function listDomains(common: Common, caller: Caller, page: { limit: number; offset: number }) {
   const result = await store.listDomains(common.db, caller.owner.customerId, page);
-  return { value: result, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains))) };
+  return { value: result, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
 }
 
 export async function deleteDomain(common: Common, caller: Caller, domain: string) {
@@ -219,6 +219,6 @@ export async function deleteDomain(common: Common, caller: Caller, domain: strin
   return await common.db.transaction('domains:delete', async (tx) => {
     const deleted = await store.deleteDomain(tx, customerId, domain.toLowerCase());
     if (!deleted) throw notFound('callback domain', domain);
-    return { value: deleted, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
+    return { value: deleted, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
   });
 }

@@ -103,5 +103,5 @@ export async function recoverByUrl(common: Common, caller: Caller, input: Recove
 export async function getRecovery(common: Common, caller: Caller, id: string): Promise<Charged<store.RecoveryProgress>> {
   const found = isUuid(id) ? await store.getRecovery(common.db, caller.owner.customerId, id) : undefined;
   if (!found) throw notFound('recovery', id);
-  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription))) };
+  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)) };
 }

@@ -52,7 +52,7 @@ export async function chainStatus(common: Common, caller: Caller, now: Date) {
     items.push(row ? { ...itemOf(row, configured.has(key), now), nodes } : { ...EMPTY, blockchain, network, state: 'starting', nodes });
   }
   items.sort((a, b) => a.blockchain.localeCompare(b.blockchain) || a.network.localeCompare(b.network));
-  return { value: items, ...(await common.credits.charge(caller.owner.customerId, 0n)) };
+  return { value: items, ...(await common.credits.charge(caller.owner.customerId, 0n, caller.endpoint)) };
 }
 
 const EMPTY = {

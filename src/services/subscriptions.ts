@@ -206,7 +206,7 @@ export async function createSubscription(
   }
   // Pay first, then insert; give the credits back if the insert is refused. (Inserting first would
   // let chain following match a subscription that might then go unpaid.)
-  const charge = await common.credits.charge(customerId, BigInt(common.config.costs[CREATE_COST[eventType]]));
+  const charge = await common.credits.charge(customerId, BigInt(common.config.costs[CREATE_COST[eventType]]), caller.endpoint);
   try {
     const created =
       caller.owner.maxActiveSubscriptions === null
@@ -219,7 +219,7 @@ export async function createSubscription(
     return { value: created, ...charge };
   } catch (error) {
     await common.credits
-      .refund(customerId, charge)
+      .refund(customerId, charge, caller.endpoint)
       .catch((refundError) =>
         common.logger.error({ err: refundError, customerId, credits: String(charge.consumed) }, 'could not give back the credits of a refused create'),
       );
@@ -234,14 +234,20 @@ function assertUuid(id: string): void {
 export async function listSubscriptions(common: Common, caller: Caller, blockchain: Blockchain, network: Network, page: { limit: number; offset: number }) {
   const result = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
   const cost = BigInt(common.config.costs.listSubscriptionsPerItem) * BigInt(result.items.length);
-  return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost)) };
+  return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost, caller.endpoint)) };
+}
+
+/** The cross-chain listing with filters and each subscription's delivery health (the console's list). Free. */
+export async function searchSubscriptions(common: Common, caller: Caller, filter: store.SubscriptionFilter, page: { limit: number; offset: number }) {
+  const result = await store.searchSubscriptions(common.db, caller.owner.customerId, filter, page);
+  return { value: result, ...(await common.credits.charge(caller.owner.customerId, 0n, caller.endpoint)) };
 }
 
 export async function getSubscription(common: Common, caller: Caller, id: string): Promise<Charged<Subscription>> {
   assertUuid(id);
   const found = await store.getSubscription(common.db, caller.owner.customerId, id);
   if (!found) throw notFound('subscription', id);
-  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription))) };
+  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)) };
 }
 
 export async function deleteSubscription(common: Common, caller: Caller, blockchain: Blockchain, network: Network, id: string): Promise<Charged<Subscription>> {
@@ -251,7 +257,7 @@ export async function deleteSubscription(common: Common, caller: Caller, blockch
     const deleted = await store.deleteSubscription(tx, customerId, blockchain, network, id);
     if (!deleted) throw notFound(`${blockchain} ${network} subscription`, id);
     await cancelPendingCallbacks(tx, customerId, id);
-    return { value: deleted, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.deleteSubscription))) };
+    return { value: deleted, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.deleteSubscription), caller.endpoint)) };
   });
 }
 
@@ -290,7 +296,7 @@ export async function activateSubscription(
           // An active twin without allowDuplicates appeared meanwhile: the unique index refuses this one.
           throw error instanceof DbError && error.isUniqueViolation ? alreadyExists() : error;
         });
-    const charge = await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription));
+    const charge = await chargeInTransaction(tx, customerId, BigInt(common.config.costs.activateSubscription), caller.endpoint);
     // After the activation's own charge: the recovery needs the price of one callback beyond it.
     const recovery = scope ? await startRecoveryIn(tx, common, customerId, scope) : undefined;
     return { value: recovery ? { ...activated, recoveryId: recovery.id } : activated, ...charge };
@@ -324,6 +330,6 @@ export async function rotateSecret(
   return await common.db.transaction('subscriptions:rotate-secret', async (tx) => {
     const rotated = await store.rotateSecret(tx, customerId, id, input.callbackSecretKey, new Date(now.getTime() + overlap * 1000));
     if (!rotated) throw notFound('subscription', id);
-    return { value: rotated, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.rotateSecret))) };
+    return { value: rotated, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.rotateSecret), caller.endpoint)) };
   });
 }

@@ -43,7 +43,7 @@ export async function listAssets(
 ): Promise<Charged<{ total: number; itemsJson: string }>> {
   const result = await store.walletAssetsJson(common.db, caller.owner.customerId, page);
   const cost = BigInt(common.config.costs.allAssetsPerItem) * BigInt(Math.max(1, result.returned));
-  return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost)) };
+  return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost, caller.endpoint)) };
 }
 
 export async function createWallet(common: Common, caller: Caller, walletName: string): Promise<Charged<store.Wallet>> {
@@ -51,7 +51,7 @@ export async function createWallet(common: Common, caller: Caller, walletName: s
   const customerId = caller.owner.customerId;
   return await common.db.transaction('wallets:create', async (tx) => {
     const wallet = await store.insertWallet(tx, customerId, randomUUID(), walletName);
-    return { value: wallet, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
+    return { value: wallet, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
   });
 }
 
@@ -63,7 +63,7 @@ export async function getWallet(common: Common, caller: Caller, walletId: string
   ]);
   if (!assets) throw notFound('wallet', walletId); // deleted between the two reads
   const record = JSON.parse(assets) as Record<string, unknown>;
-  const charged = await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains));
+  const charged = await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint);
   return { value: { record, createdAt: wallet.createdAt, addresses }, ...charged };
 }
 
@@ -89,7 +89,7 @@ export async function addAddress(common: Common, caller: Caller, walletId: strin
     const watchedFromBlock = cursor ? BigInt(cursor.height) : null;
     const added = await store.insertWalletAddress(tx, walletId, { blockchain, network, address, normalizedAddress, watchedFromBlock });
     if (!added) throw new ApiError('already_exists', `The wallet already watches ${blockchain} ${network} address '${truncate(address)}'.`);
-    return { value: added, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
+    return { value: added, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
   });
 }
 
@@ -100,6 +100,6 @@ export async function removeAddress(common: Common, caller: Caller, walletId: st
   return await common.db.transaction('wallets:remove-address', async (tx) => {
     const removed = v.ok ? await store.deleteWalletAddress(tx, walletId, blockchain, network, v.normalized) : undefined;
     if (!removed) throw notFound(`${blockchain} ${network} address of this wallet`, address);
-    return { value: removed, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains))) };
+    return { value: removed, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
   });
 }

@@ -423,3 +423,66 @@ export async function queueStats(q: Queryable, now: Date): Promise<{ due: number
   );
   return { due: row?.due ?? 0, oldestDueSeconds: row?.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0 };
 }
+
+/** One callback of the log with its subscription, the exact body sent (or to be sent), and every attempt with its response excerpt. */
+export interface CallbackDetail extends CallbackLogEntry {
+  subscriptionId: string;
+  /** The JSON text POSTed, byte for byte. */
+  body: string;
+  attempts: (CallbackLogEntry['attempts'][number] & { responseExcerpt: string | null })[];
+}
+
+/** Undefined when the customer has no such callback. */
+export async function getCallback(q: Queryable, customerId: string, callbackId: string): Promise<CallbackDetail | undefined> {
+  const [row] = await q.query<{
+    id: string;
+    subscription_id: string;
+    idempotency_key: string;
+    event_type: EventType;
+    status: string;
+    outcome: string | null;
+    sequence: string | null;
+    created_at: Date;
+    next_attempt_at: Date;
+    body: string;
+    attempts: {
+      attempt: number;
+      started_at: string;
+      duration_ms: number;
+      http_status: number | null;
+      error_class: string | null;
+      error_message: string | null;
+      response_excerpt: string | null;
+    }[];
+  }>(
+    'callbacks:get',
+    `SELECT c.id, c.subscription_id, c.idempotency_key, c.event_type, c.status, c.outcome, c.sequence, c.created_at, c.next_attempt_at, c.body,
+       coalesce((SELECT json_agg(a ORDER BY a.attempt) FROM (
+         SELECT attempt, started_at, duration_ms, http_status, error_class, error_message, left(response_body, 4096) AS response_excerpt
+         FROM callback_attempts WHERE callback_id = c.id) a), '[]') AS attempts
+     FROM callbacks c WHERE c.customer_id = $1 AND c.id = $2`,
+    [customerId, callbackId],
+  );
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    subscriptionId: row.subscription_id,
+    idempotencyKey: row.idempotency_key,
+    eventType: row.event_type,
+    status: row.status,
+    outcome: row.outcome,
+    sequence: row.sequence === null ? null : Number(row.sequence),
+    createdAt: row.created_at,
+    nextAttemptAt: row.next_attempt_at,
+    body: row.body,
+    attempts: row.attempts.map((a) => ({
+      attempt: a.attempt,
+      startedAt: new Date(a.started_at),
+      durationMs: a.duration_ms,
+      httpStatus: a.http_status,
+      errorClass: a.error_class,
+      errorMessage: a.error_message,
+      responseExcerpt: a.response_excerpt,
+    })),
+  };
+}

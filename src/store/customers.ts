@@ -171,15 +171,69 @@ export async function creditBalance(q: Queryable, customerId: string): Promise<b
   return BigInt(row?.credits ?? 0);
 }
 
-export type DebitResult = { ok: boolean; available: bigint };
+export interface DebitResult {
+  ok: boolean;
+  available: bigint;
+  /** The UTC day (YYYY-MM-DD) the usage was recorded under. */
+  day?: string;
+}
 
-/** Takes `cost` credits, or nothing when the balance does not cover it; never below zero. */
-export async function debitCredits(q: Queryable, customerId: string, cost: bigint): Promise<DebitResult> {
-  const [row] = await q.query<{ credits: string; debited: boolean }>(
+/** What a debit is for: recorded in credit_usage per endpoint and UTC day, by the debit's own statement. */
+export interface UsageEntry {
+  endpoint: string;
+  /** Requests to count: 1 per API call; 0 for work charged later on behalf of one (a recovery's chunks). */
+  requests: number;
+  credits: bigint;
+}
+
+/**
+ * Takes `cost` credits, or nothing when the balance does not cover it; never below zero. In the same
+ * statement, adds `usage` (whose credits sum to `cost`) to the customer's credit_usage rows of today
+ * (UTC): a charge and its usage are committed together or not at all. The customer's row lock, taken
+ * by the debit, already serialises that customer's debits, so the usage rows add no contention.
+ */
+export async function debitCredits(q: Queryable, customerId: string, cost: bigint, usage: readonly UsageEntry[]): Promise<DebitResult> {
+  const [row] = await q.query<{ credits: string; debited: boolean; day: string | null }>(
     'credits:debit',
-    `WITH d AS (UPDATE customers SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits)
-     SELECT coalesce((SELECT credits FROM d), (SELECT credits FROM customers WHERE id = $1), 0) AS credits, EXISTS (SELECT 1 FROM d) AS debited`,
-    [customerId, String(cost)],
+    `WITH d AS (UPDATE customers SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits),
+     u AS (
+       INSERT INTO credit_usage AS u (customer_id, day, endpoint, requests, credits)
+       SELECT $1, (now() AT TIME ZONE 'UTC')::date, e.endpoint, sum(e.requests), sum(e.credits)
+       FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS e(endpoint, requests, credits)
+       WHERE EXISTS (SELECT 1 FROM d)
+       GROUP BY e.endpoint ORDER BY e.endpoint
+       ON CONFLICT (customer_id, day, endpoint) DO UPDATE SET requests = u.requests + EXCLUDED.requests, credits = u.credits + EXCLUDED.credits
+       RETURNING day)
+     SELECT coalesce((SELECT credits FROM d), (SELECT credits FROM customers WHERE id = $1), 0) AS credits, EXISTS (SELECT 1 FROM d) AS debited,
+       (SELECT min(day)::text FROM u) AS day`,
+    [customerId, String(cost), usage.map((e) => e.endpoint), usage.map((e) => e.requests), usage.map((e) => String(e.credits))],
   );
-  return { ok: row?.debited ?? false, available: BigInt(row?.credits ?? 0) };
+  return { ok: row?.debited ?? false, available: BigInt(row?.credits ?? 0), ...(row?.day && { day: row.day }) };
+}
+
+/**
+ * Gives back a debit whose call then failed: the credits, and the request and credits it added to the
+ * usage of `day` (the day it was recorded under, so a refund just after midnight UTC corrects the right row).
+ */
+export async function refundCredits(q: Queryable, customerId: string, amount: bigint, usage: { endpoint: string; day: string | undefined }): Promise<bigint> {
+  const [row] = await q.query<{ credits: string }>(
+    'credits:refund',
+    `WITH r AS (
+       UPDATE credit_usage SET requests = greatest(requests - 1, 0), credits = greatest(credits - $2, 0)
+       WHERE customer_id = $1 AND day = coalesce($4::date, (now() AT TIME ZONE 'UTC')::date) AND endpoint = $3)
+     UPDATE customers SET credits = credits + $2 WHERE id = $1 RETURNING credits`,
+    [customerId, String(amount), usage.endpoint, usage.day ?? null],
+  );
+  return BigInt(row?.credits ?? 0);
+}
+
+/** The usage rows of the last `days` UTC days (today included), newest day first. */
+export async function creditUsage(q: Queryable, customerId: string, days: number) {
+  return await q.query<{ day: string; endpoint: string; requests: string; credits: string }>(
+    'credits:usage',
+    `SELECT day::text AS day, endpoint, requests, credits FROM credit_usage
+     WHERE customer_id = $1 AND day > (now() AT TIME ZONE 'UTC')::date - $2::int
+     ORDER BY day DESC, endpoint`,
+    [customerId, days],
+  );
 }

@@ -164,7 +164,8 @@ export async function runRecoveryChunk(db: Db, id: string, options: { chunk: num
     const affordable = per === 0n ? picked.length : Number((await creditBalance(tx, job.customer_id)) / per);
     const take = picked.slice(0, Math.min(picked.length, affordable));
     const cost = per * BigInt(take.length);
-    const paid = take.length > 0 && (cost === 0n || (await debitCredits(tx, job.customer_id, cost)).ok);
+    const paid =
+      take.length > 0 && (cost === 0n || (await debitCredits(tx, job.customer_id, cost, [{ endpoint: 'recoveries', requests: 0, credits: cost }])).ok);
     if (!paid) {
       await tx.query('recoveries:out-of-credits', `UPDATE recoveries SET state = 'out_of_credits', finished_at = $2, updated_at = $2 WHERE id = $1`, [
         id,

@@ -207,6 +207,63 @@ export async function listSubscriptions(
   return { total: counts[0]?.n ?? 0, items: rows.map(toSubscription) };
 }
 
+/** Filters of the cross-chain listing (GET /blockchain-events/subscriptions). */
+export interface SubscriptionFilter {
+  blockchain?: Blockchain;
+  network?: Network;
+  eventType?: EventType;
+  isActive?: boolean;
+  /** An exact reference id, address (as given or normalised), contract address or transaction id. */
+  q?: string;
+}
+
+/** Delivery health of a subscription: its callbacks by status, and when one was last delivered. */
+export interface DeliveryHealth {
+  delivered: number;
+  failed: number;
+  pending: number;
+  lastDeliveredAt: Date | null;
+}
+
+/**
+ * A customer's subscriptions on every chain, oldest first, filtered, each with its delivery health
+ * (counted over the callbacks the log still keeps, per subscription of the page through callbacks_log).
+ */
+export async function searchSubscriptions(
+  q: Queryable,
+  customerId: string,
+  filter: SubscriptionFilter,
+  page: { limit: number; offset: number },
+): Promise<{ total: number; items: (Subscription & { health: DeliveryHealth })[] }> {
+  // Normalised targets are lower case on the chains whose forms are case-insensitive (hex, bech32).
+  const where = `customer_id = $1 AND ($2::text IS NULL OR blockchain = $2) AND ($3::text IS NULL OR network = $3)
+    AND ($4::text IS NULL OR event_type = $4) AND ($5::boolean IS NULL OR is_active = $5)
+    AND ($6::text IS NULL OR id::text = lower($6) OR address = $6 OR target = $6 OR target = lower($6)
+         OR transaction_id = $6 OR contract_address = $6)`;
+  const params = [customerId, filter.blockchain ?? null, filter.network ?? null, filter.eventType ?? null, filter.isActive ?? null, filter.q ?? null];
+  const [rows, counts] = await Promise.all([
+    q.query<SubscriptionRow & { delivered: number; failed: number; pending: number; last_delivered_at: Date | null }>(
+      'subscriptions:search',
+      `SELECT s.*, h.delivered, h.failed, h.pending, h.last_delivered_at
+       FROM (SELECT * FROM subscriptions WHERE ${where} ORDER BY created_at, id LIMIT $7 OFFSET $8) s
+       CROSS JOIN LATERAL (
+         SELECT count(*) FILTER (WHERE status = 'delivered')::int AS delivered, count(*) FILTER (WHERE status = 'failed')::int AS failed,
+                count(*) FILTER (WHERE status = 'pending')::int AS pending, max(finished_at) FILTER (WHERE status = 'delivered') AS last_delivered_at
+         FROM callbacks c WHERE c.subscription_id = s.id) h
+       ORDER BY s.created_at, s.id`,
+      [...params, page.limit, page.offset],
+    ),
+    q.query<{ n: number }>('subscriptions:search-count', `SELECT count(*)::int AS n FROM subscriptions WHERE ${where}`, params),
+  ]);
+  return {
+    total: counts[0]?.n ?? 0,
+    items: rows.map((r) => ({
+      ...toSubscription(r),
+      health: { delivered: r.delivered, failed: r.failed, pending: r.pending, lastDeliveredAt: r.last_delivered_at },
+    })),
+  };
+}
+
 export async function deleteSubscription(
   q: Queryable,
   customerId: string,

@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { unixSeconds } from '../../domain/time.ts';
 import * as service from '../../services/callbacks.ts';
 import type { Common } from '../../services/context.ts';
-import { sendData } from '../envelope.ts';
+import type { CallbackLogEntry } from '../../store/callbacks.ts';
+import { sendData, sendJsonText } from '../envelope.ts';
 import { ContextQuery, envelope, PageQuery, page } from '../schemas.ts';
 
 const Attempt = Type.Object({
@@ -15,6 +16,16 @@ const Attempt = Type.Object({
   httpStatus: Type.Union([Type.Integer(), Type.Null()]),
   error: Type.Union([Type.Object({ class: Type.String(), message: Type.String() }), Type.Null()]),
 });
+function attemptItem(a: CallbackLogEntry['attempts'][number]) {
+  return {
+    attempt: a.attempt,
+    timestamp: unixSeconds(a.startedAt),
+    durationMs: a.durationMs,
+    httpStatus: a.httpStatus,
+    error: a.errorClass ? { class: a.errorClass, message: a.errorMessage ?? '' } : null,
+  };
+}
+
 const CallbackItem = Type.Object({
   callbackId: Type.String(),
   idempotencyKey: Type.String(),
@@ -30,7 +41,56 @@ const CallbackItem = Type.Object({
   attempts: Type.Array(Attempt),
 });
 
+const CallbackDetail = Type.Composite([
+  Type.Omit(CallbackItem, ['attempts']),
+  Type.Object({
+    referenceId: Type.String({ description: 'The subscription the callback belongs to.' }),
+    payload: Type.Object({}, { additionalProperties: true, description: 'The JSON body exactly as sent (or to be sent), byte for byte.' }),
+    attempts: Type.Array(
+      Type.Composite([
+        Attempt,
+        Type.Object({
+          responseExcerpt: Type.Union([Type.String(), Type.Null()], { description: "The first 4 KiB of the receiver's answer; null when there was none." }),
+        }),
+      ]),
+    ),
+  }),
+]);
+
 export function callbackRoutes(app: FastifyInstance, common: Common): void {
+  app.get<{ Params: { callbackId: string } }>(
+    '/blockchain-events/callbacks/:callbackId',
+    {
+      config: { endpoint: 'callbacks', errors: ['resource_not_found'] },
+      schema: {
+        tags: ['callbacks'],
+        summary: 'One callback: its state, the payload as sent, and every attempt with the start of the response. Free (the console).',
+        params: Type.Object({ callbackId: Type.String({ maxLength: 100 }) }),
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: CallbackDetail })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.getCallback(common, request.caller, request.params.callbackId);
+      const c = result.value;
+      const item = {
+        callbackId: c.id,
+        idempotencyKey: c.idempotencyKey,
+        event: c.eventType,
+        status: c.status,
+        outcome: c.outcome,
+        sequence: c.sequence,
+        createdTimestamp: unixSeconds(c.createdAt),
+        nextAttemptTimestamp: c.status === 'pending' ? unixSeconds(c.nextAttemptAt) : null,
+        referenceId: c.subscriptionId,
+        attempts: c.attempts.map((a) => ({ ...attemptItem(a), responseExcerpt: a.responseExcerpt })),
+      };
+      // The body is spliced in as stored: re-serialising it could change what the receiver got.
+      const itemJson = JSON.stringify(item);
+      return sendJsonText(request, reply, 200, `{"item":${itemJson.slice(0, -1)},"payload":${c.body}}}`, result);
+    },
+  );
+
   app.get<{ Params: { referenceId: string }; Querystring: { limit: number; offset: number } }>(
     '/blockchain-events/subscriptions/:referenceId/callbacks',
     {
@@ -55,13 +115,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
         sequence: c.sequence,
         createdTimestamp: unixSeconds(c.createdAt),
         nextAttemptTimestamp: c.status === 'pending' ? unixSeconds(c.nextAttemptAt) : null,
-        attempts: c.attempts.map((a) => ({
-          attempt: a.attempt,
-          timestamp: unixSeconds(a.startedAt),
-          durationMs: a.durationMs,
-          httpStatus: a.httpStatus,
-          error: a.errorClass ? { class: a.errorClass, message: a.errorMessage ?? '' } : null,
-        })),
+        attempts: c.attempts.map(attemptItem),
       }));
       return sendData(request, reply, 200, { limit, offset, total: result.value.total, items }, result);
     },

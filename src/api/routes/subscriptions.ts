@@ -2,11 +2,11 @@
 
 import { type Static, type TObject, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Blockchain, EVENT_BLOCKCHAINS, type EventType, type Network } from '../../domain/chains.ts';
+import { BLOCKCHAINS, type Blockchain, EVENT_BLOCKCHAINS, EVENT_TYPES, type EventType, NETWORKS, type Network } from '../../domain/chains.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/subscriptions.ts';
-import type { Subscription } from '../../store/subscriptions.ts';
+import type { DeliveryHealth as DeliveryHealthT, Subscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
   AddressCoinsEachConfirmationItem,
@@ -110,6 +110,53 @@ const ANY_CHAIN = EVENT_BLOCKCHAINS.TRANSACTION_MINED;
 const AnyChainParams = chainParams(ANY_CHAIN);
 const ChainReferenceParams = Type.Composite([AnyChainParams, ReferenceParams]);
 type ChainParamsT = { blockchain: Blockchain; network: Network };
+
+const CrossChainQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    blockchain: Type.Optional(Type.String({ enum: [...BLOCKCHAINS], description: 'Only subscriptions on this blockchain.' })),
+    network: Type.Optional(Type.String({ enum: [...NETWORKS], description: 'Only subscriptions on this network.' })),
+    eventType: Type.Optional(Type.String({ enum: [...EVENT_TYPES], description: 'Only subscriptions of this event type.' })),
+    active: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'Only active (true) or inactive (false) subscriptions.' })),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          'Exact match on the referenceId, the address (as given or in its normalised form, e.g. lower-case hex), the contract address, or the transactionId.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type CrossChainQueryT = {
+  limit: number;
+  offset: number;
+  blockchain?: Blockchain;
+  network?: Network;
+  eventType?: EventType;
+  active?: 'true' | 'false';
+  q?: string;
+};
+
+const DeliveryHealth = Type.Object({
+  delivered: Type.Integer({ description: 'Callbacks delivered (among those the log keeps).' }),
+  failed: Type.Integer({ description: 'Callbacks failed for good.' }),
+  pending: Type.Integer({ description: 'Callbacks queued or being retried.' }),
+  successRate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], { description: 'delivered / (delivered + failed); null when neither.' }),
+  lastDeliveredTimestamp: Type.Union([Type.Integer(), Type.Null()], { description: 'When a callback was last delivered (Unix seconds).' }),
+});
+
+function healthItem(h: DeliveryHealthT) {
+  const finished = h.delivered + h.failed;
+  return {
+    delivered: h.delivered,
+    failed: h.failed,
+    pending: h.pending,
+    successRate: finished === 0 ? null : h.delivered / finished,
+    lastDeliveredTimestamp: h.lastDeliveredAt ? unixSeconds(h.lastDeliveredAt) : null,
+  };
+}
 
 const CREATE_ROUTES: {
   path: string;
@@ -257,6 +304,26 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
       const { limit, offset } = request.query;
       const result = await service.listSubscriptions(common, request.caller, request.params.blockchain, request.params.network, { limit, offset });
       return sendData(request, reply, 200, { limit, offset, total: result.value.total, items: result.value.items.map(fullItem) }, result);
+    },
+  );
+
+  app.get<{ Querystring: CrossChainQueryT }>(
+    '/blockchain-events/subscriptions',
+    {
+      config: { endpoint: 'list-subscriptions', errors: [] },
+      schema: {
+        tags: ['subscriptions'],
+        summary: "List the customer's subscriptions on every chain (oldest first), filtered, each with its delivery health. Free (the console's list).",
+        querystring: CrossChainQuery,
+        response: { 200: envelope(page(Type.Composite([SubscriptionItem, Type.Object({ health: DeliveryHealth })]))) },
+      },
+    },
+    async (request, reply) => {
+      const { limit, offset, blockchain, network, eventType, active, q } = request.query;
+      const filter = { blockchain, network, eventType, isActive: active === undefined ? undefined : active === 'true', q };
+      const result = await service.searchSubscriptions(common, request.caller, filter, { limit, offset });
+      const items = result.value.items.map((s) => ({ ...fullItem(s), health: healthItem(s.health) }));
+      return sendData(request, reply, 200, { limit, offset, total: result.value.total, items }, result);
     },
   );
 

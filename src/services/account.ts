@@ -1,0 +1,28 @@
+/** The customer's own account: balance, plan, active subscriptions, and credits spent per endpoint and day. Free calls. */
+import { creditUsage, findCustomerByName } from '../store/customers.ts';
+import { countActive } from '../store/subscriptions.ts';
+import type { Caller, Common } from './context.ts';
+
+export async function account(common: Common, caller: Caller) {
+  const { customerId, customerName } = caller.owner;
+  // The plan as stored, read now rather than from the key cache, with the balance.
+  const [customer, activeSubscriptions] = await Promise.all([findCustomerByName(common.db, customerName), countActive(common.db, customerId)]);
+  const charge = await common.credits.charge(customerId, 0n, caller.endpoint);
+  const plan = customer ?? caller.owner;
+  return {
+    value: {
+      customerName,
+      credits: charge.available,
+      plan: { mainnetAllowed: plan.mainnetAllowed, maxActiveSubscriptions: plan.maxActiveSubscriptions, requestsPerSecond: plan.requestsPerSecond },
+      activeSubscriptions,
+    },
+    ...charge,
+  };
+}
+
+/** Usage of the last `days` UTC days (today included), newest day first, then by endpoint. */
+export async function usage(common: Common, caller: Caller, days: number) {
+  const rows = await creditUsage(common.db, caller.owner.customerId, days);
+  const items = rows.map((r) => ({ day: r.day, endpoint: r.endpoint, requests: Number(r.requests), credits: Number(r.credits) }));
+  return { value: items, ...(await common.credits.charge(caller.owner.customerId, 0n, caller.endpoint)) };
+}

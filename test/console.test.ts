@@ -1,0 +1,246 @@
+/**
+ * The console's API (README "Console API"), customer side: the cross-chain subscription list with its
+ * filters and delivery health, one callback with its payload and response excerpts, the account, and
+ * credit usage recorded with each debit. A real herald with its delivery worker and a real HTTPS receiver.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { callbackBody } from '../src/domain/callbacks.ts';
+import { enqueueCallbacks } from '../src/store/callbacks.ts';
+import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, writeCaFile } from './support/tls.ts';
+
+let t: TestApp;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  const ca = await createTestCa();
+  receiver = await startReceiver({ ca });
+  t = await startTestApp({
+    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), timeoutMs: 2000, pollIntervalMs: 20 },
+  });
+});
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+});
+
+const customer = (options: Parameters<TestApp['customer']>[0] = {}) => t.customer({ domains: ['localhost', 'hooks.example.com'], ...options });
+
+async function subscribe(c: TestCustomer, path: string, item: Record<string, unknown>, chain = 'ethereum/goerli'): Promise<string> {
+  const res = await t.request('POST', `/blockchain-events/${chain}/subscriptions/${path}`, { key: c.key, body: { data: { item } } });
+  expect(res.status, res.text).toBeLessThan(300);
+  return res.body.data.item.referenceId;
+}
+
+/** Queues a callback of the subscription as chain following would; returns its id and exact body. */
+async function enqueue(c: TestCustomer, subscriptionId: string, callbackUrl: string): Promise<{ id: string; body: string }> {
+  const key = randomBytes(32).toString('hex');
+  const body = callbackBody({ id: subscriptionId, eventType: 'TRANSACTION_MINED', apiVersion: '2021-03-20' }, key, { n: 1, amount: '1.000000000000000001' });
+  const id = randomUUID();
+  await t.app.database.db.transaction('test:enqueue', (tx) =>
+    enqueueCallbacks(tx, [{ id, customerId: c.id, subscriptionId, eventType: 'TRANSACTION_MINED', idempotencyKey: key, body, callbackUrl }]),
+  );
+  return { id, body };
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > end) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('GET /blockchain-events/subscriptions (cross-chain list)', () => {
+  it('lists every chain, filters by chain, network, event type and state, and finds by reference id, address or transaction id', async () => {
+    const c = await customer();
+    const tx = `0x${'AB'.repeat(32)}`;
+    const mined = await subscribe(c, 'transaction-mined', { transactionId: tx, callbackUrl: SAMPLE.callbackUrl });
+    const mixedCase = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+    const tokens = await subscribe(c, 'address-tokens-transactions-confirmed', { address: mixedCase, callbackUrl: SAMPLE.callbackUrl });
+    const btc = await subscribe(c, 'transaction-mined', { transactionId: SAMPLE.btcTx, callbackUrl: SAMPLE.callbackUrl }, 'bitcoin/testnet');
+    await t.request('DELETE', `/blockchain-events/bitcoin/testnet/subscriptions/${btc}`, { key: c.key });
+    const inactive = await subscribe(c, 'block-mined', { callbackUrl: SAMPLE.callbackUrl }, 'bitcoin/testnet');
+    await t.app.database.db.query('test:deactivate', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [inactive]);
+    const other = await customer();
+    await subscribe(other, 'transaction-mined', { transactionId: tx, callbackUrl: SAMPLE.callbackUrl });
+
+    const list = async (query = '') => {
+      const res = await t.request('GET', `/blockchain-events/subscriptions${query}`, { key: c.key });
+      expect(res.status, res.text).toBe(200);
+      expect(res.headers.get('x-credits-consumed')).toBe('0');
+      return res.body.data;
+    };
+    const all = await list();
+    expect(all.total).toBe(3);
+    expect(all.items.map((s: { referenceId: string }) => s.referenceId)).toEqual([mined, tokens, inactive]);
+    expect(all.items[0]).toMatchObject({ blockchain: 'ethereum', network: 'goerli', eventType: 'TRANSACTION_MINED', transactionId: tx, isActive: true });
+    expect(all.items[0].health).toEqual({ delivered: 0, failed: 0, pending: 0, successRate: null, lastDeliveredTimestamp: null });
+    const ids = async (query: string) => (await list(query)).items.map((s: { referenceId: string }) => s.referenceId);
+    expect(await ids('?blockchain=bitcoin')).toEqual([inactive]);
+    expect(await ids('?network=goerli')).toEqual([mined, tokens]);
+    expect(await ids('?eventType=ADDRESS_TOKENS_TRANSACTION_CONFIRMED')).toEqual([tokens]);
+    expect(await ids('?active=false')).toEqual([inactive]);
+    expect(await ids('?active=true&blockchain=ethereum')).toEqual([mined, tokens]);
+    expect(await ids(`?q=${mined}`)).toEqual([mined]);
+    expect(await ids(`?q=${mined.toUpperCase()}`)).toEqual([mined]);
+    expect(await ids(`?q=${tx}`)).toEqual([mined]);
+    expect(await ids(`?q=${tx.toLowerCase()}`)).toEqual([mined]);
+    expect(await ids(`?q=${mixedCase}`)).toEqual([tokens]);
+    expect(await ids(`?q=${mixedCase.toLowerCase()}`)).toEqual([tokens]);
+    expect(await ids('?q=nothing-like-it')).toEqual([]);
+    const paged = await list('?limit=1&offset=1');
+    expect(paged).toMatchObject({ limit: 1, offset: 1, total: 3 });
+    expect(paged.items.map((s: { referenceId: string }) => s.referenceId)).toEqual([tokens]);
+  });
+
+  it('answers bad filters with the error envelope', async () => {
+    const c = await customer();
+    for (const [query, code] of [
+      ['?blockchain=dogecoin-classic', 'invalid_data'],
+      ['?active=yes', 'invalid_data'],
+      ['?eventType=NOPE', 'invalid_data'],
+      ['?limit=51', 'limit_greater_than_allowed'],
+      ['?offset=-1', 'invalid_pagination'],
+      ['?colour=red', 'extra_query_attributes'],
+    ]) {
+      const res = await t.request('GET', `/blockchain-events/subscriptions${query}`, { key: c.key });
+      expect(res.body.error?.code, `${query}: ${res.text}`).toBe(code);
+      expect(res.body.error.message.length).toBeGreaterThan(10);
+    }
+    expect((await t.request('GET', '/blockchain-events/subscriptions')).body.error.code).toBe('missing_api_key');
+    expect((await t.request('GET', '/blockchain-events/subscriptions', { key: 'hk_nope' })).body.error.code).toBe('invalid_api_key');
+  });
+});
+
+describe('delivery health and GET /blockchain-events/callbacks/{id}', () => {
+  it('counts delivered, failed and pending callbacks, and shows one callback with its payload and response excerpts', async () => {
+    const c = await customer();
+    const callbackUrl = `${receiver.url}/hooks/${randomBytes(4).toString('hex')}`;
+    const id = await subscribe(c, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl });
+    const long = 'x'.repeat(6000);
+    receiver.byPath(new URL(callbackUrl).pathname, { kind: 'status', status: 200, body: `accepted ${long}` });
+    const first = await enqueue(c, id, callbackUrl);
+    const second = await enqueue(c, id, callbackUrl);
+    const health = async () => (await t.request('GET', `/blockchain-events/subscriptions?q=${id}`, { key: c.key })).body.data.items[0].health;
+    const delivered = await until(health, (h) => h.delivered === 2);
+    expect(delivered).toMatchObject({ delivered: 2, failed: 0, pending: 0, successRate: 1 });
+    expect(delivered.lastDeliveredTimestamp).toBeGreaterThan(Date.now() / 1000 - 60);
+    // A failed one lowers the success rate; a queued one is pending.
+    await t.app.database.db.query('test:fail', `UPDATE callbacks SET status = 'failed', outcome = 'maximum_retry_attempts_reached' WHERE id = $1`, [second.id]);
+    await t.app.database.db.query('test:park', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [id]);
+    await enqueue(c, id, callbackUrl);
+    expect(await health()).toMatchObject({ delivered: 1, failed: 1, pending: 1, successRate: 0.5 });
+
+    const res = await t.request('GET', `/blockchain-events/callbacks/${first.id}?context=c1`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.context).toBe('c1');
+    expect(res.headers.get('x-credits-consumed')).toBe('0');
+    const item = res.body.data.item;
+    expect(item).toMatchObject({ callbackId: first.id, referenceId: id, event: 'TRANSACTION_MINED', status: 'delivered', nextAttemptTimestamp: null });
+    // The payload is the body sent, byte for byte (the spliced text, not a re-serialisation).
+    expect(res.text).toContain(`"payload":${first.body}}`);
+    expect(item.payload).toEqual(JSON.parse(first.body));
+    expect(item.attempts).toHaveLength(1);
+    expect(item.attempts[0]).toMatchObject({ attempt: 1, httpStatus: 200, error: null });
+    expect(item.attempts[0].responseExcerpt.startsWith('accepted xxx')).toBe(true);
+    expect(Buffer.byteLength(item.attempts[0].responseExcerpt)).toBeLessThanOrEqual(4096);
+
+    const other = await customer();
+    for (const [callbackId, key] of [
+      [first.id, other.key],
+      [randomUUID(), c.key],
+      ['not-a-uuid', c.key],
+    ] as const) {
+      const missing = await t.request('GET', `/blockchain-events/callbacks/${callbackId}`, { key });
+      expect(missing.status).toBe(404);
+      expect(missing.body.error.code).toBe('resource_not_found');
+    }
+  });
+});
+
+describe('GET /account and GET /account/usage', () => {
+  it('shows the balance, plan and active subscriptions', async () => {
+    const c = await customer({ credits: 50_000n, plan: { maxActiveSubscriptions: 7, requestsPerSecond: 99 } });
+    await subscribe(c, 'transaction-mined', { transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl });
+    const res = await t.request('GET', '/account', { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.item).toEqual({
+      customerName: c.name,
+      credits: 49_000,
+      plan: { mainnetAllowed: true, maxActiveSubscriptions: 7, requestsPerSecond: 99 },
+      activeSubscriptions: 1,
+    });
+    expect(res.headers.get('x-credits-consumed')).toBe('0');
+  });
+
+  it('records credits per endpoint per UTC day with each debit, batched or not, and not for refused or refunded calls', async () => {
+    // Enough for two creates, twenty reads and a delete: the third create is refused for lack of credits.
+    const c = await customer({ credits: 2_025n });
+    const today = new Date().toISOString().slice(0, 10);
+    const usage = async (query = '') => {
+      const res = await t.request('GET', `/account/usage${query}`, { key: c.key });
+      expect(res.status, res.text).toBe(200);
+      return res.body.data.items;
+    };
+    expect(await usage()).toEqual([]);
+    const id = await subscribe(c, 'transaction-mined', { transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl });
+    // Concurrent reads of one customer go through the charger's group commit: one statement, one usage row.
+    await Promise.all(Array.from({ length: 20 }, () => t.request('GET', `/blockchain-events/subscriptions/${id}`, { key: c.key })));
+    // Refused (already exists): charged, then refunded, so not counted.
+    const twin = await t.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
+      key: c.key,
+      body: { data: { item: { transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl } } },
+    });
+    expect(twin.body.error.code).toBe('already_exists');
+        const second = await t.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
+      key: c.key,
+      body: { data: { item: { transactionId: `0x${'cd'.repeat(32)}`, callbackUrl: SAMPLE.callbackUrl } } },
+    });
+    expect(second.status, second.text).toBe(200);
+    // Too expensive now: 402, nothing taken, nothing recorded.
+    const broke = await t.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
+      key: c.key,
+      body: { data: { item: { transactionId: `0x${'ef'.repeat(32)}`, callbackUrl: SAMPLE.callbackUrl } } },
+    });
+    expect(broke.body.error.code).toBe('insufficient_credits');
+    // A debit in a transaction (delete).
+    await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${id}`, { key: c.key });
+    const cost = t.config.costs;
+    const rows = await usage();
+    expect(rows).toEqual(
+      [
+        { day: today, endpoint: 'delete-subscription', requests: 1, credits: cost.deleteSubscription },
+        { day: today, endpoint: 'get-subscription', requests: 20, credits: 20 * cost.getSubscription },
+        { day: today, endpoint: 'transaction-mined', requests: 2, credits: 2 * cost.transactionMined },
+      ].filter((r) => r.credits > 0),
+    );
+    const spent = rows.reduce((sum: number, r: { credits: number }) => sum + r.credits, 0);
+    const account = await t.request('GET', '/account', { key: c.key });
+    expect(account.body.data.item.credits).toBe(2_025 - spent);
+    expect(spent).toBe(2_021);
+
+    // Older days: within `days` only, newest first.
+    await t.app.database.db.query(
+      'test:old-usage',
+      `INSERT INTO credit_usage (customer_id, day, endpoint, requests, credits) VALUES
+         ($1, (now() AT TIME ZONE 'UTC')::date - 1, 'status', 3, 0), ($1, (now() AT TIME ZONE 'UTC')::date - 5, 'wallets', 2, 200)`,
+      [c.id],
+    );
+    const days = async (query: string) => [...new Set((await usage(query)).map((r: { day: string }) => r.day))];
+    const dayBefore = (n: number) => new Date(Date.parse(today) - n * 86_400_000).toISOString().slice(0, 10);
+    expect(await days('?days=1')).toEqual([today]);
+    expect(await days('?days=5')).toEqual([today, dayBefore(1)]);
+    expect(await days('?days=6')).toEqual([today, dayBefore(1), dayBefore(5)]);
+    expect(await days('')).toEqual([today, dayBefore(1), dayBefore(5)]);
+    for (const bad of ['?days=0', '?days=91', '?days=x']) {
+      const res = await t.request('GET', `/account/usage${bad}`, { key: c.key });
+      expect(res.status, bad).toBe(409);
+      expect(res.body.error.code).toBe('invalid_data');
+    }
+  });
+});
