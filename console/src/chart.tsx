@@ -5,6 +5,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { Scroll } from './ui.tsx';
 
 export interface Series {
   label: string;
@@ -47,7 +48,7 @@ export function TimeChart(props: { title: string; x: number[]; series: Series[];
       <div ref={box} role="img" aria-label={`${props.title}: chart; the values are in the table below.`} />
       <details>
         <summary>{props.title}: values as a table</summary>
-        <div class="scroll">
+        <Scroll>
           <table>
             <thead>
               <tr>
@@ -70,7 +71,7 @@ export function TimeChart(props: { title: string; x: number[]; series: Series[];
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       </details>
     </figure>
   );

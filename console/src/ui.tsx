@@ -225,3 +225,26 @@ export function useAction<A extends unknown[]>(action: (...args: A) => Promise<v
   };
   return { run, busy, error, setError };
 }
+
+/**
+ * A box that scrolls (a wide table, a long payload). Keyboard users scroll it once it has focus, so it
+ * takes focus (WCAG 2.1.1; axe's scrollable-region-focusable).
+ */
+export function Scroll({ children }: { children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to be scrolled
+    <div class="scroll" tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
+/** Preformatted text (a payload, a response excerpt) in a box that scrolls; focusable for the same reason as Scroll. */
+export function Pre({ children, class: className }: { children: ComponentChildren; class: string }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to be scrolled
+    <pre class={className} tabIndex={0}>
+      {children}
+    </pre>
+  );
+}

@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Page, query } from '../../api.ts';
 import type { Callback, CallbackDetail } from '../../types.ts';
-import { Empty, Failure, Loading, Notice, Pager, Time, useAction, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Loading, Notice, Pager, Pre, Scroll, Time, useAction, useLoad } from '../../ui.tsx';
 
 const LIMIT = 20;
 
@@ -14,7 +14,7 @@ function lastOf(c: Callback) {
   return c.attempts[c.attempts.length - 1];
 }
 
-function CallbackDetails({ callback, onResent }: { callback: Callback; onResent: () => void }) {
+function CallbackDetails({ callback, active, onResent }: { callback: Callback; active: boolean; onResent: () => void }) {
   const detail = useLoad(
     () => api<{ item: CallbackDetail }>('GET', `/blockchain-events/callbacks/${encodeURIComponent(callback.callbackId)}`),
     callback.callbackId + callback.attempts.length,
@@ -25,7 +25,11 @@ function CallbackDetails({ callback, onResent }: { callback: Callback; onResent:
       'POST',
       `/blockchain-events/callbacks/${encodeURIComponent(callback.callbackId)}/resend`,
     );
-    setResent(`Queued again (${r.item.status}).`);
+    setResent(
+      active
+        ? `Queued again (${r.item.status}).`
+        : `Queued again (${r.item.status}); the subscription is inactive, so it is sent once you activate the subscription.`,
+    );
     onResent();
   });
   const excerpts = new Map((detail.data?.item.attempts ?? []).map((a) => [a.attempt, a.responseExcerpt ?? null]));
@@ -45,7 +49,7 @@ function CallbackDetails({ callback, onResent }: { callback: Callback; onResent:
       {callback.attempts.length === 0 ? (
         <Empty>Not attempted yet.</Empty>
       ) : (
-        <div class="scroll">
+        <Scroll>
           <table>
             <caption>Attempts</caption>
             <thead>
@@ -68,12 +72,12 @@ function CallbackDetails({ callback, onResent }: { callback: Callback; onResent:
                   <td>{a.httpStatus ?? '—'}</td>
                   <td>{a.durationMs} ms</td>
                   <td>{a.error ? <span title={a.error.message}>{a.error.class}</span> : '—'}</td>
-                  <td>{detail.data ? excerpts.get(a.attempt) ? <pre class="excerpt">{excerpts.get(a.attempt)}</pre> : <span>(empty)</span> : '…'}</td>
+                  <td>{detail.data ? excerpts.get(a.attempt) ? <Pre class="excerpt">{excerpts.get(a.attempt)}</Pre> : <span>(empty)</span> : '…'}</td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       )}
       {callback.attempts.some((a) => a.error) && (
         <ul class="errors">
@@ -88,7 +92,7 @@ function CallbackDetails({ callback, onResent }: { callback: Callback; onResent:
       )}
       <h4>Payload as sent</h4>
       <Failure error={detail.error} />
-      {detail.data ? <pre class="payload">{JSON.stringify(detail.data.item.payload, null, 2)}</pre> : !detail.error && <Loading what="the payload" />}
+      {detail.data ? <Pre class="payload">{JSON.stringify(detail.data.item.payload, null, 2)}</Pre> : !detail.error && <Loading what="the payload" />}
       {canResend && (
         <p>
           <button type="button" class="secondary" onClick={() => resend.run()} disabled={resend.busy}>
@@ -102,7 +106,7 @@ function CallbackDetails({ callback, onResent }: { callback: Callback; onResent:
   );
 }
 
-export function CallbackLog({ referenceId, refreshKey }: { referenceId: string; refreshKey: number }) {
+export function CallbackLog({ referenceId, active }: { referenceId: string; active: boolean }) {
   // The API lists oldest first: the newest page is read from the end (offset total - limit).
   const [fromNewest, setFromNewest] = useState(0);
   const [open, setOpen] = useState<Set<string>>(new Set());
@@ -115,7 +119,7 @@ export function CallbackLog({ referenceId, refreshKey }: { referenceId: string; 
       const page = await api<Page<Callback>>('GET', base + query({ limit, offset }));
       return { total: page.total, items: [...page.items].reverse() };
     },
-    `${referenceId}:${fromNewest}:${refreshKey}`,
+    `${referenceId}:${fromNewest}`,
     4000,
   );
   const toggle = (id: string, isOpen: boolean) => {
@@ -151,7 +155,7 @@ export function CallbackLog({ referenceId, refreshKey }: { referenceId: string; 
                         </>
                       )}
                     </summary>
-                    {open.has(c.callbackId) && <CallbackDetails callback={c} onResent={() => log.reload()} />}
+                    {open.has(c.callbackId) && <CallbackDetails callback={c} active={active} onResent={() => log.reload()} />}
                   </details>
                 </li>
               );

@@ -92,15 +92,14 @@ function DomainCard({ d, onChange }: { d: Domain; onChange: () => void }) {
 }
 
 export function DomainsPage() {
-  const [refresh, setRefresh] = useState(0);
-  const list = useLoad(() => api<Page<Domain>>('GET', '/blockchain-events/callback-domains?limit=50'), String(refresh));
+  const list = useLoad(() => api<Page<Domain>>('GET', '/blockchain-events/callback-domains?limit=50'), 'domains');
   const [domain, setDomain] = useState('');
   const [added, setAdded] = useState<string | null>(null);
   const register = useAction(async () => {
     const r = await api<{ item: Domain }>('POST', '/blockchain-events/callback-domains', { body: { data: { item: { domain: domain.trim() } } } });
     setAdded(r.item.domain);
     setDomain('');
-    setRefresh((n) => n + 1);
+    await list.reload();
   });
   const fieldError = register.error instanceof ApiFailure ? register.error.message : undefined;
   return (
@@ -131,7 +130,7 @@ export function DomainsPage() {
       ) : (
         <ul class="cards">
           {list.data.items.map((d) => (
-            <DomainCard key={d.domain} d={d} onChange={() => setRefresh((n) => n + 1)} />
+            <DomainCard key={d.domain} d={d} onChange={() => list.reload()} />
           ))}
         </ul>
       )}

@@ -5,7 +5,7 @@ import { targetOf } from '../../events.ts';
 import { location } from '../../router.ts';
 import { useValue } from '../../state.ts';
 import type { Subscription } from '../../types.ts';
-import { Failure, Link, Loading, Notice, PageTitle, Time, useAction, useLoad } from '../../ui.tsx';
+import { Failure, Link, Loading, Notice, PageTitle, Pre, Time, useAction, useLoad } from '../../ui.tsx';
 import { CallbackLog } from './callback-log.tsx';
 import { rate } from './subscriptions.tsx';
 
@@ -21,13 +21,13 @@ interface TestResult {
 
 export function SubscriptionPage({ id }: { id: string }) {
   const { search } = useValue(location);
-  const [refresh, setRefresh] = useState(0);
   const path = `/blockchain-events/subscriptions/${encodeURIComponent(id)}`;
-  const sub = useLoad(() => api<{ item: Subscription }>('GET', path), `${id}:${refresh}`);
+  // Refreshed with the log: a subscription deactivates itself when its callbacks exhaust their retries.
+  const sub = useLoad(() => api<{ item: Subscription }>('GET', path), id, 4000);
   // Delivery health comes with the cross-chain list; the search by reference id finds exactly this one.
   const health = useLoad(
     async () => (await api<Page<Subscription>>('GET', `/blockchain-events/subscriptions${query({ q: id, limit: 1 })}`)).items[0]?.health,
-    `${id}:${refresh}`,
+    id,
     4000,
   );
   const [test, setTest] = useState<TestResult | null>(null);
@@ -40,13 +40,13 @@ export function SubscriptionPage({ id }: { id: string }) {
   const activate = useAction(async () => {
     await api('POST', `${path}/activate`);
     setDone('The subscription is active again.');
-    setRefresh((n) => n + 1);
+    await Promise.all([sub.reload(), health.reload()]);
   });
   const remove = useAction(async (s: Subscription) => {
     if (!window.confirm(`Delete subscription ${s.referenceId}? Its pending callbacks are cancelled.`)) return;
     await api('DELETE', `/blockchain-events/${s.blockchain}/${s.network}/subscriptions/${encodeURIComponent(s.referenceId)}`);
     setDone('The subscription is deleted (inactive); its pending callbacks are cancelled.');
-    setRefresh((n) => n + 1);
+    await Promise.all([sub.reload(), health.reload()]);
   });
 
   const s = sub.data?.item;
@@ -137,11 +137,11 @@ export function SubscriptionPage({ id }: { id: string }) {
                   Test callback {test.delivered ? 'delivered' : 'not delivered'}: HTTP {test.httpStatus ?? '—'} in {test.durationMs} ms
                   {test.errorClass && ` (${test.errorClass}: ${test.errorMessage ?? ''})`}.
                 </p>
-                {test.responseBody && <pre class="excerpt">{test.responseBody}</pre>}
+                {test.responseBody && <Pre class="excerpt">{test.responseBody}</Pre>}
               </div>
             )}
           </section>
-          <CallbackLog referenceId={s.referenceId} refreshKey={refresh} />
+          <CallbackLog referenceId={s.referenceId} active={s.isActive} />
         </>
       )}
     </>

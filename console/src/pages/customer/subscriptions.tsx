@@ -6,7 +6,7 @@ import { targetOf } from '../../events.ts';
 import { location, navigate } from '../../router.ts';
 import { useValue } from '../../state.ts';
 import type { Subscription } from '../../types.ts';
-import { Empty, Failure, Link, Loading, Pager, PageTitle, Time, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Link, Loading, Pager, PageTitle, Scroll, Time, useLoad } from '../../ui.tsx';
 
 const LIMIT = 50;
 const FILTERS = ['blockchain', 'network', 'eventType', 'active', 'q'] as const;
@@ -104,7 +104,7 @@ export function SubscriptionsPage() {
         </Empty>
       ) : (
         <>
-          <div class="scroll">
+          <Scroll>
             <table>
               <caption class="visually-hidden">Subscriptions</caption>
               <thead>
@@ -144,7 +144,7 @@ export function SubscriptionsPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
           <Pager
             offset={offset}
             limit={LIMIT}

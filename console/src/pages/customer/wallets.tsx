@@ -3,21 +3,20 @@ import { useState } from 'preact/hooks';
 import { BLOCKCHAINS, type Blockchain, CHAINS } from '../../../../src/domain/chains.ts';
 import { ApiFailure, api, type Page, query } from '../../api.ts';
 import type { WalletAssets, WatchedAddress } from '../../types.ts';
-import { Empty, Failure, Field, Loading, Pager, PageTitle, Time, useAction, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Field, Loading, Pager, PageTitle, Scroll, Time, useAction, useLoad } from '../../ui.tsx';
 
 const LIMIT = 20;
 
 function Addresses({ walletId, onChange }: { walletId: string; onChange: () => void }) {
-  const [refresh, setRefresh] = useState(0);
   const base = `/wallet-as-a-service/wallets/${encodeURIComponent(walletId)}`;
-  const wallet = useLoad(() => api<{ item: { addresses: WatchedAddress[] } }>('GET', base), `${walletId}:${refresh}`);
+  const wallet = useLoad(() => api<{ item: { addresses: WatchedAddress[] } }>('GET', base), walletId);
   const [blockchain, setBlockchain] = useState<Blockchain>('ethereum');
   const [network, setNetwork] = useState('mainnet');
   const networks = CHAINS[blockchain].networks;
   const net = networks.includes(network as never) ? network : (networks[0] as string);
   const [address, setAddress] = useState('');
   const changed = () => {
-    setRefresh((n) => n + 1);
+    wallet.reload();
     onChange();
   };
   const add = useAction(async () => {
@@ -41,7 +40,7 @@ function Addresses({ walletId, onChange }: { walletId: string; onChange: () => v
       ) : wallet.data.item.addresses.length === 0 ? (
         <Empty>No addresses watched in this wallet yet.</Empty>
       ) : (
-        <div class="scroll">
+        <Scroll>
           <table>
             <thead>
               <tr>
@@ -74,7 +73,7 @@ function Addresses({ walletId, onChange }: { walletId: string; onChange: () => v
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       )}
       <form
         class="inline"
@@ -118,7 +117,7 @@ function Assets({ w }: { w: WalletAssets }) {
   return (
     <>
       {w.coins.length > 0 && (
-        <div class="scroll">
+        <Scroll>
           <table>
             <caption>Coins</caption>
             <thead>
@@ -146,10 +145,10 @@ function Assets({ w }: { w: WalletAssets }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       )}
       {w.fungibleTokens.length > 0 && (
-        <div class="scroll">
+        <Scroll>
           <table>
             <caption>Tokens</caption>
             <thead>
@@ -175,10 +174,10 @@ function Assets({ w }: { w: WalletAssets }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       )}
       {w.nonFungibleTokens.length > 0 && (
-        <div class="scroll">
+        <Scroll>
           <table>
             <caption>NFTs</caption>
             <thead>
@@ -204,7 +203,7 @@ function Assets({ w }: { w: WalletAssets }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       )}
     </>
   );
@@ -212,16 +211,12 @@ function Assets({ w }: { w: WalletAssets }) {
 
 export function WalletsPage() {
   const [offset, setOffset] = useState(0);
-  const [refresh, setRefresh] = useState(0);
-  const list = useLoad(
-    () => api<Page<WalletAssets>>('GET', `/wallet-as-a-service/wallets/all-assets${query({ limit: LIMIT, offset })}`),
-    `${offset}:${refresh}`,
-  );
+  const list = useLoad(() => api<Page<WalletAssets>>('GET', `/wallet-as-a-service/wallets/all-assets${query({ limit: LIMIT, offset })}`), String(offset));
   const [name, setName] = useState('');
   const create = useAction(async () => {
     await api('POST', '/wallet-as-a-service/wallets', { body: { data: { item: { walletName: name.trim() } } } });
     setName('');
-    setRefresh((n) => n + 1);
+    await list.reload();
   });
   return (
     <>
@@ -254,7 +249,7 @@ export function WalletsPage() {
                   {w.walletName} <span class="mono hint">{w.walletId}</span>
                 </h2>
                 <Assets w={w} />
-                <Addresses walletId={w.walletId} onChange={() => setRefresh((n) => n + 1)} />
+                <Addresses walletId={w.walletId} onChange={() => list.reload()} />
               </li>
             ))}
           </ul>

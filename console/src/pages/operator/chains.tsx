@@ -3,7 +3,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../../api.ts';
 import { COLORS, TimeChart } from '../../chart.tsx';
 import type { OperatorChain } from '../../types.ts';
-import { Empty, Failure, Loading, Notice, PageTitle, useAction, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Loading, Notice, PageTitle, Scroll, useAction, useLoad } from '../../ui.tsx';
 
 function LagChart({ chain }: { chain: OperatorChain }) {
   const lag = useLoad(
@@ -76,7 +76,7 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
       {chain.nodes.length === 0 ? (
         <Empty>No node checks recorded yet.</Empty>
       ) : (
-        <div class="scroll">
+        <Scroll>
           <table>
             <thead>
               <tr>
@@ -101,7 +101,7 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
               ))}
             </tbody>
           </table>
-        </div>
+        </Scroll>
       )}
     </li>
   );

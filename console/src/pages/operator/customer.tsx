@@ -2,14 +2,13 @@
 import { useState } from 'preact/hooks';
 import { ApiFailure, api } from '../../api.ts';
 import type { CustomerDetail } from '../../types.ts';
-import { CopyButton, Empty, Failure, Field, Link, Loading, Notice, PageTitle, Time, useAction, useLoad } from '../../ui.tsx';
+import { CopyButton, Empty, Failure, Field, Link, Loading, Notice, PageTitle, Scroll, Time, useAction, useLoad } from '../../ui.tsx';
 import { planText } from './customers.tsx';
 
 export function CustomerPage({ name }: { name: string }) {
   const base = `/operator/customers/${encodeURIComponent(name)}`;
-  const [refresh, setRefresh] = useState(0);
-  const again = () => setRefresh((n) => n + 1);
-  const customer = useLoad(() => api<{ item: CustomerDetail }>('GET', base), `${name}:${refresh}`);
+  const customer = useLoad(() => api<{ item: CustomerDetail }>('GET', base), name);
+  const again = () => customer.reload();
   const [newKey, setNewKey] = useState<{ keyId: string; apiKey: string } | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [amount, setAmount] = useState('');
@@ -104,7 +103,7 @@ export function CustomerPage({ name }: { name: string }) {
             {c.keys.length === 0 ? (
               <Empty>No keys yet.</Empty>
             ) : (
-              <div class="scroll">
+              <Scroll>
                 <table>
                   <thead>
                     <tr>
@@ -137,7 +136,7 @@ export function CustomerPage({ name }: { name: string }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </Scroll>
             )}
           </section>
 
@@ -147,7 +146,7 @@ export function CustomerPage({ name }: { name: string }) {
             {c.domains.length === 0 ? (
               <Empty>The customer has registered no callback domains.</Empty>
             ) : (
-              <div class="scroll">
+              <Scroll>
                 <table>
                   <thead>
                     <tr>
@@ -174,7 +173,7 @@ export function CustomerPage({ name }: { name: string }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </Scroll>
             )}
           </section>
         </>

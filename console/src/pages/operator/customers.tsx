@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Page, query } from '../../api.ts';
 import type { CustomerSummary } from '../../types.ts';
-import { Empty, Failure, Link, Loading, Pager, PageTitle, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Link, Loading, Pager, PageTitle, Scroll, useLoad } from '../../ui.tsx';
 
 const LIMIT = 50;
 
@@ -26,7 +26,7 @@ export function CustomersPage() {
         <Empty>No customers yet. Create one with herald customers create.</Empty>
       ) : (
         <>
-          <div class="scroll">
+          <Scroll>
             <table>
               <caption class="visually-hidden">Customers</caption>
               <thead>
@@ -52,7 +52,7 @@ export function CustomersPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
           <Pager offset={offset} limit={LIMIT} total={list.data.total} what="customers" onOffset={setOffset} />
         </>
       )}

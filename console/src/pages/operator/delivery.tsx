@@ -3,7 +3,7 @@ import { useMemo } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { COLORS, TimeChart } from '../../chart.tsx';
 import type { Delivery } from '../../types.ts';
-import { Empty, Failure, Loading, PageTitle, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Loading, PageTitle, Scroll, useLoad } from '../../ui.tsx';
 
 function age(seconds: number | null): string {
   if (seconds === null) return 'nothing due';
@@ -57,7 +57,7 @@ export function DeliveryPage() {
             {d.slowestDestinations.length === 0 ? (
               <Empty>No attempts in the last hour.</Empty>
             ) : (
-              <div class="scroll">
+              <Scroll>
                 <table>
                   <thead>
                     <tr>
@@ -80,7 +80,7 @@ export function DeliveryPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </Scroll>
             )}
           </section>
         </>
