@@ -19,7 +19,13 @@ beforeAll(async () => {
   const ca = await createTestCa();
   receiver = await startReceiver({ ca });
   t = await startTestApp({
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), timeoutMs: 2000, pollIntervalMs: 20 },
+    delivery: {
+      ...loadConfig({}, {}).delivery,
+      allowNetworks: ['127.0.0.1/32', '::1/128'],
+      caFile: writeCaFile(ca.caPem),
+      timeoutMs: 2000,
+      pollIntervalMs: 20,
+    },
   });
 });
 afterAll(async () => {
@@ -197,7 +203,7 @@ describe('GET /account and GET /account/usage', () => {
       body: { data: { item: { transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl } } },
     });
     expect(twin.body.error.code).toBe('already_exists');
-        const second = await t.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
+    const second = await t.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
       key: c.key,
       body: { data: { item: { transactionId: `0x${'cd'.repeat(32)}`, callbackUrl: SAMPLE.callbackUrl } } },
     });

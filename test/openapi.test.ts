@@ -230,8 +230,13 @@ describe('the OpenAPI document', () => {
     for (const { method, template, op } of operations()) {
       const statuses = Object.keys(op.responses).map(Number);
       const name = `${method} ${template}`;
-      // Every documented operation needs an API key (the operations endpoints are not in the document).
-      expect(statuses, name).toEqual(expect.arrayContaining([400, 401, 403, 429, 500, 503]));
+      // Every documented operation needs an API key (the operations endpoints are not in the document),
+      // but the operator's, which need an operator token (and are not rate-limited).
+      if (template.startsWith('/operator/')) {
+        expect(statuses, name).toEqual(expect.arrayContaining([400, 401, 500, 503]));
+        expect(responseSchema(op, 401).properties.error.properties.code.enum, name).toEqual(['invalid_operator_token']);
+        expect(op.security, name).toEqual([{ operatorToken: [] }]);
+      } else expect(statuses, name).toEqual(expect.arrayContaining([400, 401, 403, 429, 500, 503]));
       if (template.includes('{')) expect(responseSchema(op, 400).properties.error.properties.code.enum, name).toContain('uri_not_found');
       if (op.requestBody) expect(statuses, name).toEqual(expect.arrayContaining([409, 413, 415, 422]));
       if (parameter(op, 'limit')) {
@@ -240,7 +245,7 @@ describe('the OpenAPI document', () => {
         );
       }
       expect(responseSchema(op, 503).properties.error.properties.code.enum, name).toEqual(['service_unavailable']);
-      expect(op.responses['429'].headers['retry-after'], name).toBeDefined();
+      if (!template.startsWith('/operator/')) expect(op.responses['429'].headers['retry-after'], name).toBeDefined();
       for (const status of statuses.filter((s) => s >= 400)) {
         const schema = responseSchema(op, status);
         expect(schema.required, `${name} ${status}`).toEqual(['apiVersion', 'requestId', 'error']);
@@ -449,6 +454,13 @@ describe('real answers match the document', () => {
     const callbackId = await waitForCallbackStatus(c, referenceId, 'delivered');
     expect((await call('POST', `/blockchain-events/callbacks/${callbackId}/resend`, { key })).status).toBe(201);
     await waitForCallbackStatus(c, referenceId, 'delivered');
+    // The console's reads (issue 13): one callback, the cross-chain list with health, the account and its usage.
+    const detail = await call('GET', `/blockchain-events/callbacks/${callbackId}`, { key });
+    expect(detail.body.data.item.payload).toEqual(JSON.parse(body));
+    const crossChain = await call('GET', `/blockchain-events/subscriptions?blockchain=ethereum&active=true&q=${referenceId}`, { key });
+    expect(crossChain.body.data.items[0].health.delivered).toBeGreaterThan(0);
+    expect((await call('GET', '/account', { key })).status).toBe(200);
+    expect((await call('GET', '/account/usage?days=7', { key })).body.data.items.length).toBeGreaterThan(0);
 
     // Recovery and rotation (issue 14).
     const since = Math.floor(Date.now() / 1000) - 3600;

@@ -24,6 +24,8 @@ declare module 'fastify' {
 const EVERY_ROUTE: readonly ErrorCode[] = ['invalid_api_version', 'unexpected_server_error', 'service_unavailable'];
 /** onRequest: authentication, rate limit, key restriction. */
 const WITH_API_KEY: readonly ErrorCode[] = ['missing_api_key', 'invalid_api_key', 'request_limit_reached', 'endpoint_not_allowed_for_api_key'];
+/** The /operator/* routes: an operator token instead of an API key. */
+const WITH_OPERATOR_TOKEN: readonly ErrorCode[] = ['invalid_operator_token'];
 /** A path parameter that names nothing here: an unsupported chain or pair, a malformed id, a NUL, an overlong segment. */
 const WITH_PATH_PARAMS: readonly ErrorCode[] = ['uri_not_found'];
 /** An unknown query parameter, or a context over 100 characters. */
@@ -55,6 +57,7 @@ function errorCodesOf(method: string, schema: RouteSchema, config: RouteOptions[
     for (const code of list) codes.add(code);
   };
   if (config?.endpoint) add(WITH_API_KEY);
+  if (config?.operator) add(WITH_OPERATOR_TOKEN);
   if (schema.params) add(WITH_PATH_PARAMS);
   if (schema.querystring) add(WITH_QUERY);
   if (schema.querystring?.properties?.limit) add(WITH_PAGINATION);
@@ -96,5 +99,6 @@ export function withErrorResponses({ schema, url, route }: { schema: FastifySche
   if (!routeSchema || routeSchema.hide) return { schema, url };
   const errors: Record<string, TSchema> = {};
   for (const [status, codes] of byStatus(errorCodesOf(String(route.method), routeSchema, route.config))) errors[String(status)] = errorResponse(codes);
-  return { schema: { ...routeSchema, response: { ...routeSchema.response, ...errors } }, url };
+  const security = route.config?.operator ? { security: [{ operatorToken: [] }] } : {};
+  return { schema: { ...routeSchema, ...security, response: { ...routeSchema.response, ...errors } }, url };
 }

@@ -19,11 +19,13 @@ import { authenticate, RateLimiter } from './auth.ts';
 import { consoleRoutes } from './console-assets.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
 import { withErrorResponses } from './openapi.ts';
+import { authenticateOperator } from './operator-auth.ts';
 import { accountRoutes } from './routes/account.ts';
 import { callbackDataRoutes } from './routes/callback-data.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { operationsRoutes } from './routes/operations.ts';
+import { operatorRoutes } from './routes/operator.ts';
 import { recoveryRoutes } from './routes/recoveries.ts';
 import { statusRoutes } from './routes/status.ts';
 import { rotateSecretRoutes, subscriptionRoutes } from './routes/subscriptions.ts';
@@ -34,12 +36,16 @@ import { validatorCompiler } from './validation.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller;
+    /** The operator token's name, on the /operator/* routes. */
+    operator: string;
   }
   interface FastifyContextConfig {
     /** Endpoint name for key restrictions; routes without one need no API key. */
     endpoint?: string;
     /** Blockchains the route's :blockchain accepts (with their networks). */
     chains?: readonly Blockchain[];
+    /** An operator route: needs an operator token (Authorization: Bearer), not an API key. */
+    operator?: boolean;
   }
 }
 
@@ -180,7 +186,12 @@ export async function buildServer(common: Common, options: { logger: Logger; met
         version: API_VERSION,
         description: 'Every response is an envelope { apiVersion, requestId, context?, data | error }. Authenticate with the x-api-key header.',
       },
-      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          operatorToken: { type: 'http', scheme: 'bearer', description: 'An operator token (herald operator-tokens create), for the /operator/* routes.' },
+        },
+      },
       security: [{ apiKey: [] }],
     },
     transform: withErrorResponses,
@@ -201,8 +212,13 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     if (pinned !== undefined && pinned !== API_VERSION) {
       throw new ApiError('invalid_api_version', `API version '${truncate(String(pinned))}' is not served here; the only version is ${API_VERSION}.`);
     }
+    if (request.is404) return;
+    if (request.routeOptions.config?.operator) {
+      request.operator = await authenticateOperator(common, request);
+      return;
+    }
     const endpoint = request.routeOptions.config?.endpoint;
-    if (!endpoint || request.is404) return;
+    if (!endpoint) return;
     request.caller = { owner: await authenticate(common.access, limiter, request, endpoint), endpoint, apiVersion: API_VERSION, requestId: request.id };
   });
 
@@ -239,6 +255,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   callbackDataRoutes(app, common);
   statusRoutes(app, common);
   accountRoutes(app, common);
+  operatorRoutes(app, common);
   operationsRoutes(app, common, options.metrics);
   consoleRoutes(app);
   return app;

@@ -1,12 +1,12 @@
-/** Operator commands: migrate, customers, keys, credits, domains, chains. Each opens the store, acts, closes. */
+/** Operator commands: migrate, customers, keys, credits, domains, chains, operator tokens. Each opens the store, acts, closes. */
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Config } from '../config/config.ts';
 import { NetworkList } from '../delivery/destinations.ts';
 import { isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
 import { ENDPOINT_NAMES } from '../domain/endpoints.ts';
+import { resetChain } from '../services/chains.ts';
 import { parseCallbackUrl } from '../services/subscriptions.ts';
-import { getCursor, lockChain, resetCursor, rewindAbove } from '../store/chain-state.ts';
 import {
   addCredits,
   allowNetworksOf,
@@ -21,8 +21,8 @@ import {
 } from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
 import { upsertDomain } from '../store/domains.ts';
-import { takeOrphanedEntries } from '../store/ledger.ts';
 import { openDatabase } from '../store/open.ts';
+import { createOperatorToken, listOperatorTokens, revokeOperatorToken } from '../store/operator-tokens.ts';
 import { configFrom, integer, withStoreOptions } from './options.ts';
 
 class UsageError extends Error {}
@@ -226,21 +226,47 @@ export function registerAdminCommands(program: Command): void {
     if (!isBlockchain(o.blockchain) || !isNetwork(o.network) || !supportsNetwork(o.blockchain, o.network))
       throw new UsageError(`'${o.blockchain}' '${o.network}' is not a blockchain and network herald knows.`);
     await withDatabase(configFrom(o), async (db) => {
-      const chain = { blockchain: o.blockchain, network: o.network };
-      const removed = await db.transaction('cli:chains-reset', async (tx) => {
-        await lockChain(tx, chain);
-        const cursor = await getCursor(tx, chain);
-        const rewound = await rewindAbove(tx, chain, -1);
-        // Ledger entries of those blocks: confirmed ones stay counted, the others are never confirmed now.
-        await takeOrphanedEntries(tx, chain, -1);
-        await resetCursor(tx, chain);
-        return { cursor, ...rewound };
-      });
+      const removed = await resetChain(db, { blockchain: o.blockchain, network: o.network });
       print(
         removed.cursor
           ? `${o.blockchain} ${o.network}: forgot the cursor at ${removed.cursor.height} (${removed.cursor.state}), ${removed.pendingDeleted} waiting event(s) and ${removed.callbacksCancelled} unsent callback(s); a running ingest process starts again within 10 s at the configured startHeight or the node head`
           : `${o.blockchain} ${o.network} had no following state`,
       );
+    });
+  });
+
+  const tokens = program
+    .command('operator-tokens')
+    .description('Bearer tokens of the operator console and the /operator/* routes: shown once at creation, stored only as hashes');
+  withStoreOptions(
+    tokens
+      .command('create')
+      .description('create an operator token and print it (the only time it is shown)')
+      .requiredOption('--name <name>', 'who or what holds it, e.g. alice or grafana; one active token per name'),
+  ).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      const created = await createOperatorToken(db, o.name);
+      if (!created) throw new UsageError(`An active operator token named '${o.name}' exists. Revoke it first: herald operator-tokens revoke --name ${o.name}`);
+      process.stderr.write(`operator token '${o.name}' (store it now; it cannot be shown again):\n`);
+      print(created.token);
+    });
+  });
+  withStoreOptions(tokens.command('list').description('list operator tokens: name, prefix, created, revoked')).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      const all = await listOperatorTokens(db);
+      if (all.length === 0) print('no operator tokens (make one with: herald operator-tokens create --name NAME)');
+      for (const t of all) {
+        print(`${t.name} ${t.prefix}... created ${t.createdAt.toISOString()} ${t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : 'active'}`);
+      }
+    });
+  });
+  withStoreOptions(
+    tokens.command('revoke').description('revoke the active operator token of a name at once').requiredOption('--name <name>', 'the token name'),
+  ).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      if (!(await revokeOperatorToken(db, o.name)))
+        throw new UsageError(`No active operator token named '${o.name}'. List them with: herald operator-tokens list`);
+      print(`revoked operator token '${o.name}'`);
     });
   });
 }

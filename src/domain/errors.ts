@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   invalid_api_version: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
+  invalid_operator_token: 401,
   insufficient_credits: 402,
   feature_mainnets_not_allowed_for_plan: 403,
   blockchain_events_callbacks_limit_reached: 403,

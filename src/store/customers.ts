@@ -94,6 +94,51 @@ export async function listApiKeys(q: Queryable, customerId: string) {
   );
 }
 
+/** Revokes one key by id (again: keeps the first time); the time it was revoked, undefined when the customer has no such key. */
+export async function revokeApiKeyById(q: Queryable, customerId: string, keyId: string): Promise<Date | undefined> {
+  const [row] = await q.query<{ revoked_at: Date }>(
+    'keys:revoke-by-id',
+    'UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE customer_id = $1 AND id = $2 RETURNING revoked_at',
+    [customerId, keyId],
+  );
+  return row?.revoked_at;
+}
+
+/** Customers by name, each with its plan, credits, active subscriptions and active (unrevoked) keys. */
+export async function listCustomers(q: Queryable, page: { limit: number; offset: number }) {
+  const [rows, counts] = await Promise.all([
+    q.query<{
+      id: string;
+      name: string;
+      mainnet_allowed: boolean;
+      max_active_subscriptions: number | null;
+      requests_per_second: number;
+      credits: string;
+      active_subscriptions: number;
+      keys: number;
+    }>(
+      'customers:list',
+      `SELECT c.id, c.name, c.mainnet_allowed, c.max_active_subscriptions, c.requests_per_second, c.credits,
+         (SELECT count(*)::int FROM subscriptions s WHERE s.customer_id = c.id AND s.is_active) AS active_subscriptions,
+         (SELECT count(*)::int FROM api_keys k WHERE k.customer_id = c.id AND k.revoked_at IS NULL) AS keys
+       FROM customers c ORDER BY c.name LIMIT $1 OFFSET $2`,
+      [page.limit, page.offset],
+    ),
+    q.query<{ n: number }>('customers:count', 'SELECT count(*)::int AS n FROM customers'),
+  ]);
+  return {
+    total: counts[0]?.n ?? 0,
+    items: rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      plan: { mainnetAllowed: r.mainnet_allowed, maxActiveSubscriptions: r.max_active_subscriptions, requestsPerSecond: r.requests_per_second },
+      credits: BigInt(r.credits),
+      activeSubscriptions: r.active_subscriptions,
+      keys: r.keys,
+    })),
+  };
+}
+
 export async function findKeyOwner(q: Queryable, key: string): Promise<KeyOwner | undefined> {
   const [row] = await q.query<{
     key_id: string;
