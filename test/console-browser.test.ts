@@ -47,6 +47,8 @@ let customerContext: BrowserContext;
 let page: Page;
 let shots = 0;
 let referenceId = '';
+let operatorContext: BrowserContext | undefined;
+let op: Page;
 
 const watched = () => node.accounts[5]?.address as Address;
 
@@ -119,6 +121,7 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
   }, 120_000);
 
   afterAll(async () => {
+    await operatorContext?.close();
     await browser?.close();
     await t?.close();
     await receiver?.close();
@@ -285,31 +288,26 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await visited(page, 'credits-and-usage');
   }, 60_000);
 
-  it('operator: signs in with a token from herald operator-tokens create, sees customers, chains and delivery, and revokes the key; the customer console signs out with a clear message', async () => {
+  it('operator: signs in with a token from herald operator-tokens create, adds credits, and revokes the key; the customer console signs out with a clear message', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/herald.js'), 'operator-tokens', 'create', '--name', 'ops'], {
       env: { ...process.env, DATABASE_URL: t.config.databaseUrl },
     });
-    const token = stdout.trim();
-    const operatorContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
-    const op = await operatorContext.newPage();
+    operatorContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    op = await operatorContext.newPage();
     op.on('dialog', (dialog) => dialog.accept());
     await op.goto(`${t.url}/console/`);
-    await op.getByLabel('Operator token').fill(token);
+    await op.getByLabel('Operator token').fill(stdout.trim());
     await op.getByRole('button', { name: 'Sign in as operator' }).click();
     await op.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
     await op.getByRole('cell', { name: 'acme' }).waitFor();
     await visited(op, 'operator-customers');
 
-    await nav(op, 'Chains');
-    await op.getByRole('heading', { name: /ethereum \/ goerli/ }).waitFor();
-    await visited(op, 'operator-chains');
-    await nav(op, 'Delivery');
-    await op.getByText('Callbacks due').waitFor();
-    await visited(op, 'operator-delivery');
-
-    await nav(op, 'Customers');
     await op.getByRole('link', { name: 'acme' }).click();
     await op.getByRole('heading', { level: 1, name: 'Customer acme' }).waitFor();
+    const credits = Number(await op.locator('dd.big').textContent());
+    await op.getByLabel('Credits to add').fill('250');
+    await op.getByRole('button', { name: 'Add credits' }).click();
+    await op.getByText(`Credits added: the balance is now ${credits + 250}.`).waitFor();
     await visited(op, 'operator-customer');
     await op
       .getByRole('button', { name: /^Revoke key / })
@@ -323,6 +321,19 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     expect(await page.getByRole('alert').first().textContent()).toContain('You have been signed out: the API key was not accepted');
     await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
     await visited(page, 'signed-out');
-    await operatorContext.close();
   }, 90_000);
+
+  it('operator: chains (state, lag chart, nodes) and delivery (due, attempts per minute, slowest destinations)', async () => {
+    await nav(op, 'Chains');
+    const chain = op.locator('li.card', { has: op.getByRole('heading', { name: /ethereum \/ goerli/ }) });
+    await chain.waitFor();
+    await chain.getByRole('cell', { name: node.url }).waitFor();
+    await chain.locator('figure.chart canvas').waitFor({ timeout: 90_000 });
+    await visited(op, 'operator-chains');
+    await nav(op, 'Delivery');
+    await op.getByText('Callbacks due').waitFor();
+    await op.locator('figure.chart canvas').waitFor();
+    await op.getByRole('cell', { name: 'localhost' }).first().waitFor();
+    await visited(op, 'operator-delivery');
+  }, 120_000);
 });
