@@ -16,6 +16,18 @@ export interface Series {
 /** Colours with enough contrast on white for lines and their legend. */
 export const COLORS = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4d7c0f'];
 
+/** Running sums of the series, for stacked bars. */
+function stack(series: Series[]): Series[] {
+  const sums: number[] = [];
+  return series.map((s) => ({
+    ...s,
+    values: s.values.map((v, i) => {
+      sums[i] = (sums[i] ?? 0) + (v ?? 0);
+      return sums[i] as number;
+    }),
+  }));
+}
+
 export function TimeChart(props: { title: string; x: number[]; series: Series[]; unit: string; bars?: boolean; xLabel?: (s: number) => string }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -23,17 +35,35 @@ export function TimeChart(props: { title: string; x: number[]; series: Series[];
     if (!element) return;
     const width = Math.max(320, Math.min(element.clientWidth || 720, 960));
     const bars = props.bars ? uPlot.paths.bars?.({ size: [0.8, 40] }) : undefined;
+    // Bars are stacked: each series is drawn at the sum of itself and those before it, tallest first, so
+    // every segment shows (the table below keeps the values of each series).
+    const shown = props.bars ? stack(props.series) : props.series;
+    const order = props.bars ? [...shown].reverse() : shown;
+    const halfStep = props.x.length > 1 ? ((props.x[1] as number) - (props.x[0] as number)) / 2 : 1;
     const chart = new uPlot(
       {
         width,
         height: 240,
-        legend: { show: true },
+        legend: { show: true, live: false },
         cursor: { show: true, points: { show: false } },
-        scales: { x: { time: true }, y: { range: (_u, min, max) => [Math.min(0, min), Math.max(1, max)] } },
+        scales: {
+          x: { time: true, ...(props.bars && { range: (_u, min, max) => [min - halfStep, max + halfStep] as [number, number] }) },
+          y: { range: (_u, min, max) => [Math.min(0, min), Math.max(1, max)] },
+        },
         axes: [{}, { label: props.unit, size: 60 }],
-        series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: props.bars ? `${s.color}55` : undefined, paths: bars }))],
+        series: [
+          {},
+          ...order.map((s) => ({
+            label: s.label,
+            stroke: s.color,
+            width: props.bars ? 1 : 2,
+            fill: props.bars ? s.color : undefined,
+            paths: bars,
+            points: { show: !props.bars },
+          })),
+        ],
       },
-      [props.x, ...props.series.map((s) => s.values)] as uPlot.AlignedData,
+      [props.x, ...order.map((s) => s.values)] as uPlot.AlignedData,
       element,
     );
     // The legend is a live readout of the cursor, not content: hidden from assistive technology, which
