@@ -137,9 +137,18 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await page.getByRole('button', { name: 'Sign in with the API key' }).click();
     await expect(page.locator('#api-key-error').textContent({ timeout: 5000 })).resolves.toContain('unknown or has been revoked');
     await expect(page.getByLabel('API key').getAttribute('aria-invalid')).resolves.toBe('true');
-    await page.getByLabel('API key').fill(c.key);
-    await page.getByRole('button', { name: 'Sign in with the API key' }).click();
+    // With the keyboard only: type the key, Enter submits.
+    await page.getByLabel('API key').fill('');
+    await page.getByLabel('API key').focus();
+    await page.keyboard.type(c.key);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+    // The new page's heading has the focus; the first focusable element is the skip link, whose Enter leads to the content.
+    await expect(page.evaluate(() => document.activeElement?.tagName)).resolves.toBe('H1');
+    await expect(page.evaluate(() => document.querySelector('a[href], button, input, select, [tabindex="0"]')?.textContent)).resolves.toBe('Skip to content');
+    await page.locator('a.skip').focus();
+    await page.keyboard.press('Enter');
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('main');
     expect(page.url()).toBe(`${t.url}/console/subscriptions`);
     await expect(page.locator('.empty').textContent()).resolves.toContain('No subscriptions yet');
     await visited(page, 'subscriptions-empty');
@@ -179,7 +188,9 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await processed(Number(tx.receipt?.blockNumber ?? 0));
     const delivered = page.locator('li.callback.delivered');
     await delivered.first().waitFor({ timeout: 20_000 });
-    await delivered.first().locator('summary').click();
+    // Opened from the keyboard: a callback is a <details> whose summary takes Enter.
+    await delivered.first().locator('summary').focus();
+    await page.keyboard.press('Enter');
     const payload = delivered.first().locator('pre.payload');
     await payload.waitFor();
     expect(await payload.textContent()).toContain(tx.hash);
