@@ -21,6 +21,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   matching: () => import('./matching.ts'),
   retention: () => import('./retention.ts'),
   'tron-block': () => import('./tron-block.ts'),
+  usage: () => import('./usage.ts'),
   'utxo-block': () => import('./utxo-block.ts'),
   'xrp-ledger': () => import('./xrp-ledger.ts'),
 };

@@ -21,6 +21,7 @@ import type { IngestService } from './ingest/service.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
 import { CreditCharger } from './services/credits.ts';
+import { startHistorySampler } from './services/history-sampler.ts';
 import { queueStats } from './store/callbacks.ts';
 import { listChainNodes } from './store/chain-nodes.ts';
 import { type ChainKey, listChainStatus } from './store/chain-state.ts';
@@ -136,6 +137,11 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     if (readers) stops.push(() => readers.close());
     const common = { config, db: database.db, logger, access, sender, credits: new CreditCharger(database.db), chainReader: readers?.get };
     const server = config.roles.includes('api') ? await buildServer(common, { logger, metrics }) : undefined;
+    if (server) {
+      // The operator's chain lag charts: sampled by the API role (README "Console API").
+      const sampler = startHistorySampler({ db: database.db, logger });
+      stops.push(() => sampler.stop());
+    }
     let url: string | undefined;
     if (server) {
       await server.listen({ port: config.port, host: config.host });

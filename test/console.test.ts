@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import { enqueueCallbacks } from '../src/store/callbacks.ts';
+import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
@@ -42,12 +43,12 @@ async function subscribe(c: TestCustomer, path: string, item: Record<string, unk
 }
 
 /** Queues a callback of the subscription as chain following would; returns its id and exact body. */
-async function enqueue(c: TestCustomer, subscriptionId: string, callbackUrl: string): Promise<{ id: string; body: string }> {
+async function enqueue(c: TestCustomer, subscriptionId: string, callbackUrl: string, due = new Date()): Promise<{ id: string; body: string }> {
   const key = randomBytes(32).toString('hex');
   const body = callbackBody({ id: subscriptionId, eventType: 'TRANSACTION_MINED', apiVersion: '2021-03-20' }, key, { n: 1, amount: '1.000000000000000001' });
   const id = randomUUID();
   await t.app.database.db.transaction('test:enqueue', (tx) =>
-    enqueueCallbacks(tx, [{ id, customerId: c.id, subscriptionId, eventType: 'TRANSACTION_MINED', idempotencyKey: key, body, callbackUrl }]),
+    enqueueCallbacks(tx, [{ id, customerId: c.id, subscriptionId, eventType: 'TRANSACTION_MINED', idempotencyKey: key, body, callbackUrl }], due),
   );
   return { id, body };
 }
@@ -248,5 +249,70 @@ describe('GET /account and GET /account/usage', () => {
       expect(res.status, bad).toBe(409);
       expect(res.body.error.code).toBe('invalid_data');
     }
+  });
+});
+
+describe('GET /operator/delivery', () => {
+  it('counts each attempt once per minute by outcome, reports the queue, and ranks destinations of the last hour by their p95', async () => {
+    const made = await createOperatorToken(t.app.database.db, 'delivery-page');
+    const operator = { authorization: `Bearer ${made?.token}` };
+    const page = async () => {
+      const res = await t.request('GET', '/operator/delivery?minutes=10', { headers: operator });
+      expect(res.status, res.text).toBe(200);
+      return res.body.data.item;
+    };
+    const totals = (item: { attemptsPerMinute: { delivered: number; failed: number; retried: number }[] }) =>
+      item.attemptsPerMinute.reduce((sum, m) => ({ delivered: sum.delivered + m.delivered, failed: sum.failed + m.failed, retried: sum.retried + m.retried }), {
+        delivered: 0,
+        failed: 0,
+        retried: 0,
+      });
+    const before = await page();
+    expect(before.attemptsPerMinute).toHaveLength(10);
+    const minutes = before.attemptsPerMinute.map((m: { timestamp: number }) => m.timestamp);
+    expect(minutes[9] - minutes[0]).toBe(9 * 60);
+    expect(minutes[9]).toBe(Math.floor(Date.now() / 60_000) * 60);
+
+    const c = await customer();
+    const outcomes = { ok: 200, busy: 500, gone: 410 } as const;
+    for (const [name, status] of Object.entries(outcomes)) {
+      const callbackUrl = `${receiver.url}/outcome-${name}-${randomBytes(3).toString('hex')}`;
+      receiver.byPath(new URL(callbackUrl).pathname, { kind: 'status', status });
+      const id = await subscribe(c, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl });
+      await enqueue(c, id, callbackUrl);
+    }
+    // A callback due two minutes ago whose subscription is paused: due, never claimed.
+    const parkedUrl = `${receiver.url}/parked`;
+    const parked = await subscribe(c, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl: parkedUrl });
+    await t.app.database.db.query('test:park', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [parked]);
+    await enqueue(c, parked, parkedUrl, new Date(Date.now() - 120_000));
+
+    const after = await until(page, (item) => {
+      const sum = totals(item);
+      return sum.delivered + sum.failed + sum.retried >= totals(before).delivered + totals(before).failed + totals(before).retried + 3;
+    });
+    const [was, now] = [totals(before), totals(after)];
+    expect({ delivered: now.delivered - was.delivered, failed: now.failed - was.failed, retried: now.retried - was.retried }).toEqual({
+      delivered: 1,
+      failed: 1,
+      retried: 1,
+    });
+    expect(after.due).toBeGreaterThanOrEqual(before.due + 1);
+    expect(after.oldestDueAgeSeconds).toBeGreaterThanOrEqual(120);
+    const host = new URL(receiver.url).host;
+    const slowest = after.slowestDestinations.find((d: { host: string }) => d.host === host);
+    expect(slowest).toMatchObject({ host, attempts: expect.any(Number), failures: expect.any(Number) });
+    expect(slowest.attempts).toBeGreaterThanOrEqual(3);
+    expect(slowest.failures).toBeGreaterThanOrEqual(2);
+    expect(slowest.p95Ms).toBeGreaterThanOrEqual(slowest.p50Ms);
+    expect(after.slowestDestinations.length).toBeLessThanOrEqual(10);
+
+    for (const bad of ['?minutes=0', '?minutes=10081']) {
+      expect((await t.request('GET', `/operator/delivery${bad}`, { headers: operator })).body.error.code).toBe('invalid_data');
+    }
+    expect((await t.request('GET', '/operator/delivery', { key: c.key })).body.error.code).toBe('invalid_operator_token');
+    // Seven days of minutes at most, every one present.
+    const week = await t.request('GET', '/operator/delivery?minutes=10080', { headers: operator });
+    expect(week.body.data.item.attemptsPerMinute).toHaveLength(10080);
   });
 });

@@ -13,6 +13,7 @@ import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
+import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { compileContracts, deployContract, publicClient, readContract, sendEth, walletClient, writeContract } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
@@ -353,6 +354,12 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     await processed(tip);
     await t.app.worker?.settled();
     expect(remined).toBe(orphanHeight + 1);
+    // The operator's chains page counts it: recorded in the rewind's own transaction.
+    const operator = await createOperatorToken(t.app.database.db, 'evm-follow');
+    const chains = await t.request('GET', '/operator/chains', { headers: { authorization: `Bearer ${operator?.token}` } });
+    const goerli = chains.body.data.items.find((i: { blockchain: string; network: string }) => i.blockchain === 'ethereum' && i.network === 'goerli');
+    expect(goerli.reorganisations).toBeGreaterThanOrEqual(1);
+    expect(goerli.state).toBe('following');
 
     const minedCallbacks = await until('the mined callback of the new branch', async () => callbacksOf(minedSub).length === 2 && callbacksOf(minedSub));
     expect(minedCallbacks[1]?.json.data.item.minedInBlock).toEqual(await blockOf(remined));

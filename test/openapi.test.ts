@@ -14,6 +14,7 @@ import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import { BLOCKCHAINS, CHAINS, EVENT_BLOCKCHAINS, NETWORKS } from '../src/domain/chains.ts';
 import { enqueueCallbacks } from '../src/store/callbacks.ts';
+import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer, type TestResponse } from './harness.ts';
 import { startTestDns, type TestDns } from './support/dns.ts';
 import { sendEth } from './support/evm-contracts.ts';
@@ -187,6 +188,8 @@ describe('the OpenAPI document', () => {
       'GET /blockchain-events/{blockchain}/{network}/blocks/hash/{blockHash}': CALLBACK_DATA_CHAINS,
       'GET /blockchain-events/{blockchain}/{network}/blocks/height/{blockHeight}': CALLBACK_DATA_CHAINS,
       'GET /blockchain-events/{blockchain}/{network}/transactions/{transactionId}': CALLBACK_DATA_CHAINS,
+      'GET /operator/chains/{blockchain}/{network}/lag': BLOCKCHAINS,
+      'POST /operator/chains/{blockchain}/{network}/reset': BLOCKCHAINS,
     };
     const withChain = operations().filter((o) => o.template.includes('{blockchain}'));
     expect(withChain.map((o) => `${o.method} ${o.template}`).sort()).toEqual(Object.keys(expected).sort());
@@ -533,6 +536,26 @@ describe('real answers match the document', () => {
     await call('POST', `${chain}/address-tokens-transactions-confirmed`, { key, body: { data: { item: { address: SAMPLE.evmAddress, callbackUrl } } } });
     expect((await call('POST', address, { key, body: { data: { item: { address: SAMPLE.evmAddress } } } })).status).toBe(201);
     expect((await call('GET', `/blockchain-events/ethereum/goerli/addresses/${SAMPLE.evmAddress}`, { key })).status).toBe(200);
+
+    // The operator's routes (issue 13), with an operator token.
+    const made = await createOperatorToken(t.app.database.db, 'openapi');
+    const operator = { headers: { authorization: `Bearer ${made?.token}` } };
+    expect((await call('GET', '/operator/whoami', operator)).status).toBe(200);
+    expect((await call('GET', '/operator/customers?limit=5', operator)).status).toBe(200);
+    expect((await call('GET', `/operator/customers/${c.name}`, operator)).status).toBe(200);
+    const newKey = await call('POST', `/operator/customers/${c.name}/keys`, operator);
+    expect(newKey.status).toBe(201);
+    expect((await call('POST', `/operator/customers/${c.name}/keys/${newKey.body.data.item.keyId}/revoke`, operator)).status).toBe(200);
+    expect((await call('POST', `/operator/customers/${c.name}/credits`, { ...operator, body: { data: { item: { amount: 10 } } } })).status).toBe(200);
+    expect((await call('POST', `/operator/customers/${c.name}/domains/ops.example.com/verify`, operator)).status).toBe(200);
+    const chains = await call('GET', '/operator/chains', operator);
+    expect(chains.body.data.items.map((i: Json) => i.blockchain)).toContain('ethereum');
+    expect((await call('GET', '/operator/chains/ethereum/goerli/lag?minutes=60', operator)).status).toBe(200);
+    expect((await call('GET', '/operator/delivery?minutes=5', operator)).body.data.item.attemptsPerMinute).toHaveLength(5);
+    expect((await call('POST', '/operator/chains/dash/testnet/reset', operator)).status).toBe(200);
+    const missing = await call('GET', '/operator/customers/nobody', operator);
+    expect(missing.body.error.code).toBe('resource_not_found');
+    expect((await call('GET', '/operator/whoami')).body.error.code).toBe('invalid_operator_token');
 
     // Every operation of the document answered with its success status.
     for (const { method, template, op } of operations()) {

@@ -6,6 +6,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sampleHistory, wholeMinute } from '../src/services/history-sampler.ts';
+import { saveCursor, stopChain } from '../src/store/chain-state.ts';
+import { recordReorganisation } from '../src/store/history.ts';
 import { startTestApp, type TestApp, type TestResponse } from './harness.ts';
 
 const run = promisify(execFile);
@@ -151,7 +154,7 @@ describe('operator customer endpoints', () => {
     const revoked = await asOperator(token, 'POST', `/operator/customers/beta-ops/keys/${keyId}/revoke`);
     expect(revoked.status, revoked.text).toBe(200);
     expect(revoked.body.data.item).toEqual({ keyId, revokedTimestamp: expect.any(Number) });
-    // The key cache forgets at once (the change is announced): the next call is refused.
+    // Refused at once: the revoking process forgets the key itself, the others on the change announcement.
     const refused = await t.request('GET', '/account', { key: apiKey });
     expect(refused.body.error.code).toBe('invalid_api_key');
     const again = await asOperator(token, 'POST', `/operator/customers/beta-ops/keys/${keyId}/revoke`);
@@ -199,5 +202,102 @@ describe('operator customer endpoints', () => {
     const badHost = await asOperator(token, 'POST', '/operator/customers/beta-ops/domains/not%20a%20host/verify');
     expect(badHost.body.error.code).toBe('invalid_data');
     expect((await asOperator(token, 'POST', '/operator/customers/nobody/domains/x.example/verify')).status).toBe(404);
+  });
+});
+
+describe('operator chain endpoints and the lag history', () => {
+  let token: string;
+  beforeAll(async () => {
+    token = await newToken('chains');
+  });
+  const db = () => t.app.database.db;
+  const block = (height: number, secondsAgo: number) => ({
+    height,
+    hash: `0x${height.toString(16).padStart(64, '0')}`,
+    timestamp: Math.floor(Date.now() / 1000) - secondsAgo,
+  });
+
+  it('shows each chain with its state, lag, stop reason and reorganisations of the last 24 hours; reset forgets a stopped chain', async () => {
+    const dash = { blockchain: 'dash', network: 'testnet' } as const;
+    const doge = { blockchain: 'dogecoin', network: 'testnet' } as const;
+    await db().transaction('test:cursors', async (tx) => {
+      await saveCursor(tx, dash, block(100, 120), 104);
+      await saveCursor(tx, doge, block(50, 30), 50);
+      await stopChain(tx, doge, 'reorganisation deeper than the window of 20 blocks');
+      await recordReorganisation(tx, dash, 2);
+      await recordReorganisation(tx, dash, 1);
+    });
+    await db().query('test:old-reorg', `INSERT INTO chain_reorganisations VALUES ('dash', 'testnet', now() - interval '25 hours', 3)`);
+    const res = await asOperator(token, 'GET', '/operator/chains');
+    expect(res.status, res.text).toBe(200);
+    const byChain = (b: string) => res.body.data.items.find((c: { blockchain: string }) => c.blockchain === b);
+    expect(byChain('dash')).toMatchObject({
+      network: 'testnet',
+      state: 'not-configured',
+      headHeight: 104,
+      processedHeight: 100,
+      lagBlocks: 4,
+      stoppedReason: null,
+      reorganisations: 2,
+      nodes: [],
+    });
+    expect(byChain('dash').lagSeconds).toBeGreaterThanOrEqual(120);
+    expect(byChain('dogecoin')).toMatchObject({ state: 'stopped', stoppedReason: 'reorganisation deeper than the window of 20 blocks', reorganisations: 0 });
+
+    const reset = await asOperator(token, 'POST', '/operator/chains/dogecoin/testnet/reset');
+    expect(reset.status, reset.text).toBe(200);
+    expect(reset.body.data.item).toEqual({ blockchain: 'dogecoin', network: 'testnet', forgottenHeight: 50, pendingEventsDeleted: 0, callbacksCancelled: 0 });
+    const after = await asOperator(token, 'GET', '/operator/chains');
+    expect(after.body.data.items.map((c: { blockchain: string }) => c.blockchain)).not.toContain('dogecoin');
+    const again = await asOperator(token, 'POST', '/operator/chains/dogecoin/testnet/reset');
+    expect(again.body.data.item.forgottenHeight).toBeNull();
+    for (const path of ['/operator/chains/dogecoin/goerli/reset', '/operator/chains/nocoin/testnet/reset']) {
+      const bad = await asOperator(token, 'POST', path);
+      expect(bad.status, path).toBe(400);
+      expect(bad.body.error.code).toBe('uri_not_found');
+    }
+    expectInvalidToken(await t.request('POST', '/operator/chains/dash/testnet/reset'));
+  });
+
+  it('serves one lag sample per chain per minute over the minutes asked, the first sample of a minute kept, 7 days at most', async () => {
+    const zcash = { blockchain: 'zcash', network: 'testnet' } as const;
+    const now = wholeMinute(new Date()).getTime();
+    const MINUTE = 60_000;
+    const first = block(10, 600);
+    await saveCursor(db(), zcash, first, 15);
+    // Eight days ago, then three minutes of the last hour: lag 5, then 3 (and a second sample of that minute, ignored), then 0.
+    await sampleHistory(db(), new Date(now - 8 * 24 * 60 * MINUTE));
+    expect((await db().query('test:old', "SELECT 1 FROM chain_lag_minutes WHERE blockchain = 'zcash'")).length).toBe(1);
+    await sampleHistory(db(), new Date(now - 3 * MINUTE + 5000));
+    await saveCursor(db(), zcash, block(12, 300), 15);
+    await sampleHistory(db(), new Date(now - 2 * MINUTE + 1000));
+    await saveCursor(db(), zcash, block(13, 200), 15);
+    await sampleHistory(db(), new Date(now - 2 * MINUTE + 30_000));
+    await saveCursor(db(), zcash, block(15, 100), 15);
+    await sampleHistory(db(), new Date(now - MINUTE));
+    // The sample of eight days ago was pruned by the later ones.
+    expect((await db().query('test:old', "SELECT 1 FROM chain_lag_minutes WHERE blockchain = 'zcash' AND minute < now() - interval '7 days'")).length).toBe(0);
+    // The chain stops being followed: no more samples (the API role's own sampler reads the cursors too).
+    await asOperator(token, 'POST', '/operator/chains/zcash/testnet/reset');
+
+    const lag = async (query: string) => {
+      const res = await asOperator(token, 'GET', `/operator/chains/zcash/testnet/lag${query}`);
+      expect(res.status, res.text).toBe(200);
+      // A sample the app's own sampler may have taken of the current minute is not this test's.
+      return res.body.data.items.filter((i: { timestamp: number }) => i.timestamp < now / 1000);
+    };
+    const samples = await lag('');
+    expect(samples.map((i: { timestamp: number }) => i.timestamp)).toEqual([now - 3 * MINUTE, now - 2 * MINUTE, now - MINUTE].map((ms) => ms / 1000));
+    expect(samples.map((i: { lagBlocks: number }) => i.lagBlocks)).toEqual([5, 3, 0]);
+    // The age of the last processed block at the sample's time.
+    expect(samples[0].lagSeconds).toBe(Math.round((now - 3 * MINUTE + 5000) / 1000 - first.timestamp));
+    expect(samples[2].lagSeconds).toBe(0);
+    expect((await lag('?minutes=3')).map((i: { lagBlocks: number }) => i.lagBlocks)).toEqual([3, 0]);
+    expect((await lag('?minutes=10080')).length).toBe(3);
+    for (const bad of ['?minutes=0', '?minutes=10081', '?minutes=soon']) {
+      const res = await asOperator(token, 'GET', `/operator/chains/zcash/testnet/lag${bad}`);
+      expect(res.body.error?.code, bad).toBe('invalid_data');
+    }
+    expect((await asOperator(token, 'GET', '/operator/chains/zcash/testnet/lag?window=1')).body.error.code).toBe('extra_query_attributes');
   });
 });

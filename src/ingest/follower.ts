@@ -35,6 +35,7 @@ import {
   windowBlocks,
 } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
+import { recordReorganisation } from '../store/history.ts';
 import * as ledger from '../wallets/ledger.ts';
 import { buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
 import { BlockPrefetcher } from './prefetch.ts';
@@ -220,6 +221,7 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     const ledgerReversed = await ledger.rewind(tx, chain, ancestorHeight, deps.adapter);
     const ancestorBlock = stored.find((b) => b.height === ancestorHeight) as WindowBlock;
     await saveCursor(tx, chain, { height: ancestorHeight, hash: ancestorHash, timestamp: ancestorBlock.timestamp });
+    await recordReorganisation(tx, chain, cursor.height - ancestorHeight);
     deps.logger.warn(
       {
         blockchain: chain.blockchain,

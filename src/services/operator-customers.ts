@@ -57,14 +57,17 @@ export async function customerDetail(common: Common, name: string) {
 export async function createKey(common: Common, name: string): Promise<{ keyId: string; apiKey: string }> {
   const c = await customerNamed(common, name);
   const { id, key } = await createApiKey(common.db, c.id, { label: 'operator console' });
+  common.access.forgetUnknownKeys();
   return { keyId: id, apiKey: key };
 }
 
-/** Revokes a key of the customer (at once in every API process: the change is announced); again keeps the first time. */
+/** Revokes a key of the customer; revoking again keeps the first time. */
 export async function revokeKey(common: Common, name: string, keyId: string): Promise<{ keyId: string; revokedAt: Date }> {
   const c = await customerNamed(common, name);
   const revokedAt = /^\d{1,18}$/.test(keyId) ? await revokeApiKeyById(common.db, c.id, keyId) : undefined;
   if (!revokedAt) throw new ApiError('resource_not_found', `Customer '${truncate(name)}' has no API key with id '${truncate(keyId)}'.`);
+  // This process forgets the key now; the others when the change announcement reaches them (milliseconds).
+  common.access.forgetCustomer(c.id);
   return { keyId, revokedAt };
 }
 
@@ -83,5 +86,6 @@ export async function verifyDomain(common: Common, name: string, domain: string)
   }
   const c = await customerNamed(common, name);
   const d = await upsertDomain(common.db, c.id, parsed.host, 'operator');
+  common.access.forgetCustomer(c.id);
   return { domain: d.domain };
 }

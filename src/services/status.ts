@@ -36,6 +36,12 @@ export interface ChainNodeItem {
 }
 
 export async function chainStatus(common: Common, caller: Caller, now: Date) {
+  const items = await chainStatusItems(common, now);
+  return { value: items, ...(await common.credits.charge(caller.owner.customerId, 0n, caller.endpoint)) };
+}
+
+/** Every chain configured or followed before, with its nodes: the status endpoint's and the operator's view. */
+export async function chainStatusItems(common: Pick<Common, 'db' | 'config'>, now: Date): Promise<ChainStatusItem[]> {
   const [rows, nodeRows] = await Promise.all([listChainStatus(common.db), listChainNodes(common.db)]);
   const nodesOf = new Map<string, ChainNodeItem[]>();
   for (const n of nodeRows) {
@@ -52,7 +58,7 @@ export async function chainStatus(common: Common, caller: Caller, now: Date) {
     items.push(row ? { ...itemOf(row, configured.has(key), now), nodes } : { ...EMPTY, blockchain, network, state: 'starting', nodes });
   }
   items.sort((a, b) => a.blockchain.localeCompare(b.blockchain) || a.network.localeCompare(b.network));
-  return { value: items, ...(await common.credits.charge(caller.owner.customerId, 0n, caller.endpoint)) };
+  return items;
 }
 
 const EMPTY = {

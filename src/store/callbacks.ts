@@ -231,7 +231,15 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
            finished_at = CASE WHEN c.status = 'pending' AND o.status <> 'pending' THEN $11::timestamptz ELSE c.finished_at END,
            outcome = CASE WHEN c.status = 'pending' THEN o.outcome ELSE c.outcome END
          FROM o WHERE c.id = o.id
-         RETURNING c.id, c.attempts)
+         RETURNING c.id, c.attempts),
+       -- The operator's attempts-per-minute chart (store/history.ts): counted by this statement, so each
+       -- attempt exactly once. Rows in a fixed order, so concurrent workers lock them in the same order.
+       counted AS (
+         INSERT INTO delivery_minutes AS m (minute, outcome, attempts)
+         SELECT date_trunc('minute', o.started_at), CASE o.status WHEN 'delivered' THEN 'delivered' WHEN 'pending' THEN 'retried' ELSE 'failed' END, count(*)
+         FROM o JOIN updated u ON u.id = o.id
+         GROUP BY 1, 2 ORDER BY 1, 2
+         ON CONFLICT (minute, outcome) DO UPDATE SET attempts = m.attempts + EXCLUDED.attempts)
        INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status, error_class, error_message, response_body)
        SELECT o.id, u.attempts, o.started_at, o.duration_ms, o.http_status, o.error_class, o.error_message, o.response_body
        FROM o JOIN updated u ON u.id = o.id`,
