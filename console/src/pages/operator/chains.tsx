@@ -36,8 +36,14 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
   const name = `${chain.blockchain} / ${chain.network}`;
   const reset = useAction(async () => {
     if (!window.confirm(`Reset ${name}? The follower starts again from the node's current head (same as herald chains reset).`)) return;
-    await api('POST', `/operator/chains/${chain.blockchain}/${chain.network}/reset`);
-    setDone(`${name} is reset.`);
+    const r = await api<{ item: { forgottenHeight: number | null; pendingEventsDeleted: number; callbacksCancelled: number } }>(
+      'POST',
+      `/operator/chains/${chain.blockchain}/${chain.network}/reset`,
+    );
+    const { forgottenHeight, pendingEventsDeleted, callbacksCancelled } = r.item;
+    setDone(
+      `${name} is reset: ${forgottenHeight === null ? 'it had no following state' : `height ${forgottenHeight} forgotten`}, ${pendingEventsDeleted} pending events deleted, ${callbacksCancelled} callbacks cancelled.`,
+    );
     onReset();
   });
   const id = `chain-${chain.blockchain}-${chain.network}`;

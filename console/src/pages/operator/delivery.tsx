@@ -41,7 +41,7 @@ export function DeliveryPage() {
             </div>
             <div>
               <dt>Oldest due for</dt>
-              <dd>{age(d.oldestDueAgeSeconds)}</dd>
+              <dd>{d.due === 0 ? 'nothing due' : age(d.oldestDueAgeSeconds)}</dd>
             </div>
           </dl>
           <section aria-labelledby="apm-heading">
