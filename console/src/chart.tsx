@@ -28,7 +28,16 @@ function stack(series: Series[]): Series[] {
   }));
 }
 
-export function TimeChart(props: { title: string; x: number[]; series: Series[]; unit: string; bars?: boolean; xLabel?: (s: number) => string }) {
+export function TimeChart(props: {
+  title: string;
+  x: number[];
+  series: Series[];
+  unit: string;
+  bars?: boolean;
+  xLabel?: (s: number) => string;
+  /** The time span shown (Unix seconds), e.g. the last hour, however few points there are. */
+  span?: [number, number];
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const element = box.current;
@@ -47,7 +56,11 @@ export function TimeChart(props: { title: string; x: number[]; series: Series[];
         legend: { show: true, live: false },
         cursor: { show: true, points: { show: false } },
         scales: {
-          x: { time: true, ...(props.bars && { range: (_u, min, max) => [min - halfStep, max + halfStep] as [number, number] }) },
+          x: {
+            time: true,
+            ...(props.span && { range: () => props.span as [number, number] }),
+            ...(props.bars && { range: (_u, min, max) => [min - halfStep, max + halfStep] as [number, number] }),
+          },
           y: { range: (_u, min, max) => [Math.min(0, min), Math.max(1, max)] },
         },
         axes: [{}, { label: props.unit, size: 60 }],
@@ -70,7 +83,7 @@ export function TimeChart(props: { title: string; x: number[]; series: Series[];
     // reads the table below instead.
     chart.root.querySelector('.u-legend')?.setAttribute('aria-hidden', 'true');
     return () => chart.destroy();
-  }, [props.x, props.series, props.unit, props.bars]);
+  }, [props.x, props.series, props.unit, props.bars, props.span]);
   const label = props.xLabel ?? ((s: number) => new Date(s * 1000).toLocaleTimeString());
   return (
     <figure class="chart">

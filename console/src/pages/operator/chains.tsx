@@ -28,7 +28,16 @@ function LagChart({ chain }: { chain: OperatorChain }) {
   if (lag.error) return <Failure error={lag.error} />;
   if (!lag.data) return <Loading what="the lag history" />;
   if (data.x.length === 0) return <Empty>No lag history recorded yet (one point per minute).</Empty>;
-  return <TimeChart title={`${chain.blockchain} / ${chain.network}: lag over the last hour`} x={data.x} series={data.series} unit="blocks / seconds" />;
+  const now = Math.floor(Date.now() / 1000);
+  return (
+    <TimeChart
+      title={`${chain.blockchain} / ${chain.network}: lag over the last hour`}
+      x={data.x}
+      series={data.series}
+      unit="blocks / seconds"
+      span={[now - 3600, now]}
+    />
+  );
 }
 
 function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => void }) {

@@ -5,6 +5,11 @@ import { COLORS, TimeChart } from '../../chart.tsx';
 import type { Delivery } from '../../types.ts';
 import { Empty, Failure, Loading, PageTitle, Scroll, useLoad } from '../../ui.tsx';
 
+/** Latencies as whole milliseconds, or one decimal below 10 ms. */
+function ms(n: number): string {
+  return `${n < 10 ? Math.round(n * 10) / 10 : Math.round(n)} ms`;
+}
+
 function age(seconds: number | null): string {
   if (seconds === null) return 'nothing due';
   if (seconds < 120) return `${seconds} s`;
@@ -74,8 +79,8 @@ export function DeliveryPage() {
                         <td class="mono">{s.host}</td>
                         <td class="num">{s.attempts}</td>
                         <td class="num">{s.failures}</td>
-                        <td class="num">{s.p50Ms} ms</td>
-                        <td class="num">{s.p95Ms} ms</td>
+                        <td class="num">{ms(s.p50Ms)}</td>
+                        <td class="num">{ms(s.p95Ms)}</td>
                       </tr>
                     ))}
                   </tbody>
