@@ -38,7 +38,9 @@ export async function ensureConsoleBuilt(): Promise<void> {
     }
   }
   try {
-    if (stale()) execFileSync(join(root, 'node_modules/.bin/vite'), ['build', 'console', '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' });
+    // vitest sets NODE_ENV=test, which Vite would otherwise build for: the production build is the one served.
+    const env = { ...process.env, NODE_ENV: 'production' };
+    if (stale()) execFileSync(join(root, 'node_modules/.bin/vite'), ['build', 'console', '--logLevel', 'warn'], { cwd: root, stdio: 'inherit', env });
   } finally {
     rmdirSync(lock);
   }
