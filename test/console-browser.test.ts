@@ -209,6 +209,7 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await failed.first().waitFor({ timeout: 30_000 });
     await failed.first().locator('summary').click();
     const rows = failed.first().locator('tbody tr');
+    await rows.nth(1).waitFor();
     await expect(rows.count()).resolves.toBe(2);
     for (const i of [0, 1]) {
       expect(await rows.nth(i).locator('td').nth(1).textContent()).toBe('503');
@@ -303,6 +304,8 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/herald.js'), 'operator-tokens', 'create', '--name', 'ops'], {
       env: { ...process.env, DATABASE_URL: t.config.databaseUrl },
     });
+    const registered = await t.request('POST', '/blockchain-events/callback-domains', { key: c.key, body: { data: { item: { domain: 'pending.test' } } } });
+    expect(registered.status).toBe(201);
     operatorContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
     op = await operatorContext.newPage();
     op.on('dialog', (dialog) => dialog.accept());
@@ -319,7 +322,16 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await op.getByLabel('Credits to add').fill('250');
     await op.getByRole('button', { name: 'Add credits' }).click();
     await op.getByText(`Credits added: the balance is now ${credits + 250}.`).waitFor();
+    // A new key, shown once.
+    await op.getByRole('button', { name: 'Create a key' }).click();
+    expect(await op.getByTestId('new-api-key').textContent()).toMatch(/^hk_/);
+    // A domain the customer registered, marked verified by the operator.
+    await op.getByRole('button', { name: 'Mark pending.test verified' }).click();
+    await op.getByText('pending.test is marked verified.').waitFor();
+    const domains = (await t.request('GET', '/blockchain-events/callback-domains', { key: c.key })).body.data.items;
+    expect(domains).toContainEqual(expect.objectContaining({ domain: 'pending.test', isVerified: true }));
     await visited(op, 'operator-customer');
+    // The customer's first key (the console's) is revoked; the new one stays.
     await op
       .getByRole('button', { name: /^Revoke key / })
       .first()
