@@ -4,6 +4,7 @@
  * credit usage recorded with each debit. A real herald with its delivery worker and a real HTTPS receiver.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { base58 } from '@scure/base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
@@ -100,6 +101,12 @@ describe('GET /blockchain-events/subscriptions (cross-chain list)', () => {
     expect(await ids(`?q=${mixedCase}`)).toEqual([tokens]);
     expect(await ids(`?q=${mixedCase.toLowerCase()}`)).toEqual([tokens]);
     expect(await ids('?q=nothing-like-it')).toEqual([]);
+    // Another spelling of the same Tron address: its 41... hex form finds the base58 subscription.
+    const tron = await subscribe(c, 'address-coins-transactions-confirmed', { address: SAMPLE.tronAddress, callbackUrl: SAMPLE.callbackUrl }, 'tron/nile');
+    const tronHex = Buffer.from(base58.decode(SAMPLE.tronAddress)).subarray(0, 21).toString('hex');
+    expect(tronHex.startsWith('41')).toBe(true);
+    expect(await ids(`?q=${tronHex}`)).toEqual([tron]);
+    await t.request('DELETE', `/blockchain-events/tron/nile/subscriptions/${tron}`, { key: c.key });
     const paged = await list('?limit=1&offset=1');
     expect(paged).toMatchObject({ limit: 1, offset: 1, total: 3 });
     expect(paged.items.map((s: { referenceId: string }) => s.referenceId)).toEqual([tokens]);
@@ -114,6 +121,8 @@ describe('GET /blockchain-events/subscriptions (cross-chain list)', () => {
       ['?limit=51', 'limit_greater_than_allowed'],
       ['?offset=-1', 'invalid_pagination'],
       ['?colour=red', 'extra_query_attributes'],
+      ['?q=a%00b', 'invalid_data'],
+      [`?q=${'x'.repeat(201)}`, 'invalid_data'],
     ]) {
       const res = await t.request('GET', `/blockchain-events/subscriptions${query}`, { key: c.key });
       expect(res.body.error?.code, `${query}: ${res.text}`).toBe(code);

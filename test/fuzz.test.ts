@@ -1229,6 +1229,32 @@ const ENDPOINTS: Endpoint[] = [
     valid: () => fc.constant({ params: {} }),
     key: () => fx.keys.main,
   },
+  // The console's reads (issue 13).
+  {
+    label: 'GET subscriptions on every chain',
+    method: 'GET',
+    template: '/blockchain-events/subscriptions',
+    query: 'page',
+    valid: () => fc.constant({ params: {} }),
+    key: () => fx.keys.main,
+  },
+  {
+    label: 'GET callback',
+    method: 'GET',
+    template: '/blockchain-events/callbacks/:callbackId',
+    query: 'context',
+    valid: () => uuidLike.map((callbackId) => ({ params: { callbackId } })),
+    key: () => fx.keys.main,
+    deepest: 404,
+  },
+  {
+    label: 'GET account',
+    method: 'GET',
+    template: '/account',
+    query: 'context',
+    valid: () => fc.constant({ params: {} }),
+    key: () => fx.keys.main,
+  },
   {
     label: 'DELETE callback-domain',
     method: 'DELETE',

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
-import { type Blockchain, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
+import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
@@ -237,9 +237,25 @@ export async function listSubscriptions(common: Common, caller: Caller, blockcha
   return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost, caller.endpoint)) };
 }
 
+/**
+ * The normalised forms a search term takes as an address or transaction id of any chain (a Tron `41...`
+ * hex address is its base58 form, an EVM address lower case, a cashaddr with its prefix): a subscription
+ * is found by the spelling it was created with or by any other spelling of the same target.
+ */
+export function searchTargets(q: string): string[] {
+  const targets = new Set([q, q.toLowerCase()]);
+  for (const blockchain of BLOCKCHAINS) {
+    for (const network of CHAINS[blockchain].networks) {
+      for (const v of [validateAddress(blockchain, network, q), validateTransactionId(blockchain, network, q)]) if (v.ok) targets.add(v.normalized);
+    }
+  }
+  return [...targets];
+}
+
 /** The cross-chain listing with filters and each subscription's delivery health (the console's list). Free. */
 export async function searchSubscriptions(common: Common, caller: Caller, filter: store.SubscriptionFilter, page: { limit: number; offset: number }) {
-  const result = await store.searchSubscriptions(common.db, caller.owner.customerId, filter, page);
+  const targets = filter.q === undefined ? undefined : searchTargets(filter.q);
+  const result = await store.searchSubscriptions(common.db, caller.owner.customerId, { ...filter, targets }, page);
   return { value: result, ...(await common.credits.charge(caller.owner.customerId, 0n, caller.endpoint)) };
 }
 

@@ -213,8 +213,10 @@ export interface SubscriptionFilter {
   network?: Network;
   eventType?: EventType;
   isActive?: boolean;
-  /** An exact reference id, address (as given or normalised), contract address or transaction id. */
+  /** An exact reference id, address or contract address (as given), or transaction id. */
   q?: string;
+  /** The normalised forms of q as an address or transaction id of any chain, compared with the targets. */
+  targets?: string[];
 }
 
 /** Delivery health of a subscription: its callbacks by status, and when one was last delivered. */
@@ -235,17 +237,16 @@ export async function searchSubscriptions(
   filter: SubscriptionFilter,
   page: { limit: number; offset: number },
 ): Promise<{ total: number; items: (Subscription & { health: DeliveryHealth })[] }> {
-  // Normalised targets are lower case on the chains whose forms are case-insensitive (hex, bech32).
   const where = `customer_id = $1 AND ($2::text IS NULL OR blockchain = $2) AND ($3::text IS NULL OR network = $3)
     AND ($4::text IS NULL OR event_type = $4) AND ($5::boolean IS NULL OR is_active = $5)
-    AND ($6::text IS NULL OR id::text = lower($6) OR address = $6 OR target = $6 OR target = lower($6)
-         OR transaction_id = $6 OR contract_address = $6)`;
-  const params = [customerId, filter.blockchain ?? null, filter.network ?? null, filter.eventType ?? null, filter.isActive ?? null, filter.q ?? null];
+    AND ($6::text IS NULL OR id::text = lower($6) OR address = $6 OR transaction_id = $6 OR contract_address = $6 OR target = ANY ($7::text[]))`;
+  const targets = filter.targets ?? (filter.q === undefined ? [] : [filter.q]);
+  const params = [customerId, filter.blockchain ?? null, filter.network ?? null, filter.eventType ?? null, filter.isActive ?? null, filter.q ?? null, targets];
   const [rows, counts] = await Promise.all([
     q.query<SubscriptionRow & { delivered: number; failed: number; pending: number; last_delivered_at: Date | null }>(
       'subscriptions:search',
       `SELECT s.*, h.delivered, h.failed, h.pending, h.last_delivered_at
-       FROM (SELECT * FROM subscriptions WHERE ${where} ORDER BY created_at, id LIMIT $7 OFFSET $8) s
+       FROM (SELECT * FROM subscriptions WHERE ${where} ORDER BY created_at, id LIMIT $8 OFFSET $9) s
        CROSS JOIN LATERAL (
          SELECT count(*) FILTER (WHERE status = 'delivered')::int AS delivered, count(*) FILTER (WHERE status = 'failed')::int AS failed,
                 count(*) FILTER (WHERE status = 'pending')::int AS pending, max(finished_at) FILTER (WHERE status = 'delivered') AS last_delivered_at

@@ -122,6 +122,8 @@ const CrossChainQuery = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200,
+        // PostgreSQL text cannot hold U+0000 (path parameters and bodies are checked in server.ts).
+        pattern: '^[^\\u0000]*$',
         description:
           'Exact match on the referenceId, the address (as given or in its normalised form, e.g. lower-case hex), the contract address, or the transactionId.',
       }),

@@ -11,7 +11,8 @@ CREATE TABLE credit_usage (
   requests bigint NOT NULL CHECK (requests >= 0),
   credits bigint NOT NULL CHECK (credits >= 0),
   PRIMARY KEY (customer_id, day, endpoint)
-);
+  -- Rewritten by every debit: room on each page for the new row versions (HOT updates, no index entry).
+) WITH (fillfactor = 50);
 
 -- Operator tokens: Bearer tokens of the /operator/* routes. Stored like API keys: the SHA-256 of a
 -- 32-byte random token (a fast hash is enough for that much entropy), never the token itself.
