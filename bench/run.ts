@@ -12,6 +12,7 @@ export type Benchmark = (options: { duration: number }) => Promise<Record<string
 const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   api: () => import('./api.ts'),
   capacity: () => import('./capacity.ts'),
+  console: () => import('./console.ts'),
   'db-statements': () => import('./db-statements.ts'),
   delivery: () => import('./delivery.ts'),
   'e2e-latency': () => import('./e2e-latency.ts'),

@@ -16,6 +16,7 @@ import { ApiError, type ErrorDetail, truncate } from '../domain/errors.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Caller, Common } from '../services/context.ts';
 import { authenticate, RateLimiter } from './auth.ts';
+import { consoleRoutes } from './console-assets.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
 import { withErrorResponses } from './openapi.ts';
 import { authenticateOperator } from './operator-auth.ts';
@@ -256,5 +257,6 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   accountRoutes(app, common);
   operatorRoutes(app, common);
   operationsRoutes(app, common, options.metrics);
+  consoleRoutes(app);
   return app;
 }

@@ -35,6 +35,7 @@ export type RealNodePolicy = 'run' | 'skip' | 'fail';
 /** Install hints of the binaries the tests use; .ci/run installs each of them. */
 const INSTALL_HINTS: Readonly<Record<string, string>> = {
   litecoind: '.ci/run installs it with apt-get install -y litecoind (Debian package, Litecoin Core 0.21)',
+  chromium: ".ci/run installs it with apt-get install -y chromium (Debian package; the console's browser tests drive it with playwright-core)",
 };
 
 export function installHint(name: string): string {

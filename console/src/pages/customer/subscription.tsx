@@ -1,0 +1,149 @@
+/** One subscription: what it watches, its delivery health, test callback, activate, delete, and its callback log. */
+import { useState } from 'preact/hooks';
+import { api, type Page, query } from '../../api.ts';
+import { targetOf } from '../../events.ts';
+import { location } from '../../router.ts';
+import { useValue } from '../../state.ts';
+import type { Subscription } from '../../types.ts';
+import { Failure, Link, Loading, Notice, PageTitle, Pre, Time, useAction, useLoad } from '../../ui.tsx';
+import { CallbackLog } from './callback-log.tsx';
+import { rate } from './subscriptions.tsx';
+
+interface TestResult {
+  idempotencyKey: string;
+  delivered: boolean;
+  httpStatus: number | null;
+  durationMs: number;
+  errorClass: string | null;
+  errorMessage: string | null;
+  responseBody: string | null;
+}
+
+export function SubscriptionPage({ id }: { id: string }) {
+  const { search } = useValue(location);
+  const path = `/blockchain-events/subscriptions/${encodeURIComponent(id)}`;
+  // Refreshed with the log: a subscription deactivates itself when its callbacks exhaust their retries.
+  const sub = useLoad(() => api<{ item: Subscription }>('GET', path), id, 4000);
+  // Delivery health comes with the cross-chain list; the search by reference id finds exactly this one.
+  const health = useLoad(
+    async () => (await api<Page<Subscription>>('GET', `/blockchain-events/subscriptions${query({ q: id, limit: 1 })}`)).items[0]?.health,
+    id,
+    4000,
+  );
+  const [test, setTest] = useState<TestResult | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+
+  const sendTest = useAction(async () => {
+    setTest(null);
+    setTest((await api<{ item: TestResult }>('POST', `${path}/test-callback`)).item);
+  });
+  const activate = useAction(async () => {
+    await api('POST', `${path}/activate`);
+    setDone('The subscription is active again.');
+    await Promise.all([sub.reload(), health.reload()]);
+  });
+  const remove = useAction(async (s: Subscription) => {
+    if (!window.confirm(`Delete subscription ${s.referenceId}? Its pending callbacks are cancelled.`)) return;
+    await api('DELETE', `/blockchain-events/${s.blockchain}/${s.network}/subscriptions/${encodeURIComponent(s.referenceId)}`);
+    setDone('The subscription is deleted (inactive); its pending callbacks are cancelled.');
+    await Promise.all([sub.reload(), health.reload()]);
+  });
+
+  const s = sub.data?.item;
+  const h = health.data;
+  return (
+    <>
+      <PageTitle>Subscription</PageTitle>
+      <p>
+        <Link to="/subscriptions">Back to the subscriptions</Link>
+      </p>
+      {search.get('created') && <Notice>The subscription is created.</Notice>}
+      <Failure error={sub.error} />
+      {!s ? (
+        sub.loading && <Loading what="the subscription" />
+      ) : (
+        <>
+          <dl class="facts">
+            <dt>Reference id</dt>
+            <dd class="mono">{s.referenceId}</dd>
+            <dt>Event</dt>
+            <dd>{s.eventType}</dd>
+            <dt>Chain</dt>
+            <dd>
+              {s.blockchain} / {s.network}
+            </dd>
+            <dt>Watches</dt>
+            <dd class="mono wrap">{targetOf(s as unknown as Record<string, unknown>)}</dd>
+            <dt>Callback URL</dt>
+            <dd class="mono wrap">{s.callbackUrl}</dd>
+            <dt>State</dt>
+            <dd>
+              {s.isActive ? 'active' : 'inactive'}
+              {s.deactivationReasons?.map((r) => (
+                <span key={r.timestamp}>
+                  {' '}
+                  · {r.reason} (<Time s={r.timestamp} />)
+                </span>
+              ))}
+            </dd>
+            <dt>Created</dt>
+            <dd>
+              <Time s={s.createdTimestamp} />
+            </dd>
+          </dl>
+          <section aria-labelledby="health-heading">
+            <h2 id="health-heading">Delivery health</h2>
+            {h ? (
+              <dl class="facts">
+                <dt>Success rate</dt>
+                <dd>{rate(h)}</dd>
+                <dt>Delivered</dt>
+                <dd>{h.delivered}</dd>
+                <dt>Failed</dt>
+                <dd>{h.failed}</dd>
+                <dt>Pending</dt>
+                <dd>{h.pending}</dd>
+                <dt>Last delivered</dt>
+                <dd>
+                  <Time s={h.lastDeliveredTimestamp} />
+                </dd>
+              </dl>
+            ) : (
+              <Failure error={health.error} />
+            )}
+          </section>
+          <section aria-labelledby="actions-heading">
+            <h2 id="actions-heading">Actions</h2>
+            <div class="buttons">
+              <button type="button" onClick={() => sendTest.run()} disabled={sendTest.busy}>
+                {sendTest.busy ? 'Sending…' : 'Send a test callback'}
+              </button>
+              {!s.isActive && (
+                <button type="button" class="secondary" onClick={() => activate.run()} disabled={activate.busy}>
+                  Activate
+                </button>
+              )}
+              {s.isActive && (
+                <button type="button" class="danger" onClick={() => remove.run(s)} disabled={remove.busy}>
+                  Delete
+                </button>
+              )}
+            </div>
+            <Failure error={sendTest.error ?? activate.error ?? remove.error} />
+            {done && <Notice>{done}</Notice>}
+            {test && (
+              <div role="status" class={`notice ${test.delivered ? 'ok' : 'warn'}`}>
+                <p>
+                  Test callback {test.delivered ? 'delivered' : 'not delivered'}: HTTP {test.httpStatus ?? '—'} in {test.durationMs} ms
+                  {test.errorClass && ` (${test.errorClass}: ${test.errorMessage ?? ''})`}.
+                </p>
+                {test.responseBody && <Pre class="excerpt">{test.responseBody}</Pre>}
+              </div>
+            )}
+          </section>
+          <CallbackLog referenceId={s.referenceId} active={s.isActive} />
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,144 @@
+/** Operator: every followed chain: state, lag over the last hour (chart), nodes, reorganisations, stop reason and reset. */
+import { useMemo, useState } from 'preact/hooks';
+import { api, type Page } from '../../api.ts';
+import { COLORS, TimeChart } from '../../chart.tsx';
+import type { OperatorChain } from '../../types.ts';
+import { Empty, Failure, Loading, Notice, PageTitle, Scroll, useAction, useLoad } from '../../ui.tsx';
+
+function LagChart({ chain }: { chain: OperatorChain }) {
+  const lag = useLoad(
+    () =>
+      api<Page<{ timestamp: number; lagBlocks: number | null; lagSeconds: number | null }>>(
+        'GET',
+        `/operator/chains/${chain.blockchain}/${chain.network}/lag?minutes=60`,
+      ),
+    chain.blockchain + chain.network,
+    30_000,
+  );
+  const data = useMemo(() => {
+    const items = [...(lag.data?.items ?? [])].sort((a, b) => a.timestamp - b.timestamp);
+    return {
+      x: items.map((i) => i.timestamp),
+      series: [
+        { label: 'lag (blocks)', values: items.map((i) => i.lagBlocks), color: COLORS[0] as string },
+        { label: 'lag (seconds)', values: items.map((i) => i.lagSeconds), color: COLORS[1] as string },
+      ],
+    };
+  }, [lag.data]);
+  if (lag.error) return <Failure error={lag.error} />;
+  if (!lag.data) return <Loading what="the lag history" />;
+  if (data.x.length === 0) return <Empty>No lag history recorded yet (one point per minute).</Empty>;
+  const now = Math.floor(Date.now() / 1000);
+  return (
+    <TimeChart
+      title={`${chain.blockchain} / ${chain.network}: lag over the last hour`}
+      x={data.x}
+      series={data.series}
+      unit="blocks / seconds"
+      span={[now - 3600, now]}
+    />
+  );
+}
+
+function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => void }) {
+  const [done, setDone] = useState<string | null>(null);
+  const name = `${chain.blockchain} / ${chain.network}`;
+  const reset = useAction(async () => {
+    if (!window.confirm(`Reset ${name}? The follower starts again from the node's current head (same as herald chains reset).`)) return;
+    const r = await api<{ item: { forgottenHeight: number | null; pendingEventsDeleted: number; callbacksCancelled: number } }>(
+      'POST',
+      `/operator/chains/${chain.blockchain}/${chain.network}/reset`,
+    );
+    const { forgottenHeight, pendingEventsDeleted, callbacksCancelled } = r.item;
+    setDone(
+      `${name} is reset: ${forgottenHeight === null ? 'it had no following state' : `height ${forgottenHeight} forgotten`}, ${pendingEventsDeleted} pending events deleted, ${callbacksCancelled} callbacks cancelled.`,
+    );
+    onReset();
+  });
+  const id = `chain-${chain.blockchain}-${chain.network}`;
+  return (
+    <li class="card" aria-labelledby={id}>
+      <h2 id={id}>
+        {name} <span class={`state ${chain.state}`}>{chain.state}</span>
+      </h2>
+      <dl class="facts">
+        <dt>Node head</dt>
+        <dd>{chain.headHeight ?? '—'}</dd>
+        <dt>Processed</dt>
+        <dd>{chain.processedHeight ?? '—'}</dd>
+        <dt>Lag</dt>
+        <dd>
+          {chain.lagBlocks ?? '—'} blocks, {chain.lagSeconds ?? '—'} s
+        </dd>
+        <dt>Reorganisations (24 h)</dt>
+        <dd>{chain.reorganisations}</dd>
+        {chain.stoppedReason && (
+          <>
+            <dt>Stopped because</dt>
+            <dd class="bad">{chain.stoppedReason}</dd>
+          </>
+        )}
+      </dl>
+      <div class="buttons">
+        <button type="button" class={chain.state === 'stopped' ? 'danger' : 'secondary'} onClick={() => reset.run()} disabled={reset.busy}>
+          Reset {name}
+        </button>
+      </div>
+      <Failure error={reset.error} />
+      {done && <Notice>{done}</Notice>}
+      <LagChart chain={chain} />
+      <h3>Nodes</h3>
+      {chain.nodes.length === 0 ? (
+        <Empty>No node checks recorded yet.</Empty>
+      ) : (
+        <Scroll>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Node</th>
+                <th scope="col">Eligible</th>
+                <th scope="col">Head</th>
+                <th scope="col">Behind</th>
+                <th scope="col">Error rate</th>
+                <th scope="col">Latency</th>
+              </tr>
+            </thead>
+            <tbody>
+              {chain.nodes.map((n) => (
+                <tr key={n.url}>
+                  <td class="mono wrap">{n.url}</td>
+                  <td>{n.eligible ? 'yes' : <span class="bad">no: {n.reason}</span>}</td>
+                  <td>{n.headHeight ?? '—'}</td>
+                  <td>{n.lagBlocks ?? '—'}</td>
+                  <td>{n.errorRate === null ? '—' : `${(n.errorRate * 100).toFixed(1)} %`}</td>
+                  <td>{n.latencyMs === null ? '—' : `${Math.round(n.latencyMs)} ms`}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Scroll>
+      )}
+    </li>
+  );
+}
+
+export function ChainsPage() {
+  const chains = useLoad(() => api<{ items: OperatorChain[] }>('GET', '/operator/chains'), 'chains', 10_000);
+  return (
+    <>
+      <PageTitle>Chains</PageTitle>
+      <Failure error={chains.error} />
+      {!chains.data ? (
+        chains.loading && <Loading what="the chains" />
+      ) : chains.data.items.length === 0 ? (
+        <Empty>No chains are followed. Add them to the configuration (chains) and restart the ingest role.</Empty>
+      ) : (
+        <ul class="cards">
+          {chains.data.items.map((c) => (
+            <ChainCard key={c.blockchain + c.network} chain={c} onReset={() => chains.reload()} />
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,149 @@
+/** The API's items as the console reads them (see the OpenAPI document at /openapi.json). */
+
+export interface Health {
+  delivered: number;
+  failed: number;
+  pending: number;
+  successRate: number | null;
+  lastDeliveredTimestamp: number | null;
+}
+
+export interface Subscription {
+  referenceId: string;
+  eventType: string;
+  blockchain: string;
+  network: string;
+  isActive: boolean;
+  createdTimestamp: number;
+  callbackUrl: string;
+  callbackSecretKey?: string;
+  transactionId?: string;
+  address?: string;
+  contractAddress?: string;
+  amountHigherThan?: number;
+  blockHeightReached?: number;
+  receiveCallbackOn?: number;
+  confirmationsCount?: number;
+  deactivationReasons?: { reason: string; timestamp: number }[];
+  health?: Health;
+}
+
+export interface Attempt {
+  attempt: number;
+  timestamp: number;
+  durationMs: number;
+  httpStatus: number | null;
+  error: { class: string; message: string } | null;
+  responseExcerpt?: string | null;
+}
+
+export interface Callback {
+  callbackId: string;
+  idempotencyKey: string;
+  event: string;
+  status: string;
+  outcome: string | null;
+  sequence: number | null;
+  createdTimestamp: number;
+  nextAttemptTimestamp: number | null;
+  attempts: Attempt[];
+}
+
+export interface CallbackDetail extends Callback {
+  referenceId: string;
+  payload: unknown;
+}
+
+export interface Domain {
+  domain: string;
+  isVerified: boolean;
+  verifiedTimestamp: number | null;
+  verificationToken: string;
+  createdTimestamp: number;
+}
+
+export interface WalletAssets {
+  walletId: string;
+  walletName: string;
+  coins: {
+    blockchain: string;
+    network: string;
+    unit: string;
+    confirmedBalance: string;
+    totalReceived: string;
+    totalSpent: string;
+    openingBalance: string;
+  }[];
+  fungibleTokens: { amount: string; blockchain: string; network: string; identifier: string; symbol: string; type: string }[];
+  nonFungibleTokens: { blockchain: string; network: string; identifier: string; symbol: string; tokenId: string; type: string }[];
+}
+
+export interface WatchedAddress {
+  blockchain: string;
+  network: string;
+  address: string;
+  watchedFromBlock: number | null;
+  createdTimestamp: number;
+}
+
+export interface Account {
+  customerName: string;
+  credits: number | string;
+  plan: Record<string, unknown>;
+  activeSubscriptions: number;
+}
+
+export interface UsageRow {
+  day: string;
+  endpoint: string;
+  requests: number;
+  credits: number | string;
+}
+
+export interface NodeStatus {
+  url: string;
+  eligible: boolean;
+  reason: string | null;
+  headHeight: number | null;
+  lagBlocks: number | null;
+  errorRate: number | null;
+  latencyMs: number | null;
+  checkedAt: string;
+}
+
+export interface OperatorChain {
+  blockchain: string;
+  network: string;
+  state: string;
+  headHeight: number | null;
+  processedHeight: number | null;
+  lagBlocks: number | null;
+  lagSeconds: number | null;
+  stoppedReason: string | null;
+  reorganisations: number;
+  nodes: NodeStatus[];
+}
+
+export interface CustomerSummary {
+  name: string;
+  plan: Record<string, unknown>;
+  credits: number | string;
+  activeSubscriptions: number;
+  keys: number;
+}
+
+export interface CustomerDetail {
+  name: string;
+  plan: Record<string, unknown>;
+  credits: number | string;
+  activeSubscriptions: number;
+  keys: { keyId: string; prefix: string; createdTimestamp: number; revokedTimestamp: number | null }[];
+  domains: { domain: string; verified: boolean; verifiedTimestamp: number | null }[];
+}
+
+export interface Delivery {
+  due: number;
+  oldestDueAgeSeconds: number | null;
+  attemptsPerMinute: { timestamp: number; delivered: number; failed: number; retried: number }[];
+  slowestDestinations: { host: string; attempts: number; failures: number; p50Ms: number; p95Ms: number }[];
+}

@@ -1,0 +1,250 @@
+/** Small building blocks shared by the pages: links, times, fields with their errors, empty states, loading. */
+import type { ComponentChildren, JSX } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiFailure } from './api.ts';
+import { BASE, navigate } from './router.ts';
+
+/** A link inside the console: a real <a href> (open in a new tab works), navigated without a reload. */
+export function Link(props: { to: string; children: ComponentChildren; class?: string; 'aria-current'?: 'page' }) {
+  const onClick = (event: MouseEvent) => {
+    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    navigate(props.to);
+  };
+  return (
+    <a href={BASE + props.to} onClick={onClick} class={props.class} aria-current={props['aria-current']}>
+      {props.children}
+    </a>
+  );
+}
+
+const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** A Unix time in the browser's zone; the UTC value on hover (title) and in the datetime attribute. */
+export function Time({ s }: { s: number | null | undefined }) {
+  if (s === null || s === undefined) return <span>never</span>;
+  const date = new Date(s * 1000);
+  const utc = date.toISOString().replace('.000Z', 'Z');
+  return (
+    <time dateTime={utc} title={`UTC: ${utc.replace('T', ' ')}`}>
+      {LOCAL.format(date)}
+    </time>
+  );
+}
+
+/** The page's title in the tab and its <h1>, focused on arrival so a screen reader announces the new page. */
+export function PageTitle({ children }: { children: string }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    document.title = `${children} · herald console`;
+    ref.current?.focus();
+  }, [children]);
+  return (
+    <h1 tabIndex={-1} ref={ref}>
+      {children}
+    </h1>
+  );
+}
+
+/** A labelled control with its hint and the API's message for it, tied together for assistive technology. */
+export function Field(props: { id: string; label: string; hint?: string; error?: string; children: (aria: FieldAria) => JSX.Element }) {
+  const hintId = props.hint ? `${props.id}-hint` : undefined;
+  const errorId = props.error ? `${props.id}-error` : undefined;
+  const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class={props.error ? 'field invalid' : 'field'}>
+      <label for={props.id}>{props.label}</label>
+      {props.children({ id: props.id, 'aria-describedby': describedBy, 'aria-invalid': props.error ? 'true' : undefined })}
+      {props.hint && (
+        <small id={hintId} class="hint">
+          {props.hint}
+        </small>
+      )}
+      {props.error && (
+        <span id={errorId} class="field-error">
+          {props.error}
+        </span>
+      )}
+    </div>
+  );
+}
+export interface FieldAria {
+  id: string;
+  'aria-describedby': string | undefined;
+  'aria-invalid': 'true' | undefined;
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+/** An API failure as a sentence, with the request id to quote. */
+export function Failure({ error }: { error: unknown }) {
+  if (!error) return null;
+  const failure = error instanceof ApiFailure ? error : new ApiFailure(0, 'unexpected', String(error));
+  return (
+    <div class="failure" role="alert">
+      <p>
+        {failure.message}
+        {failure.code !== 'network_error' && <span class="code"> ({failure.code})</span>}
+      </p>
+      {failure.details.length > 0 && (
+        <ul>
+          {failure.details.map((d) => (
+            <li key={d.attribute + d.message}>{d.message}</li>
+          ))}
+        </ul>
+      )}
+      {failure.requestId && <p class="hint">Request id: {failure.requestId}</p>}
+    </div>
+  );
+}
+
+/** A status line announced politely (results of actions: "Queued again", "Copied"). */
+export function Notice({ children, tone = 'ok' }: { children: ComponentChildren; tone?: 'ok' | 'warn' }) {
+  return (
+    <p class={`notice ${tone}`} role="status">
+      {children}
+    </p>
+  );
+}
+
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      // Clipboard refused (insecure context): fall back to a selection the user can copy.
+      const area = document.createElement('textarea');
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      document.execCommand('copy');
+      area.remove();
+    }
+    setCopied(true);
+    setTimeout(() => setCopied(false), 2000);
+  };
+  return (
+    <button type="button" class="secondary small" onClick={copy} aria-label={label}>
+      {copied ? 'Copied' : 'Copy'}
+      <span class="visually-hidden" aria-live="polite">
+        {copied ? ' copied to the clipboard' : ''}
+      </span>
+    </button>
+  );
+}
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => Promise<void>;
+}
+
+/**
+ * Loads with `loader` when `key` changes; reload() loads again, keeping the shown data meanwhile (no
+ * flicker when a page refreshes itself). With `everyMs`, reloads on that period while the page is shown.
+ */
+export function useLoad<T>(loader: () => Promise<T>, key: string, everyMs?: number): Loaded<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean; key: string }>({
+    data: undefined,
+    error: undefined,
+    loading: true,
+    key,
+  });
+  const latest = useRef(loader);
+  latest.current = loader;
+  const generation = useRef(0);
+  const reload = useCallback(async () => {
+    const mine = ++generation.current;
+    setState((s) => ({ ...s, loading: true }));
+    try {
+      const data = await latest.current();
+      if (mine === generation.current) setState({ data, error: undefined, loading: false, key });
+    } catch (error) {
+      if (mine === generation.current) setState((s) => ({ data: s.key === key ? s.data : undefined, error, loading: false, key }));
+    }
+  }, [key]);
+  useEffect(() => {
+    setState((s) => (s.key === key ? s : { data: undefined, error: undefined, loading: true, key }));
+    reload();
+    if (!everyMs) return;
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') reload();
+    }, everyMs);
+    return () => clearInterval(timer);
+  }, [key, everyMs, reload]);
+  const stale = state.key !== key;
+  return { data: stale ? undefined : state.data, error: stale ? undefined : state.error, loading: stale || state.loading, reload };
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="loading" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+/** Previous / next for an API page (limit, offset, total). */
+export function Pager(props: { offset: number; limit: number; total: number; onOffset: (offset: number) => void; what: string }) {
+  const { offset, limit, total } = props;
+  if (total <= limit && offset === 0) return null;
+  const last = Math.min(offset + limit, total);
+  return (
+    <nav class="pager" aria-label={`Pages of ${props.what}`}>
+      <button type="button" class="secondary" disabled={offset === 0} onClick={() => props.onOffset(Math.max(0, offset - limit))}>
+        Previous
+      </button>
+      <span>
+        {total === 0 ? 0 : offset + 1}–{last} of {total}
+      </span>
+      <button type="button" class="secondary" disabled={last >= total} onClick={() => props.onOffset(offset + limit)}>
+        Next
+      </button>
+    </nav>
+  );
+}
+
+/** Runs an action with a busy flag and its error, for buttons. */
+export function useAction<A extends unknown[]>(action: (...args: A) => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const run = async (...args: A) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action(...args);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { run, busy, error, setError };
+}
+
+/**
+ * A box that scrolls (a wide table, a long payload). Keyboard users scroll it once it has focus, so it
+ * takes focus (WCAG 2.1.1; axe's scrollable-region-focusable).
+ */
+export function Scroll({ children }: { children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to be scrolled
+    <div class="scroll" tabIndex={0}>
+      {children}
+    </div>
+  );
+}
+
+/** Preformatted text (a payload, a response excerpt) in a box that scrolls; focusable for the same reason as Scroll. */
+export function Pre({ children, class: className }: { children: ComponentChildren; class: string }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard to be scrolled
+    <pre class={className} tabIndex={0}>
+      {children}
+    </pre>
+  );
+}

@@ -1,0 +1,362 @@
+/**
+ * The web console in a real browser (Debian's Chromium driven by playwright-core) against a real herald
+ * on the test PostgreSQL, following a real EVM node (EDR), delivering to a real HTTPS receiver, verifying
+ * a domain through a test DNS server. The customer signs in, meets a validation error and then creates a
+ * subscription through the form, sees the callback of a transaction in the log, sees failed attempts
+ * when the receiver fails and resends from the console, verifies a domain, manages a wallet and reads
+ * the usage; the operator signs in with a token from `herald operator-tokens create`, looks at
+ * customers, chains and delivery, and revokes the customer's key: the customer's console signs out with
+ * a clear message.
+ *
+ * Every page visited is checked with axe-core (no serious or critical violation) and saved as a
+ * screenshot under test-output/console/.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import axe from 'axe-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Address } from 'viem';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { ensureConsoleBuilt } from './support/console-build.ts';
+import { startTestDns, type TestDns } from './support/dns.ts';
+import { sendEth } from './support/evm-contracts.ts';
+import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { describeWithRealNode, installHint } from './support/real-node.ts';
+import { type Receiver, startReceiver } from './support/receiver.ts';
+import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const OUT = join(ROOT, 'test-output/console');
+const FILE_PATH = '/.well-known/blockchain-events-verification.txt';
+const chromiumBinary = { name: 'chromium', path: existsSync(CHROMIUM) ? CHROMIUM : undefined, install: installHint('chromium') };
+
+let node: EvmNode;
+let receiver: Receiver;
+let dns: TestDns;
+let t: TestApp;
+let c: TestCustomer;
+let browser: Browser;
+let customerContext: BrowserContext;
+let page: Page;
+let shots = 0;
+let referenceId = '';
+let operatorContext: BrowserContext | undefined;
+let op: Page;
+
+const watched = () => node.accounts[5]?.address as Address;
+
+/** axe-core on the page as it is: no serious or critical violation. */
+async function checkAccessibility(p: Page, name: string): Promise<void> {
+  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
+  await p.evaluate(axe.source);
+  const violations = await p.evaluate(async () => {
+    const result = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
+  });
+  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(serious, `accessibility violations on ${name}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
+}
+
+/** Waits for the page's loads to finish, checks it with axe, and saves a screenshot. */
+async function visited(p: Page, name: string): Promise<void> {
+  await p.locator('.loading').first().waitFor({ state: 'detached', timeout: 10_000 });
+  await checkAccessibility(p, name);
+  await p.screenshot({ path: join(OUT, `${String(++shots).padStart(2, '0')}-${name}.png`), fullPage: true });
+}
+
+async function nav(p: Page, label: string): Promise<void> {
+  await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: label }).click();
+}
+
+/** The block of the transaction processed by the follower. */
+async function processed(height: number): Promise<void> {
+  await until(
+    `block ${height} processed`,
+    async () => {
+      const r = await t.request('GET', '/blockchain-events/status', { key: c.key });
+      return r.body?.data?.items?.[0]?.processedHeight >= height;
+    },
+    15_000,
+  );
+}
+
+describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
+  beforeAll(async () => {
+    rmSync(OUT, { recursive: true, force: true });
+    mkdirSync(OUT, { recursive: true });
+    const ca = await createTestCa();
+    await ensureConsoleBuilt();
+    [node, receiver, dns] = await Promise.all([
+      startEvmNode({ automine: true }),
+      startReceiver({ ca, hostnames: ['localhost', 'verify.test'] }),
+      startTestDns(),
+    ]);
+    for (const host of ['localhost', 'verify.test']) dns.set(host, { A: ['127.0.0.1'] });
+    t = await startTestApp({
+      chains: [{ blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, pollIntervalMs: 50, concurrency: 4, requestTimeoutMs: 5000 }],
+      domainVerificationPort: receiver.port,
+      delivery: {
+        ...loadConfig({}, {}).delivery,
+        allowNetworks: ['127.0.0.1/32', '::1/128'],
+        caFile: writeCaFile(ca.caPem),
+        dnsServers: [dns.address],
+        pollIntervalMs: 20,
+        // One retry a second later, then the callback has failed: the log shows it within the test.
+        retryScheduleSeconds: [1],
+        retryJitter: 0,
+      },
+    });
+    c = await t.customer({ name: 'acme', domains: ['localhost'] });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    customerContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    page = await customerContext.newPage();
+    page.on('dialog', (dialog) => dialog.accept());
+  }, 120_000);
+
+  afterAll(async () => {
+    await operatorContext?.close();
+    await browser?.close();
+    await t?.close();
+    await receiver?.close();
+    await dns?.close();
+    await node?.close();
+  });
+
+  it('signs in with an API key (a wrong one is refused beside the field)', async () => {
+    await page.goto(`${t.url}/console/`);
+    await expect(page.title()).resolves.toContain('Sign in');
+    await visited(page, 'sign-in');
+    await page.getByLabel('API key').fill('not-a-key');
+    await page.getByRole('button', { name: 'Sign in with the API key' }).click();
+    await expect(page.locator('#api-key-error').textContent({ timeout: 5000 })).resolves.toContain('unknown or has been revoked');
+    await expect(page.getByLabel('API key').getAttribute('aria-invalid')).resolves.toBe('true');
+    // With the keyboard only: type the key, Enter submits.
+    await page.getByLabel('API key').fill('');
+    await page.getByLabel('API key').focus();
+    await page.keyboard.type(c.key);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+    // The new page's heading has the focus; the first focusable element is the skip link, whose Enter leads to the content.
+    await expect(page.evaluate(() => document.activeElement?.tagName)).resolves.toBe('H1');
+    await expect(page.evaluate(() => document.querySelector('a[href], button, input, select, [tabindex="0"]')?.textContent)).resolves.toBe('Skip to content');
+    await page.locator('a.skip').focus();
+    await page.keyboard.press('Enter');
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('main');
+    expect(new URL(page.url()).pathname).toBe('/console/subscriptions');
+    await expect(page.locator('.empty').textContent()).resolves.toContain('No subscriptions yet');
+    await visited(page, 'subscriptions-empty');
+  }, 60_000);
+
+  it('creates a subscription through the form: the API message beside the field first, then the subscription', async () => {
+    await page.getByRole('link', { name: 'New subscription' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New subscription' }).waitFor();
+    await page.getByLabel('Event type').selectOption('ADDRESS_COINS_TRANSACTION_CONFIRMED');
+    await page.getByLabel('Blockchain').selectOption('ethereum');
+    await page.getByLabel('Network').selectOption('goerli');
+    await page.getByLabel('Address', { exact: true }).fill('0x1234');
+    await page.getByLabel('Callback URL').fill(`${receiver.url}/hooks/console`);
+    await page.getByLabel('Callback on confirmation (optional)').fill('1');
+    await page.getByRole('button', { name: 'Create the subscription' }).click();
+    const addressError = page.locator('#field-address-error');
+    await addressError.waitFor();
+    expect(await addressError.textContent()).toMatch(/address/i);
+    await expect(page.getByLabel('Address', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
+    // Focus moved to the field to fix.
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('field-address');
+    await visited(page, 'create-validation-error');
+
+    await page.getByLabel('Address', { exact: true }).fill(watched());
+    await page.getByRole('button', { name: 'Create the subscription' }).click();
+    await page.waitForURL(/\/console\/subscriptions\/[0-9a-f-]{36}\?created=1$/);
+    await page.getByRole('heading', { level: 1, name: 'Subscription', exact: true }).waitFor();
+    referenceId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop() as string);
+    expect(referenceId).toMatch(/^[0-9a-f-]{36}$/);
+    await page.getByText('The subscription is created.').waitFor();
+    await page.locator('.empty', { hasText: 'No callbacks yet' }).waitFor();
+    await visited(page, 'subscription-created');
+  }, 60_000);
+
+  it('shows the callback of a transaction in the log, with the attempt and the payload as sent', async () => {
+    const tx = await sendEth(node, watched(), 1234n, { from: 1 });
+    await processed(Number(tx.receipt?.blockNumber ?? 0));
+    const delivered = page.locator('li.callback.delivered');
+    await delivered.first().waitFor({ timeout: 20_000 });
+    // Opened from the keyboard: a callback is a <details> whose summary takes Enter.
+    await delivered.first().locator('summary').focus();
+    await page.keyboard.press('Enter');
+    const payload = delivered.first().locator('pre.payload');
+    await payload.waitFor();
+    expect(await payload.textContent()).toContain(tx.hash);
+    const attempt = delivered.first().locator('tbody tr').first();
+    expect(await attempt.locator('td').nth(1).textContent()).toBe('200');
+    // Times in the browser's zone, the UTC value on hover.
+    expect(await attempt.locator('time').getAttribute('title')).toMatch(/^UTC: \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
+    await visited(page, 'callback-log');
+  }, 60_000);
+
+  it('shows failed attempts when the receiver fails, and resends the callback from the console once it is back', async () => {
+    receiver.setDefault({ kind: 'status', status: 503, body: 'receiver under maintenance' });
+    const tx = await sendEth(node, watched(), 5678n, { from: 1 });
+    await processed(Number(tx.receipt?.blockNumber ?? 0));
+    const failed = page.locator('li.callback.failed');
+    await failed.first().waitFor({ timeout: 30_000 });
+    await failed.first().locator('summary').click();
+    const rows = failed.first().locator('tbody tr');
+    await rows.nth(1).waitFor();
+    await expect(rows.count()).resolves.toBe(2);
+    for (const i of [0, 1]) {
+      expect(await rows.nth(i).locator('td').nth(1).textContent()).toBe('503');
+      await rows.nth(i).locator('pre.excerpt').waitFor();
+      expect(await rows.nth(i).locator('pre.excerpt').textContent()).toBe('receiver under maintenance');
+    }
+    await visited(page, 'callback-failed');
+
+    // Retries exhausted: herald deactivated the subscription (the page shows it), so it is activated
+    // again once the receiver is back, then the failed callback is resent.
+    await page.getByRole('button', { name: 'Activate' }).waitFor({ timeout: 10_000 });
+    expect(await page.locator('dl.facts').first().textContent()).toContain('inactive');
+    receiver.setDefault({ kind: 'status', status: 200 });
+    await page.getByRole('button', { name: 'Activate' }).click();
+    await page.getByText('The subscription is active again.').waitFor();
+    const before = receiver.received.length;
+    await failed.first().getByRole('button', { name: 'Resend this callback' }).click();
+    await page.getByText(/Queued again/).waitFor();
+    await page.locator('li.callback.delivered').nth(1).waitFor({ timeout: 20_000 });
+    await expect(page.locator('li.callback.failed').count()).resolves.toBe(0);
+    const resent = receiver.received.slice(before).map((r) => JSON.parse(r.rawBody.toString('utf8')));
+    expect(resent.some((b) => b.data.item.transactionId === tx.hash)).toBe(true);
+  }, 90_000);
+
+  it('sends a test callback and shows the answer; the list shows the delivery health and finds the subscription by address', async () => {
+    await page.getByRole('button', { name: 'Send a test callback' }).click();
+    await page.getByText(/Test callback delivered: HTTP 200/).waitFor();
+
+    await nav(page, 'Subscriptions');
+    await page.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+    await page.getByLabel('Search').fill(watched().toLowerCase());
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const row = page.locator('tbody tr');
+    await page.waitForURL(/q=0x/);
+    await row.first().waitFor();
+    await expect(row.count()).resolves.toBe(1);
+    expect(await row.first().textContent()).toContain(referenceId);
+    await page.getByLabel('Search').fill('0xdeadbeef');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No subscription matches these filters.').waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.locator('tbody tr').first().waitFor();
+    await visited(page, 'subscriptions');
+  }, 60_000);
+
+  it('registers and verifies a callback domain: the instructions, what a failed check found, then verified', async () => {
+    await nav(page, 'Callback domains');
+    await page.getByRole('heading', { level: 1, name: 'Callback domains' }).waitFor();
+    await page.getByLabel('Domain', { exact: true }).fill('verify.test');
+    await page.getByRole('button', { name: 'Add the domain' }).click();
+    const card = page.locator('li.card', { has: page.getByRole('heading', { name: 'verify.test' }) });
+    await card.getByText('Not verified yet.').waitFor();
+    expect(await card.locator('code').first().textContent()).toBe(`https://verify.test${FILE_PATH}`);
+    expect(await card.locator('code').nth(2).textContent()).toBe('_blockchain-events.verify.test');
+    await card.getByRole('button', { name: 'Verify verify.test' }).click();
+    const found = card.locator('.notice.warn');
+    await found.waitFor();
+    expect(await found.textContent()).toMatch(/File:.*DNS TXT:/s);
+    await visited(page, 'domain-unverified');
+
+    const token = (await card.locator('code').nth(1).textContent()) as string;
+    receiver.byPath(FILE_PATH, { kind: 'status', status: 200, body: `${token}\n` });
+    await card.getByRole('button', { name: 'Verify verify.test' }).click();
+    await page.getByText('verify.test is verified.').waitFor();
+    await card.getByText('Verified', { exact: true }).waitFor();
+    await visited(page, 'domains');
+  }, 60_000);
+
+  it('creates a wallet, watches an address and lists its assets', async () => {
+    await nav(page, 'Wallets');
+    await page.getByText('No wallets yet').waitFor();
+    await page.getByLabel('New wallet name').fill('treasury');
+    await page.getByRole('button', { name: 'Create the wallet' }).click();
+    const card = page.locator('li.card', { has: page.getByRole('heading', { name: /treasury/ }) });
+    await card.getByText('No addresses watched in this wallet yet.').waitFor();
+    await card.getByLabel('Blockchain').selectOption('ethereum');
+    await card.getByLabel('Network').selectOption('goerli');
+    await card.getByLabel('Address to watch').fill(watched());
+    await card.getByRole('button', { name: 'Watch the address' }).click();
+    await card.getByRole('cell', { name: watched(), exact: true }).first().waitFor();
+    await visited(page, 'wallets');
+  }, 60_000);
+
+  it('shows the credits and the credits spent per endpoint and day', async () => {
+    await nav(page, 'Credits and usage');
+    await page.getByText('Credits available').waitFor();
+    await page.locator('figure.chart canvas').waitFor();
+    await visited(page, 'credits-and-usage');
+  }, 60_000);
+
+  it('operator: signs in with a token from herald operator-tokens create, adds credits, and revokes the key; the customer console signs out with a clear message', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/herald.js'), 'operator-tokens', 'create', '--name', 'ops'], {
+      env: { ...process.env, DATABASE_URL: t.config.databaseUrl },
+    });
+    const registered = await t.request('POST', '/blockchain-events/callback-domains', { key: c.key, body: { data: { item: { domain: 'pending.test' } } } });
+    expect(registered.status).toBe(201);
+    operatorContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    op = await operatorContext.newPage();
+    op.on('dialog', (dialog) => dialog.accept());
+    await op.goto(`${t.url}/console/`);
+    await op.getByLabel('Operator token').fill(stdout.trim());
+    await op.getByRole('button', { name: 'Sign in as operator' }).click();
+    await op.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
+    await op.getByRole('cell', { name: 'acme' }).waitFor();
+    await visited(op, 'operator-customers');
+
+    await op.getByRole('link', { name: 'acme' }).click();
+    await op.getByRole('heading', { level: 1, name: 'Customer acme' }).waitFor();
+    const credits = Number(await op.locator('dd.big').textContent());
+    await op.getByLabel('Credits to add').fill('250');
+    await op.getByRole('button', { name: 'Add credits' }).click();
+    await op.getByText(`Credits added: the balance is now ${credits + 250}.`).waitFor();
+    // A new key, shown once.
+    await op.getByRole('button', { name: 'Create a key' }).click();
+    expect(await op.getByTestId('new-api-key').textContent()).toMatch(/^hk_/);
+    // A domain the customer registered, marked verified by the operator.
+    await op.getByRole('button', { name: 'Mark pending.test verified' }).click();
+    await op.getByText('pending.test is marked verified.').waitFor();
+    const domains = (await t.request('GET', '/blockchain-events/callback-domains', { key: c.key })).body.data.items;
+    expect(domains).toContainEqual(expect.objectContaining({ domain: 'pending.test', isVerified: true }));
+    await visited(op, 'operator-customer');
+    // The customer's first key (the console's) is revoked; the new one stays.
+    await op
+      .getByRole('button', { name: /^Revoke key / })
+      .first()
+      .click();
+    await op.getByText(/is revoked\./).waitFor();
+
+    // The customer's console (still on the credits page, which refreshes itself every 10 s) makes its next
+    // request with the revoked key, is refused, signs out and says why.
+    await page.getByRole('heading', { level: 1, name: 'Sign in to herald' }).waitFor({ timeout: 20_000 });
+    expect(await page.getByRole('alert').first().textContent()).toContain('You have been signed out: the API key was not accepted');
+    await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
+    await visited(page, 'signed-out');
+  }, 90_000);
+
+  it('operator: chains (state, lag chart, nodes) and delivery (due, attempts per minute, slowest destinations)', async () => {
+    await nav(op, 'Chains');
+    const chain = op.locator('li.card', { has: op.getByRole('heading', { name: /ethereum \/ goerli/ }) });
+    await chain.waitFor();
+    await chain.getByRole('cell', { name: node.url }).waitFor();
+    await chain.locator('figure.chart canvas').waitFor({ timeout: 90_000 });
+    await visited(op, 'operator-chains');
+    await nav(op, 'Delivery');
+    await op.getByText('Callbacks due').waitFor();
+    await op.locator('figure.chart canvas').waitFor();
+    await op.getByRole('cell', { name: 'localhost' }).first().waitFor();
+    await visited(op, 'operator-delivery');
+  }, 120_000);
+});
