@@ -25,5 +25,6 @@ export const ENDPOINT_NAMES = [
   'address-coins-transactions-confirmed-each-confirmation',
   'rotate-secret',
   'recoveries',
+  'replays',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

@@ -21,6 +21,7 @@ import type { SubscriptionChange } from '../store/changes.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
+import { type BlockJobRunner, startBlockJobRunner } from './block-jobs.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
 
 export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
@@ -43,6 +44,8 @@ interface Followed {
   index: SubscriptionIndex;
   confirmations: number;
   done?: Promise<unknown>;
+  /** Backfill and replay jobs of the chain, with an adapter of their own. */
+  jobs?: BlockJobRunner;
 }
 
 export function startIngest(deps: { db: Db; config: Config; logger: Logger; createAdapter: AdapterFactory; metrics?: Metrics }): IngestService {
@@ -79,7 +82,25 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   };
   let draining = false;
 
+  const startJobs = (f: Followed) => {
+    if (f.jobs) return;
+    // Its own adapter: its own connections and concurrency, never a queue the follower waits in.
+    const adapter = deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] });
+    if (!adapter) return;
+    f.jobs = startBlockJobRunner({
+      db,
+      chain: f.key,
+      adapter,
+      logger,
+      defaultConfirmations: f.confirmations,
+      costs: { backfillPerCallback: BigInt(config.costs.backfillPerCallback), replayPerCallback: BigInt(config.costs.replayPerCallback) },
+      concurrency: config.blockJobs.concurrency,
+      batchBlocks: config.blockJobs.batchBlocks,
+    });
+  };
+
   const startFollowing = (f: Followed) => {
+    startJobs(f);
     if (f.done) return;
     const followerDeps: FollowerDeps = {
       db,
@@ -189,7 +210,10 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   };
 
   const enqueueChange = (change: SubscriptionChange) => {
-    if (!followed.has(`${change.blockchain}/${change.network}`)) return;
+    const f = followed.get(`${change.blockchain}/${change.network}`);
+    if (!f) return;
+    // A new subscription may come with a backfill, and a replay is announced as a change: look for jobs.
+    f.jobs?.wake();
     if (replay) {
       replay.push(change);
       return;
@@ -250,6 +274,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     async close() {
       abort.abort();
       await minedChecks.close();
+      await Promise.all([...followed.values()].map((f) => f.jobs?.stop()));
       await Promise.all([...followed.values()].map((f) => f.done));
       while (work.size > 0) await Promise.allSettled([...work]);
       await Promise.all([...followed.values()].map((f) => f.adapter.close?.()));
