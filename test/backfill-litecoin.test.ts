@@ -138,7 +138,10 @@ describeWithRealNode('backfill from a height and replay on a real litecoind (reg
     const ordered = [...first.values()].sort((a, b) => sequenceOf(a) - sequenceOf(b));
     expect(ordered).toHaveLength(10);
     const request = (dryRun: boolean) =>
-      t.request('POST', `/blockchain-events/subscriptions/${referenceId}/replay`, { key: c.key, body: { data: { item: { fromBlockHeight: from, toBlockHeight: to, dryRun } } } });
+      t.request('POST', `/blockchain-events/subscriptions/${referenceId}/replay`, {
+        key: c.key,
+        body: { data: { item: { fromBlockHeight: from, toBlockHeight: to, dryRun } } },
+      });
     const dry = await request(true);
     expect(dry.status, dry.text).toBe(200);
     const listed = dry.body.data.item.callbacks as { idempotencyKey: string; body: unknown; blockHeight: number; transactionId: string }[];
