@@ -16,6 +16,7 @@ import { type Db, retryLogLevel } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
 import { pastBlockEvaluator } from './evaluate.ts';
 import { DEFAULT_WINDOW } from './follower.ts';
+import type { FollowerGate } from './gate.ts';
 import { BlockPrefetcher } from './prefetch.ts';
 
 export interface BlockJobRunnerOptions {
@@ -32,6 +33,8 @@ export interface BlockJobRunnerOptions {
   batchBlocks?: number;
   /** How often to look for new jobs; default 1000 ms. */
   pollMs?: number;
+  /** The chain's live follower: each block fetch and batch waits until it is between steps. */
+  gate?: FollowerGate;
 }
 
 export interface BlockJobRunner {
@@ -90,12 +93,14 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       const callbacks: PendingEvent[] = [];
       let through = after;
       while (through < job.toHeight && blocks.length < batchBlocks && callbacks.length < MAX_BATCH_CALLBACKS) {
+        await options.gate?.idle();
         const block: NormalizedBlock = await prefetch.get(through + 1, job.toHeight);
         if (block.height !== through + 1) throw new Error(`adapter returned block ${block.height} for height ${through + 1}`);
         through = block.height;
         blocks.push({ height: block.height, hash: block.hash });
         for (const c of await evaluator.evaluate(block)) callbacks.push(c);
       }
+      await options.gate?.idle();
       const now = new Date();
       if (callbacks.length === 0 && through < job.toHeight && through < quietBelow) {
         if (!(await advanceQuietBatch(db, job, after, through, now))) return true; // raced: read the job again

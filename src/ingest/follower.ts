@@ -39,6 +39,7 @@ import {
 import type { Db, Queryable } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
 import { type BlockEvents, type BlockEventsInput, buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
+import type { FollowerGate } from './gate.ts';
 import { BlockPrefetcher } from './prefetch.ts';
 
 /** More than the largest receiveCallbackOn (100): a confirmed event's block stays in the window until it is due. */
@@ -287,6 +288,8 @@ export interface FollowOptions {
   prefetchDepth?: number;
   /** Told of every step's result (metrics). */
   onStep?: (result: StepResult) => void;
+  /** Marked busy during each step: the chain's backfill and replay runner waits for the step to end (gate.ts). */
+  gate?: FollowerGate;
 }
 
 /**
@@ -324,7 +327,8 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
     while (!options.signal.aborted) {
       try {
         announced = false;
-        const result = await applyNextBlock(deps, chain);
+        options.gate?.enter();
+        const result = await applyNextBlock(deps, chain).finally(() => options.gate?.leave());
         options.onStep?.(result);
         if (result.kind === 'reorganised' || result.kind === 'raced' || result.kind === 'reorganisation-refused') prefetch.clear();
         // The head came from the node set aside: ask the eligible ones again.

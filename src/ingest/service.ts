@@ -23,6 +23,7 @@ import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
 import { type BlockJobRunner, startBlockJobRunner } from './block-jobs.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
+import { FollowerGate } from './gate.ts';
 
 export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
 
@@ -46,6 +47,8 @@ interface Followed {
   done?: Promise<unknown>;
   /** Backfill and replay jobs of the chain, with an adapter of their own. */
   jobs?: BlockJobRunner;
+  /** The follower's steps, which the jobs give way to. */
+  gate: FollowerGate;
 }
 
 export function startIngest(deps: { db: Db; config: Config; logger: Logger; createAdapter: AdapterFactory; metrics?: Metrics }): IngestService {
@@ -65,6 +68,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       adapter,
       index: new SubscriptionIndex(key.blockchain, key.network),
       confirmations: chain.confirmations ?? config.defaultConfirmations,
+      gate: new FollowerGate(),
     });
   }
 
@@ -96,6 +100,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       costs: { backfillPerCallback: BigInt(config.costs.backfillPerCallback), replayPerCallback: BigInt(config.costs.replayPerCallback) },
       concurrency: config.blockJobs.concurrency,
       batchBlocks: config.blockJobs.batchBlocks,
+      gate: f.gate,
     });
   };
 
@@ -123,7 +128,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       } else if (result.kind === 'reorganised') deps.metrics?.chainReorganisations.inc(labels);
       if (result.kind === 'applied' || result.kind === 'caught-up') wakeOpenings(f);
     };
-    f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep }).catch((error) =>
+    f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep, gate: f.gate }).catch((error) =>
       logger.error({ err: error, ...f.key }, 'chain follower ended with an error'),
     );
   };
