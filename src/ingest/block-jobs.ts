@@ -14,7 +14,7 @@ import { advanceQuietBatch, type BlockJob, runningJobs, writeJobBatch } from '..
 import { type ChainKey, getCursor, loadCallbackTargets, loadIndexableByIds, type PendingEvent } from '../store/chain-state.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
-import { pastBlockEvaluator } from './evaluate.ts';
+import { COIN_EVENTS, pastBlockEvaluator } from './evaluate.ts';
 import { DEFAULT_WINDOW } from './follower.ts';
 import type { FollowerGate } from './gate.ts';
 import { BlockPrefetcher } from './prefetch.ts';
@@ -50,7 +50,17 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
   const { db, chain, adapter, logger } = options;
   const pollMs = options.pollMs ?? 1000;
   const batchBlocks = options.batchBlocks ?? 200;
-  const prefetch = new BlockPrefetcher(adapter, options.concurrency ?? 8);
+  /**
+   * The current job's subscription is a coin one: a UTXO block's spends are resolved against the ledger
+   * (one query) as the block arrives, so those look-ups run as many at once as the fetches, not one
+   * after another in block order.
+   */
+  let resolveSpends = false;
+  const fetchBlock = async (height: number) => {
+    const block = await adapter.getBlock(height);
+    return resolveSpends ? await ledger.resolveSpends(db, chain, block) : block;
+  };
+  const prefetch = new BlockPrefetcher({ getBlock: fetchBlock }, options.concurrency ?? 8);
   let running = true;
   let wakeUp: (() => void) | undefined;
   let woken = false;
@@ -81,8 +91,8 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       chain,
       defaultConfirmations: options.defaultConfirmations,
       tokenMetadata: adapter.tokenMetadata?.bind(adapter),
-      resolveSpends: (block) => ledger.resolveSpends(db, chain, block),
     });
+    resolveSpends = COIN_EVENTS.has(subscription.eventType);
     const costPerCallback = job.kind === 'backfill' ? options.costs.backfillPerCallback : options.costs.replayPerCallback;
     let after = job.processedHeight;
     prefetch.clear();

@@ -82,6 +82,13 @@ export function pastBlockEvaluator(input: EvaluatorInput): PastBlockEvaluator {
   };
 }
 
+/** The events whose matching reads coin movements, the only ones that need a UTXO block's spends resolved. */
+export const COIN_EVENTS: ReadonlySet<EventType> = new Set([
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+]);
+
 /** The transaction id an item names, when it names one (block events do not). */
 export function transactionIdOf(body: string): string | null {
   const item = (JSON.parse(body) as { data?: { item?: Record<string, unknown> } }).data?.item;

@@ -15,7 +15,7 @@ import type { NormalizedBlock } from '../chains/types.ts';
 import type { Blockchain, Network } from '../domain/chains.ts';
 import { ApiError, invalidData, notFound } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
-import { pastBlockEvaluator, transactionIdOf } from '../ingest/evaluate.ts';
+import { COIN_EVENTS, pastBlockEvaluator, transactionIdOf } from '../ingest/evaluate.ts';
 import { BlockPrefetcher } from '../ingest/prefetch.ts';
 import * as jobs from '../store/block-jobs.ts';
 import { type ChainKey, getCursor, loadCallbackTargets, loadIndexableByIds } from '../store/chain-state.ts';
@@ -144,7 +144,7 @@ async function dryRun(common: Common, chain: ChainKey, id: string, input: Replay
     chain,
     defaultConfirmations: confirmationsOf(common, chain.blockchain, chain.network),
     tokenMetadata: reader.tokenMetadata?.bind(reader),
-    resolveSpends: (block) => ledger.resolveSpends(common.db, chain, block),
+    ...(COIN_EVENTS.has(subscription.eventType) && { resolveSpends: (block: NormalizedBlock) => ledger.resolveSpends(common.db, chain, block) }),
   });
   const prefetch = new BlockPrefetcher({ getBlock: (h) => (reader.getBlock as (h: number) => Promise<NormalizedBlock>)(h) }, DRY_RUN_CONCURRENCY);
   const callbacks: DryRunCallback[] = [];
