@@ -112,12 +112,11 @@ async function backfill(database: OpenDatabase, chainConfig: ChainConfig & Chain
       toHeight: blocks,
     }),
   );
-  const adapter = createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter;
   const started = performance.now();
   const runner = startBlockJobRunner({
     db: database.db,
     chain: CHAIN,
-    adapter,
+    createAdapter: () => createChainAdapter(chainConfig, { db: database.db, logger: silent }),
     logger: silent,
     defaultConfirmations: 1,
     costs: { backfillPerCallback: 0n, replayPerCallback: 0n },

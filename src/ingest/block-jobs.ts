@@ -22,8 +22,8 @@ import { BlockPrefetcher } from './prefetch.ts';
 export interface BlockJobRunnerOptions {
   db: Db;
   chain: ChainKey;
-  /** An adapter of the runner's own (not the follower's). */
-  adapter: ChainAdapter;
+  /** Makes the runner's own adapter (not the follower's), at its first job: a chain without jobs opens nothing. */
+  createAdapter: () => ChainAdapter | undefined;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   defaultConfirmations: number;
   costs: { backfillPerCallback: bigint; replayPerCallback: bigint };
@@ -47,7 +47,13 @@ export interface BlockJobRunner {
 const MAX_BATCH_CALLBACKS = 1000;
 
 export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRunner {
-  const { db, chain, adapter, logger } = options;
+  const { db, chain, logger } = options;
+  let made: ChainAdapter | undefined;
+  const adapterOf = (): ChainAdapter => {
+    made ??= options.createAdapter();
+    if (!made) throw new Error(`no adapter for ${chain.blockchain} ${chain.network}`);
+    return made;
+  };
   const pollMs = options.pollMs ?? 1000;
   const batchBlocks = options.batchBlocks ?? 200;
   /**
@@ -57,7 +63,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
    */
   let resolveSpends = false;
   const fetchBlock = async (height: number) => {
-    const block = await adapter.getBlock(height);
+    const block = await adapterOf().getBlock(height);
     return resolveSpends ? await ledger.resolveSpends(db, chain, block) : block;
   };
   const prefetch = new BlockPrefetcher({ getBlock: fetchBlock }, options.concurrency ?? 8);
@@ -90,7 +96,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       target,
       chain,
       defaultConfirmations: options.defaultConfirmations,
-      tokenMetadata: adapter.tokenMetadata?.bind(adapter),
+      tokenMetadata: (transfer) => adapterOf().tokenMetadata?.(transfer) ?? Promise.resolve(undefined),
     });
     resolveSpends = COIN_EVENTS.has(subscription.eventType);
     const costPerCallback = job.kind === 'backfill' ? options.costs.backfillPerCallback : options.costs.replayPerCallback;
@@ -162,7 +168,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       running = false;
       wakeUp?.();
       await done;
-      await adapter.close?.();
+      await made?.close?.();
     },
   };
 }

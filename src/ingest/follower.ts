@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
-import { runningBackfills } from '../store/block-jobs.ts';
+import { cursorAndBackfills } from '../store/block-jobs.ts';
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
   type BlockCallback,
@@ -119,7 +119,7 @@ async function applyBlock(
     // Read under the lock, never before: an already-mined check that found this block not yet applied
     // (under the same lock) relies on its subscription being in the index this block is matched with.
     const index = deps.index();
-    const cursor = await getCursor(tx, chain);
+    const { cursor, backfilling } = await cursorAndBackfills(tx, chain);
     if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
     if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };
 
@@ -128,9 +128,9 @@ async function applyBlock(
     const resolved = await ledger.resolveSpends(tx, chain, block);
     const input = { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata };
     const events = await buildBlockEvents(input, (ids) => loadCallbackTargets(tx, ids));
-    // Subscriptions being backfilled (usually none): matched even before this process's index has heard
-    // of them, and their events held back (pending, due now) until their backfill has queued its own.
-    const backfilling = await runningBackfills(tx, chain);
+    // Subscriptions being backfilled (usually none, read with the cursor): matched even before this
+    // process's index has heard of them, and their events held back (pending, due now) until their
+    // backfill has queued its own.
     if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
     await insertPendingEvents(tx, chain, events.pending);
     const due = await takeDuePendingEvents(tx, chain, block.height, { except: backfilling });

@@ -25,7 +25,8 @@ import { type BlockJobRunner, startBlockJobRunner } from './block-jobs.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
 import { FollowerGate } from './gate.ts';
 
-export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
+/** `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not report the chain's nodes again. */
+export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean }) => ChainAdapter | undefined;
 
 export interface IngestService {
   /** The chains this process follows. */
@@ -88,13 +89,11 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
 
   const startJobs = (f: Followed) => {
     if (f.jobs) return;
-    // Its own adapter: its own connections and concurrency, never a queue the follower waits in.
-    const adapter = deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] });
-    if (!adapter) return;
+    // Its own adapter (made at its first job): its own connections and concurrency, never a queue the follower waits in.
     f.jobs = startBlockJobRunner({
       db,
       chain: f.key,
-      adapter,
+      createAdapter: () => deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] }, { reportNodes: false }),
       logger,
       defaultConfirmations: f.confirmations,
       costs: { backfillPerCallback: BigInt(config.costs.backfillPerCallback), replayPerCallback: BigInt(config.costs.replayPerCallback) },
