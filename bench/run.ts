@@ -25,6 +25,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   usage: () => import('./usage.ts'),
   'utxo-block': () => import('./utxo-block.ts'),
   'xrp-ledger': () => import('./xrp-ledger.ts'),
+  backfill: () => import('./backfill.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

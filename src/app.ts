@@ -178,7 +178,8 @@ async function startChainFollowing(config: Config, database: OpenDatabase, logge
     config,
     logger,
     metrics,
-    createAdapter: (chain) => createChainAdapter(chain, { db: database.db, logger, onNodes: nodeReporter(database.db, chain, logger) }),
+    createAdapter: (chain, options) =>
+      createChainAdapter(chain, { db: database.db, logger, ...(options?.reportNodes !== false && { onNodes: nodeReporter(database.db, chain, logger) }) }),
   });
 }
 

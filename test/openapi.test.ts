@@ -24,6 +24,7 @@ import { startFakeTronDriver } from './support/fake-tron-node.ts';
 import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
 
 const Ajv = AjvModule.default;
 const FILE_PATH = '/.well-known/blockchain-events-verification.txt';
@@ -299,7 +300,9 @@ describe('the OpenAPI document', () => {
     const blockBase = base.filter((f) => f !== 'eventType');
     const blockMined = itemOf(`${SUBSCRIPTIONS}/block-mined`, 'post', 200);
     expect(blockMined.required.sort()).toEqual([...blockBase, 'callbackSecretKey'].sort());
-    expect(Object.keys(blockMined.properties).sort()).toEqual([...blockBase, 'callbackSecretKey'].sort());
+    // backfill: the extension's optional progress of a create with fromBlockHeight (README "Backfill and replay").
+    expect(Object.keys(blockMined.properties).sort()).toEqual([...blockBase, 'callbackSecretKey', 'backfill'].sort());
+    expect(blockMined.required).not.toContain('backfill');
     const height = itemOf(`${SUBSCRIPTIONS}/block-height-reached`, 'post', 201);
     expect(height.required.sort()).toEqual([...blockBase, 'callbackSecretKey', 'blockHeightReached'].sort());
     expect(Object.keys(height.properties)).not.toContain('eventType');
@@ -537,6 +540,30 @@ describe('real answers match the document', () => {
     expect((await call('DELETE', '/blockchain-events/callback-domains/verify.test', { key })).status).toBe(200);
 
     expect((await call('GET', '/blockchain-events/status', { key })).status).toBe(200);
+
+    // Backfill and replay (issue 14): a block-mined subscription from the processed height, a dry run, a replay job.
+    const evmProcessed = await until('ethereum to be followed', async () => {
+      const items = (await call('GET', '/blockchain-events/status', { key })).body.data.items as { blockchain: string; processedHeight: number }[];
+      return items.find((i) => i.blockchain === 'ethereum')?.processedHeight;
+    });
+    const backfilled = await call('POST', `${chain}/block-mined`, {
+      key,
+      body: { data: { item: { callbackUrl, fromBlockHeight: evmProcessed, allowDuplicates: true } } },
+    });
+    expect(backfilled.status, backfilled.text).toBe(200);
+    expect(backfilled.body.data.item.backfill.toBlockHeight).toBe(evmProcessed);
+    const replayed = backfilled.body.data.item.referenceId;
+    const replayItem = (dryRun: boolean) => ({ data: { item: { fromBlockHeight: evmProcessed, toBlockHeight: evmProcessed, dryRun } } });
+    const dry = await call('POST', `/blockchain-events/subscriptions/${replayed}/replay`, { key, body: replayItem(true) });
+    expect(dry.status, dry.text).toBe(200);
+    expect(dry.body.data.item.callbacks).toHaveLength(1);
+    await until(
+      'the backfill to finish',
+      async () => (await call('GET', `/blockchain-events/subscriptions/${replayed}`, { key })).body.data.item.backfill === undefined,
+    );
+    const replayJob = await call('POST', `/blockchain-events/subscriptions/${replayed}/replay`, { key, body: replayItem(false) });
+    expect(replayJob.status, replayJob.text).toBe(202);
+    expect((await call('GET', `/blockchain-events/replays/${replayJob.body.data.item.replayId}`, { key })).status).toBe(200);
 
     // Callback Data reads: an EVM block (its fields at the top level too) and transaction, a Bitcoin block
     // and transaction (their own blockchainSpecific variants), and a subscribed, watched address.

@@ -83,6 +83,15 @@ export const ErrorEnvelope = errorEnvelope(undefined, { $id: 'ErrorEnvelope' });
 const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL whose host is a verified callback domain.' });
 const SecretKey = Type.String({ maxLength: 512, description: 'Key of the HMAC-SHA256 x-signature of each callback.' });
 const AllowDuplicates = Type.Boolean({ description: 'Allow an active twin (same event, target and callbackUrl). Default false.' });
+/** Extension (README "Backfill and replay"). */
+const FromBlockHeight = Type.Optional(
+  Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description:
+      "Extension: also evaluate the chain's past blocks from this height up to the one processed at creation, and send what matched first, in block order, with the idempotencyKeys live following gives (5 credits per callback the backfill queues), then the live ones. At most blockJobs.maxBackfillDepth (default 100000) blocks back, not above the processed height.",
+  }),
+);
 
 export const TransactionMinedItem = Type.Object(
   {
@@ -110,6 +119,7 @@ export const AddressTokensItem = Type.Object(
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
     receiveCallbackOn: ReceiveCallbackOn,
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -122,6 +132,7 @@ export const AddressTokensEachConfirmationItem = Type.Object(
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
     confirmationsCount: ConfirmationsCount,
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -132,6 +143,7 @@ export const InternalTransactionsItem = Type.Object(
     callbackUrl: CallbackUrl,
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -142,6 +154,7 @@ export const BlockMinedItem = Type.Object(
     callbackUrl: CallbackUrl,
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -186,6 +199,7 @@ export const AddressInternalItem = Type.Object(
     callbackSecretKey: RequiredSecretKey,
     allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, receiveCallbackOn and callbackUrl).' }),
     receiveCallbackOn: ReceiveCallbackOn,
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -198,6 +212,7 @@ export const AddressInternalEachConfirmationItem = Type.Object(
     callbackSecretKey: RequiredSecretKey,
     allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, confirmationsCount and callbackUrl).' }),
     confirmationsCount: ConfirmationsCount,
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -214,6 +229,7 @@ export const TokensAmountItem = Type.Object(
     callbackUrl: CallbackUrl,
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -231,6 +247,7 @@ export const AddressCoinsItem = Type.Object(
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
     receiveCallbackOn: ReceiveCallbackOn,
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -243,6 +260,7 @@ export const AddressCoinsEachConfirmationItem = Type.Object(
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
     confirmationsCount: ConfirmationsCount,
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
@@ -269,11 +287,26 @@ export const CoinsAmountItem = Type.Object(
     callbackUrl: CallbackUrl,
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
+    fromBlockHeight: FromBlockHeight,
   },
   { additionalProperties: false },
 );
 
 const DeactivationReason = Type.Object({ reason: Type.String(), timestamp: Type.Integer() });
+
+export const BackfillItem = Type.Object(
+  {
+    fromBlockHeight: Type.Integer(),
+    toBlockHeight: Type.Integer({ description: "The chain's processed height at creation: later blocks are live following's." }),
+    processedHeight: Type.Integer({ description: 'The last block evaluated so far (fromBlockHeight - 1 before the first).' }),
+    state: Type.String({
+      enum: ['running', 'out_of_credits'],
+      description:
+        'running: live callbacks wait until the backfilled ones are queued, so that they arrive in block order; out_of_credits: stopped, the rest not queued (live following goes on).',
+    }),
+  },
+  { description: 'Extension: present while the backfill of a subscription created with fromBlockHeight is not done.' },
+);
 
 /** The fields of every subscription item (contract section 2, "Response item"). */
 const subscriptionBase = {
@@ -281,6 +314,7 @@ const subscriptionBase = {
   createdTimestamp: Type.Integer({ description: 'Creation time, Unix seconds.' }),
   isActive: Type.Boolean(),
   callbackUrl: Type.String(),
+  backfill: Type.Optional(BackfillItem),
 };
 const EchoedSecretKey = Type.String({ description: 'As given; an empty string when none was given.' });
 const OptionalSecretKey = Type.Optional(Type.String({ description: 'As given; absent when none was given.' }));

@@ -27,6 +27,7 @@ import { domainRoutes } from './routes/domains.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { operatorRoutes } from './routes/operator.ts';
 import { recoveryRoutes } from './routes/recoveries.ts';
+import { replayRoutes } from './routes/replays.ts';
 import { statusRoutes } from './routes/status.ts';
 import { rotateSecretRoutes, subscriptionRoutes } from './routes/subscriptions.ts';
 import { walletRoutes } from './routes/wallets.ts';
@@ -249,6 +250,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   subscriptionRoutes(app, common);
   rotateSecretRoutes(app, common);
   recoveryRoutes(app, common);
+  replayRoutes(app, common);
   walletRoutes(app, common);
   domainRoutes(app, common);
   callbackRoutes(app, common);

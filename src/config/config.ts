@@ -27,6 +27,10 @@ const Costs = Type.Object(
     rotateSecret: Type.Integer({ minimum: 0, default: 5 }),
     /** Bulk recovery (extension): per callback queued again, charged as each chunk is queued. */
     recoverPerCallback: Type.Integer({ minimum: 0, default: 5 }),
+    /** Backfill from a height (extension): per callback a backfill queues (its own blocks'; live following's are not charged). */
+    backfillPerCallback: Type.Integer({ minimum: 0, default: 5 }),
+    /** Replay of a block range (extension): per callback queued or sent again; a dry run costs nothing. */
+    replayPerCallback: Type.Integer({ minimum: 0, default: 5 }),
     /** Wallet and callback-domain endpoints (extensions): not priced by the contract. */
     walletsAndDomains: Type.Integer({ minimum: 0, default: 1 }),
     /** Callback Data reads (CATALOGUE.md 3 and 7.12): 100 x the vendor's 5 credits each. */
@@ -80,6 +84,23 @@ const Delivery = Type.Object(
     dnsServers: Type.Array(Type.String(), { default: [] }),
     /** Bytes of a receiver's response kept in the attempt log. */
     responseBodyLimit: Type.Integer({ minimum: 0, default: 4096 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** Backfill from a height and replay of a block range (README "Backfill and replay"). */
+const BlockJobs = Type.Object(
+  {
+    /** How far back a subscription's fromBlockHeight may reach, in blocks below the chain's processed height. */
+    maxBackfillDepth: Type.Integer({ minimum: 0, default: 100_000 }),
+    /** Blocks one replay covers at most (toBlockHeight - fromBlockHeight + 1). */
+    maxReplayBlocks: Type.Integer({ minimum: 1, default: 10_000 }),
+    /** Blocks a dry-run replay evaluates at most (it answers synchronously). */
+    maxDryRunBlocks: Type.Integer({ minimum: 1, default: 1_000 }),
+    /** Blocks the ingest role fetches at once per chain for these jobs (its own node connections, beside the follower's). */
+    concurrency: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
+    /** Blocks per batch transaction at most. */
+    batchBlocks: Type.Integer({ minimum: 1, maximum: 10_000, default: 200 }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -170,6 +191,8 @@ const Chain = Type.Object(
     mempool: Type.Optional(Type.Boolean()),
     /** How often the mempool is polled for new transactions (getrawmempool, eth_getFilterChanges); default 1000. */
     mempoolPollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
+    /** The lowest block the node serves (a pruned node): a backfill's fromBlockHeight may not be lower. Default 0. */
+    lowestBlockHeight: Type.Optional(Type.Integer({ minimum: 0 })),
     /** First block to follow when the chain has no cursor yet; default: the node's head. */
     startHeight: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Node requests in flight at most when fetching one block's receipts or traces one by one. */
@@ -205,6 +228,7 @@ export const ConfigSchema = Type.Object(
     roles: Type.Array(Type.Union(ROLES.map((r) => Type.Literal(r))), { default: [...ROLES], minItems: 1 }),
     delivery: Delivery,
     retention: Retention,
+    blockJobs: BlockJobs,
     /** Operator alerts (delivery role): chains stopped or lagging, nodes ineligible, deactivations, exhausted callbacks. */
     alerts: Alerts,
     /** The chains this deployment follows (ingest role); also HERALD_RPC_<BLOCKCHAIN>_<NETWORK>. */

@@ -28,5 +28,6 @@ export const ENDPOINT_NAMES = [
   'account',
   'address-coins-transactions-unconfirmed',
   'address-tokens-transactions-unconfirmed',
+  'replays',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

@@ -14,7 +14,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
-import type { SubscriptionIndex } from '../matching/index.ts';
+import { SubscriptionIndex } from '../matching/index.ts';
+import { cursorAndBackfills } from '../store/block-jobs.ts';
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
   type BlockCallback,
@@ -23,6 +24,7 @@ import {
   insertBlock,
   insertPendingEvents,
   loadCallbackTargets,
+  loadIndexableByIds,
   lockChain,
   pruneWindow,
   recordBlockCallbacks,
@@ -34,10 +36,11 @@ import {
   type WindowBlock,
   windowBlocks,
 } from '../store/chain-state.ts';
-import type { Db } from '../store/db.ts';
+import type { Db, Queryable } from '../store/db.ts';
 import { recordReorganisation } from '../store/history.ts';
 import * as ledger from '../wallets/ledger.ts';
-import { buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
+import { type BlockEvents, type BlockEventsInput, buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
+import type { FollowerGate } from './gate.ts';
 import { BlockPrefetcher } from './prefetch.ts';
 
 /** More than the largest receiveCallbackOn (100): a confirmed event's block stays in the window until it is due. */
@@ -117,19 +120,21 @@ async function applyBlock(
     // Read under the lock, never before: an already-mined check that found this block not yet applied
     // (under the same lock) relies on its subscription being in the index this block is matched with.
     const index = deps.index();
-    const cursor = await getCursor(tx, chain);
+    const { cursor, backfilling } = await cursorAndBackfills(tx, chain);
     if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
     if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };
 
     await insertBlock(tx, chain, block);
     // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
     const resolved = await ledger.resolveSpends(tx, chain, block);
-    const events = await buildBlockEvents(
-      { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata },
-      (ids) => loadCallbackTargets(tx, ids),
-    );
+    const input = { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata };
+    const events = await buildBlockEvents(input, (ids) => loadCallbackTargets(tx, ids));
+    // Subscriptions being backfilled (usually none, read with the cursor): matched even before this
+    // process's index has heard of them, and their events held back (pending, due now) until their
+    // backfill has queued its own.
+    if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
     await insertPendingEvents(tx, chain, events.pending);
-    const due = await takeDuePendingEvents(tx, chain, block.height);
+    const due = await takeDuePendingEvents(tx, chain, block.height, { except: backfilling });
     // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
     // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
     const callbacks: NewCallback[] = [];
@@ -157,6 +162,36 @@ async function applyBlock(
     await ledger.prune(tx, chain, block.height - window + 1);
     return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
   });
+}
+
+/**
+ * Block-to-backfill hand-over (store/block-jobs.ts): a subscription created with fromBlockHeight has its
+ * backfill cover blocks up to the chain's height at its creation, and every block applied after that
+ * creation committed is live following's. This block transaction sees the backfill's row (read under the
+ * chain's lock, after the create took the same lock), so it matches the subscription here even when this
+ * process's index has not received it yet (another ingest process, an announcement in flight): no block
+ * falls between the two. Its callbacks are held back as pending events due now, so the subscription's
+ * numbering (x-callback-sequence) follows block order across the hand-over.
+ */
+async function holdForBackfills(tx: Queryable, input: BlockEventsInput, events: BlockEvents, backfilling: string[]): Promise<void> {
+  const missing = backfilling.filter((id) => !input.index.has(id));
+  if (missing.length > 0) {
+    const extra = new SubscriptionIndex(input.chain.blockchain, input.chain.network);
+    for (const row of await loadIndexableByIds(tx, missing)) extra.add(row);
+    if (extra.size > 0) {
+      const more = await buildBlockEvents({ ...input, index: extra }, (ids) => loadCallbackTargets(tx, ids));
+      events.now.push(...more.now);
+      events.pending.push(...more.pending);
+    }
+  }
+  const held = new Set(backfilling);
+  const block = input.block;
+  const live = events.now.filter((c) => !held.has(c.subscriptionId));
+  for (const c of events.now) {
+    if (!held.has(c.subscriptionId)) continue;
+    events.pending.push({ ...c, blockHeight: block.height, blockHash: block.hash, dueHeight: block.height });
+  }
+  events.now = live;
 }
 
 /**
@@ -255,6 +290,8 @@ export interface FollowOptions {
   prefetchDepth?: number;
   /** Told of every step's result (metrics). */
   onStep?: (result: StepResult) => void;
+  /** Marked busy during each step: the chain's backfill and replay runner waits for the step to end (gate.ts). */
+  gate?: FollowerGate;
 }
 
 /**
@@ -292,7 +329,8 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
     while (!options.signal.aborted) {
       try {
         announced = false;
-        const result = await applyNextBlock(deps, chain);
+        options.gate?.enter();
+        const result = await applyNextBlock(deps, chain).finally(() => options.gate?.leave());
         options.onStep?.(result);
         if (result.kind === 'reorganised' || result.kind === 'raced' || result.kind === 'reorganisation-refused') prefetch.clear();
         // The head came from the node set aside: ask the eligible ones again.

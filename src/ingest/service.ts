@@ -21,10 +21,13 @@ import type { SubscriptionChange } from '../store/changes.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
+import { type BlockJobRunner, startBlockJobRunner } from './block-jobs.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
 import { followMempool, type MempoolState, newMempoolState } from './mempool.ts';
+import { FollowerGate } from './gate.ts';
 
-export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
+/** `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not report the chain's nodes again. */
+export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean }) => ChainAdapter | undefined;
 
 export interface IngestService {
   /** The chains this process follows. */
@@ -46,6 +49,10 @@ interface Followed {
   done?: Promise<unknown>;
   /** The mempool loop (unconfirmed events), when the chain's nodes have a reader and the config allows it. */
   mempool?: { state: MempoolState; done: Promise<unknown> };
+  /** Backfill and replay jobs of the chain, with an adapter of their own. */
+  jobs?: BlockJobRunner;
+  /** The follower's steps, which the jobs give way to. */
+  gate: FollowerGate;
 }
 
 export function startIngest(deps: { db: Db; config: Config; logger: Logger; createAdapter: AdapterFactory; metrics?: Metrics }): IngestService {
@@ -65,6 +72,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       adapter,
       index: new SubscriptionIndex(key.blockchain, key.network),
       confirmations: chain.confirmations ?? config.defaultConfirmations,
+      gate: new FollowerGate(),
     });
   }
 
@@ -82,7 +90,24 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   };
   let draining = false;
 
+  const startJobs = (f: Followed) => {
+    if (f.jobs) return;
+    // Its own adapter (made at its first job): its own connections and concurrency, never a queue the follower waits in.
+    f.jobs = startBlockJobRunner({
+      db,
+      chain: f.key,
+      createAdapter: () => deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] }, { reportNodes: false }),
+      logger,
+      defaultConfirmations: f.confirmations,
+      costs: { backfillPerCallback: BigInt(config.costs.backfillPerCallback), replayPerCallback: BigInt(config.costs.replayPerCallback) },
+      concurrency: config.blockJobs.concurrency,
+      batchBlocks: config.blockJobs.batchBlocks,
+      gate: f.gate,
+    });
+  };
+
   const startFollowing = (f: Followed) => {
+    startJobs(f);
     if (f.done) return;
     const followerDeps: FollowerDeps = {
       db,
@@ -105,7 +130,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       } else if (result.kind === 'reorganised') deps.metrics?.chainReorganisations.inc(labels);
       if (result.kind === 'applied' || result.kind === 'caught-up') wakeOpenings(f);
     };
-    f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep }).catch((error) =>
+    f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep, gate: f.gate }).catch((error) =>
       logger.error({ err: error, ...f.key }, 'chain follower ended with an error'),
     );
     startMempool(f);
@@ -211,7 +236,10 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   };
 
   const enqueueChange = (change: SubscriptionChange) => {
-    if (!followed.has(`${change.blockchain}/${change.network}`)) return;
+    const f = followed.get(`${change.blockchain}/${change.network}`);
+    if (!f) return;
+    // A new subscription may come with a backfill, and a replay is announced as a change: look for jobs.
+    f.jobs?.wake();
     if (replay) {
       replay.push(change);
       return;
@@ -272,6 +300,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     async close() {
       abort.abort();
       await minedChecks.close();
+      await Promise.all([...followed.values()].map((f) => f.jobs?.stop()));
       await Promise.all([...followed.values()].flatMap((f) => [f.done, f.mempool?.done]));
       while (work.size > 0) await Promise.allSettled([...work]);
       await Promise.all([...followed.values()].map((f) => f.adapter.close?.()));

@@ -10,8 +10,11 @@ import type { Db } from '../store/db.ts';
 import type { AccessCache } from './access.ts';
 import type { Charge, CreditCharger } from './credits.ts';
 
-/** The node reads the Callback Data endpoints make (the API role's own adapters, one per configured chain). */
-export type ChainReader = Pick<ChainAdapter, 'getBlockDetails' | 'getTransactionDetails'>;
+/**
+ * The node reads of the API role's own adapters (one per configured chain): the Callback Data endpoints,
+ * and a dry-run replay's blocks (getBlock, tokenMetadata).
+ */
+export type ChainReader = Pick<ChainAdapter, 'getBlockDetails' | 'getTransactionDetails' | 'getBlock' | 'tokenMetadata'>;
 
 export interface Common {
   config: Config;

@@ -9,7 +9,9 @@ import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
+import { backfillsOf, createBlockJob } from '../store/block-jobs.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
+import { getCursor, lockChain } from '../store/chain-state.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import type { Subscription } from '../store/subscriptions.ts';
@@ -36,6 +38,61 @@ export interface SubscriptionItemInput {
   callbackSecretKey?: string;
   /** reverted-block also takes the strings "true" and "false" (CATALOGUE.md section 7.1). */
   allowDuplicates?: boolean | 'true' | 'false';
+  /** Backfill (extension): evaluate the chain's blocks from this height up to now for the new subscription. */
+  fromBlockHeight?: number;
+}
+
+/**
+ * The events a backfill does not apply to: a mined transaction and a reached height are already looked
+ * up at create (already-mined.ts), and a reverted block is not in the chain to evaluate again.
+ */
+const NOT_BACKFILLED: ReadonlySet<EventType> = new Set(['TRANSACTION_MINED', 'BLOCK_HEIGHT_REACHED', 'BLOCK_REVERTED']);
+
+/**
+ * Checks fromBlockHeight against the chain's processed height, read under the chain's lock in the
+ * create's transaction: the backfill covers fromBlockHeight..that height, and every block applied after
+ * the create commits is live following's (follower.ts holdForBackfills). Returns the backfill's last block.
+ */
+async function backfillEnd(tx: Queryable, common: Common, blockchain: Blockchain, network: Network, fromBlockHeight: number): Promise<number> {
+  const chain = { blockchain, network };
+  await lockChain(tx, chain);
+  const cursor = await getCursor(tx, chain);
+  const attribute = 'fromBlockHeight';
+  if (!cursor) {
+    throw invalidData([
+      {
+        attribute,
+        message: `herald has not followed ${blockchain} ${network} yet, so there are no past blocks to backfill; create the subscription without fromBlockHeight.`,
+      },
+    ]);
+  }
+  if (fromBlockHeight > cursor.height) {
+    throw invalidData([
+      {
+        attribute,
+        message: `fromBlockHeight ${fromBlockHeight} is in the future: herald has processed ${blockchain} ${network} up to block ${cursor.height}. Give a height at most that, or leave fromBlockHeight out (live following sends the later blocks).`,
+      },
+    ]);
+  }
+  const lowest = common.config.chains.find((c) => c.blockchain === blockchain && c.network === network)?.lowestBlockHeight ?? 0;
+  if (fromBlockHeight < lowest) {
+    throw invalidData([
+      {
+        attribute,
+        message: `The ${blockchain} ${network} node serves blocks from height ${lowest} only (it is pruned below): give a fromBlockHeight of at least ${lowest}.`,
+      },
+    ]);
+  }
+  const maxDepth = common.config.blockJobs.maxBackfillDepth;
+  if (cursor.height - fromBlockHeight + 1 > maxDepth) {
+    throw invalidData([
+      {
+        attribute,
+        message: `A backfill reaches at most ${maxDepth} blocks back: give a fromBlockHeight of at least ${Math.max(0, cursor.height - maxDepth + 1)} (the chain is at block ${cursor.height}).`,
+      },
+    ]);
+  }
+  return cursor.height;
 }
 
 const CREATE_COST: Record<EventType, CostName> = {
@@ -199,6 +256,17 @@ export async function createSubscription(
     duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), callbackUrl),
     apiVersion: caller.apiVersion,
   };
+  if (item.fromBlockHeight !== undefined && NOT_BACKFILLED.has(eventType)) {
+    throw invalidData([
+      {
+        attribute: 'fromBlockHeight',
+        message:
+          eventType === 'BLOCK_REVERTED'
+            ? 'A BLOCK_REVERTED subscription cannot be backfilled: blocks dropped in the past are no longer in the chain.'
+            : 'This event is looked up in the past blocks at create already (a mined transaction, a reached height); leave fromBlockHeight out.',
+      },
+    ]);
+  }
   const customerId = caller.owner.customerId;
   if (!(await common.access.isDomainVerified(customerId, url.host))) {
     throw new ApiError(
@@ -210,12 +278,26 @@ export async function createSubscription(
   // let chain following match a subscription that might then go unpaid.)
   const charge = await common.credits.charge(customerId, BigInt(common.config.costs[CREATE_COST[eventType]]), caller.endpoint);
   try {
+    const { fromBlockHeight } = item;
     const created =
-      caller.owner.maxActiveSubscriptions === null
+      caller.owner.maxActiveSubscriptions === null && fromBlockHeight === undefined
         ? await store.insertUnlessTwin(common.db, customerId, candidate)
-        : await common.db.transaction('subscriptions:create-capped', async (tx) => {
-            await checkActiveCap(tx, caller);
-            return await store.insertUnlessTwin(tx, customerId, candidate);
+        : await common.db.transaction('subscriptions:create-in-transaction', async (tx) => {
+            if (caller.owner.maxActiveSubscriptions !== null) await checkActiveCap(tx, caller);
+            const toHeight = fromBlockHeight === undefined ? undefined : await backfillEnd(tx, common, blockchain, network, fromBlockHeight);
+            const inserted = await store.insertUnlessTwin(tx, customerId, candidate);
+            if (!inserted || fromBlockHeight === undefined || toHeight === undefined) return inserted;
+            const job = await createBlockJob(tx, {
+              id: randomUUID(),
+              kind: 'backfill',
+              customerId,
+              subscriptionId: inserted.id,
+              chain: { blockchain, network },
+              fromHeight: fromBlockHeight,
+              toHeight,
+            });
+            const backfill = { fromBlockHeight, toBlockHeight: toHeight, processedHeight: job.processedHeight, state: job.state };
+            return { ...inserted, backfill };
           });
     if (!created) throw alreadyExists();
     return { value: created, ...charge };
@@ -234,7 +316,12 @@ function assertUuid(id: string): void {
 }
 
 export async function listSubscriptions(common: Common, caller: Caller, blockchain: Blockchain, network: Network, page: { limit: number; offset: number }) {
-  const result = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
+  const listed = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
+  const backfills = await backfillsOf(
+    common.db,
+    listed.items.map((s) => s.id),
+  );
+  const result = { ...listed, items: listed.items.map((s) => (backfills.has(s.id) ? { ...s, backfill: backfills.get(s.id) } : s)) };
   const cost = BigInt(common.config.costs.listSubscriptionsPerItem) * BigInt(result.items.length);
   return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost, caller.endpoint)) };
 }
@@ -265,7 +352,11 @@ export async function getSubscription(common: Common, caller: Caller, id: string
   assertUuid(id);
   const found = await store.getSubscription(common.db, caller.owner.customerId, id);
   if (!found) throw notFound('subscription', id);
-  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)) };
+  const backfill = (await backfillsOf(common.db, [id])).get(id);
+  return {
+    value: backfill ? { ...found, backfill } : found,
+    ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)),
+  };
 }
 
 export async function deleteSubscription(common: Common, caller: Caller, blockchain: Blockchain, network: Network, id: string): Promise<Charged<Subscription>> {

@@ -271,26 +271,68 @@ export async function insertPendingEvents(tx: Queryable, chain: ChainKey, events
  * Deletes and returns the pending events due at `height` (due_height <= height), in block order, and
  * within a block in the order they were matched (position): the order their callbacks are numbered in.
  */
-export async function takeDuePendingEvents(tx: Queryable, chain: ChainKey, height: number): Promise<PendingEvent[]> {
-  const rows = await tx.query<{
-    subscription_id: string;
-    customer_id: string;
-    block_height: string;
-    block_hash: string;
-    due_height: string;
-    idempotency_key: string;
-    body: string;
-    callback_url: string;
-    event_type: EventType;
-  }>(
-    'chain:take-due-pending',
+export async function takeDuePendingEvents(tx: Queryable, chain: ChainKey, height: number, options: { except?: string[] } = {}): Promise<PendingEvent[]> {
+  const except = options.except ?? [];
+  const rows = await tx.query<PendingRow>(
+    except.length === 0 ? 'chain:take-due-pending' : 'chain:take-due-pending-except',
     `WITH taken AS (
-       DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height <= $3
-       RETURNING subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key, body, callback_url, event_type, position)
+       DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height <= $3${except.length === 0 ? '' : ' AND subscription_id <> ALL ($4::uuid[])'}
+       RETURNING ${PENDING_COLUMNS})
      SELECT * FROM taken ORDER BY block_height, position`,
-    [chain.blockchain, chain.network, height],
+    except.length === 0 ? [chain.blockchain, chain.network, height] : [chain.blockchain, chain.network, height, except],
   );
-  return rows.map((r) => ({
+  return rows.map(toPendingEvent);
+}
+
+/**
+ * Deletes and returns one subscription's pending events due at `height`, of blocks at or below
+ * `maxBlockHeight` when given, in the order live following numbers them: due height, block, match order.
+ * (A backfill takes its own events this way, and at its end those the follower held back for it.)
+ */
+export async function takeDuePendingEventsOf(
+  tx: Queryable,
+  chain: ChainKey,
+  subscriptionId: string,
+  height: number,
+  maxBlockHeight?: number,
+): Promise<PendingEvent[]> {
+  const rows = await tx.query<PendingRow>(
+    'chain:take-due-pending-of',
+    `WITH taken AS (
+       DELETE FROM pending_events WHERE subscription_id = $3 AND blockchain = $1 AND network = $2 AND due_height <= $4
+         AND ($5::bigint IS NULL OR block_height <= $5)
+       RETURNING ${PENDING_COLUMNS})
+     SELECT * FROM taken ORDER BY due_height, block_height, position`,
+    [chain.blockchain, chain.network, subscriptionId, height, maxBlockHeight ?? null],
+  );
+  return rows.map(toPendingEvent);
+}
+
+/** Deletes one subscription's pending events of blocks at or below `maxBlockHeight` (a backfill stopped for credits). */
+export async function deletePendingEventsOf(tx: Queryable, chain: ChainKey, subscriptionId: string, maxBlockHeight: number): Promise<void> {
+  await tx.query(
+    'chain:delete-pending-of',
+    'DELETE FROM pending_events WHERE subscription_id = $3 AND blockchain = $1 AND network = $2 AND block_height <= $4',
+    [chain.blockchain, chain.network, subscriptionId, maxBlockHeight],
+  );
+}
+
+const PENDING_COLUMNS = 'subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key, body, callback_url, event_type, position';
+
+interface PendingRow {
+  subscription_id: string;
+  customer_id: string;
+  block_height: string;
+  block_hash: string;
+  due_height: string;
+  idempotency_key: string;
+  body: string;
+  callback_url: string;
+  event_type: EventType;
+}
+
+function toPendingEvent(r: PendingRow): PendingEvent {
+  return {
     subscriptionId: r.subscription_id,
     customerId: r.customer_id,
     blockHeight: Number(r.block_height),
@@ -300,7 +342,7 @@ export async function takeDuePendingEvents(tx: Queryable, chain: ChainKey, heigh
     body: r.body,
     callbackUrl: r.callback_url,
     eventType: r.event_type,
-  }));
+  };
 }
 
 /**

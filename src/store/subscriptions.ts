@@ -3,6 +3,7 @@
  * learns of another customer's subscriptions.
  */
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
+import type { BackfillProgress } from './block-jobs.ts';
 import type { Queryable } from './db.ts';
 
 export interface DeactivationReason {
@@ -38,9 +39,11 @@ export interface Subscription {
   deactivationReasons: DeactivationReason[];
   apiVersion: string;
   createdAt: Date;
+  /** Its backfill (a create with fromBlockHeight) until done; read by the services that show it. */
+  backfill?: BackfillProgress;
 }
 
-export type NewSubscription = Omit<Subscription, 'customerId' | 'isActive' | 'deactivationReasons' | 'createdAt'>;
+export type NewSubscription = Omit<Subscription, 'customerId' | 'isActive' | 'deactivationReasons' | 'createdAt' | 'backfill'>;
 
 interface SubscriptionRow {
   id: string;
@@ -311,3 +314,15 @@ export type IndexableSubscription = Pick<
 > &
   /** BLOCK_HEIGHT_REACHED only (may be left out for other events). */
   Partial<Pick<Subscription, 'blockHeight'>>;
+
+/**
+ * Announces a change of the subscription to the ingest processes (as the table's trigger does for
+ * creates, deletes and activations): a new replay job wakes the chain's job runner at once.
+ */
+export async function announceSubscription(tx: Queryable, s: { id: string; blockchain: string; network: string }): Promise<void> {
+  await tx.query(
+    'subscriptions:announce',
+    `SELECT pg_notify('herald_subscriptions', json_build_object('id', $1::uuid, 'blockchain', $2::text, 'network', $3::text, 'op', 'UPDATE')::text)`,
+    [s.id, s.blockchain, s.network],
+  );
+}

@@ -35,7 +35,13 @@ import {
 
 /** The item of a create response: exactly the fields the seed (or CATALOGUE.md) lists for that endpoint. */
 export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl') {
-  const block = { referenceId: s.id, createdTimestamp: unixSeconds(s.createdAt), isActive: s.isActive, callbackUrl: s.callbackUrl };
+  const block = {
+    referenceId: s.id,
+    createdTimestamp: unixSeconds(s.createdAt),
+    isActive: s.isActive,
+    callbackUrl: s.callbackUrl,
+    ...(s.backfill && { backfill: s.backfill }),
+  };
   const base = { ...block, eventType: s.eventType };
   switch (s.eventType) {
     // No eventType in these two (CATALOGUE.md section 5).

@@ -1,0 +1,280 @@
+/**
+ * The backfill benchmark. Targets (issue 14): "10,000 blocks evaluated for one subscription at >= 0.7 of
+ * the bare block-fetch rate of the same node, with live following's block-to-callback latency unchanged
+ * (p99 within 20 %)."
+ *
+ * Processes: the fake Bitcoin Core node of bench/utxo-fake-node.ts (a child; blocks rendered once, so
+ * serving one is writing a buffer) with BLOCKS + LIVE blocks of TX_PER_BLOCK transactions; this process
+ * runs an embedded PostgreSQL and the code under test, in process, as the ingest role runs it.
+ *
+ * Per run (RUNS, figures are medians):
+ *   (a) bare fetch: the chain adapter's getBlock (createChainAdapter, as the service builds it: RPC,
+ *       parsing, normalisation) over blocks 1..BLOCKS, CONCURRENCY at once (BlockPrefetcher): blocks/s.
+ *   (b) backfill: a coin subscription to one of the chain's paid addresses with a backfill job of blocks
+ *       1..BLOCKS, worked by the ingest role's runner (src/ingest/block-jobs.ts, its own adapter, the same
+ *       CONCURRENCY, batches of 200): from start to the job's state done, blocks/s. Ratio (b) / (a).
+ *   (c) live alone: the follower (applyNextBlock) applies blocks BLOCKS+1.. one every PACE_MS (a live
+ *       chain's pace, much faster than a real one), with a BLOCK_MINED subscription so that every block
+ *       enqueues a callback: the step's time, block fetch to callback committed in the outbox, p50/p99.
+ *   (d) live with a backfill: (c) again while (b) runs (steps counted only while the backfill runs), the
+ *       runner giving way to the follower's steps as in the service (src/ingest/gate.ts).
+ *       p99 (d) / p99 (c) is the target's ratio.
+ * Between runs the chain state, outbox and jobs are emptied (subscriptions stay).
+ *
+ * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
+ * BENCH_BACKFILL_LIVE (300 steps), BENCH_BACKFILL_PACE_MS (25). BENCH_DURATION does not apply.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { createChainAdapter } from '../src/chains/registry.ts';
+import type { ChainAdapter } from '../src/chains/types.ts';
+import { type ChainConfig, loadConfig } from '../src/config/config.ts';
+import { startBlockJobRunner } from '../src/ingest/block-jobs.ts';
+import { applyNextBlock, type FollowerDeps } from '../src/ingest/follower.ts';
+import { FollowerGate } from '../src/ingest/gate.ts';
+import { BlockPrefetcher } from '../src/ingest/prefetch.ts';
+import { SubscriptionIndex } from '../src/matching/index.ts';
+import { createBlockJob, getBlockJob } from '../src/store/block-jobs.ts';
+import { type ChainKey, saveCursor } from '../src/store/chain-state.ts';
+import { createCustomer } from '../src/store/customers.ts';
+import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
+import { insertUnlessTwin, type NewSubscription, type Subscription } from '../src/store/subscriptions.ts';
+import { type Child, envInt, firstStdoutLine, log, median, percentile, removeDataDirOnCleanup, sleep, startChild } from './lib.ts';
+import type { FakeUtxoNodeInfo } from './utxo-fake-node.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const FAKE_NODE = join(ROOT, 'bench', 'utxo-fake-node.ts');
+const CONCURRENCY = 8;
+const CHAIN: ChainKey = { blockchain: 'bitcoin', network: 'testnet' };
+const TARGETS = { rateRatio: 0.7, p99Ratio: 1.2 };
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+const silent = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' });
+
+async function startFakeNode(blocks: number, txPerBlock: number): Promise<{ child: Child; info: FakeUtxoNodeInfo }> {
+  const child = startChild(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', FAKE_NODE, '--child', String(blocks), String(txPerBlock)], {
+    label: 'fake Bitcoin node',
+  });
+  return { child, info: await firstStdoutLine<FakeUtxoNodeInfo>(child, { what: 'fake Bitcoin node', timeoutMs: 900_000, intervalMs: 100 }) };
+}
+
+function subscription(id: string, eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED' | 'BLOCK_MINED', address: string | null): NewSubscription {
+  return {
+    id,
+    eventType,
+    ...CHAIN,
+    transactionId: null,
+    address,
+    target: address,
+    receiveCallbackOn: eventType === 'BLOCK_MINED' ? null : 1,
+    amountHigherThan: null,
+    blockHeight: null,
+    contractAddress: null,
+    callbackUrl: 'https://hooks.example.com/bench',
+    callbackHost: 'hooks.example.com',
+    callbackSecretKey: 'bench',
+    allowDuplicates: true,
+    duplicateKey: Buffer.from(id.replaceAll('-', ''), 'hex'),
+    apiVersion: '2021-03-20',
+  };
+}
+
+/** Empties the chain state, outbox and jobs; the cursor at `height` (the live follower's start). */
+async function reset(database: OpenDatabase, adapter: ChainAdapter, height: number): Promise<void> {
+  await database.db.query(
+    'bench:reset',
+    'TRUNCATE callbacks, callback_attempts, callback_sequences, block_jobs, chain_blocks, chain_cursors, pending_events, chain_block_callbacks',
+  );
+  const block = await adapter.getBlock(height);
+  await database.db.transaction('bench:cursor', (tx) => saveCursor(tx, CHAIN, block, height));
+}
+
+async function bareFetch(adapter: ChainAdapter, blocks: number): Promise<number> {
+  const prefetch = new BlockPrefetcher(adapter, CONCURRENCY);
+  const started = performance.now();
+  for (let h = 1; h <= blocks; h++) await prefetch.get(h, blocks);
+  return blocks / ((performance.now() - started) / 1000);
+}
+
+/** Starts a backfill job of blocks 1..blocks and its runner; resolves with blocks/s and when it ended. */
+async function backfill(database: OpenDatabase, chainConfig: ChainConfig & ChainKey, sub: Subscription, blocks: number, gate: FollowerGate) {
+  const job = await database.db.transaction('bench:job', (tx) =>
+    createBlockJob(tx, {
+      id: randomUUID(),
+      kind: 'backfill',
+      customerId: sub.customerId,
+      subscriptionId: sub.id,
+      chain: CHAIN,
+      fromHeight: 1,
+      toHeight: blocks,
+    }),
+  );
+  const started = performance.now();
+  const runner = startBlockJobRunner({
+    db: database.db,
+    chain: CHAIN,
+    createAdapter: () => createChainAdapter(chainConfig, { db: database.db, logger: silent }),
+    logger: silent,
+    defaultConfirmations: 1,
+    costs: { backfillPerCallback: 0n, replayPerCallback: 0n },
+    concurrency: CONCURRENCY,
+    pollMs: 20,
+    gate,
+  });
+  for (;;) {
+    const now = await getBlockJob(database.db, sub.customerId, 'backfill', job.id);
+    if (now?.state !== 'running') break;
+    await sleep(20);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await runner.stop();
+  const final = await getBlockJob(database.db, sub.customerId, 'backfill', job.id);
+  return { blocksPerSecond: blocks / seconds, endedAt: performance.now(), queued: final?.queued ?? 0 };
+}
+
+/** The live follower applying `steps` blocks, one every paceMs: each step's milliseconds (fetch to callback committed), and when it started. */
+async function live(database: OpenDatabase, chainConfig: ChainConfig & ChainKey, sub: Subscription, steps: number, paceMs: number, gate: FollowerGate) {
+  const index = new SubscriptionIndex(CHAIN.blockchain, CHAIN.network);
+  index.add({ ...sub, isActive: true });
+  const deps: FollowerDeps = {
+    db: database.db,
+    adapter: createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter,
+    index: () => index,
+    logger: silent,
+    defaultConfirmations: 1,
+  };
+  const samples: { at: number; ms: number }[] = [];
+  for (let i = 0; i < steps; i++) {
+    const at = performance.now();
+    gate.enter(); // as followChain does
+    const result = await applyNextBlock(deps, CHAIN).finally(() => gate.leave());
+    if (result.kind !== 'applied' || result.enqueued !== 1) throw new Error(`live step: ${JSON.stringify(result)}`);
+    const ms = performance.now() - at;
+    samples.push({ at, ms });
+    await sleep(Math.max(0, paceMs - ms));
+  }
+  await deps.adapter.close?.();
+  return samples;
+}
+
+const p = (values: number[], q: number) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    q,
+  ) as number;
+
+export default async function backfillBenchmark(): Promise<Record<string, unknown>> {
+  const blocks = envInt('BENCH_BACKFILL_BLOCKS', 10_000);
+  const txPerBlock = envInt('BENCH_BACKFILL_TX_PER_BLOCK', 10);
+  const runs = envInt('BENCH_BACKFILL_RUNS', 3);
+  const liveSteps = envInt('BENCH_BACKFILL_LIVE', 300);
+  const paceMs = envInt('BENCH_BACKFILL_PACE_MS', 25);
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-backfill-'));
+  let database: OpenDatabase | undefined;
+  removeDataDirOnCleanup(dataDir, () => database?.embedded?.stop());
+  log(`rendering ${blocks + liveSteps * 2} blocks of ${txPerBlock} transactions in the fake node (child process) ...`);
+  const [{ info }, opened] = await Promise.all([
+    startFakeNode(blocks + liveSteps * 2 + 5, txPerBlock),
+    openDatabase({ ...loadConfig({ dataDir }, {}), databasePoolSize: 10 }),
+  ]);
+  database = opened;
+  const chainConfig = {
+    ...CHAIN,
+    rpcUrl: info.url,
+    rpcUser: info.user,
+    rpcPassword: info.password,
+    concurrency: CONCURRENCY,
+    requestTimeoutMs: 30_000,
+    pollIntervalMs: 1000,
+  };
+  const adapter = createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter;
+  const customer = await createCustomer(database.db, 'bench', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1000 }, 0n);
+  // An address paid in the chain (the paid-address sample needs larger blocks), one callback or more.
+  const address = info.paidAddresses[0] ?? ((await adapter.getBlock(Math.ceil(blocks / 2))).coinMovements.find((m) => m.delta > 0n)?.address as string);
+  const coins = (await insertUnlessTwin(database.db, customer.id, subscription(randomUUID(), 'ADDRESS_COINS_TRANSACTION_CONFIRMED', address))) as Subscription;
+  const mined = (await insertUnlessTwin(database.db, customer.id, subscription(randomUUID(), 'BLOCK_MINED', null))) as Subscription;
+
+  const gate = new FollowerGate();
+  await bareFetch(adapter, Math.min(500, blocks)); // warm-up (JIT, connections), not counted
+  const figures: { bare: number; backfill: number; queued: number; liveP50: number; liveP99: number; withP50: number; withP99: number; withSteps: number }[] =
+    [];
+  for (let run = 1; run <= runs; run++) {
+    const bare = await bareFetch(adapter, blocks);
+    log(`run ${run}: (a) bare fetch ${round(bare, 0)} blocks/s`);
+    await reset(database, adapter, blocks);
+    const alone = await backfill(database, chainConfig, coins, blocks, gate);
+    log(`run ${run}: (b) backfill ${round(alone.blocksPerSecond, 0)} blocks/s, ${alone.queued} callbacks queued, ratio ${round(alone.blocksPerSecond / bare)}`);
+    await reset(database, adapter, blocks);
+    const liveAlone = (await live(database, chainConfig, mined, liveSteps, paceMs, gate)).map((s) => s.ms);
+    log(`run ${run}: (c) live alone p50 ${round(p(liveAlone, 50), 1)} ms, p99 ${round(p(liveAlone, 99), 1)} ms`);
+    await reset(database, adapter, blocks);
+    const during = backfill(database, chainConfig, coins, blocks, gate);
+    const samples = await live(database, chainConfig, mined, liveSteps, paceMs, gate);
+    const { endedAt } = await during;
+    const withBackfill = samples.filter((s) => s.at < endedAt).map((s) => s.ms);
+    log(
+      `run ${run}: (d) live during a backfill p50 ${round(p(withBackfill, 50), 1)} ms, p99 ${round(p(withBackfill, 99), 1)} ms over ${withBackfill.length} steps`,
+    );
+    figures.push({
+      bare,
+      backfill: alone.blocksPerSecond,
+      queued: alone.queued,
+      liveP50: p(liveAlone, 50),
+      liveP99: p(liveAlone, 99),
+      withP50: p(withBackfill, 50),
+      withP99: p(withBackfill, 99),
+      withSteps: withBackfill.length,
+    });
+  }
+  await adapter.close?.();
+  const m = (f: (x: (typeof figures)[number]) => number) => median(figures.map(f));
+  const rateRatio = m((f) => f.backfill / f.bare);
+  const p99Ratio = m((f) => f.withP99 / f.liveP99);
+  return {
+    benchmark: 'backfill',
+    blocks,
+    txPerBlock,
+    runs,
+    concurrency: CONCURRENCY,
+    bareFetchBlocksPerSecond: round(
+      m((f) => f.bare),
+      0,
+    ),
+    backfillBlocksPerSecond: round(
+      m((f) => f.backfill),
+      0,
+    ),
+    backfillCallbacksQueued: m((f) => f.queued),
+    rateRatio: round(rateRatio),
+    rateRatioPerRun: figures.map((f) => round(f.backfill / f.bare)),
+    liveAloneMs: {
+      p50: round(
+        m((f) => f.liveP50),
+        1,
+      ),
+      p99: round(
+        m((f) => f.liveP99),
+        1,
+      ),
+    },
+    liveDuringBackfillMs: {
+      p50: round(
+        m((f) => f.withP50),
+        1,
+      ),
+      p99: round(
+        m((f) => f.withP99),
+        1,
+      ),
+      steps: m((f) => f.withSteps),
+    },
+    p99Ratio: round(p99Ratio),
+    p99RatioPerRun: figures.map((f) => round(f.withP99 / f.liveP99)),
+    targets: TARGETS,
+    met: { rate: rateRatio >= TARGETS.rateRatio, latency: p99Ratio <= TARGETS.p99Ratio },
+    loadAverage: loadavg().map((l) => round(l)),
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * The runner of backfill and replay jobs of one chain (ingest role, beside the follower): fetches the
+ * job's blocks with an adapter of its own (its own connections and concurrency, so the live follower
+ * never waits behind it), evaluates them for the job's subscription alone (evaluate.ts: the follower's
+ * own matching), and hands them to store/block-jobs.ts in batches, each one transaction.
+ *
+ * Jobs are rows: a restart resumes each from its processed_height. Several ingest processes may run the
+ * same job: a batch whose job moved meanwhile is dropped (and the outbox's key uniqueness would make it
+ * queue nothing twice anyway), like two followers of one chain.
+ */
+import type { Logger } from 'pino';
+import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
+import { advanceQuietBatch, type BlockJob, runningJobs, writeJobBatch } from '../store/block-jobs.ts';
+import { type ChainKey, getCursor, loadCallbackTargets, loadIndexableByIds, type PendingEvent } from '../store/chain-state.ts';
+import { type Db, retryLogLevel } from '../store/db.ts';
+import * as ledger from '../wallets/ledger.ts';
+import { COIN_EVENTS, pastBlockEvaluator } from './evaluate.ts';
+import { DEFAULT_WINDOW } from './follower.ts';
+import type { FollowerGate } from './gate.ts';
+import { BlockPrefetcher } from './prefetch.ts';
+
+export interface BlockJobRunnerOptions {
+  db: Db;
+  chain: ChainKey;
+  /** Makes the runner's own adapter (not the follower's), at its first job: a chain without jobs opens nothing. */
+  createAdapter: () => ChainAdapter | undefined;
+  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  defaultConfirmations: number;
+  costs: { backfillPerCallback: bigint; replayPerCallback: bigint };
+  /** Blocks fetched at once; default 8. */
+  concurrency?: number;
+  /** Blocks per batch transaction at most; default 200. */
+  batchBlocks?: number;
+  /** How often to look for new jobs; default 1000 ms. */
+  pollMs?: number;
+  /** The chain's live follower: each block fetch and batch waits until it is between steps. */
+  gate?: FollowerGate;
+}
+
+export interface BlockJobRunner {
+  /** Look for jobs now. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** Callbacks per batch at most (a batch of busy blocks is written sooner). */
+const MAX_BATCH_CALLBACKS = 1000;
+
+export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRunner {
+  const { db, chain, logger } = options;
+  let made: ChainAdapter | undefined;
+  const adapterOf = (): ChainAdapter => {
+    made ??= options.createAdapter();
+    if (!made) throw new Error(`no adapter for ${chain.blockchain} ${chain.network}`);
+    return made;
+  };
+  const pollMs = options.pollMs ?? 1000;
+  const batchBlocks = options.batchBlocks ?? 200;
+  /**
+   * The current job's subscription is a coin one: a UTXO block's spends are resolved against the ledger
+   * (one query) as the block arrives, so those look-ups run as many at once as the fetches, not one
+   * after another in block order.
+   */
+  let resolveSpends = false;
+  const fetchBlock = async (height: number) => {
+    const block = await adapterOf().getBlock(height);
+    return resolveSpends ? await ledger.resolveSpends(db, chain, block) : block;
+  };
+  const prefetch = new BlockPrefetcher({ getBlock: fetchBlock }, options.concurrency ?? 8);
+  let running = true;
+  let wakeUp: (() => void) | undefined;
+  let woken = false;
+  let failures = 0;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resume) => {
+      const timer = setTimeout(() => {
+        wakeUp = undefined;
+        resume();
+      }, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        wakeUp = undefined;
+        resume();
+      };
+    });
+
+  /** Works one job until it ends, pauses (subscription inactive), or the chain is not settled. Returns whether to look again at once. */
+  const runJob = async (job: BlockJob): Promise<boolean> => {
+    const [subscription] = await loadIndexableByIds(db, [job.subscriptionId]);
+    const target = (await loadCallbackTargets(db, [job.subscriptionId])).get(job.subscriptionId);
+    if (!subscription || !target) return false; // deleted: its job went with it
+    if (!target.isActive) return false;
+    const evaluator = pastBlockEvaluator({
+      subscription,
+      target,
+      chain,
+      defaultConfirmations: options.defaultConfirmations,
+      tokenMetadata: (transfer) => adapterOf().tokenMetadata?.(transfer) ?? Promise.resolve(undefined),
+    });
+    resolveSpends = COIN_EVENTS.has(subscription.eventType);
+    const costPerCallback = job.kind === 'backfill' ? options.costs.backfillPerCallback : options.costs.replayPerCallback;
+    let after = job.processedHeight;
+    prefetch.clear();
+    while (running && after < job.toHeight) {
+      const cursor = await getCursor(db, chain);
+      const quietBelow = (cursor?.height ?? 0) - DEFAULT_WINDOW;
+      const blocks: { height: number; hash: string }[] = [];
+      const callbacks: PendingEvent[] = [];
+      let through = after;
+      while (through < job.toHeight && blocks.length < batchBlocks && callbacks.length < MAX_BATCH_CALLBACKS) {
+        await options.gate?.idle();
+        const block: NormalizedBlock = await prefetch.get(through + 1, job.toHeight);
+        if (block.height !== through + 1) throw new Error(`adapter returned block ${block.height} for height ${through + 1}`);
+        through = block.height;
+        blocks.push({ height: block.height, hash: block.hash });
+        for (const c of await evaluator.evaluate(block)) callbacks.push(c);
+      }
+      await options.gate?.idle();
+      const now = new Date();
+      if (callbacks.length === 0 && through < job.toHeight && through < quietBelow) {
+        if (!(await advanceQuietBatch(db, job, after, through, now))) return true; // raced: read the job again
+        after = through;
+        continue;
+      }
+      const result = await writeJobBatch(db, { job, after, through, blocks, callbacks, costPerCallback, window: DEFAULT_WINDOW, now });
+      if (result.kind !== 'written') {
+        // raced: read the job again at once; paused (subscription inactive) or unsettled (a reorganisation): later.
+        if (result.kind === 'unsettled') prefetch.clear();
+        return result.kind === 'raced';
+      }
+      after = through;
+      if (result.finished) {
+        logger.info({ ...chain, jobId: job.id, kind: job.kind, subscriptionId: job.subscriptionId, toHeight: job.toHeight }, `${job.kind} job finished`);
+        return true;
+      }
+    }
+    return false;
+  };
+
+  const loop = async () => {
+    while (running) {
+      woken = false;
+      let again = false;
+      try {
+        for (const job of await runningJobs(db, chain, 20)) {
+          if (!running) break;
+          if (await runJob(job)) again = true;
+        }
+        failures = 0;
+      } catch (error) {
+        // The batch in progress rolled back whole; the job resumes from its processed_height.
+        failures++;
+        prefetch.clear();
+        logger[retryLogLevel(error)]({ err: error, ...chain, failures }, `backfill or replay batch failed; trying again: ${(error as Error).message}`);
+      }
+      if (!running || woken || again) continue;
+      await sleep(failures > 0 ? Math.min(10_000, pollMs * 2 ** Math.min(failures, 4)) : pollMs);
+    }
+  };
+  const done = loop();
+  return {
+    wake() {
+      if (wakeUp) wakeUp();
+      else woken = true;
+    },
+    async stop() {
+      running = false;
+      wakeUp?.();
+      await done;
+      await made?.close?.();
+    },
+  };
+}

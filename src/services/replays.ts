@@ -1,0 +1,186 @@
+/**
+ * Replay of a block range (extension, README "Backfill and replay"): evaluate blocks again for one
+ * subscription and send what matches, with the idempotencyKeys and bodies live following gave them.
+ *
+ * - Not a dry run: a job (store/block-jobs.ts) that the ingest role of the chain works through; it
+ *   charges costs.replayPerCallback per callback it queues or sends again, as it queues each batch.
+ *   A key already delivered is sent again (same row, body, key and x-callback-sequence, a new retry
+ *   series): a replay is asked for because something may be missing on the receiver's side, and a
+ *   receiver that has it discards it by its idempotencyKey.
+ * - A dry run evaluates the blocks here, synchronously (at most blockJobs.maxDryRunBlocks), with the API
+ *   role's own adapter, and answers what would be sent; nothing is queued or charged.
+ */
+import { randomUUID } from 'node:crypto';
+import type { NormalizedBlock } from '../chains/types.ts';
+import type { Blockchain, Network } from '../domain/chains.ts';
+import { ApiError, invalidData, notFound } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
+import { COIN_EVENTS, pastBlockEvaluator, transactionIdOf } from '../ingest/evaluate.ts';
+import { BlockPrefetcher } from '../ingest/prefetch.ts';
+import * as jobs from '../store/block-jobs.ts';
+import { type ChainKey, getCursor, loadCallbackTargets, loadIndexableByIds } from '../store/chain-state.ts';
+import { creditBalance } from '../store/customers.ts';
+import { announceSubscription, getSubscription } from '../store/subscriptions.ts';
+import * as ledger from '../wallets/ledger.ts';
+import type { Caller, Charged, Common } from './context.ts';
+
+export interface ReplayInput {
+  fromBlockHeight: number;
+  toBlockHeight: number;
+  dryRun?: boolean;
+}
+
+export interface DryRunCallback {
+  idempotencyKey: string;
+  blockHeight: number;
+  transactionId: string | null;
+  event: string;
+  body: unknown;
+}
+
+export interface DryRun {
+  fromBlockHeight: number;
+  toBlockHeight: number;
+  callbacks: DryRunCallback[];
+}
+
+export type ReplayResult = { dryRun: true; value: DryRun } | { dryRun: false; value: jobs.BlockJob };
+
+/** Blocks fetched at once by a dry run. */
+const DRY_RUN_CONCURRENCY = 8;
+
+export async function replaySubscription(common: Common, caller: Caller, id: string, input: ReplayInput): Promise<Charged<ReplayResult>> {
+  if (!isUuid(id)) throw notFound('subscription', id);
+  const customerId = caller.owner.customerId;
+  const s = await getSubscription(common.db, customerId, id);
+  if (!s) throw notFound('subscription', id);
+  if (s.eventType === 'BLOCK_REVERTED') {
+    throw invalidData([
+      {
+        attribute: 'referenceId',
+        message: 'A BLOCK_REVERTED subscription cannot be replayed: blocks are evaluated as the chain has them now, not as they were dropped.',
+      },
+    ]);
+  }
+  const chain: ChainKey = { blockchain: s.blockchain, network: s.network };
+  const limits = common.config.blockJobs;
+  const cap = input.dryRun ? limits.maxDryRunBlocks : limits.maxReplayBlocks;
+  const details = [];
+  if (input.toBlockHeight < input.fromBlockHeight) details.push({ attribute: 'toBlockHeight', message: 'toBlockHeight must be at least fromBlockHeight.' });
+  else if (input.toBlockHeight - input.fromBlockHeight + 1 > cap) {
+    details.push({
+      attribute: 'toBlockHeight',
+      message: `A ${input.dryRun ? 'dry-run ' : ''}replay covers at most ${cap} blocks; this range has ${input.toBlockHeight - input.fromBlockHeight + 1}. Split it.`,
+    });
+  }
+  const cursor = await getCursor(common.db, chain);
+  if (!cursor) details.push({ attribute: 'toBlockHeight', message: `herald has not followed ${s.blockchain} ${s.network} yet: there is nothing to replay.` });
+  else if (input.toBlockHeight > cursor.height) {
+    details.push({
+      attribute: 'toBlockHeight',
+      message: `herald has processed ${s.blockchain} ${s.network} up to block ${cursor.height}; give a toBlockHeight at most that (later blocks are sent by live following).`,
+    });
+  }
+  if (details.length > 0) throw invalidData(details);
+  if (!s.isActive) {
+    throw invalidData([
+      { attribute: 'referenceId', message: `Subscription '${id}' is not active, so replayed callbacks would not be sent. Activate it first.` },
+    ]);
+  }
+  // A replay queued during a backfill would number its callbacks before the backfilled ones (a dry run queues nothing).
+  if (!input.dryRun && (await jobs.hasRunningJob(common.db, id, 'backfill'))) {
+    throw invalidData([
+      { attribute: 'referenceId', message: 'The subscription is still being backfilled; replay once its backfill is done (see its backfill.state).' },
+    ]);
+  }
+
+  if (input.dryRun)
+    return {
+      value: { dryRun: true, value: await dryRun(common, chain, id, input, (cursor as { height: number }).height) },
+      consumed: 0n,
+      available: await creditBalance(common.db, customerId),
+    };
+
+  const per = BigInt(common.config.costs.replayPerCallback);
+  const job = await common.db.transaction('replays:start', async (tx) => {
+    const available = await creditBalance(tx, customerId);
+    if (available < per) {
+      throw new ApiError(
+        'insufficient_credits',
+        `A replay costs ${per} credits per callback it queues and the customer has ${available}. Ask the operator to add credits (herald credits add), or use dryRun to see what it would send.`,
+      );
+    }
+    const created = await jobs.createBlockJob(tx, {
+      id: randomUUID(),
+      kind: 'replay',
+      customerId,
+      subscriptionId: id,
+      chain,
+      fromHeight: input.fromBlockHeight,
+      toHeight: input.toBlockHeight,
+    });
+    // Wakes the chain's ingest process (it listens for subscription changes).
+    await announceSubscription(tx, { id, ...chain });
+    return created;
+  });
+  return { value: { dryRun: false, value: job }, consumed: 0n, available: await creditBalance(common.db, customerId) };
+}
+
+/** What a replay of the range would send, evaluated here with the API role's adapter (callbacks due at or below the processed height). */
+async function dryRun(common: Common, chain: ChainKey, id: string, input: ReplayInput, processed: number): Promise<DryRun> {
+  const reader = common.chainReader?.(chain.blockchain, chain.network);
+  if (!reader?.getBlock) {
+    throw new ApiError(
+      'service_unavailable',
+      `herald has no node for ${chain.blockchain} ${chain.network} on this API process, so it cannot evaluate blocks for a dry run; retry on a process that has, or run the replay without dryRun.`,
+    );
+  }
+  const [subscription] = await loadIndexableByIds(common.db, [id]);
+  const target = (await loadCallbackTargets(common.db, [id])).get(id);
+  if (!subscription || !target) throw notFound('subscription', id);
+  const evaluator = pastBlockEvaluator({
+    subscription,
+    target,
+    chain,
+    defaultConfirmations: confirmationsOf(common, chain.blockchain, chain.network),
+    tokenMetadata: reader.tokenMetadata?.bind(reader),
+    ...(COIN_EVENTS.has(subscription.eventType) && { resolveSpends: (block: NormalizedBlock) => ledger.resolveSpends(common.db, chain, block) }),
+  });
+  const prefetch = new BlockPrefetcher({ getBlock: (h) => (reader.getBlock as (h: number) => Promise<NormalizedBlock>)(h) }, DRY_RUN_CONCURRENCY);
+  const callbacks: DryRunCallback[] = [];
+  try {
+    for (let h = input.fromBlockHeight; h <= input.toBlockHeight; h++) {
+      const block = await prefetch.get(h, input.toBlockHeight);
+      for (const c of await evaluator.evaluate(block)) {
+        if (c.dueHeight > processed) continue; // not due yet: live following sends it
+        callbacks.push({
+          idempotencyKey: c.idempotencyKey,
+          blockHeight: c.blockHeight,
+          transactionId: transactionIdOf(c.body),
+          event: c.eventType,
+          body: JSON.parse(c.body),
+        });
+      }
+    }
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    common.logger.warn({ err: error, ...chain }, 'dry-run replay: the node did not answer');
+    throw new ApiError('service_unavailable', `The ${chain.blockchain} ${chain.network} node could not be read just now; retry in a moment.`, undefined, {
+      'retry-after': '5',
+    });
+  } finally {
+    prefetch.clear();
+  }
+  return { fromBlockHeight: input.fromBlockHeight, toBlockHeight: input.toBlockHeight, callbacks };
+}
+
+function confirmationsOf(common: Common, blockchain: Blockchain, network: Network): number {
+  const chain = common.config.chains.find((c) => c.blockchain === blockchain && c.network === network);
+  return chain?.confirmations ?? common.config.defaultConfirmations;
+}
+
+export async function getReplay(common: Common, caller: Caller, id: string): Promise<Charged<jobs.BlockJob>> {
+  const found = isUuid(id) ? await jobs.getBlockJob(common.db, caller.owner.customerId, 'replay', id) : undefined;
+  if (!found) throw notFound('replay', id);
+  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)) };
+}

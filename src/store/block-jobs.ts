@@ -1,0 +1,356 @@
+/**
+ * Backfill and replay jobs (README "Backfill and replay"): one row per request, worked through by the
+ * ingest role of the subscription's chain (src/ingest/block-jobs.ts), which fetches and evaluates the
+ * blocks outside any transaction and hands each batch here.
+ *
+ * A batch is ONE transaction: lock the job (the batch is dropped if another runner moved it meanwhile),
+ * lock the chain (the subscription's sequence counter is written only under it, and the window's hashes
+ * are compared under it), charge, queue, move processed_height. So a crash repeats no batch and loses
+ * none, and nothing is ever queued unpaid.
+ *
+ * Backfill: its events go through pending_events like a confirmed event's, and are taken in the order
+ * live following numbers them (due height, block, match order) as far as processed_height. Events due
+ * above to_height (the height at creation) are live following's: they wait with the live events the
+ * follower holds back for a backfilling subscription (follower.ts), and the last batch releases them
+ * all, under the chain's lock, in block order, after every backfilled one: the subscription's
+ * x-callback-sequence then follows block order across the hand-over.
+ *
+ * Replay: events due at or below the chain's processed height are queued again with their live keys:
+ * a key not in the outbox (pruned, never sent) is inserted, one delivered or failed is put back in the
+ * queue as a resend (same row, body and sequence number, a new retry series), one still pending is left
+ * to its retries, one cancelled is left cancelled.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Blockchain, Network } from '../domain/chains.ts';
+import { CALLBACKS_CHANNEL, enqueueCallbacks, type NewCallback } from './callbacks.ts';
+import {
+  type ChainCursor,
+  type ChainKey,
+  deletePendingEventsOf,
+  getCursor,
+  insertPendingEvents,
+  lockChain,
+  type PendingEvent,
+  recordBlockCallbacks,
+  takeDuePendingEventsOf,
+  windowBlocks,
+} from './chain-state.ts';
+import { creditBalance, debitCredits } from './customers.ts';
+import type { Db, Queryable } from './db.ts';
+
+export type BlockJobKind = 'backfill' | 'replay';
+export type BlockJobState = 'running' | 'done' | 'out_of_credits';
+
+export interface BlockJob {
+  id: string;
+  kind: BlockJobKind;
+  customerId: string;
+  subscriptionId: string;
+  blockchain: Blockchain;
+  network: Network;
+  fromHeight: number;
+  toHeight: number;
+  processedHeight: number;
+  state: BlockJobState;
+  queued: number;
+  creditsConsumed: bigint;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+/** What a subscription item shows of its backfill until it is done. */
+export interface BackfillProgress {
+  fromBlockHeight: number;
+  toBlockHeight: number;
+  processedHeight: number;
+  state: BlockJobState;
+}
+
+interface BlockJobRow {
+  id: string;
+  kind: BlockJobKind;
+  customer_id: string;
+  subscription_id: string;
+  blockchain: Blockchain;
+  network: Network;
+  from_height: string;
+  to_height: string;
+  processed_height: string;
+  state: BlockJobState;
+  queued: number;
+  credits_consumed: string;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+function toJob(r: BlockJobRow): BlockJob {
+  return {
+    id: r.id,
+    kind: r.kind,
+    customerId: String(r.customer_id),
+    subscriptionId: r.subscription_id,
+    blockchain: r.blockchain,
+    network: r.network,
+    fromHeight: Number(r.from_height),
+    toHeight: Number(r.to_height),
+    processedHeight: Number(r.processed_height),
+    state: r.state,
+    queued: r.queued,
+    creditsConsumed: BigInt(r.credits_consumed),
+    createdAt: r.created_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+export async function createBlockJob(
+  tx: Queryable,
+  job: { id: string; kind: BlockJobKind; customerId: string; subscriptionId: string; chain: ChainKey; fromHeight: number; toHeight: number },
+): Promise<BlockJob> {
+  const [row] = await tx.query<BlockJobRow>(
+    'block-jobs:create',
+    `INSERT INTO block_jobs (id, kind, customer_id, subscription_id, blockchain, network, from_height, to_height, processed_height)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8::bigint, $7::bigint - 1) RETURNING *`,
+    [job.id, job.kind, job.customerId, job.subscriptionId, job.chain.blockchain, job.chain.network, job.fromHeight, job.toHeight],
+  );
+  return toJob(row as BlockJobRow);
+}
+
+/** A job of the customer's; undefined when there is none with that id. */
+export async function getBlockJob(q: Queryable, customerId: string, kind: BlockJobKind, id: string): Promise<BlockJob | undefined> {
+  const [row] = await q.query<BlockJobRow>('block-jobs:get', 'SELECT * FROM block_jobs WHERE customer_id = $1 AND kind = $2 AND id = $3', [
+    customerId,
+    kind,
+    id,
+  ]);
+  return row ? toJob(row) : undefined;
+}
+
+/** The unfinished backfill of each of the subscriptions `ids` that has one (the latest). */
+export async function backfillsOf(q: Queryable, ids: string[]): Promise<Map<string, BackfillProgress>> {
+  const found = new Map<string, BackfillProgress>();
+  if (ids.length === 0) return found;
+  const rows = await q.query<BlockJobRow>(
+    'block-jobs:backfills-of',
+    `SELECT DISTINCT ON (subscription_id) * FROM block_jobs
+     WHERE subscription_id = ANY ($1::uuid[]) AND kind = 'backfill' AND state <> 'done' ORDER BY subscription_id, created_at DESC`,
+    [ids],
+  );
+  for (const r of rows.map(toJob)) {
+    found.set(r.subscriptionId, { fromBlockHeight: r.fromHeight, toBlockHeight: r.toHeight, processedHeight: r.processedHeight, state: r.state });
+  }
+  return found;
+}
+
+/** The subscriptions of `chain` with a running backfill: the follower holds their live events back (read under the chain's lock). */
+export async function runningBackfills(q: Queryable, chain: ChainKey): Promise<string[]> {
+  const rows = await q.query<{ subscription_id: string }>(
+    'block-jobs:running-backfills',
+    `SELECT subscription_id FROM block_jobs WHERE blockchain = $1 AND network = $2 AND kind = 'backfill' AND state = 'running'`,
+    [chain.blockchain, chain.network],
+  );
+  return rows.map((r) => r.subscription_id);
+}
+
+/**
+ * The chain's cursor and the subscriptions of the chain with a running backfill, in ONE statement: the
+ * follower reads both under the chain's lock at every block, and a second round trip per block slowed
+ * chain following measurably on a loaded machine (test/subscribe-race.test.ts).
+ */
+export async function cursorAndBackfills(q: Queryable, chain: ChainKey): Promise<{ cursor: ChainCursor | undefined; backfilling: string[] }> {
+  const [row] = await q.query<{
+    height: string | null;
+    hash: string | null;
+    state: 'following' | 'stopped' | null;
+    stop_reason: string | null;
+    backfilling: string[];
+  }>(
+    'chain:get-cursor-and-backfills',
+    `SELECT c.height, c.hash, c.state, c.stop_reason,
+       ARRAY(SELECT j.subscription_id FROM block_jobs j WHERE j.blockchain = $1 AND j.network = $2 AND j.kind = 'backfill' AND j.state = 'running') AS backfilling
+     FROM (SELECT 1) one LEFT JOIN chain_cursors c ON c.blockchain = $1 AND c.network = $2`,
+    [chain.blockchain, chain.network],
+  );
+  const cursor =
+    row && row.height !== null && row.hash !== null && row.state !== null
+      ? { height: Number(row.height), hash: row.hash, state: row.state, stopReason: row.stop_reason }
+      : undefined;
+  return { cursor, backfilling: row?.backfilling ?? [] };
+}
+
+/** Whether the subscription has a running job (of `kind` when given). */
+export async function hasRunningJob(q: Queryable, subscriptionId: string, kind?: BlockJobKind): Promise<boolean> {
+  const rows = await q.query(
+    'block-jobs:has-running',
+    `SELECT 1 FROM block_jobs WHERE subscription_id = $1 AND state = 'running' AND ($2::text IS NULL OR kind = $2) LIMIT 1`,
+    [subscriptionId, kind ?? null],
+  );
+  return rows.length > 0;
+}
+
+/** Running jobs of `chain`, oldest first, backfills before replays. */
+export async function runningJobs(q: Queryable, chain: ChainKey, limit: number): Promise<BlockJob[]> {
+  const rows = await q.query<BlockJobRow>(
+    'block-jobs:running',
+    `SELECT * FROM block_jobs WHERE blockchain = $1 AND network = $2 AND state = 'running' ORDER BY kind, created_at LIMIT $3`,
+    [chain.blockchain, chain.network, limit],
+  );
+  return rows.map(toJob);
+}
+
+export interface JobBatch {
+  job: BlockJob;
+  /** processed_height the batch was evaluated after: the batch is dropped if the job moved since. */
+  after: number;
+  /** The last block evaluated (after + 1 .. through). */
+  through: number;
+  /** The blocks evaluated (for the window check): height and hash. */
+  blocks: { height: number; hash: string }[];
+  /** Their callbacks, in block order and within a block in the order evaluate() gave. */
+  callbacks: PendingEvent[];
+  costPerCallback: bigint;
+  /** The follower's window (blocks a reorganisation may still replace). */
+  window: number;
+  now: Date;
+}
+
+/**
+ * - written: the batch is in; `finished` when it ended the job.
+ * - raced: another runner moved the job (or it ended, or its subscription is gone): drop the batch.
+ * - paused: the subscription is inactive: nothing written, try again later.
+ * - unsettled: a block of the batch is not (or no longer) the one the chain's window holds, or the chain
+ *   has not processed it: a reorganisation is under way; fetch again later.
+ */
+export type BatchResult = { kind: 'written'; queued: number; finished: boolean } | { kind: 'raced' | 'paused' | 'unsettled' };
+
+export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResult> {
+  const { job } = batch;
+  const chain = { blockchain: job.blockchain, network: job.network };
+  return await db.transaction(`block-jobs:${job.kind}-batch`, async (tx) => {
+    const [locked] = await tx.query<{ processed_height: string; is_active: boolean }>(
+      'block-jobs:lock',
+      `SELECT j.processed_height, s.is_active FROM block_jobs j JOIN subscriptions s ON s.id = j.subscription_id
+       WHERE j.id = $1 AND j.state = 'running' FOR UPDATE OF j FOR KEY SHARE OF s`,
+      [job.id],
+    );
+    if (!locked || Number(locked.processed_height) !== batch.after) return { kind: 'raced' as const };
+    if (!locked.is_active) return { kind: 'paused' as const };
+    await lockChain(tx, chain);
+    const cursor = await getCursor(tx, chain);
+    if (!cursor || batch.through > cursor.height) return { kind: 'unsettled' as const };
+    const windowLow = cursor.height - batch.window + 1;
+    const recent = batch.blocks.filter((b) => b.height >= windowLow);
+    if (recent.length > 0) {
+      const ours = new Map((await windowBlocks(tx, chain, recent[0]?.height ?? windowLow)).map((b) => [b.height, b.hash]));
+      if (recent.some((b) => ours.has(b.height) && ours.get(b.height) !== b.hash)) return { kind: 'unsettled' as const };
+    }
+
+    let due: PendingEvent[];
+    if (job.kind === 'backfill') {
+      await insertPendingEvents(tx, chain, batch.callbacks);
+      due = await takeDuePendingEventsOf(tx, chain, job.subscriptionId, Math.min(batch.through, job.toHeight), job.toHeight);
+    } else {
+      due = batch.callbacks.filter((c) => c.dueHeight <= cursor.height);
+    }
+    const { queue, requeue } = job.kind === 'replay' ? await splitReplay(tx, job.subscriptionId, due) : { queue: due, requeue: [] };
+
+    // Charge, then act: what the balance covers, in order; the rest is not queued.
+    const count = queue.length + requeue.length;
+    const per = batch.costPerCallback;
+    const affordable = per === 0n || count === 0 ? count : Math.min(count, Number((await creditBalance(tx, job.customerId)) / per));
+    const cost = per * BigInt(affordable);
+    if (cost > 0n && !(await debitCredits(tx, job.customerId, cost, [{ endpoint: job.kind === 'replay' ? 'replays' : 'backfills', requests: 0, credits: cost }])).ok) throw new Error('credits changed under the batch; retrying');
+    const outOfCredits = affordable < count;
+    // In the order they fall due: the queue and the resends are taken in that order until the credits end.
+    const wanted = new Set([...queue, ...requeue]);
+    const paid = new Set(due.filter((c) => wanted.has(c)).slice(0, affordable));
+    const toQueue = queue.filter((c) => paid.has(c));
+    const toRequeue = requeue.filter((c) => paid.has(c));
+    const inserted = await enqueue(tx, chain, toQueue, windowLow);
+    const resent = await resend(tx, job.subscriptionId, toRequeue, batch.now);
+    const queued = inserted + resent;
+
+    const finished = outOfCredits || batch.through >= job.toHeight;
+    if (job.kind === 'backfill' && finished) {
+      // The backfill's own events not paid for are dropped; live following's (held back, and those due above to_height) go out now.
+      if (outOfCredits) await deletePendingEventsOf(tx, chain, job.subscriptionId, job.toHeight);
+      await enqueue(tx, chain, await takeDuePendingEventsOf(tx, chain, job.subscriptionId, cursor.height), windowLow);
+    }
+    const state = outOfCredits ? 'out_of_credits' : finished ? 'done' : 'running';
+    await tx.query(
+      'block-jobs:advance',
+      `UPDATE block_jobs SET processed_height = $2, queued = queued + $3, credits_consumed = credits_consumed + $4, state = $5, updated_at = $6,
+         finished_at = CASE WHEN $5 = 'running' THEN NULL ELSE $6::timestamptz END
+       WHERE id = $1`,
+      [job.id, batch.through, queued, String(cost), state, batch.now],
+    );
+    return { kind: 'written' as const, queued, finished };
+  });
+}
+
+/** Queues `events` (new keys only), recording those of the window's blocks so that a reorganisation cancels them if unsent. */
+async function enqueue(tx: Queryable, chain: ChainKey, events: PendingEvent[], windowLow: number): Promise<number> {
+  if (events.length === 0) return 0;
+  const callbacks: NewCallback[] = events.map((e) => ({
+    id: randomUUID(),
+    customerId: e.customerId,
+    subscriptionId: e.subscriptionId,
+    eventType: e.eventType,
+    idempotencyKey: e.idempotencyKey,
+    body: e.body,
+    callbackUrl: e.callbackUrl,
+  }));
+  const inserted = await enqueueCallbacks(tx, callbacks);
+  await recordBlockCallbacks(
+    tx,
+    chain,
+    events
+      .filter((e) => e.blockHeight >= windowLow)
+      .map((e) => ({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey })),
+  );
+  return inserted;
+}
+
+/** A replay's due events: keys not in the outbox (to insert), and keys delivered or failed (to send again); the rest left alone. */
+async function splitReplay(tx: Queryable, subscriptionId: string, due: PendingEvent[]): Promise<{ queue: PendingEvent[]; requeue: PendingEvent[] }> {
+  if (due.length === 0) return { queue: [], requeue: [] };
+  const rows = await tx.query<{ idempotency_key: string; status: string }>(
+    'block-jobs:replay-known',
+    'SELECT idempotency_key, status FROM callbacks WHERE subscription_id = $1 AND idempotency_key = ANY ($2::text[]) FOR UPDATE',
+    [subscriptionId, due.map((c) => c.idempotencyKey)],
+  );
+  const status = new Map(rows.map((r) => [r.idempotency_key, r.status]));
+  const seen = new Set<string>();
+  const queue: PendingEvent[] = [];
+  const requeue: PendingEvent[] = [];
+  for (const c of due) {
+    if (seen.has(c.idempotencyKey)) continue;
+    seen.add(c.idempotencyKey);
+    const s = status.get(c.idempotencyKey);
+    if (s === undefined) queue.push(c);
+    else if (s === 'delivered' || s === 'failed') requeue.push(c);
+  }
+  return { queue, requeue };
+}
+
+/** Puts delivered or failed callbacks back in the queue, due now, as a resend does (same row: body, key and sequence number). */
+async function resend(tx: Queryable, subscriptionId: string, events: PendingEvent[], now: Date): Promise<number> {
+  if (events.length === 0) return 0;
+  const rows = await tx.query(
+    'block-jobs:resend',
+    `UPDATE callbacks SET status = 'pending', next_attempt_at = $3, series_start = attempts, finished_at = NULL, outcome = NULL
+     WHERE subscription_id = $1 AND idempotency_key = ANY ($2::text[]) AND status IN ('delivered', 'failed') RETURNING id`,
+    [subscriptionId, events.map((e) => e.idempotencyKey), now],
+  );
+  if (rows.length > 0) await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
+  return rows.length;
+}
+
+/** A batch with no callbacks and no window block need not lock the chain: progress only (a long backfill of quiet blocks). */
+export async function advanceQuietBatch(db: Db, job: BlockJob, after: number, through: number, now: Date): Promise<boolean> {
+  const rows = await db.query(
+    'block-jobs:advance-quiet',
+    `UPDATE block_jobs SET processed_height = $3, updated_at = $4 WHERE id = $1 AND state = 'running' AND processed_height = $2 AND $3 < to_height RETURNING id`,
+    [job.id, after, through, now],
+  );
+  return rows.length > 0;
+}
