@@ -23,8 +23,8 @@ import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
 import { type BlockJobRunner, startBlockJobRunner } from './block-jobs.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
-import { followMempool, type MempoolState, newMempoolState } from './mempool.ts';
 import { FollowerGate } from './gate.ts';
+import { followMempool, type MempoolState, newMempoolState } from './mempool.ts';
 
 /** `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not report the chain's nodes again. */
 export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean }) => ChainAdapter | undefined;

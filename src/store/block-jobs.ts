@@ -258,7 +258,11 @@ export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResul
     const per = batch.costPerCallback;
     const affordable = per === 0n || count === 0 ? count : Math.min(count, Number((await creditBalance(tx, job.customerId)) / per));
     const cost = per * BigInt(affordable);
-    if (cost > 0n && !(await debitCredits(tx, job.customerId, cost, [{ endpoint: job.kind === 'replay' ? 'replays' : 'backfills', requests: 0, credits: cost }])).ok) throw new Error('credits changed under the batch; retrying');
+    if (
+      cost > 0n &&
+      !(await debitCredits(tx, job.customerId, cost, [{ endpoint: job.kind === 'replay' ? 'replays' : 'backfills', requests: 0, credits: cost }])).ok
+    )
+      throw new Error('credits changed under the batch; retrying');
     const outOfCredits = affordable < count;
     // In the order they fall due: the queue and the resends are taken in that order until the credits end.
     const wanted = new Set([...queue, ...requeue]);
