@@ -18,6 +18,7 @@ import type { Caller, Common } from '../services/context.ts';
 import { authenticate, RateLimiter } from './auth.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
 import { withErrorResponses } from './openapi.ts';
+import { bulkSubscriptionRoutes } from './routes/bulk-subscriptions.ts';
 import { callbackDataRoutes } from './routes/callback-data.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
@@ -229,6 +230,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   });
 
   subscriptionRoutes(app, common);
+  bulkSubscriptionRoutes(app, common);
   rotateSecretRoutes(app, common);
   recoveryRoutes(app, common);
   walletRoutes(app, common);

@@ -16,9 +16,10 @@ import type { Blockchain, Network } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import type { Metrics } from '../metrics.ts';
-import { type ChainKey, loadIndexableByIds, loadIndexableSubscriptions } from '../store/chain-state.ts';
-import type { SubscriptionChange } from '../store/changes.ts';
+import { type ChainKey, loadIndexableByIds, loadIndexableInRange, loadIndexableSubscriptions } from '../store/chain-state.ts';
+import type { SubscriptionChange, SubscriptionRangeChange } from '../store/changes.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
+import type { IndexableSubscription } from '../store/subscriptions.ts';
 import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
@@ -30,7 +31,7 @@ export interface IngestService {
   readonly chains: ChainKey[];
   /** Rebuilds every index from the database (at start and after the listener reconnects). */
   reload(): Promise<void>;
-  onSubscriptionChange(change: SubscriptionChange): void;
+  onSubscriptionChange(change: SubscriptionChange | SubscriptionRangeChange): void;
   /** Resolves when the pending subscription announcements have been applied (tests, shutdown). */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -66,9 +67,14 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   }
 
   let loading: Promise<void> | undefined;
-  let replay: SubscriptionChange[] | undefined;
-  /** Announced changes not yet applied, by subscription id (the row is read afresh, so the last one is enough). */
-  const pendingChanges = new Map<string, SubscriptionChange>();
+  let replay: (SubscriptionChange | SubscriptionRangeChange)[] | undefined;
+  /**
+   * Announced changes not yet applied, by subscription id (the row is read afresh, so the last one is
+   * enough), and bulk-created ranges, by their range.
+   */
+  const pendingChanges = new Map<string, SubscriptionChange | SubscriptionRangeChange>();
+  const keyOf = (c: SubscriptionChange | SubscriptionRangeChange) =>
+    c.op === 'INSERT_RANGE' ? `range:${c.customerId}/${c.blockchain}/${c.network}/${c.from}/${c.to}` : c.id;
   /** Already-mined lookups, run a few at a time beside the index updates (which never wait for RPC). */
   const minedChecks = startAlreadyMinedChecks({ db, logger });
   const work = new Set<Promise<unknown>>();
@@ -188,48 +194,59 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     }
   };
 
-  const enqueueChange = (change: SubscriptionChange) => {
+  const enqueueChange = (change: SubscriptionChange | SubscriptionRangeChange) => {
     if (!followed.has(`${change.blockchain}/${change.network}`)) return;
     if (replay) {
       replay.push(change);
       return;
     }
-    pendingChanges.set(change.id, change);
+    pendingChanges.set(keyOf(change), change);
     if (!draining) {
       draining = true;
       void track(drainChanges().finally(() => (draining = false)));
     }
   };
 
-  /** Applies announced changes in batches: one query reads every changed row of the batch. */
+  /** Applies one row read afresh: indexed when active, removed otherwise. */
+  const apply = (f: Followed, id: string, row: IndexableSubscription | undefined) => {
+    if (!row?.isActive) {
+      f.index.remove(id);
+      return;
+    }
+    f.index.add(row);
+    // Queued only now that the index holds it: see already-mined.ts for why that order matters.
+    if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.check(f, row.id, row.target);
+    else if (row.eventType === 'BLOCK_HEIGHT_REACHED' && typeof row.blockHeight === 'number') minedChecks.checkHeight(f, row.id, row.blockHeight);
+  };
+
+  /**
+   * Applies announced changes in batches: one query reads every changed row of the batch, and one
+   * query each bulk-created range (thousands of rows in one announcement).
+   */
   const drainChanges = async () => {
     while (pendingChanges.size > 0 && !abort.signal.aborted) {
       const batch = [...pendingChanges.values()];
       pendingChanges.clear();
       try {
+        const single = batch.filter((c): c is SubscriptionChange => c.op !== 'INSERT_RANGE');
+        const ranges = batch.filter((c): c is SubscriptionRangeChange => c.op === 'INSERT_RANGE');
         const rows = new Map(
           (
             await loadIndexableByIds(
               db,
-              batch.map((c) => c.id),
+              single.map((c) => c.id),
             )
           ).map((r) => [r.id, r]),
         );
-        for (const change of batch) {
-          const f = followed.get(`${change.blockchain}/${change.network}`) as Followed;
-          const row = rows.get(change.id);
-          if (!row?.isActive) {
-            f.index.remove(change.id);
-            continue;
-          }
-          f.index.add(row);
-          // Queued only now that the index holds it: see already-mined.ts for why that order matters.
-          if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.check(f, row.id, row.target);
-          else if (row.eventType === 'BLOCK_HEIGHT_REACHED' && typeof row.blockHeight === 'number') minedChecks.checkHeight(f, row.id, row.blockHeight);
-        }
+        const rangeRows = await Promise.all(ranges.map((range) => loadIndexableInRange(db, range)));
+        for (const change of single) apply(followed.get(`${change.blockchain}/${change.network}`) as Followed, change.id, rows.get(change.id));
+        ranges.forEach((range, i) => {
+          const f = followed.get(`${range.blockchain}/${range.network}`) as Followed;
+          for (const row of rangeRows[i] ?? []) apply(f, row.id, row);
+        });
       } catch (error) {
         logger[retryLogLevel(error)]({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');
-        for (const change of batch) if (!pendingChanges.has(change.id)) pendingChanges.set(change.id, change);
+        for (const change of batch) if (!pendingChanges.has(keyOf(change))) pendingChanges.set(keyOf(change), change);
         await new Promise((r) => setTimeout(r, 500));
       }
     }

@@ -38,7 +38,7 @@ export interface SubscriptionItemInput {
   allowDuplicates?: boolean | 'true' | 'false';
 }
 
-const CREATE_COST: Record<EventType, CostName> = {
+export const CREATE_COST: Record<EventType, CostName> = {
   TRANSACTION_MINED: 'transactionMined',
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED: 'addressTokensTransactionsConfirmed',
   CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'internalTransactionsForSpecificAmount',
@@ -113,7 +113,7 @@ export function assertMainnetAllowed(caller: Caller, network: Network): void {
   }
 }
 
-function alreadyExists(): ApiError {
+export function alreadyExists(): ApiError {
   return new ApiError(
     'already_exists',
     'An active subscription with the same event, target and callbackUrl already exists. Set allowDuplicates to true to create another.',
@@ -134,14 +134,18 @@ async function checkActiveCap(tx: Queryable, caller: Caller): Promise<void> {
   }
 }
 
-export async function createSubscription(
-  common: Common,
+/**
+ * Validates one create request's item and makes the row to insert (no database access): shared by the
+ * single create and the bulk create. Throws the ApiError a single create answers.
+ */
+export function newSubscriptionOf(
+  common: Pick<Common, 'config'>,
   caller: Caller,
   eventType: EventType,
   blockchain: Blockchain,
   network: Network,
   item: SubscriptionItemInput,
-): Promise<Charged<Subscription>> {
+): { candidate: store.NewSubscription; host: string } {
   const details: ErrorDetail[] = [];
   let target: string | null = null;
   if (item.transactionId !== undefined) {
@@ -197,13 +201,27 @@ export async function createSubscription(
     duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), callbackUrl),
     apiVersion: caller.apiVersion,
   };
+  return { candidate, host: url.host };
+}
+
+export function callbackUrlNotVerified(host: string): ApiError {
+  return new ApiError(
+    'callback_url_not_verified',
+    `The callbackUrl host '${truncate(host)}' is not a verified callback domain of this customer. Register and verify it first (POST /blockchain-events/callback-domains), or ask the operator (herald domains add --verified).`,
+  );
+}
+
+export async function createSubscription(
+  common: Common,
+  caller: Caller,
+  eventType: EventType,
+  blockchain: Blockchain,
+  network: Network,
+  item: SubscriptionItemInput,
+): Promise<Charged<Subscription>> {
+  const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, item);
   const customerId = caller.owner.customerId;
-  if (!(await common.access.isDomainVerified(customerId, url.host))) {
-    throw new ApiError(
-      'callback_url_not_verified',
-      `The callbackUrl host '${truncate(url.host)}' is not a verified callback domain of this customer. Register and verify it first (POST /blockchain-events/callback-domains), or ask the operator (herald domains add --verified).`,
-    );
-  }
+  if (!(await common.access.isDomainVerified(customerId, host))) throw callbackUrlNotVerified(host);
   // Pay first, then insert; give the credits back if the insert is refused. (Inserting first would
   // let chain following match a subscription that might then go unpaid.)
   const charge = await common.credits.charge(customerId, BigInt(common.config.costs[CREATE_COST[eventType]]));

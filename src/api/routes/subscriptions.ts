@@ -111,7 +111,7 @@ const AnyChainParams = chainParams(ANY_CHAIN);
 const ChainReferenceParams = Type.Composite([AnyChainParams, ReferenceParams]);
 type ChainParamsT = { blockchain: Blockchain; network: Network };
 
-const CREATE_ROUTES: {
+export const CREATE_ROUTES: {
   path: string;
   eventType: EventType;
   status: number;
