@@ -3,7 +3,7 @@
  * `data.items`, up to 10,000 items of one event type, each the item of that event's single create and
  * each answered on its own. Thin: schema, per-item validation, service, mapping.
  */
-import { type TObject, Type } from '@sinclair/typebox';
+import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { type Blockchain, EVENT_BLOCKCHAINS, type Network } from '../../domain/chains.ts';
 import type { ApiError } from '../../domain/errors.ts';
@@ -18,7 +18,7 @@ import { CREATE_ROUTES, createdItem } from './subscriptions.ts';
 /** 10,000 items of a few hundred bytes each, with room: bulk bodies only (others keep the configured limit). */
 export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
 
-function bulkBody(item: TObject) {
+function bulkBody(item: TSchema) {
   return Type.Object(
     {
       context: Type.Optional(Context),
@@ -38,7 +38,7 @@ function bulkBody(item: TObject) {
 }
 
 /** What Fastify checks of the body: the envelope only; the items are checked one by one in the handler. */
-const LenientBulkBody = bulkBody(Type.Object({}, { additionalProperties: true }));
+const LenientBulkBody = bulkBody(Type.Unknown());
 const lenientBodyValidator = validatorCompiler({ schema: LenientBulkBody, httpPart: 'body' });
 
 const ItemError = Type.Object({
