@@ -28,7 +28,9 @@ const txid = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 beforeAll(async () => {
   btc = await startFakeUtxoDriver('bitcoin');
   t = await startTestApp({
-    chains: [{ blockchain: btc.blockchain, network: btc.network, rpcUrl: btc.rpcUrl, confirmations: 1, pollIntervalMs: 20, concurrency: 4, requestTimeoutMs: 5000 }],
+    chains: [
+      { blockchain: btc.blockchain, network: btc.network, rpcUrl: btc.rpcUrl, confirmations: 1, pollIntervalMs: 20, concurrency: 4, requestTimeoutMs: 5000 },
+    ],
   });
 });
 
@@ -55,7 +57,10 @@ async function counters(customerId: string) {
 describe('bulk create', () => {
   it('answers each item on its own: created, duplicate (existing or earlier in the request), or its error', async () => {
     const c = await t.customer();
-    const existing = await t.request('POST', `${CHAIN}/transaction-mined`, { key: c.key, body: { data: { item: { transactionId: txid(1), callbackUrl: HOOK } } } });
+    const existing = await t.request('POST', `${CHAIN}/transaction-mined`, {
+      key: c.key,
+      body: { data: { item: { transactionId: txid(1), callbackUrl: HOOK } } },
+    });
     expect(existing.status).toBe(200);
     const before = await t.request('GET', `${CHAIN}?limit=1&offset=0`, { key: c.key });
     const items = [
@@ -121,14 +126,20 @@ describe('bulk create', () => {
 
   it("stops at the plan's cap; counters follow delete, deactivation and activation", async () => {
     const c = await t.customer({ plan: { maxActiveSubscriptions: 4 } });
-    const one = await t.request('POST', `${CHAIN}/transaction-mined`, { key: c.key, body: { data: { item: { transactionId: txid(200), callbackUrl: HOOK } } } });
+    const one = await t.request('POST', `${CHAIN}/transaction-mined`, {
+      key: c.key,
+      body: { data: { item: { transactionId: txid(200), callbackUrl: HOOK } } },
+    });
     expect(one.status).toBe(200);
     const items = Array.from({ length: 5 }, (_, i) => ({ transactionId: txid(201 + i), callbackUrl: HOOK }));
     const res = await t.request('POST', BULK, { key: c.key, body: { data: { items } } });
     expect(res.body.data.items.map((a: { status: string }) => a.status)).toEqual(['created', 'created', 'created', 'failed', 'failed']);
     expect(res.body.data.items[3].error.code).toBe('blockchain_events_callbacks_limit_reached');
     expect(await counters(c.id)).toEqual({ total: 4, active: 4 });
-    const refused = await t.request('POST', `${CHAIN}/transaction-mined`, { key: c.key, body: { data: { item: { transactionId: txid(300), callbackUrl: HOOK } } } });
+    const refused = await t.request('POST', `${CHAIN}/transaction-mined`, {
+      key: c.key,
+      body: { data: { item: { transactionId: txid(300), callbackUrl: HOOK } } },
+    });
     expect(refused.body.error?.code).toBe('blockchain_events_callbacks_limit_reached');
 
     // Delete one: room for one more.
@@ -159,7 +170,10 @@ describe('bulk create', () => {
     expect(none.status).toBe(422);
     const singular = await t.request('POST', BULK, { key: c.key, body: { data: { item } } });
     expect(singular.status).toBe(422);
-    const mainnet = await t.request('POST', '/blockchain-events/ethereum/mainnet/subscriptions/transaction-mined/bulk', { key: c.key, body: { data: { items: [item] } } });
+    const mainnet = await t.request('POST', '/blockchain-events/ethereum/mainnet/subscriptions/transaction-mined/bulk', {
+      key: c.key,
+      body: { data: { items: [item] } },
+    });
     expect(mainnet.body.error.code).toBe('feature_mainnets_not_allowed_for_plan');
     const wrongChain = await t.request('POST', '/blockchain-events/xrp/testnet/subscriptions/address-tokens-transactions-confirmed/bulk', {
       key: c.key,
@@ -216,12 +230,31 @@ describe('herald subscriptions import', () => {
         JSON.stringify({ transactionId: txid(8), callbackUrl: HOOK }), // the flags give the rest
         '{not json',
         JSON.stringify({ blockchain: 'ethereum', network: 'goerli', event: 'no-such-event', item: {} }),
-        JSON.stringify({ blockchain: 'ethereum', network: 'goerli', event: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', item: { address: 'nope', callbackUrl: HOOK } }),
+        JSON.stringify({
+          blockchain: 'ethereum',
+          network: 'goerli',
+          event: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+          item: { address: 'nope', callbackUrl: HOOK },
+        }),
       ];
       writeFileSync(file, `${lines.join('\n')}\n`);
       const result = await run(
         process.execPath,
-        ['bin/herald.js', 'subscriptions', 'import', '--customer', c.name, '--file', file, '--blockchain', 'ethereum', '--network', 'goerli', '--event', 'transaction-mined'],
+        [
+          'bin/herald.js',
+          'subscriptions',
+          'import',
+          '--customer',
+          c.name,
+          '--file',
+          file,
+          '--blockchain',
+          'ethereum',
+          '--network',
+          'goerli',
+          '--event',
+          'transaction-mined',
+        ],
         { env: { ...process.env, DATABASE_URL: t.config.databaseUrl, HERALD_LOG_LEVEL: 'warn' } },
       ).catch((error: { code: number; stdout: string; stderr: string }) => error);
       expect((result as { code?: number }).code).toBe(1); // some lines failed

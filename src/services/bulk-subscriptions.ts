@@ -14,16 +14,16 @@
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
 import { ApiError } from '../domain/errors.ts';
 import { creditBalance, debitCredits } from '../store/customers.ts';
-import type { Queryable } from '../store/db.ts';
+import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import * as store from '../store/subscriptions.ts';
 import type { Caller, Common } from './context.ts';
-import { alreadyExists, assertMainnetAllowed, CREATE_COST, callbackUrlNotVerified, newSubscriptionOf, type SubscriptionItemInput } from './subscriptions.ts';
+import { assertMainnetAllowed, CREATE_COST, callbackUrlNotVerified, newSubscriptionOf, type SubscriptionItemInput } from './subscriptions.ts';
 
 export const BULK_MAX_ITEMS = 10_000;
 /** Items per transaction: short enough that other requests never wait long behind one. */
 export const BULK_CHUNK = 1_000;
-/** A chunk whose debit lost a race with another charge of the customer is tried again this often. */
+/** A chunk that lost a race (its debit with another charge, an insert with a twin made meanwhile) is tried again this often. */
 const CHUNK_ATTEMPTS = 5;
 
 export type BulkItemResult =
@@ -171,25 +171,12 @@ async function writeChunk(
           if (!c.allowDuplicates) seen.set(key, c.id);
         }
         const list = admitted.map((i) => candidates[i] as store.NewSubscription);
-        const created = await store.insertMany(tx, customerId, list);
-        // Refused by the unique index: a twin made by another request since the read above.
-        const raced = list.filter((c) => !created.has(c.id));
-        const twins = await store.activeByDuplicateKeys(
-          tx,
-          customerId,
-          raced.map((c) => c.duplicateKey),
-        );
+        // Twins were looked for above; one made by another request since then fails the statement
+        // (unique violation) and the chunk is tried again, finding it.
+        const created = await store.insertMany(tx, customerId, list, { twins: 'fail' });
         for (const i of admitted) {
           const c = candidates[i] as store.NewSubscription;
-          const createdAt = created.get(c.id);
-          if (createdAt) {
-            results.set(i, { status: 'created', subscription: store.createdSubscription(customerId, c, createdAt) });
-            continue;
-          }
-          const twin = twins.get(c.duplicateKey.toString('hex'));
-          results.set(i, twin ? { status: 'duplicate', referenceId: twin } : { status: 'failed', error: alreadyExists() });
-          if (twin) seen.set(c.duplicateKey.toString('hex'), twin);
-          else seen.delete(c.duplicateKey.toString('hex'));
+          results.set(i, { status: 'created', subscription: store.createdSubscription(customerId, c, created.get(c.id) as Date) });
         }
         const charge = cost * BigInt(created.size);
         const debit = charge === 0n ? { ok: true, available: balance } : await debitCredits(tx, customerId, charge);

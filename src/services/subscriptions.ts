@@ -14,6 +14,7 @@ import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import * as store from '../store/subscriptions.ts';
+import { capReachedError } from './capped-creates.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
 import { activationScope, startRecoveryIn } from './recoveries.ts';
@@ -126,12 +127,7 @@ async function checkActiveCap(tx: Queryable, caller: Caller): Promise<void> {
   if (cap === null) return;
   await store.lockActiveCap(tx, caller.owner.customerId);
   const active = await store.countActive(tx, caller.owner.customerId);
-  if (active >= cap) {
-    throw new ApiError(
-      'blockchain_events_callbacks_limit_reached',
-      `The plan allows ${cap} active subscriptions and ${active} are active. Delete one, or ask the operator to raise the cap.`,
-    );
-  }
+  if (active >= cap) throw capReachedError(cap, active);
 }
 
 /**
@@ -229,10 +225,7 @@ export async function createSubscription(
     const created =
       caller.owner.maxActiveSubscriptions === null
         ? await store.insertUnlessTwin(common.db, customerId, candidate)
-        : await common.db.transaction('subscriptions:create-capped', async (tx) => {
-            await checkActiveCap(tx, caller);
-            return await store.insertUnlessTwin(tx, customerId, candidate);
-          });
+        : await common.cappedCreates.create(customerId, caller.owner.maxActiveSubscriptions, candidate);
     if (!created) throw alreadyExists();
     return { value: created, ...charge };
   } catch (error) {
