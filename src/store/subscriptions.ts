@@ -268,8 +268,11 @@ export async function listSubscriptions(
   const [rows, counts] = await Promise.all([
     q.query<SubscriptionRow>(
       'subscriptions:list',
-      `SELECT * FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
-       ORDER BY created_at, id LIMIT $4 OFFSET $5`,
+      // The page is chosen on subscriptions_listing alone (an index-only scan: the offset skips index
+      // entries, not rows), then only its rows are read.
+      `WITH page AS (SELECT id, created_at FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
+                     ORDER BY created_at, id LIMIT $4 OFFSET $5)
+       SELECT s.* FROM page p JOIN subscriptions s ON s.id = p.id ORDER BY p.created_at, p.id`,
       [customerId, blockchain, network, page.limit, page.offset],
     ),
     q.query<{ n: number }>(
