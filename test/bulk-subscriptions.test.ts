@@ -160,6 +160,26 @@ describe('bulk create', () => {
     expect(list.body.data.total).toBe(3);
   });
 
+  it('concurrent single creates of a capped customer (grouped in one transaction) stop exactly at the cap and refuse twins', async () => {
+    const cost = BigInt(t.config.costs.transactionMined);
+    const c = await t.customer({ plan: { maxActiveSubscriptions: 10 }, credits: 1_000_000n });
+    const ids = [...Array.from({ length: 25 }, (_, i) => txid(400 + i)), ...Array.from({ length: 5 }, () => txid(400))];
+    const answers = await Promise.all(
+      ids.map((transactionId) =>
+        t.request('POST', `${CHAIN}/transaction-mined`, { key: c.key, body: { data: { item: { transactionId, callbackUrl: HOOK } } } }),
+      ),
+    );
+    const created = answers.filter((a) => a.status === 200);
+    expect(created).toHaveLength(10);
+    expect(
+      answers.filter((a) => a.status !== 200).every((a) => ['blockchain_events_callbacks_limit_reached', 'already_exists'].includes(a.body.error?.code)),
+    ).toBe(true);
+    expect(created.filter((a) => a.body.data.item.transactionId === txid(400)).length).toBeLessThanOrEqual(1);
+    expect(await counters(c.id)).toEqual({ total: 10, active: 10 });
+    const [balance] = await t.app.database.db.query<{ credits: string }>('test:balance', 'SELECT credits FROM customers WHERE id = $1', [c.id]);
+    expect(BigInt(balance?.credits ?? 0)).toBe(1_000_000n - 10n * cost); // the refused ones were given back
+  });
+
   it('refuses a request over the limits as a whole', async () => {
     const c = await t.customer({ plan: { mainnetAllowed: false } });
     const item = { transactionId: txid(1), callbackUrl: HOOK };
