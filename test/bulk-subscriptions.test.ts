@@ -235,6 +235,14 @@ describe('bulk create', () => {
       const rows = await t.app.database.db.query('test:callbacks', 'SELECT 1 FROM callbacks WHERE subscription_id = $1', [id]);
       return rows.length > 0;
     });
+    // The callback log's total is the counter the outbox triggers keep (inserts, and deletes as retention's).
+    const log = await t.request('GET', `/blockchain-events/subscriptions/${id}/callbacks`, { key: c.key });
+    expect(log.body.data.total).toBe(log.body.data.items.length);
+    expect(log.body.data.total).toBeGreaterThan(0);
+    await t.app.database.db.query('test:prune', 'DELETE FROM callbacks WHERE subscription_id = $1', [id]);
+    expect((await t.request('GET', `/blockchain-events/subscriptions/${id}/callbacks`, { key: c.key })).body.data.total).toBe(0);
+    const left = await t.app.database.db.query('test:callback-counted', 'SELECT 1 FROM callback_counts WHERE subscription_id = $1', [id]);
+    expect(left).toHaveLength(0);
   });
 });
 

@@ -386,10 +386,13 @@ export async function listCallbacks(
        ORDER BY c.created_at, c.id LIMIT $3 OFFSET $4`,
       [customerId, subscriptionId, page.limit, page.offset],
     ),
-    q.query<{ n: number }>('callbacks:log-count', 'SELECT count(*)::int AS n FROM callbacks WHERE customer_id = $1 AND subscription_id = $2', [
-      customerId,
-      subscriptionId,
-    ]),
+    // The counter kept by triggers (migration 018), not a count of the subscription's callbacks.
+    q.query<{ n: number }>(
+      'callbacks:log-count',
+      `SELECT coalesce((SELECT callbacks FROM callback_counts WHERE subscription_id = $2), 0)::int AS n
+       FROM subscriptions WHERE id = $2 AND customer_id = $1`,
+      [customerId, subscriptionId],
+    ),
   ]);
   return {
     total: counts[0]?.n ?? 0,

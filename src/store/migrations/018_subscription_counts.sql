@@ -103,3 +103,38 @@ END $$;
 
 CREATE TRIGGER subscriptions_announced_insert AFTER INSERT ON subscriptions
   REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION herald_announce_inserted_subscriptions();
+
+-- Callbacks per subscription, for the total of the callback log (GET .../subscriptions/{id}/callbacks),
+-- kept by statement triggers on the outbox's inserts (chain following, one upsert per subscription
+-- matched in the statement) and deletes (retention). Only the follower of the subscription's chain and
+-- the retention pass write a given row, so it is not a hot row. Rows that reach zero are removed.
+CREATE TABLE callback_counts (
+  subscription_id uuid PRIMARY KEY,
+  callbacks bigint NOT NULL CHECK (callbacks >= 0)
+);
+
+CREATE FUNCTION herald_count_inserted_callbacks() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO callback_counts AS k (subscription_id, callbacks)
+  SELECT subscription_id, count(*) FROM inserted GROUP BY subscription_id
+  ON CONFLICT (subscription_id) DO UPDATE SET callbacks = k.callbacks + excluded.callbacks;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION herald_count_deleted_callbacks() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE callback_counts k SET callbacks = k.callbacks - d.n
+  FROM (SELECT subscription_id, count(*) AS n FROM deleted GROUP BY subscription_id) d
+  WHERE k.subscription_id = d.subscription_id;
+  DELETE FROM callback_counts k USING (SELECT DISTINCT subscription_id FROM deleted) d
+  WHERE k.subscription_id = d.subscription_id AND k.callbacks = 0;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER callbacks_counted_insert AFTER INSERT ON callbacks
+  REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION herald_count_inserted_callbacks();
+CREATE TRIGGER callbacks_counted_delete AFTER DELETE ON callbacks
+  REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION herald_count_deleted_callbacks();
+
+INSERT INTO callback_counts (subscription_id, callbacks)
+SELECT subscription_id, count(*) FROM callbacks GROUP BY subscription_id;
