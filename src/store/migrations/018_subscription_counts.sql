@@ -14,49 +14,41 @@ CREATE TABLE subscription_counts (
   blockchain text NOT NULL,
   network text NOT NULL,
   slot smallint NOT NULL,
+  -- A slot's figures may go below zero (a row counted in one slot, deleted through another); the sums cannot.
   total bigint NOT NULL,
   active bigint NOT NULL,
   PRIMARY KEY (customer_id, blockchain, network, slot)
 );
 
--- Adds the per-(customer, chain) deltas of one statement to the slot of this backend (16 slots).
-CREATE FUNCTION herald_add_subscription_counts(deltas jsonb) RETURNS void LANGUAGE sql AS $$
-  INSERT INTO subscription_counts AS c (customer_id, blockchain, network, slot, total, active)
-  SELECT d.customer_id, d.blockchain, d.network, pg_backend_pid() % 16, d.total, d.active
-  FROM jsonb_to_recordset(deltas) AS d(customer_id bigint, blockchain text, network text, total bigint, active bigint)
-  WHERE d.total <> 0 OR d.active <> 0
-  ON CONFLICT (customer_id, blockchain, network, slot)
-  DO UPDATE SET total = c.total + excluded.total, active = c.active + excluded.active
-$$;
-
+-- Each adds the per-(customer, chain) deltas of one statement to the slot of this backend (16 slots):
+-- one grouped upsert per statement, whatever its number of rows.
 CREATE FUNCTION herald_count_inserted_subscriptions() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM herald_add_subscription_counts((
-    SELECT jsonb_agg(g) FROM (
-      SELECT customer_id, blockchain, network, count(*) AS total, count(*) FILTER (WHERE is_active) AS active
-      FROM inserted GROUP BY customer_id, blockchain, network) g));
+  INSERT INTO subscription_counts AS c (customer_id, blockchain, network, slot, total, active)
+  SELECT customer_id, blockchain, network, pg_backend_pid() % 16, count(*), count(*) FILTER (WHERE is_active)
+  FROM inserted GROUP BY customer_id, blockchain, network
+  ON CONFLICT (customer_id, blockchain, network, slot) DO UPDATE SET total = c.total + excluded.total, active = c.active + excluded.active;
   RETURN NULL;
 END $$;
 
 CREATE FUNCTION herald_count_deleted_subscriptions() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM herald_add_subscription_counts((
-    SELECT jsonb_agg(g) FROM (
-      SELECT customer_id, blockchain, network, -count(*) AS total, -count(*) FILTER (WHERE is_active) AS active
-      FROM deleted GROUP BY customer_id, blockchain, network) g));
+  INSERT INTO subscription_counts AS c (customer_id, blockchain, network, slot, total, active)
+  SELECT customer_id, blockchain, network, pg_backend_pid() % 16, -count(*), -count(*) FILTER (WHERE is_active)
+  FROM deleted GROUP BY customer_id, blockchain, network
+  ON CONFLICT (customer_id, blockchain, network, slot) DO UPDATE SET total = c.total + excluded.total, active = c.active + excluded.active;
   RETURN NULL;
 END $$;
 
 -- An update changes only is_active among the counted columns (customer and chain never change).
 CREATE FUNCTION herald_count_updated_subscriptions() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM herald_add_subscription_counts((
-    SELECT jsonb_agg(g) FROM (
-      SELECT n.customer_id, n.blockchain, n.network, 0 AS total,
-             sum(CASE WHEN n.is_active THEN 1 ELSE -1 END) AS active
-      FROM before_update o JOIN after_update n ON n.id = o.id
-      WHERE o.is_active IS DISTINCT FROM n.is_active
-      GROUP BY n.customer_id, n.blockchain, n.network) g));
+  INSERT INTO subscription_counts AS c (customer_id, blockchain, network, slot, total, active)
+  SELECT n.customer_id, n.blockchain, n.network, pg_backend_pid() % 16, 0, sum(CASE WHEN n.is_active THEN 1 ELSE -1 END)
+  FROM before_update o JOIN after_update n ON n.id = o.id
+  WHERE o.is_active IS DISTINCT FROM n.is_active
+  GROUP BY n.customer_id, n.blockchain, n.network
+  ON CONFLICT (customer_id, blockchain, network, slot) DO UPDATE SET active = c.active + excluded.active;
   RETURN NULL;
 END $$;
 
