@@ -24,6 +24,9 @@ import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
 
+/** The longest a follower waits for announced subscriptions to be indexed before matching a block. */
+const INDEX_WAIT_MS = 2_000;
+
 export type AdapterFactory = (chain: ChainConfig & ChainKey) => ChainAdapter | undefined;
 
 export interface IngestService {
@@ -91,6 +94,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       db,
       adapter: f.adapter,
       index: () => f.index,
+      indexCurrent,
       logger, // the follower names its chain in each line
       defaultConfirmations: f.confirmations,
       window: DEFAULT_WINDOW,
@@ -194,12 +198,48 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     }
   };
 
+  /**
+   * Announcements received and applied, counted: a follower about to match a block waits until those
+   * received before it are applied (a bulk create's last chunk, answered just before the block that
+   * pays one of its addresses, is matched by that block). Bounded: a database that cannot be read
+   * for the index must not stop the follower for long.
+   */
+  let received = 0;
+  let applied = 0;
+  const appliedWaiters: { upTo: number; done: () => void }[] = [];
+  const noteApplied = (upTo: number) => {
+    applied = Math.max(applied, upTo);
+    for (let i = appliedWaiters.length - 1; i >= 0; i--) {
+      const w = appliedWaiters[i] as { upTo: number; done: () => void };
+      if (w.upTo <= applied) {
+        appliedWaiters.splice(i, 1);
+        w.done();
+      }
+    }
+  };
+  const indexCurrent = async () => {
+    const upTo = received;
+    if (applied >= upTo || replay) return;
+    await new Promise<void>((done) => {
+      const timer = setTimeout(finish, INDEX_WAIT_MS);
+      const waiter = { upTo, done: finish };
+      appliedWaiters.push(waiter);
+      function finish() {
+        clearTimeout(timer);
+        const i = appliedWaiters.indexOf(waiter);
+        if (i >= 0) appliedWaiters.splice(i, 1);
+        done();
+      }
+    });
+  };
+
   const enqueueChange = (change: SubscriptionChange | SubscriptionRangeChange) => {
     if (!followed.has(`${change.blockchain}/${change.network}`)) return;
     if (replay) {
       replay.push(change);
       return;
     }
+    received++;
     pendingChanges.set(keyOf(change), change);
     if (!draining) {
       draining = true;
@@ -226,6 +266,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   const drainChanges = async () => {
     while (pendingChanges.size > 0 && !abort.signal.aborted) {
       const batch = [...pendingChanges.values()];
+      const upTo = received;
       pendingChanges.clear();
       try {
         const single = batch.filter((c): c is SubscriptionChange => c.op !== 'INSERT_RANGE');
@@ -244,6 +285,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
           const f = followed.get(`${range.blockchain}/${range.network}`) as Followed;
           for (const row of rangeRows[i] ?? []) apply(f, row.id, row);
         });
+        noteApplied(upTo);
       } catch (error) {
         logger[retryLogLevel(error)]({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');
         for (const change of batch) if (!pendingChanges.has(keyOf(change))) pendingChanges.set(keyOf(change), change);
