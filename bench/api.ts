@@ -5,7 +5,12 @@
  *   - all-assets over 1,000 wallets of 3 addresses each, limit 50: >= 2,000 requests/s;
  *   - a bare fastify route as the ceiling in the same run, reported with the ratio;
  *   - RSS of the server process under that load <= 250 MB (embedded PostgreSQL not counted);
- *   - `npm start` on an existing data directory ready to serve in <= 1.5 s.
+ *   - `npm start` on an existing data directory ready to serve in <= 1.5 s;
+ *   - issue 16, point 5: a second customer whose plan caps active subscriptions and who already has
+ *     1,000,000 active ones (inserted with SQL, generate_series): its subscribe rate >= 0.9 of the
+ *     uncapped customer's in the same run; its list (the first 20 pages) and get p99 <= 20 ms at 500
+ *     requests/s over 8 connections (latency at a steady rate, not at saturation), beside the uncapped
+ *     customer's list and get on the same pages at the same rate; a page at offset 500,000 timed apart.
  *
  * The server under test and the bare ceiling each run in a child process of their own, so the load
  * generator's CPU and the server's RSS are separate. Everything starts from a fresh temporary data
@@ -62,10 +67,24 @@ const TARGETS = {
   allAssetsRps: 2000,
   maxRssMb: 250,
   startupMs: 1500,
+  /** Issue 16, point 5: a capped customer with 1,000,000 active subscriptions. */
+  cappedToUncappedSubscribe: 0.9,
+  cappedListP99Ms: 20,
+  cappedGetP99Ms: 20,
 };
+/** The capped customer's active subscriptions, inserted with SQL before its loads. */
+const CAPPED_SUBSCRIPTIONS = 1_000_000;
+/** List and get are measured for their latency at a steady rate, not at saturation. */
+const READ_RATE = 500;
+const READ_CONNECTIONS = 8;
+/** List loads cycle through the first LIST_PAGES pages (both customers have that many). */
+const LIST_PAGES = 20;
+/** The deep page timed apart: offset 500,000 of the capped customer's list. */
+const DEEP_OFFSET = 500_000;
 
 const SUBSCRIBE_PATH = '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined';
 const ALL_ASSETS_PATH = '/wallet-as-a-service/wallets/all-assets';
+const LIST_PATH = '/blockchain-events/ethereum/goerli/subscriptions';
 
 /** Unique 0x + 64-hex transaction ids: a random prefix per run, then a counter. */
 function txidGenerator(): () => string {
@@ -406,9 +425,15 @@ export default async function apiBenchmark(options: { duration: number }): Promi
     const monitor = await connectDb(dataDir);
     const unregisterMonitor = onCleanup(() => monitor.end());
     const pm = postmaster(dataDir);
-    const serverLoad = async (label: string, request: Parameters<typeof load>[1]['request']): Promise<LoadWithCpu> => {
-      const headers = { 'x-api-key': key };
-      await load(`${label} warm-up`, { url, connections: CONNECTIONS, duration: warmup, request, headers });
+    const serverLoad = async (
+      label: string,
+      request: Parameters<typeof load>[1]['request'],
+      options: { key?: string; connections?: number; overallRate?: number } = {},
+    ): Promise<LoadWithCpu> => {
+      const headers = { 'x-api-key': options.key ?? key };
+      const connections = options.connections ?? CONNECTIONS;
+      const overallRate = options.overallRate;
+      await load(`${label} warm-up`, { url, connections, duration: warmup, request, headers, overallRate });
       const cpu = measureCpu({
         server: () => processCpuSeconds(server.pid),
         postgres: () => (pm ? treeCpuSeconds(pm.pid) : 0),
@@ -417,7 +442,7 @@ export default async function apiBenchmark(options: { duration: number }): Promi
       });
       const activity = sampleDbActivity(monitor);
       const statsBefore = await queryStats(url);
-      const figures = await load(label, { url, connections: CONNECTIONS, duration, request, headers });
+      const figures = await load(label, { url, connections, duration, request, headers, overallRate });
       const cpuPct = withOther(cpu.stop());
       const dbConnectionsPct = activity.stop();
       const queries = queryFigures(statsBefore, await queryStats(url), figures.total);
@@ -443,6 +468,88 @@ export default async function apiBenchmark(options: { duration: number }): Promi
     } finally {
       rss.stop();
     }
+
+    // Issue 16, point 5: the same loads for a customer whose plan caps active subscriptions and who
+    // already has 1,000,000 of them (inserted with SQL), against the uncapped customer's in the same run.
+    await herald(
+      dataDir,
+      'customers',
+      'create',
+      '--name',
+      'capped',
+      '--credits',
+      '1000000000000000',
+      '--rate-limit',
+      '1000000',
+      '--max-subscriptions',
+      '100000000',
+    );
+    const cappedKey = (await herald(dataDir, 'keys', 'create', '--customer', 'capped')).trim().split('\n').pop()?.trim() ?? '';
+    await herald(dataDir, 'domains', 'add', '--customer', 'capped', '--domain', 'hooks.example.com', '--verified');
+    started = performance.now();
+    const [cappedRow] = (await monitor.query<{ id: string }>("SELECT id FROM customers WHERE name = 'capped'")).rows;
+    await monitor.query(
+      `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, target, callback_url, callback_host,
+         allow_duplicates, duplicate_key, api_version)
+       SELECT gen_random_uuid(), $1, 'TRANSACTION_MINED', 'ethereum', 'goerli', t, t, $3, 'hooks.example.com', false,
+              sha256(convert_to(t || $3, 'UTF8')), '2021-03-20'
+       FROM (SELECT '0x' || lpad(to_hex(i), 64, '0') AS t FROM generate_series(1, $2::int) i) s`,
+      [cappedRow?.id, CAPPED_SUBSCRIPTIONS, CALLBACK_URL],
+    );
+    await monitor.query('ANALYZE subscriptions');
+    log(`inserted ${CAPPED_SUBSCRIPTIONS} active subscriptions of the capped customer in ${Math.round(performance.now() - started)} ms`);
+    const [{ id: cappedGetId } = { id: '' }] = (
+      await monitor.query<{ id: string }>('SELECT id FROM subscriptions WHERE customer_id = $1 ORDER BY created_at, id OFFSET $2 LIMIT 1', [
+        cappedRow?.id,
+        CAPPED_SUBSCRIPTIONS / 2,
+      ])
+    ).rows;
+    const [{ id: uncappedGetId } = { id: '' }] = (
+      await monitor.query<{ id: string }>("SELECT s.id FROM subscriptions s JOIN customers c ON c.id = s.customer_id WHERE c.name = 'bench' LIMIT 1")
+    ).rows;
+    const listLoad = (label: string, listKey: string) => {
+      let page = 0;
+      // The same pages for both customers (the first LIST_PAGES): a page deep in the list costs its offset
+      // (the contract's offset pagination), whatever the customer's size; measured apart below.
+      return serverLoad(
+        label,
+        {
+          method: 'GET',
+          path: LIST_PATH,
+          setupRequest: (request) => ({ ...request, path: `${LIST_PATH}?limit=${PAGE}&offset=${(page++ % LIST_PAGES) * PAGE}` }),
+        },
+        { key: listKey, connections: READ_CONNECTIONS, overallRate: READ_RATE },
+      );
+    };
+    const getLoad = (label: string, getKey: string, id: string) =>
+      serverLoad(
+        label,
+        { method: 'GET', path: `/blockchain-events/subscriptions/${id}` },
+        { key: getKey, connections: READ_CONNECTIONS, overallRate: READ_RATE },
+      );
+    const capped = {
+      subscribe: await serverLoad(
+        'subscribe (capped customer, 1,000,000 active)',
+        {
+          method: 'POST',
+          path: SUBSCRIBE_PATH,
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (request) => ({ ...request, body: subscribeBody() }),
+        },
+        { key: cappedKey },
+      ),
+      list: await listLoad('list (capped customer)', cappedKey),
+      get: await getLoad('get (capped customer)', cappedKey, cappedGetId),
+    };
+    const uncappedReads = { list: await listLoad('list (uncapped customer)', key), get: await getLoad('get (uncapped customer)', key, uncappedGetId) };
+    const deepPageMs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      const deep = await api(url, cappedKey, 'GET', `${LIST_PATH}?limit=${PAGE}&offset=${DEEP_OFFSET + i * PAGE}`);
+      if (deep.status !== 200) throw new Error(`the deep page answered ${deep.status}`);
+      deepPageMs.push(Math.round(performance.now() - t0));
+    }
+    log(`capped customer's page at offset ${DEEP_OFFSET}: ${deepPageMs.join(', ')} ms`);
     unregisterMonitor();
     await monitor.end().catch(() => undefined);
     const maxRssMb = Math.round(rss.max() * 10) / 10;
@@ -477,6 +584,10 @@ export default async function apiBenchmark(options: { duration: number }): Promi
       maxRss: maxRssMb <= TARGETS.maxRssMb,
       startup: startupMedian <= TARGETS.startupMs,
       npmStart: npm.ms <= TARGETS.startupMs,
+      cappedSubscribe: capped.subscribe.rps >= TARGETS.cappedToUncappedSubscribe * subscribe.rps,
+      cappedNon2xx: [capped.subscribe, capped.list, capped.get].every((f) => f.non2xx === 0 && f.errors === 0),
+      cappedListP99: capped.list.p99 <= TARGETS.cappedListP99Ms,
+      cappedGetP99: capped.get.p99 <= TARGETS.cappedGetP99Ms,
     };
     return {
       bench: 'api',
@@ -488,8 +599,23 @@ export default async function apiBenchmark(options: { duration: number }): Promi
       warmupS: warmup,
       subscribe,
       allAssets,
+      capped: {
+        activeSubscriptions: CAPPED_SUBSCRIPTIONS,
+        readRate: READ_RATE,
+        readConnections: READ_CONNECTIONS,
+        listPages: LIST_PAGES,
+        ...capped,
+        deepPageMs: { offset: DEEP_OFFSET, runs: deepPageMs },
+      },
+      uncappedReads,
       bare: { post: barePost, get: bareGet, rssMb: bareRss === undefined ? null : Math.round(bareRss * 10) / 10 },
-      ratios: { subscribeToBarePost: ratio(subscribe.rps, barePost.rps), allAssetsToBareGet: ratio(allAssets.rps, bareGet.rps) },
+      ratios: {
+        cappedToUncappedListP99: ratio(capped.list.p99, uncappedReads.list.p99),
+        cappedToUncappedGetP99: ratio(capped.get.p99, uncappedReads.get.p99),
+        subscribeToBarePost: ratio(subscribe.rps, barePost.rps),
+        allAssetsToBareGet: ratio(allAssets.rps, bareGet.rps),
+        cappedToUncappedSubscribe: ratio(capped.subscribe.rps, subscribe.rps),
+      },
       idleRssMb: idleRss === undefined ? null : Math.round(idleRss * 10) / 10,
       maxRssMb,
       shutdownMs,
@@ -505,6 +631,9 @@ export default async function apiBenchmark(options: { duration: number }): Promi
         maxRssMb: `<=${TARGETS.maxRssMb}`,
         startupMs: `<=${TARGETS.startupMs}`,
         npmStartMs: `<=${TARGETS.startupMs}`,
+        cappedToUncappedSubscribe: `>=${TARGETS.cappedToUncappedSubscribe}`,
+        cappedListP99Ms: `<=${TARGETS.cappedListP99Ms} (at ${READ_RATE} requests/s)`,
+        cappedGetP99Ms: `<=${TARGETS.cappedGetP99Ms} (at ${READ_RATE} requests/s)`,
       },
       pass: { ...pass, all: Object.values(pass).every(Boolean) },
     };

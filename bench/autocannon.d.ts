@@ -17,6 +17,8 @@ declare module 'autocannon' {
     duration?: number;
     amount?: number;
     pipelining?: number;
+    /** Requests per second over all connections (paced). */
+    overallRate?: number;
     timeout?: number;
     requests?: Request[];
   }

@@ -342,13 +342,22 @@ export function summarise(result: Result): LoadFigures {
 /** One autocannon load: `connections` connections for `duration` seconds, cycling through `request`. */
 export async function load(
   label: string,
-  options: { url: string; connections: number; duration: number; request: Request; headers?: Record<string, string> },
+  options: {
+    url: string;
+    connections: number;
+    duration: number;
+    request: Request;
+    headers?: Record<string, string>;
+    /** Requests per second over all connections (paced); default as fast as the server answers. */
+    overallRate?: number;
+  },
 ): Promise<LoadFigures> {
-  log(`${label}: ${options.connections} connections, ${options.duration} s ...`);
+  log(`${label}: ${options.connections} connections${options.overallRate ? ` at ${options.overallRate} requests/s` : ''}, ${options.duration} s ...`);
   const instance = autocannon({
     url: options.url,
     connections: options.connections,
     duration: options.duration,
+    ...(options.overallRate && { overallRate: options.overallRate }),
     timeout: 10,
     headers: options.headers,
     requests: [options.request],

@@ -11,6 +11,7 @@ export type Benchmark = (options: { duration: number }) => Promise<Record<string
 
 const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   api: () => import('./api.ts'),
+  bulk: () => import('./bulk.ts'),
   capacity: () => import('./capacity.ts'),
   console: () => import('./console.ts'),
   'db-statements': () => import('./db-statements.ts'),

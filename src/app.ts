@@ -20,6 +20,7 @@ import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery
 import type { IngestService } from './ingest/service.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
+import { CappedCreates } from './services/capped-creates.ts';
 import { CreditCharger } from './services/credits.ts';
 import { startHistorySampler } from './services/history-sampler.ts';
 import { queueStats } from './store/callbacks.ts';
@@ -135,7 +136,16 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     stops.push(() => changes.close());
     const readers = config.roles.includes('api') && config.chains.length > 0 ? await createChainReaders(config, database, logger) : undefined;
     if (readers) stops.push(() => readers.close());
-    const common = { config, db: database.db, logger, access, sender, credits: new CreditCharger(database.db), chainReader: readers?.get };
+    const common = {
+      config,
+      db: database.db,
+      logger,
+      access,
+      sender,
+      credits: new CreditCharger(database.db),
+      cappedCreates: new CappedCreates(database.db),
+      chainReader: readers?.get,
+    };
     const server = config.roles.includes('api') ? await buildServer(common, { logger, metrics }) : undefined;
     if (server) {
       // The operator's chain lag charts: sampled by the API role (README "Console API").

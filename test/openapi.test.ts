@@ -205,6 +205,8 @@ describe('the OpenAPI document', () => {
       'GET /operator/chains/{blockchain}/{network}/lag': BLOCKCHAINS,
       'POST /operator/chains/{blockchain}/{network}/reset': BLOCKCHAINS,
     };
+    // Each create endpoint's bulk form offers the same chains.
+    for (const [k, chains] of Object.entries(expected)) if (k.startsWith(`POST ${SUBSCRIPTIONS}/`)) expected[`${k}/bulk`] = chains;
     const withChain = operations().filter((o) => o.template.includes('{blockchain}'));
     expect(withChain.map((o) => `${o.method} ${o.template}`).sort()).toEqual(Object.keys(expected).sort());
     for (const o of withChain) {
@@ -610,6 +612,25 @@ describe('real answers match the document', () => {
     const missing = await call('GET', '/operator/customers/nobody', operator);
     expect(missing.body.error.code).toBe('resource_not_found');
     expect((await call('GET', '/operator/whoami')).body.error.code).toBe('invalid_operator_token');
+    // Bulk creates: one created item (and a duplicate, and an item's error) on two events; an item's error on every other.
+    const bulk = await call('POST', `${chain}/transaction-mined/bulk`, {
+      key,
+      body: {
+        data: { items: [{ transactionId: `0x${'e1'.repeat(32)}`, callbackUrl }, { transactionId: `0x${'e1'.repeat(32)}`, callbackUrl }, { callbackUrl }] },
+      },
+    });
+    expect(bulk.status, bulk.text).toBe(200);
+    expect(bulk.body.data.items.map((i: { status: string }) => i.status)).toEqual(['created', 'duplicate', 'failed']);
+    const bulkTokens = await call('POST', `${chain}/address-tokens-transactions-confirmed/bulk`, {
+      key,
+      body: { data: { items: [{ address: '0x00000000000000000000000000000000000000b1', callbackUrl }] } },
+    });
+    expect(bulkTokens.body.data.items[0].status, bulkTokens.text).toBe('created');
+    for (const { method, template } of operations()) {
+      if (method !== 'POST' || !template.endsWith('/bulk') || seen.has(`${method} ${template}`)) continue;
+      const path = template.replace('{blockchain}', 'ethereum').replace('{network}', 'goerli');
+      expect((await call('POST', path, { key, body: { data: { items: [{}] } } })).status, path).toBe(200);
+    }
 
     // Every operation of the document answered with its success status.
     for (const { method, template, op } of operations()) {

@@ -21,6 +21,7 @@ import { handleError, newRequestId, sendError } from './envelope.ts';
 import { withErrorResponses } from './openapi.ts';
 import { authenticateOperator } from './operator-auth.ts';
 import { accountRoutes } from './routes/account.ts';
+import { bulkSubscriptionRoutes } from './routes/bulk-subscriptions.ts';
 import { callbackDataRoutes } from './routes/callback-data.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
@@ -248,6 +249,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   });
 
   subscriptionRoutes(app, common);
+  bulkSubscriptionRoutes(app, common);
   rotateSecretRoutes(app, common);
   recoveryRoutes(app, common);
   replayRoutes(app, common);

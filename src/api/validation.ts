@@ -6,6 +6,7 @@
 import AjvModule, { type ErrorObject } from 'ajv';
 import { ApiError, type ErrorCode, type ErrorDetail } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
+import { BULK_MAX_ITEMS } from '../services/bulk-subscriptions.ts';
 
 // ajv is CommonJS: under NodeNext its class is the default export's `default`.
 const Ajv = AjvModule.default;
@@ -69,9 +70,12 @@ function isStructural(e: ErrorObject): boolean {
 
 function bodyError(errors: ErrorObject[]): ApiError {
   if (errors.some(isStructural)) {
+    const bulk = errors.some((e) => e.instancePath.startsWith('/data/items') || (e.params as { missingProperty?: string }).missingProperty === 'items');
     return new ApiError(
       'invalid_request_body_structure',
-      'The request body must be a JSON object of the form { "context"?: string, "data": { "item": { ... } } }.',
+      bulk
+        ? `The request body must be a JSON object of the form { "context"?: string, "data": { "items": [ { ... }, ... ] } }, with 1 to ${BULK_MAX_ITEMS} items.`
+        : 'The request body must be a JSON object of the form { "context"?: string, "data": { "item": { ... } } }.',
     );
   }
   const classified = errors.map((e) => {
@@ -116,4 +120,19 @@ export function validationFailure(errors: ErrorObject[], part: string | undefine
   if (part === 'body') return bodyError(errors);
   if (part === 'querystring') return queryError(errors);
   return paramsError(errors);
+}
+
+/**
+ * A validator of one item of a bulk create against its endpoint's item schema: undefined when valid,
+ * else the error a single create of that item would get (attributes named as in the item).
+ */
+export function itemValidator(schema: object): (item: unknown) => ApiError | undefined {
+  const validate = bodyAjv.compile(schema);
+  return (item) => {
+    if (validate(item)) return undefined;
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+      return new ApiError('invalid_request_body_structure', 'Each element of data.items must be a JSON object: the item of a single create.');
+    }
+    return bodyError((validate.errors ?? []).map((e) => ({ ...e, instancePath: `${ITEM}${e.instancePath}` })));
+  };
 }

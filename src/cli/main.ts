@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, ROLES } from '../config/config.ts';
 import { registerAdminCommands } from './admin.ts';
+import { registerImportCommand } from './import.ts';
 import { configFrom, integer, withStoreOptions } from './options.ts';
 import { registerPruneCommand } from './prune.ts';
 import { serve } from './serve.ts';
@@ -74,6 +75,7 @@ withStoreOptions(
 
 registerAdminCommands(program);
 registerPruneCommand(program);
+registerImportCommand(program);
 
 try {
   await program.parseAsync(process.argv);

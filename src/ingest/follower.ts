@@ -53,6 +53,8 @@ export interface FollowerDeps {
   adapter: ChainAdapter;
   /** The chain's active subscriptions; read at each block (whoever keeps it current may swap it). */
   index: () => SubscriptionIndex;
+  /** Resolves once the subscription announcements received so far are in the index (bounded wait). */
+  indexCurrent?: () => Promise<void>;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
   /** Confirmations of confirmed events whose subscription asked for none (and of internal transfers). */
   defaultConfirmations: number;
@@ -104,6 +106,8 @@ export async function applyNextBlock(deps: FollowerDeps, chain: ChainKey): Promi
   if (block.height !== next) throw new Error(`adapter returned block ${block.height} for height ${next}`);
 
   if (cursor && block.parentHash !== cursor.hash) return await reconcile(deps, chain, cursor);
+  // Subscriptions announced before this block is matched are in the index it is matched with.
+  await deps.indexCurrent?.();
   return await applyBlock(deps, chain, block, cursor ?? null, head);
 }
 

@@ -16,15 +16,19 @@ import type { Blockchain, Network } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import type { Metrics } from '../metrics.ts';
-import { type ChainKey, loadIndexableByIds, loadIndexableSubscriptions } from '../store/chain-state.ts';
-import type { SubscriptionChange } from '../store/changes.ts';
+import { type ChainKey, loadIndexableByIds, loadIndexableInRange, loadIndexableSubscriptions } from '../store/chain-state.ts';
+import type { SubscriptionChange, SubscriptionRangeChange } from '../store/changes.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
+import type { IndexableSubscription } from '../store/subscriptions.ts';
 import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
 import { type BlockJobRunner, startBlockJobRunner } from './block-jobs.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
 import { FollowerGate } from './gate.ts';
 import { followMempool, type MempoolState, newMempoolState } from './mempool.ts';
+
+/** The longest a follower waits for announced subscriptions to be indexed before matching a block. */
+const INDEX_WAIT_MS = 2_000;
 
 /** `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not report the chain's nodes again. */
 export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean }) => ChainAdapter | undefined;
@@ -34,7 +38,7 @@ export interface IngestService {
   readonly chains: ChainKey[];
   /** Rebuilds every index from the database (at start and after the listener reconnects). */
   reload(): Promise<void>;
-  onSubscriptionChange(change: SubscriptionChange): void;
+  onSubscriptionChange(change: SubscriptionChange | SubscriptionRangeChange): void;
   /** Resolves when the pending subscription announcements have been applied (tests, shutdown). */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -77,9 +81,14 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   }
 
   let loading: Promise<void> | undefined;
-  let replay: SubscriptionChange[] | undefined;
-  /** Announced changes not yet applied, by subscription id (the row is read afresh, so the last one is enough). */
-  const pendingChanges = new Map<string, SubscriptionChange>();
+  let replay: (SubscriptionChange | SubscriptionRangeChange)[] | undefined;
+  /**
+   * Announced changes not yet applied, by subscription id (the row is read afresh, so the last one is
+   * enough), and bulk-created ranges, by their range.
+   */
+  const pendingChanges = new Map<string, SubscriptionChange | SubscriptionRangeChange>();
+  const keyOf = (c: SubscriptionChange | SubscriptionRangeChange) =>
+    c.op === 'INSERT_RANGE' ? `range:${c.customerId}/${c.blockchain}/${c.network}/${c.from}/${c.to}` : c.id;
   /** Already-mined lookups, run a few at a time beside the index updates (which never wait for RPC). */
   const minedChecks = startAlreadyMinedChecks({ db, logger });
   const work = new Set<Promise<unknown>>();
@@ -113,6 +122,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       db,
       adapter: f.adapter,
       index: () => f.index,
+      indexCurrent,
       logger, // the follower names its chain in each line
       defaultConfirmations: f.confirmations,
       window: DEFAULT_WINDOW,
@@ -235,7 +245,44 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     }
   };
 
-  const enqueueChange = (change: SubscriptionChange) => {
+  /**
+   * Bulk-created ranges received and applied, counted: a follower about to match a block waits until
+   * those received before it are applied (a bulk create's last chunk, answered just before the block
+   * that pays one of its addresses, is matched by that block). Only ranges: single creates arrive all
+   * the time and are applied within milliseconds (waiting for them would slow every block), and the
+   * ones that race a block have the already-mined check. Bounded: a database that cannot be read for
+   * the index must not stop the follower for long.
+   */
+  let received = 0;
+  let applied = 0;
+  const appliedWaiters: { upTo: number; done: () => void }[] = [];
+  const noteApplied = (upTo: number) => {
+    applied = Math.max(applied, upTo);
+    for (let i = appliedWaiters.length - 1; i >= 0; i--) {
+      const w = appliedWaiters[i] as { upTo: number; done: () => void };
+      if (w.upTo <= applied) {
+        appliedWaiters.splice(i, 1);
+        w.done();
+      }
+    }
+  };
+  const indexCurrent = async () => {
+    const upTo = received;
+    if (applied >= upTo || replay) return;
+    await new Promise<void>((done) => {
+      const timer = setTimeout(finish, INDEX_WAIT_MS);
+      const waiter = { upTo, done: finish };
+      appliedWaiters.push(waiter);
+      function finish() {
+        clearTimeout(timer);
+        const i = appliedWaiters.indexOf(waiter);
+        if (i >= 0) appliedWaiters.splice(i, 1);
+        done();
+      }
+    });
+  };
+
+  const enqueueChange = (change: SubscriptionChange | SubscriptionRangeChange) => {
     const f = followed.get(`${change.blockchain}/${change.network}`);
     if (!f) return;
     // A new subscription may come with a backfill, and a replay is announced as a change: look for jobs.
@@ -244,42 +291,56 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       replay.push(change);
       return;
     }
-    pendingChanges.set(change.id, change);
+    if (change.op === 'INSERT_RANGE') received++;
+    pendingChanges.set(keyOf(change), change);
     if (!draining) {
       draining = true;
       void track(drainChanges().finally(() => (draining = false)));
     }
   };
 
-  /** Applies announced changes in batches: one query reads every changed row of the batch. */
+  /** Applies one row read afresh: indexed when active, removed otherwise. */
+  const apply = (f: Followed, id: string, row: IndexableSubscription | undefined) => {
+    if (!row?.isActive) {
+      f.index.remove(id);
+      return;
+    }
+    f.index.add(row);
+    // Queued only now that the index holds it: see already-mined.ts for why that order matters.
+    if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.check(f, row.id, row.target);
+    else if (row.eventType === 'BLOCK_HEIGHT_REACHED' && typeof row.blockHeight === 'number') minedChecks.checkHeight(f, row.id, row.blockHeight);
+  };
+
+  /**
+   * Applies announced changes in batches: one query reads every changed row of the batch, and one
+   * query each bulk-created range (thousands of rows in one announcement).
+   */
   const drainChanges = async () => {
     while (pendingChanges.size > 0 && !abort.signal.aborted) {
       const batch = [...pendingChanges.values()];
+      const upTo = received;
       pendingChanges.clear();
       try {
+        const single = batch.filter((c): c is SubscriptionChange => c.op !== 'INSERT_RANGE');
+        const ranges = batch.filter((c): c is SubscriptionRangeChange => c.op === 'INSERT_RANGE');
         const rows = new Map(
           (
             await loadIndexableByIds(
               db,
-              batch.map((c) => c.id),
+              single.map((c) => c.id),
             )
           ).map((r) => [r.id, r]),
         );
-        for (const change of batch) {
-          const f = followed.get(`${change.blockchain}/${change.network}`) as Followed;
-          const row = rows.get(change.id);
-          if (!row?.isActive) {
-            f.index.remove(change.id);
-            continue;
-          }
-          f.index.add(row);
-          // Queued only now that the index holds it: see already-mined.ts for why that order matters.
-          if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.check(f, row.id, row.target);
-          else if (row.eventType === 'BLOCK_HEIGHT_REACHED' && typeof row.blockHeight === 'number') minedChecks.checkHeight(f, row.id, row.blockHeight);
-        }
+        const rangeRows = await Promise.all(ranges.map((range) => loadIndexableInRange(db, range)));
+        for (const change of single) apply(followed.get(`${change.blockchain}/${change.network}`) as Followed, change.id, rows.get(change.id));
+        ranges.forEach((range, i) => {
+          const f = followed.get(`${range.blockchain}/${range.network}`) as Followed;
+          for (const row of rangeRows[i] ?? []) apply(f, row.id, row);
+        });
+        noteApplied(upTo);
       } catch (error) {
         logger[retryLogLevel(error)]({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');
-        for (const change of batch) if (!pendingChanges.has(change.id)) pendingChanges.set(change.id, change);
+        for (const change of batch) if (!pendingChanges.has(keyOf(change))) pendingChanges.set(keyOf(change), change);
         await new Promise((r) => setTimeout(r, 500));
       }
     }

@@ -8,6 +8,7 @@ import type { CallbackSender } from '../delivery/sender.ts';
 import type { KeyOwner } from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
 import type { AccessCache } from './access.ts';
+import type { CappedCreates } from './capped-creates.ts';
 import type { Charge, CreditCharger } from './credits.ts';
 
 /**
@@ -21,6 +22,8 @@ export interface Common {
   db: Db;
   logger: Logger;
   credits: CreditCharger;
+  /** Creates of customers with a cap on active subscriptions, grouped per customer. */
+  cappedCreates: CappedCreates;
   access: AccessCache;
   /** The guarded HTTPS client (test callbacks, domain verification). */
   sender: CallbackSender;

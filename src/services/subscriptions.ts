@@ -16,6 +16,7 @@ import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import * as store from '../store/subscriptions.ts';
+import { capReachedError } from './capped-creates.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
 import { activationScope, startRecoveryIn } from './recoveries.ts';
@@ -95,7 +96,7 @@ async function backfillEnd(tx: Queryable, common: Common, blockchain: Blockchain
   return cursor.height;
 }
 
-const CREATE_COST: Record<EventType, CostName> = {
+export const CREATE_COST: Record<EventType, CostName> = {
   TRANSACTION_MINED: 'transactionMined',
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED: 'addressTokensTransactionsConfirmed',
   CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 'internalTransactionsForSpecificAmount',
@@ -172,7 +173,7 @@ export function assertMainnetAllowed(caller: Caller, network: Network): void {
   }
 }
 
-function alreadyExists(): ApiError {
+export function alreadyExists(): ApiError {
   return new ApiError(
     'already_exists',
     'An active subscription with the same event, target and callbackUrl already exists. Set allowDuplicates to true to create another.',
@@ -185,22 +186,21 @@ async function checkActiveCap(tx: Queryable, caller: Caller): Promise<void> {
   if (cap === null) return;
   await store.lockActiveCap(tx, caller.owner.customerId);
   const active = await store.countActive(tx, caller.owner.customerId);
-  if (active >= cap) {
-    throw new ApiError(
-      'blockchain_events_callbacks_limit_reached',
-      `The plan allows ${cap} active subscriptions and ${active} are active. Delete one, or ask the operator to raise the cap.`,
-    );
-  }
+  if (active >= cap) throw capReachedError(cap, active);
 }
 
-export async function createSubscription(
-  common: Common,
+/**
+ * Validates one create request's item and makes the row to insert (no database access): shared by the
+ * single create and the bulk create. Throws the ApiError a single create answers.
+ */
+export function newSubscriptionOf(
+  common: Pick<Common, 'config'>,
   caller: Caller,
   eventType: EventType,
   blockchain: Blockchain,
   network: Network,
   item: SubscriptionItemInput,
-): Promise<Charged<Subscription>> {
+): { candidate: store.NewSubscription; host: string } {
   const details: ErrorDetail[] = [];
   let target: string | null = null;
   if (item.transactionId !== undefined) {
@@ -267,38 +267,56 @@ export async function createSubscription(
       },
     ]);
   }
+  return { candidate, host: url.host };
+}
+
+export function callbackUrlNotVerified(host: string): ApiError {
+  return new ApiError(
+    'callback_url_not_verified',
+    `The callbackUrl host '${truncate(host)}' is not a verified callback domain of this customer. Register and verify it first (POST /blockchain-events/callback-domains), or ask the operator (herald domains add --verified).`,
+  );
+}
+
+export async function createSubscription(
+  common: Common,
+  caller: Caller,
+  eventType: EventType,
+  blockchain: Blockchain,
+  network: Network,
+  item: SubscriptionItemInput,
+): Promise<Charged<Subscription>> {
+  const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, item);
   const customerId = caller.owner.customerId;
-  if (!(await common.access.isDomainVerified(customerId, url.host))) {
-    throw new ApiError(
-      'callback_url_not_verified',
-      `The callbackUrl host '${truncate(url.host)}' is not a verified callback domain of this customer. Register and verify it first (POST /blockchain-events/callback-domains), or ask the operator (herald domains add --verified).`,
-    );
-  }
+  if (!(await common.access.isDomainVerified(customerId, host))) throw callbackUrlNotVerified(host);
   // Pay first, then insert; give the credits back if the insert is refused. (Inserting first would
   // let chain following match a subscription that might then go unpaid.)
   const charge = await common.credits.charge(customerId, BigInt(common.config.costs[CREATE_COST[eventType]]), caller.endpoint);
   try {
     const { fromBlockHeight } = item;
-    const created =
-      caller.owner.maxActiveSubscriptions === null && fromBlockHeight === undefined
-        ? await store.insertUnlessTwin(common.db, customerId, candidate)
-        : await common.db.transaction('subscriptions:create-in-transaction', async (tx) => {
-            if (caller.owner.maxActiveSubscriptions !== null) await checkActiveCap(tx, caller);
-            const toHeight = fromBlockHeight === undefined ? undefined : await backfillEnd(tx, common, blockchain, network, fromBlockHeight);
-            const inserted = await store.insertUnlessTwin(tx, customerId, candidate);
-            if (!inserted || fromBlockHeight === undefined || toHeight === undefined) return inserted;
-            const job = await createBlockJob(tx, {
-              id: randomUUID(),
-              kind: 'backfill',
-              customerId,
-              subscriptionId: inserted.id,
-              chain: { blockchain, network },
-              fromHeight: fromBlockHeight,
-              toHeight,
-            });
-            const backfill = { fromBlockHeight, toBlockHeight: toHeight, processedHeight: job.processedHeight, state: job.state };
-            return { ...inserted, backfill };
-          });
+    const cap = caller.owner.maxActiveSubscriptions;
+    let created: Subscription | undefined;
+    if (fromBlockHeight !== undefined) {
+      created = await common.db.transaction('subscriptions:create-with-backfill', async (tx) => {
+        if (cap !== null) await checkActiveCap(tx, caller);
+        const toHeight = await backfillEnd(tx, common, blockchain, network, fromBlockHeight);
+        const inserted = await store.insertUnlessTwin(tx, customerId, candidate);
+        if (!inserted) return inserted;
+        const job = await createBlockJob(tx, {
+          id: randomUUID(),
+          kind: 'backfill',
+          customerId,
+          subscriptionId: inserted.id,
+          chain: { blockchain, network },
+          fromHeight: fromBlockHeight,
+          toHeight,
+        });
+        return { ...inserted, backfill: { fromBlockHeight, toBlockHeight: toHeight, processedHeight: job.processedHeight, state: job.state } };
+      });
+    } else if (cap !== null) {
+      created = await common.cappedCreates.create(customerId, cap, candidate);
+    } else {
+      created = await store.insertUnlessTwin(common.db, customerId, candidate);
+    }
     if (!created) throw alreadyExists();
     return { value: created, ...charge };
   } catch (error) {

@@ -394,14 +394,11 @@ export async function listCallbacks(
        ORDER BY c.created_at, c.id LIMIT $3 OFFSET $4`,
       [customerId, subscriptionId, page.limit, page.offset],
     ),
-    // Counted from the index callbacks_log alone (an index-only scan): a filter on customer_id would read
-    // every callback's heap page, ~5,000 random pages for a subscription with 5,000 callbacks (15-25 ms,
-    // the bulk of the endpoint's time: bench/retention.ts). All of a subscription's callbacks belong to
-    // its customer, so one of them (one heap page) tells whether the caller may see the count.
+    // The counter kept by triggers (migration 018), not a count of the subscription's callbacks.
     q.query<{ n: number }>(
       'callbacks:log-count',
-      `SELECT count(*)::int AS n FROM callbacks
-       WHERE subscription_id = $2 AND (SELECT customer_id FROM callbacks WHERE subscription_id = $2 LIMIT 1) = $1`,
+      `SELECT coalesce((SELECT callbacks FROM callback_counts WHERE subscription_id = $2), 0)::int AS n
+       FROM subscriptions WHERE id = $2 AND customer_id = $1`,
       [customerId, subscriptionId],
     ),
   ]);

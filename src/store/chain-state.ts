@@ -451,6 +451,23 @@ export async function loadIndexableByIds(q: Queryable, ids: string[]): Promise<I
 }
 
 /**
+ * The subscriptions of one customer and chain created in [from, to] (a bulk create's announced range,
+ * read on subscriptions_listing); rows of other creates in the range come too, harmlessly.
+ */
+export async function loadIndexableInRange(
+  q: Queryable,
+  range: { customerId: string; blockchain: string; network: string; from: string; to: string },
+): Promise<IndexableSubscription[]> {
+  const rows = await q.query<IndexableRow>(
+    'chain:indexable-in-range',
+    `SELECT ${INDEXABLE_COLUMNS} FROM subscriptions
+     WHERE customer_id = $1 AND blockchain = $2 AND network = $3 AND created_at BETWEEN $4::timestamptz AND $5::timestamptz`,
+    [range.customerId, range.blockchain, range.network, range.from, range.to],
+  );
+  return rows.map(toIndexable);
+}
+
+/**
  * Active TRANSACTION_MINED and BLOCK_HEIGHT_REACHED subscriptions of the chain without a callback (other
  * than one cancelled by a reorganisation): the ones an already-mined (already-reached) check may still owe
  * (read at start and whenever the change listener reconnects). Exactly one of transactionId and height is set.

@@ -19,6 +19,21 @@ export interface SubscriptionChange {
   op: 'INSERT' | 'UPDATE' | 'DELETE';
 }
 
+/**
+ * Many subscriptions of one customer and chain inserted by one statement (a bulk create's chunk),
+ * announced as the range of their created_at (migration 018): read them with loadIndexableInRange.
+ */
+export interface SubscriptionRangeChange {
+  op: 'INSERT_RANGE';
+  blockchain: string;
+  network: string;
+  customerId: string;
+  /** created_at of the first and last row, as PostgreSQL prints a timestamptz (exact to the microsecond). */
+  from: string;
+  to: string;
+  count: number;
+}
+
 export const SUBSCRIPTIONS_CHANNEL = 'herald_subscriptions';
 
 export interface ChangeListener {
@@ -31,7 +46,7 @@ export function listenForChanges(
     onChange(change: Change): void;
     onCallbacks?(): void;
     /** Subscription changes; after a reconnection (onLive true) the receiver must assume it missed some. */
-    onSubscription?(change: SubscriptionChange): void;
+    onSubscription?(change: SubscriptionChange | SubscriptionRangeChange): void;
     onLive(live: boolean): void;
     onError(error: Error): void;
   },
@@ -48,7 +63,7 @@ export function listenForChanges(
       if (message.channel === CALLBACKS_CHANNEL) return handlers.onCallbacks?.();
       if (message.channel === SUBSCRIPTIONS_CHANNEL) {
         try {
-          return handlers.onSubscription?.(JSON.parse(message.payload ?? '') as SubscriptionChange);
+          return handlers.onSubscription?.(JSON.parse(message.payload ?? '') as SubscriptionChange | SubscriptionRangeChange);
         } catch {
           return handlers.onLive(true); // unreadable: the receiver reloads everything
         }

@@ -119,10 +119,11 @@ export async function lockActiveCap(tx: Queryable, customerId: string): Promise<
   await tx.query('subscriptions:lock-cap', 'SELECT pg_advisory_xact_lock($1, $2)', [LOCK_SPACE_ACTIVE_CAP, Number(customerId)]);
 }
 
+/** The customer's active subscriptions, from the counters the triggers keep (migration 018): a few rows, whatever the customer's size. */
 export async function countActive(q: Queryable, customerId: string): Promise<number> {
   const [row] = await q.query<{ n: number }>(
     'subscriptions:count-active',
-    'SELECT count(*)::int AS n FROM subscriptions WHERE customer_id = $1 AND is_active',
+    'SELECT coalesce(sum(active), 0)::int AS n FROM subscription_counts WHERE customer_id = $1',
     [customerId],
   );
   return row?.n ?? 0;
@@ -178,6 +179,79 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
   return row ? toSubscription(row) : undefined;
 }
 
+/**
+ * The active subscription of each of these duplicate identities (the oldest when allowDuplicates made
+ * several), by the identity in hex. Reads subscriptions_duplicates.
+ */
+export async function activeByDuplicateKeys(q: Queryable, customerId: string, keys: Buffer[]): Promise<Map<string, string>> {
+  if (keys.length === 0) return new Map();
+  const rows = await q.query<{ key: string; id: string }>(
+    'subscriptions:active-by-keys',
+    `SELECT DISTINCT ON (duplicate_key) encode(duplicate_key, 'hex') AS key, id FROM subscriptions
+     WHERE customer_id = $1 AND duplicate_key = ANY (ARRAY(SELECT decode(k, 'hex') FROM unnest($2::text[]) AS k)) AND is_active ORDER BY duplicate_key, created_at, id`,
+    [customerId, keys.map((k) => k.toString('hex'))],
+  );
+  return new Map(rows.map((r) => [r.key, r.id]));
+}
+
+/**
+ * Inserts many subscriptions in one statement (a chunk of a bulk create), in their order (created_at
+ * follows it). A row without allowDuplicates that an active twin forbids (subscriptions_no_twins,
+ * e.g. a concurrent create) is left out, or with `twins: 'fail'` fails the statement (a unique
+ * violation): cheaper per row (no speculative insertion) where twins were looked for beforehand and a
+ * race can simply be tried again. Returns the created ones: id -> createdAt.
+ */
+export async function insertMany(
+  q: Queryable,
+  customerId: string,
+  list: NewSubscription[],
+  options: { twins: 'skip' | 'fail' } = { twins: 'skip' },
+): Promise<Map<string, Date>> {
+  if (list.length === 0) return new Map();
+  const column = <T>(f: (s: NewSubscription) => T) => list.map(f);
+  const rows = await q.query<{ id: string; created_at: Date }>(
+    options.twins === 'skip' ? 'subscriptions:insert-many' : 'subscriptions:insert-many-checked',
+    `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
+       receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
+       duplicate_key, api_version, block_height, contract_address)
+     SELECT u.id, $1::bigint, u.event_type, u.blockchain, u.network, u.transaction_id, u.address, u.target, u.receive_callback_on,
+            u.amount_higher_than, u.callback_url, u.callback_host, u.callback_secret_key, u.allow_duplicates, decode(u.duplicate_key, 'hex'),
+            u.api_version, u.block_height, u.contract_address
+     FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::integer[], $10::numeric[],
+                 $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::text[], $17::bigint[], $18::text[])
+       AS u(id, event_type, blockchain, network, transaction_id, address, target, receive_callback_on, amount_higher_than,
+            callback_url, callback_host, callback_secret_key, allow_duplicates, duplicate_key, api_version, block_height, contract_address)
+     ${options.twins === 'skip' ? 'ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING' : ''}
+     RETURNING id, created_at`,
+    [
+      customerId,
+      column((s) => s.id),
+      column((s) => s.eventType),
+      column((s) => s.blockchain),
+      column((s) => s.network),
+      column((s) => s.transactionId),
+      column((s) => s.address),
+      column((s) => s.target),
+      column((s) => s.receiveCallbackOn),
+      column((s) => (s.amountHigherThan === null ? null : String(s.amountHigherThan))),
+      column((s) => s.callbackUrl),
+      column((s) => s.callbackHost),
+      column((s) => s.callbackSecretKey),
+      column((s) => s.allowDuplicates),
+      column((s) => s.duplicateKey.toString('hex')),
+      column((s) => s.apiVersion),
+      column((s) => s.blockHeight),
+      column((s) => s.contractAddress ?? null),
+    ],
+  );
+  return new Map(rows.map((r) => [r.id, r.created_at]));
+}
+
+/** The row a create inserted, without reading it back. */
+export function createdSubscription(customerId: string, s: NewSubscription, createdAt: Date): Subscription {
+  return { ...s, contractAddress: s.contractAddress ?? null, customerId, isActive: true, deactivationReasons: [], createdAt };
+}
+
 export async function getSubscription(q: Queryable, customerId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<Subscription | undefined> {
   const [row] = await q.query<SubscriptionRow>(
     options.forUpdate ? 'subscriptions:get-for-update' : 'subscriptions:get',
@@ -197,13 +271,17 @@ export async function listSubscriptions(
   const [rows, counts] = await Promise.all([
     q.query<SubscriptionRow>(
       'subscriptions:list',
-      `SELECT * FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
-       ORDER BY created_at, id LIMIT $4 OFFSET $5`,
+      // The page is chosen on subscriptions_listing alone (an index-only scan: the offset skips index
+      // entries, not rows), then only its rows are read.
+      `WITH page AS (SELECT id, created_at FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
+                     ORDER BY created_at, id LIMIT $4 OFFSET $5)
+       SELECT s.* FROM page p JOIN subscriptions s ON s.id = p.id ORDER BY p.created_at, p.id`,
       [customerId, blockchain, network, page.limit, page.offset],
     ),
     q.query<{ n: number }>(
       'subscriptions:list-count',
-      'SELECT count(*)::int AS n FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3',
+      // The counters kept by triggers (migration 018), not a count of the rows.
+      'SELECT coalesce(sum(total), 0)::int AS n FROM subscription_counts WHERE customer_id = $1 AND blockchain = $2 AND network = $3',
       [customerId, blockchain, network],
     ),
   ]);

@@ -170,7 +170,7 @@ function healthItem(h: DeliveryHealthT) {
   };
 }
 
-const CREATE_ROUTES: {
+export const CREATE_ROUTES: {
   path: string;
   eventType: EventType;
   status: number;

@@ -1,0 +1,296 @@
+/**
+ * The bulk subscription benchmark. Target (issue 16, point 3): 1,000,000 ADDRESS_TOKENS_TRANSACTION_CONFIRMED
+ * subscriptions created through the bulk endpoint in <= 60 s and matched by the follower at the next
+ * block, with the API's p99 for other customers' single requests <= 100 ms meanwhile.
+ *
+ * Processes:
+ *   - the node: an EDR node with automine on and a test token (bench/evm-ingest.ts --node-child live);
+ *   - this process: owns the embedded PostgreSQL of a fresh temporary data directory (customers, keys,
+ *     callback domain, through the store code), sends the bulk requests and the other customer's load;
+ *   - the service under test: `herald serve --roles api,ingest` on that data directory, following
+ *     ethereum/goerli on the node (WebSocket heads). Callbacks stay queued (no delivery role): the
+ *     match is read from the outbox.
+ *
+ * Measured:
+ *   - the import: BULK_ITEMS (default 1,000,000) items in requests of 10,000, BULK_CONCURRENCY (default 2)
+ *     requests at a time, from the first request sent to the last answer: seconds and items/s;
+ *   - meanwhile, another customer's single requests, paced (OTHER_RPS, default 100/s: half creates, half
+ *     gets of one of its subscriptions), each timed: p50, p99, max; and the same load for BASELINE_S
+ *     seconds before the import, as the baseline of the same run;
+ *   - the match: right after the last answer, an ERC-20 transfer to the address of the last item (made
+ *     by the last chunk), mined at once (automine); the benchmark waits for the outbox row of that
+ *     subscription and checks that its block is the transfer's block (the next block after the import).
+ *
+ * Environment: BENCH_BULK_ITEMS, BENCH_BULK_CONCURRENCY, BENCH_BULK_OTHER_RPS change the work (an
+ * experiment). BENCH_DURATION does not apply. Duration about 2 minutes.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, request as undiciRequest } from 'undici';
+import type { Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { loadConfig } from '../src/config/config.ts';
+import { createApiKey, createCustomer } from '../src/store/customers.ts';
+import { upsertDomain } from '../src/store/domains.ts';
+import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
+import { type LiveNodeInfo, SELECTOR, startNodeChild, word } from './evm-ingest.ts';
+import {
+  envInt,
+  forEachLimited,
+  freePort,
+  HERALD,
+  isAlive,
+  log,
+  machineBusySeconds,
+  measureCpu,
+  onCleanup,
+  percentile,
+  postmasterPid,
+  processCpuSeconds,
+  removeDataDirOnCleanup,
+  runCleanups,
+  selfCpuSeconds,
+  sleep,
+  startChild,
+  treeCpuSeconds,
+  waitForOk,
+} from './lib.ts';
+
+const PER_REQUEST = 10_000;
+const BASELINE_S = 10;
+const TARGETS = { seconds: 60, otherP99Ms: 100 };
+const CHAIN_PATH = '/blockchain-events/ethereum/goerli/subscriptions';
+const CALLBACK_URL = 'https://hooks.example.com/cb';
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** The address of item i: deterministic, distinct, lower-case. */
+const addressOf = (seed: string, i: number) => `0x${createHash('sha256').update(`${seed}-${i}`).digest('hex').slice(0, 40)}`;
+
+function spread(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const r = (v: number | null) => (v === null ? null : round(v));
+  return { count: values.length, p50: r(percentile(sorted, 50)), p99: r(percentile(sorted, 99)), max: r(sorted.at(-1) ?? null) };
+}
+
+/** Another customer's single requests at `rps`, paced (open loop), until stop(): each one's latency in ms. */
+function otherLoad(api: string, key: string, rps: number, getId: string, agent: Agent) {
+  const latencies: number[] = [];
+  let failures = 0;
+  let stopped = false;
+  let n = 0;
+  const inFlight = new Set<Promise<void>>();
+  const one = async () => {
+    const create = n++ % 2 === 0;
+    const started = performance.now();
+    try {
+      const response = await undiciRequest(
+        create ? `${api}${CHAIN_PATH}/transaction-mined` : `${api}/blockchain-events/subscriptions/${getId}`,
+        create
+          ? {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-api-key': key },
+              body: JSON.stringify({ data: { item: { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl: CALLBACK_URL } } }),
+              dispatcher: agent,
+            }
+          : { method: 'GET', headers: { 'x-api-key': key }, dispatcher: agent },
+      );
+      await response.body.text();
+      if (response.statusCode >= 300) failures++;
+    } catch {
+      failures++;
+    }
+    latencies.push(performance.now() - started);
+  };
+  const loop = (async () => {
+    const start = performance.now();
+    for (let i = 0; !stopped; i++) {
+      const due = start + (i * 1000) / rps;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const p = one();
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      await Promise.all([...inFlight]);
+      return { ...spread(latencies), failures };
+    },
+  };
+}
+
+export default async function bulkBenchmark(): Promise<Record<string, unknown>> {
+  const items = envInt('BENCH_BULK_ITEMS', 1_000_000);
+  const concurrency = envInt('BENCH_BULK_CONCURRENCY', 2);
+  const otherRps = envInt('BENCH_BULK_OTHER_RPS', 100);
+  const experiment = ['BENCH_BULK_ITEMS', 'BENCH_BULK_CONCURRENCY', 'BENCH_BULK_OTHER_RPS'].filter((k) => process.env[k]);
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-bulk-'));
+  let database: OpenDatabase | undefined;
+  removeDataDirOnCleanup(dataDir, () => database?.close());
+  try {
+    const [{ child: node, info }, opened] = await Promise.all([
+      startNodeChild<LiveNodeInfo>(['live'], 120_000),
+      openDatabase({ ...loadConfig({ dataDir }, {}), databasePoolSize: 2 }),
+    ]);
+    database = opened;
+    const db = database.db;
+    const plan = { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1_000_000 };
+    const bulkCustomer = await createCustomer(db, 'bulk', plan, 10n ** 15n);
+    const other = await createCustomer(db, 'other', plan, 10n ** 15n);
+    const bulkKey = (await createApiKey(db, bulkCustomer.id, { label: 'bench' })).key;
+    const otherKey = (await createApiKey(db, other.id, { label: 'bench' })).key;
+    for (const c of [bulkCustomer, other]) await upsertDomain(db, c.id, 'hooks.example.com', 'operator');
+
+    const port = await freePort();
+    const configFile = join(dataDir, 'service.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        logLevel: 'info',
+        chains: [{ blockchain: 'ethereum', network: 'goerli', rpcUrl: info.url, wsUrl: info.wsUrl, pollIntervalMs: 2000, concurrency: 8 }],
+      }),
+    );
+    const service = startChild(process.execPath, [HERALD, 'serve', '--data-dir', dataDir, '--port', String(port), '--roles', 'api,ingest'], {
+      env: { DATABASE_URL: '', HERALD_CONFIG: configFile, HERALD_DATA_DIR: '', HERALD_ROLES: '', HERALD_LOG_LEVEL: 'info' },
+      label: 'service',
+    });
+    const api = `http://127.0.0.1:${port}`;
+    await waitForOk(`${api}/readyz`, { child: service, timeoutMs: 60_000 });
+    for (let waited = 0; !service.stdout().includes('"msg":"following chain"'); waited += 20) {
+      if (waited > 30_000 || !isAlive(service.pid)) throw new Error(`the service does not follow the chain:\n${service.output()}`);
+      await sleep(20);
+    }
+    log(`service ready, following ethereum/goerli on ${info.url}; data directory ${dataDir}`);
+    const agent = new Agent({ keepAliveTimeout: 60_000, connections: 64, bodyTimeout: 600_000, headersTimeout: 600_000 });
+    onCleanup(() => agent.close());
+
+    // The other customer's subscription that its gets read.
+    const first = await undiciRequest(`${api}${CHAIN_PATH}/transaction-mined`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': otherKey },
+      body: JSON.stringify({ data: { item: { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl: CALLBACK_URL } } }),
+      dispatcher: agent,
+    });
+    const getId = ((await first.body.json()) as { data: { item: { referenceId: string } } }).data.item.referenceId;
+
+    // Baseline: the other customer's load alone.
+    let load = otherLoad(api, otherKey, otherRps, getId, agent);
+    await sleep(BASELINE_S * 1000);
+    const baseline = await load.stop();
+    log(`other customer alone: ${JSON.stringify(baseline)}`);
+
+    // The import, with the other customer's load beside it.
+    const seed = randomBytes(4).toString('hex');
+    const requests = Array.from({ length: Math.ceil(items / PER_REQUEST) }, (_, r) => r);
+    const pm = postmasterPid(dataDir);
+    const cpu = measureCpu({
+      service: () => processCpuSeconds(service.pid),
+      postgres: () => (pm ? treeCpuSeconds(pm) : 0),
+      bench: selfCpuSeconds,
+      machine: machineBusySeconds,
+    });
+    let created = 0;
+    let lastReference = '';
+    load = otherLoad(api, otherKey, otherRps, getId, agent);
+    const started = performance.now();
+    await forEachLimited(requests, concurrency, async (r) => {
+      const count = Math.min(PER_REQUEST, items - r * PER_REQUEST);
+      const body = JSON.stringify({
+        data: {
+          items: Array.from({ length: count }, (_, i) => ({ address: addressOf(seed, r * PER_REQUEST + i), callbackUrl: CALLBACK_URL, receiveCallbackOn: 1 })),
+        },
+      });
+      const response = await undiciRequest(`${api}${CHAIN_PATH}/address-tokens-transactions-confirmed/bulk`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': bulkKey },
+        body,
+        dispatcher: agent,
+      });
+      const answer = (await response.body.json()) as { data?: { created: number; items: { status: string; item?: { referenceId: string } }[] } };
+      if (response.statusCode !== 200 || !answer.data)
+        throw new Error(`bulk request ${r} answered ${response.statusCode}: ${JSON.stringify(answer).slice(0, 500)}`);
+      created += answer.data.created;
+      if (r === requests.length - 1) lastReference = answer.data.items.at(-1)?.item?.referenceId ?? '';
+      if (r % 10 === 9) log(`${created} created after ${round((performance.now() - started) / 1000)} s`);
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const during = await load.stop();
+    const cpuPct = cpu.stop();
+    log(`${created} of ${items} created in ${round(seconds)} s (${Math.round(created / seconds)}/s); other customer meanwhile: ${JSON.stringify(during)}`);
+
+    // The next block: a token transfer to the last item's address.
+    const target = addressOf(seed, items - 1);
+    let rpcId = 0;
+    const rpc = async <T>(method: string, params: unknown[]): Promise<T> => {
+      const response = await undiciRequest(info.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }),
+        dispatcher: agent,
+      });
+      const answer = (await response.body.json()) as { result?: T; error?: { message: string } };
+      if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
+      return answer.result as T;
+    };
+    const account = privateKeyToAccount(info.sender.privateKey as Hex);
+    const nonce = Number(await rpc<string>('eth_getTransactionCount', [account.address, 'pending']));
+    const raw = await account.signTransaction({
+      chainId: info.chainId,
+      nonce,
+      maxFeePerGas: 20_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+      type: 'eip1559',
+      to: info.token as Hex,
+      gas: 120_000n,
+      data: `${SELECTOR.transfer}${word(target)}${word(1234n)}` as Hex,
+    });
+    const headBefore = Number(await rpc<string>('eth_blockNumber', []));
+    const sentAt = performance.now();
+    await rpc<string>('eth_sendRawTransaction', [raw]);
+    const transferBlock = Number(await rpc<string>('eth_blockNumber', []));
+    let matched: { ms: number } | undefined;
+    for (let waited = 0; waited < 60_000 && !matched; waited += 50) {
+      const rows = await db.query('bench:matched', 'SELECT 1 FROM callbacks WHERE subscription_id = $1', [lastReference]).catch(() => []);
+      if (rows.length > 0) matched = { ms: Math.round(performance.now() - sentAt) };
+      else {
+        // Confirmations: one more block now and then (automine mines one per transaction only).
+        if (waited % 1000 === 0) await rpc('evm_mine', []);
+        await sleep(50);
+      }
+    }
+    log(
+      matched
+        ? `the transfer in block ${transferBlock} (head before ${headBefore}) was matched: callback queued ${matched.ms} ms after sending`
+        : `no callback queued for the transfer to ${target} within 60 s:\n${service.output().slice(-3000)}`,
+    );
+
+    const pass = {
+      created: created === items,
+      seconds: seconds <= TARGETS.seconds,
+      matchedAtNextBlock: matched !== undefined && transferBlock === headBefore + 1,
+      otherP99: (during.p99 ?? Number.POSITIVE_INFINITY) <= TARGETS.otherP99Ms,
+      otherNoFailures: during.failures === 0,
+    };
+    return {
+      bench: 'bulk',
+      ...(experiment.length > 0 && { experiment: Object.fromEntries(experiment.map((k) => [k, process.env[k]])) }),
+      items,
+      perRequest: PER_REQUEST,
+      concurrency,
+      import: { created, seconds: round(seconds, 2), perSecond: Math.round(created / seconds) },
+      match: { transferBlock, headBefore, ...matched },
+      other: { rps: otherRps, alone: baseline, duringImport: during, p99Ratio: baseline.p99 ? round((during.p99 ?? 0) / baseline.p99, 2) : null },
+      cpuPct,
+      targets: { seconds: `<=${TARGETS.seconds}`, otherP99Ms: `<=${TARGETS.otherP99Ms}`, matchedAtNextBlock: 'true' },
+      pass: { ...pass, all: Object.values(pass).every(Boolean) },
+    };
+  } finally {
+    await runCleanups();
+  }
+}

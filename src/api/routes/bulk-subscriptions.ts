@@ -1,0 +1,130 @@
+/**
+ * Bulk creation (README "Bulk subscription creation"): POST .../subscriptions/{event}/bulk with
+ * `data.items`, up to 10,000 items of one event type, each the item of that event's single create and
+ * each answered on its own. Thin: schema, per-item validation, service, mapping.
+ */
+import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { type Blockchain, EVENT_BLOCKCHAINS, type Network } from '../../domain/chains.ts';
+import type { ApiError } from '../../domain/errors.ts';
+import { BULK_MAX_ITEMS, type BulkItemResult, createSubscriptionsInBulk } from '../../services/bulk-subscriptions.ts';
+import type { Common } from '../../services/context.ts';
+import type { SubscriptionItemInput } from '../../services/subscriptions.ts';
+import { sendData } from '../envelope.ts';
+import { Context, ContextQuery, CREATED_ITEMS, chainParams, envelope } from '../schemas.ts';
+import { itemValidator, validatorCompiler } from '../validation.ts';
+import { CREATE_ROUTES, createdItem } from './subscriptions.ts';
+
+/** 10,000 items of a few hundred bytes each, with room: bulk bodies only (others keep the configured limit). */
+export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
+
+function bulkBody(item: TSchema) {
+  return Type.Object(
+    {
+      context: Type.Optional(Context),
+      data: Type.Object(
+        {
+          items: Type.Array(item, {
+            minItems: 1,
+            maxItems: BULK_MAX_ITEMS,
+            description: `1 to ${BULK_MAX_ITEMS} items, each the item of the single create; each is checked and answered on its own (an invalid item does not fail the others).`,
+          }),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    { additionalProperties: false },
+  );
+}
+
+/** What Fastify checks of the body: the envelope only; the items are checked one by one in the handler. */
+const LenientBulkBody = bulkBody(Type.Unknown());
+const lenientBodyValidator = validatorCompiler({ schema: LenientBulkBody, httpPart: 'body' });
+
+const ItemError = Type.Object({
+  code: Type.String(),
+  message: Type.String({ description: 'A sentence saying what to change.' }),
+  details: Type.Optional(Type.Array(Type.Object({ attribute: Type.String(), message: Type.String() }))),
+});
+
+function bulkAnswer(created: TObject) {
+  return Type.Object({
+    created: Type.Integer({ description: 'Items created (and charged).' }),
+    duplicates: Type.Integer({ description: 'Items already active (not created, not charged).' }),
+    failed: Type.Integer({ description: 'Items not created because of their error.' }),
+    items: Type.Array(
+      Type.Object({
+        status: Type.String({ enum: ['created', 'duplicate', 'failed'] }),
+        item: Type.Optional({ ...created, description: 'status created: the item as the single create answers it.' }),
+        referenceId: Type.Optional(Type.String({ description: 'status duplicate: the active subscription with the same event, target and callbackUrl.' })),
+        error: Type.Optional({
+          ...ItemError,
+          description: "status failed: the error a single create of this item would answer (the contract's error object).",
+        }),
+      }),
+      { description: 'One answer per request item, in the same order.' },
+    ),
+  });
+}
+
+function answerOf(result: BulkItemResult, urlKey: 'callbackUrl' | 'callbackURL') {
+  switch (result.status) {
+    case 'created':
+      return { status: 'created', item: createdItem(result.subscription, urlKey) };
+    case 'duplicate':
+      return { status: 'duplicate', referenceId: result.referenceId };
+    default: {
+      const e: ApiError = result.error;
+      return { status: 'failed', error: { code: e.code, message: e.message, ...(e.details && { details: e.details }) } };
+    }
+  }
+}
+
+export function bulkSubscriptionRoutes(app: FastifyInstance, common: Common): void {
+  for (const route of CREATE_ROUTES) {
+    const chains = EVENT_BLOCKCHAINS[route.eventType];
+    const validateItem = itemValidator(route.item);
+    app.post<{ Params: { blockchain: Blockchain; network: Network }; Body: { data: { items: unknown[] } } }>(
+      `/blockchain-events/:blockchain/:network/subscriptions/${route.path}/bulk`,
+      {
+        bodyLimit: Math.max(BULK_BODY_LIMIT, common.config.bodyLimit),
+        // A key allowed the single create may create in bulk, and only that.
+        config: { endpoint: route.path, chains, errors: ['feature_mainnets_not_allowed_for_plan'] },
+        validatorCompiler: (request) => (request.httpPart === 'body' ? lenientBodyValidator : validatorCompiler(request)),
+        schema: {
+          tags: ['subscriptions'],
+          summary: `${route.summary}: up to ${BULK_MAX_ITEMS} subscriptions in one request, each answered on its own`,
+          description:
+            'Each item is validated, checked for an active twin and charged (the price of the single create) on its own. When the credits or the plan cap run out, ' +
+            'the new items from there on are not created (insufficient_credits or blockchain_events_callbacks_limit_reached in their answer). ' +
+            'Written 1,000 items per transaction: if the request fails midway, send it again; items already created answer as duplicates and are not charged again.',
+          params: chainParams(chains),
+          querystring: ContextQuery,
+          body: bulkBody(route.item),
+          response: { 200: envelope(bulkAnswer(CREATED_ITEMS[route.eventType])) },
+        },
+      },
+      async (request, reply) => {
+        const { blockchain, network } = request.params;
+        const raw = request.body.data.items;
+        const items = raw.map((item) => validateItem(item) ?? (item as SubscriptionItemInput));
+        const outcome = await createSubscriptionsInBulk(common, request.caller, route.eventType, blockchain, network, items);
+        let created = 0;
+        let duplicates = 0;
+        const answers = outcome.results.map((result, i) => {
+          if (result.status === 'created') created++;
+          else if (result.status === 'duplicate') duplicates++;
+          const urlKey = raw[i] !== null && typeof raw[i] === 'object' && 'callbackURL' in (raw[i] as object) ? 'callbackURL' : 'callbackUrl';
+          return answerOf(result, urlKey);
+        });
+        return sendData(
+          request,
+          reply,
+          200,
+          { created, duplicates, failed: answers.length - created - duplicates, items: answers },
+          { consumed: outcome.consumed, available: outcome.available },
+        );
+      },
+    );
+  }
+}
