@@ -134,7 +134,7 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
   let database: OpenDatabase | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.close());
   try {
-    const [{ child: node, info }, opened] = await Promise.all([
+    const [{ info }, opened] = await Promise.all([
       startNodeChild<LiveNodeInfo>(['live'], 120_000),
       openDatabase({ ...loadConfig({ dataDir }, {}), databasePoolSize: 2 }),
     ]);

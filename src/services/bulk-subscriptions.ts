@@ -14,7 +14,7 @@
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
 import { ApiError, invalidData } from '../domain/errors.ts';
 import { creditBalance, debitCredits } from '../store/customers.ts';
-import { DbError, type Queryable } from '../store/db.ts';
+import type { Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import * as store from '../store/subscriptions.ts';
 import type { Caller, Common } from './context.ts';
