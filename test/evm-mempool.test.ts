@@ -22,6 +22,14 @@ let receiver: Receiver;
 let t: TestApp;
 let c: TestCustomer;
 let token: Address;
+let caFile: string;
+
+const appOptions = () => ({
+  chains: [
+    { blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, pollIntervalMs: 50, mempoolPollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 },
+  ],
+  delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile, pollIntervalMs: 20 },
+});
 const { processed, subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
   () => ({ t, customer: c, receiver, blockchain: 'ethereum', network: 'goerli' }),
   SECRET,
@@ -33,12 +41,8 @@ beforeAll(async () => {
   token = await deployContract(node, 'TestToken', ['Test Token', 'TT', 6]);
   await writeContract(node, 'TestToken', token, 'mint', [node.accounts[0]?.address, 1_000_000_000n]);
   await node.setAutomine(false);
-  t = await startTestApp({
-    chains: [
-      { blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, pollIntervalMs: 50, mempoolPollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 },
-    ],
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
-  });
+  caFile = writeCaFile(ca.caPem);
+  t = await startTestApp(appOptions());
   c = await t.customer({ domains: ['localhost'] });
   await processed(Number(await node.request<string>('eth_blockNumber', [])));
 }, 60_000);
@@ -134,5 +138,19 @@ it('a replacement (same nonce, higher fee) of a pending payment already reported
   await new Promise((r) => setTimeout(r, 400));
   await t.app.worker?.settled();
   expect(items(sub).map((i) => i.transactionId)).toEqual([original]);
+  await mineAndProcess();
+});
+
+it('a payment that entered the pool while herald was stopped is seen after the restart: the new filter comes with a read of the pending block', async () => {
+  const to = node.accounts[8]?.address as Address;
+  const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-pooled')).referenceId;
+  await indexed();
+  const { databaseUrl } = t.config;
+  await t.close();
+  // A filter made from now on would not announce this one.
+  const { hash } = await sendEth(node, to, 2_000_000_000_000_000n, { wait: false });
+  t = await startTestApp({ ...appOptions(), databaseUrl });
+  const [seen] = await until('the pooled payment', async () => callbacksOf(sub).length === 1 && callbacksOf(sub));
+  expect(seen?.json.data.item).toMatchObject({ transactionId: hash, amount: '0.002', direction: 'incoming' });
   await mineAndProcess();
 });

@@ -13,8 +13,9 @@
  *   code (a router, a multisig) shows only in the logs of its execution: it cannot be seen before mining.
  * - conflicts: `sender:nonce`, which a replacement (same nonce, higher fee) shares.
  *
- * A filter the node forgot (its restart, an expiry) is made again at the next poll: the transactions
- * announced in between are not seen (their confirmed events are unaffected).
+ * A filter the node forgot (its restart, an expiry) is made again at the next poll, and the node's pending
+ * block is read then for what the pool already holds: only a transaction that entered and left the pool
+ * while there was no filter goes unseen (its confirmed events are unaffected).
  */
 import { decodeFunctionData, type Hex, parseAbi } from 'viem';
 import type { Blockchain } from '../../domain/chains.ts';
@@ -51,8 +52,23 @@ export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain
   const nft = new Map<string, boolean>();
   const fungible = blockchain === 'binance-smart-chain' ? 'BEP-20' : 'ERC-20';
 
+  /**
+   * The transactions already in the pool when a filter is made (a filter announces only later ones): the
+   * node's pending block, where it has one. Without this, a payment sent between a chain's first
+   * unconfirmed subscription (or a node restart) and the filter's creation would never be seen.
+   */
+  async function pooledAtStart(): Promise<string[]> {
+    const pending = await rpc.request<{ transactions?: unknown } | null>('eth_getBlockByNumber', ['pending', false]).catch(() => null);
+    const ids = pending && Array.isArray(pending.transactions) ? pending.transactions : [];
+    return ids.filter((h): h is string => typeof h === 'string' && HASH.test(h)).map((h) => h.toLowerCase());
+  }
+
   async function newTransactionIds(): Promise<string[]> {
-    filter ??= await rpc.request<string>('eth_newPendingTransactionFilter', []);
+    if (filter === undefined) {
+      filter = await rpc.request<string>('eth_newPendingTransactionFilter', []);
+      const pooled = await pooledAtStart();
+      if (pooled.length > 0) return pooled; // the filter's first changes come at the next poll
+    }
     let changes: unknown;
     try {
       changes = await rpc.request<unknown>('eth_getFilterChanges', [filter]);
