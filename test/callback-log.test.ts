@@ -1,7 +1,7 @@
 /**
- * The callback log's store query on a real database: the total is counted from the index alone (no
- * heap page per callback: bench/retention.ts), yet only for the customer the subscription's callbacks
- * belong to.
+ * The callback log's store query on a real database: the total is read from the subscription's counter
+ * (callback_counts, kept by triggers: migration 018), not counted over its callbacks, and only for the
+ * customer the subscription belongs to.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,19 +17,29 @@ describe("a subscription's callback log", () => {
 
   it("counts the subscription's callbacks for its customer and nothing for another", async () => {
     const db = t.app.database.db;
-    const subscriptionId = randomUUID();
+    const owner = await t.customer();
+    const other = await t.customer();
+    const [subscription] = await db.query<{ id: string }>(
+      'test:subscription',
+      `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, target, callback_url, callback_host,
+         allow_duplicates, duplicate_key, api_version)
+       VALUES (gen_random_uuid(), $1, 'TRANSACTION_MINED', 'ethereum', 'goerli', $2::text, $2::text, 'https://hooks.example.com/x', 'hooks.example.com', true, sha256(convert_to($2::text, 'UTF8')), '2021-03-20')
+       RETURNING id`,
+      [owner.id, `0x${'ab'.repeat(32)}`],
+    );
+    const subscriptionId = subscription?.id as string;
     await db.query(
       'test:insert-callbacks',
       `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, status, next_attempt_at)
-       SELECT gen_random_uuid(), 7, $1, 'BLOCK_MINED', 'k' || g, '{}', 'https://hooks.example.com/x', 'https://hooks.example.com:443', 'pending', now()
+       SELECT gen_random_uuid(), $2, $1, 'TRANSACTION_MINED', 'k' || g, '{}', 'https://hooks.example.com/x', 'https://hooks.example.com:443', 'pending', now()
        FROM generate_series(1, 120) g`,
-      [subscriptionId],
+      [subscriptionId, owner.id],
     );
-    const own = await listCallbacks(db, '7', subscriptionId, { limit: 50, offset: 100 });
+    const own = await listCallbacks(db, owner.id, subscriptionId, { limit: 50, offset: 100 });
     expect(own.total).toBe(120);
     expect(own.items).toHaveLength(20);
-    const foreign = await listCallbacks(db, '8', subscriptionId, { limit: 50, offset: 0 });
+    const foreign = await listCallbacks(db, other.id, subscriptionId, { limit: 50, offset: 0 });
     expect(foreign).toEqual({ total: 0, items: [] });
-    expect(await listCallbacks(db, '7', randomUUID(), { limit: 50, offset: 0 })).toEqual({ total: 0, items: [] });
+    expect(await listCallbacks(db, owner.id, randomUUID(), { limit: 50, offset: 0 })).toEqual({ total: 0, items: [] });
   });
 });
