@@ -180,6 +180,25 @@ describe('bulk create', () => {
     expect(BigInt(balance?.credits ?? 0)).toBe(1_000_000n - 10n * cost); // the refused ones were given back
   });
 
+  it('refuses fromBlockHeight per item: a backfill is made by the single create', async () => {
+    const c = await t.customer();
+    const res = await t.request('POST', `${CHAIN}/address-tokens-transactions-confirmed/bulk`, {
+      key: c.key,
+      body: {
+        data: {
+          items: [
+            { address: SAMPLE.evmAddress, callbackUrl: HOOK, fromBlockHeight: 1 },
+            { address: SAMPLE.evmAddress, callbackUrl: HOOK },
+          ],
+        },
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.items[0]).toMatchObject({ status: 'failed', error: { code: 'invalid_data', details: [{ attribute: 'fromBlockHeight' }] } });
+    expect(res.body.data.items[1].status).toBe('created');
+    expect(await counters(c.id)).toEqual({ total: 1, active: 1 });
+  });
+
   it('refuses a request over the limits as a whole', async () => {
     const c = await t.customer({ plan: { mainnetAllowed: false } });
     const item = { transactionId: txid(1), callbackUrl: HOOK };
