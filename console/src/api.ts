@@ -87,3 +87,21 @@ export function query(params: Record<string, string | number | boolean | undefin
   const text = search.toString();
   return text ? `?${text}` : '';
 }
+
+/**
+ * An API failure's messages by the attribute they name, for the fields in `names` (shown beside them);
+ * `rest` when the failure has something no field shows (no details, or another attribute's), to show
+ * above the form.
+ */
+export function fieldErrors(error: unknown, names: readonly string[]): { fields: Record<string, string>; rest: boolean } {
+  const fields: Record<string, string> = {};
+  if (!(error instanceof ApiFailure)) return { fields, rest: Boolean(error) };
+  const known = new Set(names);
+  let rest = error.details.length === 0;
+  for (const d of error.details) {
+    const name = d.attribute.replace(/^data\.item\./, '');
+    if (known.has(name)) fields[name] = fields[name] ? `${fields[name]} ${d.message}` : d.message;
+    else rest = true;
+  }
+  return { fields, rest };
+}

@@ -147,3 +147,37 @@ export interface Delivery {
   attemptsPerMinute: { timestamp: number; delivered: number; failed: number; retried: number }[];
   slowestDestinations: { host: string; attempts: number; failures: number; p50Ms: number; p95Ms: number }[];
 }
+
+export interface Recovery {
+  recoveryId: string;
+  state: 'queued' | 'running' | 'done' | 'out_of_credits';
+  since: number;
+  until: number;
+  includeCancelled: boolean;
+  found: number;
+  queued: number;
+  creditsConsumed: number;
+  createdTimestamp: number;
+  finishedTimestamp: number | null;
+  pending: number;
+  delivered: number;
+  failed: number;
+}
+
+export interface Replay {
+  replayId: string;
+  state: 'running' | 'done' | 'out_of_credits';
+  fromBlockHeight: number;
+  toBlockHeight: number;
+  processedHeight: number;
+  queued: number;
+  creditsConsumed: number;
+  createdTimestamp: number;
+  finishedTimestamp: number | null;
+}
+
+export interface DryRun {
+  fromBlockHeight: number;
+  toBlockHeight: number;
+  callbacks: { idempotencyKey: string; blockHeight: number; transactionId: string | null; event: string; body: unknown }[];
+}

@@ -248,3 +248,46 @@ export function Pre({ children, class: className }: { children: ComponentChildre
     </pre>
   );
 }
+
+/**
+ * Follows a background job (a recovery, a replay): reads it with `loader` every `everyMs` until
+ * `settled` says it has nothing more to show, then stops (each read may cost credits). `key` null
+ * means no job yet. A failed read is shown and tried again on the next tick. A change of `resumeOn`
+ * follows a settled job again (a recovery's pending callbacks go once the subscription is active).
+ */
+export function useJob<T>(
+  loader: () => Promise<T>,
+  key: string | null,
+  settled: (job: T) => boolean,
+  options: { everyMs?: number; resumeOn?: unknown } = {},
+): { data: T | undefined; error: unknown } {
+  const everyMs = options.everyMs ?? 1000;
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; key: string | null }>({ data: undefined, error: undefined, key });
+  const latest = useRef({ loader, settled });
+  latest.current = { loader, settled };
+  useEffect(() => {
+    if (key === null) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const tick = async () => {
+      let done = false;
+      if (document.visibilityState === 'visible') {
+        try {
+          const data = await latest.current.loader();
+          done = latest.current.settled(data);
+          if (!stopped) setState({ data, error: undefined, key });
+        } catch (error) {
+          if (!stopped) setState((s) => ({ data: s.key === key ? s.data : undefined, error, key }));
+        }
+      }
+      if (!stopped && !done) timer = setTimeout(tick, everyMs);
+    };
+    tick();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [key, everyMs, options.resumeOn]);
+  const stale = state.key !== key;
+  return { data: stale ? undefined : state.data, error: stale ? undefined : state.error };
+}

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { type Blockchain, CHAINS, type EventType } from '../../../../src/domain/chains.ts';
-import { ApiFailure, api } from '../../api.ts';
+import { ApiFailure, api, fieldErrors } from '../../api.ts';
 import { chainsFor, EVENTS, type EventSpec, type FieldSpec } from '../../events.ts';
 import { navigate } from '../../router.ts';
 import { Failure, Field, Link, PageTitle } from '../../ui.tsx';
@@ -30,20 +30,13 @@ function itemOf(spec: EventSpec, values: Values): Record<string, unknown> {
 
 /** Which field an error belongs to: its details' attributes, or the callback URL for the domain check. */
 function errorsByField(error: unknown, spec: EventSpec): { fields: Record<string, string>; rest: boolean } {
-  const fields: Record<string, string> = {};
-  if (!(error instanceof ApiFailure)) return { fields, rest: Boolean(error) };
-  const names = new Set(spec.fields.map((f) => f.name as string));
-  let rest = false;
-  for (const d of error.details) {
-    const name = d.attribute.replace(/^data\.item\./, '');
-    if (names.has(name)) fields[name] = fields[name] ? `${fields[name]} ${d.message}` : d.message;
-    else rest = true;
+  if (error instanceof ApiFailure && error.details.length === 0 && error.code === 'callback_url_not_verified') {
+    return { fields: { callbackUrl: error.message }, rest: false };
   }
-  if (error.details.length === 0) {
-    if (error.code === 'callback_url_not_verified') fields.callbackUrl = error.message;
-    else rest = true;
-  }
-  return { fields, rest };
+  return fieldErrors(
+    error,
+    spec.fields.map((f) => f.name as string),
+  );
 }
 
 function Input({ f, value, onValue, aria }: { f: FieldSpec; value: string | boolean | undefined; onValue: (v: string | boolean) => void; aria: object }) {

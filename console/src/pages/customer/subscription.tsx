@@ -1,4 +1,7 @@
-/** One subscription: what it watches, its delivery health, test callback, activate, delete, and its callback log. */
+/**
+ * One subscription: what it watches, its delivery health, test callback, activate, delete, recover its
+ * failed callbacks, replay a block range, and its callback log.
+ */
 import { useState } from 'preact/hooks';
 import { api, type Page, query } from '../../api.ts';
 import { targetOf } from '../../events.ts';
@@ -7,6 +10,8 @@ import { useValue } from '../../state.ts';
 import type { Subscription } from '../../types.ts';
 import { Failure, Link, Loading, Notice, PageTitle, Pre, Time, useAction, useLoad } from '../../ui.tsx';
 import { CallbackLog } from './callback-log.tsx';
+import { RecoverPanel } from './recover-panel.tsx';
+import { ReplayPanel } from './replay-panel.tsx';
 import { rate } from './subscriptions.tsx';
 
 interface TestResult {
@@ -141,6 +146,8 @@ export function SubscriptionPage({ id }: { id: string }) {
               </div>
             )}
           </section>
+          <RecoverPanel referenceId={s.referenceId} active={s.isActive} onActivated={() => Promise.all([sub.reload(), health.reload()])} />
+          <ReplayPanel referenceId={s.referenceId} blockchain={s.blockchain} network={s.network} active={s.isActive} />
           <CallbackLog referenceId={s.referenceId} active={s.isActive} />
         </>
       )}
