@@ -8,8 +8,12 @@
  * customers, chains and delivery, and revokes the customer's key: the customer's console signs out with
  * a clear message.
  *
+ * The subscription's Recover and Replay panels: after a receiver outage, activate and recover from the
+ * page (the job's progress live until every missed callback is delivered), then a dry run of the
+ * outage's block (what a replay would send, with the keys first sent) and the replay itself.
+ *
  * Every page visited is checked with axe-core (no serious or critical violation) and saved as a
- * screenshot under test-output/console/.
+ * screenshot under test-output/console/ (the two panels also on their own, panel-*.png).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -47,6 +51,9 @@ let customerContext: BrowserContext;
 let page: Page;
 let shots = 0;
 let referenceId = '';
+/** The two payments made while the receiver was down, and their block. */
+let outage: string[] = [];
+let outageHeight = 0;
 let operatorContext: BrowserContext | undefined;
 let op: Page;
 
@@ -220,10 +227,10 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
 
     // Retries exhausted: herald deactivated the subscription (the page shows it), so it is activated
     // again once the receiver is back, then the failed callback is resent.
-    await page.getByRole('button', { name: 'Activate' }).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Activate', exact: true }).waitFor({ timeout: 10_000 });
     expect(await page.locator('dl.facts').first().textContent()).toContain('inactive');
     receiver.setDefault({ kind: 'status', status: 200 });
-    await page.getByRole('button', { name: 'Activate' }).click();
+    await page.getByRole('button', { name: 'Activate', exact: true }).click();
     await page.getByText('The subscription is active again.').waitFor();
     const before = receiver.received.length;
     await failed.first().getByRole('button', { name: 'Resend this callback' }).click();
@@ -232,6 +239,110 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await expect(page.locator('li.callback.failed').count()).resolves.toBe(0);
     const resent = receiver.received.slice(before).map((r) => JSON.parse(r.rawBody.toString('utf8')));
     expect(resent.some((b) => b.data.item.transactionId === tx.hash)).toBe(true);
+  }, 90_000);
+
+  it('recovers the callbacks missed while the receiver was down: activate and recover from the Recover panel, the job followed live until done', async () => {
+    // The start of the outage, as the customer would type it: local time (Europe/Paris here), to the second.
+    const since = await page.evaluate(() => {
+      const d = new Date(Date.now() - 2000);
+      const p = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+    });
+    receiver.setDefault({ kind: 'status', status: 503, body: 'down for the night' });
+    // Two payments in one block: their callbacks fail together, and herald deactivates the subscription.
+    await node.setAutomine(false);
+    outage = [(await sendEth(node, watched(), 9001n, { from: 2, wait: false })).hash, (await sendEth(node, watched(), 9002n, { from: 3, wait: false })).hash];
+    outageHeight = await node.mine(1);
+    await node.setAutomine(true);
+    await processed(outageHeight);
+    await page.getByRole('button', { name: 'Activate', exact: true }).waitFor({ timeout: 30_000 });
+    const list = await t.request('GET', `/blockchain-events/subscriptions/${referenceId}/callbacks?limit=50`, { key: c.key });
+    const failedNow = list.body.data.items.filter((x: { status: string }) => x.status === 'failed').length;
+    expect(failedNow, 'the receiver being down failed at least one callback').toBeGreaterThanOrEqual(1);
+
+    receiver.setDefault({ kind: 'status', status: 200 });
+    const recover = page.getByRole('region', { name: 'Recover failed callbacks' });
+    await recover.getByText('The subscription is inactive: recovering activates it too').waitFor();
+    // Without a start, nothing is sent: the message is beside the field, which has the focus.
+    await recover.getByRole('button', { name: 'Activate and recover' }).click();
+    await expect(recover.locator('#recover-since-error').textContent()).resolves.toContain('Give the date and time');
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('recover-since');
+    const before = receiver.received.length;
+    await recover.getByLabel('Since').fill(since);
+    await recover.getByRole('button', { name: 'Activate and recover' }).click();
+    // Live progress: the job's sentence (a polite live region) until every callback found is delivered.
+    const state = recover.locator('.job-state');
+    await expect(state.getAttribute('aria-live')).resolves.toBe('polite');
+    // (Which of the two failed and which waited, held by the deactivation, depends on the delivery worker's timing.)
+    const done = recover.getByText(/^Recovery done: (\d+) of \1 delivered, 0 failed again\.$/);
+    await done.waitFor({ timeout: 30_000 });
+    const found = Number((await done.textContent())?.match(/(\d+) of/)?.[1]);
+    expect(found).toBeGreaterThanOrEqual(failedNow);
+    const bar = recover.locator('progress');
+    await expect(bar.getAttribute('value')).resolves.toBe(String(found));
+    await expect(bar.getAttribute('max')).resolves.toBe(String(found));
+    await page.getByRole('button', { name: 'Activate', exact: true }).waitFor({ state: 'detached' });
+    // Both payments reach the receiver: the failed ones through the recovery, any still held by the deactivation on their own.
+    await until(
+      'both missed callbacks at the receiver',
+      async () => {
+        const got = receiver.received.slice(before).map((r) => JSON.parse(r.rawBody.toString('utf8')).data.item.transactionId);
+        return outage.every((h) => got.includes(h));
+      },
+      20_000,
+    );
+    await visited(page, 'recover');
+    await recover.screenshot({ path: join(OUT, 'panel-recover.png') });
+
+    // Now active: the full form. The API's message for a window that ends before it starts is beside Until.
+    await recover.getByLabel('Until (optional)').fill(`${since.slice(0, 11)}00:00:00`);
+    await recover.getByRole('button', { name: 'Recover', exact: true }).click();
+    await expect(recover.locator('#recover-until-error').textContent()).resolves.toContain('until must be later than since');
+    await expect(recover.getByLabel('Until (optional)').getAttribute('aria-invalid')).resolves.toBe('true');
+    // The same window again: nothing failed is left in it.
+    await recover.getByLabel('Until (optional)').fill('');
+    await recover.getByRole('button', { name: 'Recover', exact: true }).click();
+    await recover.getByText('Recovery done: no failed callback was created in this window, nothing to queue.').waitFor({ timeout: 15_000 });
+  }, 90_000);
+
+  it('replays a block range: the dry run lists what would be sent, then the replay sends it again with its progress shown', async () => {
+    const replay = page.getByRole('region', { name: 'Replay a block range' });
+    await replay.getByText(/herald has processed ethereum goerli up to block \d+\./).waitFor();
+    // A range that ends before it starts: the API's message beside To block.
+    await replay.getByLabel('From block').fill(String(outageHeight));
+    await replay.getByLabel('To block').fill(String(outageHeight - 1));
+    await replay.getByRole('button', { name: 'Dry run' }).click();
+    await expect(replay.locator('#replay-to-error').textContent()).resolves.toContain('toBlockHeight must be at least fromBlockHeight');
+
+    // The dry run: the two payments of the outage block, with the keys they were sent with.
+    await replay.getByLabel('To block').fill(String(outageHeight));
+    await replay.getByLabel('To block').press('Enter');
+    const rows = replay.locator('table.dry-run tbody tr');
+    await rows.first().waitFor();
+    await expect(rows.count()).resolves.toBe(2);
+    const sent = receiver.received
+      .filter((r) => r.method === 'POST')
+      .map((r) => JSON.parse(r.rawBody.toString('utf8')))
+      .filter((b) => outage.includes(b.data?.item?.transactionId));
+    const keyOf = new Map(sent.map((b) => [b.data.item.transactionId as string, b.idempotencyKey as string]));
+    const listed = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent)));
+    expect(listed.map(([event, block, tx, key]) => ({ event, block, tx, key })).sort((a, b) => String(a.tx).localeCompare(String(b.tx)))).toEqual(
+      [...outage].sort().map((tx) => ({ event: 'ADDRESS_COINS_TRANSACTION_CONFIRMED', block: String(outageHeight), tx, key: keyOf.get(tx) })),
+    );
+    await replay.getByText('A replay of blocks', { exact: false }).waitFor();
+    expect(await replay.getByText('would send 2 callbacks, for 10 credits').count()).toBe(1);
+    await visited(page, 'replay-dry-run');
+
+    // The replay: the job's progress until done, and both callbacks at the receiver again under the same keys.
+    const before = receiver.received.length;
+    await replay.getByRole('button', { name: 'Replay', exact: true }).click();
+    await replay.getByText('Replay done: 1 block evaluated, 2 callbacks queued (their deliveries appear in the callback log).').waitFor({ timeout: 30_000 });
+    await expect(replay.locator('progress').getAttribute('value')).resolves.toBe('1');
+    await until('the replayed callbacks at the receiver', async () => receiver.received.length >= before + 2, 20_000);
+    const again = receiver.received.slice(before).map((r) => JSON.parse(r.rawBody.toString('utf8')));
+    expect(again.map((b) => b.idempotencyKey).sort()).toEqual([...keyOf.values()].sort());
+    await visited(page, 'replay');
+    await replay.screenshot({ path: join(OUT, 'panel-replay.png') });
   }, 90_000);
 
   it('sends a test callback and shows the answer; the list shows the delivery health and finds the subscription by address', async () => {
