@@ -70,6 +70,7 @@ function createNodeAdapter(
         network: chain.network,
         rpcUrl: node.rpcUrl,
         wsUrl: node.wsUrl,
+        mempoolPollIntervalMs: chain.mempoolPollIntervalMs,
         db: deps.db,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,

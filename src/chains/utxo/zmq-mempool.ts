@@ -16,12 +16,11 @@
  */
 import type { Logger } from 'pino';
 import type { Subscriber } from 'zeromq';
+import { createPushQueue } from '../push-queue.ts';
 import type { MempoolReader } from '../types.ts';
 import { rawTransactionId } from './raw-tx.ts';
 import type { UtxoRpcClient } from './rpc.ts';
 
-/** Ids waiting for the loop; beyond this the oldest are dropped and a poll finds them (a burst while the loop is stalled). */
-const MAX_QUEUED = 200_000;
 const HASH = /^[0-9a-fA-F]{64}$/;
 
 export interface ZmqMempoolOptions {
@@ -41,9 +40,7 @@ export function createZmqMempoolReader(options: ZmqMempoolOptions): MempoolReade
   const { rpc, polling, logger, log } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 30_000;
   const now = options.now ?? Date.now;
-  const listeners = new Set<() => void>();
-  let queue: string[] = [];
-  let queued = new Set<string>();
+  const queue = createPushQueue();
   /** A poll at the next read: the first one, and after any sign that messages were lost. */
   let pollNow = true;
   let lastPollAt = 0;
@@ -51,26 +48,15 @@ export function createZmqMempoolReader(options: ZmqMempoolOptions): MempoolReade
   let socket: Subscriber | undefined;
   let closed = false;
 
-  const wake = () => {
-    for (const listener of listeners) listener();
-  };
-
   function gap(reason: string): void {
     if (!pollNow) logger?.warn({ ...log, reason }, `ZMQ rawtx gap (${reason}): polling getrawmempool now`);
     pollNow = true;
     lastSequence = undefined;
-    wake();
+    queue.wake();
   }
 
   function enqueue(txid: string): void {
-    if (queued.has(txid)) return;
-    if (queue.length >= MAX_QUEUED) {
-      queued.delete(queue.shift() as string);
-      gap('queue full');
-    }
-    queue.push(txid);
-    queued.add(txid);
-    wake();
+    if (!queue.push(txid)) gap('queue full');
   }
 
   async function onMessage(topic: Buffer, raw: Buffer | undefined, sequence: Buffer | undefined): Promise<void> {
@@ -139,19 +125,14 @@ export function createZmqMempoolReader(options: ZmqMempoolOptions): MempoolReade
         }
         lastPollAt = now();
       }
-      const pushed = queue;
-      queue = [];
-      queued = new Set();
+      const pushed = queue.drain();
       return pushed.length === 0 ? ids : ids.length === 0 ? pushed : [...pushed, ...ids];
     },
     readPending: (ids) => polling.readPending(ids),
-    watch(onNews) {
-      listeners.add(onNews);
-      return () => listeners.delete(onNews);
-    },
+    watch: (onNews) => queue.watch(onNews),
     async close() {
       closed = true;
-      listeners.clear();
+      queue.clear();
       socket?.close();
       socket = undefined;
     },
