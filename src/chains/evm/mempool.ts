@@ -160,7 +160,7 @@ export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain
   const queue = createPushQueue();
   let live = false;
   let lastPollAt = 0;
-  let stopSubscription: (() => void) | undefined;
+  let watching = false;
   const subscription = createSubscription<string>({
     ...push,
     params: ['newPendingTransactions'],
@@ -186,7 +186,10 @@ export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain
   return {
     method: 'websocket newPendingTransactions + pending transaction filter',
     async newTransactionIds() {
-      stopSubscription ??= subscription.watch((hash) => queue.push(hash));
+      if (!watching) {
+        watching = true; // stopped by close()
+        subscription.watch((hash) => queue.push(hash));
+      }
       const due = !live || now() - lastPollAt >= pollIntervalMs;
       const polled = due ? await filterChanges() : [];
       if (due) lastPollAt = now();
