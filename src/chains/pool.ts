@@ -443,7 +443,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
       current = next;
       return next;
     };
-    return {
+    const reader: MempoolReader = {
       get method() {
         return readerOf(current ?? first).method;
       },
@@ -452,13 +452,15 @@ export function createNodePool(options: NodePoolOptions): NodePool {
         return readerOf(lister).newTransactionIds();
       },
       readPending: (ids) => readerOf(lister ?? pick()).readPending(ids),
-      watch(onNews) {
+    };
+    if (nodes.some((n) => n.adapter.mempool?.watch))
+      reader.watch = (onNews) => {
         const stops = nodes.map((node) => node.adapter.mempool?.watch?.(() => node === current && onNews()));
         return () => {
           for (const stop of stops) stop?.();
         };
-      },
-    };
+      };
+    return reader;
   }
 
   const pool: NodePool = {
