@@ -190,4 +190,34 @@ describeWithRealNode('unconfirmed coin events pushed by ZMQ rawtx (our publisher
     expect(items(sub).map((i) => i.transactionId)).toEqual([pushed, lost]);
     await mineAndProcess();
   });
+  it('a lost ZMQ connection (the publisher gone and back) polls getrawmempool at once: a transaction sent meanwhile fires', async () => {
+    const address = await node.newAddress();
+    const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'zmq-reconnect')).referenceId;
+    await indexed();
+    const missed = await node.send(address, 23_000_000n); // never published
+    await settle(300);
+    expect(callbacksOf(sub)).toHaveLength(0);
+    // The node's publisher restarts: herald's subscriber sees the disconnection, and reconnects.
+    publisher.close();
+    publisher = new XPublisher();
+    // ZMQ releases the port in the background after close.
+    await until('the port free again', () =>
+      publisher.bind(zmqUrl).then(
+        () => true,
+        () => new Promise<false>((r) => setTimeout(() => r(false), 50)),
+      ),
+    );
+    subscribed = (async () => {
+      for await (const [message] of publisher) if (message?.[0] === 1 && message.subarray(1).toString() === 'rawtx') return;
+    })();
+    await until('the transaction missed, by the poll the disconnection asked for', async () => callbacksOf(sub).length === 1, FAST);
+    expect(items(sub)).toEqual([expect.objectContaining({ transactionId: missed, amount: '0.23' })]);
+    // Subscribed again (a node's sequence starts over after its restart: not a gap to report twice).
+    await subscribed;
+    sequence = 0;
+    const pushed = await node.send(address, 24_000_000n);
+    await publish(pushed);
+    await until('a transaction pushed after the reconnection', async () => callbacksOf(sub).length === 2, FAST);
+    await mineAndProcess();
+  });
 });
