@@ -194,7 +194,7 @@ export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain
       const polled = due ? await filterChanges() : [];
       if (due) lastPollAt = now();
       const pushed = queue.drain();
-      return pushed.length === 0 ? polled : [...pushed, ...polled];
+      return pushed.length === 0 ? polled : pushed.concat(polled);
     },
     readPending,
     watch: (onNews) => queue.watch(onNews),

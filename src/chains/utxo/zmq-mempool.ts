@@ -102,7 +102,8 @@ export function createZmqMempoolReader(options: ZmqMempoolOptions): MempoolReade
         for await (const [topic, raw, sequence] of sock) await onMessage(topic as Buffer, raw, sequence);
       } catch (error) {
         if (!closed) {
-          logger?.warn({ ...log, err: error }, 'ZMQ rawtx socket failed; polling getrawmempool only');
+          logger?.warn({ ...log, err: error }, 'ZMQ rawtx socket failed; polling getrawmempool until it is opened again at the next read');
+          sock.close();
           socket = undefined;
           gap('socket failed');
         }
@@ -114,11 +115,11 @@ export function createZmqMempoolReader(options: ZmqMempoolOptions): MempoolReade
     method: 'zmq rawtx + getrawmempool polling',
     async newTransactionIds() {
       if (!socket && !closed) await start();
-      const ids: string[] = [];
+      let ids: string[] = [];
       if (pollNow || now() - lastPollAt >= pollIntervalMs) {
         pollNow = false;
         try {
-          ids.push(...(await polling.newTransactionIds()));
+          ids = await polling.newTransactionIds(); // a whole mempool at the first poll: no spread of 300,000 arguments
         } catch (error) {
           pollNow = true; // the queue stays for the next round
           throw error;
@@ -126,7 +127,7 @@ export function createZmqMempoolReader(options: ZmqMempoolOptions): MempoolReade
         lastPollAt = now();
       }
       const pushed = queue.drain();
-      return pushed.length === 0 ? ids : ids.length === 0 ? pushed : [...pushed, ...ids];
+      return pushed.length === 0 ? ids : ids.length === 0 ? pushed : pushed.concat(ids);
     },
     readPending: (ids) => polling.readPending(ids),
     watch: (onNews) => queue.watch(onNews),
