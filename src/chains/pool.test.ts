@@ -315,3 +315,61 @@ describe('node pool: reorganisation quorum', () => {
     expect(view('a')).toMatchObject({ eligible: true, headHeight: 21 });
   });
 });
+
+describe('node pool: mempool', () => {
+  it('the mempool is read from the first eligible node, kept while eligible; the transactions from the node that listed them; only its pushes wake the loop', async () => {
+    const wakes = new Map<string, () => void>();
+    const asked: string[] = [];
+    const withMempool = (n: ScriptedNode): ChainAdapter => ({
+      ...n.adapter(),
+      mempool: {
+        method: `${n.name} polling`,
+        newTransactionIds: async () => {
+          asked.push(`${n.name}:list`);
+          return [`${n.name}-tx`];
+        },
+        readPending: async (ids) => {
+          asked.push(`${n.name}:read`);
+          return { transactionIds: ids, coinMovements: [], tokenTransfers: [], conflicts: [] };
+        },
+        watch: (onNews) => {
+          wakes.set(n.name, onNews);
+          return () => wakes.delete(n.name);
+        },
+      },
+    });
+    const a = new ScriptedNode('a', 5);
+    const b = new ScriptedNode('b', 5);
+    const pool = createNodePool({
+      blockchain: 'litecoin',
+      network: 'testnet',
+      nodes: [
+        { label: 'a', adapter: withMempool(a) },
+        { label: 'b', adapter: withMempool(b) },
+      ],
+      probeIntervalMs: 60_000,
+    });
+    const mempool = pool.mempool as NonNullable<ChainAdapter['mempool']>;
+    let woken = 0;
+    const stop = mempool.watch?.(() => woken++);
+    a.syncing = 'initial block download';
+    await pool.refresh();
+    expect(await mempool.newTransactionIds()).toEqual(['b-tx']); // a is syncing: the first eligible is b
+    expect(mempool.method).toBe('b polling');
+    a.syncing = undefined;
+    await pool.refresh();
+    expect(await mempool.newTransactionIds()).toEqual(['b-tx']); // b stays while eligible
+    wakes.get('a')?.();
+    wakes.get('b')?.();
+    expect(woken).toBe(1);
+    b.fault = 'down';
+    await pool.refresh();
+    await mempool.readPending(['b-tx']); // before the next listing: still b's
+    expect(await mempool.newTransactionIds()).toEqual(['a-tx']);
+    await mempool.readPending(['a-tx']);
+    expect(asked).toEqual(['b:list', 'b:list', 'b:read', 'a:list', 'a:read']);
+    stop?.();
+    expect(wakes.size).toBe(0);
+    await pool.close();
+  });
+});

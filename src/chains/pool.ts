@@ -20,7 +20,7 @@
  */
 import type { Logger } from 'pino';
 import { rateLimitOf } from './node-http.ts';
-import type { ChainAdapter, NodeHealth, NormalizedBlock, ReorganisationVerdict } from './types.ts';
+import type { ChainAdapter, MempoolReader, NodeHealth, NormalizedBlock, ReorganisationVerdict } from './types.ts';
 
 /** One node of the pool: its adapter and how it is named in logs and views (the redacted URL). */
 export interface PoolNode {
@@ -425,6 +425,44 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   const first = nodes[0] as NodeState;
   const has = (method: keyof ChainAdapter) => typeof first.adapter[method] === 'function';
 
+  /**
+   * The mempool of one node at a time: mempools differ between nodes, and one node's view decides what
+   * "first seen" means. The first eligible node in configuration order, kept while it stays eligible; when
+   * it is not, the next eligible one (its first read lists its whole mempool, and the loop's seen-set leaves
+   * out what the previous node gave). With no eligible node, the one read so far (its errors show in the
+   * status). The transactions are read from the node that listed them; only its pushes wake the loop.
+   */
+  function mempoolOfEligible(): MempoolReader {
+    let current: NodeState | undefined;
+    let lister: NodeState | undefined;
+    const readerOf = (node: NodeState) => node.adapter.mempool as MempoolReader;
+    const pick = (): NodeState => {
+      if (current?.eligible) return current;
+      const next = nodes.find((n) => n.eligible && n.adapter.mempool) ?? current ?? first;
+      if (current && next !== current) logger?.warn({ ...log, from: current.label, to: next.label }, `mempool now read from ${next.label}`);
+      current = next;
+      return next;
+    };
+    const reader: MempoolReader = {
+      get method() {
+        return readerOf(current ?? first).method;
+      },
+      newTransactionIds() {
+        lister = pick();
+        return readerOf(lister).newTransactionIds();
+      },
+      readPending: (ids) => readerOf(lister ?? pick()).readPending(ids),
+    };
+    if (nodes.some((n) => n.adapter.mempool?.watch))
+      reader.watch = (onNews) => {
+        const stops = nodes.map((node) => node.adapter.mempool?.watch?.(() => node === current && onNews()));
+        return () => {
+          for (const stop of stops) stop?.();
+        };
+      };
+    return reader;
+  }
+
   const pool: NodePool = {
     async getHead() {
       await refresh();
@@ -459,9 +497,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   if (has('getBlockDetails')) pool.getBlockDetails = (block) => withNode((a) => (a.getBlockDetails as NonNullable<ChainAdapter['getBlockDetails']>)(block));
   if (has('getTransactionDetails'))
     pool.getTransactionDetails = (id) => withNode((a) => (a.getTransactionDetails as NonNullable<ChainAdapter['getTransactionDetails']>)(id));
-  // The mempool is read from the first configured node: mempools differ between nodes, and one reader
-  // keeps one seen-set consistent (a node's own view decides what "first seen" means).
-  if (first.adapter.mempool) pool.mempool = first.adapter.mempool;
+  if (first.adapter.mempool) pool.mempool = single ? first.adapter.mempool : mempoolOfEligible();
   if (nodes.some((n) => n.adapter.watchHeads)) {
     // Any node's announcement wakes the follower, but only an eligible node's: a node on a fork or far
     // ahead of the others would send it for a height no eligible node has.

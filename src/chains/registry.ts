@@ -58,7 +58,11 @@ export function nodeLabels(urls: string[]): string[] {
   });
 }
 
-function createNodeAdapter(chain: ChainConfig & ChainKey, node: { rpcUrl: string; wsUrl?: string }, deps: ChainAdapterDeps): ChainAdapter | undefined {
+function createNodeAdapter(
+  chain: ChainConfig & ChainKey,
+  node: { rpcUrl: string; wsUrl?: string; zmqUrl?: string },
+  deps: ChainAdapterDeps,
+): ChainAdapter | undefined {
   switch (CHAINS[chain.blockchain].family) {
     case 'evm':
       return createEvmAdapter({
@@ -66,6 +70,7 @@ function createNodeAdapter(chain: ChainConfig & ChainKey, node: { rpcUrl: string
         network: chain.network,
         rpcUrl: node.rpcUrl,
         wsUrl: node.wsUrl,
+        mempoolPollIntervalMs: chain.mempoolPollIntervalMs,
         db: deps.db,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
@@ -88,6 +93,8 @@ function createNodeAdapter(chain: ChainConfig & ChainKey, node: { rpcUrl: string
         network: chain.network,
         rpcUrl: node.rpcUrl,
         auth: nodeAuth(chain),
+        zmqUrl: node.zmqUrl,
+        mempoolPollIntervalMs: chain.mempoolPollIntervalMs,
         db: deps.db,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,

@@ -108,6 +108,14 @@ export interface MempoolReader {
   readPending(ids: string[]): Promise<PendingTransactions>;
   /** How the reader learns of new transactions, for the status ('getrawmempool polling', 'pending transaction filter'). */
   readonly method: string;
+  /**
+   * Push readers (ZMQ rawtx, WebSocket newPendingTransactions): calls `onNews` when new ids wait (or a gap
+   * in the push asks for a poll), so the loop runs a round at once instead of at its next poll. Returns the
+   * function that stops. The push connection opens at the first newTransactionIds, not here.
+   */
+  watch?(onNews: () => void): () => void;
+  /** Closes the push connection (the adapter's close calls it). */
+  close?(): Promise<void>;
 }
 
 /**

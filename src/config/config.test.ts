@@ -90,6 +90,20 @@ describe('chains configuration', () => {
     expect(() => loadConfig({ configFile: file }, {})).toThrow(/2 WebSocket URLs for 1 node/);
     write({ rpcUrls: [] });
     expect(() => loadConfig({ configFile: file }, {})).toThrow(/rpcUrls/);
+    // ZMQ rawtx publishers go with the Bitcoin-family nodes like wsUrls.
+    write({ rpcUrl: 'http://l1:19332', zmqUrl: 'tcp://l1:28332' });
+    const zmq = loadConfig({ configFile: file }, {}).chains[0];
+    expect(zmq && chainNodes(zmq)).toEqual([{ rpcUrl: 'http://l1:19332', zmqUrl: 'tcp://l1:28332' }]);
+    const zmqEnv = loadConfig({}, { HERALD_RPC_LITECOIN_TESTNET: 'http://l1:19332,http://l2:19332', HERALD_ZMQ_LITECOIN_TESTNET: 'tcp://l1:28332' }).chains[0];
+    expect(zmqEnv).toMatchObject({ zmqUrl: 'tcp://l1:28332', zmqUrls: ['tcp://l1:28332'] });
+    expect(zmqEnv && chainNodes(zmqEnv)).toEqual([{ rpcUrl: 'http://l1:19332', zmqUrl: 'tcp://l1:28332' }, { rpcUrl: 'http://l2:19332' }]);
+    write({ rpcUrl: 'http://l1:19332', zmqUrl: 'http://l1:28332' });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/zmqUrl/);
+    write({ rpcUrl: 'http://l1:19332', zmqUrls: ['tcp://a:1', 'tcp://b:1'] });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/2 ZMQ URLs for 1 node/);
+    expect(() => loadConfig({}, { HERALD_RPC_ETHEREUM_MAINNET: 'http://a:8545', HERALD_ZMQ_ETHEREUM_MAINNET: 'tcp://a:28332' })).toThrow(
+      /zmqUrl is for Bitcoin-family nodes/,
+    );
     write({ rpcUrl: 'http://l1:19332', maxLagBlocks: -1 });
     expect(() => loadConfig({ configFile: file }, {})).toThrow(/maxLagBlocks/);
   });

@@ -173,6 +173,13 @@ const Chain = Type.Object(
     wsUrl: Type.Optional(Type.String({ minLength: 1 })),
     /** The WebSocket URLs of the nodes of rpcUrls, in the same order (fewer is fine: the others are polled). */
     wsUrls: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /**
+     * Bitcoin-family nodes: the node's ZMQ `rawtx` publisher (`-zmqpubrawtx=tcp://...`): new mempool
+     * transactions are pushed, getrawmempool polling stays as the safety net (every mempoolPollIntervalMs).
+     */
+    zmqUrl: Type.Optional(Type.String({ pattern: '^(tcp|ipc)://.+' })),
+    /** The ZMQ URLs of the nodes of rpcUrls, in the same order (fewer is fine: the others are polled). */
+    zmqUrls: Type.Optional(Type.Array(Type.String({ pattern: '^(tcp|ipc)://.+' }))),
     /** Several nodes: a node whose head is more than this many blocks behind the best eligible head is not used. */
     maxLagBlocks: Type.Optional(Type.Integer({ minimum: 0, default: 3 })),
     /**
@@ -189,7 +196,11 @@ const Chain = Type.Object(
      * families that have a mempool reader (Bitcoin family, EVM); default true.
      */
     mempool: Type.Optional(Type.Boolean()),
-    /** How often the mempool is polled for new transactions (getrawmempool, eth_getFilterChanges); default 1000. */
+    /**
+     * How often the mempool is polled for new transactions (getrawmempool, eth_getFilterChanges); default 1000.
+     * Where the node pushes them (zmqUrl; wsUrl while its subscription is up), default 30000: polling is then
+     * the safety net, and a gap in the push (a ZMQ sequence jump, a reconnection) polls at once.
+     */
     mempoolPollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
     /** The lowest block the node serves (a pruned node): a backfill's fromBlockHeight may not be lower. Default 0. */
     lowestBlockHeight: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -212,11 +223,16 @@ export type ChainConfig = Static<typeof Chain>;
 export const DEFAULT_MAX_LAG_BLOCKS = 3;
 export const DEFAULT_REORG_QUORUM_DEPTH = 2;
 
-/** The chain's nodes: each RPC URL with its WebSocket URL when one is given (same order). A single rpcUrl is a pool of one. */
-export function chainNodes(chain: ChainConfig): { rpcUrl: string; wsUrl?: string }[] {
+/** The chain's nodes: each RPC URL with its WebSocket and ZMQ URLs when given (same order). A single rpcUrl is a pool of one. */
+export function chainNodes(chain: ChainConfig): { rpcUrl: string; wsUrl?: string; zmqUrl?: string }[] {
   const rpcUrls = chain.rpcUrls ?? (chain.rpcUrl !== undefined ? [chain.rpcUrl] : []);
   const wsUrls = chain.wsUrls ?? (chain.wsUrl !== undefined ? [chain.wsUrl] : []);
-  return rpcUrls.map((rpcUrl, i) => (wsUrls[i] !== undefined ? { rpcUrl, wsUrl: wsUrls[i] } : { rpcUrl }));
+  const zmqUrls = chain.zmqUrls ?? (chain.zmqUrl !== undefined ? [chain.zmqUrl] : []);
+  return rpcUrls.map((rpcUrl, i) => ({
+    rpcUrl,
+    ...(wsUrls[i] !== undefined ? { wsUrl: wsUrls[i] } : {}),
+    ...(zmqUrls[i] !== undefined ? { zmqUrl: zmqUrls[i] } : {}),
+  }));
 }
 
 export const ROLES = ['api', 'ingest', 'delivery'] as const;
@@ -368,7 +384,7 @@ function checkAlerts(alerts: AlertsConfig): string[] {
 
 /**
  * Chains from HERALD_RPC_<BLOCKCHAIN>_<NETWORK> (upper case, dashes as underscores; a comma-separated list
- * for several nodes), optional HERALD_WS_<BLOCKCHAIN>_<NETWORK> (likewise, in the same order) and
+ * for several nodes), optional HERALD_WS_<BLOCKCHAIN>_<NETWORK> and HERALD_ZMQ_<BLOCKCHAIN>_<NETWORK> (likewise, in the same order) and
  * HERALD_RPC_COOKIE_<BLOCKCHAIN>_<NETWORK> (a Bitcoin-family node's cookie file), merged over the file's
  * entry for the same chain: the variable's nodes replace the file's.
  */
@@ -379,8 +395,9 @@ function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unk
     for (const network of CHAINS[blockchain].networks) {
       const rpcUrl = env[`HERALD_RPC_${envName(blockchain, network)}`];
       const wsUrl = env[`HERALD_WS_${envName(blockchain, network)}`];
+      const zmqUrl = env[`HERALD_ZMQ_${envName(blockchain, network)}`];
       const cookieFile = env[`HERALD_RPC_COOKIE_${envName(blockchain, network)}`];
-      if (!rpcUrl && !wsUrl && !cookieFile) continue;
+      if (!rpcUrl && !wsUrl && !zmqUrl && !cookieFile) continue;
       let entry = chains.find((c) => c.blockchain === blockchain && c.network === network);
       if (!entry) {
         entry = { blockchain, network };
@@ -393,6 +410,10 @@ function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unk
       if (wsUrl) {
         delete entry.wsUrl;
         entry.wsUrls = urlList(wsUrl);
+      }
+      if (zmqUrl) {
+        delete entry.zmqUrl;
+        entry.zmqUrls = urlList(zmqUrl);
       }
       if (cookieFile) entry.rpcCookieFile = cookieFile;
     }
@@ -420,6 +441,12 @@ function normaliseNodes(chain: ChainConfig): ChainConfig {
     rpcUrl: nodes[0]?.rpcUrl,
   };
   if (out.wsUrls?.[0] !== undefined) out.wsUrl = out.wsUrls[0];
+  // zmqUrls only when given (no empty list): most chains have none.
+  const zmqUrls = nodes.flatMap((n) => (n.zmqUrl ? [n.zmqUrl] : []));
+  if (zmqUrls.length > 0) {
+    out.zmqUrls = zmqUrls;
+    out.zmqUrl = zmqUrls[0];
+  }
   return out;
 }
 
@@ -434,6 +461,11 @@ function checkChains(chains: ChainConfig[]): string[] {
     const rpcCount = c.rpcUrls?.length ?? (c.rpcUrl !== undefined ? 1 : 0);
     const wsCount = c.wsUrls?.length ?? (c.wsUrl !== undefined ? 1 : 0);
     if (wsCount > rpcCount) problems.push(`  /chains/${i}: ${wsCount} WebSocket URLs for ${rpcCount} node(s); wsUrls go with rpcUrls, in the same order`);
+    if (c.zmqUrl !== undefined && c.zmqUrls !== undefined) problems.push(`  /chains/${i}: give either zmqUrl or zmqUrls, not both`);
+    const zmqCount = c.zmqUrls?.length ?? (c.zmqUrl !== undefined ? 1 : 0);
+    if (zmqCount > rpcCount) problems.push(`  /chains/${i}: ${zmqCount} ZMQ URLs for ${rpcCount} node(s); zmqUrls go with rpcUrls, in the same order`);
+    if (zmqCount > 0 && isBlockchain(c.blockchain) && CHAINS[c.blockchain].family !== 'utxo')
+      problems.push(`  /chains/${i}: zmqUrl is for Bitcoin-family nodes (their -zmqpubrawtx); EVM nodes push pending transactions over wsUrl`);
     if (c.rpcUrls && new Set(c.rpcUrls).size !== c.rpcUrls.length) problems.push(`  /chains/${i}/rpcUrls: a node is listed twice`);
     if (!isBlockchain(c.blockchain)) problems.push(`  /chains/${i}/blockchain: '${c.blockchain}' is not one of ${BLOCKCHAINS.join(', ')}`);
     else if (!isNetwork(c.network) || !supportsNetwork(c.blockchain, c.network))

@@ -190,9 +190,18 @@ export async function followMempool(deps: MempoolDeps, state: MempoolState, opti
   const max = options.backoffMaxMs ?? 10_000;
   let delay = min;
   let lastStatus = 0;
+  // A push reader's news (ZMQ rawtx, WebSocket newPendingTransactions) ends the sleep, or the next one when
+  // it comes during a round.
+  let news = false;
+  let wake: (() => void) | undefined;
+  const stopWatching = deps.reader.watch?.(() => {
+    news = true;
+    wake?.();
+  });
   while (!options.signal.aborted) {
     let failed = false;
     let changed = false;
+    news = false;
     try {
       const result = await pollMempool(deps, state);
       options.onRound?.(result);
@@ -213,9 +222,11 @@ export async function followMempool(deps: MempoolDeps, state: MempoolState, opti
       lastStatus = Date.now();
       await saveStatus(deps, state).catch(() => undefined);
     }
-    await sleep(failed ? delay : options.pollMs, options.signal);
+    if (failed || !news) await sleep(failed ? delay : options.pollMs, options.signal, failed ? undefined : (w) => (wake = w));
+    wake = undefined;
     if (failed) delay = Math.min(max, delay * 2);
   }
+  stopWatching?.();
 }
 
 async function saveStatus(deps: MempoolDeps, state: MempoolState): Promise<void> {
@@ -232,11 +243,13 @@ async function saveStatus(deps: MempoolDeps, state: MempoolState): Promise<void>
   });
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Sleeps `ms` unless `signal` aborts or the function given to `onWake` is called. */
+function sleep(ms: number, signal: AbortSignal, onWake?: (wake: () => void) => void): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
+    onWake?.(done);
     function done() {
       clearTimeout(timer);
       signal.removeEventListener('abort', done);

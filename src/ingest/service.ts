@@ -155,7 +155,9 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     logger.info({ ...labels, method: reader.method }, 'reading the mempool');
     const done = followMempool({ db, reader, chain: f.key, index: () => f.index, logger, tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter) }, state, {
       signal: abort.signal,
-      pollMs: f.config.mempoolPollIntervalMs ?? 1000,
+      // A push reader (ZMQ, WebSocket) decides itself when to poll its node (mempoolPollIntervalMs, 30 s by
+      // default there) and its news wakes the loop at once; a round at least every second lets it see a gap.
+      pollMs: reader.watch ? Math.min(f.config.mempoolPollIntervalMs ?? 1000, 1000) : (f.config.mempoolPollIntervalMs ?? 1000),
       onRound: (round) => {
         if (round.read > 0) deps.metrics?.mempoolTransactionsSeen.inc(labels, round.read);
         if (round.fired > 0) deps.metrics?.mempoolCallbacksFired.inc(labels, round.fired);

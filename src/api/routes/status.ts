@@ -37,7 +37,10 @@ export const ChainStatusItem = Type.Object({
           description:
             'failing: the last round could not read the node (retried with backoff); idle: no unconfirmed subscription on the chain, so the node is not read.',
         }),
-        method: Type.String({ description: "How new transactions are learnt: 'getrawmempool polling' or 'pending transaction filter'." }),
+        method: Type.String({
+          description:
+            "How new transactions are learnt: 'getrawmempool polling', 'zmq rawtx + getrawmempool polling', 'pending transaction filter' or 'websocket newPendingTransactions + pending transaction filter'.",
+        }),
         lastPolledAt: Nullable(Type.String({ description: 'The last round that read the node (ISO 8601).' })),
         lagSeconds: Nullable(Type.Integer({ description: 'Seconds since that round.' })),
         backlog: Type.Integer({ description: 'Transactions the node listed that are not read yet.' }),

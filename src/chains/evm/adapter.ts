@@ -14,9 +14,8 @@
  */
 
 import type { Logger } from 'pino';
-import { BaseError, type Hex, webSocket } from 'viem';
+import type { Hex } from 'viem';
 import type { Network } from '../../domain/chains.ts';
-import { redactUrl } from '../../domain/node-urls.ts';
 import type { Db } from '../../store/db.ts';
 import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
 import { mapLimit } from '../concurrency.ts';
@@ -28,6 +27,7 @@ import { createEvmMempoolReader } from './mempool.ts';
 import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
 import { createEvmRpcClient, EvmRpcError } from './rpc.ts';
 import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
+import { createSubscription } from './subscription.ts';
 
 export interface EvmAdapterOptions {
   blockchain: EvmBlockchain;
@@ -44,6 +44,8 @@ export interface EvmAdapterOptions {
   logger?: Pick<Logger, 'warn' | 'info'>;
   /** First delay before reconnecting the WebSocket; doubles up to 30 s. Default 1 s. */
   reconnectDelayMs?: number;
+  /** With wsUrl: the pending transaction filter is polled at least this often (newPendingTransactions pushes); default 30 s. */
+  mempoolPollIntervalMs?: number;
 }
 
 export type Support = 'unknown' | 'supported' | 'unsupported';
@@ -72,7 +74,6 @@ const CALL_TRACER = { tracer: 'callTracer' } as const;
 const SELECTOR = { name: '0x06fdde03', symbol: '0x95d89b41', decimals: '0x313ce567', balanceOf: '0x70a08231' } as const;
 /** Bounds the in-memory metadata cache (oldest dropped first); the database keeps them all. */
 const MAX_CACHED_TOKENS = 100_000;
-const MAX_RECONNECT_DELAY_MS = 30_000;
 /**
  * Gas for token calls: name/symbol/decimals/balanceOf of any real token cost well under 100k. The cap makes
  * a hostile contract that burns gas fail fast with "out of gas" (a revert: metadata ''), rather than run
@@ -392,6 +393,22 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     return { height: header.height, hash: header.hash, syncing: `eth_syncing says the node is syncing${detail}` };
   }
 
+  const mempool = createEvmMempoolReader(
+    rpc,
+    blockchain,
+    concurrency,
+    options.wsUrl
+      ? {
+          wsUrl: options.wsUrl,
+          pollIntervalMs: options.mempoolPollIntervalMs,
+          timeoutMs: options.timeoutMs,
+          reconnectDelayMs: options.reconnectDelayMs,
+          logger,
+          log,
+        }
+      : undefined,
+  );
+
   const adapter: EvmAdapter = {
     getHead: () => rpc.blockNumber(),
     getNodeHealth,
@@ -403,7 +420,7 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     getTokenBalance,
     tokenMetadata,
     ...createEvmDetailsReader(rpc, blockchain),
-    mempool: createEvmMempoolReader(rpc, blockchain, concurrency),
+    mempool,
     capabilities: () => ({
       ...caps,
       internalTransfers:
@@ -418,98 +435,30 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     }),
     async close() {
       heads?.stop();
+      await mempool.close?.();
       await rpc.close();
     },
   };
 
-  const heads = options.wsUrl ? createHeadWatcher(options.wsUrl, options, logger, log) : undefined;
+  const heads = options.wsUrl
+    ? createSubscription({
+        wsUrl: options.wsUrl,
+        params: ['newHeads'],
+        parse: (result) => {
+          const height = parseQuantity((result as { number?: unknown } | undefined)?.number);
+          return height === undefined ? undefined : Number(height);
+        },
+        keepAliveMs: 15_000,
+        timeoutMs: options.timeoutMs,
+        reconnectDelayMs: options.reconnectDelayMs,
+        logger,
+        log,
+      })
+    : undefined;
   if (heads) {
     adapter.watchHeads = (onHead) => heads.watch(onHead);
   }
   return adapter;
-}
-
-/**
- * One `eth_subscribe newHeads` connection per adapter, shared by its listeners, opened with the first and
- * closed with the last. Reconnection is done here rather than by viem: viem gives up after 5 attempts,
- * while a node restart may take minutes, and the follower's polling covers the gap meanwhile.
- */
-function createHeadWatcher(wsUrl: string, options: EvmAdapterOptions, logger: EvmAdapterOptions['logger'], log: Record<string, unknown>) {
-  const listeners = new Set<(height: number) => void>();
-  const initialDelay = options.reconnectDelayMs ?? 1_000;
-  const node = redactUrl(wsUrl);
-  let delay = initialDelay;
-  let generation = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let closeSocket: (() => void) | undefined;
-
-  function teardown(): void {
-    generation++;
-    clearTimeout(timer);
-    timer = undefined;
-    closeSocket?.();
-    closeSocket = undefined;
-  }
-
-  function reconnectLater(error: unknown): void {
-    teardown();
-    if (listeners.size === 0) return;
-    // The short message only: viem's full one carries the URL.
-    const reason = error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : describeSocketFailure(error);
-    logger?.warn({ ...log, node, reason, retryInMs: delay }, 'newHeads subscription lost; reconnecting');
-    timer = setTimeout(connect, delay);
-    delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
-  }
-
-  async function connect(): Promise<void> {
-    const current = ++generation;
-    // reconnect: false, see above. The socket client is cached by viem per URL: a second adapter on the
-    // same wsUrl in one process would share (and close) it.
-    const transport = webSocket(wsUrl, { reconnect: false, retryCount: 0, timeout: options.timeoutMs ?? 10_000, keepAlive: { interval: 15_000 } })({});
-    try {
-      const subscription = await transport.value?.subscribe({
-        params: ['newHeads'],
-        onData: (data) => {
-          if (current !== generation) return;
-          delay = initialDelay;
-          const height = parseQuantity((data as { result?: { number?: unknown } })?.result?.number);
-          if (height === undefined) return;
-          for (const listener of listeners) listener(Number(height));
-        },
-        // Called synchronously from viem's socket handlers: reconnect outside them.
-        onError: (error) => {
-          if (current === generation) setImmediate(() => current === generation && reconnectLater(error));
-        },
-      });
-      const client = await transport.value?.getRpcClient();
-      if (!subscription || !client) throw new Error('viem WebSocket transport without subscribe');
-      if (current !== generation) {
-        client.close();
-        return;
-      }
-      closeSocket = () => client.close();
-    } catch (error) {
-      if (current === generation) reconnectLater(error);
-    }
-  }
-
-  return {
-    watch(onHead: (height: number) => void): () => void {
-      listeners.add(onHead);
-      if (listeners.size === 1) {
-        delay = initialDelay;
-        void connect();
-      }
-      return () => {
-        listeners.delete(onHead);
-        if (listeners.size === 0) teardown();
-      };
-    },
-    stop(): void {
-      listeners.clear();
-      teardown();
-    },
-  };
 }
 
 /** Bounds the contract verdict caches (oldest dropped first). */
@@ -559,14 +508,4 @@ function isUnsupported(error: unknown): error is EvmRpcError {
 function requireAddress(address: string): string {
   if (!ADDRESS.test(address)) throw new TypeError(`not an EVM address: ${address}`);
   return address.toLowerCase();
-}
-
-/** A WebSocket failure that is not an Error (an 'error' or 'close' event, e.g. an upgrade refused with 503). */
-function describeSocketFailure(event: unknown): string {
-  if (event && typeof event === 'object') {
-    const e = event as { message?: unknown; code?: unknown; reason?: unknown; type?: unknown };
-    const parts = [e.type, e.code, e.reason, e.message].filter((p) => (typeof p === 'string' && p !== '') || typeof p === 'number');
-    if (parts.length > 0) return `WebSocket ${parts.join(' ')}`;
-  }
-  return 'the WebSocket connection failed or closed';
 }

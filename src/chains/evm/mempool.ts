@@ -4,6 +4,12 @@
  * (`eth_getTransactionByHash`). A transaction the node answers with a `blockNumber` (mined since it was
  * announced) or not at all (dropped, replaced) is left out.
  *
+ * With the node's WebSocket (wsUrl), `eth_subscribe ["newPendingTransactions"]` pushes the hashes and wakes
+ * the loop at once; the filter is then polled every `pollIntervalMs` only (30 s by default: the safety net
+ * for what a subscription drops, and it keeps the filter alive), and at every round while the
+ * subscription is down (it reconnects with backoff). Each (re)subscription reads the node's pending block
+ * too, for what entered the pool while nothing listened.
+ *
  * What an unmined transaction shows:
  * - coins: its `value`, from the sender to the recipient (no fee: the gas used is unknown before execution;
  *   a transaction of value 0 moves no coins);
@@ -20,8 +26,10 @@
 import { decodeFunctionData, type Hex, parseAbi } from 'viem';
 import type { Blockchain } from '../../domain/chains.ts';
 import { mapLimit } from '../concurrency.ts';
+import { createPushQueue } from '../push-queue.ts';
 import type { CoinMovement, MempoolReader, PendingTransactions, TokenTransfer } from '../types.ts';
 import type { EvmRpcClient } from './rpc.ts';
+import { createSubscription, type SubscriptionOptions } from './subscription.ts';
 
 const TRANSFER_ABI = parseAbi([
   'function transfer(address to, uint256 amount)',
@@ -47,7 +55,14 @@ interface RpcPendingTransaction {
   blockNumber?: unknown;
 }
 
-export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain, concurrency = 8): MempoolReader {
+/** The node's WebSocket, for newPendingTransactions. */
+export interface EvmMempoolPush extends Pick<SubscriptionOptions<string>, 'wsUrl' | 'timeoutMs' | 'reconnectDelayMs' | 'logger' | 'log'> {
+  /** The filter is polled at least this often while the subscription is up; default 30 s. */
+  pollIntervalMs?: number;
+  now?: () => number;
+}
+
+export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain, concurrency = 8, push?: EvmMempoolPush): MempoolReader {
   let filter: string | undefined;
   const nft = new Map<string, boolean>();
   const fungible = blockchain === 'binance-smart-chain' ? 'BEP-20' : 'ERC-20';
@@ -63,7 +78,7 @@ export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain
     return ids.filter((h): h is string => typeof h === 'string' && HASH.test(h)).map((h) => h.toLowerCase());
   }
 
-  async function newTransactionIds(): Promise<string[]> {
+  async function filterChanges(): Promise<string[]> {
     if (filter === undefined) {
       filter = await rpc.request<string>('eth_newPendingTransactionFilter', []);
       const pooled = await pooledAtStart();
@@ -138,5 +153,54 @@ export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain
     return result;
   }
 
-  return { method: 'pending transaction filter', newTransactionIds, readPending };
+  if (!push) return { method: 'pending transaction filter', newTransactionIds: filterChanges, readPending };
+
+  const now = push.now ?? Date.now;
+  const pollIntervalMs = push.pollIntervalMs ?? 30_000;
+  const queue = createPushQueue();
+  let live = false;
+  let lastPollAt = 0;
+  let watching = false;
+  const subscription = createSubscription<string>({
+    ...push,
+    params: ['newPendingTransactions'],
+    // Hashes (geth's default form); a node that sends whole transactions gives their hash.
+    parse: (result) => {
+      const hash = typeof result === 'string' ? result : (result as { hash?: unknown } | null)?.hash;
+      return typeof hash === 'string' && HASH.test(hash) ? hash.toLowerCase() : undefined;
+    },
+    // Another keep-alive than newHeads' (15 s): its own socket (see subscription.ts).
+    keepAliveMs: 14_000,
+    onUp: () => {
+      live = true;
+      void pooledAtStart().then((ids) => {
+        for (const id of ids) queue.push(id);
+      });
+    },
+    onDown: () => {
+      live = false;
+      queue.wake(); // the filter at once
+    },
+  });
+
+  return {
+    method: 'websocket newPendingTransactions + pending transaction filter',
+    async newTransactionIds() {
+      if (!watching) {
+        watching = true; // stopped by close()
+        subscription.watch((hash) => queue.push(hash));
+      }
+      const due = !live || now() - lastPollAt >= pollIntervalMs;
+      const polled = due ? await filterChanges() : [];
+      if (due) lastPollAt = now();
+      const pushed = queue.drain();
+      return pushed.length === 0 ? polled : pushed.concat(polled);
+    },
+    readPending,
+    watch: (onNews) => queue.watch(onNews),
+    async close() {
+      subscription.stop();
+      queue.clear();
+    },
+  };
 }

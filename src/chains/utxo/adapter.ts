@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
 import type { Db } from '../../store/db.ts';
-import type { ChainAdapter, NodeHealth, NormalizedBlock, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, MempoolReader, NodeHealth, NormalizedBlock, TransactionLocation } from '../types.ts';
 import { type BlockVerbosity, createBlockFetcher, type FetchedBlock, type Support } from './blocks.ts';
 import { createUtxoDetailsReader } from './details.ts';
 import { UtxoAdapterError } from './errors.ts';
@@ -23,6 +23,7 @@ import { normalizeUtxoBlock, type UtxoBlockchain } from './normalize.ts';
 import { createOmniReader, type OmniReader } from './omni.ts';
 import { createUtxoRpcClient, type UtxoRpcAuth, UtxoRpcError } from './rpc.ts';
 import { createUnspentReader } from './unspent.ts';
+import { createZmqMempoolReader } from './zmq-mempool.ts';
 
 export type { Support } from './blocks.ts';
 export { UtxoAdapterError } from './errors.ts';
@@ -41,6 +42,10 @@ export interface UtxoAdapterOptions {
   /** Per request; default 10 s (scantxoutset gets minutes). */
   timeoutMs?: number;
   logger?: Pick<Logger, 'warn' | 'info'>;
+  /** The node's ZMQ `rawtx` publisher (tcp://host:port): new mempool transactions pushed, polling kept as the safety net. */
+  zmqUrl?: string;
+  /** With zmqUrl: getrawmempool at least this often; default 30 s. */
+  mempoolPollIntervalMs?: number;
 }
 
 export interface UtxoCapabilities {
@@ -189,6 +194,18 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     return health;
   }
 
+  const polling = createUtxoMempoolReader(rpc, chain, concurrency);
+  const mempool: MempoolReader = options.zmqUrl
+    ? createZmqMempoolReader({
+        zmqUrl: options.zmqUrl,
+        rpc,
+        polling,
+        pollIntervalMs: options.mempoolPollIntervalMs,
+        logger,
+        log: { ...log, zmq: options.zmqUrl },
+      })
+    : polling;
+
   const unspent = createUnspentReader({ rpc, chain, readBlock, verbosity: () => blocks.verbosity(), logger, log });
 
   const adapter: UtxoAdapter = {
@@ -199,14 +216,17 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     findTransaction,
     getUnspentOutputs: (address, height) => unspent.getUnspentOutputs(address, height),
     ...createUtxoDetailsReader(rpc, blockchain),
-    mempool: createUtxoMempoolReader(rpc, chain, concurrency),
+    mempool,
     capabilities: () => ({
       blockVerbosity: blocks.verbosity(),
       rawTransactionBlockHash: blocks.rawTransactionBlockHash(),
       scanTxOutSet: unspent.support(),
       omni: omni ? omni.support() : 'unsupported',
     }),
-    close: () => rpc.close(),
+    async close() {
+      await mempool.close?.();
+      await rpc.close();
+    },
   };
   if (omni) {
     adapter.tokenMetadata = (transfer) => omni.tokenMetadata(transfer);
