@@ -27,7 +27,7 @@
  *
  * The mempool burst (bench/mempool-burst.ts): `<mempool>` pending transactions made as the next blocks' would be,
  * served by getrawmempool (ids only) and getrawtransaction <txid> true (no block hash: the mempool) once the
- * bench calls `benchreleasemempool`; `getrawmempool` answers [] before (and after `benchresetmempool`). The served tip starts at `<servedTip>`
+ * bench calls `benchreleasemempool <count>` (the first <count> are listed from then on; [] before). The served tip starts at `<servedTip>`
  * and `benchsettip <height>` moves it (the blocks above it answer as unknown), so one run can time the
  * follower over a stretch of blocks with and without the burst. `benchmempoolstats` tells when the burst
  * was first listed and last read. These three methods are the bench's controls, not Core's.
@@ -365,7 +365,8 @@ const FEE = /,"fee":[\d.]+/;
 
 /** What the mempool burst's bench controls see (Date.now() times, this host's clock). */
 export interface FakeMempoolStats {
-  released: boolean;
+  /** Pending transactions listed (the first `released` of the mempool, in order). */
+  released: number;
   /** When getrawmempool first answered with the burst. */
   firstListedAt: number | null;
   /** getrawtransaction calls answered from the mempool, and when the last one was. */
@@ -380,8 +381,10 @@ export function createFakeUtxoNode(
   const byHash = new Map(chain.blocks.map((b) => [b.hash, b]));
   // The served tip: blocks above it do not exist yet (benchsettip moves it; headers keep the full chain's confirmations).
   let tip = Math.min(options.initialTip ?? chain.blocks.length - 1, chain.blocks.length - 1);
-  const mempoolIds = JSON.stringify([...chain.mempool.keys()]);
-  const stats: FakeMempoolStats = { released: false, firstListedAt: null, reads: 0, lastReadAt: null };
+  const allPending = [...chain.mempool.keys()];
+  let listed = new Set<string>();
+  let listing = '[]';
+  const stats: FakeMempoolStats = { released: 0, firstListedAt: null, reads: 0, lastReadAt: null };
   const expectedAuth = `Basic ${Buffer.from(`${RPC_USER}:${RPC_PASSWORD}`).toString('base64')}`;
   let lastParsed: { hash: string; block: { tx: Record<string, unknown>[]; time: number } } | undefined;
 
@@ -416,11 +419,10 @@ export function createFakeUtxoNode(
         return params[1] === false ? JSON.stringify('00'.repeat(80)) : blockOf(params[0]).header;
       case 'getrawmempool':
         if (params[0] === true) throw new RpcFailure(-8, 'Verbose getrawmempool is not served by this fake node');
-        if (!stats.released) return '[]';
-        stats.firstListedAt ??= Date.now();
-        return mempoolIds;
+        if (stats.released > 0) stats.firstListedAt ??= Date.now();
+        return listing;
       case 'getrawtransaction': {
-        const pending = params[2] === undefined && stats.released ? chain.mempool.get(String(params[0])) : undefined;
+        const pending = params[2] === undefined && listed.has(String(params[0])) ? chain.mempool.get(String(params[0])) : undefined;
         if (pending !== undefined) {
           stats.reads++;
           stats.lastReadAt = Date.now();
@@ -473,12 +475,15 @@ export function createFakeUtxoNode(
         tip = h;
         return String(tip);
       }
-      case 'benchreleasemempool':
-        stats.released = true;
-        return String(chain.mempool.size);
-      case 'benchresetmempool':
-        Object.assign(stats, { released: false, firstListedAt: null, reads: 0, lastReadAt: null });
-        return 'null';
+      // The first <count> pending transactions are listed from now on (a burst: those beyond the previous count); the stats restart.
+      case 'benchreleasemempool': {
+        const count = params[0];
+        if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > allPending.length) throw new RpcFailure(-8, 'count out of range');
+        listed = new Set(allPending.slice(0, count));
+        listing = JSON.stringify(allPending.slice(0, count));
+        Object.assign(stats, { released: count, firstListedAt: null, reads: 0, lastReadAt: null });
+        return String(count);
+      }
       case 'benchmempoolstats':
         return JSON.stringify(stats);
       case 'getnetworkinfo':
