@@ -28,7 +28,6 @@
  * BENCH_MEMPOOL_RUNS (3), BENCH_MEMPOOL_SEGMENT (blocks, 60), BENCH_MEMPOOL_BURST (20000) change the work;
  * BENCH_SERVER_NODE_ARGS adds node arguments for the service (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof').
  */
-import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,47 +94,47 @@ async function seed(database: OpenDatabase, info: FakeUtxoNodeInfo): Promise<Rec
   const started = performance.now();
   const db = database.db;
   const customer = await createCustomer(db, 'bench', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1_000_000 }, 10n ** 15n);
-  const idleAddress = (i: number) => `tb1q${i.toString(36).padStart(38, 'q')}`;
   const paid = info.mempoolPaidAddresses;
-  type Row = [eventType: string, address: string, target: string, receiveOn: number | null];
-  const rows: Row[] = [];
-  // The paid addresses as the API would store them; the idle ones are strings nobody pays (the index compares
-  // strings; validating a million invalid addresses would take minutes).
+  // The paid addresses as the API would store them (one unconfirmed and, for the first ones, one confirmed
+  // subscription each), by unnest; the others, by generate_series on addresses nobody pays (the index
+  // compares strings: they need not be valid).
   const normalized = paid.map((a) => {
     const v = validateAddress(CHAIN.blockchain, CHAIN.network, a);
     return v.ok ? v.normalized : a;
   });
-  const add = (eventType: string, i: number, idle: number, receiveOn: number | null) =>
-    rows.push(
-      i < paid.length ? [eventType, paid[i] as string, normalized[i] as string, receiveOn] : [eventType, idleAddress(idle), idleAddress(idle), receiveOn],
-    );
-  for (let i = 0; i < SUBSCRIPTIONS.unconfirmed; i++) add('ADDRESS_COINS_TRANSACTION_UNCONFIRMED', i, i, null);
-  for (let i = 0; i < SUBSCRIPTIONS.confirmed; i++) add('ADDRESS_COINS_TRANSACTION_CONFIRMED', i, 2_000_000 + i, 1 + (i % 5));
-  const CHUNK = 20_000;
+  const confirmedPaid = paid.slice(0, Math.min(paid.length, SUBSCRIPTIONS.confirmed));
+  const COLUMNS = `id, customer_id, event_type, blockchain, network, address, target, receive_callback_on,
+    callback_url, callback_host, callback_secret_key, allow_duplicates, duplicate_key, api_version`;
   await db.transaction('bench:seed-subscriptions', async (tx) => {
     // No announcement per row: nobody listens yet.
     await tx.query('bench:replica', 'SET LOCAL session_replication_role = replica');
-    for (let start = 0; start < rows.length; start += CHUNK) {
-      const chunk = rows.slice(start, start + CHUNK);
+    await tx.query(
+      'bench:insert-paid-subscriptions',
+      `INSERT INTO subscriptions (${COLUMNS})
+       SELECT gen_random_uuid(), $1, event_type, $2, $3, address, target, receive_on,
+         'https://hooks.example.com/bench/paid/' || n, 'hooks.example.com', 'bench-secret', true, sha256(int8send(n) || convert_to(event_type, 'UTF8')), '2021-03-20'
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::int[]) WITH ORDINALITY AS s (event_type, address, target, receive_on, n)`,
+      [
+        customer.id,
+        CHAIN.blockchain,
+        CHAIN.network,
+        [...paid.map(() => 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED'), ...confirmedPaid.map(() => 'ADDRESS_COINS_TRANSACTION_CONFIRMED')],
+        [...paid, ...confirmedPaid],
+        [...normalized, ...normalized.slice(0, confirmedPaid.length)],
+        [...paid.map(() => null), ...confirmedPaid.map((_, i) => 1 + (i % 5))],
+      ],
+    );
+    for (const [eventType, count, offset] of [
+      ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', SUBSCRIPTIONS.unconfirmed - paid.length, 0],
+      ['ADDRESS_COINS_TRANSACTION_CONFIRMED', SUBSCRIPTIONS.confirmed - confirmedPaid.length, 2_000_000],
+    ] as const) {
       await tx.query(
-        'bench:insert-subscriptions',
-        `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, address, target, receive_callback_on,
-           callback_url, callback_host, callback_secret_key, allow_duplicates, duplicate_key, api_version)
-         SELECT id, $1, event_type, $2, $3, address, target, receive_on,
-           'https://hooks.example.com/bench/' || n, 'hooks.example.com', 'bench-secret', true, key, '2021-03-20'
-         FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::int[], $9::bytea[])
-           WITH ORDINALITY AS s (id, event_type, address, target, receive_on, key, n)`,
-        [
-          customer.id,
-          CHAIN.blockchain,
-          CHAIN.network,
-          chunk.map(() => randomUUID()),
-          chunk.map((r) => r[0]),
-          chunk.map((r) => r[1]),
-          chunk.map((r) => r[2]),
-          chunk.map((r) => r[3]),
-          chunk.map(() => randomBytes(32)),
-        ],
+        'bench:insert-idle-subscriptions',
+        `INSERT INTO subscriptions (${COLUMNS})
+         SELECT gen_random_uuid(), $1, $4, $2, $3, a, a, CASE WHEN $4 = 'ADDRESS_COINS_TRANSACTION_CONFIRMED' THEN 1 + i % 5 END,
+           'https://hooks.example.com/bench/' || i, 'hooks.example.com', 'bench-secret', true, sha256(int8send(i)), '2021-03-20'
+         FROM generate_series($5::bigint, $5::bigint + $6::bigint - 1) AS i, LATERAL (SELECT 'tb1q' || lpad(to_hex(i), 38, 'q') AS a) AS x`,
+        [customer.id, CHAIN.blockchain, CHAIN.network, eventType, offset, count],
       );
     }
   });
