@@ -174,6 +174,8 @@ interface BurstFigures {
   transactionsPerSecond: number;
   /** Transactions per CPU-second of the herald process over that window: the rate on one core of its own. */
   transactionsPerServiceCpuSecond: number;
+  /** The same per CPU-second of the herald process and PostgreSQL together. */
+  transactionsPerServiceAndPostgresCpuSecond: number;
   callbacks: number;
   cpuPct: Record<string, number>;
   firstListedAt: number;
@@ -276,12 +278,14 @@ async function serviceRun(
         machine: machineBusySeconds,
       });
       const serviceCpuBefore = processCpuSeconds(started.pid);
+      const postgresCpuBefore = options.postgresPid ? treeCpuSeconds(options.postgresPid) : 0;
       const releasedAt = Date.now();
       if (tip !== undefined) await rpc.call('benchsettip', [tip]);
       await rpc.call('benchreleasemempool', [listed]);
       let seenAt: number | undefined;
       let cpuPct: Record<string, number> = {};
       let serviceCpu = 0;
+      let postgresCpu = 0;
       const deadline = performance.now() + 600_000;
       while (seenAt === undefined || (tip !== undefined && (samples.at(-1)?.height ?? 0) < tip)) {
         alive();
@@ -293,6 +297,7 @@ async function serviceRun(
             seenAt = Date.now();
             cpuPct = cpu.stop();
             serviceCpu = processCpuSeconds(started.pid) - serviceCpuBefore;
+            postgresCpu = (options.postgresPid ? treeCpuSeconds(options.postgresPid) : 0) - postgresCpuBefore;
           }
         }
         await sleep(SAMPLE_MS);
@@ -306,6 +311,7 @@ async function serviceRun(
         seconds: round(seconds, 2),
         transactionsPerSecond: Math.round(burst / seconds),
         transactionsPerServiceCpuSecond: Math.round(burst / serviceCpu),
+        transactionsPerServiceAndPostgresCpuSecond: Math.round(burst / (serviceCpu + postgresCpu)),
         callbacks: (await unconfirmedCallbacks()) - callbacksBefore,
         cpuPct: { ...mine, other: Math.max(0, machine - Object.values(mine).reduce((a, b) => a + b, 0)) },
         firstListedAt,
@@ -385,7 +391,8 @@ export async function mempoolBurst(): Promise<Record<string, unknown>> {
     for (let run = 1; run <= runs; run++) {
       const r = await serviceRun(run, { baseUrl: database.url, info, node, segment, burst, dataDir, postgresPid, nodeArgs });
       const fig = (b: BurstFigures) =>
-        `${b.transactionsPerSecond} tx/s (${b.seconds} s, ${b.callbacks} callbacks, ${b.transactionsPerServiceCpuSecond} tx per service CPU-second, CPU % ${JSON.stringify(b.cpuPct)})`;
+        `${b.transactionsPerSecond} tx/s (${b.seconds} s, ${b.callbacks} callbacks, ${b.transactionsPerServiceCpuSecond} tx per service CPU-second, ` +
+        `${b.transactionsPerServiceAndPostgresCpuSecond} with PostgreSQL's, CPU % ${JSON.stringify(b.cpuPct)})`;
       log(
         `burst run ${run}: alone ${fig(r.burstAlone)}; with blocks ${fig(r.burstWithBlocks)}; ` +
           `follower ${r.baseline.blocksPerSecond} blocks/s without, ${r.burstSegment.blocksPerSecond} with the burst (ratio ${r.followerRatio}; ` +
@@ -395,6 +402,7 @@ export async function mempoolBurst(): Promise<Record<string, unknown>> {
     }
     const transactionsPerSecond = median(results.map((r) => r.burstAlone.transactionsPerSecond));
     const perCpuSecond = median(results.map((r) => r.burstAlone.transactionsPerServiceCpuSecond));
+    const perCpuSecondWithPostgres = median(results.map((r) => r.burstAlone.transactionsPerServiceAndPostgresCpuSecond));
     const withBlocks = median(results.map((r) => r.burstWithBlocks.transactionsPerSecond));
     const followerRatio = median(results.map((r) => r.followerRatio));
     const windowRatios = results.map((r) => r.followerRatioDuringBurst).filter((v): v is number => v !== null);
@@ -406,6 +414,7 @@ export async function mempoolBurst(): Promise<Record<string, unknown>> {
       runs: results,
       mempoolTransactionsPerSecond: transactionsPerSecond,
       mempoolTransactionsPerServiceCpuSecond: perCpuSecond,
+      mempoolTransactionsPerServiceAndPostgresCpuSecond: perCpuSecondWithPostgres,
       mempoolTransactionsPerSecondWithBlocks: withBlocks,
       followerRatio,
       followerRatioDuringBurst: windowRatios.length > 0 ? median(windowRatios) : null,
