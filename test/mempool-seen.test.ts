@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { MempoolReader, PendingTransactions } from '../src/chains/types.ts';
+import { FollowerGate } from '../src/ingest/gate.ts';
 import { type MempoolDeps, newMempoolState, pollMempool } from '../src/ingest/mempool.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import type { Db } from '../src/store/db.ts';
@@ -130,4 +131,18 @@ it('reads the next batch while one commits: a failed read ahead keeps its batch 
   expect(await pollMempool(deps, state)).toEqual({ read: 3, fired: 0 });
   expect(node.reads.slice(1)).toEqual([[id(103), id(104)], [id(105)]]);
   expect(state.backlog).toEqual([]);
+});
+
+it("gives way to the follower: no batch is read while the follower's block is in progress", async () => {
+  const node = scriptedReader(() => [id(201), id(202)]);
+  const gate = new FollowerGate();
+  const index = indexWithUnconfirmed();
+  const deps: MempoolDeps = { db, reader: node.reader, chain, index: () => index, logger: pino({ level: 'silent' }), gate };
+  gate.enter();
+  const round = pollMempool(deps, newMempoolState());
+  await new Promise((resume) => setTimeout(resume, 200));
+  expect(node.reads).toEqual([]);
+  gate.leave();
+  expect(await round).toEqual({ read: 2, fired: 0 });
+  expect(node.reads).toEqual([[id(201), id(202)]]);
 });

@@ -30,6 +30,7 @@ import type { Db } from '../store/db.ts';
 import { claimConflicts, loadSeen, pruneSeen, recordSeen, saveMempoolStatus } from '../store/mempool.ts';
 import * as ledger from '../wallets/ledger.ts';
 import type { TokenMetadataLookup } from './events.ts';
+import type { FollowerGate } from './gate.ts';
 
 export const DEFAULT_MAX_SEEN = 500_000;
 /** A day: far longer than a transaction waits for its first block on any followed chain in normal times. */
@@ -49,6 +50,8 @@ export interface MempoolDeps {
   maxSeenAgeMs?: number;
   /** Transactions read and committed together. */
   batchSize?: number;
+  /** The chain's follower gate (gate.ts): each batch starts between two of the follower's blocks, which go first. */
+  gate?: FollowerGate;
   now?: () => Date;
 }
 
@@ -102,13 +105,20 @@ export async function pollMempool(deps: MempoolDeps, state: MempoolState): Promi
   const size = deps.batchSize ?? DEFAULT_BATCH;
   // Two batches in flight: the next one is read from the node (and matched) while this one commits, so the
   // node's and the database's round trips overlap. Commits stay in backlog order, one at a time.
-  let next: Promise<PreparedBatch> | undefined = state.backlog.length > 0 ? prepareBatch(deps, state.backlog.slice(0, size), now()) : undefined;
+  // The follower has priority (a burst of pending transactions must not slow the blocks): each batch's
+  // read and commit wait for the block in progress, if any, to be applied.
+  const read = async (batch: string[]) => {
+    await deps.gate?.idle();
+    return prepareBatch(deps, batch, now());
+  };
+  let next: Promise<PreparedBatch> | undefined = state.backlog.length > 0 ? read(state.backlog.slice(0, size)) : undefined;
   while (next !== undefined) {
     const prepared: PreparedBatch = await next;
     const following = state.backlog.slice(prepared.batch.length, prepared.batch.length + size);
-    next = following.length > 0 ? prepareBatch(deps, following, now()) : undefined;
+    next = following.length > 0 ? read(following) : undefined;
     // Failing here abandons the read ahead: its failure must not go unhandled (the round fails once, here).
     next?.catch(() => undefined);
+    await deps.gate?.idle();
     result.fired += await commitBatch(deps, state, prepared);
     result.read += prepared.batch.length;
     state.backlog.splice(0, prepared.batch.length);
