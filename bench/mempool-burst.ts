@@ -4,25 +4,28 @@
  * unaffected (its catch-up rate within 10 % of a run without the burst)".
  *
  * Processes: the fake Bitcoin Core of bench/utxo-fake-node.ts (a child of its own) renders a chain of
- * WARMUP + 2 x SEGMENT blocks of 2,000 transactions (as utxo-block (b)) and 20,000 pending transactions made
- * as the next blocks' would be (chains of unconfirmed spends, Core's getrawtransaction verbose form). This
- * process owns the embedded PostgreSQL; a template database holds 1,000,000 bitcoin/testnet subscriptions
- * inserted by SQL: 800,000 address-coins-transactions-unconfirmed and 200,000 address-coins-transactions
- * (confirmed), of which 2,000 of each are on the payment address of one pending transaction in ten (so the
- * burst queues callbacks), the rest on addresses nobody pays. The service under test is `herald serve
- * --roles ingest` (the block follower and the mempool reader in one process, as in production) on a fresh
- * copy of that template per run, `pollIntervalMs` and `mempoolPollIntervalMs` 250.
+ * WARMUP + 2 x SEGMENT blocks of 2,000 transactions (as utxo-block (b)) and two bursts of 20,000 pending
+ * transactions made as the next blocks' would be (chains of unconfirmed spends, Core's getrawtransaction
+ * verbose form). This process owns the embedded PostgreSQL; a template database holds 1,000,000
+ * bitcoin/testnet subscriptions inserted by SQL: 800,000 address-coins-transactions-unconfirmed and 200,000
+ * address-coins-transactions (confirmed), of which 4,000 of each are on the payment address of one pending
+ * transaction in ten (so the bursts queue callbacks), the rest on addresses nobody pays. The service under
+ * test is `herald serve --roles ingest` (the block follower and the mempool reader in one process, as in
+ * production) on a fresh copy of that template per run, `pollIntervalMs` and `mempoolPollIntervalMs` 250.
  *
  * One run, one service process:
  * 1. warm-up: the node serves blocks 1..WARMUP and an empty mempool; the service loads its index and
  *    catches up (not measured: start-up, JIT);
- * 2. baseline: the tip moves to WARMUP + SEGMENT; the follower catches up SEGMENT blocks, no burst;
- * 3. burst: the tip moves up SEGMENT blocks more AND the mempool is released (20,000 transactions at once);
- *    the follower catches up while the mempool reader reads, matches and commits the burst.
+ * 2. the first burst alone (the tip does not move): the mempool path's own rate and CPU;
+ * 3. baseline: the tip moves to WARMUP + SEGMENT; the follower catches up SEGMENT blocks, no burst;
+ * 4. the tip moves up SEGMENT blocks more AND the second burst is listed, at once: the follower catches up
+ *    while the mempool reader reads, matches and commits the burst (behind the blocks: it gives way to them).
  * Mempool rate = 20,000 / (the node's first getrawmempool answer with the burst -> the moment this bench
- * sees all 20,000 in mempool_seen, polled every 20 ms); the service's CPU over that window. Follower rate =
- * blocks / time between cursor commits (chain_cursors.updated_at, polled every 20 ms) within the segment;
- * "during the burst" also counts only the cursor commits inside the mempool window. Medians of RUNS runs.
+ * sees all of it in mempool_seen, polled every 20 ms); the CPU of the service and of PostgreSQL over that
+ * window, so also transactions per CPU-second ("on one core": the machine is shared, the wall rate is what
+ * the scheduler gave). Follower rate = blocks / time between cursor commits (chain_cursors.updated_at,
+ * polled every 20 ms) within the segment; "during the burst" counts only the commits inside the burst's
+ * window. Medians of RUNS runs; the load average is reported.
  *
  * Selected by `BENCH_MEMPOOL_PART=burst` (`latency` for the latency part alone; both by default).
  * BENCH_MEMPOOL_RUNS (3), BENCH_MEMPOOL_SEGMENT (blocks, 60), BENCH_MEMPOOL_BURST (20000) change the work;
