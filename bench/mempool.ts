@@ -1,5 +1,9 @@
 /**
- * Unconfirmed-event latency (issue 15): "seen on the node -> callback received at the receiver: p50 <= 200
+ * Unconfirmed events (issue 15), two parts: the latency below, and the burst of bench/mempool-burst.ts
+ * (20,000 pending transactions against 1,000,000 subscriptions beside the block follower).
+ * BENCH_MEMPOOL_PART=latency or burst runs one of them; both by default.
+ *
+ * Unconfirmed-event latency: "seen on the node -> callback received at the receiver: p50 <= 200
  * ms, p99 <= 1 s on EDR (automine off) and on litecoind (polling), 500 transactions each".
  *
  * Processes: litecoind 0.21 in regtest (a child process, test/support/litecoin-node.ts, -mempoolreplacement
@@ -30,6 +34,7 @@ import { startLitecoinDriver } from '../test/support/litecoin-node.ts';
 import { startReceiver } from '../test/support/receiver.ts';
 import { createTestCa } from '../test/support/tls.ts';
 import { freePort, HERALD, isAlive, log, onCleanup, percentile, removeDataDirOnCleanup, runCleanups, sleep, startChild, waitForOk } from './lib.ts';
+import { mempoolBurst } from './mempool-burst.ts';
 
 const TRANSACTIONS = 500;
 const WARMUP = 20;
@@ -44,7 +49,22 @@ function spread(values: number[]) {
   return { p50: r(percentile(sorted, 50)), p90: r(percentile(sorted, 90)), p99: r(percentile(sorted, 99)), max: r(sorted.at(-1) ?? null) };
 }
 
+/** BENCH_MEMPOOL_PART: `latency` (this file), `burst` (bench/mempool-burst.ts), or both (unset). */
 export default async function mempoolBenchmark(): Promise<Record<string, unknown>> {
+  const part = process.env.BENCH_MEMPOOL_PART ?? '';
+  if (part !== '' && part !== 'latency' && part !== 'burst') throw new Error(`BENCH_MEMPOOL_PART must be latency or burst, not '${part}'.`);
+  const latencyFigures = part === 'burst' ? undefined : await latency();
+  const burstFigures = part === 'latency' ? undefined : await mempoolBurst();
+  return {
+    bench: 'mempool',
+    ...(part !== '' && { experiment: { part } }),
+    ...(latencyFigures && { latency: latencyFigures }),
+    ...(burstFigures && { burst: burstFigures }),
+    pass: { ...(latencyFigures && { latency: latencyFigures.pass }), ...(burstFigures && { burst: burstFigures.pass }) },
+  };
+}
+
+async function latency(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-mempool-'));
   let database: OpenDatabase | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.close());
@@ -161,7 +181,6 @@ export default async function mempoolBenchmark(): Promise<Record<string, unknown
     await service.stop('SIGTERM', 20_000);
     const pass = (l: ReturnType<typeof spread>) => l.p50 !== null && l.p50 <= TARGETS.p50Ms && l.p99 !== null && l.p99 <= TARGETS.p99Ms;
     return {
-      bench: 'mempool',
       transactions: TRANSACTIONS,
       warmup: WARMUP,
       mempoolPollIntervalMs: POLL_MS,

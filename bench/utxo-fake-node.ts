@@ -22,10 +22,17 @@
  * serialisation), so are merkle roots, the descriptor checksums after `#` and the transactions' `hex` (filler
  * of the real length). Served methods: getblockcount, getbestblockhash, getblockhash, getblock (1-3),
  * getblockheader, getblockchaininfo, getnetworkinfo, getrawtransaction (with the blockhash argument, as a
- * node without -txindex: -5 otherwise). Everything else, scantxoutset and the omni_* methods included, is
+ * node without -txindex, or of a mempool transaction: -5 otherwise), getrawmempool (ids). Everything else, scantxoutset and the omni_* methods included, is
  * -32601 "Method not found" (a plain bitcoind without Omni; no opening balances are asked in the benchmark).
  *
- * Run as a child: `node --import tsx bench/utxo-fake-node.ts --child <blocks> <txPerBlock>` prints one line
+ * The mempool burst (bench/mempool-burst.ts): `<mempool>` pending transactions made as the next blocks' would be,
+ * served by getrawmempool (ids only) and getrawtransaction <txid> true (no block hash: the mempool) once the
+ * bench calls `benchreleasemempool <count>` (the first <count> are listed from then on; [] before). The served tip starts at `<servedTip>`
+ * and `benchsettip <height>` moves it (the blocks above it answer as unknown), so one run can time the
+ * follower over a stretch of blocks with and without the burst. `benchmempoolstats` tells when the burst
+ * was first listed and last read. These three methods are the bench's controls, not Core's.
+ *
+ * Run as a child: `node --import tsx bench/utxo-fake-node.ts --child <blocks> <txPerBlock> [<mempool> <servedTip>]` prints one line
  * of FakeUtxoNodeInfo when it serves, then serves until SIGTERM (or until its parent is gone).
  */
 import { createHash } from 'node:crypto';
@@ -63,6 +70,12 @@ export interface FakeUtxoNodeInfo {
   minedSample: string[];
   /** 400 payment addresses paid in the chain (each paid again, on average, about 7 times over 500 blocks). */
   paidAddresses: string[];
+  /** The pending transactions served once benchreleasemempool is called (0 without a burst). */
+  mempoolTransactions: number;
+  /** The payment address of one pending transaction in MEMPOOL_PAID_EVERY. */
+  mempoolPaidAddresses: string[];
+  /** The tip served at start (benchsettip moves it up to `last`). */
+  servedTip: number;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -185,13 +198,26 @@ export interface FakeChain {
   minedSample: string[];
   paidAddresses: string[];
   bytes: number;
+  /** Pending transactions (the mempool burst): getrawtransaction's verbose `result` for a mempool transaction, by txid, in listing order. */
+  mempool: Map<string, string>;
+  /** The payment address of every MEMPOOL_PAID_EVERY-th pending transaction (for subscriptions that match). */
+  mempoolPaidAddresses: string[];
 }
+
+/** One pending transaction in this many has its payment address in `mempoolPaidAddresses`. */
+export const MEMPOOL_PAID_EVERY = 10;
 
 const blockHash = (height: number) => `00000000${hexOf(21, height, 28)}`;
 const txidOf = (height: number, index: number) => hexOf(23, height * 100_003 + index, 32);
 const preHistoryTxid = (index: number) => hexOf(24, index, 32);
 
-export function generateChain(blocks: number, txPerBlock: number): FakeChain {
+/**
+ * Blocks 0..`blocks`, then `mempoolTransactions` pending transactions: the non-coinbase transactions of the
+ * blocks that would come next, made the same way (so they spend the chain's outputs and each other's, as a
+ * real mempool's chains of unconfirmed transactions do), printed as getrawtransaction prints a mempool
+ * transaction (no `prevout`, no `fee`, no block fields).
+ */
+export function generateChain(blocks: number, txPerBlock: number, mempoolTransactions = 0): FakeChain {
   const pool: (PoolAddress | undefined)[] = new Array(ADDRESS_POOL);
   const address = (i: number): PoolAddress => {
     let a = pool[i];
@@ -220,7 +246,10 @@ export function generateChain(blocks: number, txPerBlock: number): FakeChain {
   const paid = new Set<string>();
   let bytes = 0;
   const tip = blocks;
-  for (let height = 0; height <= tip; height++) {
+  const mempool = new Map<string, string>();
+  const mempoolPaid: string[] = [];
+  const last = tip + Math.ceil(mempoolTransactions / Math.max(1, txPerBlock - 1));
+  for (let height = 0; height <= last; height++) {
     const count = height === 0 ? 1 : txPerBlock;
     const time = GENESIS_TIME + height * BLOCK_SECONDS;
     const hash = blockHash(height);
@@ -277,7 +306,16 @@ export function generateChain(blocks: number, txPerBlock: number): FakeChain {
           { value: change, address: changeTo, height },
         ],
       });
-      if (paid.size < 400 && i % 53 === 0) paid.add(address(payTo).address);
+      if (height > tip) {
+        if (mempool.size < mempoolTransactions) {
+          mempool.set(txid, (parts.at(-1) as string).replace(PREVOUT, '').replace(FEE, ''));
+          if (mempool.size % MEMPOOL_PAID_EVERY === 1) mempoolPaid.push(address(payTo).address);
+        }
+      } else if (paid.size < 400 && i % 53 === 0) paid.add(address(payTo).address);
+    }
+    if (height > tip) {
+      previous = next;
+      continue;
     }
     // The coinbase first: the subsidy and the block's fees to a miner, and the witness commitment.
     const coinbaseId = txidOf(height, 0);
@@ -303,7 +341,7 @@ export function generateChain(blocks: number, txPerBlock: number): FakeChain {
     out.push({ hash, height, v3, header: `{${headerFields}}`, txids });
     if (height > 0) previous = next;
   }
-  return { blocks: out, minedSample, paidAddresses: [...paid], bytes };
+  return { blocks: out, minedSample, paidAddresses: [...paid], bytes, mempool, mempoolPaidAddresses: mempoolPaid };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -322,16 +360,37 @@ type Answer = string | Buffer;
 
 /** Verbosity 2 from verbosity 3: the generated `prevout` objects removed (their layout is ours, no nested object but scriptPubKey). */
 const PREVOUT = /"prevout":\{"generated":(?:true|false),"height":\d+,"value":[\d.]+,"scriptPubKey":\{[^{}]*\}\},/g;
+/** A transaction's `fee` (verbosity 2 and 3 of getblock only). */
+const FEE = /,"fee":[\d.]+/;
 
-export function createFakeUtxoNode(chain: FakeChain): { server: Server; listen(): Promise<string>; close(): Promise<void> } {
+/** What the mempool burst's bench controls see (Date.now() times, this host's clock). */
+export interface FakeMempoolStats {
+  /** Pending transactions listed (the first `released` of the mempool, in order). */
+  released: number;
+  /** When getrawmempool first answered with the burst. */
+  firstListedAt: number | null;
+  /** getrawtransaction calls answered from the mempool, and when the last one was. */
+  reads: number;
+  lastReadAt: number | null;
+}
+
+export function createFakeUtxoNode(
+  chain: FakeChain,
+  options: { initialTip?: number } = {},
+): { server: Server; listen(): Promise<string>; close(): Promise<void> } {
   const byHash = new Map(chain.blocks.map((b) => [b.hash, b]));
-  const tip = chain.blocks.length - 1;
+  // The served tip: blocks above it do not exist yet (benchsettip moves it; headers keep the full chain's confirmations).
+  let tip = Math.min(options.initialTip ?? chain.blocks.length - 1, chain.blocks.length - 1);
+  const allPending = [...chain.mempool.keys()];
+  let listed = new Set<string>();
+  let listing = '[]';
+  const stats: FakeMempoolStats = { released: 0, firstListedAt: null, reads: 0, lastReadAt: null };
   const expectedAuth = `Basic ${Buffer.from(`${RPC_USER}:${RPC_PASSWORD}`).toString('base64')}`;
   let lastParsed: { hash: string; block: { tx: Record<string, unknown>[]; time: number } } | undefined;
 
   function blockOf(hash: unknown): BlockText {
     const b = typeof hash === 'string' ? byHash.get(hash.toLowerCase()) : undefined;
-    if (b === undefined) throw new RpcFailure(-5, 'Block not found');
+    if (b === undefined || b.height > tip) throw new RpcFailure(-5, 'Block not found');
     return b;
   }
 
@@ -358,7 +417,17 @@ export function createFakeUtxoNode(chain: FakeChain): { server: Server; listen()
       }
       case 'getblockheader':
         return params[1] === false ? JSON.stringify('00'.repeat(80)) : blockOf(params[0]).header;
+      case 'getrawmempool':
+        if (params[0] === true) throw new RpcFailure(-8, 'Verbose getrawmempool is not served by this fake node');
+        if (stats.released > 0) stats.firstListedAt ??= Date.now();
+        return listing;
       case 'getrawtransaction': {
+        const pending = params[2] === undefined && listed.has(String(params[0])) ? chain.mempool.get(String(params[0])) : undefined;
+        if (pending !== undefined) {
+          stats.reads++;
+          stats.lastReadAt = Date.now();
+          return params[1] === true || params[1] === 1 ? pending : JSON.stringify((JSON.parse(pending) as { hex: string }).hex);
+        }
         if (params[2] === undefined)
           throw new RpcFailure(
             -5,
@@ -399,6 +468,24 @@ export function createFakeUtxoNode(chain: FakeChain): { server: Server; listen()
           warnings: '',
         });
       }
+      // The bench's controls (no such methods on a real node).
+      case 'benchsettip': {
+        const h = params[0];
+        if (typeof h !== 'number' || !Number.isInteger(h) || h < 0 || h >= chain.blocks.length) throw new RpcFailure(-8, 'Block height out of range');
+        tip = h;
+        return String(tip);
+      }
+      // The first <count> pending transactions are listed from now on (a burst: those beyond the previous count); the stats restart.
+      case 'benchreleasemempool': {
+        const count = params[0];
+        if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > allPending.length) throw new RpcFailure(-8, 'count out of range');
+        listed = new Set(allPending.slice(0, count));
+        listing = JSON.stringify(allPending.slice(0, count));
+        Object.assign(stats, { released: count, firstListedAt: null, reads: 0, lastReadAt: null });
+        return String(count);
+      }
+      case 'benchmempoolstats':
+        return JSON.stringify(stats);
       case 'getnetworkinfo':
         return JSON.stringify({ version: 250000, subversion: '/Satoshi:25.0.0/', protocolversion: 70016, connections: 8, networkactive: true, warnings: '' });
       default:
@@ -474,10 +561,10 @@ export function createFakeUtxoNode(chain: FakeChain): { server: Server; listen()
   };
 }
 
-async function child(blocks: number, txPerBlock: number): Promise<void> {
+async function child(blocks: number, txPerBlock: number, mempoolTransactions: number, initialTip: number): Promise<void> {
   const started = performance.now();
-  const chain = generateChain(blocks, txPerBlock);
-  const node = createFakeUtxoNode(chain);
+  const chain = generateChain(blocks, txPerBlock, mempoolTransactions);
+  const node = createFakeUtxoNode(chain, { initialTip });
   const url = await node.listen();
   const info: FakeUtxoNodeInfo = {
     url,
@@ -491,6 +578,9 @@ async function child(blocks: number, txPerBlock: number): Promise<void> {
     generateMs: Math.round(performance.now() - started),
     minedSample: chain.minedSample,
     paidAddresses: chain.paidAddresses,
+    mempoolTransactions: chain.mempool.size,
+    mempoolPaidAddresses: chain.mempoolPaidAddresses,
+    servedTip: initialTip,
   };
   process.stdout.write(`${JSON.stringify(info)}\n`);
   const parent = process.ppid;
@@ -504,5 +594,6 @@ async function child(blocks: number, txPerBlock: number): Promise<void> {
 }
 
 if (process.argv[2] === '--child' && resolve(process.argv[1] ?? '') === THIS_FILE) {
-  await child(Number(process.argv[3] ?? 500), Number(process.argv[4] ?? 2000));
+  const blocks = Number(process.argv[3] ?? 500);
+  await child(blocks, Number(process.argv[4] ?? 2000), Number(process.argv[5] ?? 0), Number(process.argv[6] ?? blocks));
 }

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { MempoolReader, PendingTransactions } from '../src/chains/types.ts';
+import { FollowerGate } from '../src/ingest/gate.ts';
 import { type MempoolDeps, newMempoolState, pollMempool } from '../src/ingest/mempool.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import type { Db } from '../src/store/db.ts';
@@ -24,23 +25,20 @@ afterAll(async () => t?.close());
 const chain = { blockchain: 'litecoin', network: 'testnet' } as const;
 const id = (n: number) => n.toString(16).padStart(64, '0');
 
-/** Lists `listed()` at each poll; records what it was asked to read; fails once when told to. */
+/** Lists `listed()` at each poll; records what it was asked to read; fails once when told to (the next read, or the n-th). */
 function scriptedReader(listed: () => string[]) {
   const reads: string[][] = [];
-  let failNext = false;
+  let failIn = 0;
   const reader: MempoolReader = {
     method: 'scripted',
     newTransactionIds: async () => listed(),
     async readPending(ids): Promise<PendingTransactions> {
-      if (failNext) {
-        failNext = false;
-        throw new Error('node down');
-      }
+      if (failIn > 0 && --failIn === 0) throw new Error('node down');
       reads.push(ids);
       return { transactionIds: ids, coinMovements: [], tokenTransfers: [], conflicts: [] };
     },
   };
-  return { reader, reads, failOnce: () => (failNext = true) };
+  return { reader, reads, failOnce: (nth = 1) => (failIn = nth) };
 }
 
 function indexWithUnconfirmed(): SubscriptionIndex {
@@ -114,4 +112,37 @@ it('does not read the node while the chain has no unconfirmed subscription', asy
   const deps: MempoolDeps = { db, reader: node.reader, chain, index: () => new SubscriptionIndex('litecoin', 'testnet'), logger: pino({ level: 'silent' }) };
   expect(await pollMempool(deps, state)).toEqual({ read: 0, fired: 0 });
   expect(state.idle).toBe(true);
+});
+
+it('reads the next batch while one commits: a failed read ahead keeps its batch and the later ones in the backlog, the earlier batch committed', async () => {
+  const ids = [id(101), id(102), id(103), id(104), id(105)];
+  let mempool = ids;
+  const node = scriptedReader(() => mempool);
+  const index = indexWithUnconfirmed();
+  const deps: MempoolDeps = { db, reader: node.reader, chain, index: () => index, logger: pino({ level: 'silent' }), batchSize: 2 };
+  const state = newMempoolState();
+  node.failOnce(2);
+  await expect(pollMempool(deps, state)).rejects.toThrow('node down');
+  expect(node.reads).toEqual([[id(101), id(102)]]);
+  expect(state.backlog).toEqual([id(103), id(104), id(105)]);
+  expect(await storedIds()).toEqual(expect.arrayContaining([id(101), id(102)]));
+  expect(await storedIds()).not.toContain(id(103));
+  mempool = [];
+  expect(await pollMempool(deps, state)).toEqual({ read: 3, fired: 0 });
+  expect(node.reads.slice(1)).toEqual([[id(103), id(104)], [id(105)]]);
+  expect(state.backlog).toEqual([]);
+});
+
+it("gives way to the follower: no batch is read while the follower's block is in progress", async () => {
+  const node = scriptedReader(() => [id(201), id(202)]);
+  const gate = new FollowerGate();
+  const index = indexWithUnconfirmed();
+  const deps: MempoolDeps = { db, reader: node.reader, chain, index: () => index, logger: pino({ level: 'silent' }), gate };
+  gate.enter();
+  const round = pollMempool(deps, newMempoolState());
+  await new Promise((resume) => setTimeout(resume, 200));
+  expect(node.reads).toEqual([]);
+  gate.leave();
+  expect(await round).toEqual({ read: 2, fired: 0 });
+  expect(node.reads).toEqual([[id(201), id(202)]]);
 });

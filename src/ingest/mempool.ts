@@ -18,17 +18,19 @@
  * is first seen when some subscription could want it.
  */
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { MempoolReader, NormalizedBlock, PendingTransactions } from '../chains/types.ts';
 import { callbackBody } from '../domain/callbacks.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
-import { matchPending, pendingIdempotencyKey, pendingItem } from '../matching/pending.ts';
+import { matchPending, type PendingMatch, pendingIdempotencyKey, pendingItem } from '../matching/pending.ts';
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import { type ChainKey, loadCallbackTargets } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { claimConflicts, loadSeen, pruneSeen, recordSeen, saveMempoolStatus } from '../store/mempool.ts';
 import * as ledger from '../wallets/ledger.ts';
 import type { TokenMetadataLookup } from './events.ts';
+import type { FollowerGate } from './gate.ts';
 
 export const DEFAULT_MAX_SEEN = 500_000;
 /** A day: far longer than a transaction waits for its first block on any followed chain in normal times. */
@@ -48,6 +50,8 @@ export interface MempoolDeps {
   maxSeenAgeMs?: number;
   /** Transactions read and committed together. */
   batchSize?: number;
+  /** The chain's follower gate (gate.ts): each batch starts between two of the follower's blocks, which go first. */
+  gate?: FollowerGate;
   now?: () => Date;
 }
 
@@ -99,11 +103,27 @@ export async function pollMempool(deps: MempoolDeps, state: MempoolState): Promi
   state.lastPolledAt = now();
   const result: RoundResult = { read: 0, fired: 0 };
   const size = deps.batchSize ?? DEFAULT_BATCH;
-  while (state.backlog.length > 0) {
-    const batch = state.backlog.slice(0, size);
-    result.fired += await applyBatch(deps, state, batch, now());
-    result.read += batch.length;
-    state.backlog.splice(0, batch.length);
+  // Two batches in flight: the next one is read from the node (and matched) while this one commits, so the
+  // node's and the database's round trips overlap. Commits stay in backlog order, one at a time.
+  // The follower has priority (a burst of pending transactions must not slow the blocks): each batch's
+  // read and commit wait for the block in progress, if any, to be applied.
+  const read = async (batch: string[]) => {
+    await deps.gate?.idle();
+    return prepareBatch(deps, batch, now());
+  };
+  let next: Promise<PreparedBatch> | undefined = state.backlog.length > 0 ? read(state.backlog.slice(0, size)) : undefined;
+  while (next !== undefined) {
+    const prepared: PreparedBatch = await next;
+    const following = state.backlog.slice(prepared.batch.length, prepared.batch.length + size);
+    next = following.length > 0 ? read(following) : undefined;
+    // Failing here abandons the read ahead: its failure must not go unhandled (the round fails once, here).
+    next?.catch(() => undefined);
+    await deps.gate?.idle();
+    result.fired += await commitBatch(deps, state, prepared);
+    result.read += prepared.batch.length;
+    state.backlog.splice(0, prepared.batch.length);
+    // The block follower first: its I/O callbacks that arrived during this batch run before the next one's work.
+    await setImmediate();
   }
   if (now().getTime() - state.lastPrunedAt >= PRUNE_EVERY_MS) await prune(deps, state, now());
   state.transactionsSeen += result.read;
@@ -111,22 +131,38 @@ export async function pollMempool(deps: MempoolDeps, state: MempoolState): Promi
   return result;
 }
 
-/** Reads, matches and commits one batch; returns the callbacks queued. */
-async function applyBatch(deps: MempoolDeps, state: MempoolState, batch: string[], at: Date): Promise<number> {
-  const firstSeen = Math.floor(at.getTime() / 1000);
+/** A batch read from the node and matched, not yet committed (nothing written). */
+interface PreparedBatch {
+  batch: string[];
+  at: Date;
+  /** Undefined when no unconfirmed subscription was left: the batch is only marked seen in memory. */
+  pending?: PendingTransactions;
+  matches: PendingMatch[];
+  tokens: Map<PendingMatch, Awaited<ReturnType<TokenMetadataLookup>>>;
+}
+
+/** Reads and matches one batch (node and database reads only). */
+async function prepareBatch(deps: MempoolDeps, batch: string[], at: Date): Promise<PreparedBatch> {
   const index = deps.index();
-  if (!index.hasUnconfirmed) {
-    for (const id of batch) state.seen.set(id, firstSeen);
-    return 0;
-  }
+  const tokens = new Map<PendingMatch, Awaited<ReturnType<TokenMetadataLookup>>>();
+  if (!index.hasUnconfirmed) return { batch, at, matches: [], tokens };
   const read = await deps.reader.readPending(batch);
   // UTXO inputs spending outputs the ledger recorded (outputs of watched addresses) become outgoing
   // movements, exactly as for a block.
   const pending: PendingTransactions = { ...(await ledger.resolveSpends(deps.db, deps.chain, asBlock(read))), conflicts: read.conflicts };
   const matches = matchPending(index, pending, deps.chain.blockchain);
-  const tokens = new Map<(typeof matches)[number], Awaited<ReturnType<TokenMetadataLookup>>>();
   for (const m of matches) if (m.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED') tokens.set(m, await deps.tokenMetadata?.(m.transfer));
+  return { batch, at, pending, matches, tokens };
+}
 
+/** Commits one prepared batch (its callbacks and its seen rows, in one transaction); returns the callbacks queued. */
+async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: PreparedBatch): Promise<number> {
+  const { batch, at, pending, matches, tokens } = prepared;
+  const firstSeen = Math.floor(at.getTime() / 1000);
+  if (pending === undefined) {
+    for (const id of batch) state.seen.set(id, firstSeen);
+    return 0;
+  }
   const fired = await deps.db.transaction('mempool:apply-batch', async (tx) => {
     // Replacements (RBF, same nonce) of transactions seen before fire nothing: the replaced one was reported.
     const replacements = await claimConflicts(tx, deps.chain, pending.conflicts, at);

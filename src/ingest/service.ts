@@ -153,7 +153,9 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     const labels = { blockchain: f.key.blockchain, network: f.key.network };
     const state = newMempoolState();
     logger.info({ ...labels, method: reader.method }, 'reading the mempool');
-    const done = followMempool({ db, reader, chain: f.key, index: () => f.index, logger, tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter) }, state, {
+    // The follower's gate: a mempool burst gives way to blocks (as backfill does).
+    const mempoolDeps = { db, reader, chain: f.key, index: () => f.index, logger, tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter), gate: f.gate };
+    const done = followMempool(mempoolDeps, state, {
       signal: abort.signal,
       // A push reader (ZMQ, WebSocket) decides itself when to poll its node (mempoolPollIntervalMs, 30 s by
       // default there) and its news wakes the loop at once; a round at least every second lets it see a gap.
