@@ -19,7 +19,7 @@ const FIXTURES = path.resolve(process.cwd(), 'test/fixtures/bitcoin/mainnet/bitc
 /** A recorded getblock answer, with or without its JSON-RPC envelope. */
 function block(height: number, hash: string): RpcBlock {
   const json = JSON.parse(readFileSync(path.join(FIXTURES, `getblock_2_height${height}_${hash}.json`), 'utf8')) as RpcBlock | { result: RpcBlock };
-  return 'result' in json ? json.result : json;
+  return 'result' in json ? (json.result as RpcBlock) : json;
 }
 const B50001 = block(50001, '000000001c920d49');
 const B50002 = block(50002, '000000002066d7f9');
