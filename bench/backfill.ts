@@ -174,7 +174,10 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
   const runs = envInt('BENCH_BACKFILL_RUNS', 3);
   const liveSteps = envInt('BENCH_BACKFILL_LIVE', 300);
   const paceMs = envInt('BENCH_BACKFILL_PACE_MS', 25);
-  const blockWorkers = envInt('BENCH_BACKFILL_WORKERS', DEFAULT_BLOCK_WORKERS);
+  // 0 (blocks read on the main thread, as before workers) is a valid setting, which envInt refuses.
+  const blockWorkers = Number(process.env.BENCH_BACKFILL_WORKERS || DEFAULT_BLOCK_WORKERS);
+  if (!Number.isInteger(blockWorkers) || blockWorkers < 0)
+    throw new Error(`BENCH_BACKFILL_WORKERS must be 0 or more, not '${process.env.BENCH_BACKFILL_WORKERS}'.`);
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-backfill-'));
   let database: OpenDatabase | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.embedded?.stop());
