@@ -22,7 +22,9 @@
  * Between runs the chain state, outbox and jobs are emptied (subscriptions stay).
  *
  * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
- * BENCH_BACKFILL_LIVE (300 steps), BENCH_BACKFILL_PACE_MS (25). BENCH_DURATION does not apply.
+ * BENCH_BACKFILL_LIVE (300 steps), BENCH_BACKFILL_PACE_MS (25), BENCH_BACKFILL_WORKERS (the chain's blockWorkers,
+ * default the service's: each adapter, the follower's and the backfill's, reads blocks in worker threads of its
+ * own). BENCH_DURATION does not apply.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -32,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { createChainAdapter } from '../src/chains/registry.ts';
 import type { ChainAdapter } from '../src/chains/types.ts';
-import { type ChainConfig, loadConfig } from '../src/config/config.ts';
+import { type ChainConfig, DEFAULT_BLOCK_WORKERS, loadConfig } from '../src/config/config.ts';
 import { startBlockJobRunner } from '../src/ingest/block-jobs.ts';
 import { applyNextBlock, type FollowerDeps } from '../src/ingest/follower.ts';
 import { FollowerGate } from '../src/ingest/gate.ts';
@@ -172,6 +174,10 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
   const runs = envInt('BENCH_BACKFILL_RUNS', 3);
   const liveSteps = envInt('BENCH_BACKFILL_LIVE', 300);
   const paceMs = envInt('BENCH_BACKFILL_PACE_MS', 25);
+  // 0 (blocks read on the main thread, as before workers) is a valid setting, which envInt refuses.
+  const blockWorkers = Number(process.env.BENCH_BACKFILL_WORKERS || DEFAULT_BLOCK_WORKERS);
+  if (!Number.isInteger(blockWorkers) || blockWorkers < 0)
+    throw new Error(`BENCH_BACKFILL_WORKERS must be 0 or more, not '${process.env.BENCH_BACKFILL_WORKERS}'.`);
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-backfill-'));
   let database: OpenDatabase | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.embedded?.stop());
@@ -189,6 +195,7 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     concurrency: CONCURRENCY,
     requestTimeoutMs: 30_000,
     pollIntervalMs: 1000,
+    blockWorkers,
   };
   const adapter = createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter;
   const customer = await createCustomer(database.db, 'bench', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1000 }, 0n);
@@ -239,6 +246,7 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     txPerBlock,
     runs,
     concurrency: CONCURRENCY,
+    blockWorkers,
     bareFetchBlocksPerSecond: round(
       m((f) => f.bare),
       0,

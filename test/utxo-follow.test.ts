@@ -5,7 +5,9 @@
  * Dash Core (special transactions) and zcashd (shielded parts). The shared scenarios (mined callbacks, a
  * reorganisation, the wallet ledger with the opening balance where the node has scantxoutset, a restart)
  * run against each exactly as against the real litecoind of litecoin-follow.test.ts. Credentials are
- * given in the URL for some and as rpcUser/rpcPassword for others, so both paths are followed.
+ * given in the URL for some and as rpcUser/rpcPassword for others, so both paths are followed. Blocks are
+ * read in a block worker thread (the default) on all but zcash, which reads them on the main thread
+ * (blockWorkers 0), so both paths pass the same scenarios.
  */
 import { describe, expect, it } from 'vitest';
 import { type FakeUtxoDriverOptions, type FakeUtxoNode, startFakeUtxoDriver, type UtxoDialect } from './support/fake-utxo-node.ts';
@@ -53,7 +55,7 @@ describeFollowScenarios('dash/testnet followed on a fake Dash Core', driver('das
   scenarios: WITH_EACH,
 });
 
-describeFollowScenarios('zcash/testnet followed on a fake zcashd', driver('zcash'), {
+describeFollowScenarios('zcash/testnet followed on a fake zcashd, blocks read on the main thread', driver('zcash', { blockWorkers: 0 }), {
   confirmations: 2,
   amount: 10_000_000n,
   opening: 'unavailable',

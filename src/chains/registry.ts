@@ -4,7 +4,7 @@
  * chain gets a pool (pool.ts) over one adapter per configured node; a single rpcUrl is a pool of one.
  */
 import type { Logger } from 'pino';
-import { type ChainConfig, chainNodes, DEFAULT_MAX_LAG_BLOCKS, DEFAULT_REORG_QUORUM_DEPTH } from '../config/config.ts';
+import { type ChainConfig, chainNodes, DEFAULT_BLOCK_WORKERS, DEFAULT_MAX_LAG_BLOCKS, DEFAULT_REORG_QUORUM_DEPTH } from '../config/config.ts';
 import { CHAINS } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
 import type { ChainKey } from '../store/chain-state.ts';
@@ -99,6 +99,7 @@ function createNodeAdapter(
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger,
+        blockWorkers: chain.blockWorkers ?? DEFAULT_BLOCK_WORKERS,
       });
     default:
       return undefined;

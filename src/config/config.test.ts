@@ -44,6 +44,23 @@ describe('chains configuration', () => {
     expect(() => loadConfig({ configFile: file }, {})).toThrow(/for Bitcoin-family nodes/);
   });
 
+  it('takes blockWorkers (Bitcoin-family block worker threads) from 0 to 16; absent, the registry uses its default', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+    const file = join(dir, 'config.json');
+    const write = (chain: Record<string, unknown>) =>
+      writeFileSync(file, JSON.stringify({ chains: [{ blockchain: 'bitcoin', network: 'mainnet', rpcUrl: 'http://btc:8332', ...chain }] }));
+    write({ blockWorkers: 0 });
+    expect(loadConfig({ configFile: file }, {}).chains[0]?.blockWorkers).toBe(0);
+    write({ blockWorkers: 2 });
+    expect(loadConfig({ configFile: file }, {}).chains[0]?.blockWorkers).toBe(2);
+    write({});
+    expect(loadConfig({ configFile: file }, {}).chains[0]?.blockWorkers).toBeUndefined();
+    write({ blockWorkers: 17 });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/blockWorkers/);
+    write({ blockWorkers: 1.5 });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/blockWorkers/);
+  });
+
   it('merges the environment over the file entry of the same chain', () => {
     const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
     const file = join(dir, 'config.json');

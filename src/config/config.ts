@@ -210,6 +210,11 @@ const Chain = Type.Object(
     concurrency: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
     /** A node request that takes longer has failed (and is retried with backoff). */
     requestTimeoutMs: Type.Integer({ minimum: 100, default: 10000 }),
+    /**
+     * Bitcoin-family chains: worker threads per node that read, parse and normalise blocks, so a block's
+     * megabytes of JSON are never parsed on the main thread; 0: on the main thread. Default 1.
+     */
+    blockWorkers: Type.Optional(Type.Integer({ minimum: 0, maximum: 16 })),
   },
   { additionalProperties: false },
 );
@@ -221,6 +226,8 @@ const Chain = Type.Object(
 export type ChainConfig = Static<typeof Chain>;
 
 export const DEFAULT_MAX_LAG_BLOCKS = 3;
+/** Block worker threads per Bitcoin-family node when blockWorkers is not given. */
+export const DEFAULT_BLOCK_WORKERS = 1;
 export const DEFAULT_REORG_QUORUM_DEPTH = 2;
 
 /** The chain's nodes: each RPC URL with its WebSocket and ZMQ URLs when given (same order). A single rpcUrl is a pool of one. */

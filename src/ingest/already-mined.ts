@@ -20,6 +20,7 @@
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
+import { Fifo } from '../domain/fifo.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import { enqueueCallbacks } from '../store/callbacks.ts';
 import {
@@ -87,7 +88,7 @@ export interface AlreadyMinedChecks {
 export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'info' | 'warn' | 'error'> }): AlreadyMinedChecks {
   const { db, logger } = deps;
   const abort = new AbortController();
-  const queue: Check[] = [];
+  const queue = new Fifo<Check>();
   /** Subscriptions queued, running or parked: one check at a time per subscription. */
   const known = new Set<string>();
   const parked = new Map<string, Parked>();
@@ -289,7 +290,7 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     async close() {
       abort.abort();
       clearTimeout(sweepTimer);
-      queue.length = 0;
+      queue.clear();
       while (running.size > 0) await Promise.allSettled([...running]);
     },
   };

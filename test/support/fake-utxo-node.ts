@@ -213,6 +213,8 @@ export async function startFakeUtxoNode(dialect: UtxoDialect, options: FakeUtxoN
 export interface FakeUtxoDriverOptions extends FakeUtxoNodeOptions {
   /** Where herald gets the credentials: in rpcUrl (user:password@, default) or chainConfig rpcUser/rpcPassword. */
   credentials?: 'url' | 'config';
+  /** The chain's blockWorkers setting (herald's default when not given: blocks read in a worker thread). */
+  blockWorkers?: number;
 }
 
 /** A ChainDriver (test/support/chain-driver.ts) over a fake node of `dialect`. */
@@ -224,7 +226,13 @@ export async function startFakeUtxoDriver(dialect: UtxoDialect, options: FakeUtx
     blockchain: node.params.blockchain,
     network: node.params.network,
     rpcUrl: inConfig ? node.url : node.urlWithCredentials,
-    chainConfig: inConfig ? { rpcUser: node.user, rpcPassword: node.password } : undefined,
+    chainConfig:
+      inConfig || options.blockWorkers !== undefined
+        ? {
+            ...(inConfig && { rpcUser: node.user, rpcPassword: node.password }),
+            ...(options.blockWorkers !== undefined && { blockWorkers: options.blockWorkers }),
+          }
+        : undefined,
     height: async () => node.height(),
     blockHash: async (height) => node.blockHash(height),
     async mine(count) {

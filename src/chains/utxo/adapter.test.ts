@@ -13,7 +13,7 @@
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase } from '../../../test/harness.ts';
 import { type StubReply, startUtxoRpcStub, type UtxoRpcStub } from '../../../test/support/utxo-rpc-stub.ts';
 import { callbackItem } from '../../matching/identity.ts';
@@ -194,8 +194,11 @@ async function startNode(dialect: Dialect, blocks: Block[], credentials?: string
   return node;
 }
 
+/** Block worker threads of the adapters made by adapterFor (set per describe). */
+let blockWorkers = 0;
+
 function adapterFor(node: Node, options: Partial<UtxoAdapterOptions> = {}): UtxoAdapter {
-  const adapter = createUtxoAdapter({ blockchain: 'bitcoin', network: 'mainnet', rpcUrl: node.stub.url, ...options });
+  const adapter = createUtxoAdapter({ blockchain: 'bitcoin', network: 'mainnet', rpcUrl: node.stub.url, blockWorkers, ...options });
   adapters.push(adapter);
   return adapter;
 }
@@ -219,220 +222,236 @@ const BTC_MAIN = { blockchain: 'bitcoin', network: 'mainnet' } as const;
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe('getblock verbosity, detected per node', () => {
-  it('Core >= 25: verbosity 3 resolves every spending inline (50001 debits the funding addresses, no spends left)', async () => {
-    const node = await startNode(CORE_25, btcBlocks());
-    const adapter = adapterFor(node);
-    expect(adapter.capabilities().blockVerbosity).toBe('unknown');
-    const b50000 = await adapter.getBlock(50000);
-    // A coinbase-only block cannot tell whether verbosity 3 is honoured.
-    expect(adapter.capabilities().blockVerbosity).toBe('unknown');
-    expect(b50000).toEqual(normalizeUtxoBlock({ block: BTC_BLOCKS[50000] as Block }, BTC_MAIN));
-    const b = await adapter.getBlock(50001);
-    expect(adapter.capabilities().blockVerbosity).toBe(3);
-    expect(getblockCalls(node)).toEqual([3, 3]);
-    expect(node.stub.count('getrawtransaction')).toBe(0);
-    expect(b.utxo?.spends).toEqual([]);
-    const [, tx1, tx2] = b.transactionIds as [string, string, string];
-    expect(b.coinMovements.filter((m) => m.transactionId === tx1)).toEqual([
-      { transactionId: tx1, address: '1DoQeKfU3dYhN9bxMpFFcVUnufCPDqSPae', delta: -5000000000n },
-      { transactionId: tx1, address: '1PZMgkF2x161qvfP7dhoWSEEU3SjnQE1m9', delta: -5000000000n },
-      { transactionId: tx1, address: '1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ', delta: 10000000000n },
-    ]);
-    expect(b.coinMovements.filter((m) => m.transactionId === tx2).map((m) => m.address)).toEqual([
-      '18dxbN6m8zxieN8F9BchXmhbeXUdFLr8fD',
-      '1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ',
-    ]);
-    expect(b.hash).toBe(fixture<string>(`${BTC}getblockhash_50001.json`));
-    expect(b.parentHash).toBe(b50000.hash);
+/**
+ * Blocks are read on the calling thread (blockWorkers 0, the adapter's default) or in a worker thread (the
+ * service's default): the same blocks, the same errors (revived as their own class), the same detection.
+ */
+describe.each([
+  { path: 'in process', blockWorkers: 0 },
+  { path: 'in a block worker', blockWorkers: 1 },
+])('getBlock $path', ({ blockWorkers: workers }) => {
+  beforeAll(() => {
+    blockWorkers = workers;
+  });
+  afterAll(() => {
+    blockWorkers = 0;
   });
 
-  it('Core 0.21–24 (and Litecoin 0.21, Dash) answer verbosity 3 as 2: detected from the first block with inputs, then 2 is asked', async () => {
-    const node = await startNode(CORE_21, btcBlocks());
-    const log = logger();
-    const adapter = adapterFor(node, { logger: log });
-    const b = await adapter.getBlock(50001);
-    expect(adapter.capabilities().blockVerbosity).toBe(2);
-    expect(b).toEqual(normalizeUtxoBlock({ block: BTC_BLOCKS[50001] as Block }, BTC_MAIN));
-    expect(b.utxo?.spends.map((s) => s.outpoint)).toEqual([
-      '76a8d70a757be5055f60be076b683897cadaad6b7bdf78c43e39b9d59cb4a6ea:0',
-      '0dd0394c6240355f4e4b3c88028f678ed746cebee3b3e8509620733f018914c9:0',
-      '0d37522b89f991f8433b80f709ad31862a54435cd003f25732fe405e9db93216:0',
-    ]);
-    await adapter.getBlock(50002);
-    expect(getblockCalls(node)).toEqual([3, 2]);
-    expect(log.info.mock.calls.map((c) => c[1]).filter((m) => /verbosity/.test(String(m)))).toEqual(['node does not serve getblock verbosity 3; using 2']);
-  });
-
-  it('litecoin 0.21 (MWEB era, 4 consecutive recorded blocks): read at verbosity 2 after one verbosity-3 answer', async () => {
-    const names = ['2383206_7b3479a720700cbf', '2383207_84da0de24f1f7007', '2383208_d01b594f05404576', '2383209_0e6ab03c6ffc04a9'];
-    const blocks = names.map((n) => fixture<Block>(`litecoin/mainnet/vivita/getblock_2_height${n}.json`));
-    const node = await startNode(CORE_21, blocks);
-    const adapter = adapterFor(node, { blockchain: 'litecoin' });
-    const chain = { blockchain: 'litecoin', network: 'mainnet' } as const;
-    let parent: NormalizedBlock | undefined;
-    for (const block of blocks) {
-      const b = await adapter.getBlock(block.height);
-      expect(b).toEqual(normalizeUtxoBlock({ block }, chain));
-      if (parent) expect(b.parentHash).toBe(parent.hash);
-      parent = b;
-    }
-    expect(getblockCalls(node)).toEqual([3, 2, 2, 2]);
-  });
-
-  it('zcashd: -8 "Verbosity must be in range from 0 to 2" → 2, valueZat amounts, shielded parts ignored', async () => {
-    const blocks = [
-      fixture<Block>('zcash/mainnet/bitcoin-etl/getblock_2_height508_000000124b0ed07b.json'),
-      fixture<Block>('zcash/mainnet/bitcoin-etl/getblock_2_height462085_00000000010678b8.json'),
-    ];
-    const node = await startNode({ maxVerbosity: 2, badVerbosity: ZCASH_OUT_OF_RANGE }, blocks);
-    const log = logger();
-    const adapter = adapterFor(node, { blockchain: 'zcash', logger: log });
-    const chain = { blockchain: 'zcash', network: 'mainnet' } as const;
-    const b508 = await adapter.getBlock(508);
-    expect(b508.hash).toBe(fixture<string>('zcash/mainnet/bitcoin-etl/getblockhash_508.json'));
-    expect(b508).toEqual(normalizeUtxoBlock({ block: blocks[0] as Block }, chain));
-    expect(await adapter.getBlock(462085)).toEqual(normalizeUtxoBlock({ block: blocks[1] as Block }, chain));
-    expect(getblockCalls(node)).toEqual([3, 2, 2]);
-    expect(adapter.capabilities().blockVerbosity).toBe(2);
-    expect(log.info.mock.calls[0]?.[0]).toMatchObject({ answer: ZCASH_OUT_OF_RANGE.message, blockchain: 'zcash' });
-  });
-
-  it('a node serving verbosity 1 only: getblock true + one batch of getrawtransaction <txid> true <blockhash> = the verbosity-2 result', async () => {
-    const node = await startNode({ maxVerbosity: 1, rawTxBlockHash: true }, btcBlocks());
-    const adapter = adapterFor(node);
-    const b = await adapter.getBlock(50001);
-    expect(b).toEqual(normalizeUtxoBlock({ block: BTC_BLOCKS[50001] as Block }, BTC_MAIN));
-    expect(getblockCalls(node)).toEqual([3, 2, true]);
-    const raw = node.stub.calls.filter((c) => c.method === 'getrawtransaction');
-    expect(raw.map((c) => c.params)).toEqual((BTC_BLOCKS[50001] as Block).tx.map((t) => [t.txid, true, (BTC_BLOCKS[50001] as Block).hash]));
-    expect(raw.every((c) => c.batched)).toBe(true);
-    expect(adapter.capabilities()).toMatchObject({ blockVerbosity: 1, rawTransactionBlockHash: 'supported' });
-    await adapter.getBlock(50002);
-    expect(getblockCalls(node).slice(3)).toEqual([true]);
-  });
-
-  it('bitcoin-cash 91722 (recorded getblock true + getrawtransaction): the output in cashaddr', async () => {
-    const block = fixture<RpcBlock & { hash: string; height: number; tx: string[] }>(
-      'bitcoin-cash/mainnet/bitcoin-etl/getblock_true_height91722_00000000000271a2.json',
-    );
-    const tx = fixture<Tx & { blockhash: string }>('bitcoin-cash/mainnet/bitcoin-etl/getrawtransaction_true_e3bf3d07.json');
-    // The recording was made without the blockhash argument and shows the duplicate's later block (91880, BIP30);
-    // asked with the blockhash, the node names the block asked.
-    const stub = await startUtxoRpcStub((method, params) => {
-      if (method === 'getblockhash') return { result: block.hash };
-      if (method === 'getblock') return params[1] === true ? { result: block } : { error: CORE_OUT_OF_RANGE };
-      if (method === 'getrawtransaction') return { result: { ...tx, blockhash: params[2] } };
-      return { error: { code: -32601, message: 'Method not found' } };
+  describe('getblock verbosity, detected per node', () => {
+    it('Core >= 25: verbosity 3 resolves every spending inline (50001 debits the funding addresses, no spends left)', async () => {
+      const node = await startNode(CORE_25, btcBlocks());
+      const adapter = adapterFor(node);
+      expect(adapter.capabilities().blockVerbosity).toBe('unknown');
+      const b50000 = await adapter.getBlock(50000);
+      // A coinbase-only block cannot tell whether verbosity 3 is honoured.
+      expect(adapter.capabilities().blockVerbosity).toBe('unknown');
+      expect(b50000).toEqual(normalizeUtxoBlock({ block: BTC_BLOCKS[50000] as Block }, BTC_MAIN));
+      const b = await adapter.getBlock(50001);
+      expect(adapter.capabilities().blockVerbosity).toBe(3);
+      expect(getblockCalls(node)).toEqual([3, 3]);
+      expect(node.stub.count('getrawtransaction')).toBe(0);
+      expect(b.utxo?.spends).toEqual([]);
+      const [, tx1, tx2] = b.transactionIds as [string, string, string];
+      expect(b.coinMovements.filter((m) => m.transactionId === tx1)).toEqual([
+        { transactionId: tx1, address: '1DoQeKfU3dYhN9bxMpFFcVUnufCPDqSPae', delta: -5000000000n },
+        { transactionId: tx1, address: '1PZMgkF2x161qvfP7dhoWSEEU3SjnQE1m9', delta: -5000000000n },
+        { transactionId: tx1, address: '1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ', delta: 10000000000n },
+      ]);
+      expect(b.coinMovements.filter((m) => m.transactionId === tx2).map((m) => m.address)).toEqual([
+        '18dxbN6m8zxieN8F9BchXmhbeXUdFLr8fD',
+        '1HaHTfmvoUW6i6nhJf8jJs6tU4cHNmBQHQ',
+      ]);
+      expect(b.hash).toBe(fixture<string>(`${BTC}getblockhash_50001.json`));
+      expect(b.parentHash).toBe(b50000.hash);
     });
-    stubs.push(stub);
-    const adapter = createUtxoAdapter({ blockchain: 'bitcoin-cash', network: 'mainnet', rpcUrl: stub.url });
-    adapters.push(adapter);
-    const b = await adapter.getBlock(91722);
-    expect(b.coinMovements).toEqual([{ transactionId: tx.txid, address: 'bitcoincash:qzkddwa6hgh03skr4qsrygk7e087zjydxgqkpjnsw7', delta: 5000000000n }]);
-    expect(b.utxo?.outputs.map((o) => o.address)).toEqual(['bitcoincash:qzkddwa6hgh03skr4qsrygk7e087zjydxgqkpjnsw7']);
-  });
 
-  it('dogecoin 1.14 (boolean verbose, getrawtransaction without blockhash, -txindex): recorded block 2 and its coinbase', async () => {
-    const block = fixture<RpcBlock & { hash: string; height: number; tx: string[] }>(
-      'dogecoin/mainnet/bitcoin-etl/getblock_true_height2_ea5380659e02a68c.json',
-    );
-    const tx = fixture<Tx>('dogecoin/mainnet/bitcoin-etl/getrawtransaction_true_3b14b76d.json');
-    const stub = await startUtxoRpcStub((method, params) => {
-      if (method === 'getblockhash') return { result: fixture<string>('dogecoin/mainnet/bitcoin-etl/getblockhash_2.json') };
-      if (method === 'getblock') return typeof params[1] === 'boolean' ? { result: block } : { error: NOT_BOOLEAN };
-      if (method === 'getrawtransaction') return params.length > 2 ? { error: RAW_TX_USAGE } : { result: tx };
-      return { error: { code: -32601, message: 'Method not found' } };
+    it('Core 0.21–24 (and Litecoin 0.21, Dash) answer verbosity 3 as 2: detected from the first block with inputs, then 2 is asked', async () => {
+      const node = await startNode(CORE_21, btcBlocks());
+      const log = logger();
+      const adapter = adapterFor(node, { logger: log });
+      const b = await adapter.getBlock(50001);
+      expect(adapter.capabilities().blockVerbosity).toBe(2);
+      expect(b).toEqual(normalizeUtxoBlock({ block: BTC_BLOCKS[50001] as Block }, BTC_MAIN));
+      expect(b.utxo?.spends.map((s) => s.outpoint)).toEqual([
+        '76a8d70a757be5055f60be076b683897cadaad6b7bdf78c43e39b9d59cb4a6ea:0',
+        '0dd0394c6240355f4e4b3c88028f678ed746cebee3b3e8509620733f018914c9:0',
+        '0d37522b89f991f8433b80f709ad31862a54435cd003f25732fe405e9db93216:0',
+      ]);
+      await adapter.getBlock(50002);
+      expect(getblockCalls(node)).toEqual([3, 2]);
+      expect(log.info.mock.calls.map((c) => c[1]).filter((m) => /verbosity/.test(String(m)))).toEqual(['node does not serve getblock verbosity 3; using 2']);
     });
-    stubs.push(stub);
-    const log = logger();
-    const adapter = createUtxoAdapter({ blockchain: 'dogecoin', network: 'mainnet', rpcUrl: stub.url, logger: log });
-    adapters.push(adapter);
-    const b = await adapter.getBlock(2);
-    expect(b.coinMovements).toEqual([{ transactionId: tx.txid, address: 'DPsvwvYRgt66ntxno9mMuBfwhg9nAMmGrD', delta: 72975200000000n }]);
-    expect(stub.calls.filter((c) => c.method === 'getblock').map((c) => c.params[1])).toEqual([3, 2, true]);
-    expect(stub.calls.filter((c) => c.method === 'getrawtransaction').map((c) => c.params.length)).toEqual([3, 2]);
-    expect(adapter.capabilities()).toMatchObject({ blockVerbosity: 1, rawTransactionBlockHash: 'unsupported' });
-    await adapter.getBlock(2);
-    expect(stub.calls.filter((c) => c.method === 'getrawtransaction').map((c) => c.params.length)).toEqual([3, 2, 2]);
-    expect(log.info.mock.calls.map((c) => c[1])).toEqual([
-      'node does not serve getblock verbosity 3; using 2',
-      'node does not serve getblock verbosity 2; using 1',
-      'node takes no blockhash in getrawtransaction; looking transactions up without it (needs -txindex)',
-    ]);
+
+    it('litecoin 0.21 (MWEB era, 4 consecutive recorded blocks): read at verbosity 2 after one verbosity-3 answer', async () => {
+      const names = ['2383206_7b3479a720700cbf', '2383207_84da0de24f1f7007', '2383208_d01b594f05404576', '2383209_0e6ab03c6ffc04a9'];
+      const blocks = names.map((n) => fixture<Block>(`litecoin/mainnet/vivita/getblock_2_height${n}.json`));
+      const node = await startNode(CORE_21, blocks);
+      const adapter = adapterFor(node, { blockchain: 'litecoin' });
+      const chain = { blockchain: 'litecoin', network: 'mainnet' } as const;
+      let parent: NormalizedBlock | undefined;
+      for (const block of blocks) {
+        const b = await adapter.getBlock(block.height);
+        expect(b).toEqual(normalizeUtxoBlock({ block }, chain));
+        if (parent) expect(b.parentHash).toBe(parent.hash);
+        parent = b;
+      }
+      expect(getblockCalls(node)).toEqual([3, 2, 2, 2]);
+    });
+
+    it('zcashd: -8 "Verbosity must be in range from 0 to 2" → 2, valueZat amounts, shielded parts ignored', async () => {
+      const blocks = [
+        fixture<Block>('zcash/mainnet/bitcoin-etl/getblock_2_height508_000000124b0ed07b.json'),
+        fixture<Block>('zcash/mainnet/bitcoin-etl/getblock_2_height462085_00000000010678b8.json'),
+      ];
+      const node = await startNode({ maxVerbosity: 2, badVerbosity: ZCASH_OUT_OF_RANGE }, blocks);
+      const log = logger();
+      const adapter = adapterFor(node, { blockchain: 'zcash', logger: log });
+      const chain = { blockchain: 'zcash', network: 'mainnet' } as const;
+      const b508 = await adapter.getBlock(508);
+      expect(b508.hash).toBe(fixture<string>('zcash/mainnet/bitcoin-etl/getblockhash_508.json'));
+      expect(b508).toEqual(normalizeUtxoBlock({ block: blocks[0] as Block }, chain));
+      expect(await adapter.getBlock(462085)).toEqual(normalizeUtxoBlock({ block: blocks[1] as Block }, chain));
+      expect(getblockCalls(node)).toEqual([3, 2, 2]);
+      expect(adapter.capabilities().blockVerbosity).toBe(2);
+      expect(log.info.mock.calls[0]?.[0]).toMatchObject({ answer: ZCASH_OUT_OF_RANGE.message, blockchain: 'zcash' });
+    });
+
+    it('a node serving verbosity 1 only: getblock true + one batch of getrawtransaction <txid> true <blockhash> = the verbosity-2 result', async () => {
+      const node = await startNode({ maxVerbosity: 1, rawTxBlockHash: true }, btcBlocks());
+      const adapter = adapterFor(node);
+      const b = await adapter.getBlock(50001);
+      expect(b).toEqual(normalizeUtxoBlock({ block: BTC_BLOCKS[50001] as Block }, BTC_MAIN));
+      expect(getblockCalls(node)).toEqual([3, 2, true]);
+      const raw = node.stub.calls.filter((c) => c.method === 'getrawtransaction');
+      expect(raw.map((c) => c.params)).toEqual((BTC_BLOCKS[50001] as Block).tx.map((t) => [t.txid, true, (BTC_BLOCKS[50001] as Block).hash]));
+      expect(raw.every((c) => c.batched)).toBe(true);
+      expect(adapter.capabilities()).toMatchObject({ blockVerbosity: 1, rawTransactionBlockHash: 'supported' });
+      await adapter.getBlock(50002);
+      expect(getblockCalls(node).slice(3)).toEqual([true]);
+    });
+
+    it('bitcoin-cash 91722 (recorded getblock true + getrawtransaction): the output in cashaddr', async () => {
+      const block = fixture<RpcBlock & { hash: string; height: number; tx: string[] }>(
+        'bitcoin-cash/mainnet/bitcoin-etl/getblock_true_height91722_00000000000271a2.json',
+      );
+      const tx = fixture<Tx & { blockhash: string }>('bitcoin-cash/mainnet/bitcoin-etl/getrawtransaction_true_e3bf3d07.json');
+      // The recording was made without the blockhash argument and shows the duplicate's later block (91880, BIP30);
+      // asked with the blockhash, the node names the block asked.
+      const stub = await startUtxoRpcStub((method, params) => {
+        if (method === 'getblockhash') return { result: block.hash };
+        if (method === 'getblock') return params[1] === true ? { result: block } : { error: CORE_OUT_OF_RANGE };
+        if (method === 'getrawtransaction') return { result: { ...tx, blockhash: params[2] } };
+        return { error: { code: -32601, message: 'Method not found' } };
+      });
+      stubs.push(stub);
+      const adapter = createUtxoAdapter({ blockchain: 'bitcoin-cash', network: 'mainnet', rpcUrl: stub.url });
+      adapters.push(adapter);
+      const b = await adapter.getBlock(91722);
+      expect(b.coinMovements).toEqual([{ transactionId: tx.txid, address: 'bitcoincash:qzkddwa6hgh03skr4qsrygk7e087zjydxgqkpjnsw7', delta: 5000000000n }]);
+      expect(b.utxo?.outputs.map((o) => o.address)).toEqual(['bitcoincash:qzkddwa6hgh03skr4qsrygk7e087zjydxgqkpjnsw7']);
+    });
+
+    it('dogecoin 1.14 (boolean verbose, getrawtransaction without blockhash, -txindex): recorded block 2 and its coinbase', async () => {
+      const block = fixture<RpcBlock & { hash: string; height: number; tx: string[] }>(
+        'dogecoin/mainnet/bitcoin-etl/getblock_true_height2_ea5380659e02a68c.json',
+      );
+      const tx = fixture<Tx>('dogecoin/mainnet/bitcoin-etl/getrawtransaction_true_3b14b76d.json');
+      const stub = await startUtxoRpcStub((method, params) => {
+        if (method === 'getblockhash') return { result: fixture<string>('dogecoin/mainnet/bitcoin-etl/getblockhash_2.json') };
+        if (method === 'getblock') return typeof params[1] === 'boolean' ? { result: block } : { error: NOT_BOOLEAN };
+        if (method === 'getrawtransaction') return params.length > 2 ? { error: RAW_TX_USAGE } : { result: tx };
+        return { error: { code: -32601, message: 'Method not found' } };
+      });
+      stubs.push(stub);
+      const log = logger();
+      const adapter = createUtxoAdapter({ blockchain: 'dogecoin', network: 'mainnet', rpcUrl: stub.url, logger: log });
+      adapters.push(adapter);
+      const b = await adapter.getBlock(2);
+      expect(b.coinMovements).toEqual([{ transactionId: tx.txid, address: 'DPsvwvYRgt66ntxno9mMuBfwhg9nAMmGrD', delta: 72975200000000n }]);
+      expect(stub.calls.filter((c) => c.method === 'getblock').map((c) => c.params[1])).toEqual([3, 2, true]);
+      expect(stub.calls.filter((c) => c.method === 'getrawtransaction').map((c) => c.params.length)).toEqual([3, 2]);
+      expect(adapter.capabilities()).toMatchObject({ blockVerbosity: 1, rawTransactionBlockHash: 'unsupported' });
+      await adapter.getBlock(2);
+      expect(stub.calls.filter((c) => c.method === 'getrawtransaction').map((c) => c.params.length)).toEqual([3, 2, 2]);
+      expect(log.info.mock.calls.map((c) => c[1])).toEqual([
+        'node does not serve getblock verbosity 3; using 2',
+        'node does not serve getblock verbosity 2; using 1',
+        'node takes no blockhash in getrawtransaction; looking transactions up without it (needs -txindex)',
+      ]);
+    });
+
+    it('dogecoin 1.14 without -txindex: a clear error naming -txindex, thrown (never an empty block)', async () => {
+      const node = await startNode({ maxVerbosity: 1, booleanOnly: true, rawTxBlockHash: false, txindex: false }, btcBlocks());
+      const adapter = adapterFor(node, { blockchain: 'dogecoin' });
+      const e = await rejection(adapter.getBlock(50001));
+      expect(e).toBeInstanceOf(UtxoAdapterError);
+      expect(e.message).toMatch(/-txindex=1/);
+    });
   });
 
-  it('dogecoin 1.14 without -txindex: a clear error naming -txindex, thrown (never an empty block)', async () => {
-    const node = await startNode({ maxVerbosity: 1, booleanOnly: true, rawTxBlockHash: false, txindex: false }, btcBlocks());
-    const adapter = adapterFor(node, { blockchain: 'dogecoin' });
-    const e = await rejection(adapter.getBlock(50001));
-    expect(e).toBeInstanceOf(UtxoAdapterError);
-    expect(e.message).toMatch(/-txindex=1/);
-  });
-});
+  describe('node trouble is thrown, never a downgrade', () => {
+    it('HTTP 500 garbage, a timeout, or another RPC error at getblock 3 leave the verbosity alone', async () => {
+      const node = await startNode(CORE_25, btcBlocks());
+      const adapter = adapterFor(node, { timeoutMs: 300 });
+      node.extra.set('getblock', () => ({ status: 500, body: '<html>oops</html>' }));
+      expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'http' });
+      node.extra.set('getblock', () => ({ hang: true }));
+      expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'timeout' });
+      node.extra.set('getblock', () => ({ error: { code: -1, message: 'Block not available (pruned data)' } }));
+      expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'rpc', code: -1 });
+      node.extra.set('getblock', () => ({ status: 200, body: '{"result":{"hash":"00","tx":[]},"error":null,"id":0}' }));
+      expect(await rejection(adapter.getBlock(50001))).toBeInstanceOf(UtxoRpcError); // id mismatch / not a block
+      expect(getblockCalls(node).every((v) => v === 3)).toBe(true);
+      expect(adapter.capabilities().blockVerbosity).toBe('unknown');
+      node.extra.delete('getblock');
+      expect((await adapter.getBlock(50001)).utxo?.spends).toEqual([]);
+      expect(adapter.capabilities().blockVerbosity).toBe(3);
+    });
 
-describe('node trouble is thrown, never a downgrade', () => {
-  it('HTTP 500 garbage, a timeout, or another RPC error at getblock 3 leave the verbosity alone', async () => {
-    const node = await startNode(CORE_25, btcBlocks());
-    const adapter = adapterFor(node, { timeoutMs: 300 });
-    node.extra.set('getblock', () => ({ status: 500, body: '<html>oops</html>' }));
-    expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'http' });
-    node.extra.set('getblock', () => ({ hang: true }));
-    expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'timeout' });
-    node.extra.set('getblock', () => ({ error: { code: -1, message: 'Block not available (pruned data)' } }));
-    expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'rpc', code: -1 });
-    node.extra.set('getblock', () => ({ status: 200, body: '{"result":{"hash":"00","tx":[]},"error":null,"id":0}' }));
-    expect(await rejection(adapter.getBlock(50001))).toBeInstanceOf(UtxoRpcError); // id mismatch / not a block
-    expect(getblockCalls(node).every((v) => v === 3)).toBe(true);
-    expect(adapter.capabilities().blockVerbosity).toBe('unknown');
-    node.extra.delete('getblock');
-    expect((await adapter.getBlock(50001)).utxo?.spends).toEqual([]);
-    expect(adapter.capabilities().blockVerbosity).toBe(3);
-  });
-
-  it('a getrawtransaction batch that fails (HTTP 500) fails the block', async () => {
-    const node = await startNode({ maxVerbosity: 1, rawTxBlockHash: true }, btcBlocks());
-    const adapter = adapterFor(node);
-    node.extra.set('getrawtransaction', () => ({ status: 503, body: 'Work queue depth exceeded' }));
-    expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'http', status: 503 });
-  });
-});
-
-describe('the block is the one asked, on the main chain', () => {
-  it('getblockhash answering another height, a block of another hash, confirmations -1: thrown', async () => {
-    const node = await startNode(CORE_25, btcBlocks());
-    const adapter = adapterFor(node);
-    const b50001 = BTC_BLOCKS[50001] as Block;
-    node.extra.set('getblockhash', () => ({ result: b50001.hash }));
-    expect((await rejection(adapter.getBlock(50002))).message).toMatch(/asked .* for block 50002 .*got block 50001/);
-    node.extra.set('getblockhash', () => ({ result: (BTC_BLOCKS[50002] as Block).hash }));
-    node.extra.set('getblock', () => ({ result: withPrevouts(b50001) }));
-    expect(await rejection(adapter.getBlock(50002))).toBeInstanceOf(UtxoAdapterError);
-    node.extra.delete('getblockhash');
-    node.extra.set('getblock', () => ({ result: { ...withPrevouts(b50001), confirmations: -1 } }));
-    expect((await rejection(adapter.getBlock(50001))).message).toMatch(/left the main chain/);
-    node.extra.delete('getblock');
-    expect((await adapter.getBlock(50001)).height).toBe(50001);
+    it('a getrawtransaction batch that fails (HTTP 500) fails the block', async () => {
+      const node = await startNode({ maxVerbosity: 1, rawTxBlockHash: true }, btcBlocks());
+      const adapter = adapterFor(node);
+      node.extra.set('getrawtransaction', () => ({ status: 503, body: 'Work queue depth exceeded' }));
+      expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'http', status: 503 });
+    });
   });
 
-  it('a height the node does not have yet (-8 "Block height out of range") is an adapter error', async () => {
-    const node = await startNode(CORE_25, btcBlocks());
-    const e = await rejection(adapterFor(node).getBlock(50003));
-    expect(e).toBeInstanceOf(UtxoAdapterError);
-    expect(e.message).toMatch(/not on the node .*Block height out of range/);
-  });
+  describe('the block is the one asked, on the main chain', () => {
+    it('getblockhash answering another height, a block of another hash, confirmations -1: thrown', async () => {
+      const node = await startNode(CORE_25, btcBlocks());
+      const adapter = adapterFor(node);
+      const b50001 = BTC_BLOCKS[50001] as Block;
+      node.extra.set('getblockhash', () => ({ result: b50001.hash }));
+      expect((await rejection(adapter.getBlock(50002))).message).toMatch(/asked .* for block 50002 .*got block 50001/);
+      node.extra.set('getblockhash', () => ({ result: (BTC_BLOCKS[50002] as Block).hash }));
+      node.extra.set('getblock', () => ({ result: withPrevouts(b50001) }));
+      expect(await rejection(adapter.getBlock(50002))).toBeInstanceOf(UtxoAdapterError);
+      node.extra.delete('getblockhash');
+      node.extra.set('getblock', () => ({ result: { ...withPrevouts(b50001), confirmations: -1 } }));
+      expect((await rejection(adapter.getBlock(50001))).message).toMatch(/left the main chain/);
+      node.extra.delete('getblock');
+      expect((await adapter.getBlock(50001)).height).toBe(50001);
+    });
 
-  it('verbosity 1: a transaction the node places in another block (reorganised between calls) is thrown', async () => {
-    const node = await startNode({ maxVerbosity: 1, rawTxBlockHash: true }, btcBlocks());
-    const adapter = adapterFor(node);
-    node.extra.set('getrawtransaction', (params) => ({
-      result: { ...rawTransaction(BTC_BLOCKS[50001] as Block, (BTC_BLOCKS[50001] as Block).tx[0] as Tx), txid: params[0], blockhash: 'ab'.repeat(32) },
-    }));
-    expect((await rejection(adapter.getBlock(50001))).message).toMatch(/reorganised/);
-    node.extra.set('getrawtransaction', () => ({
-      error: { code: -5, message: 'No such transaction found in the provided block. Use gettransaction for wallet transactions.' },
-    }));
-    expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'rpc', code: -5 });
+    it('a height the node does not have yet (-8 "Block height out of range") is an adapter error', async () => {
+      const node = await startNode(CORE_25, btcBlocks());
+      const e = await rejection(adapterFor(node).getBlock(50003));
+      expect(e).toBeInstanceOf(UtxoAdapterError);
+      expect(e.message).toMatch(/not on the node .*Block height out of range/);
+    });
+
+    it('verbosity 1: a transaction the node places in another block (reorganised between calls) is thrown', async () => {
+      const node = await startNode({ maxVerbosity: 1, rawTxBlockHash: true }, btcBlocks());
+      const adapter = adapterFor(node);
+      node.extra.set('getrawtransaction', (params) => ({
+        result: { ...rawTransaction(BTC_BLOCKS[50001] as Block, (BTC_BLOCKS[50001] as Block).tx[0] as Tx), txid: params[0], blockhash: 'ab'.repeat(32) },
+      }));
+      expect((await rejection(adapter.getBlock(50001))).message).toMatch(/reorganised/);
+      node.extra.set('getrawtransaction', () => ({
+        error: { code: -5, message: 'No such transaction found in the provided block. Use gettransaction for wallet transactions.' },
+      }));
+      expect(await rejection(adapter.getBlock(50001))).toMatchObject({ kind: 'rpc', code: -5 });
+    });
   });
 });
 

@@ -8,6 +8,9 @@
  *   verbosity-3 nodes (unspent.ts);
  * - Omni tokens on bitcoin: Omni Core's omni_* methods (omni.ts).
  *
+ * Blocks are read, parsed and normalised in worker threads when blockWorkers > 0 (block-workers.ts), else
+ * on the calling thread; both paths check a block the same way (read-block.ts).
+ *
  * Only the node's "not served" answers switch to a fallback; timeouts, 5xx, garbage and answers about
  * another block are thrown, so the follower retries rather than silently degrading.
  */
@@ -15,12 +18,14 @@ import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
 import type { Db } from '../../store/db.ts';
 import type { ChainAdapter, MempoolReader, NodeHealth, NormalizedBlock, TransactionLocation } from '../types.ts';
-import { type BlockVerbosity, createBlockFetcher, type FetchedBlock, type Support } from './blocks.ts';
+import { createBlockWorkerPool } from './block-workers.ts';
+import { type BlockVerbosity, createBlockFetcher, type Support } from './blocks.ts';
 import { createUtxoDetailsReader } from './details.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { createUtxoMempoolReader } from './mempool.ts';
 import { normalizeUtxoBlock, type UtxoBlockchain } from './normalize.ts';
 import { createOmniReader, type OmniReader } from './omni.ts';
+import { createBlockReader } from './read-block.ts';
 import { createUtxoRpcClient, type UtxoRpcAuth, UtxoRpcError } from './rpc.ts';
 import { createUnspentReader } from './unspent.ts';
 import { createZmqMempoolReader } from './zmq-mempool.ts';
@@ -46,6 +51,11 @@ export interface UtxoAdapterOptions {
   zmqUrl?: string;
   /** With zmqUrl: getrawmempool at least this often; default 30 s. */
   mempoolPollIntervalMs?: number;
+  /**
+   * Worker threads that read, parse and normalise blocks (block-workers.ts); 0 (the default here): on the
+   * calling thread. The service passes the chain's blockWorkers setting (default 1).
+   */
+  blockWorkers?: number;
 }
 
 export interface UtxoCapabilities {
@@ -88,51 +98,42 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
   const { blockchain, network, logger } = options;
   const chain = { blockchain, network };
   const concurrency = Math.max(1, options.concurrency ?? 8);
-  const rpc = createUtxoRpcClient({
-    url: options.rpcUrl,
-    auth: options.auth,
-    timeoutMs: options.timeoutMs,
-    exactAmounts: !DOUBLE_EXACT_CHAINS.has(options.blockchain),
-  });
+  const exactAmounts = !DOUBLE_EXACT_CHAINS.has(options.blockchain);
+  const rpc = createUtxoRpcClient({ url: options.rpcUrl, auth: options.auth, timeoutMs: options.timeoutMs, exactAmounts });
   const log = { blockchain, network, node: rpc.url };
   const blocks = createBlockFetcher({ rpc, concurrency, logger, log });
   const omni: OmniReader | undefined = blockchain === 'bitcoin' ? createOmniReader({ rpc, network, db: options.db, concurrency, logger, log }) : undefined;
 
-  /** getblockhash; a height the node does not have yet is an adapter error (the follower retries). */
-  async function blockHash(height: number): Promise<string> {
-    let hash: unknown;
-    try {
-      hash = await rpc.request<unknown>('getblockhash', [height]);
-    } catch (error) {
-      if (error instanceof UtxoRpcError && error.kind === 'rpc' && error.code === -8)
-        throw new UtxoAdapterError(`block ${height} is not on the node ${rpc.url} (yet): ${error.nodeMessage}`);
-      throw error;
-    }
-    if (typeof hash !== 'string' || !HASH.test(hash)) throw new UtxoAdapterError(`getblockhash ${height} at ${rpc.url} answered ${String(hash)}`);
-    return hash.toLowerCase();
+  const reader = createBlockReader(rpc, blocks);
+  const { blockHash, fetchBlock, readBlock } = reader;
+  const workers =
+    (options.blockWorkers ?? 0) > 0
+      ? createBlockWorkerPool(
+          options.blockWorkers as number,
+          { blockchain, network, rpcUrl: options.rpcUrl, auth: options.auth, timeoutMs: options.timeoutMs, exactAmounts, concurrency, log },
+          logger,
+        )
+      : undefined;
+
+  /** The block read, checked and normalised in process (blockWorkers 0) or in a worker thread. */
+  async function normalizedBlock(height: number): Promise<NormalizedBlock> {
+    if (workers) return await workers.getBlock(height);
+    const { fetched } = await readBlock(height);
+    return normalizeUtxoBlock({ block: fetched.block, transactions: fetched.transactions }, chain);
   }
 
-  /** Block `hash` at `height`, checked to be the one asked and still on the node's main chain. */
-  async function fetchBlock(hash: string, height: number): Promise<FetchedBlock> {
-    const fetched = await blocks.fetch(hash, height);
-    const { block } = fetched;
-    const gotHash = typeof block.hash === 'string' ? block.hash.toLowerCase() : undefined;
-    if (gotHash !== hash || block.height !== height)
-      throw new UtxoAdapterError(`asked ${rpc.url} for block ${height} (${hash}), got block ${String(block.height)} (${String(block.hash)})`);
-    // -1: the block left the main chain between getblockhash and getblock.
-    if (block.confirmations === -1) throw new UtxoAdapterError(`block ${height} (${hash}) left the main chain of ${rpc.url} while being read`);
-    return fetched;
-  }
-
-  async function readBlock(height: number): Promise<{ hash: string; fetched: FetchedBlock }> {
-    const hash = await blockHash(height);
-    return { hash, fetched: await fetchBlock(hash, height) };
-  }
+  /** getblock verbosity in use: the workers' when they read blocks, else the in-process fetcher's. */
+  const verbosity = () => (blocks.verbosity() === 'unknown' ? (workers?.dialect()?.verbosity ?? 'unknown') : blocks.verbosity());
 
   async function getBlock(height: number): Promise<NormalizedBlock> {
+    if (!omni) return await normalizedBlock(height);
+    // Omni Core is asked about the block by hash; a worker reads the block by height, so its hash is compared.
     const hash = await blockHash(height);
-    const [fetched, omniTransfers] = await Promise.all([fetchBlock(hash, height), omni ? omni.blockTransfers(height, hash) : Promise.resolve([])]);
-    const normalized = normalizeUtxoBlock({ block: fetched.block, transactions: fetched.transactions }, chain);
+    const read = workers
+      ? workers.getBlock(height)
+      : fetchBlock(hash, height).then((fetched) => normalizeUtxoBlock({ block: fetched.block, transactions: fetched.transactions }, chain));
+    const [normalized, omniTransfers] = await Promise.all([read, omni.blockTransfers(height, hash)]);
+    if (normalized.hash !== hash) throw new UtxoAdapterError(`block ${height} changed from ${hash} to ${normalized.hash} at ${rpc.url} while being read`);
     if (omniTransfers.length > 0) {
       // Omni Core answered about the same block (checked by hash in omni.ts); its transactions must be in it.
       const ids = new Set(normalized.transactionIds);
@@ -206,7 +207,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
       })
     : polling;
 
-  const unspent = createUnspentReader({ rpc, chain, readBlock, verbosity: () => blocks.verbosity(), logger, log });
+  const unspent = createUnspentReader({ rpc, chain, readBlock, verbosity, logger, log });
 
   const adapter: UtxoAdapter = {
     getHead,
@@ -218,14 +219,15 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     ...createUtxoDetailsReader(rpc, blockchain),
     mempool,
     capabilities: () => ({
-      blockVerbosity: blocks.verbosity(),
-      rawTransactionBlockHash: blocks.rawTransactionBlockHash(),
+      blockVerbosity: verbosity(),
+      rawTransactionBlockHash:
+        blocks.rawTransactionBlockHash() === 'unknown' ? (workers?.dialect()?.rawTransactionBlockHash ?? 'unknown') : blocks.rawTransactionBlockHash(),
       scanTxOutSet: unspent.support(),
       omni: omni ? omni.support() : 'unsupported',
     }),
-    async close() {
+    close: async () => {
       await mempool.close?.();
-      await rpc.close();
+      await Promise.all([rpc.close(), workers?.close()]);
     },
   };
   if (omni) {
