@@ -211,8 +211,10 @@ export async function addCredits(q: Queryable, customerId: string, amount: bigin
   return BigInt(row?.credits ?? 0);
 }
 
-export async function creditBalance(q: Queryable, customerId: string): Promise<bigint> {
-  const [row] = await q.query<{ credits: string }>('credits:balance', 'SELECT credits FROM customers WHERE id = $1', [customerId]);
+export async function creditBalance(q: Queryable, customerId: string, options: { forUpdate?: boolean } = {}): Promise<bigint> {
+  const [row] = options.forUpdate
+    ? await q.query<{ credits: string }>('credits:balance-for-update', 'SELECT credits FROM customers WHERE id = $1 FOR UPDATE', [customerId])
+    : await q.query<{ credits: string }>('credits:balance', 'SELECT credits FROM customers WHERE id = $1', [customerId]);
   return BigInt(row?.credits ?? 0);
 }
 

@@ -1,0 +1,162 @@
+/**
+ * Single subscription creates, grouped per customer ("group commit", as CreditCharger does for
+ * debits). The creates of one customer that arrive while a transaction of that customer is in flight
+ * wait and go together in the next one: one balance and twin read, one multi-row insert, one debit,
+ * one commit for all of them. One transaction per create made a busy customer's creates queue on its
+ * rows (the credit balance, the counters of migration 018) for a commit each.
+ *
+ * Each create still gets its own answer, decided in arrival order as if the creates had run one by
+ * one: insufficient_credits (402) when the balance left by the earlier ones does not cover it, refused
+ * by an active twin (undefined, as insertUnlessTwin), over the plan's cap (when the customer has one),
+ * or created and charged. Only the created ones are charged, in the transaction that inserts them
+ * (charge and insert commit together): an error never costs anything, and a refusal of one create
+ * never fails another of its group.
+ *
+ * The cap is exact because the creates of one capped customer are counted one after another: each
+ * transaction takes the customer's cap lock and reads the active counter before deciding.
+ */
+import { ApiError } from '../domain/errors.ts';
+import { creditBalance, debitCredits } from '../store/customers.ts';
+import { type Db, DbError, type Queryable } from '../store/db.ts';
+import * as store from '../store/subscriptions.ts';
+import { type Charge, insufficient } from './credits.ts';
+
+interface Waiting {
+  /** The plan's cap on active subscriptions; null when the customer has none. */
+  cap: number | null;
+  cost: bigint;
+  endpoint: string;
+  candidate: store.NewSubscription;
+  done: (result: GroupedCreate) => void;
+  fail: (error: unknown) => void;
+}
+
+/** A create's answer: the row made and its charge, or undefined when an active twin refused it (nothing charged). */
+export type GroupedCreate = { subscription: store.Subscription; charge: Charge } | undefined;
+
+/**
+ * A group whose reads went stale before its writes (another charge of the customer lowered the
+ * balance, or a concurrent create made a twin) is rolled back and decided again this often; the last
+ * attempt locks the customer's row before reading the balance, so it cannot go stale.
+ */
+const ATTEMPTS = 5;
+
+class StaleGroup extends Error {}
+
+export function capReachedError(cap: number, active: number): ApiError {
+  return new ApiError(
+    'blockchain_events_callbacks_limit_reached',
+    `The plan allows ${cap} active subscriptions and ${active} are active. Delete one, or ask the operator to raise the cap.`,
+  );
+}
+
+export class GroupedCreates {
+  private readonly waiting = new Map<string, Waiting[]>();
+  private readonly inFlight = new Set<string>();
+
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Inserts `candidate` for the customer and charges `cost` for it in the same transaction. Undefined
+   * when an active twin forbids it; throws insufficient_credits or the cap's error.
+   */
+  create(customerId: string, request: { cap: number | null; cost: bigint; endpoint: string; candidate: store.NewSubscription }): Promise<GroupedCreate> {
+    return new Promise((done, fail) => {
+      const queue = this.waiting.get(customerId) ?? [];
+      queue.push({ ...request, done, fail });
+      this.waiting.set(customerId, queue);
+      if (!this.inFlight.has(customerId)) void this.drain(customerId);
+    });
+  }
+
+  private async drain(customerId: string): Promise<void> {
+    this.inFlight.add(customerId);
+    try {
+      for (let batch = this.take(customerId); batch.length > 0; batch = this.take(customerId)) {
+        try {
+          await this.write(customerId, batch);
+        } catch (error) {
+          for (const w of batch) w.fail(error);
+        }
+      }
+    } finally {
+      this.inFlight.delete(customerId);
+    }
+  }
+
+  private take(customerId: string): Waiting[] {
+    const batch = this.waiting.get(customerId) ?? [];
+    this.waiting.delete(customerId);
+    return batch;
+  }
+
+  private async write(customerId: string, batch: Waiting[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const answers = await this.db.transaction('subscriptions:create-grouped', (tx) => this.decideAndWrite(tx, customerId, batch, attempt === ATTEMPTS));
+        for (const [w, answer] of answers) {
+          if (answer instanceof Error) w.fail(answer);
+          else w.done(answer);
+        }
+        return;
+      } catch (error) {
+        const stale = error instanceof StaleGroup || (error instanceof DbError && error.isUniqueViolation);
+        if (!stale || attempt >= ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  private async decideAndWrite(tx: Queryable, customerId: string, batch: Waiting[], lockBalance: boolean): Promise<Map<Waiting, GroupedCreate | ApiError>> {
+    const capped = batch.some((w) => w.cap !== null);
+    if (capped) await store.lockActiveCap(tx, customerId);
+    let active = capped ? await store.countActive(tx, customerId) : 0;
+    let balance = await creditBalance(tx, customerId, { forUpdate: lockBalance });
+    // insertUnlessTwin's rule: without allowDuplicates, any active twin forbids the create.
+    const twins = await store.activeByDuplicateKeys(
+      tx,
+      customerId,
+      batch.flatMap((w) => (w.candidate.allowDuplicates ? [] : [w.candidate.duplicateKey])),
+    );
+    const taken = new Set(twins.keys());
+    const answers = new Map<Waiting, GroupedCreate | ApiError>();
+    const admitted: { w: Waiting; available: bigint }[] = [];
+    let total = 0n;
+    // The order of the checks of a lone create: the charge first, then the twin, then the cap.
+    for (const w of batch) {
+      const key = w.candidate.duplicateKey.toString('hex');
+      if (balance < w.cost) answers.set(w, insufficient(w.cost, balance));
+      else if (!w.candidate.allowDuplicates && taken.has(key)) answers.set(w, undefined);
+      else if (w.cap !== null && active >= w.cap) answers.set(w, capReachedError(w.cap, active));
+      else {
+        balance -= w.cost;
+        total += w.cost;
+        active++;
+        taken.add(key); // an allowDuplicates row is an active twin of a later create without it, too
+        admitted.push({ w, available: balance });
+      }
+    }
+    if (admitted.length === 0) return answers;
+    // A twin committed since the read fails the insert (a unique violation): the group is decided again.
+    const created = await store.insertMany(
+      tx,
+      customerId,
+      admitted.map((a) => a.w.candidate),
+      { twins: 'fail' },
+    );
+    let day: string | undefined;
+    if (total > 0n) {
+      const usage = admitted.map((a) => ({ endpoint: a.w.endpoint, requests: 1, credits: a.w.cost }));
+      const debit = await debitCredits(tx, customerId, total, usage);
+      if (!debit.ok) throw new StaleGroup('another charge of the customer lowered its balance since it was read');
+      day = debit.day;
+    }
+    for (const { w, available } of admitted) {
+      const createdAt = created.get(w.candidate.id) as Date;
+      answers.set(w, {
+        subscription: store.createdSubscription(customerId, w.candidate, createdAt),
+        charge: { consumed: w.cost, available, ...(w.cost > 0n && day && { usageDay: day }) },
+      });
+    }
+    return answers;
+  }
+}
