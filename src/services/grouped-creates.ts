@@ -16,7 +16,7 @@
  * transaction takes the customer's cap lock and reads the active counter before deciding.
  */
 import { ApiError } from '../domain/errors.ts';
-import { creditBalance, debitCredits } from '../store/customers.ts';
+import { creditBalance } from '../store/customers.ts';
 import { type Db, DbError, type Queryable } from '../store/db.ts';
 import * as store from '../store/subscriptions.ts';
 import { type Charge, insufficient } from './credits.ts';
@@ -91,9 +91,17 @@ export class GroupedCreates {
   }
 
   private async write(customerId: string, batch: Waiting[]): Promise<void> {
+    const capped = batch.some((w) => w.cap !== null);
     for (let attempt = 1; ; attempt++) {
+      const last = attempt === ATTEMPTS;
       try {
-        const answers = await this.db.transaction('subscriptions:create-grouped', (tx) => this.decideAndWrite(tx, customerId, batch, attempt === ATTEMPTS));
+        // Without a cap, two statements and no transaction: the reads, then one statement that inserts
+        // and debits (or does neither). A cap needs its lock held from the count to the insert; the last
+        // attempt locks the customer's row from the balance read to the debit.
+        const answers =
+          capped || last
+            ? await this.db.transaction('subscriptions:create-grouped', (tx) => this.decideAndWrite(tx, customerId, batch, { capped, lockBalance: last }))
+            : await this.decideAndWrite(this.db, customerId, batch, { capped, lockBalance: false });
         for (const [w, answer] of answers) {
           if (answer instanceof Error) w.fail(answer);
           else w.done(answer);
@@ -101,23 +109,28 @@ export class GroupedCreates {
         return;
       } catch (error) {
         const stale = error instanceof StaleGroup || (error instanceof DbError && error.isUniqueViolation);
-        if (!stale || attempt >= ATTEMPTS) throw error;
+        if (!stale || last) throw error;
       }
     }
   }
 
-  private async decideAndWrite(tx: Queryable, customerId: string, batch: Waiting[], lockBalance: boolean): Promise<Map<Waiting, GroupedCreate | ApiError>> {
-    const capped = batch.some((w) => w.cap !== null);
-    if (capped) await store.lockActiveCap(tx, customerId);
-    let active = capped ? await store.countActive(tx, customerId) : 0;
-    let balance = await creditBalance(tx, customerId, { forUpdate: lockBalance });
+  private async decideAndWrite(
+    q: Queryable,
+    customerId: string,
+    batch: Waiting[],
+    options: { capped: boolean; lockBalance: boolean },
+  ): Promise<Map<Waiting, GroupedCreate | ApiError>> {
+    if (options.capped) await store.lockActiveCap(q, customerId);
+    let active = options.capped ? await store.countActive(q, customerId) : 0;
+    if (options.lockBalance) await creditBalance(q, customerId, { forUpdate: true });
     // insertUnlessTwin's rule: without allowDuplicates, any active twin forbids the create.
-    const twins = await store.activeByDuplicateKeys(
-      tx,
+    const read = await store.beforeCreates(
+      q,
       customerId,
       batch.flatMap((w) => (w.candidate.allowDuplicates ? [] : [w.candidate.duplicateKey])),
     );
-    const taken = new Set(twins.keys());
+    let balance = read.credits;
+    const taken = new Set(read.twins);
     const answers = new Map<Waiting, GroupedCreate | ApiError>();
     const admitted: { w: Waiting; available: bigint }[] = [];
     let total = 0n;
@@ -136,24 +149,23 @@ export class GroupedCreates {
       }
     }
     if (admitted.length === 0) return answers;
-    // A twin committed since the read fails the insert (a unique violation): the group is decided again.
-    const created = await store.insertMany(
-      tx,
-      customerId,
-      admitted.map((a) => a.w.candidate),
-      { twins: 'fail' },
-    );
+    const candidates = admitted.map((a) => a.w.candidate);
+    // A twin committed since the read fails the insert (a unique violation), and a balance lowered
+    // since the read fails the debit (nothing is written): either way the group is decided again.
+    let created: Map<string, Date>;
     let day: string | undefined;
     if (total > 0n) {
-      const usage = admitted.map((a) => ({ endpoint: a.w.endpoint, requests: 1, credits: a.w.cost }));
-      const debit = await debitCredits(tx, customerId, total, usage);
-      if (!debit.ok) throw new StaleGroup('another charge of the customer lowered its balance since it was read');
-      day = debit.day;
+      const usage = admitted.filter((a) => a.w.cost > 0n).map((a) => ({ endpoint: a.w.endpoint, requests: 1, credits: a.w.cost }));
+      const paid = await store.insertManyPaid(q, customerId, candidates, { cost: total, usage });
+      if (!paid) throw new StaleGroup('another charge of the customer lowered its balance since it was read');
+      created = paid.created;
+      day = paid.day;
+    } else {
+      created = await store.insertMany(q, customerId, candidates, { twins: 'fail' });
     }
     for (const { w, available } of admitted) {
-      const createdAt = created.get(w.candidate.id) as Date;
       answers.set(w, {
-        subscription: store.createdSubscription(customerId, w.candidate, createdAt),
+        subscription: store.createdSubscription(customerId, w.candidate, created.get(w.candidate.id) as Date),
         charge: { consumed: w.cost, available, ...(w.cost > 0n && day && { usageDay: day }) },
       });
     }

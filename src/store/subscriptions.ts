@@ -4,6 +4,7 @@
  */
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
 import type { BackfillProgress } from './block-jobs.ts';
+import { debitSql, type UsageEntry, usageParams } from './customers.ts';
 import type { Queryable } from './db.ts';
 
 export interface DeactivationReason {
@@ -195,6 +196,21 @@ export async function activeByDuplicateKeys(q: Queryable, customerId: string, ke
 }
 
 /**
+ * What a group of creates reads before deciding, in one statement: the customer's credit balance, and
+ * which of these duplicate identities have an active subscription (in hex; reads subscriptions_duplicates).
+ */
+export async function beforeCreates(q: Queryable, customerId: string, keys: Buffer[]): Promise<{ credits: bigint; twins: string[] }> {
+  const [row] = await q.query<{ credits: string | null; twins: string[] }>(
+    'subscriptions:before-creates',
+    `SELECT (SELECT credits FROM customers WHERE id = $1) AS credits,
+       ARRAY(SELECT DISTINCT encode(duplicate_key, 'hex') FROM subscriptions
+             WHERE customer_id = $1 AND duplicate_key = ANY (ARRAY(SELECT decode(k, 'hex') FROM unnest($2::text[]) AS k)) AND is_active) AS twins`,
+    [customerId, keys.map((k) => k.toString('hex'))],
+  );
+  return { credits: BigInt(row?.credits ?? 0), twins: row?.twins ?? [] };
+}
+
+/**
  * Inserts many subscriptions in one statement (a chunk of a bulk create), in their order (created_at
  * follows it). A row without allowDuplicates that an active twin forbids (subscriptions_no_twins,
  * e.g. a concurrent create) is left out, or with `twins: 'fail'` fails the statement (a unique
@@ -208,10 +224,45 @@ export async function insertMany(
   options: { twins: 'skip' | 'fail' } = { twins: 'skip' },
 ): Promise<Map<string, Date>> {
   if (list.length === 0) return new Map();
-  const column = <T>(f: (s: NewSubscription) => T) => list.map(f);
   const rows = await q.query<{ id: string; created_at: Date }>(
     options.twins === 'skip' ? 'subscriptions:insert-many' : 'subscriptions:insert-many-checked',
-    `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
+    `${insertManySql(options.twins === 'skip' ? 'ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING' : '')}
+     RETURNING id, created_at`,
+    insertManyParams(customerId, list),
+  );
+  return new Map(rows.map((r) => [r.id, r.created_at]));
+}
+
+/**
+ * Inserts the subscriptions and takes `debit.cost` credits for them in one statement, both or
+ * neither: undefined (nothing inserted, nothing taken) when the balance does not cover the cost. A
+ * row without allowDuplicates that an active twin forbids fails the statement (a unique violation), as
+ * insertMany with `twins: 'fail'`. One statement, one round trip: it commits on its own outside a
+ * transaction, and holds the customer's row (the debit) only while it runs.
+ */
+export async function insertManyPaid(
+  q: Queryable,
+  customerId: string,
+  list: NewSubscription[],
+  debit: { cost: bigint; usage: readonly UsageEntry[] },
+): Promise<{ created: Map<string, Date>; available: bigint; day: string | undefined } | undefined> {
+  const [row] = await q.query<{ credits: string | null; day: string | null; ids: string[] | null; created: Date[] | null }>(
+    'subscriptions:insert-paid',
+    `WITH ${debitSql(1, 19, 20)},
+     ins AS (${insertManySql('', 'WHERE EXISTS (SELECT 1 FROM d)')} RETURNING id, created_at)
+     SELECT (SELECT credits FROM d) AS credits, (SELECT min(day)::text FROM u) AS day, i.ids, i.created
+     FROM (SELECT array_agg(id::text) AS ids, array_agg(created_at) AS created FROM ins) i`,
+    [...insertManyParams(customerId, list), String(debit.cost), ...usageParams(debit.usage)],
+  );
+  if (!row || row.credits === null) return undefined;
+  const ids = row.ids ?? [];
+  const created = row.created ?? [];
+  return { created: new Map(ids.map((id, i) => [id, created[i] as Date])), available: BigInt(row.credits), day: row.day ?? undefined };
+}
+
+/** The multi-row insert of insertMany and insertManyPaid (parameters $1 to $18: insertManyParams). */
+function insertManySql(onConflict: string, where = ''): string {
+  return `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
        receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
        duplicate_key, api_version, block_height, contract_address)
      SELECT u.id, $1::bigint, u.event_type, u.blockchain, u.network, u.transaction_id, u.address, u.target, u.receive_callback_on,
@@ -221,30 +272,32 @@ export async function insertMany(
                  $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::text[], $17::bigint[], $18::text[])
        AS u(id, event_type, blockchain, network, transaction_id, address, target, receive_callback_on, amount_higher_than,
             callback_url, callback_host, callback_secret_key, allow_duplicates, duplicate_key, api_version, block_height, contract_address)
-     ${options.twins === 'skip' ? 'ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING' : ''}
-     RETURNING id, created_at`,
-    [
-      customerId,
-      column((s) => s.id),
-      column((s) => s.eventType),
-      column((s) => s.blockchain),
-      column((s) => s.network),
-      column((s) => s.transactionId),
-      column((s) => s.address),
-      column((s) => s.target),
-      column((s) => s.receiveCallbackOn),
-      column((s) => (s.amountHigherThan === null ? null : String(s.amountHigherThan))),
-      column((s) => s.callbackUrl),
-      column((s) => s.callbackHost),
-      column((s) => s.callbackSecretKey),
-      column((s) => s.allowDuplicates),
-      column((s) => s.duplicateKey.toString('hex')),
-      column((s) => s.apiVersion),
-      column((s) => s.blockHeight),
-      column((s) => s.contractAddress ?? null),
-    ],
-  );
-  return new Map(rows.map((r) => [r.id, r.created_at]));
+     ${where}
+     ${onConflict}`;
+}
+
+function insertManyParams(customerId: string, list: NewSubscription[]): unknown[] {
+  const column = <T>(f: (s: NewSubscription) => T) => list.map(f);
+  return [
+    customerId,
+    column((s) => s.id),
+    column((s) => s.eventType),
+    column((s) => s.blockchain),
+    column((s) => s.network),
+    column((s) => s.transactionId),
+    column((s) => s.address),
+    column((s) => s.target),
+    column((s) => s.receiveCallbackOn),
+    column((s) => (s.amountHigherThan === null ? null : String(s.amountHigherThan))),
+    column((s) => s.callbackUrl),
+    column((s) => s.callbackHost),
+    column((s) => s.callbackSecretKey),
+    column((s) => s.allowDuplicates),
+    column((s) => s.duplicateKey.toString('hex')),
+    column((s) => s.apiVersion),
+    column((s) => s.blockHeight),
+    column((s) => s.contractAddress ?? null),
+  ];
 }
 
 /** The row a create inserted, without reading it back. */
