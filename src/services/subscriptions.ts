@@ -9,7 +9,7 @@ import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
-import { backfillsOf, createBlockJob } from '../store/block-jobs.ts';
+import { createBlockJob } from '../store/block-jobs.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
 import { DbError, type Queryable } from '../store/db.ts';
@@ -335,12 +335,7 @@ function assertUuid(id: string): void {
 }
 
 export async function listSubscriptions(common: Common, caller: Caller, blockchain: Blockchain, network: Network, page: { limit: number; offset: number }) {
-  const listed = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
-  const backfills = await backfillsOf(
-    common.db,
-    listed.items.map((s) => s.id),
-  );
-  const result = { ...listed, items: listed.items.map((s) => (backfills.has(s.id) ? { ...s, backfill: backfills.get(s.id) } : s)) };
+  const result = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
   const cost = BigInt(common.config.costs.listSubscriptionsPerItem) * BigInt(result.items.length);
   return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost, caller.endpoint)) };
 }
@@ -369,13 +364,9 @@ export async function searchSubscriptions(common: Common, caller: Caller, filter
 
 export async function getSubscription(common: Common, caller: Caller, id: string): Promise<Charged<Subscription>> {
   assertUuid(id);
-  const found = await store.getSubscription(common.db, caller.owner.customerId, id);
+  const found = await store.getSubscriptionShown(common.db, caller.owner.customerId, id);
   if (!found) throw notFound('subscription', id);
-  const backfill = (await backfillsOf(common.db, [id])).get(id);
-  return {
-    value: backfill ? { ...found, backfill } : found,
-    ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)),
-  };
+  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)) };
 }
 
 export async function deleteSubscription(common: Common, caller: Caller, blockchain: Blockchain, network: Network, id: string): Promise<Charged<Subscription>> {

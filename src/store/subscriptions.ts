@@ -72,6 +72,36 @@ interface SubscriptionRow {
   created_at: Date;
 }
 
+/** The columns BACKFILL_JOIN adds: the subscription's unfinished backfill, all null when it has none. */
+interface BackfillColumns {
+  backfill_from: string | null;
+  backfill_to: string | null;
+  backfill_processed: string | null;
+  backfill_state: BackfillProgress['state'] | null;
+}
+
+/**
+ * Joins a subscription (as s) to its newest unfinished backfill (block_jobs_subscription), in the
+ * statement that reads it (no round trip of its own).
+ */
+const BACKFILL_JOIN = `LEFT JOIN LATERAL (
+    SELECT j.from_height AS backfill_from, j.to_height AS backfill_to, j.processed_height AS backfill_processed, j.state AS backfill_state
+    FROM block_jobs j WHERE j.subscription_id = s.id AND j.kind = 'backfill' AND j.state <> 'done' ORDER BY j.created_at DESC LIMIT 1) b ON true`;
+
+function withBackfill(row: SubscriptionRow & BackfillColumns): Subscription {
+  const s = toSubscription(row);
+  if (row.backfill_state === null) return s;
+  return {
+    ...s,
+    backfill: {
+      fromBlockHeight: Number(row.backfill_from),
+      toBlockHeight: Number(row.backfill_to),
+      processedHeight: Number(row.backfill_processed),
+      state: row.backfill_state,
+    },
+  };
+}
+
 function toSubscription(row: SubscriptionRow): Subscription {
   return {
     id: row.id,
@@ -314,6 +344,16 @@ export async function getSubscription(q: Queryable, customerId: string, id: stri
   return row ? toSubscription(row) : undefined;
 }
 
+/** The subscription as the API shows it: with its unfinished backfill (when it has one), in one statement. */
+export async function getSubscriptionShown(q: Queryable, customerId: string, id: string): Promise<Subscription | undefined> {
+  const [row] = await q.query<SubscriptionRow & BackfillColumns>(
+    'subscriptions:get-shown',
+    `SELECT s.*, b.* FROM subscriptions s ${BACKFILL_JOIN} WHERE s.customer_id = $1 AND s.id = $2`,
+    [customerId, id],
+  );
+  return row ? withBackfill(row) : undefined;
+}
+
 export async function listSubscriptions(
   q: Queryable,
   customerId: string,
@@ -322,13 +362,13 @@ export async function listSubscriptions(
   page: { limit: number; offset: number },
 ): Promise<{ total: number; items: Subscription[] }> {
   const [rows, counts] = await Promise.all([
-    q.query<SubscriptionRow>(
+    q.query<SubscriptionRow & BackfillColumns>(
       'subscriptions:list',
       // The page is chosen on subscriptions_listing alone (an index-only scan: the offset skips index
-      // entries, not rows), then only its rows are read.
+      // entries, not rows), then only its rows are read, each with its unfinished backfill.
       `WITH page AS (SELECT id, created_at FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
                      ORDER BY created_at, id LIMIT $4 OFFSET $5)
-       SELECT s.* FROM page p JOIN subscriptions s ON s.id = p.id ORDER BY p.created_at, p.id`,
+       SELECT s.*, b.* FROM page p JOIN subscriptions s ON s.id = p.id ${BACKFILL_JOIN} ORDER BY p.created_at, p.id`,
       [customerId, blockchain, network, page.limit, page.offset],
     ),
     q.query<{ n: number }>(
@@ -338,7 +378,7 @@ export async function listSubscriptions(
       [customerId, blockchain, network],
     ),
   ]);
-  return { total: counts[0]?.n ?? 0, items: rows.map(toSubscription) };
+  return { total: counts[0]?.n ?? 0, items: rows.map(withBackfill) };
 }
 
 /** Filters of the cross-chain listing (GET /blockchain-events/subscriptions). */
