@@ -1,19 +1,22 @@
 /**
  * Single subscription creates, grouped per customer ("group commit", as CreditCharger does for
- * debits). The creates of one customer that arrive while a transaction of that customer is in flight
- * wait and go together in the next one: one balance and twin read, one multi-row insert, one debit,
- * one commit for all of them. One transaction per create made a busy customer's creates queue on its
- * rows (the credit balance, the counters of migration 018) for a commit each.
+ * debits). The creates of one customer that arrive while a group of that customer is being written
+ * wait and go together in the next group: one read (balance, active counter, twins), then one
+ * statement that inserts the group's rows and debits their total, both or neither. One transaction
+ * per create made a busy customer's creates queue for a commit each: the NOTIFY that announces new
+ * rows to the ingest (migration 018's trigger) holds a database-wide lock from the commit's start to
+ * its end, and the customer's credit row is locked by each debit.
  *
  * Each create still gets its own answer, decided in arrival order as if the creates had run one by
  * one: insufficient_credits (402) when the balance left by the earlier ones does not cover it, refused
  * by an active twin (undefined, as insertUnlessTwin), over the plan's cap (when the customer has one),
- * or created and charged. Only the created ones are charged, in the transaction that inserts them
- * (charge and insert commit together): an error never costs anything, and a refusal of one create
- * never fails another of its group.
+ * or created and charged. Only the created ones are charged, in the statement that inserts them: an
+ * error never costs anything, and a refusal of one create never fails another of its group.
  *
- * The cap is exact because the creates of one capped customer are counted one after another: each
- * transaction takes the customer's cap lock and reads the active counter before deciding.
+ * Without a cap the group needs no transaction: a read gone stale (another charge lowered the balance,
+ * a concurrent create made a twin) makes the write statement do nothing or fail, and the group is
+ * decided again. With a cap the group is a transaction that takes the customer's cap lock before its
+ * read, so the creates of a capped customer are counted one group after another and the cap is exact.
  */
 import { ApiError } from '../domain/errors.ts';
 import { creditBalance } from '../store/customers.ts';
@@ -121,7 +124,6 @@ export class GroupedCreates {
     options: { capped: boolean; lockBalance: boolean },
   ): Promise<Map<Waiting, GroupedCreate | ApiError>> {
     if (options.capped) await store.lockActiveCap(q, customerId);
-    let active = options.capped ? await store.countActive(q, customerId) : 0;
     if (options.lockBalance) await creditBalance(q, customerId, { forUpdate: true });
     // insertUnlessTwin's rule: without allowDuplicates, any active twin forbids the create.
     const read = await store.beforeCreates(
@@ -130,6 +132,7 @@ export class GroupedCreates {
       batch.flatMap((w) => (w.candidate.allowDuplicates ? [] : [w.candidate.duplicateKey])),
     );
     let balance = read.credits;
+    let active = read.active;
     const taken = new Set(read.twins);
     const answers = new Map<Waiting, GroupedCreate | ApiError>();
     const admitted: { w: Waiting; available: bigint }[] = [];

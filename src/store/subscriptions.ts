@@ -226,18 +226,20 @@ export async function activeByDuplicateKeys(q: Queryable, customerId: string, ke
 }
 
 /**
- * What a group of creates reads before deciding, in one statement: the customer's credit balance, and
+ * What a group of creates reads before deciding, in one statement: the customer's credit balance, its
+ * active subscriptions (countActive's counters: read under the cap lock where the plan caps them), and
  * which of these duplicate identities have an active subscription (in hex; reads subscriptions_duplicates).
  */
-export async function beforeCreates(q: Queryable, customerId: string, keys: Buffer[]): Promise<{ credits: bigint; twins: string[] }> {
-  const [row] = await q.query<{ credits: string | null; twins: string[] }>(
+export async function beforeCreates(q: Queryable, customerId: string, keys: Buffer[]): Promise<{ credits: bigint; active: number; twins: string[] }> {
+  const [row] = await q.query<{ credits: string | null; active: number; twins: string[] }>(
     'subscriptions:before-creates',
     `SELECT (SELECT credits FROM customers WHERE id = $1) AS credits,
+       (SELECT coalesce(sum(active), 0)::int FROM subscription_counts WHERE customer_id = $1) AS active,
        ARRAY(SELECT DISTINCT encode(duplicate_key, 'hex') FROM subscriptions
              WHERE customer_id = $1 AND duplicate_key = ANY (ARRAY(SELECT decode(k, 'hex') FROM unnest($2::text[]) AS k)) AND is_active) AS twins`,
     [customerId, keys.map((k) => k.toString('hex'))],
   );
-  return { credits: BigInt(row?.credits ?? 0), twins: row?.twins ?? [] };
+  return { credits: BigInt(row?.credits ?? 0), active: row?.active ?? 0, twins: row?.twins ?? [] };
 }
 
 /**
