@@ -44,6 +44,9 @@ export type GroupedCreate = { subscription: store.Subscription; charge: Charge }
  */
 const ATTEMPTS = 5;
 
+/** Creates per group at most: as many as a bulk chunk (bulk-subscriptions.ts BULK_CHUNK). */
+const MAX_GROUP = 1000;
+
 class StaleGroup extends Error {}
 
 export function capReachedError(cap: number, active: number): ApiError {
@@ -60,7 +63,7 @@ export class GroupedCreates {
   constructor(private readonly db: Db) {}
 
   /**
-   * Inserts `candidate` for the customer and charges `cost` for it in the same transaction. Undefined
+   * Inserts `candidate` for the customer and charges `cost` for it in the same statement. Undefined
    * when an active twin forbids it; throws insufficient_credits or the cap's error.
    */
   create(customerId: string, request: { cap: number | null; cost: bigint; endpoint: string; candidate: store.NewSubscription }): Promise<GroupedCreate> {
@@ -87,9 +90,11 @@ export class GroupedCreates {
     }
   }
 
+  /** The next group: the oldest waiting creates, at most MAX_GROUP (the statement's size stays bounded). */
   private take(customerId: string): Waiting[] {
-    const batch = this.waiting.get(customerId) ?? [];
-    this.waiting.delete(customerId);
+    const queue = this.waiting.get(customerId) ?? [];
+    const batch = queue.splice(0, MAX_GROUP);
+    if (queue.length === 0) this.waiting.delete(customerId);
     return batch;
   }
 
