@@ -20,8 +20,8 @@ import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery
 import type { IngestService } from './ingest/service.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
-import { CappedCreates } from './services/capped-creates.ts';
 import { CreditCharger } from './services/credits.ts';
+import { GroupedCreates } from './services/grouped-creates.ts';
 import { startHistorySampler } from './services/history-sampler.ts';
 import { queueStats } from './store/callbacks.ts';
 import { listChainNodes } from './store/chain-nodes.ts';
@@ -143,7 +143,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       access,
       sender,
       credits: new CreditCharger(database.db),
-      cappedCreates: new CappedCreates(database.db),
+      creates: new GroupedCreates(database.db),
       chainReader: readers?.get,
     };
     const server = config.roles.includes('api') ? await buildServer(common, { logger, metrics }) : undefined;

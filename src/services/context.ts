@@ -8,8 +8,8 @@ import type { CallbackSender } from '../delivery/sender.ts';
 import type { KeyOwner } from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
 import type { AccessCache } from './access.ts';
-import type { CappedCreates } from './capped-creates.ts';
 import type { Charge, CreditCharger } from './credits.ts';
+import type { GroupedCreates } from './grouped-creates.ts';
 
 /**
  * The node reads of the API role's own adapters (one per configured chain): the Callback Data endpoints,
@@ -22,8 +22,8 @@ export interface Common {
   db: Db;
   logger: Logger;
   credits: CreditCharger;
-  /** Creates of customers with a cap on active subscriptions, grouped per customer. */
-  cappedCreates: CappedCreates;
+  /** Single subscription creates (without a backfill), grouped per customer with their charges. */
+  creates: GroupedCreates;
   access: AccessCache;
   /** The guarded HTTPS client (test callbacks, domain verification). */
   sender: CallbackSender;

@@ -18,7 +18,7 @@ export interface Charge {
   usageDay?: string;
 }
 
-function insufficient(cost: bigint, available: bigint): ApiError {
+export function insufficient(cost: bigint, available: bigint): ApiError {
   return new ApiError(
     'insufficient_credits',
     `This call costs ${cost} credits but the customer has ${available}. Ask the operator to add credits (herald credits add).`,

@@ -9,16 +9,16 @@ import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
-import { backfillsOf, createBlockJob } from '../store/block-jobs.ts';
+import { createBlockJob } from '../store/block-jobs.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import * as store from '../store/subscriptions.ts';
-import { capReachedError } from './capped-creates.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
+import { capReachedError } from './grouped-creates.ts';
 import { activationScope, startRecoveryIn } from './recoveries.ts';
 
 export interface SubscriptionItemInput {
@@ -288,35 +288,36 @@ export async function createSubscription(
   const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, item);
   const customerId = caller.owner.customerId;
   if (!(await common.access.isDomainVerified(customerId, host))) throw callbackUrlNotVerified(host);
+  const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
+  const cap = caller.owner.maxActiveSubscriptions;
+  const { fromBlockHeight } = item;
+  if (fromBlockHeight === undefined) {
+    // Grouped with the customer's concurrent creates: charged in the transaction that inserts it.
+    const created = await common.creates.create(customerId, { cap, cost, endpoint: caller.endpoint, candidate });
+    if (!created) throw alreadyExists();
+    return { value: created.subscription, ...created.charge };
+  }
+  // A backfilled create is a transaction of its own (it also takes the chain's lock and makes a job).
   // Pay first, then insert; give the credits back if the insert is refused. (Inserting first would
   // let chain following match a subscription that might then go unpaid.)
-  const charge = await common.credits.charge(customerId, BigInt(common.config.costs[CREATE_COST[eventType]]), caller.endpoint);
+  const charge = await common.credits.charge(customerId, cost, caller.endpoint);
   try {
-    const { fromBlockHeight } = item;
-    const cap = caller.owner.maxActiveSubscriptions;
-    let created: Subscription | undefined;
-    if (fromBlockHeight !== undefined) {
-      created = await common.db.transaction('subscriptions:create-with-backfill', async (tx) => {
-        if (cap !== null) await checkActiveCap(tx, caller);
-        const toHeight = await backfillEnd(tx, common, blockchain, network, fromBlockHeight);
-        const inserted = await store.insertUnlessTwin(tx, customerId, candidate);
-        if (!inserted) return inserted;
-        const job = await createBlockJob(tx, {
-          id: randomUUID(),
-          kind: 'backfill',
-          customerId,
-          subscriptionId: inserted.id,
-          chain: { blockchain, network },
-          fromHeight: fromBlockHeight,
-          toHeight,
-        });
-        return { ...inserted, backfill: { fromBlockHeight, toBlockHeight: toHeight, processedHeight: job.processedHeight, state: job.state } };
+    const created = await common.db.transaction('subscriptions:create-with-backfill', async (tx) => {
+      if (cap !== null) await checkActiveCap(tx, caller);
+      const toHeight = await backfillEnd(tx, common, blockchain, network, fromBlockHeight);
+      const inserted = await store.insertUnlessTwin(tx, customerId, candidate);
+      if (!inserted) return inserted;
+      const job = await createBlockJob(tx, {
+        id: randomUUID(),
+        kind: 'backfill',
+        customerId,
+        subscriptionId: inserted.id,
+        chain: { blockchain, network },
+        fromHeight: fromBlockHeight,
+        toHeight,
       });
-    } else if (cap !== null) {
-      created = await common.cappedCreates.create(customerId, cap, candidate);
-    } else {
-      created = await store.insertUnlessTwin(common.db, customerId, candidate);
-    }
+      return { ...inserted, backfill: { fromBlockHeight, toBlockHeight: toHeight, processedHeight: job.processedHeight, state: job.state } };
+    });
     if (!created) throw alreadyExists();
     return { value: created, ...charge };
   } catch (error) {
@@ -334,12 +335,7 @@ function assertUuid(id: string): void {
 }
 
 export async function listSubscriptions(common: Common, caller: Caller, blockchain: Blockchain, network: Network, page: { limit: number; offset: number }) {
-  const listed = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
-  const backfills = await backfillsOf(
-    common.db,
-    listed.items.map((s) => s.id),
-  );
-  const result = { ...listed, items: listed.items.map((s) => (backfills.has(s.id) ? { ...s, backfill: backfills.get(s.id) } : s)) };
+  const result = await store.listSubscriptions(common.db, caller.owner.customerId, blockchain, network, page);
   const cost = BigInt(common.config.costs.listSubscriptionsPerItem) * BigInt(result.items.length);
   return { value: result, ...(await common.credits.charge(caller.owner.customerId, cost, caller.endpoint)) };
 }
@@ -368,13 +364,9 @@ export async function searchSubscriptions(common: Common, caller: Caller, filter
 
 export async function getSubscription(common: Common, caller: Caller, id: string): Promise<Charged<Subscription>> {
   assertUuid(id);
-  const found = await store.getSubscription(common.db, caller.owner.customerId, id);
+  const found = await store.getSubscriptionShown(common.db, caller.owner.customerId, id);
   if (!found) throw notFound('subscription', id);
-  const backfill = (await backfillsOf(common.db, [id])).get(id);
-  return {
-    value: backfill ? { ...found, backfill } : found,
-    ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)),
-  };
+  return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)) };
 }
 
 export async function deleteSubscription(common: Common, caller: Caller, blockchain: Blockchain, network: Network, id: string): Promise<Charged<Subscription>> {

@@ -125,22 +125,6 @@ export async function getBlockJob(q: Queryable, customerId: string, kind: BlockJ
   return row ? toJob(row) : undefined;
 }
 
-/** The unfinished backfill of each of the subscriptions `ids` that has one (the latest). */
-export async function backfillsOf(q: Queryable, ids: string[]): Promise<Map<string, BackfillProgress>> {
-  const found = new Map<string, BackfillProgress>();
-  if (ids.length === 0) return found;
-  const rows = await q.query<BlockJobRow>(
-    'block-jobs:backfills-of',
-    `SELECT DISTINCT ON (subscription_id) * FROM block_jobs
-     WHERE subscription_id = ANY ($1::uuid[]) AND kind = 'backfill' AND state <> 'done' ORDER BY subscription_id, created_at DESC`,
-    [ids],
-  );
-  for (const r of rows.map(toJob)) {
-    found.set(r.subscriptionId, { fromBlockHeight: r.fromHeight, toBlockHeight: r.toHeight, processedHeight: r.processedHeight, state: r.state });
-  }
-  return found;
-}
-
 /** The subscriptions of `chain` with a running backfill: the follower holds their live events back (read under the chain's lock). */
 export async function runningBackfills(q: Queryable, chain: ChainKey): Promise<string[]> {
   const rows = await q.query<{ subscription_id: string }>(

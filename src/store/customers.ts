@@ -211,8 +211,10 @@ export async function addCredits(q: Queryable, customerId: string, amount: bigin
   return BigInt(row?.credits ?? 0);
 }
 
-export async function creditBalance(q: Queryable, customerId: string): Promise<bigint> {
-  const [row] = await q.query<{ credits: string }>('credits:balance', 'SELECT credits FROM customers WHERE id = $1', [customerId]);
+export async function creditBalance(q: Queryable, customerId: string, options: { forUpdate?: boolean } = {}): Promise<bigint> {
+  const [row] = options.forUpdate
+    ? await q.query<{ credits: string }>('credits:balance-for-update', 'SELECT credits FROM customers WHERE id = $1 FOR UPDATE', [customerId])
+    : await q.query<{ credits: string }>('credits:balance', 'SELECT credits FROM customers WHERE id = $1', [customerId]);
   return BigInt(row?.credits ?? 0);
 }
 
@@ -240,20 +242,35 @@ export interface UsageEntry {
 export async function debitCredits(q: Queryable, customerId: string, cost: bigint, usage: readonly UsageEntry[]): Promise<DebitResult> {
   const [row] = await q.query<{ credits: string; debited: boolean; day: string | null }>(
     'credits:debit',
-    `WITH d AS (UPDATE customers SET credits = credits - $2 WHERE id = $1 AND credits >= $2 RETURNING credits),
+    `WITH ${debitSql(1, 2, 3)}
+     SELECT coalesce((SELECT credits FROM d), (SELECT credits FROM customers WHERE id = $1), 0) AS credits, EXISTS (SELECT 1 FROM d) AS debited,
+       (SELECT min(day)::text FROM u) AS day`,
+    [customerId, String(cost), ...usageParams(usage)],
+  );
+  return { ok: row?.debited ?? false, available: BigInt(row?.credits ?? 0), ...(row?.day && { day: row.day }) };
+}
+
+/**
+ * The debit as two common table expressions, for a statement that debits beside its own writes:
+ * d (the customer's new balance; no row when the balance does not cover the cost) and u (the usage
+ * rows' day). Parameters: $customer the customer id, $cost the cost, $usage and the two after it
+ * usageParams(usage).
+ */
+export function debitSql(customer: number, cost: number, usage: number): string {
+  return `d AS (UPDATE customers SET credits = credits - $${cost} WHERE id = $${customer} AND credits >= $${cost} RETURNING credits),
      u AS (
        INSERT INTO credit_usage AS u (customer_id, day, endpoint, requests, credits)
-       SELECT $1, (now() AT TIME ZONE 'UTC')::date, e.endpoint, sum(e.requests), sum(e.credits)
-       FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS e(endpoint, requests, credits)
+       SELECT $${customer}, (now() AT TIME ZONE 'UTC')::date, e.endpoint, sum(e.requests), sum(e.credits)
+       FROM unnest($${usage}::text[], $${usage + 1}::bigint[], $${usage + 2}::bigint[]) AS e(endpoint, requests, credits)
        WHERE EXISTS (SELECT 1 FROM d)
        GROUP BY e.endpoint ORDER BY e.endpoint
        ON CONFLICT (customer_id, day, endpoint) DO UPDATE SET requests = u.requests + EXCLUDED.requests, credits = u.credits + EXCLUDED.credits
-       RETURNING day)
-     SELECT coalesce((SELECT credits FROM d), (SELECT credits FROM customers WHERE id = $1), 0) AS credits, EXISTS (SELECT 1 FROM d) AS debited,
-       (SELECT min(day)::text FROM u) AS day`,
-    [customerId, String(cost), usage.map((e) => e.endpoint), usage.map((e) => e.requests), usage.map((e) => String(e.credits))],
-  );
-  return { ok: row?.debited ?? false, available: BigInt(row?.credits ?? 0), ...(row?.day && { day: row.day }) };
+       RETURNING day)`;
+}
+
+/** The three array parameters of debitSql's usage. */
+export function usageParams(usage: readonly UsageEntry[]): [string[], number[], string[]] {
+  return [usage.map((e) => e.endpoint), usage.map((e) => e.requests), usage.map((e) => String(e.credits))];
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
 import type { BackfillProgress } from './block-jobs.ts';
+import { debitSql, type UsageEntry, usageParams } from './customers.ts';
 import type { Queryable } from './db.ts';
 
 export interface DeactivationReason {
@@ -69,6 +70,36 @@ interface SubscriptionRow {
   deactivation_reasons: DeactivationReason[];
   api_version: string;
   created_at: Date;
+}
+
+/** The columns BACKFILL_JOIN adds: the subscription's unfinished backfill, all null when it has none. */
+interface BackfillColumns {
+  backfill_from: string | null;
+  backfill_to: string | null;
+  backfill_processed: string | null;
+  backfill_state: BackfillProgress['state'] | null;
+}
+
+/**
+ * Joins a subscription (as s) to its newest unfinished backfill (block_jobs_subscription), in the
+ * statement that reads it (no round trip of its own).
+ */
+const BACKFILL_JOIN = `LEFT JOIN LATERAL (
+    SELECT j.from_height AS backfill_from, j.to_height AS backfill_to, j.processed_height AS backfill_processed, j.state AS backfill_state
+    FROM block_jobs j WHERE j.subscription_id = s.id AND j.kind = 'backfill' AND j.state <> 'done' ORDER BY j.created_at DESC LIMIT 1) b ON true`;
+
+function withBackfill(row: SubscriptionRow & BackfillColumns): Subscription {
+  const s = toSubscription(row);
+  if (row.backfill_state === null) return s;
+  return {
+    ...s,
+    backfill: {
+      fromBlockHeight: Number(row.backfill_from),
+      toBlockHeight: Number(row.backfill_to),
+      processedHeight: Number(row.backfill_processed),
+      state: row.backfill_state,
+    },
+  };
 }
 
 function toSubscription(row: SubscriptionRow): Subscription {
@@ -195,6 +226,23 @@ export async function activeByDuplicateKeys(q: Queryable, customerId: string, ke
 }
 
 /**
+ * What a group of creates reads before deciding, in one statement: the customer's credit balance, its
+ * active subscriptions (countActive's counters: read under the cap lock where the plan caps them), and
+ * which of these duplicate identities have an active subscription (in hex; reads subscriptions_duplicates).
+ */
+export async function beforeCreates(q: Queryable, customerId: string, keys: Buffer[]): Promise<{ credits: bigint; active: number; twins: string[] }> {
+  const [row] = await q.query<{ credits: string | null; active: number; twins: string[] }>(
+    'subscriptions:before-creates',
+    `SELECT (SELECT credits FROM customers WHERE id = $1) AS credits,
+       (SELECT coalesce(sum(active), 0)::int FROM subscription_counts WHERE customer_id = $1) AS active,
+       ARRAY(SELECT DISTINCT encode(duplicate_key, 'hex') FROM subscriptions
+             WHERE customer_id = $1 AND duplicate_key = ANY (ARRAY(SELECT decode(k, 'hex') FROM unnest($2::text[]) AS k)) AND is_active) AS twins`,
+    [customerId, keys.map((k) => k.toString('hex'))],
+  );
+  return { credits: BigInt(row?.credits ?? 0), active: row?.active ?? 0, twins: row?.twins ?? [] };
+}
+
+/**
  * Inserts many subscriptions in one statement (a chunk of a bulk create), in their order (created_at
  * follows it). A row without allowDuplicates that an active twin forbids (subscriptions_no_twins,
  * e.g. a concurrent create) is left out, or with `twins: 'fail'` fails the statement (a unique
@@ -208,10 +256,45 @@ export async function insertMany(
   options: { twins: 'skip' | 'fail' } = { twins: 'skip' },
 ): Promise<Map<string, Date>> {
   if (list.length === 0) return new Map();
-  const column = <T>(f: (s: NewSubscription) => T) => list.map(f);
   const rows = await q.query<{ id: string; created_at: Date }>(
     options.twins === 'skip' ? 'subscriptions:insert-many' : 'subscriptions:insert-many-checked',
-    `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
+    `${insertManySql(options.twins === 'skip' ? 'ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING' : '')}
+     RETURNING id, created_at`,
+    insertManyParams(customerId, list),
+  );
+  return new Map(rows.map((r) => [r.id, r.created_at]));
+}
+
+/**
+ * Inserts the subscriptions and takes `debit.cost` credits for them in one statement, both or
+ * neither: undefined (nothing inserted, nothing taken) when the balance does not cover the cost. A
+ * row without allowDuplicates that an active twin forbids fails the statement (a unique violation), as
+ * insertMany with `twins: 'fail'`. One statement, one round trip: it commits on its own outside a
+ * transaction, and holds the customer's row (the debit) only while it runs.
+ */
+export async function insertManyPaid(
+  q: Queryable,
+  customerId: string,
+  list: NewSubscription[],
+  debit: { cost: bigint; usage: readonly UsageEntry[] },
+): Promise<{ created: Map<string, Date>; available: bigint; day: string | undefined } | undefined> {
+  const [row] = await q.query<{ credits: string | null; day: string | null; ids: string[] | null; created: Date[] | null }>(
+    'subscriptions:insert-paid',
+    `WITH ${debitSql(1, 19, 20)},
+     ins AS (${insertManySql('', 'WHERE EXISTS (SELECT 1 FROM d)')} RETURNING id, created_at)
+     SELECT (SELECT credits FROM d) AS credits, (SELECT min(day)::text FROM u) AS day, i.ids, i.created
+     FROM (SELECT array_agg(id::text) AS ids, array_agg(created_at) AS created FROM ins) i`,
+    [...insertManyParams(customerId, list), String(debit.cost), ...usageParams(debit.usage)],
+  );
+  if (!row || row.credits === null) return undefined;
+  const ids = row.ids ?? [];
+  const created = row.created ?? [];
+  return { created: new Map(ids.map((id, i) => [id, created[i] as Date])), available: BigInt(row.credits), day: row.day ?? undefined };
+}
+
+/** The multi-row insert of insertMany and insertManyPaid (parameters $1 to $18: insertManyParams). */
+function insertManySql(onConflict: string, where = ''): string {
+  return `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
        receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
        duplicate_key, api_version, block_height, contract_address)
      SELECT u.id, $1::bigint, u.event_type, u.blockchain, u.network, u.transaction_id, u.address, u.target, u.receive_callback_on,
@@ -221,30 +304,32 @@ export async function insertMany(
                  $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::text[], $17::bigint[], $18::text[])
        AS u(id, event_type, blockchain, network, transaction_id, address, target, receive_callback_on, amount_higher_than,
             callback_url, callback_host, callback_secret_key, allow_duplicates, duplicate_key, api_version, block_height, contract_address)
-     ${options.twins === 'skip' ? 'ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING' : ''}
-     RETURNING id, created_at`,
-    [
-      customerId,
-      column((s) => s.id),
-      column((s) => s.eventType),
-      column((s) => s.blockchain),
-      column((s) => s.network),
-      column((s) => s.transactionId),
-      column((s) => s.address),
-      column((s) => s.target),
-      column((s) => s.receiveCallbackOn),
-      column((s) => (s.amountHigherThan === null ? null : String(s.amountHigherThan))),
-      column((s) => s.callbackUrl),
-      column((s) => s.callbackHost),
-      column((s) => s.callbackSecretKey),
-      column((s) => s.allowDuplicates),
-      column((s) => s.duplicateKey.toString('hex')),
-      column((s) => s.apiVersion),
-      column((s) => s.blockHeight),
-      column((s) => s.contractAddress ?? null),
-    ],
-  );
-  return new Map(rows.map((r) => [r.id, r.created_at]));
+     ${where}
+     ${onConflict}`;
+}
+
+function insertManyParams(customerId: string, list: NewSubscription[]): unknown[] {
+  const column = <T>(f: (s: NewSubscription) => T) => list.map(f);
+  return [
+    customerId,
+    column((s) => s.id),
+    column((s) => s.eventType),
+    column((s) => s.blockchain),
+    column((s) => s.network),
+    column((s) => s.transactionId),
+    column((s) => s.address),
+    column((s) => s.target),
+    column((s) => s.receiveCallbackOn),
+    column((s) => (s.amountHigherThan === null ? null : String(s.amountHigherThan))),
+    column((s) => s.callbackUrl),
+    column((s) => s.callbackHost),
+    column((s) => s.callbackSecretKey),
+    column((s) => s.allowDuplicates),
+    column((s) => s.duplicateKey.toString('hex')),
+    column((s) => s.apiVersion),
+    column((s) => s.blockHeight),
+    column((s) => s.contractAddress ?? null),
+  ];
 }
 
 /** The row a create inserted, without reading it back. */
@@ -261,6 +346,16 @@ export async function getSubscription(q: Queryable, customerId: string, id: stri
   return row ? toSubscription(row) : undefined;
 }
 
+/** The subscription as the API shows it: with its unfinished backfill (when it has one), in one statement. */
+export async function getSubscriptionShown(q: Queryable, customerId: string, id: string): Promise<Subscription | undefined> {
+  const [row] = await q.query<SubscriptionRow & BackfillColumns>(
+    'subscriptions:get-shown',
+    `SELECT s.*, b.* FROM subscriptions s ${BACKFILL_JOIN} WHERE s.customer_id = $1 AND s.id = $2`,
+    [customerId, id],
+  );
+  return row ? withBackfill(row) : undefined;
+}
+
 export async function listSubscriptions(
   q: Queryable,
   customerId: string,
@@ -269,13 +364,13 @@ export async function listSubscriptions(
   page: { limit: number; offset: number },
 ): Promise<{ total: number; items: Subscription[] }> {
   const [rows, counts] = await Promise.all([
-    q.query<SubscriptionRow>(
+    q.query<SubscriptionRow & BackfillColumns>(
       'subscriptions:list',
       // The page is chosen on subscriptions_listing alone (an index-only scan: the offset skips index
-      // entries, not rows), then only its rows are read.
+      // entries, not rows), then only its rows are read, each with its unfinished backfill.
       `WITH page AS (SELECT id, created_at FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
                      ORDER BY created_at, id LIMIT $4 OFFSET $5)
-       SELECT s.* FROM page p JOIN subscriptions s ON s.id = p.id ORDER BY p.created_at, p.id`,
+       SELECT s.*, b.* FROM page p JOIN subscriptions s ON s.id = p.id ${BACKFILL_JOIN} ORDER BY p.created_at, p.id`,
       [customerId, blockchain, network, page.limit, page.offset],
     ),
     q.query<{ n: number }>(
@@ -285,7 +380,7 @@ export async function listSubscriptions(
       [customerId, blockchain, network],
     ),
   ]);
-  return { total: counts[0]?.n ?? 0, items: rows.map(toSubscription) };
+  return { total: counts[0]?.n ?? 0, items: rows.map(withBackfill) };
 }
 
 /** Filters of the cross-chain listing (GET /blockchain-events/subscriptions). */
