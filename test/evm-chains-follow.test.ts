@@ -11,9 +11,9 @@
  * CATALOGUE 3.6). ethereum/goerli runs the coin each-confirmation scenario here, which its own suite lacks.
  *
  * The same scenarios run on a second real EVM node, Anvil (test/support/anvil-node.ts), as ethereum/goerli:
- * Anvil serves eth_getBlockReceipts and debug_traceBlockByNumber, as production nodes do and EDR does not,
- * so herald takes its block-level path there (checked by counting the requests herald sent, through a
- * proxy), and its per-transaction fallback on EDR.
+ * Anvil serves eth_getBlockReceipts and trace_block (and debug_traceBlockByNumber), as production nodes do
+ * and EDR does not, so herald takes its block-level path there (checked by counting the requests herald sent,
+ * through a proxy), and its per-transaction fallback on EDR.
  */
 import { describe, expect, it } from 'vitest';
 import { CHAINS } from '../src/domain/chains.ts';
@@ -113,10 +113,11 @@ describeWithRealNode('anvil', anvil, () => {
     },
   );
 
-  it('herald read Anvil block by block: eth_getBlockReceipts and debug_traceBlockByNumber, never a trace per transaction', () => {
+  // (eth_getTransactionReceipt is asked too: a TRANSACTION_MINED subscription looks its transaction up once.)
+  it('herald read Anvil block by block: eth_getBlockReceipts and trace_block, never a trace per transaction', () => {
     const requests = proxy?.requests ?? new Map<string, number>();
     expect(requests.get('eth_getBlockReceipts')).toBeGreaterThan(10);
-    expect(requests.get('debug_traceBlockByNumber')).toBeGreaterThan(10);
-    expect(requests.get('debug_traceTransaction')).toBeUndefined();
+    expect(requests.get('trace_block')).toBeGreaterThan(10);
+    for (const method of ['debug_traceBlockByNumber', 'debug_traceTransaction']) expect(requests.get(method)).toBeUndefined();
   });
 });
