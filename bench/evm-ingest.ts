@@ -216,6 +216,8 @@ async function nodeChild(blocks: number, kind: NodeKind): Promise<void> {
     await node.request('eth_sendTransaction', [{ from, to: contracts.token, gas: hex(120_000), data: `${SELECTOR.mint}${word(from)}${word(10n ** 30n)}` }]);
   }
   await node.setAutomine(false);
+  // Anvil may answer eth_sendTransaction before its automine has mined it: a block now takes what is left.
+  await node.mine(1);
   const first = Number(await node.request<string>('eth_blockNumber')) + 1;
   const minedSample: string[] = [];
   // Nonces given, not left to the node: Anvil's requests are sent at once over several connections and may
