@@ -9,11 +9,19 @@
  * transaction mined again after one, fungible and NFT transfers (confirmed and each-confirmation), the NFT
  * in the wallet's all-assets, internal transfers (address events, each-confirmation, the amount event), and the Callback Data reads (no `transactionStatus` on these two chains,
  * CATALOGUE 3.6). ethereum/goerli runs the coin each-confirmation scenario here, which its own suite lacks.
+ *
+ * The same scenarios run on a second real EVM node, Anvil (test/support/anvil-node.ts), as ethereum/goerli:
+ * Anvil serves eth_getBlockReceipts and trace_block (and debug_traceBlockByNumber), as production nodes do
+ * and EDR does not, so herald takes its block-level path there (checked by counting the requests herald sent,
+ * through a proxy), and its per-transaction fallback on EDR.
  */
 import { describe, expect, it } from 'vitest';
 import { CHAINS } from '../src/domain/chains.ts';
+import { anvil } from './support/anvil-node.ts';
 import { startEvmDriver } from './support/evm-driver.ts';
-import { describeFollowScenarios, type ScenarioName } from './support/follow-scenarios.ts';
+import { type FaultProxy, startFaultProxy } from './support/fault-proxy.ts';
+import { describeFollowScenarios, SCENARIOS as EVERY_SCENARIO, type ScenarioName } from './support/follow-scenarios.ts';
+import { describeWithRealNode } from './support/real-node.ts';
 
 const SCENARIOS: ScenarioName[] = ['mined', 'reorg', 'blocks', 'coins', 'coins-each', 'tokens', 'internal', 'reads'];
 /** CATALOGUE 3.5 and 3.6: the EVM block keys, and the transaction keys of ethereum-classic and BSC (ethereum's without `transactionStatus`). */
@@ -68,3 +76,48 @@ describeFollowScenarios(
     }),
   { confirmations: 3, amount: 10n ** 17n, opening: 'read', unit: 'ETH', scenarios: ['coins-each'] },
 );
+
+// Anvil: every scenario (the default ones, the ledger and a restart included), herald's requests counted.
+describeWithRealNode('anvil', anvil, () => {
+  let proxy: FaultProxy | undefined;
+  describeFollowScenarios(
+    'ethereum/goerli on Anvil (block-level receipts and traces): shared follow scenarios',
+    async () => {
+      const driver = await startEvmDriver({
+        node: 'anvil',
+        blockchain: 'ethereum',
+        network: 'goerli',
+        chainId: 5,
+        token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
+        nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+      });
+      // Herald reads the node through a counting proxy (its newHeads WebSocket goes to Anvil directly).
+      const counting = await startFaultProxy(driver.rpcUrl);
+      proxy = counting;
+      return {
+        ...driver,
+        rpcUrl: counting.url,
+        close: async () => {
+          await counting.close();
+          await driver.close();
+        },
+      };
+    },
+    {
+      confirmations: 3,
+      amount: 10n ** 17n,
+      opening: 'read',
+      unit: 'ETH',
+      reads: { block: READS.block, transaction: [...READS.transaction, 'transactionStatus'].sort() },
+      scenarios: EVERY_SCENARIO,
+    },
+  );
+
+  // (eth_getTransactionReceipt is asked too: a TRANSACTION_MINED subscription looks its transaction up once.)
+  it('herald read Anvil block by block: eth_getBlockReceipts and trace_block, never a trace per transaction', () => {
+    const requests = proxy?.requests ?? new Map<string, number>();
+    expect(requests.get('eth_getBlockReceipts')).toBeGreaterThan(10);
+    expect(requests.get('trace_block')).toBeGreaterThan(10);
+    for (const method of ['debug_traceBlockByNumber', 'debug_traceTransaction']) expect(requests.get(method)).toBeUndefined();
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * The test contracts (./contracts/*.sol), compiled with solc from npm, and small viem helpers to deploy
- * and call them on an EvmNode (evm-node.ts).
+ * and call them on a real EVM test node (EDR: evm-node.ts, or Anvil: anvil-node.ts).
  *
  * compileContracts() is memoised in-process and cached on disk under
  * node_modules/.cache/herald-contracts/<sha256 of sources, settings and solc version>.json, so only the
@@ -28,7 +28,7 @@ import {
   type WalletClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { EvmNode } from './evm-node.ts';
+import type { EvmRpcNode } from './evm-node.ts';
 
 export type ContractName = 'TestToken' | 'TestNft' | 'Forwarder' | 'Swallower' | 'RevertingSender' | 'Bytes32Token' | 'NoDecimalsToken';
 
@@ -98,7 +98,7 @@ async function compile(): Promise<CompiledContracts> {
   return result as CompiledContracts;
 }
 
-export function nodeChain(node: EvmNode): Chain {
+export function nodeChain(node: EvmRpcNode): Chain {
   return defineChain({
     id: node.chainId,
     name: `EVM test node ${node.chainId}`,
@@ -107,11 +107,11 @@ export function nodeChain(node: EvmNode): Chain {
   });
 }
 
-const publicClients = new WeakMap<EvmNode, PublicClient>();
-const walletClients = new WeakMap<EvmNode, Map<number, WalletClient>>();
+const publicClients = new WeakMap<EvmRpcNode, PublicClient>();
+const walletClients = new WeakMap<EvmRpcNode, Map<number, WalletClient>>();
 
 /** A viem public client over HTTP to the node (polling every 20 ms). */
-export function publicClient(node: EvmNode): PublicClient {
+export function publicClient(node: EvmRpcNode): PublicClient {
   let client = publicClients.get(node);
   if (!client) {
     client = createPublicClient({ chain: nodeChain(node), transport: http(node.url), pollingInterval: 20 }) as PublicClient;
@@ -121,7 +121,7 @@ export function publicClient(node: EvmNode): PublicClient {
 }
 
 /** A viem wallet client signing locally with node.accounts[accountIndex]. */
-export function walletClient(node: EvmNode, accountIndex = 0): WalletClient {
+export function walletClient(node: EvmRpcNode, accountIndex = 0): WalletClient {
   let byIndex = walletClients.get(node);
   if (!byIndex) {
     byIndex = new Map();
@@ -152,7 +152,7 @@ export interface TxResult {
   receipt: TransactionReceipt | null;
 }
 
-async function finish(node: EvmNode, hash: Hex, wait: boolean | undefined): Promise<TxResult> {
+async function finish(node: EvmRpcNode, hash: Hex, wait: boolean | undefined): Promise<TxResult> {
   if (wait === false) return { hash, receipt: null };
   return { hash, receipt: await publicClient(node).waitForTransactionReceipt({ hash, pollingInterval: 20 }) };
 }
@@ -162,7 +162,7 @@ async function abiOf(name: ContractName): Promise<Abi> {
 }
 
 /** Deploys a contract from ./contracts and returns its address (waits for the receipt). */
-export async function deployContract(node: EvmNode, name: ContractName, args: readonly unknown[] = [], fromAccountIndex = 0): Promise<Address> {
+export async function deployContract(node: EvmRpcNode, name: ContractName, args: readonly unknown[] = [], fromAccountIndex = 0): Promise<Address> {
   const { abi, bytecode } = (await compileContracts())[name];
   const wallet = walletClient(node, fromAccountIndex);
   const hash = await wallet.deployContract({ abi, bytecode, args, account: wallet.account ?? null, chain: wallet.chain });
@@ -172,7 +172,7 @@ export async function deployContract(node: EvmNode, name: ContractName, args: re
 }
 
 /** Sends plain ETH. */
-export async function sendEth(node: EvmNode, to: Address, value: bigint, options: Omit<TxOptions, 'value'> = {}): Promise<TxResult> {
+export async function sendEth(node: EvmRpcNode, to: Address, value: bigint, options: Omit<TxOptions, 'value'> = {}): Promise<TxResult> {
   const wallet = walletClient(node, options.from ?? 0);
   const hash = await wallet.sendTransaction({ to, value, account: wallet.account ?? null, chain: wallet.chain });
   return finish(node, hash, options.wait);
@@ -180,7 +180,7 @@ export async function sendEth(node: EvmNode, to: Address, value: bigint, options
 
 /** Calls a state-changing function of one of the test contracts (`contract` names the ABI to use). */
 export async function writeContract(
-  node: EvmNode,
+  node: EvmRpcNode,
   contract: ContractName,
   address: Address,
   functionName: string,
@@ -195,7 +195,7 @@ export async function writeContract(
 
 /** Calls a view function of one of the test contracts. */
 export async function readContract<T = unknown>(
-  node: EvmNode,
+  node: EvmRpcNode,
   contract: ContractName,
   address: Address,
   functionName: string,

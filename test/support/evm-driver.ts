@@ -1,5 +1,7 @@
 /**
- * A ChainDriver (chain-driver.ts) over the real EVM test node (evm-node.ts), for the shared follow
+ * A ChainDriver (chain-driver.ts) over a real EVM test node, EDR (evm-node.ts: no block-level receipts or
+ * traces, so herald takes its per-transaction path) or Anvil (anvil-node.ts: eth_getBlockReceipts and
+ * debug_traceBlockByNumber, the path of production nodes), for the shared follow
  * scenarios on any EVM chain herald follows: the node runs with the chain id of the network herald is told
  * it follows (ethereum-classic/mordor 63, binance-smart-chain/testnet 97, ...), and the chain's own test
  * tokens (the TestToken and TestNft contracts, compiled from source) and a Forwarder (internal transfers)
@@ -14,9 +16,10 @@
 import { type Address, encodeFunctionData, type Hex, keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { Blockchain, Network } from '../../src/domain/chains.ts';
+import { startAnvilNode } from './anvil-node.ts';
 import type { ChainDriver, InternalDriver, TokenDriver } from './chain-driver.ts';
 import { compileContracts, deployContract, writeContract } from './evm-contracts.ts';
-import { type EvmNode, startEvmNode } from './evm-node.ts';
+import { type EvmRpcNode, startEvmNode } from './evm-node.ts';
 
 /** 10 gwei: above the test node's base fee, which only falls while blocks stay nearly empty. */
 export const GAS_PRICE = 10_000_000_000n;
@@ -31,12 +34,15 @@ export interface EvmDriverOptions {
   /** The fungible test token: its name, symbol, decimals, and the type herald must report (ERC-20, BEP-20). */
   token: { name: string; symbol: string; decimals: number; type: 'ERC-20' | 'BEP-20' };
   nft: { name: string; symbol: string };
+  /** Which node runs the chain; default 'edr'. */
+  node?: 'edr' | 'anvil';
 }
 
-export type EvmDriver = ChainDriver & { node: EvmNode; tokens: TokenDriver; internal: InternalDriver };
+export type EvmDriver = ChainDriver & { node: EvmRpcNode; tokens: TokenDriver; internal: InternalDriver };
 
 export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriver> {
-  const node = await startEvmNode({ chainId: options.chainId, automine: true });
+  const edr = options.node === 'anvil' ? undefined : await startEvmNode({ chainId: options.chainId, automine: true });
+  const node: EvmRpcNode = edr ?? (await startAnvilNode({ chainId: options.chainId, automine: true }));
   const contracts = await compileContracts();
   const token = await deployContract(node, 'TestToken', [options.token.name, options.token.symbol, options.token.decimals]);
   const nft = await deployContract(node, 'TestNft', [options.nft.name, options.nft.symbol]);
@@ -187,8 +193,8 @@ export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriv
       return h;
     },
     balance: async (address) => BigInt(await node.request<string>('eth_getBalance', [address, 'latest'])),
-    down: async () => node.down(),
-    up: async () => node.up(),
+    // Only EDR's node can play dead (HTTP 503, WebSockets dropped) on cue.
+    ...(edr && { down: async () => edr.down(), up: async () => edr.up() }),
     close: () => node.close(),
   };
 }

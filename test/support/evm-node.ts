@@ -54,7 +54,8 @@ export interface EvmNodeOptions {
   hardfork?: string;
 }
 
-export interface EvmNode {
+/** What tests and benchmarks drive on any real EVM test node: EDR (here) or Anvil (anvil-node.ts). */
+export interface EvmRpcNode {
   /** http://127.0.0.1:PORT */
   url: string;
   /** ws://127.0.0.1:PORT (same port) */
@@ -71,13 +72,17 @@ export interface EvmNode {
   /** evm_revert to a snapshot (which is consumed, as in Hardhat). Throws if the id is unknown. */
   revert(id: string): Promise<void>;
   setAutomine(on: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The in-process EDR node: an EvmRpcNode that can also play dead. */
+export interface EvmNode extends EvmRpcNode {
   /** Simulates the node being down: HTTP answers 503, WS connections are dropped and refused. */
   down(): void;
   up(): void;
   readonly isDown: boolean;
   /** Number of open WebSocket connections. */
   readonly wsConnections: number;
-  close(): Promise<void>;
 }
 
 export class JsonRpcError extends Error {

@@ -15,7 +15,7 @@ import { decodeDecimals, decodeText } from '../token-text.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
 import { createEvmAdapter, EvmAdapterError } from './adapter.ts';
 import { EvmRpcError } from './rpc.ts';
-import type { CallFrame, CallTraceEntry, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
+import type { CallFrame, CallTraceEntry, ParityTrace, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Recorded data
@@ -46,7 +46,8 @@ function block483920(): RecordedBlock {
   return { block, receipts, traces };
 }
 
-type ParityTrace = {
+/** The fields of a recorded trace_block entry these fixtures read, as recorded (rpc-types.ts has what a node may send). */
+type RecordedParityTrace = {
   type: string;
   blockHash: string;
   blockNumber: number;
@@ -63,7 +64,7 @@ type ParityTrace = {
  * pre-Byzantium (no status), gasUsed from the trace.
  */
 function blockFromParity(name: string, hexHeight: string, traces: CallTraceEntry[]): RecordedBlock {
-  const parity = fixture<ParityTrace[]>(`${ETL}test_export_traces_job__${name}/trace_block_${hexHeight}.json`);
+  const parity = fixture<RecordedParityTrace[]>(`${ETL}test_export_traces_job__${name}/trace_block_${hexHeight}.json`);
   const tops = parity.filter((t) => t.transactionHash !== null && t.traceAddress.length === 0);
   const hash = tops[0]?.blockHash as string;
   const block: RpcBlock = {
@@ -85,7 +86,7 @@ function block1000000(): RecordedBlock {
 /** Old geth printed the SELFDESTRUCT frame bare; it is completed from Parity's suicide trace, as modern geth prints it. */
 function block1011973(): RecordedBlock {
   const traces = fixture<CallTraceEntry[]>(`${ETL}test_extract_geth_traces_job__block_with_suicide/debug_traceBlockByNumber_0xf7105_tracer_calltracer.json`);
-  const parity = fixture<ParityTrace[]>(`${ETL}test_export_traces_job__block_with_suicide/trace_block_0xf7105.json`);
+  const parity = fixture<RecordedParityTrace[]>(`${ETL}test_export_traces_job__block_with_suicide/trace_block_0xf7105.json`);
   const suicide = parity.find((t) => t.type === 'suicide')?.action;
   const top = traces[0]?.result as CallFrame;
   const completed = [{ result: { ...top, calls: [{ type: 'SELFDESTRUCT', from: suicide?.address, to: suicide?.refundAddress, value: suicide?.balance }] } }];
@@ -163,7 +164,7 @@ async function fakeNode(handle: FakeNode['handle']): Promise<FakeNode> {
 const NOT_FOUND = (method: string): Reply => ({ error: { code: -32601, message: `the method ${method} does not exist/is not available` } });
 
 /** A node serving `blocks`: block-level methods when `blockMethods`, per-transaction methods always. */
-function recordedNode(blocks: RecordedBlock[], opts: { blockMethods: boolean; traces?: boolean }) {
+function recordedNode(blocks: RecordedBlock[], opts: { blockMethods: boolean; traces?: boolean; parity?: Map<string, unknown[]> }) {
   const byHeight = new Map(blocks.map((b) => [b.block.number as string, b]));
   const receipts = new Map(blocks.flatMap((b) => b.receipts.map((r) => [r.transactionHash as string, r])));
   const traces = new Map(
@@ -179,6 +180,8 @@ function recordedNode(blocks: RecordedBlock[], opts: { blockMethods: boolean; tr
         return opts.blockMethods ? { result: b?.receipts ?? null } : NOT_FOUND(method);
       case 'debug_traceBlockByNumber':
         return opts.blockMethods && tracing ? { result: b?.traces ?? [] } : NOT_FOUND(method);
+      case 'trace_block':
+        return opts.parity ? { result: opts.parity.get(params[0] as string) ?? null } : NOT_FOUND(method);
       case 'eth_getTransactionReceipt':
         return { result: receipts.get(params[0] as string) ?? null };
       case 'debug_traceTransaction':
@@ -263,12 +266,55 @@ describe('getBlock, block-level methods (eth_getBlockReceipts, debug_traceBlockB
     expect(node.calls.find((c) => c.method === 'debug_traceBlockByNumber')?.params).toEqual(['0x76250', { tracer: 'callTracer' }]);
     expect(adapter.capabilities()).toEqual({
       blockReceipts: 'supported',
+      parityBlockTraces: 'unsupported',
       blockTraces: 'supported',
       transactionTraces: 'unknown',
       internalTransfers: 'block-traces',
       headWatching: 'none',
     });
     expect(adapter.watchHeads).toBeUndefined();
+  });
+});
+
+describe("getBlock, Parity's trace_block (Erigon, Nethermind, reth, Anvil) before debug_traceBlockByNumber", () => {
+  it('the same blocks as from the callTracer, internal transfers and operationIds included; debug_traceBlockByNumber never asked', async () => {
+    // Recorded trace_block answers of 1000000 (a CALLCODE frame with value) and 1011973 (a suicide); 483920 has
+    // none recorded: its top frames, built from its transactions as its callTracer answer is.
+    const txs = block483920().block.transactions as RpcTransaction[];
+    const parity = new Map<string, unknown[]>([
+      [
+        '0x76250',
+        txs.map((tx) => ({
+          type: 'call',
+          transactionHash: tx.hash,
+          traceAddress: [],
+          action: { callType: 'call', from: tx.from, to: tx.to, value: tx.value },
+        })),
+      ],
+      ['0xf4240', fixture<ParityTrace[]>(`${ETL}test_export_traces_job__block_with_subtraces/trace_block_0xf4240.json`)],
+      ['0xf7105', fixture<ParityTrace[]>(`${ETL}test_export_traces_job__block_with_suicide/trace_block_0xf7105.json`)],
+    ]);
+    const callTracer = await fakeNode(recordedNode(BLOCKS, { blockMethods: true }));
+    const parityNode = await fakeNode(recordedNode(BLOCKS, { blockMethods: true, parity }));
+    const a = createEvmAdapter({ blockchain: 'ethereum', network: 'mainnet', rpcUrl: callTracer.url });
+    const b = createEvmAdapter({ blockchain: 'ethereum', network: 'mainnet', rpcUrl: parityNode.url });
+    const fromParity: NormalizedBlock[] = [];
+    for (const h of [483920, 1000000, 1011973]) {
+      const block = await b.getBlock(h);
+      expect(block).toEqual(await a.getBlock(h));
+      fromParity.push(block);
+    }
+    expect(fromParity[2]?.internalTransfers.map((t) => t.operationId)).toEqual(['call_0']);
+    expect(parityNode.count('trace_block')).toBe(3);
+    expect(parityNode.count('debug_traceBlockByNumber') + parityNode.count('debug_traceTransaction')).toBe(0);
+    expect(b.capabilities()).toMatchObject({ parityBlockTraces: 'supported', blockTraces: 'unknown', internalTransfers: 'block-traces' });
+  });
+
+  it('a trace_block answer of null (the node has no traces of the block) is thrown, for the follower to fetch again', async () => {
+    const node = await fakeNode(recordedNode(BLOCKS, { blockMethods: true, parity: new Map() }));
+    const adapter = createEvmAdapter({ blockchain: 'ethereum', network: 'mainnet', rpcUrl: node.url });
+    await expect(adapter.getBlock(1011973)).rejects.toBeInstanceOf(EvmAdapterError);
+    expect(node.count('debug_traceBlockByNumber')).toBe(0);
   });
 });
 

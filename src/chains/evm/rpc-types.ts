@@ -77,3 +77,34 @@ export interface CallTraceEntry {
   result?: CallFrame | null;
   error?: string | null;
 }
+
+/**
+ * One element of Parity's `trace_block <n>` (OpenEthereum, Erigon, Nethermind, reth, Besu, Anvil): a flat list
+ * of frames, each placed in its transaction's call tree by `traceAddress` (child indices from the top frame).
+ * Block and uncle rewards come without a transaction hash.
+ */
+export interface ParityTrace {
+  /** 'call', 'create', 'suicide' (or 'selfdestruct'), 'reward'. */
+  type?: string | null;
+  transactionHash?: Hex | null;
+  traceAddress?: number[] | null;
+  action?: {
+    /** call: 'call', 'callcode', 'delegatecall', 'staticcall'. */
+    callType?: string | null;
+    /** create: 'create' or 'create2' (newer nodes). */
+    creationMethod?: string | null;
+    from?: Hex | null;
+    to?: Hex | null;
+    value?: Hex | null;
+    /** suicide: the destroyed contract, who gets its balance, and the balance. */
+    address?: Hex | null;
+    refundAddress?: Hex | null;
+    balance?: Hex | null;
+    [key: string]: unknown;
+  } | null;
+  /** create: the new contract's `address`. */
+  result?: { address?: Hex | null; [key: string]: unknown } | null;
+  /** Set on a frame that failed (e.g. 'Reverted', 'Out of gas'). */
+  error?: string | null;
+  [key: string]: unknown;
+}
