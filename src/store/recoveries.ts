@@ -137,14 +137,27 @@ export type ChunkResult = 'busy' | 'finished' | 'more';
  * the job, or it is finished. A balance that covers only part of the chunk queues that part (charged)
  * and stops the job as out_of_credits; nothing is ever queued unpaid.
  */
-export async function runRecoveryChunk(db: Db, id: string, options: { chunk: number; costPerCallback: bigint; now: Date }): Promise<ChunkResult> {
+export async function runRecoveryChunk(db: Db, id: string, options: ChunkOptions): Promise<ChunkResult> {
+  return (await queueRecoveryChunk(db, id, options)).result;
+}
+
+export interface ChunkOptions {
+  chunk: number;
+  costPerCallback: bigint;
+  now: Date;
+  /** The chunk's callbacks fall due this far apart, in their order, the first at `now` (default 0: all at once). */
+  spacingMs?: number;
+}
+
+/** runRecoveryChunk, also giving the ids it queued (in due order). */
+export async function queueRecoveryChunk(db: Db, id: string, options: ChunkOptions): Promise<{ result: ChunkResult; queued: string[] }> {
   return await db.transaction('recoveries:chunk', async (tx) => {
     const [job] = await tx.query<RecoveryRow>(
       'recoveries:lock',
       `SELECT * FROM recoveries WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE SKIP LOCKED`,
       [id],
     );
-    if (!job) return 'busy';
+    if (!job) return { result: 'busy', queued: [] };
     // Subscriptions are locked KEY SHARE (as a resend does): a deletion at the same time either commits
     // first (its callbacks are cancelled, not picked) or waits for this chunk and cancels what it queued.
     const picked = await tx.query<{ id: string }>(
@@ -158,7 +171,7 @@ export async function runRecoveryChunk(db: Db, id: string, options: { chunk: num
     );
     if (picked.length === 0) {
       await tx.query('recoveries:done', `UPDATE recoveries SET state = 'done', finished_at = $2, updated_at = $2 WHERE id = $1`, [id, options.now]);
-      return 'finished';
+      return { result: 'finished', queued: [] };
     }
     const per = options.costPerCallback;
     const affordable = per === 0n ? picked.length : Number((await creditBalance(tx, job.customer_id)) / per);
@@ -171,27 +184,43 @@ export async function runRecoveryChunk(db: Db, id: string, options: { chunk: num
         id,
         options.now,
       ]);
-      return 'finished';
+      return { result: 'finished', queued: [] };
     }
     await tx.query(
       'recoveries:requeue',
-      `UPDATE callbacks SET status = 'pending', next_attempt_at = $2, series_start = attempts, finished_at = NULL, outcome = NULL, recovery_id = $3
-       WHERE id = ANY ($1::uuid[])`,
-      [take.map((c) => c.id), options.now, id],
+      `UPDATE callbacks c SET status = 'pending', next_attempt_at = $2::timestamptz + (u.n - 1) * $4::float8 * interval '1 millisecond',
+         series_start = attempts, finished_at = NULL, outcome = NULL, recovery_id = $3
+       FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, n)
+       WHERE c.id = ANY ($1::uuid[]) AND c.id = u.id`,
+      [take.map((c) => c.id), options.now, id, options.spacingMs ?? 0],
     );
     const last = take.at(-1) as { id: string };
     const stopped = take.length < picked.length;
+    // A short chunk was the last of the window: the job is done now, not after one more empty chunk
+    // (by which time its callbacks may all be delivered, shown as a job still running).
+    const state = stopped ? 'out_of_credits' : picked.length < options.chunk ? 'done' : 'running';
     await tx.query(
       'recoveries:advance',
       // The cursor is copied from the row in SQL: created_at has microseconds, a JS Date only milliseconds.
       `UPDATE recoveries SET queued = queued + $2, credits_consumed = credits_consumed + $3,
          after_created_at = (SELECT created_at FROM callbacks WHERE id = $4), after_id = $4,
-         state = $5, finished_at = CASE WHEN $5 = 'out_of_credits' THEN $6::timestamptz END, updated_at = $6
+         state = $5, finished_at = CASE WHEN $5 <> 'running' THEN $6::timestamptz END, updated_at = $6
        WHERE id = $1`,
-      [id, take.length, String(cost), last.id, stopped ? 'out_of_credits' : 'running', options.now],
+      [id, take.length, String(cost), last.id, state, options.now],
     );
     // Workers are woken when this commits, not before: a rolled-back chunk wakes nobody.
     await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
-    return stopped ? 'finished' : 'more';
+    return { result: state === 'running' ? 'more' : 'finished', queued: take.map((c) => c.id) };
   });
+}
+
+/** How many of these callbacks are pending without an attempt in their current series (a recovery chunk not yet sent). */
+export async function countUnattempted(q: Queryable, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const [row] = await q.query<{ n: number }>(
+    'recoveries:unattempted',
+    `SELECT count(*)::int AS n FROM callbacks WHERE id = ANY ($1::uuid[]) AND status = 'pending' AND attempts = series_start`,
+    [ids],
+  );
+  return row?.n ?? 0;
 }
