@@ -53,6 +53,7 @@ import {
   machineBusySeconds,
   measureCpu,
   median,
+  onCleanup,
   postmasterPid,
   processCpuSeconds,
   removeDataDirOnCleanup,
@@ -143,7 +144,13 @@ function produceLive(db: Db, customerId: string, subscriptions: { id: string; ur
   let n = 0;
   const done = (async () => {
     while (running) {
-      const backlog = produced - (await received());
+      let backlog: number;
+      try {
+        backlog = produced - (await received());
+      } catch (error) {
+        if (!running) return; // the receivers stopped first (a signal's cleanup)
+        throw error;
+      }
       for (let room = LIVE_BACKLOG - backlog; running && room >= LIVE_BLOCK; room -= LIVE_BLOCK) {
         const block = Array.from({ length: LIVE_BLOCK }, () => {
           const s = subscriptions[n++ % subscriptions.length] as { id: string; url: string };
@@ -155,10 +162,16 @@ function produceLive(db: Db, customerId: string, subscriptions: { id: string; ur
       await sleep(20);
     }
   })();
+  // Registered after the receivers: a signal's cleanup stops the producer before them.
+  const unregister = onCleanup(async () => {
+    running = false;
+    await done.catch(() => undefined);
+  });
   return {
     async stop() {
       running = false;
       await done;
+      unregister();
       return produced;
     },
   };
