@@ -127,11 +127,15 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
 
     /** The recovery job once every callback it queued is delivered. */
     async function recoveryDone(id: string, delivered: number) {
-      return await until('the recovery delivered', async () => {
-        const r = await t.request('GET', `/blockchain-events/recoveries/${id}`, { key: c.key });
-        expect(r.status, r.text).toBe(200);
-        return r.body.data.item.delivered === delivered && r.body.data.item;
-      });
+      return await until(
+        'the recovery delivered',
+        async () => {
+          const r = await t.request('GET', `/blockchain-events/recoveries/${id}`, { key: c.key });
+          expect(r.status, r.text).toBe(200);
+          return r.body.data.item.delivered === delivered && r.body.data.item;
+        },
+        30_000,
+      );
     }
 
     it(
@@ -176,7 +180,7 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
         expect(await recoveryDone(activated.body.data.recoveryId, failedBlocks as number)).toMatchObject({ state: 'done', found: failedBlocks, failed: 0 });
         expect(await recoveryDone(byUrl.body.data.item.recoveryId, 1)).toMatchObject({ state: 'done', found: 1, queued: 1, creditsConsumed: 5 });
         for (const id of [blocks, coins]) {
-          await until('every callback delivered', async () => (await log(id)).every((e) => e.status === 'delivered'));
+          await until('every callback delivered', async () => (await log(id)).every((e) => e.status === 'delivered'), 30_000);
         }
         await t.app.worker?.settled();
 
@@ -222,7 +226,8 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
         await indexed();
         const rotated = await t.request('POST', `/blockchain-events/subscriptions/${referenceId}/rotate-secret`, {
           key: c.key,
-          body: { data: { item: { callbackSecretKey: NEW_SECRET, overlapSeconds: 3 } } },
+          // Long enough for a block to be mined, processed and delivered on a loaded machine.
+          body: { data: { item: { callbackSecretKey: NEW_SECRET, overlapSeconds: 6 } } },
         });
         expect(rotated.status, rotated.text).toBe(200);
         const overlapEnds = rotated.body.data.item.previousSecretValidUntil as number;
@@ -235,7 +240,7 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
         expect(verifies(SECRET, d) && verifies(NEW_SECRET, d)).toBe(true);
         expect(verifies('some-other-secret', d)).toBe(false);
 
-        await until('the overlap to end', async () => Date.now() / 1000 > overlapEnds + 1.1, 10_000);
+        await until('the overlap to end', async () => Date.now() / 1000 > overlapEnds + 1.1, 15_000);
         await mineAndProcess(1);
         const after = (
           await until('the callback after the overlap', async () => callbacksOf(referenceId).length === 2 && callbacksOf(referenceId))
