@@ -301,14 +301,16 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         }
         await sleep(100);
       }
-      // Every outcome recorded (the receiver answers before the worker records), then the figures from the rows.
+      // Every outcome recorded (the receiver answers before the worker records) and the job finished (a
+      // paced job learns that its last chunk was the last with the next one), then the figures from the rows.
       for (;;) {
-        const [left] = await db.query<{ n: number }>(
+        const [left] = await db.query<{ n: number; finished: boolean }>(
           'bench:recovery-left',
-          "SELECT count(*)::int AS n FROM callbacks WHERE recovery_id = $1 AND status = 'pending'",
+          `SELECT (SELECT count(*)::int FROM callbacks WHERE recovery_id = $1 AND status = 'pending') AS n,
+             (SELECT finished_at IS NOT NULL FROM recoveries WHERE id = $1) AS finished`,
           [job.recoveryId],
         );
-        if (left?.n === 0) break;
+        if (left?.n === 0 && left.finished) break;
         await sleep(50);
       }
       const [row] = await db.query<{ state: string; queued: number; queued_ms: number; delivered: number; delivered_ms: number }>(
@@ -323,6 +325,7 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         throw new Error(`round ${r + 1}: the recovery ended as ${JSON.stringify(row)}, not done with ${count} queued and delivered`);
       const posts = await countPaths(recoverReceiver, path);
       return {
+        // From the request to the job's finish (the last chunk queued, or the empty one after it).
         queuedPerSecond: Math.round(count / ((Number(row.queued_ms) - requestedAt) / 1000)),
         deliveredPerSecond: Math.round(count / ((Number(row.delivered_ms) - requestedAt) / 1000)),
         queueSeconds: round((Number(row.queued_ms) - requestedAt) / 1000, 2),
