@@ -98,7 +98,13 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     let recoveries: RecoveryRunner | undefined;
     if (worker) {
       stops.push(() => worker.stop());
-      const runner = startRecoveryRunner({ db: database.db, logger, costPerCallback: BigInt(config.costs.recoverPerCallback), clock: options.clock });
+      const runner = startRecoveryRunner({
+        db: database.db,
+        logger,
+        costPerCallback: BigInt(config.costs.recoverPerCallback),
+        clock: options.clock,
+        liveLoad: () => worker.liveLoad(),
+      });
       recoveries = runner;
       stops.push(() => runner.stop());
       metrics.setQueueSource(() => queueStats(database.db, new Date()));

@@ -1,16 +1,39 @@
 /**
  * The runner of bulk recovery jobs (delivery role): looks for unfinished jobs every `pollMs` and works
- * each through in chunks (store/recoveries.ts runRecoveryChunk: charge, queue, move the cursor in one
+ * each through in chunks (store/recoveries.ts queueRecoveryChunk: charge, queue, move the cursor in one
  * transaction). Jobs survive restarts as rows; several runners share them (a chunk locks its job,
  * SKIP LOCKED), so the role can be scaled out or restarted at any point.
  *
- * Chunks are modest and the runner yields between them: queuing 100,000 callbacks is 200 short
- * transactions, not one long one holding row locks the delivery worker's recording would wait on.
+ * Chunks are modest: queuing 100,000 callbacks is hundreds of short transactions, not one long one
+ * holding row locks the delivery worker's recording would wait on.
+ *
+ * Recovered callbacks give way to live ones (target: 100,000 recovered without slowing live delivery by
+ * more than 10 %, `npm run bench -- recovery`). The worker spends the same CPU on a recovered callback
+ * as on a live one, so when live delivery keeps it busy, every recovered callback sent is a live one not
+ * sent. Hence the pacing, from this process's worker's live load (worker.ts liveLoad):
+ *   - live callbacks flowing (at least BUSY_LIVE_PER_SECOND sent in the last second) and waiting (one
+ *     waited at least BUSY_LAG_MS from due to sent): the worker is saturated. A chunk is then at most
+ *     about two seconds of recovered callbacks at `liveShare` (default 5 %) of the live rate, due one
+ *     after the other at that rate (spread due times, so the worker never holds a burst of them), and
+ *     the next chunk follows when those are due;
+ *   - otherwise: full speed, but at most two chunks not yet sent, so that live callbacks arriving later
+ *     do not find a whole job's callbacks due ahead of them.
+ * Each runner sees its own process's worker; several delivery processes share the queue, so each one's
+ * load stands for theirs.
  */
 import type { Logger } from 'pino';
 import { type Db, retryLogLevel } from '../store/db.ts';
-import { runRecoveryChunk, unfinishedRecoveries } from '../store/recoveries.ts';
-import type { Clock } from './worker.ts';
+import { countUnattempted, queueRecoveryChunk, unfinishedRecoveries } from '../store/recoveries.ts';
+import type { Clock, LiveLoad } from './worker.ts';
+
+/** Below this many live callbacks sent per second the worker has room to spare: no pacing. */
+const BUSY_LIVE_PER_SECOND = 100;
+/** Live callbacks that are sent within this long of falling due are not held up: no pacing. */
+const BUSY_LAG_MS = 250;
+/** The slowest a paced recovery goes, callbacks/s: it always gets somewhere. */
+const MIN_PACED_PER_SECOND = 10;
+/** The longest a chunk waits for the one before it to be sent (its subscription may have been deactivated meanwhile). */
+const MAX_WAIT_MS = 10_000;
 
 export interface RecoveryRunnerOptions {
   db: Db;
@@ -21,6 +44,17 @@ export interface RecoveryRunnerOptions {
   pollMs?: number;
   /** Callbacks per chunk; default 500. */
   chunk?: number;
+  /** The delivery worker's live load; without it, no pacing. */
+  liveLoad?: () => LiveLoad;
+  /** The share of the live rate recovered callbacks get while live delivery is saturated; default 0.05. */
+  liveShare?: number;
+}
+
+/** What the next chunk is: how many callbacks, how far apart they fall due (ms). */
+export function chunkPace(load: LiveLoad | undefined, chunk: number, liveShare: number): { size: number; spacingMs: number } {
+  if (!load || load.sentPerSecond < BUSY_LIVE_PER_SECOND || load.lagMs < BUSY_LAG_MS) return { size: chunk, spacingMs: 0 };
+  const perSecond = Math.max(MIN_PACED_PER_SECOND, liveShare * load.sentPerSecond);
+  return { size: Math.max(1, Math.min(chunk, Math.round(perSecond * 2))), spacingMs: 1000 / perSecond };
 }
 
 export interface RecoveryRunner {
@@ -39,16 +73,39 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
   let woken = false;
   let failures = 0;
 
+  const liveShare = options.liveShare ?? 0.05;
+  let stopped: () => void = () => undefined;
+  const stopping = new Promise<void>((resolve) => {
+    stopped = resolve;
+  });
+  /** Waits `ms`, or less when the runner stops. */
+  const pause = (ms: number) => Promise.race([stopping, new Promise<void>((resolve) => setTimeout(resolve, ms))]);
+
   const runJob = async (id: string) => {
+    // The chunk before the last: the next one waits until it has been sent (at most two chunks unsent).
+    let previous: string[] = [];
+    let last: string[] = [];
     for (;;) {
-      const result = await runRecoveryChunk(db, id, { chunk, costPerCallback: options.costPerCallback, now: now() });
+      const pace = chunkPace(options.liveLoad?.(), chunk, liveShare);
+      const { result, queued } = await queueRecoveryChunk(db, id, {
+        chunk: pace.size,
+        costPerCallback: options.costPerCallback,
+        now: now(),
+        spacingMs: pace.spacingMs,
+      });
       if (result !== 'more') {
         if (result === 'finished') logger.info({ recoveryId: id }, 'recovery job finished');
         return;
       }
       if (!running) return;
-      // Let the delivery worker's own queries in between chunks.
-      await new Promise((resolve) => setImmediate(resolve));
+      previous = last;
+      last = queued;
+      if (pace.spacingMs > 0) await pause(queued.length * pace.spacingMs);
+      else await new Promise((resolve) => setImmediate(resolve)); // let the delivery worker's own queries in
+      for (const started = performance.now(); running && performance.now() - started < MAX_WAIT_MS; await pause(50)) {
+        if ((await countUnattempted(db, previous)) === 0) break;
+      }
+      if (!running) return;
     }
   };
 
@@ -89,6 +146,7 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
     },
     async stop() {
       running = false;
+      stopped();
       wakeUp?.();
       await done;
     },

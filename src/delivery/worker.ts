@@ -33,9 +33,18 @@ export interface WorkerDeps {
   random?: () => number;
 }
 
+/** Live delivery as this worker sees it: what bulk recoveries give way to (delivery/recovery.ts). */
+export interface LiveLoad {
+  /** Callbacks not queued by a recovery whose sending started in the last whole second. */
+  sentPerSecond: number;
+  /** The longest any of them (in that second and this one) waited from due to sending. */
+  lagMs: number;
+}
+
 export interface DeliveryWorker {
   /** Look for due callbacks now (a NOTIFY arrived, or a test moved the clock). */
   wake(): void;
+  liveLoad(): LiveLoad;
   /** Resolves when nothing is in flight and the outcomes so far are recorded. */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -158,8 +167,25 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     return flushing;
   };
 
+  // Live load in one-second buckets of real time: the one being filled and the last whole one.
+  let bucketStart = performance.now();
+  let current = { sent: 0, lagMs: 0 };
+  let last = { sent: 0, lagMs: 0 };
+  const rollBuckets = () => {
+    const elapsed = performance.now() - bucketStart;
+    if (elapsed < 1000) return;
+    last = elapsed < 2000 ? current : { sent: 0, lagMs: 0 };
+    current = { sent: 0, lagMs: 0 };
+    bucketStart += elapsed - (elapsed % 1000);
+  };
+
   const deliver = async (callback: ClaimedCallback) => {
     const now = clock.now();
+    if (!callback.recovered) {
+      rollBuckets();
+      current.sent++;
+      current.lagMs = Math.max(current.lagMs, now.getTime() - callback.dueAt.getTime());
+    }
     const body = Buffer.from(callback.body);
     const result: Omit<SendResult, 'headers'> & { headers?: SendResult['headers'] } = callback.domainVerified
       ? await sender.send('POST', callback.callbackUrl, callback.destination, body, prepareHeaders(callback, body, now), {
@@ -273,6 +299,10 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const done = loop();
   return {
     wake,
+    liveLoad() {
+      rollBuckets();
+      return { sentPerSecond: last.sent, lagMs: Math.max(last.lagMs, current.lagMs) };
+    },
     settled: () =>
       inFlight === 0
         ? record()

@@ -114,6 +114,8 @@ export interface ClaimedCallback extends NewCallback {
   allowNetworks: string[];
   /** When it was due (before the claim moved next_attempt_at on by the lease). */
   dueAt: Date;
+  /** Queued again by a bulk recovery job: the worker's live load (what recoveries give way to) leaves it out. */
+  recovered: boolean;
 }
 
 interface ClaimRow {
@@ -133,6 +135,7 @@ interface ClaimRow {
   domain_verified: boolean;
   allow_networks: string[];
   due_at: Date;
+  recovered: boolean;
 }
 
 /**
@@ -161,7 +164,7 @@ export async function claimDueCallbacks(
        CASE WHEN s.previous_secret_until > $1 THEN s.previous_callback_secret_key END AS previous_secret,
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
        (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
-       due.due_at`,
+       due.due_at, c.recovery_id IS NOT NULL AS recovered`,
     [options.now, options.limit, options.leaseMs, options.skipDestinations, options.dueFrom ?? '-infinity'],
   );
   return rows.map((r) => ({
@@ -181,6 +184,7 @@ export async function claimDueCallbacks(
     domainVerified: r.domain_verified,
     allowNetworks: r.allow_networks ?? [],
     dueAt: r.due_at,
+    recovered: r.recovered,
   }));
 }
 
