@@ -86,7 +86,7 @@ function toRecovery(r: RecoveryRow): Recovery {
  * for an inactive one would be paid for and wait; activate takes recoverSince for that case).
  *
  * Written so that the index callbacks_recoverable (customer_id, created_at, id) of failed and cancelled
- * callbacks (migration 026) drives it: the customer and the window as plain parameters, the status as
+ * callbacks (migration 022) drives it: the customer and the window as plain parameters, the status as
  * the index's own predicate. Joined to the job's row instead, it was a scan of the whole outbox per chunk
  * (0.3-0.6 s with 1,000,000 other callbacks, 200 times for 100,000 recovered), CPU taken from the live
  * delivery it runs beside (`npm run bench -- recovery`).
