@@ -35,7 +35,7 @@
  * configuration file for the worker (delivery settings). HERALD_DB_POOL_SIZE passes through to the worker.
  * Any of these but BENCH_DURATION makes the figures an experiment (listed under `experiment`).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -49,7 +49,6 @@ import { createCustomer } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
-import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { createTestCa } from '../test/support/tls.ts';
 import {
   type Child,
@@ -69,6 +68,7 @@ import {
   startChild,
   treeCpuSeconds,
 } from './lib.ts';
+import { BENCH_API_VERSION, insertBenchSubscription } from './subscriptions.ts';
 
 const TOTAL = 50_000;
 const THROUGHPUT_SUBSCRIPTIONS = 4;
@@ -87,7 +87,6 @@ const TARGETS = {
 };
 
 const THIS_FILE = fileURLToPath(import.meta.url);
-const API_VERSION = '2021-03-20';
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
@@ -182,30 +181,7 @@ interface BenchSubscription {
 
 async function createSubscriptions(db: Db, customerId: string, urls: string[]): Promise<BenchSubscription[]> {
   const out: BenchSubscription[] = [];
-  for (const callbackUrl of urls) {
-    const txid = `0x${randomBytes(32).toString('hex')}`;
-    const created = await insertUnlessTwin(db, customerId, {
-      id: randomUUID(),
-      eventType: 'TRANSACTION_MINED',
-      blockchain: 'ethereum',
-      network: 'goerli',
-      transactionId: txid,
-      address: null,
-      target: txid,
-      receiveCallbackOn: null,
-      amountHigherThan: null,
-      blockHeight: null,
-      callbackUrl,
-      callbackHost: 'localhost',
-      // Signed, as most subscriptions are: the worker computes both signatures of every callback.
-      callbackSecretKey: `bench-secret-${randomBytes(8).toString('hex')}`,
-      allowDuplicates: true,
-      duplicateKey: createHash('sha256').update(callbackUrl).update(txid).digest(),
-      apiVersion: API_VERSION,
-    });
-    if (!created) throw new Error(`could not create a subscription for ${callbackUrl}`);
-    out.push({ id: created.id, callbackUrl });
-  }
+  for (const callbackUrl of urls) out.push({ id: await insertBenchSubscription(db, customerId, callbackUrl), callbackUrl });
   return out;
 }
 
@@ -221,7 +197,7 @@ function makeCallback(customerId: string, s: BenchSubscription, extra: Record<st
     subscriptionId: s.id,
     eventType: 'TRANSACTION_MINED',
     idempotencyKey: key,
-    body: callbackBody({ id: s.id, eventType: 'TRANSACTION_MINED', apiVersion: API_VERSION }, key, {
+    body: callbackBody({ id: s.id, eventType: 'TRANSACTION_MINED', apiVersion: BENCH_API_VERSION }, key, {
       blockchain: 'ethereum',
       network: 'goerli',
       transactionId: `0x${randomBytes(32).toString('hex')}`,

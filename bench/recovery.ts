@@ -42,7 +42,6 @@ import { createApiKey, createCustomer } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
-import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { startReceiverChild } from './delivery.ts';
 import {
   envInt,
@@ -63,39 +62,14 @@ import {
   treeCpuSeconds,
   waitForOk,
 } from './lib.ts';
+import { BENCH_API_VERSION, insertBenchSubscription } from './subscriptions.ts';
 
 const TARGETS = { liveDropPct: 10 };
-const API_VERSION = '2021-03-20';
 const LIVE_SUBSCRIPTIONS = 4;
 /** Callbacks per live block (one transaction each) and the most waiting before the producer adds more. */
 const LIVE_BLOCK = 250;
 const LIVE_BACKLOG = 4_000;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-
-async function createSubscription(db: Db, customerId: string, callbackUrl: string): Promise<string> {
-  const txid = `0x${randomBytes(32).toString('hex')}`;
-  const created = await insertUnlessTwin(db, customerId, {
-    id: randomUUID(),
-    eventType: 'TRANSACTION_MINED',
-    blockchain: 'ethereum',
-    network: 'goerli',
-    transactionId: txid,
-    address: null,
-    target: txid,
-    receiveCallbackOn: null,
-    amountHigherThan: null,
-    blockHeight: null,
-    callbackUrl,
-    callbackHost: 'localhost',
-    // Signed, as most subscriptions are: the worker computes both signatures of every callback.
-    callbackSecretKey: `bench-secret-${randomBytes(8).toString('hex')}`,
-    allowDuplicates: true,
-    duplicateKey: randomBytes(32),
-    apiVersion: API_VERSION,
-  });
-  if (!created) throw new Error(`could not create a subscription for ${callbackUrl}`);
-  return created.id;
-}
 
 let height = 18_000_000;
 
@@ -109,7 +83,7 @@ function makeCallback(customerId: string, subscriptionId: string, callbackUrl: s
     subscriptionId,
     eventType: 'TRANSACTION_MINED',
     idempotencyKey: key,
-    body: callbackBody({ id: subscriptionId, eventType: 'TRANSACTION_MINED', apiVersion: API_VERSION }, key, {
+    body: callbackBody({ id: subscriptionId, eventType: 'TRANSACTION_MINED', apiVersion: BENCH_API_VERSION }, key, {
       blockchain: 'ethereum',
       network: 'goerli',
       transactionId: `0x${randomBytes(32).toString('hex')}`,
@@ -204,13 +178,13 @@ export default async function recoveryBenchmark(options: { duration: number }): 
     const liveSubs = [];
     for (let i = 0; i < LIVE_SUBSCRIPTIONS; i++) {
       const url = `${liveUrl}/live/${i}`;
-      liveSubs.push({ id: await createSubscription(db, live.id, url), url });
+      liveSubs.push({ id: await insertBenchSubscription(db, live.id, url), url });
     }
     const started = performance.now();
     const recoverUrls: string[] = [];
     for (let r = 0; r < runs; r++) {
       const url = `${recoverUrl}/recover/${r}`;
-      await buildFailed(db, recovering.id, await createSubscription(db, recovering.id, url), url, count);
+      await buildFailed(db, recovering.id, await insertBenchSubscription(db, recovering.id, url), url, count);
       recoverUrls.push(url);
     }
     await db.query('bench:vacuum', 'VACUUM (ANALYZE) callbacks');

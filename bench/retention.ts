@@ -39,7 +39,6 @@ import { createApiKey, createCustomer } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
-import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { startReceiverChild } from './delivery.ts';
 import {
   type Child,
@@ -59,9 +58,9 @@ import {
   treeCpuSeconds,
   waitForOk,
 } from './lib.ts';
+import { BENCH_API_VERSION, insertBenchSubscription } from './subscriptions.ts';
 
 const TARGETS = { deliveryDropPct: 10, pruneRowsPerSecond: 50_000, logP99Ms: 20 };
-const API_VERSION = '2021-03-20';
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 function scale(): number {
@@ -73,30 +72,7 @@ function scale(): number {
 
 async function createSubscriptions(db: Db, customerId: string, eventType: EventType, urls: string[]): Promise<string[]> {
   const ids: string[] = [];
-  for (const callbackUrl of urls) {
-    const txid = `0x${randomBytes(32).toString('hex')}`;
-    const mined = eventType === 'TRANSACTION_MINED';
-    const created = await insertUnlessTwin(db, customerId, {
-      id: randomUUID(),
-      eventType,
-      blockchain: 'ethereum',
-      network: 'goerli',
-      transactionId: mined ? txid : null,
-      address: null,
-      target: mined ? txid : null,
-      receiveCallbackOn: null,
-      amountHigherThan: null,
-      blockHeight: null,
-      callbackUrl,
-      callbackHost: 'localhost',
-      callbackSecretKey: `bench-secret-${randomBytes(8).toString('hex')}`,
-      allowDuplicates: true,
-      duplicateKey: randomBytes(32),
-      apiVersion: API_VERSION,
-    });
-    if (!created) throw new Error(`could not create a subscription for ${callbackUrl}`);
-    ids.push(created.id);
-  }
+  for (const callbackUrl of urls) ids.push(await insertBenchSubscription(db, customerId, callbackUrl, eventType));
   return ids;
 }
 
@@ -161,7 +137,7 @@ function makeCallback(customerId: string, subscriptionId: string, callbackUrl: s
     subscriptionId,
     eventType: 'TRANSACTION_MINED',
     idempotencyKey: key,
-    body: callbackBody({ id: subscriptionId, eventType: 'TRANSACTION_MINED', apiVersion: API_VERSION }, key, {
+    body: callbackBody({ id: subscriptionId, eventType: 'TRANSACTION_MINED', apiVersion: BENCH_API_VERSION }, key, {
       blockchain: 'ethereum',
       network: 'goerli',
       transactionId: `0x${randomBytes(32).toString('hex')}`,
