@@ -11,12 +11,12 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
-import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import type { TestApp, TestCustomer } from './harness.ts';
 import { type Callback, followHelpers } from './support/follow-helpers.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { type LitecoinApp, startLitecoinApp } from './support/litecoin-app.ts';
+import { type LitecoinDriver, litecoind } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
-import { createTestCa, writeCaFile } from './support/tls.ts';
+import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-backfill-litecoin';
@@ -28,36 +28,19 @@ describeWithRealNode('backfill from a height and replay on a real litecoind (reg
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
+  let env: LitecoinApp;
   const { processed, subscribe, callbacksOf } = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }), SECRET);
 
   beforeAll(async () => {
-    const ca = await createTestCa();
-    [node, receiver] = await Promise.all([startLitecoinDriver({ addressType: 'bech32' }), startReceiver({ ca })]);
-    t = await startTestApp({
-      chains: [
-        {
-          blockchain: 'litecoin',
-          network: 'testnet',
-          rpcUrl: node.rpcUrl,
-          confirmations: CONFIRMATIONS,
-          pollIntervalMs: 50,
-          concurrency: 8,
-          requestTimeoutMs: 5000,
-          ...node.chainConfig,
-        },
-      ],
-      blockJobs: { ...loadConfig({}, {}).blockJobs, concurrency: 1, batchBlocks: 2 },
-      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    env = await startLitecoinApp({
+      driver: { addressType: 'bech32' },
+      chain: { confirmations: CONFIRMATIONS },
+      app: { blockJobs: { ...loadConfig({}, {}).blockJobs, concurrency: 1, batchBlocks: 2 } },
     });
-    c = await t.customer({ domains: ['localhost'] });
-    await processed(await node.height());
+    ({ node, receiver, t, c } = env);
   }, 60_000);
 
-  afterAll(async () => {
-    await t?.close();
-    await receiver?.close();
-    await node?.close();
-  });
+  afterAll(() => env?.close());
 
   const heightOf = (cb: Callback) => (cb.json.data.item.minedInBlock as { height: number }).height;
   const sequenceOf = (cb: Callback) => Number(cb.headers['x-callback-sequence']);

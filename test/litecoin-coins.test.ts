@@ -7,13 +7,12 @@
  * all-assets over the same blocks (a payment without change back to the payer).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
-import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { type LitecoinApp, startLitecoinApp } from './support/litecoin-app.ts';
+import { type LitecoinDriver, litecoind } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
-import { createTestCa, writeCaFile } from './support/tls.ts';
+import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-litecoin-coins';
@@ -25,45 +24,19 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
+  let env: LitecoinApp;
+  let mineAndProcess: LitecoinApp['mineAndProcess'];
   const { processed, subscribe, callbacksOf, expectSigned } = followHelpers(
     () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
     SECRET,
   );
 
   beforeAll(async () => {
-    const ca = await createTestCa();
-    [node, receiver] = await Promise.all([startLitecoinDriver({ addressType: 'bech32' }), startReceiver({ ca })]);
-    t = await startTestApp({
-      chains: [
-        {
-          blockchain: 'litecoin',
-          network: 'testnet',
-          rpcUrl: node.rpcUrl,
-          confirmations: CONFIRMATIONS,
-          pollIntervalMs: 50,
-          concurrency: 8,
-          requestTimeoutMs: 5000,
-          ...node.chainConfig,
-        },
-      ],
-      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
-    });
-    c = await t.customer({ domains: ['localhost'] });
-    await processed(await node.height());
+    env = await startLitecoinApp({ driver: { addressType: 'bech32' }, chain: { confirmations: CONFIRMATIONS } });
+    ({ node, receiver, t, c, mineAndProcess } = env);
   }, 60_000);
 
-  afterAll(async () => {
-    await t?.close();
-    await receiver?.close();
-    await node?.close();
-  });
-
-  async function mineAndProcess(count = 1): Promise<number> {
-    const height = await node.mine(count);
-    await processed(height);
-    await t.app.worker?.settled();
-    return height;
-  }
+  afterAll(() => env?.close());
 
   const coinsOf = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item);
 

@@ -9,13 +9,12 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { XPublisher } from 'zeromq';
 import { rawTransactionId } from '../src/chains/utxo/raw-tx.ts';
-import { loadConfig } from '../src/config/config.ts';
-import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { type LitecoinApp, startLitecoinApp } from './support/litecoin-app.ts';
+import { type LitecoinDriver, litecoind } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
-import { createTestCa, writeCaFile } from './support/tls.ts';
+import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-litecoin-zmq';
@@ -28,18 +27,15 @@ describeWithRealNode('unconfirmed coin events pushed by ZMQ rawtx (our publisher
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
+  let env: LitecoinApp;
+  let mineAndProcess: LitecoinApp['mineAndProcess'];
   let publisher: XPublisher;
   let zmqUrl: string;
   let sequence = 0;
   let subscribed: Promise<void>;
-  const { processed, subscribe, indexed, callbacksOf } = followHelpers(
-    () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
-    SECRET,
-  );
+  const { subscribe, indexed, callbacksOf } = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }), SECRET);
 
   beforeAll(async () => {
-    const ca = await createTestCa();
-    [node, receiver] = await Promise.all([startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20 }), startReceiver({ ca })]);
     publisher = new XPublisher();
     await publisher.bind('tcp://127.0.0.1:*');
     zmqUrl = publisher.lastEndpoint as string;
@@ -47,32 +43,16 @@ describeWithRealNode('unconfirmed coin events pushed by ZMQ rawtx (our publisher
     subscribed = (async () => {
       for await (const [message] of publisher) if (message?.[0] === 1 && message.subarray(1).toString() === 'rawtx') return;
     })();
-    t = await startTestApp({
-      chains: [
-        {
-          blockchain: 'litecoin',
-          network: 'testnet',
-          rpcUrl: node.rpcUrl,
-          zmqUrl,
-          confirmations: 1,
-          pollIntervalMs: 50,
-          mempoolPollIntervalMs: SAFETY_POLL_MS,
-          concurrency: 8,
-          requestTimeoutMs: 5000,
-          ...node.chainConfig,
-        },
-      ],
-      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    env = await startLitecoinApp({
+      driver: { addressType: 'bech32', fundingCoins: 20 },
+      chain: { zmqUrl, confirmations: 1, mempoolPollIntervalMs: SAFETY_POLL_MS },
     });
-    c = await t.customer({ domains: ['localhost'] });
-    await processed(await node.height());
+    ({ node, receiver, t, c, mineAndProcess } = env);
   }, 60_000);
 
   afterAll(async () => {
-    await t?.close();
+    await env?.close();
     publisher?.close();
-    await receiver?.close();
-    await node?.close();
   });
 
   /** Publishes a transaction as a node's -zmqpubrawtx does: [topic, raw bytes, 4-byte LE sequence]. */
@@ -92,12 +72,6 @@ describeWithRealNode('unconfirmed coin events pushed by ZMQ rawtx (our publisher
     const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
     return res.body.data.items.find((i: { blockchain: string }) => i.blockchain === 'litecoin').mempool;
   };
-  async function mineAndProcess(count = 1): Promise<number> {
-    const height = await node.mine(count);
-    await processed(height);
-    await t.app.worker?.settled();
-    return height;
-  }
 
   it('the ids of real legacy and segwit transactions and of a coinbase, computed from the raw bytes as the node does', async () => {
     const rawOf = async (id: string) => Buffer.from(await node.node.rpc<string>('getrawtransaction', id, false), 'hex');
