@@ -13,8 +13,8 @@ import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { type Callback, followHelpers } from './support/follow-helpers.ts';
-import { type LitecoinApp, startLitecoinApp } from './support/litecoin-app.ts';
-import { type LitecoinDriver, litecoind } from './support/litecoin-node.ts';
+import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
@@ -28,12 +28,11 @@ describeWithRealNode('backfill from a height and replay on a real litecoind (reg
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
-  let env: LitecoinApp;
+  let env: FollowedApp<LitecoinDriver>;
   const { processed, subscribe, callbacksOf } = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }), SECRET);
 
   beforeAll(async () => {
-    env = await startLitecoinApp({
-      driver: { addressType: 'bech32' },
+    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32' }), {
       chain: { confirmations: CONFIRMATIONS },
       app: { blockJobs: { ...loadConfig({}, {}).blockJobs, concurrency: 1, batchBlocks: 2 } },
     });

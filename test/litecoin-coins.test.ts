@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
-import { type LitecoinApp, startLitecoinApp } from './support/litecoin-app.ts';
-import { type LitecoinDriver, litecoind } from './support/litecoin-node.ts';
+import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
@@ -24,15 +24,17 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
-  let env: LitecoinApp;
-  let mineAndProcess: LitecoinApp['mineAndProcess'];
+  let env: FollowedApp<LitecoinDriver>;
+  let mineAndProcess: FollowedApp['mineAndProcess'];
   const { processed, subscribe, callbacksOf, expectSigned } = followHelpers(
     () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
     SECRET,
   );
 
   beforeAll(async () => {
-    env = await startLitecoinApp({ driver: { addressType: 'bech32' }, chain: { confirmations: CONFIRMATIONS } });
+    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32' }), {
+      chain: { confirmations: CONFIRMATIONS },
+    });
     ({ node, receiver, t, c, mineAndProcess } = env);
   }, 60_000);
 

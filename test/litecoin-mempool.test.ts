@@ -9,8 +9,8 @@ import { createUtxoMempoolReader } from '../src/chains/utxo/mempool.ts';
 import { createUtxoRpcClient } from '../src/chains/utxo/rpc.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
-import { type LitecoinApp, startLitecoinApp } from './support/litecoin-app.ts';
-import { type LitecoinDriver, litecoind } from './support/litecoin-node.ts';
+import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
@@ -24,16 +24,15 @@ describeWithRealNode('unconfirmed coin events on a real litecoind (regtest, getr
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
-  let env: LitecoinApp;
-  let mineAndProcess: LitecoinApp['mineAndProcess'];
+  let env: FollowedApp<LitecoinDriver>;
+  let mineAndProcess: FollowedApp['mineAndProcess'];
   const { subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
     () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
     SECRET,
   );
 
   beforeAll(async () => {
-    env = await startLitecoinApp({
-      driver: { addressType: 'bech32', fundingCoins: 20, args: ['-mempoolreplacement=1'] },
+    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20, args: ['-mempoolreplacement=1'] }), {
       chain: { confirmations: 1, mempoolPollIntervalMs: 50 },
     });
     ({ node, receiver, t, c, mineAndProcess } = env);

@@ -11,8 +11,8 @@ import { XPublisher } from 'zeromq';
 import { rawTransactionId } from '../src/chains/utxo/raw-tx.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
-import { type LitecoinApp, startLitecoinApp } from './support/litecoin-app.ts';
-import { type LitecoinDriver, litecoind } from './support/litecoin-node.ts';
+import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
@@ -27,8 +27,8 @@ describeWithRealNode('unconfirmed coin events pushed by ZMQ rawtx (our publisher
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
-  let env: LitecoinApp;
-  let mineAndProcess: LitecoinApp['mineAndProcess'];
+  let env: FollowedApp<LitecoinDriver>;
+  let mineAndProcess: FollowedApp['mineAndProcess'];
   let publisher: XPublisher;
   let zmqUrl: string;
   let sequence = 0;
@@ -43,8 +43,7 @@ describeWithRealNode('unconfirmed coin events pushed by ZMQ rawtx (our publisher
     subscribed = (async () => {
       for await (const [message] of publisher) if (message?.[0] === 1 && message.subarray(1).toString() === 'rawtx') return;
     })();
-    env = await startLitecoinApp({
-      driver: { addressType: 'bech32', fundingCoins: 20 },
+    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20 }), {
       chain: { zmqUrl, confirmations: 1, mempoolPollIntervalMs: SAFETY_POLL_MS },
     });
     ({ node, receiver, t, c, mineAndProcess } = env);

@@ -23,14 +23,13 @@
  *   reads of a coin payment and its block with the chain's `blockchainSpecific` keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/config.ts';
 import { formatUnits } from '../../src/domain/amounts.ts';
 import { CHAINS } from '../../src/domain/chains.ts';
-import { startTestApp, type TestApp, type TestCustomer } from '../harness.ts';
+import type { TestApp, TestCustomer } from '../harness.ts';
 import type { ChainDriver } from './chain-driver.ts';
 import { type Callback, followHelpers } from './follow-helpers.ts';
-import { type Receiver, startReceiver } from './receiver.ts';
-import { createTestCa, writeCaFile } from './tls.ts';
+import { type FollowedApp, startFollowedApp } from './followed-app.ts';
+import type { Receiver } from './receiver.ts';
 import { until } from './wait.ts';
 
 export const SCENARIOS = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart', 'coins-each', 'tokens', 'internal', 'reads'] as const;
@@ -74,48 +73,21 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
+  let env: FollowedApp;
+  let mineAndProcess: FollowedApp['mineAndProcess'];
 
   describe(title, () => {
     beforeAll(async () => {
-      const ca = await createTestCa();
-      [node, receiver] = await Promise.all([start(), startReceiver({ ca })]);
-      t = await startTestApp({
-        chains: [
-          {
-            blockchain: node.blockchain,
-            network: node.network,
-            rpcUrl: node.rpcUrl,
-            confirmations: options.confirmations,
-            pollIntervalMs: 50,
-            concurrency: 8,
-            requestTimeoutMs: 5000,
-            ...node.chainConfig,
-          },
-        ],
-        delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
-      });
-      c = await t.customer({ domains: ['localhost'] });
-      await processed(await node.height());
+      env = await startFollowedApp(start, { chain: { confirmations: options.confirmations } });
+      ({ node, receiver, t, c, mineAndProcess } = env);
     }, timeout);
 
-    afterAll(async () => {
-      await t?.close();
-      await receiver?.close();
-      await node?.close();
-    });
+    afterAll(() => env?.close());
 
     const { processed, subscribe, subscribeMined, indexed, callbacksOf, expectSigned } = followHelpers(
       () => ({ t, customer: c, receiver, blockchain: node.blockchain, network: node.network }),
       SECRET,
     );
-
-    /** Mines `count` blocks, waits until they are processed and every callback they made due is out. */
-    async function mineAndProcess(count = 1): Promise<number> {
-      const height = await node.mine(count);
-      await processed(height);
-      await t.app.worker?.settled();
-      return height;
-    }
 
     async function expectMinedIn(cb: Callback | undefined, transactionId: string, height: number): Promise<void> {
       expectSigned(cb);

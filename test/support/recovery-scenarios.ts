@@ -15,12 +15,11 @@
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/config.ts';
-import { startTestApp, type TestApp, type TestCustomer } from '../harness.ts';
+import type { TestApp, TestCustomer } from '../harness.ts';
 import type { ChainDriver } from './chain-driver.ts';
 import { type Callback, followHelpers } from './follow-helpers.ts';
-import { type ReceivedRequest, type Receiver, startReceiver } from './receiver.ts';
-import { createTestCa, writeCaFile } from './tls.ts';
+import { type FollowedApp, startFollowedApp } from './followed-app.ts';
+import type { ReceivedRequest, Receiver } from './receiver.ts';
 import { until } from './wait.ts';
 
 const SECRET = 'whsec-recovery-scenarios-old';
@@ -47,45 +46,25 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
+  let env: FollowedApp;
+  let mineAndProcess: FollowedApp['mineAndProcess'];
 
   describe(title, () => {
     beforeAll(async () => {
-      const ca = await createTestCa();
-      [node, receiver] = await Promise.all([start(), startReceiver({ ca })]);
-      t = await startTestApp({
-        chains: [
-          {
-            blockchain: node.blockchain,
-            network: node.network,
-            rpcUrl: node.rpcUrl,
-            confirmations: options.confirmations,
-            pollIntervalMs: 50,
-            concurrency: 8,
-            requestTimeoutMs: 5000,
-            ...node.chainConfig,
-          },
-        ],
+      env = await startFollowedApp(start, {
+        chain: { confirmations: options.confirmations },
         delivery: {
-          ...loadConfig({}, {}).delivery,
-          allowNetworks: ['127.0.0.1/32', '::1/128'],
-          caFile: writeCaFile(ca.caPem),
-          pollIntervalMs: 20,
           // Two attempts, 1 s apart, then failed (and the subscriptions of the URL deactivated).
           retryScheduleSeconds: [1],
           retryJitter: 0,
         },
       });
-      c = await t.customer({ domains: ['localhost'] });
-      await processed(await node.height());
+      ({ node, receiver, t, c, mineAndProcess } = env);
     }, timeout);
 
-    afterAll(async () => {
-      await t?.close();
-      await receiver?.close();
-      await node?.close();
-    });
+    afterAll(() => env?.close());
 
-    const { processed, subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
+    const { subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
       () => ({ t, customer: c, receiver, blockchain: node.blockchain, network: node.network }),
       SECRET,
     );
@@ -93,13 +72,6 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
     const down = (hook: string) => receiver.byPath(`/hooks/${hook}`, { kind: 'status', status: 503 });
     const sequenceOf = (r: ReceivedRequest) => Number(r.headers['x-callback-sequence']);
     const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-    async function mineAndProcess(count = 1): Promise<number> {
-      const height = await node.mine(count);
-      await processed(height);
-      await t.app.worker?.settled();
-      return height;
-    }
 
     async function log(referenceId: string): Promise<LogEntry[]> {
       const r = await t.request('GET', `/blockchain-events/subscriptions/${referenceId}/callbacks`, { key: c.key });
