@@ -214,7 +214,7 @@ const coinThresholdCoins = (k: number) => 1 + (mix(k, SALT_COIN_THRESHOLD) % MAX
  * r 17 an internal amount threshold, r 18 a token amount, r 19 BLOCK_HEIGHT_REACHED (BLOCK_MINED or
  * BLOCK_REVERTED in 1 group of 500 each).
  */
-function mixSubscription(i: number): IndexableSubscription {
+export function mixSubscription(i: number): IndexableSubscription {
   const group = Math.floor(i / 20);
   const r = i % 20;
   const common = { id: uuid(i), customerId: String(1 + (i % CUSTOMERS)), blockchain: 'ethereum', network: 'mainnet', isActive: true } as const;

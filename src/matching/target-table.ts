@@ -7,7 +7,7 @@
  * memory than a Map entry.
  *
  * Structure:
- * - `filter`: two bits in one 32-bit word per hash of a key's last 16 characters (the random part of
+ * - `filter`: two bits in one 32-bit word per hash of a key's last 8 characters (the random part of
  *   every address and transaction id format we see: hex digits, base58 and bech32 checksums). Most lookups miss, and
  *   most misses stop here, on a bitset small enough to stay in cache. Bits are never cleared on
  *   removal; the filter is rebuilt when stale keys outnumber live ones.
@@ -49,11 +49,18 @@ export function keyHash(key: string): number {
   return h ^ (h >>> 16);
 }
 
-/** Cheap hash of the last 16 characters, for the filter only (a poor one costs speed, never results). */
+/**
+ * Characters of a key's end that make its filter hash: 8 random characters (hex: 32 bits; base58,
+ * bech32: 40 and more) are more than the filter's 10 bits in a word and up to 20 bits of word of a
+ * table of millions of keys; every character more is a cost on every lookup of every block.
+ */
+const SUFFIX = 8;
+
+/** Cheap hash of the last SUFFIX characters, for the filter only (a poor one costs speed, never results). */
 function suffixHash(key: string): number {
   const end = key.length;
   let h = 0x2545f491 ^ end;
-  let i = end > 16 ? end - 16 : 0;
+  let i = end > SUFFIX ? end - SUFFIX : 0;
   for (; i + 1 < end; i += 2) h = Math.imul(h ^ (key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16)), 0x01000193);
   if (i < end) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   h ^= h >>> 15;
@@ -119,14 +126,19 @@ export class TargetTable {
     if (this.scratch.length < count) this.scratch = new Int32Array(Math.max(count, this.scratch.length * 2));
     const hashes = this.scratch;
     for (let i = 0; i < count; i++) hashes[i] = suffixHash(keys[i] as string);
-    // The filter: the keys that may be here are gathered at the front of `hashes` (their positions).
+    // The filter: the keys that may be here are gathered at the front of `hashes` (their positions),
+    // without a branch (a candidate is rare and unpredictable: a mispredicted branch would discard the
+    // filter loads already under way).
     const { filter, filterWordMask, cells } = this;
     let candidates = 0;
     for (let i = 0; i < count; i++) {
       const filterHash = hashes[i] as number;
       const bits = filterBits(filterHash);
       out[i] = -1;
-      if (((filter[(filterHash >>> 10) & filterWordMask] as number) & bits) === bits) hashes[candidates++] = i;
+      // missing: the key's bits absent from its word (0 for a candidate); 1 for a candidate, 0 otherwise, by arithmetic.
+      const missing = ((filter[(filterHash >>> 10) & filterWordMask] as number) & bits) ^ bits;
+      hashes[candidates] = i;
+      candidates += ((missing | -missing) >>> 31) ^ 1;
     }
     for (let c = 0; c < candidates; c++) {
       const i = hashes[c] as number;
