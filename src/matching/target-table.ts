@@ -15,21 +15,16 @@
  *   key, filter hash], at most 70 % full, deletion by backward shift (no tombstones). The whole-key
  *   hash is seeded per process, so colliding keys cannot be prepared in advance; the filter hash is
  *   kept so that rebuilding the filter (on growth) does not read a million scattered strings again.
- * - several subscriptions of one key: a cell names the first slot; `links.next[slot]` the following
- *   ones, in the order they were added (-1 ends the chain); `links.prev[slot]` the one before, and
+ * - several subscriptions of one key: a cell names the first slot; NEXT of the slot's words (slot-words.ts) the following
+ *   ones, in the order they were added (-1 ends the chain); PREV the one before, and
  *   the first slot's prev is the last one, so appending and unlinking take constant time however
  *   many subscriptions share a key. A slot on no chain has next = UNLINKED.
- * The keys themselves are not copied: `targets[slot]` (owned by the index) holds each slot's string.
+ * - `cellKeys[cell]`: the key of each cell (a reference to the index's string, not a copy), beside
+ *   `cells` rather than read through the cell's first slot: a probe then reads the cell and its key
+ *   at once (two loads that overlap) and the key's characters, where reading the key through
+ *   `targets[slot]` was a cache miss more, waited for in turn, on every hit of a block. 8 bytes per key.
  */
-
-/** The chains of slots of each key, shared by the index's tables (a slot is in at most one). */
-export interface SlotLinks {
-  next: Int32Array;
-  prev: Int32Array;
-}
-
-/** links.next of a slot on no chain. */
-export const UNLINKED = -2;
+import { NEXT, PREV, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';
 
 const SEED = (Math.random() * 0x100000000) | 0;
 const MAX_LOAD = 0.7;
@@ -92,17 +87,17 @@ export class TargetTable {
   /** firstOfEach's positions and hashes (grown as needed). */
   private scratch = new Int32Array(0);
 
-  constructor(
-    private readonly targets: readonly (string | bigint | undefined)[],
-    private readonly links: SlotLinks,
-  ) {}
+  /** The key of each cell (undefined for an empty one). */
+  private cellKeys: (string | undefined)[] = new Array<string | undefined>(16).fill(undefined);
+
+  constructor(private readonly links: SlotLinks) {}
 
   /** Distinct keys. */
   get size(): number {
     return this.keys;
   }
 
-  /** The first slot on `key`, or -1; the others follow through links.next. */
+  /** The first slot on `key`, or -1; the others follow through NEXT. */
   first(key: string): number {
     const filterHash = suffixHash(key);
     const bits = filterBits(filterHash);
@@ -148,49 +143,49 @@ export class TargetTable {
     }
   }
 
-  /** Adds `slot` (whose key is targets[slot]) after the slots already on `key`. */
+  /** Adds `slot` after the slots already on `key`. */
   add(key: string, slot: number): void {
-    const { next, prev } = this.links;
-    next[slot] = -1;
+    const { words } = this.links;
+    words[slot * SLOT_WORDS + NEXT] = -1;
     const hash = keyHash(key);
     const cell = this.find(key, hash);
     if (cell >= 0) {
       const head = (this.cells[cell * CELL] as number) - 1;
-      const tail = prev[head] as number;
-      next[tail] = slot;
-      prev[slot] = tail;
-      prev[head] = slot;
+      const tail = words[head * SLOT_WORDS + PREV] as number;
+      words[tail * SLOT_WORDS + NEXT] = slot;
+      words[slot * SLOT_WORDS + PREV] = tail;
+      words[head * SLOT_WORDS + PREV] = slot;
       return;
     }
-    prev[slot] = slot;
+    words[slot * SLOT_WORDS + PREV] = slot;
     if (this.keys + 1 > (this.mask + 1) * MAX_LOAD) this.resize((this.mask + 1) * 2);
     const filterHash = suffixHash(key);
-    this.place(slot, hash, filterHash);
+    this.place(slot, hash, filterHash, key);
     this.keys++;
     this.setFilterBit(filterHash);
   }
 
   /** Removes `slot` from `key`; false when it was on no chain. */
   remove(key: string, slot: number): boolean {
-    const { next, prev } = this.links;
-    if (next[slot] === UNLINKED) return false;
+    const { words } = this.links;
+    if (words[slot * SLOT_WORDS + NEXT] === UNLINKED) return false;
     const cell = this.find(key, keyHash(key));
     if (cell < 0) return false;
     const head = (this.cells[cell * CELL] as number) - 1;
-    const following = next[slot] as number;
+    const following = words[slot * SLOT_WORDS + NEXT] as number;
     if (head === slot) {
       if (following < 0) this.deleteCell(cell);
       else {
         this.cells[cell * CELL] = following + 1;
-        prev[following] = prev[slot] as number; // the new first slot points at the last one
+        words[following * SLOT_WORDS + PREV] = words[slot * SLOT_WORDS + PREV] as number; // the new first slot points at the last one
       }
     } else {
-      const before = prev[slot] as number;
-      next[before] = following;
-      if (following >= 0) prev[following] = before;
-      else prev[head] = before; // slot was the last one
+      const before = words[slot * SLOT_WORDS + PREV] as number;
+      words[before * SLOT_WORDS + NEXT] = following;
+      if (following >= 0) words[following * SLOT_WORDS + PREV] = before;
+      else words[head * SLOT_WORDS + PREV] = before; // slot was the last one
     }
-    next[slot] = UNLINKED;
+    words[slot * SLOT_WORDS + NEXT] = UNLINKED;
     return true;
   }
 
@@ -200,26 +195,27 @@ export class TargetTable {
   }
 
   private find(key: string, hash: number): number {
-    const { cells, mask, targets } = this;
+    const { cells, mask, cellKeys } = this;
     for (let cell = hash & mask; ; cell = (cell + 1) & mask) {
-      const head = cells[cell * CELL] as number;
-      if (head === 0) return -1;
-      if (cells[cell * CELL + 1] === hash && targets[head - 1] === key) return cell;
+      if (cells[cell * CELL] === 0) return -1;
+      if (cells[cell * CELL + 1] === hash && cellKeys[cell] === key) return cell;
     }
   }
 
-  private place(slot: number, hash: number, filterHash: number): void {
+  private place(slot: number, hash: number, filterHash: number, key: string): void {
     const { cells, mask } = this;
     let cell = hash & mask;
     while (cells[cell * CELL] !== 0) cell = (cell + 1) & mask;
+    this.cellKeys[cell] = key;
     cells[cell * CELL] = slot + 1;
     cells[cell * CELL + 1] = hash;
     cells[cell * CELL + 2] = filterHash;
   }
 
   private deleteCell(hole: number): void {
-    const { cells, mask } = this;
+    const { cells, mask, cellKeys } = this;
     cells[hole * CELL] = 0;
+    cellKeys[hole] = undefined;
     this.keys--;
     // Backward shift: an entry after the hole moves into it unless its home lies cyclically in (hole, cell].
     for (let cell = (hole + 1) & mask; cells[cell * CELL] !== 0; cell = (cell + 1) & mask) {
@@ -228,6 +224,8 @@ export class TargetTable {
       if (stays) continue;
       cells.copyWithin(hole * CELL, cell * CELL, cell * CELL + CELL);
       cells[cell * CELL] = 0;
+      cellKeys[hole] = cellKeys[cell];
+      cellKeys[cell] = undefined;
       hole = cell;
     }
     if (++this.staleKeys > Math.max(1024, this.keys)) this.rebuildFilter(this.filter.length * 32);
@@ -235,9 +233,12 @@ export class TargetTable {
 
   private resize(cellCount: number): void {
     const old = this.cells;
+    const oldKeys = this.cellKeys;
     this.cells = new Int32Array(cellCount * CELL);
+    this.cellKeys = new Array<string | undefined>(cellCount).fill(undefined);
     this.mask = cellCount - 1;
-    for (let i = 0; i < old.length; i += CELL) if (old[i] !== 0) this.place((old[i] as number) - 1, old[i + 1] as number, old[i + 2] as number);
+    for (let i = 0; i < old.length; i += CELL)
+      if (old[i] !== 0) this.place((old[i] as number) - 1, old[i + 1] as number, old[i + 2] as number, oldKeys[i / CELL] as string);
     let bits = 32;
     while (bits < cellCount * MAX_LOAD * FILTER_BITS_PER_KEY) bits *= 2;
     this.rebuildFilter(bits);
