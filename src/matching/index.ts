@@ -77,6 +77,8 @@ const COIN_EACH = 13;
 const COIN_UNCONFIRMED = 14;
 /** Token transfers of an address seen unconfirmed in the mempool (in the address table; matchPending only). */
 const TOKENS_UNCONFIRMED = 15;
+/** Whole-token amounts below this are kept in the slot (16 bits, the amount + 1; 0 = in tokenAmounts). */
+const SMALL_TOKEN_AMOUNT = 0xffffn;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -133,7 +135,11 @@ export class SubscriptionIndex {
   private readonly everyBlock: SlotChain;
   private readonly everyReverted: SlotChain;
   private readonly byContract: TargetTable;
-  /** Whole-token amounts of the TOKEN_AMOUNT slots (few next to the address kinds, so not a column of every slot). */
+  /**
+   * Whole-token amounts of the TOKEN_AMOUNT slots from SMALL_TOKEN_AMOUNT up (few next to the address
+   * kinds, so not a column of every slot); smaller ones are in the slot's KIND word (bits 16..31, the
+   * amount + 1), read with the slot and compared as numbers.
+   */
   private readonly tokenAmounts = new Map<number, bigint>();
   private readonly coinThresholds = new SortedThresholds();
   /** Indexed mempool (unconfirmed) subscriptions. */
@@ -269,9 +275,14 @@ export class SubscriptionIndex {
     this.ids.insertParsed(slot);
     const { words } = this.links;
     words[slot * SLOT_WORDS + CUSTOMER] = this.customerRef(customer);
-    words[slot * SLOT_WORDS + KIND] = kind | (confirmations << 8);
+    let small = 0;
+    if (kind === TOKEN_AMOUNT) {
+      const whole = sub.amountHigherThan as bigint;
+      if (whole < SMALL_TOKEN_AMOUNT) small = Number(whole) + 1;
+      else this.tokenAmounts.set(slot, whole);
+    }
+    words[slot * SLOT_WORDS + KIND] = kind | (confirmations << 8) | (small << 16);
     this.targets[slot] = target;
-    if (kind === TOKEN_AMOUNT) this.tokenAmounts.set(slot, sub.amountHigherThan as bigint);
     this.link(kind, target, slot);
     this.count++;
     return true;
@@ -334,7 +345,13 @@ export class SubscriptionIndex {
 
   /** The whole-token amount of the TOKEN_AMOUNT subscription in `slot`. */
   tokenAmountOf(slot: number): bigint {
-    return this.tokenAmounts.get(slot) as bigint;
+    const small = this.smallTokenAmountOf(slot);
+    return small >= 0 ? BigInt(small) : (this.tokenAmounts.get(slot) as bigint);
+  }
+
+  /** The whole-token amount of the TOKEN_AMOUNT subscription in `slot` as a number when it is below SMALL_TOKEN_AMOUNT (read from the slot), else -1 (tokenAmountOf tells). */
+  smallTokenAmountOf(slot: number): number {
+    return ((this.links.words[slot * SLOT_WORDS + KIND] as number) >>> 16) - 1;
   }
 
   /** Whether an address-coins subscription (once or at each confirmation) watches `address`. */

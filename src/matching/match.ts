@@ -199,9 +199,18 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
   }
 
   for (let t = 0; t < tokenTransfers.length; t++) {
+    const first = contractSlots[t] as number;
+    if (first < 0) continue;
     const transfer = tokenTransfers[t] as TokenTransfer;
-    for (let slot = contractSlots[t] as number; slot >= 0; slot = index.nextSlot(slot)) {
-      if (!mayReach(transfer, index.tokenAmountOf(slot))) continue;
+    // A candidate is a subscription whose whole tokens some decimals could make the transfer reach: an
+    // NFT counts as 1, and base units are never fewer than whole tokens. `units` is that most, also as
+    // a number: Number() rounds to nearest, never across an integer below 2^53, so it compares exactly
+    // with the small amounts kept in the slots (no bigint comparison, no read of an amount kept elsewhere).
+    const units = isNonFungible(transfer) ? 1n : (transfer.amount as bigint);
+    const approxUnits = Number(units);
+    for (let slot = first; slot >= 0; slot = index.nextSlot(slot)) {
+      const small = index.smallTokenAmountOf(slot);
+      if (small >= 0 ? small > approxUnits : index.tokenAmountOf(slot) > units) continue;
       matches.push({
         eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
         subscription: index.record(slot),
@@ -217,11 +226,6 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
 
 const isNonFungible = (transfer: TokenTransfer): boolean =>
   transfer.tokenType === 'ERC-721' || transfer.tokenType === 'TRC-721' || transfer.amount === undefined;
-
-/** Whether some decimals could make `transfer` reach `whole` tokens: an NFT counts as 1; base units are never fewer than whole tokens. */
-function mayReach(transfer: TokenTransfer, whole: bigint): boolean {
-  return isNonFungible(transfer) ? whole <= 1n : (transfer.amount as bigint) >= whole;
-}
 
 /**
  * CATALOGUE.md section 7.7: whether the transfer of a token amount match reaches the subscribed whole
