@@ -435,21 +435,27 @@ export class SubscriptionIndex {
     return (this.links.words[slot * SLOT_WORDS + KIND] as number) & 255;
   }
 
-  record(slot: number): SubscriptionRecord {
+  /**
+   * What the index knows of the subscription in `slot`. `key`: the transaction id, address or contract
+   * the caller looked the slot up by, when it did (equal to the slot's target, so the target is not
+   * read: it lives outside the slot, a cache miss more per match).
+   */
+  record(slot: number, key?: string): SubscriptionRecord {
     const { words } = this.links;
     const kindWord = words[slot * SLOT_WORDS + KIND] as number;
     const kind = kindWord & 255;
     const eventType = EVENT_OF_KIND[kind];
     if (eventType === undefined) throw new Error(`slot ${slot} holds no subscription`);
-    const target = this.targets[slot];
+    const keyed = kind === TRANSACTION || isAddressKind(kind) || kind === TOKEN_AMOUNT;
     // Told by the kind, not by the target's type: reading the target (a string or bigint elsewhere in the heap) is a cache miss per match.
+    const target = keyed && key !== undefined ? key : this.targets[slot];
     const threshold = kind === THRESHOLD || kind === COIN_THRESHOLD ? (target as bigint) : null;
     return {
       id: this.ids.idOf(slot),
       customerId: this.customerTexts[words[slot * SLOT_WORDS + CUSTOMER] as number] as string,
       eventType,
-      target: kind === TRANSACTION || isAddressKind(kind) || kind === TOKEN_AMOUNT ? (target as string) : null,
-      receiveCallbackOn: isAddressKind(kind) ? kindWord >>> 8 || null : null,
+      target: keyed ? (target as string) : null,
+      receiveCallbackOn: isAddressKind(kind) ? (kindWord >>> 8) & 255 || null : null,
       amountHigherThan: threshold === null ? (kind === TOKEN_AMOUNT ? this.tokenAmountOf(slot) : null) : threshold / this.scale,
       threshold,
       blockHeight: kind === HEIGHT ? Number(target) : null,

@@ -161,7 +161,7 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
     for (let slot = transactionSlots[t] as number; slot >= 0; slot = index.nextSlot(slot)) {
       matches.push({
         eventType: 'TRANSACTION_MINED',
-        subscription: index.record(slot),
+        subscription: index.record(slot, transactionId),
         identity: { transactionId, position: null, direction: null },
         transactionId,
       });
@@ -213,7 +213,7 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
       if (small >= 0 ? small > approxUnits : index.tokenAmountOf(slot) > units) continue;
       matches.push({
         eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
-        subscription: index.record(slot),
+        subscription: index.record(slot, transfer.contract),
         identity: { transactionId: transfer.transactionId, position: `log:${transfer.logIndex}`, direction: null },
         transfer,
       });
@@ -251,7 +251,7 @@ function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: Norm
       if (eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
       matches.push({
         eventType,
-        subscription: index.record(slot),
+        subscription: index.record(slot, c.address),
         identity: { transactionId: c.transactionId, position: null, direction: c.direction },
         transactionId: c.transactionId,
         address: c.address,
@@ -327,7 +327,7 @@ function pushTokenMatches(matches: Match[], index: SubscriptionIndex, first: num
     if (eventType !== 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
     matches.push({
       eventType,
-      subscription: index.record(slot),
+      subscription: index.record(slot, address),
       identity: { transactionId: transfer.transactionId, position, direction },
       address,
       direction,
@@ -350,7 +350,7 @@ function pushInternalMatches(
     if (eventType !== 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
     matches.push({
       eventType,
-      subscription: index.record(slot),
+      subscription: index.record(slot, address),
       identity: { transactionId: transfer.parentTransactionId, position, direction },
       address,
       direction,
