@@ -45,6 +45,12 @@
  * address of the mix, so about 9,300 items per block. Every event type's match count of the first measured
  * block is checked by brute force (BLOCK_REVERTED, which matchRevertedBlock gives, untimed).
  * BENCH_DURATION does not apply: the work is a fixed number of blocks.
+ *
+ * Runs: MATCHING_RUNS (default 5) fresh processes in turn, each building both indexes and matching
+ * both runs' blocks; the JSON line has the medians of the figures that vary (items/s, items per CPU
+ * second, build time, memory per subscription, load average), each run's under `runs`, and its pass
+ * marks are the medians'. On a shared machine the items per CPU second are the fairer figure: time the
+ * process spent waiting for a core is not in it.
  */
 
 import { spawn } from 'node:child_process';
@@ -59,7 +65,7 @@ import { callbackItem, matchIdempotencyKey } from '../src/matching/identity.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { matchBlock, matchRevertedBlock } from '../src/matching/match.ts';
 import type { IndexableSubscription } from '../src/store/subscriptions.ts';
-import { log, median, mix, onCleanup, percentile, ROOT } from './lib.ts';
+import { envInt, log, median, mix, onCleanup, percentile, ROOT } from './lib.ts';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 
@@ -214,7 +220,7 @@ const coinThresholdCoins = (k: number) => 1 + (mix(k, SALT_COIN_THRESHOLD) % MAX
  * r 17 an internal amount threshold, r 18 a token amount, r 19 BLOCK_HEIGHT_REACHED (BLOCK_MINED or
  * BLOCK_REVERTED in 1 group of 500 each).
  */
-function mixSubscription(i: number): IndexableSubscription {
+export function mixSubscription(i: number): IndexableSubscription {
   const group = Math.floor(i / 20);
   const r = i % 20;
   const common = { id: uuid(i), customerId: String(1 + (i % CUSTOMERS)), blockchain: 'ethereum', network: 'mainnet', isActive: true } as const;
@@ -687,8 +693,67 @@ async function inChild(): Promise<Record<string, unknown>> {
   return JSON.parse(line) as Record<string, unknown>;
 }
 
+/** Fresh processes measured in turn (MATCHING_RUNS): the figures are their medians; each run's are under `runs`. */
+const RUNS = envInt('MATCHING_RUNS', 5);
+
 export default async function matchingBenchmark(): Promise<Record<string, unknown>> {
-  return typeof (globalThis as { gc?: unknown }).gc === 'function' ? measureBoth() : await inChild();
+  if (typeof (globalThis as { gc?: unknown }).gc === 'function') return measureBoth();
+  const runs: Record<string, unknown>[] = [];
+  for (let run = 1; run <= RUNS; run++) {
+    log(`run ${run} of ${RUNS} (a fresh process each: its own build, JIT and heap)`);
+    runs.push(await inChild());
+  }
+  return medianOfRuns(runs);
+}
+
+/** The figures that vary from run to run, per run (contract run, then mix). */
+const VARYING = ['itemsPerSecond', 'itemsPerCpuSecond', 'buildMs', 'loadavg1m'] as const;
+
+/**
+ * One result from several runs: the first run's (counts and shapes are the same in every run) with the
+ * medians of the varying figures and of memory per subscription, each run's under `runs`, and the
+ * pass marks of the medians.
+ */
+function medianOfRuns(runs: Record<string, unknown>[]): Record<string, unknown> {
+  const side = (result: Record<string, unknown>, mixed: boolean) => (mixed ? (result.mix as Record<string, unknown>) : result);
+  const summarise = (mixed: boolean): Record<string, unknown> => {
+    const first = side(runs[0] as Record<string, unknown>, mixed);
+    const of = (name: string) => runs.map((r) => side(r, mixed)[name] as number);
+    const medians: Record<string, number> = {};
+    for (const name of VARYING) medians[name] = median(of(name));
+    const bytesPerSubscription = median(runs.map((r) => (side(r, mixed).memory as { bytesPerSubscription: number }).bytesPerSubscription));
+    const pass = {
+      itemsPerSecond: (medians.itemsPerSecond as number) >= TARGETS.itemsPerSecond,
+      buildMs: (medians.buildMs as number) <= TARGETS.buildMs,
+      bytesPerSubscription: bytesPerSubscription <= TARGETS.bytesPerSubscription,
+    };
+    return {
+      ...first,
+      ...medians,
+      memory: { ...(first.memory as Record<string, unknown>), bytesPerSubscription },
+      runs: runs.map((r) => Object.fromEntries(VARYING.map((name) => [name, side(r, mixed)[name]]))),
+      pass: { ...pass, all: Object.values(pass).every(Boolean) },
+    };
+  };
+  const contract = summarise(false);
+  const mixed = summarise(true);
+  const ratios = (name: string) => median(runs.map((r) => side(r, true)[name] as number));
+  const result = {
+    ...contract,
+    medianOf: runs.length,
+    pass: { ...(contract.pass as Record<string, boolean>), all: Boolean((contract.pass as { all: boolean }).all && (mixed.pass as { all: boolean }).all) },
+    mix: {
+      ...mixed,
+      itemsPerSecondRatioToContractRun: ratios('itemsPerSecondRatioToContractRun'),
+      itemsPerCpuSecondRatioToContractRun: ratios('itemsPerCpuSecondRatioToContractRun'),
+    },
+  };
+  const list = (mixedSide: boolean, name: string) => runs.map((r) => Math.round((side(r, mixedSide)[name] as number) / 1000) / 1000).join(', ');
+  log(
+    `median of ${runs.length} runs: contract run ${(contract.itemsPerSecond as number).toLocaleString('en')} items/s (${(contract.itemsPerCpuSecond as number).toLocaleString('en')} per CPU second), built in ${contract.buildMs} ms; ` +
+      `mix ${(mixed.itemsPerSecond as number).toLocaleString('en')} items/s (${(mixed.itemsPerCpuSecond as number).toLocaleString('en')} per CPU second; runs, M/s: ${list(true, 'itemsPerSecond')}; per CPU second: ${list(true, 'itemsPerCpuSecond')}), built in ${mixed.buildMs} ms, ${(mixed.memory as { bytesPerSubscription: number }).bytesPerSubscription} bytes per subscription`,
+  );
+  return result;
 }
 
 /** The contract's run and the mix run (its figures under `mix`), their blocks alternating; `pass.all` covers both. */

@@ -73,7 +73,7 @@ function hashBytes(bytes: Uint8Array, offset: number): number {
 }
 
 export class IdSlots {
-  /** 16 bytes per slot. */
+  /** `stride` bytes per slot, the id in the first 16 (the rest is the owner's: see growSlots). */
   private bytes: Uint8Array;
   /** slot + 1, or 0 for an empty cell. */
   private table: Int32Array;
@@ -81,17 +81,29 @@ export class IdSlots {
   private count = 0;
   private readonly key = new Uint8Array(16);
 
-  constructor(slotCapacity: number) {
-    this.bytes = new Uint8Array(slotCapacity * 16);
+  /**
+   * `stride` (16 or more, a multiple of 4) is the bytes per slot: the index keeps each slot's other
+   * fields after its id, in the same bytes (see slot-words.ts), through slotBuffer.
+   */
+  constructor(
+    slotCapacity: number,
+    private readonly stride = 16,
+  ) {
+    this.bytes = new Uint8Array(slotCapacity * this.stride);
     const cells = tableSizeFor(slotCapacity);
     this.table = new Int32Array(cells);
     this.mask = cells - 1;
   }
 
-  /** Makes room for slots up to `slotCapacity` - 1. */
+  /** The bytes of every slot (a new buffer after growSlots). */
+  get slotBuffer(): ArrayBuffer {
+    return this.bytes.buffer as ArrayBuffer;
+  }
+
+  /** Makes room for slots up to `slotCapacity` - 1, every byte of the slots kept (the new ones are 0). */
   growSlots(slotCapacity: number): void {
-    if (slotCapacity * 16 <= this.bytes.length) return;
-    const bytes = new Uint8Array(slotCapacity * 16);
+    if (slotCapacity * this.stride <= this.bytes.length) return;
+    const bytes = new Uint8Array(slotCapacity * this.stride);
     bytes.set(this.bytes);
     this.bytes = bytes;
   }
@@ -112,13 +124,13 @@ export class IdSlots {
     for (let cell = hashBytes(key, 0) & mask; ; cell = (cell + 1) & mask) {
       const entry = table[cell] as number;
       if (entry === 0) return -1;
-      if (sameId(bytes, (entry - 1) * 16, key)) return entry - 1;
+      if (sameId(bytes, (entry - 1) * this.stride, key)) return entry - 1;
     }
   }
 
   /** Records the last parsed id at `slot`; that id must be absent. */
   insertParsed(slot: number): void {
-    this.bytes.set(this.key, slot * 16);
+    this.bytes.set(this.key, slot * this.stride);
     if ((this.count + 1) * 2 > this.table.length) this.rehash(this.table.length * 2);
     this.place(slot);
     this.count++;
@@ -133,7 +145,7 @@ export class IdSlots {
   /** Forgets the id at `slot`. */
   delete(slot: number): void {
     const { table, mask } = this;
-    let hole = hashBytes(this.bytes, slot * 16) & mask;
+    let hole = hashBytes(this.bytes, slot * this.stride) & mask;
     while (table[hole] !== slot + 1) {
       if (table[hole] === 0) return;
       hole = (hole + 1) & mask;
@@ -143,7 +155,7 @@ export class IdSlots {
     // Backward shift: an entry after the hole moves into it unless its home lies cyclically in (hole, cell].
     for (let cell = (hole + 1) & mask; table[cell] !== 0; cell = (cell + 1) & mask) {
       const entry = table[cell] as number;
-      const home = hashBytes(this.bytes, (entry - 1) * 16) & mask;
+      const home = hashBytes(this.bytes, (entry - 1) * this.stride) & mask;
       const stays = hole <= cell ? home > hole && home <= cell : home > hole || home <= cell;
       if (stays) continue;
       table[hole] = entry;
@@ -153,7 +165,7 @@ export class IdSlots {
   }
 
   idOf(slot: number): string {
-    return formatUuid(this.bytes, slot * 16);
+    return formatUuid(this.bytes, slot * this.stride);
   }
 
   /** Bytes held (ids and table). */
@@ -163,7 +175,7 @@ export class IdSlots {
 
   private place(slot: number): void {
     const { table, mask } = this;
-    let cell = hashBytes(this.bytes, slot * 16) & mask;
+    let cell = hashBytes(this.bytes, slot * this.stride) & mask;
     while (table[cell] !== 0) cell = (cell + 1) & mask;
     table[cell] = slot + 1;
   }

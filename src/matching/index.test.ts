@@ -216,6 +216,25 @@ describe('IdSlots', () => {
     for (const [slot, id] of seq.entries()) ordered.insert(id, slot);
     for (const [slot, id] of seq.entries()) expect(ordered.find(id)).toBe(slot);
   });
+
+  it('with a stride, keeps the bytes after each id (the slot words of the index) through inserts, deletes and growth', () => {
+    const stride = 32;
+    const table = new IdSlots(4, stride);
+    const ids = Array.from({ length: 600 }, () => randomUUID());
+    const words = () => new Int32Array(table.slotBuffer);
+    for (const [slot, id] of ids.entries()) {
+      table.growSlots(slot + 1 > 4 ? 2 ** Math.ceil(Math.log2(slot + 1)) : 4);
+      table.insert(id, slot);
+      words().fill(slot * 10 + 1, slot * 8 + 4, slot * 8 + 8); // the words after the id
+    }
+    for (let slot = 0; slot < ids.length; slot += 4) table.delete(slot);
+    const after = words();
+    for (const [slot, id] of ids.entries()) {
+      expect(table.find(id)).toBe(slot % 4 === 0 ? -1 : slot);
+      if (slot % 4 !== 0) expect(table.idOf(slot)).toBe(id);
+      expect([...after.subarray(slot * 8 + 4, slot * 8 + 8)]).toEqual(Array(4).fill(slot * 10 + 1));
+    }
+  });
 });
 
 describe('SortedThresholds', () => {

@@ -12,8 +12,8 @@
  * has its own sorted thresholds.
  *
  * Memory is the constraint (a million subscriptions in well under 400 bytes each), so a subscription
- * is a slot in parallel typed arrays (16-byte id, customer (a reference to its id's text), kind, receiveCallbackOn, next slot of the
- * same target) plus its target: the transaction id or address string (the one key the target tables
+ * is a slot of 32 bytes in one typed array (slot-words.ts: 16-byte id, customer (a reference to its id's text), kind, receiveCallbackOn, next and previous slots of the
+ * same target; everything matching reads of a slot in one cache line) plus its target: the transaction id or address string (the one key the target tables
  * compare with; see target-table.ts for why they are not Maps) or the threshold in base units.
  * Everything else (callbackUrl, secret, apiVersion...) stays in the database; whoever builds the
  * callbacks loads it for the subscriptions that matched.
@@ -25,7 +25,8 @@ import { type Blockchain, CHAINS, type EventType, type Network, supportsNetwork 
 import type { IndexableSubscription } from '../store/subscriptions.ts';
 import { IdSlots } from './id-slots.ts';
 import { SlotChain } from './slot-chain.ts';
-import { type SlotLinks, TargetTable, UNLINKED } from './target-table.ts';
+import { CUSTOMER, KIND, NEXT, SLOT_BYTES, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';
+import { TargetTable } from './target-table.ts';
 import { SortedThresholds } from './thresholds.ts';
 
 /** What the index knows of one subscription: enough to match and to name it; not enough to call back. */
@@ -76,6 +77,8 @@ const COIN_EACH = 13;
 const COIN_UNCONFIRMED = 14;
 /** Token transfers of an address seen unconfirmed in the mempool (in the address table; matchPending only). */
 const TOKENS_UNCONFIRMED = 15;
+/** Whole-token amounts below this are kept in the slot (16 bits, the amount + 1; 0 = in tokenAmounts). */
+const SMALL_TOKEN_AMOUNT = 0xffffn;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   undefined,
   'TRANSACTION_MINED',
@@ -111,20 +114,19 @@ export class SubscriptionIndex {
   private count = 0;
   private readonly freeSlots: number[] = [];
   private readonly ids: IdSlots;
-  /** The customer of each slot: its position in customerTexts (a customer's text is kept once, not per subscription). */
-  private customerRefs: Int32Array;
   /** Customer ids as text, each once (never dropped: there are as many as customers, not subscriptions). */
   private readonly customerTexts: string[] = [];
   private readonly customerRefOf = new Map<number, number>();
-  private kinds: Uint8Array;
-  /** receiveCallbackOn of token subscriptions; 0 = the chain default. */
-  private confirmations: Uint8Array;
   /**
    * The transaction id or address (string), the threshold in base units (bigint) or the height (its
    * decimal text, the key of byHeight) of each slot; nothing for the every-block kinds.
    */
   private readonly targets: (string | bigint | undefined)[] = [];
-  /** The next and previous slots with the same target (see TargetTable). */
+  /**
+   * The slots' words (slot-words.ts; `links.words`, over the ids' buffer): id, customer (its position
+   * in customerTexts: a customer's text is kept once, not per subscription), the next and previous
+   * slots with the same target (see TargetTable), kind and receiveCallbackOn (0 = the chain default).
+   */
   private readonly links: SlotLinks;
   private readonly byTransaction: TargetTable;
   private readonly byAddress: TargetTable;
@@ -133,7 +135,11 @@ export class SubscriptionIndex {
   private readonly everyBlock: SlotChain;
   private readonly everyReverted: SlotChain;
   private readonly byContract: TargetTable;
-  /** Whole-token amounts of the TOKEN_AMOUNT slots (few next to the address kinds, so not a column of every slot). */
+  /**
+   * Whole-token amounts of the TOKEN_AMOUNT slots from SMALL_TOKEN_AMOUNT up (few next to the address
+   * kinds, so not a column of every slot); smaller ones are in the slot's KIND word (bits 16..31, the
+   * amount + 1), read with the slot and compared as numbers.
+   */
   private readonly tokenAmounts = new Map<number, bigint>();
   private readonly coinThresholds = new SortedThresholds();
   /** Indexed mempool (unconfirmed) subscriptions. */
@@ -146,17 +152,15 @@ export class SubscriptionIndex {
     this.network = network;
     this.scale = 10n ** BigInt(CHAINS[blockchain].decimals);
     this.capacity = Math.max(16, options.expectedSize ?? 0);
-    this.ids = new IdSlots(this.capacity);
-    this.customerRefs = new Int32Array(this.capacity);
-    this.kinds = new Uint8Array(this.capacity);
-    this.confirmations = new Uint8Array(this.capacity);
-    this.links = { next: new Int32Array(this.capacity).fill(UNLINKED), prev: new Int32Array(this.capacity) };
-    this.byTransaction = new TargetTable(this.targets, this.links);
-    this.byAddress = new TargetTable(this.targets, this.links);
-    this.byHeight = new TargetTable(this.targets, this.links);
+    this.ids = new IdSlots(this.capacity, SLOT_BYTES);
+    this.links = { words: new Int32Array(this.ids.slotBuffer) };
+    unlinkAll(this.links.words, 0, this.capacity);
+    this.byTransaction = new TargetTable(this.links);
+    this.byAddress = new TargetTable(this.links);
+    this.byHeight = new TargetTable(this.links);
     this.everyBlock = new SlotChain(this.links);
     this.everyReverted = new SlotChain(this.links);
-    this.byContract = new TargetTable(this.targets, this.links);
+    this.byContract = new TargetTable(this.links);
   }
 
   /** Subscriptions indexed. */
@@ -269,11 +273,16 @@ export class SubscriptionIndex {
     if (!sub.isActive) return false;
     const slot = this.allocate();
     this.ids.insertParsed(slot);
-    this.customerRefs[slot] = this.customerRef(customer);
-    this.kinds[slot] = kind;
-    this.confirmations[slot] = confirmations;
+    const { words } = this.links;
+    words[slot * SLOT_WORDS + CUSTOMER] = this.customerRef(customer);
+    let small = 0;
+    if (kind === TOKEN_AMOUNT) {
+      const whole = sub.amountHigherThan as bigint;
+      if (whole < SMALL_TOKEN_AMOUNT) small = Number(whole) + 1;
+      else this.tokenAmounts.set(slot, whole);
+    }
+    words[slot * SLOT_WORDS + KIND] = kind | (confirmations << 8) | (small << 16);
     this.targets[slot] = target;
-    if (kind === TOKEN_AMOUNT) this.tokenAmounts.set(slot, sub.amountHigherThan as bigint);
     this.link(kind, target, slot);
     this.count++;
     return true;
@@ -331,19 +340,25 @@ export class SubscriptionIndex {
 
   /** The event type of the subscription in `slot` (a live slot). */
   eventTypeOf(slot: number): EventType {
-    return EVENT_OF_KIND[this.kinds[slot] as number] as EventType;
+    return EVENT_OF_KIND[this.kindOf(slot)] as EventType;
   }
 
   /** The whole-token amount of the TOKEN_AMOUNT subscription in `slot`. */
   tokenAmountOf(slot: number): bigint {
-    return this.tokenAmounts.get(slot) as bigint;
+    const small = this.smallTokenAmountOf(slot);
+    return small >= 0 ? BigInt(small) : (this.tokenAmounts.get(slot) as bigint);
+  }
+
+  /** The whole-token amount of the TOKEN_AMOUNT subscription in `slot` as a number when it is below SMALL_TOKEN_AMOUNT (read from the slot), else -1 (tokenAmountOf tells). */
+  smallTokenAmountOf(slot: number): number {
+    return ((this.links.words[slot * SLOT_WORDS + KIND] as number) >>> 16) - 1;
   }
 
   /** Whether an address-coins subscription (once or at each confirmation) watches `address`. */
   hasCoinAddress(address: string): boolean {
     if (this.firstCoinAddressSlot(address) >= 0) return true;
     // The outputs of an address watched unconfirmed are recorded too: the mempool resolves their spending (outgoing) by them.
-    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.links.next[slot] as number) if (this.kinds[slot] === COIN_UNCONFIRMED) return true;
+    for (let slot = this.byAddress.first(address); slot >= 0; slot = this.nextSlot(slot)) if (this.kindOf(slot) === COIN_UNCONFIRMED) return true;
     return false;
   }
 
@@ -362,10 +377,9 @@ export class SubscriptionIndex {
 
   /** The first address-coins subscription among `slot` (an address's first slot, or -1) and the slots after it, or -1. */
   coinSlotFrom(slot: number): number {
-    const { kinds } = this;
-    const next = this.links.next;
-    for (; slot >= 0; slot = next[slot] as number) {
-      const kind = kinds[slot] as number;
+    const { words } = this.links;
+    for (; slot >= 0; slot = words[slot * SLOT_WORDS + NEXT] as number) {
+      const kind = (words[slot * SLOT_WORDS + KIND] as number) & 255;
       if (kind === COIN_ADDRESS || kind === COIN_EACH) return slot;
     }
     return -1;
@@ -403,7 +417,7 @@ export class SubscriptionIndex {
 
   /** The next subscription with the same target as `slot` (or of the same every-block kind), in the order they were indexed, or -1. */
   nextSlot(slot: number): number {
-    return this.links.next[slot] as number;
+    return this.links.words[slot * SLOT_WORDS + NEXT] as number;
   }
 
   /** Threshold entries [0, n) have a threshold <= `amount` (base units); read them with thresholdSlotAt. */
@@ -416,19 +430,32 @@ export class SubscriptionIndex {
     return this.thresholds.slotAt(i);
   }
 
-  record(slot: number): SubscriptionRecord {
-    const kind = this.kinds[slot] as number;
+  /** The kind of the subscription in `slot` (FREE for none). */
+  private kindOf(slot: number): number {
+    return (this.links.words[slot * SLOT_WORDS + KIND] as number) & 255;
+  }
+
+  /**
+   * What the index knows of the subscription in `slot`. `key`: the transaction id, address or contract
+   * the caller looked the slot up by, when it did (equal to the slot's target, so the target is not
+   * read: it lives outside the slot, a cache miss more per match).
+   */
+  record(slot: number, key?: string): SubscriptionRecord {
+    const { words } = this.links;
+    const kindWord = words[slot * SLOT_WORDS + KIND] as number;
+    const kind = kindWord & 255;
     const eventType = EVENT_OF_KIND[kind];
     if (eventType === undefined) throw new Error(`slot ${slot} holds no subscription`);
-    const target = this.targets[slot];
+    const keyed = kind === TRANSACTION || isAddressKind(kind) || kind === TOKEN_AMOUNT;
     // Told by the kind, not by the target's type: reading the target (a string or bigint elsewhere in the heap) is a cache miss per match.
+    const target = keyed && key !== undefined ? key : this.targets[slot];
     const threshold = kind === THRESHOLD || kind === COIN_THRESHOLD ? (target as bigint) : null;
     return {
       id: this.ids.idOf(slot),
-      customerId: this.customerTexts[this.customerRefs[slot] as number] as string,
+      customerId: this.customerTexts[words[slot * SLOT_WORDS + CUSTOMER] as number] as string,
       eventType,
-      target: kind === TRANSACTION || isAddressKind(kind) || kind === TOKEN_AMOUNT ? (target as string) : null,
-      receiveCallbackOn: isAddressKind(kind) ? (this.confirmations[slot] as number) || null : null,
+      target: keyed ? (target as string) : null,
+      receiveCallbackOn: isAddressKind(kind) ? (kindWord >>> 8) & 255 || null : null,
       amountHigherThan: threshold === null ? (kind === TOKEN_AMOUNT ? this.tokenAmountOf(slot) : null) : threshold / this.scale,
       threshold,
       blockHeight: kind === HEIGHT ? Number(target) : null,
@@ -439,11 +466,6 @@ export class SubscriptionIndex {
   get externalBytes(): number {
     return (
       this.ids.byteLength +
-      this.customerRefs.byteLength +
-      this.kinds.byteLength +
-      this.confirmations.byteLength +
-      this.links.next.byteLength +
-      this.links.prev.byteLength +
       this.byTransaction.byteLength +
       this.byAddress.byteLength +
       this.byHeight.byteLength +
@@ -454,9 +476,9 @@ export class SubscriptionIndex {
   }
 
   private release(slot: number): void {
-    this.unlink(this.kinds[slot] as number, this.targets[slot], slot);
+    this.unlink(this.kindOf(slot), this.targets[slot], slot);
     this.ids.delete(slot);
-    this.kinds[slot] = FREE;
+    this.links.words[slot * SLOT_WORDS + KIND] = FREE;
     this.targets[slot] = undefined;
     this.tokenAmounts.delete(slot);
     this.freeSlots.push(slot);
@@ -566,21 +588,8 @@ export class SubscriptionIndex {
 
   private grow(capacity: number): void {
     this.ids.growSlots(capacity);
-    const customerRefs = new Int32Array(capacity);
-    customerRefs.set(this.customerRefs);
-    this.customerRefs = customerRefs;
-    const kinds = new Uint8Array(capacity);
-    kinds.set(this.kinds);
-    this.kinds = kinds;
-    const confirmations = new Uint8Array(capacity);
-    confirmations.set(this.confirmations);
-    this.confirmations = confirmations;
-    const next = new Int32Array(capacity).fill(UNLINKED);
-    next.set(this.links.next);
-    this.links.next = next;
-    const prev = new Int32Array(capacity);
-    prev.set(this.links.prev);
-    this.links.prev = prev;
+    this.links.words = new Int32Array(this.ids.slotBuffer);
+    unlinkAll(this.links.words, this.capacity, capacity);
     this.capacity = capacity;
   }
 }
@@ -596,4 +605,9 @@ function parseCustomerId(text: string): number {
     n = n * 10 + digit;
   }
   return Number.isSafeInteger(n) ? n : -1;
+}
+
+/** Marks slots [from, to) as on no chain (NEXT = UNLINKED). */
+function unlinkAll(words: Int32Array, from: number, to: number): void {
+  for (let slot = from; slot < to; slot++) words[slot * SLOT_WORDS + NEXT] = UNLINKED;
 }

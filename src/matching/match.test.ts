@@ -278,6 +278,28 @@ describe('internal transfers of an address and token amounts (CATALOGUE.md 2.4 a
     expect([reached(z2 as Match, 0), reached(o2 as Match, 0), reached(o2 as Match, 1)]).toEqual([true, true, false]);
     expect(confirmationsDue(t0 as Match, 4)).toBe(4);
   });
+
+  it('token amount candidates are exact on both sides of the amounts kept in the slot (below 65,535 whole tokens) and those kept apart, and past 2^53 base units', () => {
+    const wholes = [0n, 1n, 2n, 65_533n, 65_534n, 65_535n, 65_536n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 70n];
+    const subs = wholes.map((whole) => amountSub(whole));
+    const index = indexOf(...subs);
+    for (const [i, s] of subs.entries()) expect(index.get(s.id)?.amountHigherThan).toBe(wholes[i]);
+    const amounts = [0n, 1n, 2n, 65_533n, 65_534n, 65_535n, 65_536n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 53n + 2n, 2n ** 70n - 1n, 2n ** 70n];
+    const transfers = amounts.map((amount, logIndex) => transfer(A, B, logIndex, { amount }));
+    transfers.push(transfer(A, B, amounts.length, { tokenType: 'ERC-721', amount: undefined, tokenId: '1' }));
+    const got = summary(matchBlock(index, block({ tokenTransfers: transfers }), 'ethereum')).map((m) => `${m.position} ${m.id}`);
+    // Brute force: a transfer of `units` (1 for the NFT) is a candidate of every subscription of at most as many whole tokens, in index order.
+    const expected: string[] = [];
+    for (const [logIndex, units] of [...amounts, 1n].entries())
+      for (const [i, s] of subs.entries()) if ((wholes[i] as bigint) <= units) expected.push(`log:${logIndex} ${s.id}`);
+    expect(got).toEqual(expected);
+    // Removed and re-added with another amount, a slot's kept amount follows.
+    index.remove((subs[4] as IndexableSubscription).id);
+    index.add({ ...(subs[4] as IndexableSubscription), amountHigherThan: 2n ** 70n });
+    expect(index.get((subs[4] as IndexableSubscription).id)?.amountHigherThan).toBe(2n ** 70n);
+    index.add({ ...(subs[4] as IndexableSubscription), amountHigherThan: 3n });
+    expect(index.get((subs[4] as IndexableSubscription).id)?.amountHigherThan).toBe(3n);
+  });
 });
 
 describe('coin kinds', () => {

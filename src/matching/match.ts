@@ -161,7 +161,7 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
     for (let slot = transactionSlots[t] as number; slot >= 0; slot = index.nextSlot(slot)) {
       matches.push({
         eventType: 'TRANSACTION_MINED',
-        subscription: index.record(slot),
+        subscription: index.record(slot, transactionId),
         identity: { transactionId, position: null, direction: null },
         transactionId,
       });
@@ -199,12 +199,21 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
   }
 
   for (let t = 0; t < tokenTransfers.length; t++) {
+    const first = contractSlots[t] as number;
+    if (first < 0) continue;
     const transfer = tokenTransfers[t] as TokenTransfer;
-    for (let slot = contractSlots[t] as number; slot >= 0; slot = index.nextSlot(slot)) {
-      if (!mayReach(transfer, index.tokenAmountOf(slot))) continue;
+    // A candidate is a subscription whose whole tokens some decimals could make the transfer reach: an
+    // NFT counts as 1, and base units are never fewer than whole tokens. `units` is that most, also as
+    // a number: Number() rounds to nearest, never across an integer below 2^53, so it compares exactly
+    // with the small amounts kept in the slots (no bigint comparison, no read of an amount kept elsewhere).
+    const units = isNonFungible(transfer) ? 1n : (transfer.amount as bigint);
+    const approxUnits = Number(units);
+    for (let slot = first; slot >= 0; slot = index.nextSlot(slot)) {
+      const small = index.smallTokenAmountOf(slot);
+      if (small >= 0 ? small > approxUnits : index.tokenAmountOf(slot) > units) continue;
       matches.push({
         eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
-        subscription: index.record(slot),
+        subscription: index.record(slot, transfer.contract),
         identity: { transactionId: transfer.transactionId, position: `log:${transfer.logIndex}`, direction: null },
         transfer,
       });
@@ -217,11 +226,6 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
 
 const isNonFungible = (transfer: TokenTransfer): boolean =>
   transfer.tokenType === 'ERC-721' || transfer.tokenType === 'TRC-721' || transfer.amount === undefined;
-
-/** Whether some decimals could make `transfer` reach `whole` tokens: an NFT counts as 1; base units are never fewer than whole tokens. */
-function mayReach(transfer: TokenTransfer, whole: bigint): boolean {
-  return isNonFungible(transfer) ? whole <= 1n : (transfer.amount as bigint) >= whole;
-}
 
 /**
  * CATALOGUE.md section 7.7: whether the transfer of a token amount match reaches the subscribed whole
@@ -247,7 +251,7 @@ function pushCoinMatches(matches: Match[], index: SubscriptionIndex, block: Norm
       if (eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
       matches.push({
         eventType,
-        subscription: index.record(slot),
+        subscription: index.record(slot, c.address),
         identity: { transactionId: c.transactionId, position: null, direction: c.direction },
         transactionId: c.transactionId,
         address: c.address,
@@ -323,7 +327,7 @@ function pushTokenMatches(matches: Match[], index: SubscriptionIndex, first: num
     if (eventType !== 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
     matches.push({
       eventType,
-      subscription: index.record(slot),
+      subscription: index.record(slot, address),
       identity: { transactionId: transfer.transactionId, position, direction },
       address,
       direction,
@@ -346,7 +350,7 @@ function pushInternalMatches(
     if (eventType !== 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED' && eventType !== 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION') continue;
     matches.push({
       eventType,
-      subscription: index.record(slot),
+      subscription: index.record(slot, address),
       identity: { transactionId: transfer.parentTransactionId, position, direction },
       address,
       direction,

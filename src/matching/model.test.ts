@@ -9,7 +9,8 @@ import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains
 import type { IndexableSubscription } from '../store/subscriptions.ts';
 import { SubscriptionIndex } from './index.ts';
 import { matchBlock } from './match.ts';
-import { type SlotLinks, TargetTable, UNLINKED } from './target-table.ts';
+import { NEXT, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';
+import { TargetTable } from './target-table.ts';
 
 const WEI = 10n ** 18n;
 const IDS = Array.from({ length: 40 }, (_, i) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`);
@@ -155,16 +156,19 @@ function describeMatches(index: SubscriptionIndex, block: NormalizedBlock): stri
   });
 }
 
+/** Slot words of `slots` slots, each on no chain. */
+function unlinkedWords(slots: number): Int32Array {
+  const words = new Int32Array(slots * SLOT_WORDS);
+  for (let slot = 0; slot < slots; slot++) words[slot * SLOT_WORDS + NEXT] = UNLINKED;
+  return words;
+}
+
 describe('TargetTable', () => {
   it('finds every key after growth, thousands of removals (filter rebuilt) and re-adds', () => {
-    const targets: string[] = [];
-    const links: SlotLinks = { next: new Int32Array(20_000).fill(UNLINKED), prev: new Int32Array(20_000) };
-    const table = new TargetTable(targets, links);
+    const links: SlotLinks = { words: unlinkedWords(20_000) };
+    const table = new TargetTable(links);
     const key = (i: number) => `0x${i.toString(16).padStart(40, '0')}`;
-    const add = (slot: number, k: string) => {
-      targets[slot] = k;
-      table.add(k, slot);
-    };
+    const add = (slot: number, k: string) => table.add(k, slot);
     for (let i = 0; i < 5000; i++) add(i, key(i));
     for (let i = 0; i < 1000; i++) add(5000 + i, key(i)); // a second subscription on the first 1,000 keys
     expect(table.size).toBe(5000);
@@ -177,7 +181,7 @@ describe('TargetTable', () => {
     expect(table.remove(key(99_999), 1)).toBe(false);
     for (let i = 0; i < 5000; i++) {
       const slots: number[] = [];
-      for (let s = table.first(Buffer.from(key(i)).toString()); s >= 0; s = links.next[s] as number) slots.push(s);
+      for (let s = table.first(Buffer.from(key(i)).toString()); s >= 0; s = links.words[s * SLOT_WORDS + NEXT] as number) slots.push(s);
       const own = i % 5 === 4 ? [i] : [];
       expect(slots).toEqual(i < 1000 ? [...own, 5000 + i] : own);
     }
@@ -188,17 +192,14 @@ describe('TargetTable', () => {
   });
 
   it('firstOfEach answers as first() key by key: present, removed, absent and repeated keys, fresh strings', () => {
-    const targets: string[] = [];
-    const links: SlotLinks = { next: new Int32Array(30_000).fill(UNLINKED), prev: new Int32Array(30_000) };
-    const table = new TargetTable(targets, links);
+    const links: SlotLinks = { words: unlinkedWords(30_000) };
+    const table = new TargetTable(links);
     const key = (i: number) => `0x${i.toString(16).padStart(40, '0')}`;
     const none = new Int32Array(3).fill(7);
     table.firstOfEach([key(1), key(2), key(3)], 3, none);
     expect([...none]).toEqual([-1, -1, -1]); // an empty table
     for (let i = 0; i < 20_000; i++) {
-      const k = key(i % 15_000);
-      targets[i] = k;
-      table.add(k, i);
+      table.add(key(i % 15_000), i);
     }
     for (let i = 0; i < 15_000; i += 3) table.remove(key(i), i);
     // Every key once, then absent ones, then some twice; only the first `count` are looked up.

@@ -4,7 +4,7 @@
  * one key of a TargetTable (see there: `prev` of the first slot is the last one, so appending and
  * unlinking take constant time). A slot on no chain has next = UNLINKED.
  */
-import { type SlotLinks, UNLINKED } from './target-table.ts';
+import { NEXT, PREV, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';
 
 export class SlotChain {
   private head = -1;
@@ -17,42 +17,42 @@ export class SlotChain {
     return this.count;
   }
 
-  /** The first slot, or -1; the others follow through links.next. */
+  /** The first slot, or -1; the others follow through NEXT. */
   first(): number {
     return this.head;
   }
 
   /** Adds `slot` after the others. */
   add(slot: number): void {
-    const { next, prev } = this.links;
-    next[slot] = -1;
+    const { words } = this.links;
+    words[slot * SLOT_WORDS + NEXT] = -1;
     if (this.head < 0) {
       this.head = slot;
-      prev[slot] = slot;
+      words[slot * SLOT_WORDS + PREV] = slot;
     } else {
-      const tail = prev[this.head] as number;
-      next[tail] = slot;
-      prev[slot] = tail;
-      prev[this.head] = slot;
+      const tail = words[this.head * SLOT_WORDS + PREV] as number;
+      words[tail * SLOT_WORDS + NEXT] = slot;
+      words[slot * SLOT_WORDS + PREV] = tail;
+      words[this.head * SLOT_WORDS + PREV] = slot;
     }
     this.count++;
   }
 
   /** Removes `slot`; false when it was on no chain. */
   remove(slot: number): boolean {
-    const { next, prev } = this.links;
-    if (next[slot] === UNLINKED) return false;
-    const following = next[slot] as number;
+    const { words } = this.links;
+    if (words[slot * SLOT_WORDS + NEXT] === UNLINKED) return false;
+    const following = words[slot * SLOT_WORDS + NEXT] as number;
     if (this.head === slot) {
       this.head = following;
-      if (following >= 0) prev[following] = prev[slot] as number; // the new first slot points at the last one
+      if (following >= 0) words[following * SLOT_WORDS + PREV] = words[slot * SLOT_WORDS + PREV] as number; // the new first slot points at the last one
     } else {
-      const before = prev[slot] as number;
-      next[before] = following;
-      if (following >= 0) prev[following] = before;
-      else prev[this.head] = before; // slot was the last one
+      const before = words[slot * SLOT_WORDS + PREV] as number;
+      words[before * SLOT_WORDS + NEXT] = following;
+      if (following >= 0) words[following * SLOT_WORDS + PREV] = before;
+      else words[this.head * SLOT_WORDS + PREV] = before; // slot was the last one
     }
-    next[slot] = UNLINKED;
+    words[slot * SLOT_WORDS + NEXT] = UNLINKED;
     this.count--;
     return true;
   }

@@ -7,7 +7,7 @@
  * memory than a Map entry.
  *
  * Structure:
- * - `filter`: two bits in one 32-bit word per hash of a key's last 16 characters (the random part of
+ * - `filter`: two bits in one 32-bit word per hash of a key's last 8 characters (the random part of
  *   every address and transaction id format we see: hex digits, base58 and bech32 checksums). Most lookups miss, and
  *   most misses stop here, on a bitset small enough to stay in cache. Bits are never cleared on
  *   removal; the filter is rebuilt when stale keys outnumber live ones.
@@ -15,21 +15,16 @@
  *   key, filter hash], at most 70 % full, deletion by backward shift (no tombstones). The whole-key
  *   hash is seeded per process, so colliding keys cannot be prepared in advance; the filter hash is
  *   kept so that rebuilding the filter (on growth) does not read a million scattered strings again.
- * - several subscriptions of one key: a cell names the first slot; `links.next[slot]` the following
- *   ones, in the order they were added (-1 ends the chain); `links.prev[slot]` the one before, and
+ * - several subscriptions of one key: a cell names the first slot; NEXT of the slot's words (slot-words.ts) the following
+ *   ones, in the order they were added (-1 ends the chain); PREV the one before, and
  *   the first slot's prev is the last one, so appending and unlinking take constant time however
  *   many subscriptions share a key. A slot on no chain has next = UNLINKED.
- * The keys themselves are not copied: `targets[slot]` (owned by the index) holds each slot's string.
+ * - `cellKeys[cell]`: the key of each cell (a reference to the index's string, not a copy), beside
+ *   `cells` rather than read through the cell's first slot: a probe then reads the cell and its key
+ *   at once (two loads that overlap) and the key's characters, where reading the key through
+ *   `targets[slot]` was a cache miss more, waited for in turn, on every hit of a block. 8 bytes per key.
  */
-
-/** The chains of slots of each key, shared by the index's tables (a slot is in at most one). */
-export interface SlotLinks {
-  next: Int32Array;
-  prev: Int32Array;
-}
-
-/** links.next of a slot on no chain. */
-export const UNLINKED = -2;
+import { NEXT, PREV, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';
 
 const SEED = (Math.random() * 0x100000000) | 0;
 const MAX_LOAD = 0.7;
@@ -49,11 +44,18 @@ export function keyHash(key: string): number {
   return h ^ (h >>> 16);
 }
 
-/** Cheap hash of the last 16 characters, for the filter only (a poor one costs speed, never results). */
+/**
+ * Characters of a key's end that make its filter hash: 8 random characters (hex: 32 bits; base58,
+ * bech32: 40 and more) are more than the filter's 10 bits in a word and up to 20 bits of word of a
+ * table of millions of keys; every character more is a cost on every lookup of every block.
+ */
+const SUFFIX = 8;
+
+/** Cheap hash of the last SUFFIX characters, for the filter only (a poor one costs speed, never results). */
 function suffixHash(key: string): number {
   const end = key.length;
   let h = 0x2545f491 ^ end;
-  let i = end > 16 ? end - 16 : 0;
+  let i = end > SUFFIX ? end - SUFFIX : 0;
   for (; i + 1 < end; i += 2) h = Math.imul(h ^ (key.charCodeAt(i) | (key.charCodeAt(i + 1) << 16)), 0x01000193);
   if (i < end) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   h ^= h >>> 15;
@@ -85,17 +87,17 @@ export class TargetTable {
   /** firstOfEach's positions and hashes (grown as needed). */
   private scratch = new Int32Array(0);
 
-  constructor(
-    private readonly targets: readonly (string | bigint | undefined)[],
-    private readonly links: SlotLinks,
-  ) {}
+  /** The key of each cell (undefined for an empty one). */
+  private cellKeys: (string | undefined)[] = new Array<string | undefined>(16).fill(undefined);
+
+  constructor(private readonly links: SlotLinks) {}
 
   /** Distinct keys. */
   get size(): number {
     return this.keys;
   }
 
-  /** The first slot on `key`, or -1; the others follow through links.next. */
+  /** The first slot on `key`, or -1; the others follow through NEXT. */
   first(key: string): number {
     const filterHash = suffixHash(key);
     const bits = filterBits(filterHash);
@@ -119,14 +121,19 @@ export class TargetTable {
     if (this.scratch.length < count) this.scratch = new Int32Array(Math.max(count, this.scratch.length * 2));
     const hashes = this.scratch;
     for (let i = 0; i < count; i++) hashes[i] = suffixHash(keys[i] as string);
-    // The filter: the keys that may be here are gathered at the front of `hashes` (their positions).
+    // The filter: the keys that may be here are gathered at the front of `hashes` (their positions),
+    // without a branch (a candidate is rare and unpredictable: a mispredicted branch would discard the
+    // filter loads already under way).
     const { filter, filterWordMask, cells } = this;
     let candidates = 0;
     for (let i = 0; i < count; i++) {
       const filterHash = hashes[i] as number;
       const bits = filterBits(filterHash);
       out[i] = -1;
-      if (((filter[(filterHash >>> 10) & filterWordMask] as number) & bits) === bits) hashes[candidates++] = i;
+      // missing: the key's bits absent from its word (0 for a candidate); 1 for a candidate, 0 otherwise, by arithmetic.
+      const missing = ((filter[(filterHash >>> 10) & filterWordMask] as number) & bits) ^ bits;
+      hashes[candidates] = i;
+      candidates += ((missing | -missing) >>> 31) ^ 1;
     }
     for (let c = 0; c < candidates; c++) {
       const i = hashes[c] as number;
@@ -136,49 +143,49 @@ export class TargetTable {
     }
   }
 
-  /** Adds `slot` (whose key is targets[slot]) after the slots already on `key`. */
+  /** Adds `slot` after the slots already on `key`. */
   add(key: string, slot: number): void {
-    const { next, prev } = this.links;
-    next[slot] = -1;
+    const { words } = this.links;
+    words[slot * SLOT_WORDS + NEXT] = -1;
     const hash = keyHash(key);
     const cell = this.find(key, hash);
     if (cell >= 0) {
       const head = (this.cells[cell * CELL] as number) - 1;
-      const tail = prev[head] as number;
-      next[tail] = slot;
-      prev[slot] = tail;
-      prev[head] = slot;
+      const tail = words[head * SLOT_WORDS + PREV] as number;
+      words[tail * SLOT_WORDS + NEXT] = slot;
+      words[slot * SLOT_WORDS + PREV] = tail;
+      words[head * SLOT_WORDS + PREV] = slot;
       return;
     }
-    prev[slot] = slot;
+    words[slot * SLOT_WORDS + PREV] = slot;
     if (this.keys + 1 > (this.mask + 1) * MAX_LOAD) this.resize((this.mask + 1) * 2);
     const filterHash = suffixHash(key);
-    this.place(slot, hash, filterHash);
+    this.place(slot, hash, filterHash, key);
     this.keys++;
     this.setFilterBit(filterHash);
   }
 
   /** Removes `slot` from `key`; false when it was on no chain. */
   remove(key: string, slot: number): boolean {
-    const { next, prev } = this.links;
-    if (next[slot] === UNLINKED) return false;
+    const { words } = this.links;
+    if (words[slot * SLOT_WORDS + NEXT] === UNLINKED) return false;
     const cell = this.find(key, keyHash(key));
     if (cell < 0) return false;
     const head = (this.cells[cell * CELL] as number) - 1;
-    const following = next[slot] as number;
+    const following = words[slot * SLOT_WORDS + NEXT] as number;
     if (head === slot) {
       if (following < 0) this.deleteCell(cell);
       else {
         this.cells[cell * CELL] = following + 1;
-        prev[following] = prev[slot] as number; // the new first slot points at the last one
+        words[following * SLOT_WORDS + PREV] = words[slot * SLOT_WORDS + PREV] as number; // the new first slot points at the last one
       }
     } else {
-      const before = prev[slot] as number;
-      next[before] = following;
-      if (following >= 0) prev[following] = before;
-      else prev[head] = before; // slot was the last one
+      const before = words[slot * SLOT_WORDS + PREV] as number;
+      words[before * SLOT_WORDS + NEXT] = following;
+      if (following >= 0) words[following * SLOT_WORDS + PREV] = before;
+      else words[head * SLOT_WORDS + PREV] = before; // slot was the last one
     }
-    next[slot] = UNLINKED;
+    words[slot * SLOT_WORDS + NEXT] = UNLINKED;
     return true;
   }
 
@@ -188,26 +195,27 @@ export class TargetTable {
   }
 
   private find(key: string, hash: number): number {
-    const { cells, mask, targets } = this;
+    const { cells, mask, cellKeys } = this;
     for (let cell = hash & mask; ; cell = (cell + 1) & mask) {
-      const head = cells[cell * CELL] as number;
-      if (head === 0) return -1;
-      if (cells[cell * CELL + 1] === hash && targets[head - 1] === key) return cell;
+      if (cells[cell * CELL] === 0) return -1;
+      if (cells[cell * CELL + 1] === hash && cellKeys[cell] === key) return cell;
     }
   }
 
-  private place(slot: number, hash: number, filterHash: number): void {
+  private place(slot: number, hash: number, filterHash: number, key: string): void {
     const { cells, mask } = this;
     let cell = hash & mask;
     while (cells[cell * CELL] !== 0) cell = (cell + 1) & mask;
+    this.cellKeys[cell] = key;
     cells[cell * CELL] = slot + 1;
     cells[cell * CELL + 1] = hash;
     cells[cell * CELL + 2] = filterHash;
   }
 
   private deleteCell(hole: number): void {
-    const { cells, mask } = this;
+    const { cells, mask, cellKeys } = this;
     cells[hole * CELL] = 0;
+    cellKeys[hole] = undefined;
     this.keys--;
     // Backward shift: an entry after the hole moves into it unless its home lies cyclically in (hole, cell].
     for (let cell = (hole + 1) & mask; cells[cell * CELL] !== 0; cell = (cell + 1) & mask) {
@@ -216,6 +224,8 @@ export class TargetTable {
       if (stays) continue;
       cells.copyWithin(hole * CELL, cell * CELL, cell * CELL + CELL);
       cells[cell * CELL] = 0;
+      cellKeys[hole] = cellKeys[cell];
+      cellKeys[cell] = undefined;
       hole = cell;
     }
     if (++this.staleKeys > Math.max(1024, this.keys)) this.rebuildFilter(this.filter.length * 32);
@@ -223,9 +233,12 @@ export class TargetTable {
 
   private resize(cellCount: number): void {
     const old = this.cells;
+    const oldKeys = this.cellKeys;
     this.cells = new Int32Array(cellCount * CELL);
+    this.cellKeys = new Array<string | undefined>(cellCount).fill(undefined);
     this.mask = cellCount - 1;
-    for (let i = 0; i < old.length; i += CELL) if (old[i] !== 0) this.place((old[i] as number) - 1, old[i + 1] as number, old[i + 2] as number);
+    for (let i = 0; i < old.length; i += CELL)
+      if (old[i] !== 0) this.place((old[i] as number) - 1, old[i + 1] as number, old[i + 2] as number, oldKeys[i / CELL] as string);
     let bits = 32;
     while (bits < cellCount * MAX_LOAD * FILTER_BITS_PER_KEY) bits *= 2;
     this.rebuildFilter(bits);
