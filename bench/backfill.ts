@@ -19,6 +19,8 @@
  *   (d) live with a backfill: (c) again while (b) runs (steps counted only while the backfill runs), the
  *       runner giving way to the follower's steps as in the service (src/ingest/gate.ts).
  *       p99 (d) / p99 (c) is the target's ratio.
+ * (c) and (d) also log where the time of their slowest tenth of steps went: the node's head, the block
+ * (fetch and parse), the block's transaction (commit), the rest (cursor read, event loop turns).
  * Between runs the chain state, outbox and jobs are emptied (subscriptions stay).
  *
  * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
