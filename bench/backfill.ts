@@ -20,7 +20,8 @@
  *       runner giving way to the follower's steps as in the service (src/ingest/gate.ts).
  *       p99 (d) / p99 (c) is the target's ratio.
  * (c) and (d) also log where the time of their slowest tenth of steps went: the node's head, the block
- * (fetch and parse), the block's transaction (commit), the rest (cursor read, event loop turns).
+ * (fetch and parse), the block's transaction (commit), the rest (cursor read, event loop turns); (d) also
+ * the steps that started with none of the backfill's block fetches in flight against those with some.
  * Between runs the chain state, outbox and jobs are emptied (subscriptions stay).
  *
  * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
@@ -120,7 +121,7 @@ async function backfill(database: OpenDatabase, chainConfig: ChainConfig & Chain
   const runner = startBlockJobRunner({
     db: database.db,
     chain: CHAIN,
-    createAdapter: () => createChainAdapter(chainConfig, { db: database.db, logger: silent }),
+    createAdapter: () => countingFetches(createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter),
     logger: silent,
     defaultConfirmations: 1,
     costs: { backfillPerCallback: 0n, replayPerCallback: 0n },
@@ -137,6 +138,24 @@ async function backfill(database: OpenDatabase, chainConfig: ChainConfig & Chain
   await runner.stop();
   const final = await getBlockJob(database.db, sub.customerId, 'backfill', job.id);
   return { blocksPerSecond: blocks / seconds, endedAt: performance.now(), queued: final?.queued ?? 0 };
+}
+
+/** The backfill's block fetches in flight (node request and parse), read by the live steps as they start. */
+const backfillFetches = { inFlight: 0 };
+
+function countingFetches(adapter: ChainAdapter): ChainAdapter {
+  return {
+    ...adapter,
+    close: adapter.close?.bind(adapter),
+    getBlock: async (height) => {
+      backfillFetches.inFlight++;
+      try {
+        return await adapter.getBlock(height);
+      } finally {
+        backfillFetches.inFlight--;
+      }
+    },
+  };
 }
 
 /** The live follower applying `steps` blocks, one every paceMs: each step's milliseconds (fetch to callback committed), and when it started. */
@@ -166,19 +185,29 @@ async function live(database: OpenDatabase, chainConfig: ChainConfig & ChainKey,
   const adapter = deps.adapter;
   deps.adapter = { ...adapter, getHead: timed('head', adapter.getHead.bind(adapter)), getBlock: timed('block', adapter.getBlock.bind(adapter)) };
   deps.db = { ...database.db, transaction: timed('commit', database.db.transaction.bind(database.db)) as OpenDatabase['db']['transaction'] };
-  const samples: { at: number; ms: number; parts: typeof parts }[] = [];
+  const samples: { at: number; ms: number; parts: typeof parts; backfillInFlight: number }[] = [];
   for (let i = 0; i < steps; i++) {
     parts.head = parts.block = parts.commit = 0;
     const at = performance.now();
+    const backfillInFlight = backfillFetches.inFlight;
     gate.enter(); // as followChain does
     const result = await applyNextBlock(deps, CHAIN).finally(() => gate.leave());
     if (result.kind !== 'applied' || result.enqueued !== 1) throw new Error(`live step: ${JSON.stringify(result)}`);
     const ms = performance.now() - at;
-    samples.push({ at, ms, parts: { ...parts } });
+    samples.push({ at, ms, parts: { ...parts }, backfillInFlight });
     await sleep(Math.max(0, paceMs - ms));
   }
   await adapter.close?.();
   return samples;
+}
+
+/** The steps that started with none of the backfill's fetches in flight against those that started with some: how many, p50, p90. */
+function byInFlight(samples: { ms: number; backfillInFlight: number }[]): string {
+  const describe = (group: typeof samples) => {
+    const ms = group.map((s) => s.ms);
+    return group.length === 0 ? 'none' : `${group.length} steps, p50 ${round(p(ms, 50), 1)} ms, p90 ${round(p(ms, 90), 1)} ms`;
+  };
+  return `started with no backfill fetch in flight: ${describe(samples.filter((s) => s.backfillInFlight === 0))}; with some: ${describe(samples.filter((s) => s.backfillInFlight > 0))}`;
 }
 
 /** The mean of each part of the steps at or above the p90 step time (where the p99 comes from), ms. */
@@ -263,7 +292,7 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     const withBackfill = duringSamples.map((s) => s.ms);
     log(
       `run ${run}: (d) live during a backfill p50 ${round(p(withBackfill, 50), 1)} ms, p99 ${round(p(withBackfill, 99), 1)} ms over ${withBackfill.length} steps; ` +
-        `slowest tenth ${JSON.stringify(slowParts(duringSamples))}`,
+        `slowest tenth ${JSON.stringify(slowParts(duringSamples))}; ${byInFlight(duringSamples)}`,
     );
     figures.push({
       bare,
