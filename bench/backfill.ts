@@ -27,7 +27,8 @@
  * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
  * BENCH_BACKFILL_LIVE (300 steps), BENCH_BACKFILL_PACE_MS (25), BENCH_BACKFILL_WORKERS (the chain's blockWorkers,
  * default the service's: each adapter, the follower's and the backfill's, reads blocks in worker threads of its
- * own). BENCH_DURATION does not apply.
+ * own), BENCH_BACKFILL_JOB_CONCURRENCY (the backfill's blocks fetched at once, blockJobs.concurrency; default
+ * 8, as the bare fetch). BENCH_DURATION does not apply.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -125,7 +126,7 @@ async function backfill(database: OpenDatabase, chainConfig: ChainConfig & Chain
     logger: silent,
     defaultConfirmations: 1,
     costs: { backfillPerCallback: 0n, replayPerCallback: 0n },
-    concurrency: CONCURRENCY,
+    concurrency: envInt('BENCH_BACKFILL_JOB_CONCURRENCY', CONCURRENCY),
     pollMs: 20,
     gate,
   });
@@ -315,6 +316,7 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     txPerBlock,
     runs,
     concurrency: CONCURRENCY,
+    backfillConcurrency: envInt('BENCH_BACKFILL_JOB_CONCURRENCY', CONCURRENCY),
     blockWorkers,
     bareFetchBlocksPerSecond: round(
       m((f) => f.bare),
