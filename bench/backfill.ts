@@ -19,12 +19,16 @@
  *   (d) live with a backfill: (c) again while (b) runs (steps counted only while the backfill runs), the
  *       runner giving way to the follower's steps as in the service (src/ingest/gate.ts).
  *       p99 (d) / p99 (c) is the target's ratio.
+ * (c) and (d) also log where the time of their slowest tenth of steps went: the node's head, the block
+ * (fetch and parse), the block's transaction (commit), the rest (cursor read, event loop turns); (d) also
+ * the steps that started with none of the backfill's block fetches in flight against those with some.
  * Between runs the chain state, outbox and jobs are emptied (subscriptions stay).
  *
  * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
  * BENCH_BACKFILL_LIVE (300 steps), BENCH_BACKFILL_PACE_MS (25), BENCH_BACKFILL_WORKERS (the chain's blockWorkers,
  * default the service's: each adapter, the follower's and the backfill's, reads blocks in worker threads of its
- * own). BENCH_DURATION does not apply.
+ * own), BENCH_BACKFILL_JOB_CONCURRENCY (the backfill's blocks fetched at once, blockJobs.concurrency; default
+ * 8, as the bare fetch). BENCH_DURATION does not apply.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -118,11 +122,11 @@ async function backfill(database: OpenDatabase, chainConfig: ChainConfig & Chain
   const runner = startBlockJobRunner({
     db: database.db,
     chain: CHAIN,
-    createAdapter: () => createChainAdapter(chainConfig, { db: database.db, logger: silent }),
+    createAdapter: () => countingFetches(createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter),
     logger: silent,
     defaultConfirmations: 1,
     costs: { backfillPerCallback: 0n, replayPerCallback: 0n },
-    concurrency: CONCURRENCY,
+    concurrency: envInt('BENCH_BACKFILL_JOB_CONCURRENCY', CONCURRENCY),
     pollMs: 20,
     gate,
   });
@@ -137,6 +141,24 @@ async function backfill(database: OpenDatabase, chainConfig: ChainConfig & Chain
   return { blocksPerSecond: blocks / seconds, endedAt: performance.now(), queued: final?.queued ?? 0 };
 }
 
+/** The backfill's block fetches in flight (node request and parse), read by the live steps as they start. */
+const backfillFetches = { inFlight: 0 };
+
+function countingFetches(adapter: ChainAdapter): ChainAdapter {
+  return {
+    ...adapter,
+    close: adapter.close?.bind(adapter),
+    getBlock: async (height) => {
+      backfillFetches.inFlight++;
+      try {
+        return await adapter.getBlock(height);
+      } finally {
+        backfillFetches.inFlight--;
+      }
+    },
+  };
+}
+
 /** The live follower applying `steps` blocks, one every paceMs: each step's milliseconds (fetch to callback committed), and when it started. */
 async function live(database: OpenDatabase, chainConfig: ChainConfig & ChainKey, sub: Subscription, steps: number, paceMs: number, gate: FollowerGate) {
   const index = new SubscriptionIndex(CHAIN.blockchain, CHAIN.network);
@@ -148,18 +170,61 @@ async function live(database: OpenDatabase, chainConfig: ChainConfig & ChainKey,
     logger: silent,
     defaultConfirmations: 1,
   };
-  const samples: { at: number; ms: number }[] = [];
+  // Where a step's time goes (the node's head, its block, the block's transaction; the rest is the cursor
+  // read and the event loop's turns): each call of the step timed by wrapping the adapter and the database.
+  const parts = { head: 0, block: 0, commit: 0 };
+  const timed =
+    <A extends unknown[], R>(part: keyof typeof parts, call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      const started = performance.now();
+      try {
+        return await call(...args);
+      } finally {
+        parts[part] += performance.now() - started;
+      }
+    };
+  const adapter = deps.adapter;
+  deps.adapter = { ...adapter, getHead: timed('head', adapter.getHead.bind(adapter)), getBlock: timed('block', adapter.getBlock.bind(adapter)) };
+  deps.db = { ...database.db, transaction: timed('commit', database.db.transaction.bind(database.db)) as OpenDatabase['db']['transaction'] };
+  const samples: { at: number; ms: number; parts: typeof parts; backfillInFlight: number }[] = [];
   for (let i = 0; i < steps; i++) {
+    parts.head = parts.block = parts.commit = 0;
     const at = performance.now();
+    const backfillInFlight = backfillFetches.inFlight;
     gate.enter(); // as followChain does
     const result = await applyNextBlock(deps, CHAIN).finally(() => gate.leave());
     if (result.kind !== 'applied' || result.enqueued !== 1) throw new Error(`live step: ${JSON.stringify(result)}`);
     const ms = performance.now() - at;
-    samples.push({ at, ms });
+    samples.push({ at, ms, parts: { ...parts }, backfillInFlight });
     await sleep(Math.max(0, paceMs - ms));
   }
-  await deps.adapter.close?.();
+  await adapter.close?.();
   return samples;
+}
+
+/** The steps that started with none of the backfill's fetches in flight against those that started with some: how many, p50, p90. */
+function byInFlight(samples: { ms: number; backfillInFlight: number }[]): string {
+  const describe = (group: typeof samples) => {
+    const ms = group.map((s) => s.ms);
+    return group.length === 0 ? 'none' : `${group.length} steps, p50 ${round(p(ms, 50), 1)} ms, p90 ${round(p(ms, 90), 1)} ms`;
+  };
+  return `started with no backfill fetch in flight: ${describe(samples.filter((s) => s.backfillInFlight === 0))}; with some: ${describe(samples.filter((s) => s.backfillInFlight > 0))}`;
+}
+
+/** The mean of each part of the steps at or above the p90 step time (where the p99 comes from), ms. */
+function slowParts(samples: { ms: number; parts: Record<string, number> }[]): Record<string, number> {
+  const p90 = p(
+    samples.map((x) => x.ms),
+    90,
+  );
+  const slow = samples.filter((s) => s.ms >= p90);
+  const mean = (f: (s: (typeof slow)[number]) => number) => round(slow.reduce((a, s) => a + f(s), 0) / slow.length, 1);
+  const parts = Object.keys(slow[0]?.parts ?? {});
+  const step = mean((s) => s.ms);
+  const out: Record<string, number> = { step };
+  for (const k of parts) out[k] = mean((s) => s.parts[k] ?? 0);
+  out.rest = round(step - parts.reduce((a, k) => a + (out[k] ?? 0), 0), 1);
+  return out;
 }
 
 const p = (values: number[], q: number) =>
@@ -215,15 +280,20 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     const alone = await backfill(database, chainConfig, coins, blocks, gate);
     log(`run ${run}: (b) backfill ${round(alone.blocksPerSecond, 0)} blocks/s, ${alone.queued} callbacks queued, ratio ${round(alone.blocksPerSecond / bare)}`);
     await reset(database, adapter, blocks);
-    const liveAlone = (await live(database, chainConfig, mined, liveSteps, paceMs, gate)).map((s) => s.ms);
-    log(`run ${run}: (c) live alone p50 ${round(p(liveAlone, 50), 1)} ms, p99 ${round(p(liveAlone, 99), 1)} ms`);
+    const aloneSamples = await live(database, chainConfig, mined, liveSteps, paceMs, gate);
+    const liveAlone = aloneSamples.map((s) => s.ms);
+    log(
+      `run ${run}: (c) live alone p50 ${round(p(liveAlone, 50), 1)} ms, p99 ${round(p(liveAlone, 99), 1)} ms; slowest tenth ${JSON.stringify(slowParts(aloneSamples))}`,
+    );
     await reset(database, adapter, blocks);
     const during = backfill(database, chainConfig, coins, blocks, gate);
     const samples = await live(database, chainConfig, mined, liveSteps, paceMs, gate);
     const { endedAt } = await during;
-    const withBackfill = samples.filter((s) => s.at < endedAt).map((s) => s.ms);
+    const duringSamples = samples.filter((s) => s.at < endedAt);
+    const withBackfill = duringSamples.map((s) => s.ms);
     log(
-      `run ${run}: (d) live during a backfill p50 ${round(p(withBackfill, 50), 1)} ms, p99 ${round(p(withBackfill, 99), 1)} ms over ${withBackfill.length} steps`,
+      `run ${run}: (d) live during a backfill p50 ${round(p(withBackfill, 50), 1)} ms, p99 ${round(p(withBackfill, 99), 1)} ms over ${withBackfill.length} steps; ` +
+        `slowest tenth ${JSON.stringify(slowParts(duringSamples))}; ${byInFlight(duringSamples)}`,
     );
     figures.push({
       bare,
@@ -246,6 +316,7 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     txPerBlock,
     runs,
     concurrency: CONCURRENCY,
+    backfillConcurrency: envInt('BENCH_BACKFILL_JOB_CONCURRENCY', CONCURRENCY),
     blockWorkers,
     bareFetchBlocksPerSecond: round(
       m((f) => f.bare),

@@ -29,7 +29,9 @@
  *
  * Selected by `BENCH_MEMPOOL_PART=burst` (`latency` for the latency part alone; both by default).
  * BENCH_MEMPOOL_RUNS (3), BENCH_MEMPOOL_SEGMENT (blocks, 60), BENCH_MEMPOOL_BURST (20000) change the work;
- * BENCH_SERVER_NODE_ARGS adds node arguments for the service (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof').
+ * BENCH_SERVER_NODE_ARGS adds node arguments for the service (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof');
+ * BENCH_MEMPOOL_CATCH_UP_YIELD_MS sets the chain's mempoolCatchUpYieldMs (0: the mempool takes every gap
+ * between two blocks, as before that setting).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -235,6 +237,7 @@ async function serviceRun(
       mempoolPollIntervalMs: POLL_MS,
       startHeight: 1,
       concurrency: 8,
+      ...(process.env.BENCH_MEMPOOL_CATCH_UP_YIELD_MS && { mempoolCatchUpYieldMs: Number(process.env.BENCH_MEMPOOL_CATCH_UP_YIELD_MS) }),
     };
     writeFileSync(configFile, JSON.stringify({ roles: ['ingest'], logLevel: 'info', chains: [chain] }));
     const started = startChild(process.execPath, [...options.nodeArgs, HERALD, 'serve'], {
@@ -410,7 +413,9 @@ export async function mempoolBurst(): Promise<Record<string, unknown>> {
     const followerRatio = median(results.map((r) => r.followerRatio));
     const windowRatios = results.map((r) => r.followerRatioDuringBurst).filter((v): v is number => v !== null);
     return {
-      ...((runs !== 3 || segment !== 60 || burst !== 20_000 || nodeArgs.length > 0) && { experiment: { runs, segment, burst, serverNodeArgs: nodeArgs } }),
+      ...((runs !== 3 || segment !== 60 || burst !== 20_000 || nodeArgs.length > 0 || process.env.BENCH_MEMPOOL_CATCH_UP_YIELD_MS) && {
+        experiment: { runs, segment, burst, serverNodeArgs: nodeArgs, mempoolCatchUpYieldMs: process.env.BENCH_MEMPOOL_CATCH_UP_YIELD_MS },
+      }),
       chain: { ...CHAIN, warmupBlocks: WARMUP_BLOCKS, segmentBlocks: segment, transactionsPerBlock: TX_PER_BLOCK, renderMs: info.generateMs },
       subscriptions: seeded,
       pollIntervalMs: POLL_MS,

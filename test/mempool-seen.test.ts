@@ -146,3 +146,29 @@ it("gives way to the follower: no batch is read while the follower's block is in
   expect(await round).toEqual({ read: 2, fired: 0 });
   expect(node.reads).toEqual([[id(201), id(202)]]);
 });
+
+it('while the follower catches up (blocks back to back), reads a batch only once per catchUpYieldMs, then the rest at once', async () => {
+  const node = scriptedReader(() => [id(301), id(302), id(303), id(304), id(305)]);
+  const gate = new FollowerGate();
+  const index = indexWithUnconfirmed();
+  const deps: MempoolDeps = { db, reader: node.reader, chain, index: () => index, logger: pino({ level: 'silent' }), gate, batchSize: 1, catchUpYieldMs: 150 };
+  // A follower catching up: each step some I/O, the next one started as the previous one ends.
+  let catchingUp = true;
+  const follower = (async () => {
+    while (catchingUp) {
+      gate.enter();
+      await new Promise((resume) => setTimeout(resume, 3)).finally(() => gate.leave());
+    }
+  })();
+  const started = performance.now();
+  const round = pollMempool(deps, newMempoolState());
+  await new Promise((resume) => setTimeout(resume, 400));
+  // Timers fire late on a busy machine, never early: at most one batch per 150 ms (and the commits wait for gaps too).
+  expect(node.reads.length).toBeLessThanOrEqual(2);
+  catchingUp = false;
+  await follower;
+  // Caught up: nothing skipped, the rest without waiting for the yield.
+  expect(await round).toEqual({ read: 5, fired: 0 });
+  expect(node.reads).toEqual([[id(301)], [id(302)], [id(303)], [id(304)], [id(305)]]);
+  expect(performance.now() - started).toBeLessThan(400 + 3 * 150);
+});

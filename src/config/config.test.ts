@@ -61,6 +61,19 @@ describe('chains configuration', () => {
     expect(() => loadConfig({ configFile: file }, {})).toThrow(/blockWorkers/);
   });
 
+  it('takes mempoolCatchUpYieldMs from 0 to 60000; absent, the mempool loop uses its default', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
+    const file = join(dir, 'config.json');
+    const write = (chain: Record<string, unknown>) =>
+      writeFileSync(file, JSON.stringify({ chains: [{ blockchain: 'bitcoin', network: 'mainnet', rpcUrl: 'http://btc:8332', ...chain }] }));
+    write({ mempoolCatchUpYieldMs: 0 });
+    expect(loadConfig({ configFile: file }, {}).chains[0]?.mempoolCatchUpYieldMs).toBe(0);
+    write({});
+    expect(loadConfig({ configFile: file }, {}).chains[0]?.mempoolCatchUpYieldMs).toBeUndefined();
+    write({ mempoolCatchUpYieldMs: -1 });
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/mempoolCatchUpYieldMs/);
+  });
+
   it('merges the environment over the file entry of the same chain', () => {
     const dir = mkdtempSync(join(tmpdir(), 'herald-config-'));
     const file = join(dir, 'config.json');

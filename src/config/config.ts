@@ -202,6 +202,12 @@ const Chain = Type.Object(
      * the safety net, and a gap in the push (a ZMQ sequence jump, a reconnection) polls at once.
      */
     mempoolPollIntervalMs: Type.Optional(Type.Integer({ minimum: 10 })),
+    /**
+     * While the block follower catches up (blocks back to back), the mempool reader reads a batch at most
+     * this often, so a burst of pending transactions does not slow the blocks; 0 lets it take every gap
+     * between two blocks. Default 500.
+     */
+    mempoolCatchUpYieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
     /** The lowest block the node serves (a pruned node): a backfill's fromBlockHeight may not be lower. Default 0. */
     lowestBlockHeight: Type.Optional(Type.Integer({ minimum: 0 })),
     /** First block to follow when the chain has no cursor yet; default: the node's head. */

@@ -33,7 +33,7 @@ export interface BlockJobRunnerOptions {
   batchBlocks?: number;
   /** How often to look for new jobs; default 1000 ms. */
   pollMs?: number;
-  /** The chain's live follower: each block fetch and batch waits until it is between steps. */
+  /** The chain's live follower: each block fetch, look-up, evaluation and batch waits until it is between steps. */
   gate?: FollowerGate;
 }
 
@@ -62,9 +62,15 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
    * after another in block order.
    */
   let resolveSpends = false;
+  // The live block first (gate.ts): no request to the node and no query starts while the follower applies
+  // a block, and a block that arrives meanwhile waits for it to be over before its spends are looked up.
+  // So at most the fetches already in flight when the live block came share its time.
   const fetchBlock = async (height: number) => {
+    await options.gate?.idle();
     const block = await adapterOf().getBlock(height);
-    return resolveSpends ? await ledger.resolveSpends(db, chain, block) : block;
+    if (!resolveSpends) return block;
+    await options.gate?.idle();
+    return await ledger.resolveSpends(db, chain, block);
   };
   const prefetch = new BlockPrefetcher({ getBlock: fetchBlock }, options.concurrency ?? 8);
   let running = true;
@@ -111,6 +117,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       while (through < job.toHeight && blocks.length < batchBlocks && callbacks.length < MAX_BATCH_CALLBACKS) {
         await options.gate?.idle();
         const block: NormalizedBlock = await prefetch.get(through + 1, job.toHeight);
+        await options.gate?.idle(); // it may have arrived during a live block: evaluated after it
         if (block.height !== through + 1) throw new Error(`adapter returned block ${block.height} for height ${through + 1}`);
         through = block.height;
         blocks.push({ height: block.height, hash: block.hash });

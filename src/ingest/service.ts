@@ -154,7 +154,16 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     const state = newMempoolState();
     logger.info({ ...labels, method: reader.method }, 'reading the mempool');
     // The follower's gate: a mempool burst gives way to blocks (as backfill does).
-    const mempoolDeps = { db, reader, chain: f.key, index: () => f.index, logger, tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter), gate: f.gate };
+    const mempoolDeps = {
+      db,
+      reader,
+      chain: f.key,
+      index: () => f.index,
+      logger,
+      tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter),
+      gate: f.gate,
+      catchUpYieldMs: f.config.mempoolCatchUpYieldMs,
+    };
     const done = followMempool(mempoolDeps, state, {
       signal: abort.signal,
       // A push reader (ZMQ, WebSocket) decides itself when to poll its node (mempoolPollIntervalMs, 30 s by
