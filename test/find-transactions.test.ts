@@ -33,7 +33,7 @@ function evmCases(name: string, start: () => Promise<EvmRpcNode>) {
   });
 
   it(`${name}: mined transactions located in one batch, unknown and pending ones undefined, in the order asked`, async () => {
-    const [from, to] = node.accounts as [{ address: string }, { address: string }];
+    const [from, to] = node.accounts as unknown as [{ address: string }, { address: string }];
     await node.setAutomine(false);
     const send = () => node.request<string>('eth_sendTransaction', [{ from: from.address, to: to.address, value: '0x1' }]);
     const first = await send();
