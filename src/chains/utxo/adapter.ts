@@ -180,7 +180,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     const txs = await rpc.batch<unknown>(transactionIds.map((id) => ({ method: 'getrawtransaction', params: [id, true] })));
     const blockHashes = txs.map((answer, i) => {
       if (!answer.ok) {
-        if (answer.error.kind === 'rpc' && answer.error.code === -5) return undefined;
+        if (answer.code === -5) return undefined;
         throw answer.error;
       }
       const tx = answer.result;
@@ -195,7 +195,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     for (const [i, blockhash] of distinct.entries()) {
       const answer = headers[i] as (typeof headers)[number];
       if (!answer.ok) {
-        if (answer.error.kind === 'rpc' && answer.error.code === -5) {
+        if (answer.code === -5) {
           located.set(blockhash, undefined);
           continue;
         }
