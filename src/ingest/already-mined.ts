@@ -17,6 +17,12 @@
  * - Start and every reconnection of the change listener check every active TRANSACTION_MINED and
  *   BLOCK_HEIGHT_REACHED subscription that has no callback (`checkAllUncalled`): one created while no ingest process
  *   listened, or before a crash between its create and its check, is not forgotten.
+ * - Those start-up checks are many (every uncalled subscription, tens of thousands at an exchange), so the
+ *   node is asked about the transactions of up to BATCH checks in one request where the adapter batches
+ *   (findTransactions). Only the asking is shared: each check then goes on alone exactly as above (first
+ *   look, lock, park or enqueue), and a failed batch retries every check in it. Nothing is recorded about a
+ *   check that ended (a later start asks again): cheap enough in batches, and no new state to keep right
+ *   across reorganisations, deactivations and nodes that lag.
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
