@@ -485,6 +485,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   };
   // The optional reads, where the nodes offer them (one family: all the same).
   if (has('findTransaction')) pool.findTransaction = (id) => withNode((a) => (a.findTransaction as NonNullable<ChainAdapter['findTransaction']>)(id));
+  if (has('findTransactions')) pool.findTransactions = (ids) => withNode((a) => (a.findTransactions as NonNullable<ChainAdapter['findTransactions']>)(ids));
   if (has('getCoinBalance'))
     pool.getCoinBalance = (address, height) => withNode((a) => (a.getCoinBalance as NonNullable<ChainAdapter['getCoinBalance']>)(address, height), height);
   if (has('getUnspentOutputs'))

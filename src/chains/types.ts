@@ -209,6 +209,13 @@ export interface ChainAdapter {
   getBlockHash?(height: number): Promise<string>;
   /** The block a transaction was mined in, or undefined when the node does not know it as mined. */
   findTransaction?(transactionId: string): Promise<TransactionLocation | undefined>;
+  /**
+   * findTransaction for many transactions in a few requests (JSON-RPC batches), answers in the order of
+   * `transactionIds`. The start-up already-mined check asks it for tens of thousands of subscriptions: one
+   * request each would compete with the catch-up for the node and the event loop. Throws when any lookup
+   * cannot be answered (the caller retries them all). Optional: callers fall back to findTransaction.
+   */
+  findTransactions?(transactionIds: readonly string[]): Promise<(TransactionLocation | undefined)[]>;
   /** Native coin balance of `address` after block `height`, in base units; undefined when the node cannot tell. */
   getCoinBalance?(address: string, height: number): Promise<bigint | undefined>;
   /**

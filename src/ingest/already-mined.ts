@@ -17,6 +17,12 @@
  * - Start and every reconnection of the change listener check every active TRANSACTION_MINED and
  *   BLOCK_HEIGHT_REACHED subscription that has no callback (`checkAllUncalled`): one created while no ingest process
  *   listened, or before a crash between its create and its check, is not forgotten.
+ * - Those start-up checks are many (every uncalled subscription, tens of thousands at an exchange), so the
+ *   node is asked about the transactions of up to BATCH checks in one request where the adapter batches
+ *   (findTransactions). Only the asking is shared: each check then goes on alone exactly as above (first
+ *   look, lock, park or enqueue), and a failed batch retries every check in it. Nothing is recorded about a
+ *   check that ended (a later start asks again): cheap enough in batches, and no new state to keep right
+ *   across reorganisations, deactivations and nodes that lag.
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
@@ -38,8 +44,17 @@ import {
 import type { Db, Queryable } from '../store/db.ts';
 import { buildBlockEvents } from './events.ts';
 
-/** Node lookups in flight at once, per process. */
+/** Checks (or batches of checks, below) in flight at once, per process. */
 const CONCURRENCY = 16;
+/**
+ * Transaction checks looked up in one node request where the adapter batches (findTransactions), and such
+ * batches in flight at once. At start every uncalled TRANSACTION_MINED subscription is checked (tens of
+ * thousands at an exchange): one request each took the node, the event loop and its socket writes from the
+ * catch-up running beside them (bench/evm-ingest.ts, bench/utxo-block.ts). Batched, the same lookups are a
+ * few hundred requests, and at most BATCHES_IN_FLIGHT * BATCH of them wait on the node at once.
+ */
+const BATCH = 100;
+const BATCHES_IN_FLIGHT = 4;
 /** How often parked checks look at the cursor. */
 const PARKED_SWEEP_MS = 500;
 /** Longest wait before a failed check is tried again. */
@@ -50,6 +65,9 @@ export interface MinedCheckChain {
   adapter: ChainAdapter;
   confirmations: number;
 }
+
+/** A block a check found: where a transaction was mined, or a subscribed height (hash null: whatever block is there). */
+type BlockLocation = { height: number; hash: string | null };
 
 /** What a check looks for: a subscribed transaction, or a subscribed height. */
 type CheckTarget = { transactionId: string; height?: undefined } | { height: number; transactionId?: undefined };
@@ -120,33 +138,87 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     pump();
   };
 
+  let batchesRunning = 0;
   const pump = () => {
     while (running.size < CONCURRENCY && queue.length > 0 && !abort.signal.aborted) {
-      const next = queue.shift() as Check;
-      const p = runCheck(next)
+      const head = queue.peek() as Check;
+      const batched = head.target.transactionId !== undefined && head.chain.adapter.findTransactions !== undefined;
+      if (batched && batchesRunning >= BATCHES_IN_FLIGHT) break;
+      const group = batched ? takeBatch() : [queue.shift() as Check];
+      if (batched) batchesRunning++;
+      const p = runGroup(group).finally(() => {
+        if (batched) batchesRunning--;
+        running.delete(p);
+        pump();
+      });
+      running.add(p);
+    }
+  };
+
+  /** The transaction check at the head of the queue and those of the same chain right behind it, up to BATCH. */
+  const takeBatch = (): Check[] => {
+    const first = queue.shift() as Check;
+    const group = [first];
+    const { blockchain, network } = first.chain.key;
+    for (let next = queue.peek(); group.length < BATCH && next; next = queue.peek()) {
+      if (next.target.transactionId === undefined || next.chain.key.blockchain !== blockchain || next.chain.key.network !== network) break;
+      group.push(queue.shift() as Check);
+    }
+    return group;
+  };
+
+  /** Where each check's transaction was mined (or its subscribed height), asked of the node in one request where it batches. */
+  const locate = async (group: Check[]): Promise<(BlockLocation | undefined)[]> => {
+    const { adapter } = (group[0] as Check).chain;
+    const transactionIds = group.flatMap((c) => (c.target.transactionId === undefined ? [] : [c.target.transactionId]));
+    const found =
+      transactionIds.length === 0
+        ? []
+        : adapter.findTransactions
+          ? await adapter.findTransactions(transactionIds)
+          : adapter.findTransaction
+            ? [await adapter.findTransaction(transactionIds[0] as string)]
+            : transactionIds.map(() => undefined);
+    if (found.length !== transactionIds.length) throw new Error(`the node answered ${found.length} lookups for ${transactionIds.length} transactions`);
+    let i = 0;
+    return group.map((c) => (c.target.transactionId === undefined ? { height: c.target.height, hash: null } : found[i++]));
+  };
+
+  /** Looks the group up, then finishes its checks one after the other (each parked, ended or retried on its own). */
+  const runGroup = async (group: Check[]) => {
+    let locations: (BlockLocation | undefined)[];
+    try {
+      locations = await locate(group);
+    } catch (error) {
+      if (group.length > 1)
+        logger.warn({ err: error, subscriptions: group.length }, 'could not look up yet whether the subscribed transactions were already mined; retrying');
+      for (const c of group) retryLater(c, error, group.length === 1);
+      return;
+    }
+    for (const [i, next] of group.entries()) {
+      if (abort.signal.aborted) return;
+      await runCheck(next, locations[i])
         .then((park) => {
           if (park) {
             parked.set(next.subscriptionId, { ...next, ...park });
             scheduleSweep();
           } else known.delete(next.subscriptionId);
         })
-        .catch((error) => {
-          // Never dropped: a node or database in trouble delays the check, with backoff.
-          const failures = (next.failures ?? 0) + 1;
-          const retryInMs = Math.min(MAX_RETRY_MS, 250 * 2 ** failures);
-          parked.set(next.subscriptionId, { ...next, height: 0, seen: undefined, failures, retryAt: Date.now() + retryInMs });
-          scheduleSweep();
-          logger.warn(
-            { err: error, subscriptionId: next.subscriptionId, ...next.target, retryInMs },
-            'could not check yet whether the subscribed transaction was already mined (or the height reached); retrying',
-          );
-        })
-        .finally(() => {
-          running.delete(p);
-          pump();
-        });
-      running.add(p);
+        .catch((error) => retryLater(next, error, true));
     }
+  };
+
+  /** Never dropped: a node or database in trouble delays the check, with backoff. */
+  const retryLater = (check: Check, error: unknown, log: boolean) => {
+    const failures = (check.failures ?? 0) + 1;
+    const retryInMs = Math.min(MAX_RETRY_MS, 250 * 2 ** failures);
+    parked.set(check.subscriptionId, { ...check, height: 0, seen: undefined, failures, retryAt: Date.now() + retryInMs });
+    scheduleSweep();
+    if (log)
+      logger.warn(
+        { err: error, subscriptionId: check.subscriptionId, ...check.target, retryInMs },
+        'could not check yet whether the subscribed transaction was already mined (or the height reached); retrying',
+      );
   };
 
   /**
@@ -163,15 +235,12 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     return { cursor, block: location.hash === null || ours.hash === location.hash ? ours : undefined };
   };
 
-  /** Runs one check; answers where to park it when the block is left to the follower. */
-  const runCheck = async ({ chain, subscriptionId, target }: Check): Promise<Omit<Parked, keyof Check> | undefined> => {
+  /**
+   * Finishes one check whose transaction the node located (`location`: undefined when not mined); answers
+   * where to park it when the block is left to the follower.
+   */
+  const runCheck = async ({ chain, subscriptionId, target }: Check, location: BlockLocation | undefined): Promise<Omit<Parked, keyof Check> | undefined> => {
     const { transactionId } = target;
-    let location: { height: number; hash: string | null } | undefined;
-    if (transactionId === undefined) location = { height: target.height, hash: null };
-    else {
-      if (!chain.adapter.findTransaction) return undefined;
-      location = await chain.adapter.findTransaction(transactionId);
-    }
     if (!location) return undefined;
     const { height } = location;
     const parkAt = (cursor: ChainCursor | undefined) => ({ height: location.height, seen: cursor && { height: cursor.height, hash: cursor.hash } });

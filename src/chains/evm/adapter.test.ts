@@ -498,6 +498,25 @@ describe('getHead, findTransaction, balances', () => {
     expect(await adapter.findTransaction(`0x${'99'.repeat(32)}`)).toBeUndefined();
   });
 
+  it('findTransactions: a node that refuses batches is asked one by one, and no longer in batches', async () => {
+    const mined = '0x463d53f0ad57677a3b430a007c1c31d15d62c37fab5eee598551697c297c235c';
+    const location = { height: 483920, hash: '0x246edb4b351d93c27926f4649bcf6c24366e2a7c7c718dc9158eea20c03bc6ae' };
+    const warnings: unknown[] = [];
+    const own = createEvmAdapter({
+      blockchain: 'ethereum',
+      network: 'mainnet',
+      rpcUrl: node.url,
+      logger: { warn: (...args: unknown[]) => warnings.push(args), info: () => {} },
+    });
+    const before = node.calls.length;
+    // This fake node reads a batch (a JSON array) as one request without a method: "method not found".
+    expect(await own.findTransactions([`0x${'99'.repeat(32)}`, mined])).toEqual([undefined, location]);
+    expect(node.calls.slice(before).map((c) => c.method)).toEqual([undefined, 'eth_getTransactionReceipt', 'eth_getTransactionReceipt']);
+    expect(warnings).toHaveLength(1);
+    expect(await own.findTransactions([mined, mined])).toEqual([location, location]);
+    expect(node.calls.slice(before + 3).map((c) => c.method)).toEqual(['eth_getTransactionReceipt', 'eth_getTransactionReceipt']);
+  });
+
   it('getCoinBalance at a height; pruned state gives undefined', async () => {
     expect(await adapter.getCoinBalance(holder, 16)).toBe(10n ** 18n);
     expect(node.calls.at(-1)?.params).toEqual([holder, '0x10']);

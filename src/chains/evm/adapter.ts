@@ -318,12 +318,42 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     return normalizeEvmBlock({ block, receipts, traces }, { blockchain });
   }
 
-  async function findTransaction(transactionId: string): Promise<TransactionLocation | undefined> {
-    const receipt = await rpc.request<RpcReceipt | null>('eth_getTransactionReceipt', [transactionId]);
+  /** Where a receipt says its transaction was mined; undefined for none (not mined, or unknown to the node). */
+  function receiptLocation(receipt: RpcReceipt | null): TransactionLocation | undefined {
     if (receipt === null || typeof receipt !== 'object') return undefined;
     const height = parseQuantity(receipt.blockNumber);
     const hash = typeof receipt.blockHash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(receipt.blockHash) ? receipt.blockHash.toLowerCase() : undefined;
     return height === undefined || hash === undefined ? undefined : { height: Number(height), hash };
+  }
+
+  async function findTransaction(transactionId: string): Promise<TransactionLocation | undefined> {
+    return receiptLocation(await rpc.request<RpcReceipt | null>('eth_getTransactionReceipt', [transactionId]));
+  }
+
+  /**
+   * The receipts in one JSON-RPC batch. A node (or a gateway in front of it) that answers a batch with
+   * anything but a batch answer is asked one by one (with the adapter's concurrency), and no longer in
+   * batches once that worked: a refusal is for good, and a node that is down fails both ways.
+   */
+  let batchesServed = true;
+  async function findTransactions(transactionIds: readonly string[]): Promise<(TransactionLocation | undefined)[]> {
+    const oneByOne = () => mapLimit(transactionIds, concurrency, findTransaction);
+    if (!batchesServed || transactionIds.length <= 1) return await oneByOne();
+    let answers: Awaited<ReturnType<typeof rpc.batch<RpcReceipt | null>>>;
+    try {
+      answers = await rpc.batch<RpcReceipt | null>(transactionIds.map((id) => ({ method: 'eth_getTransactionReceipt', params: [id] })));
+    } catch (error) {
+      if (!(error instanceof EvmRpcError) || error.kind === 'timeout' || error.kind === 'network' || (error.status ?? 0) >= 500 || error.status === 429)
+        throw error;
+      const located = await oneByOne();
+      batchesServed = false;
+      logger?.warn({ url: rpc.url, err: error }, 'the node does not answer JSON-RPC batches: transactions are looked up one by one');
+      return located;
+    }
+    return answers.map((answer) => {
+      if (!answer.ok) throw answer.error;
+      return receiptLocation(answer.result);
+    });
   }
 
   async function getCoinBalance(address: string, height: number): Promise<bigint | undefined> {
@@ -440,6 +470,7 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     getBlock: readBlock,
     getBlockHash,
     findTransaction,
+    findTransactions,
     getCoinBalance,
     getTokenBalance,
     tokenMetadata,

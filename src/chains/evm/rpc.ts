@@ -1,5 +1,5 @@
 /**
- * JSON-RPC client for one EVM node over HTTP. It does little on purpose: one request, a timeout, at most
+ * JSON-RPC client for one EVM node over HTTP. It does little on purpose: one request (or one batch), a timeout, at most
  * one quick retry when the connection itself failed, and errors that say which method failed at which
  * node and what the node answered. Retrying with backoff is the caller's job (the follower), so a node
  * that is down surfaces at once instead of hanging inside this module.
@@ -89,11 +89,25 @@ export interface EvmRpcClientOptions {
   timeoutMs?: number;
 }
 
+export interface RpcCall {
+  method: string;
+  params: readonly unknown[];
+}
+
+/** One entry of a batch answer: the result, or the error the node answered for that call. */
+export type BatchAnswer<T = unknown> = { ok: true; result: T } | { ok: false; error: EvmRpcError };
+
 export interface EvmRpcClient {
   /** The node URL without credentials (for logs and errors). */
   readonly url: string;
   /** Any method, raw JSON result. */
   request<T>(method: string, params: readonly unknown[]): Promise<T>;
+  /**
+   * Several calls in one HTTP request (a JSON-RPC batch), answers in the order of `calls`. A call the node
+   * answered with an error is `{ ok: false }`; a failure of the request itself (timeout, a node or gateway
+   * that refuses batches, garbage) is thrown.
+   */
+  batch<T>(calls: readonly RpcCall[]): Promise<BatchAnswer<T>[]>;
   blockNumber(): Promise<number>;
   /** eth_getBalance at `height`. */
   balance(address: string, height: number): Promise<bigint>;
@@ -137,6 +151,44 @@ export function createEvmRpcClient(options: EvmRpcClientOptions): EvmRpcClient {
     return data.result;
   }
 
+  async function batch<T>(calls: readonly RpcCall[]): Promise<BatchAnswer<T>[]> {
+    if (calls.length === 0) return [];
+    const first = nextId + 1;
+    nextId += calls.length;
+    const label = `batch of ${calls.length} (${[...new Set(calls.map((c) => c.method))].join(', ')})`;
+    const body = JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', id: first + i, method: c.method, params: c.params })));
+    const response = await http.post(endpoint, body, { timeoutMs, authorization, retryDroppedConnection: true }).catch((error: unknown) => {
+      throw clientFailure(error, (kind, message) => new EvmRpcError(label, url, kind, message));
+    });
+    const { status, text } = response;
+    if (status === 429) throw rateLimited(new EvmRpcError(label, url, 'http', text.slice(0, 300) || 'HTTP 429', undefined, status), response);
+    const ok = status >= 200 && status < 300;
+    let data: unknown;
+    try {
+      data = JSON.parse(text || 'null');
+    } catch (error) {
+      throw new EvmRpcError(label, url, 'http', `invalid JSON in the response: ${(error as Error).message}`, undefined, ok ? undefined : status);
+    }
+    // The whole batch refused (batches not served, too many calls for the node or a gateway): one error object.
+    if (!Array.isArray(data)) {
+      const error = (data as { error?: unknown } | null)?.error;
+      if (isRpcErrorObject(error)) throw classifyRpcError(label, url, error, ok ? undefined : status);
+      throw new EvmRpcError(label, url, 'http', text.slice(0, 300) || `HTTP ${status}`, undefined, ok ? undefined : status);
+    }
+    if (!ok) throw new EvmRpcError(label, url, 'http', text.slice(0, 300) || `HTTP ${status}`, undefined, status);
+    const byId = new Map<unknown, { result?: unknown; error?: unknown }>();
+    for (const entry of data as { id?: unknown; result?: unknown; error?: unknown }[]) {
+      if (entry !== null && typeof entry === 'object') byId.set(entry.id, entry);
+    }
+    return calls.map((call, i) => {
+      const entry = byId.get(first + i);
+      if (entry === undefined) throw new EvmRpcError(label, url, 'http', `the batch answer has no entry for request ${first + i} (${call.method})`);
+      if (isRpcErrorObject(entry.error)) return { ok: false, error: classifyRpcError(call.method, url, entry.error) };
+      if (!('result' in entry)) throw new EvmRpcError(call.method, url, 'http', 'a batch entry without result or error');
+      return { ok: true, result: entry.result as T };
+    });
+  }
+
   const quantity = (method: string, value: unknown): bigint => {
     if (typeof value !== 'string' || !/^0x[0-9a-fA-F]+$/.test(value))
       throw new EvmRpcError(method, url, 'http', `not a hex quantity: ${String(value).slice(0, 100)}`);
@@ -147,6 +199,7 @@ export function createEvmRpcClient(options: EvmRpcClientOptions): EvmRpcClient {
   return {
     url,
     request: async <T>(method: string, params: readonly unknown[]) => (await run(method, params)) as T,
+    batch,
     blockNumber: async () => Number(quantity('eth_blockNumber', await run('eth_blockNumber'))),
     balance: async (address, height) => quantity('eth_getBalance', await run('eth_getBalance', [address, blockTag(height)])),
     async call({ to, data, height, gas }) {

@@ -64,7 +64,8 @@ export interface TronCapabilities {
 /** A java-tron node whose head block is older than this is taken as syncing (getNodeHealth). */
 const STALE_HEAD_SECONDS = 60;
 
-export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'mempool'>> & {
+// No findTransactions: Tron's HTTP API has no batches; the already-mined check asks findTransaction one by one.
+export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'mempool' | 'findTransactions'>> & {
   capabilities(): TronCapabilities;
 };
 

@@ -497,6 +497,32 @@ describe('getHead and findTransaction', () => {
     node.extra.set('getrawtransaction', () => ({ status: 500, body: 'garbage' }));
     expect(await rejection(adapter.findTransaction(recorded.txid))).toMatchObject({ kind: 'http' });
   });
+
+  it('findTransactions: one batch of getrawtransaction, one of getblockheader per distinct block; another error than -5 is thrown', async () => {
+    const node = await startNode(CORE_25, btcBlocks());
+    const recorded = FUNDING[0] as Tx & { blockhash: string; confirmations: number };
+    const broken = 'cd'.repeat(32);
+    node.extra.set('getrawtransaction', (params) =>
+      params[0] === recorded.txid
+        ? { result: recorded }
+        : params[0] === broken
+          ? { error: { code: -8, message: 'parameter 1 must be hexadecimal' } }
+          : { error: { code: -5, message: 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.' } },
+    );
+    node.extra.set('getblockheader', () => ({ result: { hash: recorded.blockhash, height: 49627, confirmations: recorded.confirmations } }));
+    const adapter = adapterFor(node);
+    const before = node.stub.calls.length;
+    const location = { height: 49627, hash: recorded.blockhash };
+    expect(await adapter.findTransactions([recorded.txid, 'ab'.repeat(32), recorded.txid])).toEqual([location, undefined, location]);
+    const calls = node.stub.calls.slice(before);
+    expect(calls.map((c) => [c.method, c.batched])).toEqual([
+      ['getrawtransaction', true],
+      ['getrawtransaction', true],
+      ['getrawtransaction', true],
+      ['getblockheader', true],
+    ]);
+    expect(await rejection(adapter.findTransactions([recorded.txid, broken]))).toMatchObject({ kind: 'rpc', code: -8 });
+  });
 });
 
 describe('getUnspentOutputs: scantxoutset, with the outputs spent after the height added back on verbosity-3 nodes', () => {

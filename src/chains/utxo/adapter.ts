@@ -77,6 +77,7 @@ export type UtxoAdapter = Required<
     | 'getBlock'
     | 'getBlockHash'
     | 'findTransaction'
+    | 'findTransactions'
     | 'getUnspentOutputs'
     | 'getBlockDetails'
     | 'getTransactionDetails'
@@ -171,6 +172,46 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     return { height: header.height, hash: header.hash.toLowerCase() };
   }
 
+  /**
+   * findTransaction for many: one batch of getrawtransaction, then one batch of getblockheader for the
+   * distinct blocks found, whatever the number of transactions (the same answers as findTransaction).
+   */
+  async function findTransactions(transactionIds: readonly string[]): Promise<(TransactionLocation | undefined)[]> {
+    const txs = await rpc.batch<unknown>(transactionIds.map((id) => ({ method: 'getrawtransaction', params: [id, true] })));
+    const blockHashes = txs.map((answer, i) => {
+      if (!answer.ok) {
+        if (answer.code === -5) return undefined;
+        throw answer.error;
+      }
+      const tx = answer.result;
+      if (!isObject(tx)) throw new UtxoAdapterError(`getrawtransaction ${transactionIds[i]} at ${rpc.url} answered no transaction`);
+      if (typeof tx.blockhash !== 'string' || !HASH.test(tx.blockhash)) return undefined;
+      if (typeof tx.confirmations === 'number' && tx.confirmations < 1) return undefined;
+      return tx.blockhash;
+    });
+    const distinct = [...new Set(blockHashes.filter((h) => h !== undefined))];
+    const headers = await rpc.batch<unknown>(distinct.map((hash) => ({ method: 'getblockheader', params: [hash, true] })));
+    const located = new Map<string, TransactionLocation | undefined>();
+    for (const [i, blockhash] of distinct.entries()) {
+      const answer = headers[i] as (typeof headers)[number];
+      if (!answer.ok) {
+        if (answer.code === -5) {
+          located.set(blockhash, undefined);
+          continue;
+        }
+        throw answer.error;
+      }
+      const header = answer.result;
+      if (!isObject(header) || typeof header.height !== 'number' || typeof header.hash !== 'string' || !HASH.test(header.hash))
+        throw new UtxoAdapterError(`getblockheader ${blockhash} at ${rpc.url} answered no header`);
+      located.set(
+        blockhash,
+        typeof header.confirmations === 'number' && header.confirmations < 1 ? undefined : { height: header.height, hash: header.hash.toLowerCase() },
+      );
+    }
+    return blockHashes.map((h) => (h === undefined ? undefined : located.get(h)));
+  }
+
   async function getHead(): Promise<number> {
     const count = await rpc.request<unknown>('getblockcount', []);
     if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0)
@@ -215,6 +256,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     getBlock,
     getBlockHash: blockHash,
     findTransaction,
+    findTransactions,
     getUnspentOutputs: (address, height) => unspent.getUnspentOutputs(address, height),
     ...createUtxoDetailsReader(rpc, blockchain),
     mempool,
