@@ -21,7 +21,12 @@
  * prune` is done); baseline again (BENCH_DURATION seconds). Delivery throughput = POSTs the receiver
  * got per second in each window; the drop is pruning against the mean of the two baselines. All the
  * while one client asks GET /blockchain-events/subscriptions/{id}/callbacks (first page, 50 items with
- * their attempts, of a subscription with 5,000 callbacks, 1,000 of them being pruned) every 20 ms.
+ * their attempts, of a subscription with 5,000 callbacks, 1,000 of them being pruned) every 20 ms, and
+ * three more clients, each every 100 ms (to disturb it little), say what its time is made of
+ * (`log.split` of each window): a free GET of one callback (HTTP, authentication, event loop, a small
+ * read; no charge, so no commit), the log's debit statement run from this process on a customer of its
+ * own (a commit that waits for the WAL flush, as the log's charge does; not the log's customer, whose
+ * row it would lock) and the log's page query, also from this process.
  *
  * Environment: BENCH_DURATION; BENCH_RETENTION_SCALE (a smaller scale keeps the ratios);
  * BENCH_RETENTION_BATCH, BENCH_RETENTION_PAUSE_MS and BENCH_RETENTION_DUTY override retention.batchSize,
@@ -34,8 +39,8 @@ import { join } from 'node:path';
 import { defaultRetention, loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
-import { enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
-import { createApiKey, createCustomer } from '../src/store/customers.ts';
+import { enqueueCallbacks, listCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import { createApiKey, createCustomer, debitCredits } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
@@ -147,20 +152,19 @@ function makeCallback(customerId: string, subscriptionId: string, callbackUrl: s
   };
 }
 
-/** GETs of the callback log every `everyMs`, one at a time, until stopped; returns the latencies (ms). */
-function probeLog(apiUrl: string, key: string, subscriptionIds: string[], everyMs: number) {
+/**
+ * Calls `once` every `everyMs`, one at a time, until stopped; returns the latencies (ms) of the calls
+ * that answered true (the others count as errors).
+ */
+function probe(once: () => Promise<boolean>, everyMs: number) {
   const latencies: number[] = [];
   let errors = 0;
   let running = true;
   const done = (async () => {
-    let i = 0;
     while (running) {
-      const id = subscriptionIds[i++ % subscriptionIds.length] as string;
       const t0 = performance.now();
       try {
-        const response = await fetch(`${apiUrl}/blockchain-events/subscriptions/${id}/callbacks?limit=50`, { headers: { 'x-api-key': key } });
-        await response.arrayBuffer();
-        if (response.status === 200) latencies.push(performance.now() - t0);
+        if (await once()) latencies.push(performance.now() - t0);
         else errors++;
       } catch {
         errors++;
@@ -180,6 +184,35 @@ function probeLog(apiUrl: string, key: string, subscriptionIds: string[], everyM
         p99Ms: round(percentile(sorted, 99) ?? 0),
         maxMs: round(sorted[sorted.length - 1] ?? 0),
       };
+    },
+  };
+}
+
+/** GET of `path` on the API: true when it answered 200. */
+async function get(apiUrl: string, key: string, path: string): Promise<boolean> {
+  const response = await fetch(`${apiUrl}${path}`, { headers: { 'x-api-key': key } });
+  await response.arrayBuffer();
+  return response.status === 200;
+}
+
+/** The callback log probe (the target), and beside it what its time is made of (see the header). */
+function probeLog(apiUrl: string, key: string, db: Db, ids: { customer: string; chargeCustomer: string; subscriptions: string[]; callback: string }) {
+  const { customer, chargeCustomer, subscriptions, callback } = ids;
+  let i = 0;
+  let j = 0;
+  const probes = {
+    log: probe(() => get(apiUrl, key, `/blockchain-events/subscriptions/${subscriptions[i++ % subscriptions.length]}/callbacks?limit=50`), 20),
+    free: probe(() => get(apiUrl, key, `/blockchain-events/callbacks/${callback}`), 100),
+    charge: probe(async () => (await debitCredits(db, chargeCustomer, 1n, [{ endpoint: 'callbacks', requests: 1, credits: 1n }])).ok, 100),
+    query: probe(async () => {
+      await listCallbacks(db, customer, subscriptions[j++ % subscriptions.length] as string, { limit: 50, offset: 0 });
+      return true;
+    }, 100),
+  };
+  return {
+    async stop() {
+      const [log, free, charge, query] = await Promise.all([probes.log.stop(), probes.free.stop(), probes.charge.stop(), probes.query.stop()]);
+      return { ...log, split: { free, charge, query } };
     },
   };
 }
@@ -274,7 +307,8 @@ export default async function retentionBenchmark(options: { duration: number }):
     writeFileSync(configFile, JSON.stringify({ retention }));
     const okUrl = `https://localhost:${info.ok}`;
 
-    database = await openDatabase({ ...loadConfig({ dataDir }, {}), databasePoolSize: 4 });
+    // The sampler, the charge probe and the query probe (two statements at once) each hold a connection.
+    database = await openDatabase({ ...loadConfig({ dataDir }, {}), databasePoolSize: 8 });
     const db = database.db;
     const customer = await createCustomer(db, 'bench', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1_000_000 }, 10n ** 15n);
     await upsertDomain(db, customer.id, 'localhost', 'operator');
@@ -308,6 +342,17 @@ export default async function retentionBenchmark(options: { duration: number }):
     }
     await db.query('bench:analyze', 'ANALYZE callbacks');
     log(`queued ${pendingCount} pending callbacks in ${Math.round(performance.now() - started)} ms`);
+    // For the free read beside the log: a recent callback (never pruned) of a log subscription.
+    const [recent] = await db.query<{ id: string }>('bench:recent', 'SELECT id FROM callbacks WHERE subscription_id = $1 ORDER BY created_at DESC LIMIT 1', [
+      logSubs[0],
+    ]);
+    const chargeCustomer = await createCustomer(
+      db,
+      'bench-charge',
+      { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1_000_000 },
+      10n ** 15n,
+    );
+    const probeIds = { customer: customer.id, chargeCustomer: chargeCustomer.id, subscriptions: logSubs, callback: recent?.id as string };
 
     const env = {
       DATABASE_URL: '',
@@ -338,13 +383,13 @@ export default async function retentionBenchmark(options: { duration: number }):
       if (!isAlive(w.pid)) throw new Error(`the worker exited:\n${w.output()}`);
     };
     // Warm-up: the worker reaches its pace, the API its plans.
-    const warm = probeLog(apiUrl, key, logSubs, 20);
+    const warm = probeLog(apiUrl, key, db, probeIds);
     await sleep(5_000);
     await warm.stop();
     assertWorker(worker);
 
     const window = async (label: string, during: () => Promise<void>) => {
-      const probe = probeLog(apiUrl, key, logSubs, 20);
+      const probe = probeLog(apiUrl, key, db, probeIds);
       const sampler = sampleDatabase(db);
       // CPU in % of one core (the machine has 2): 'other' is what the rest of the machine used meanwhile.
       const cpu = measureCpu({

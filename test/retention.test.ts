@@ -142,6 +142,33 @@ describe('the retention pass', () => {
     expect((await pruneOldCallbacks(db, retention, { now })).callbacks).toBe(0);
   });
 
+  it("keeps each subscription's callback counter exact: decremented by what a batch deleted, removed when it reaches zero", async () => {
+    const db = t.app.database.db;
+    const now = new Date();
+    const [emptied, halved, untouched] = [randomUUID(), randomUUID(), randomUUID()];
+    // Interleaved over the three subscriptions, so that one batch decrements several counters at once.
+    for (let i = 0; i < 5; i++) {
+      await insertCallbacks(db, { status: 'delivered', ageDays: 40, now, count: 3, attempts: 1, subscriptionId: emptied });
+      await insertCallbacks(db, { status: 'delivered', ageDays: 40, now, count: 2, attempts: 1, subscriptionId: halved });
+      await insertCallbacks(db, { status: 'delivered', ageDays: 2, now, count: 2, attempts: 1, subscriptionId: halved });
+      await insertCallbacks(db, { status: 'delivered', ageDays: 2, now, count: 1, attempts: 1, subscriptionId: untouched });
+    }
+    const counters = async () =>
+      Object.fromEntries(
+        (
+          await db.query<{ subscription_id: string; callbacks: number; actual: number }>(
+            'test:counters',
+            `SELECT k.subscription_id, k.callbacks::int, (SELECT count(*)::int FROM callbacks c WHERE c.subscription_id = k.subscription_id) AS actual
+             FROM callback_counts k WHERE k.subscription_id = ANY ($1::uuid[])`,
+            [[emptied, halved, untouched]],
+          )
+        ).map((r) => [r.subscription_id, [r.callbacks, r.actual]]),
+      );
+    expect(await counters()).toEqual({ [emptied]: [15, 15], [halved]: [20, 20], [untouched]: [5, 5] });
+    await pruneOldCallbacks(db, { ...defaultRetention(), batchSize: 7, pauseMs: 0 }, { now });
+    expect(await counters()).toEqual({ [halved]: [10, 10], [untouched]: [5, 5] });
+  });
+
   it('yields: spends at most dutyCycle of the pass in batches, and its asynchronous commit stays in its own transactions', async () => {
     // One connection, so the batches and the SHOW below share a session: a SET that outlived its batch would show.
     const db = createDb(t.app.database.url, { poolSize: 1 });
