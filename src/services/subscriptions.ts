@@ -8,7 +8,7 @@ import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
-import { isUuid } from '../domain/ids.ts';
+import { isUuid, uuidV7 } from '../domain/ids.ts';
 import { createBlockJob } from '../store/block-jobs.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
@@ -235,7 +235,7 @@ export function newSubscriptionOf(
   const blockHeight = item.blockHeightReached ?? null;
   const allowDuplicates = item.allowDuplicates === true || item.allowDuplicates === 'true';
   const candidate: store.NewSubscription = {
-    id: randomUUID(),
+    id: uuidV7(),
     eventType,
     blockchain,
     network,
