@@ -3,7 +3,7 @@
  * credits in the same transaction as its write, so an error never costs anything.
  */
 
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
@@ -159,9 +159,9 @@ function callbackUrlOf(item: SubscriptionItemInput): string {
 }
 
 function duplicateKey(eventType: EventType, blockchain: Blockchain, network: Network, target: string | null, threshold: string, callbackUrl: string): Buffer {
-  return createHash('sha256')
-    .update(JSON.stringify([eventType, blockchain, network, target, threshold, callbackUrl]))
-    .digest();
+  // The one-shot hash, in hex, copied into a pooled Buffer: a Hash object and a digest() Buffer (its own
+  // memory each) cost ten times as much, which a bulk create pays per item.
+  return Buffer.from(hash('sha256', JSON.stringify([eventType, blockchain, network, target, threshold, callbackUrl]), 'hex'), 'hex');
 }
 
 export function assertMainnetAllowed(caller: Caller, network: Network): void {
