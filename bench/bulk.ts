@@ -22,7 +22,8 @@
  *     subscription and checks that its block is the transfer's block (the next block after the import).
  *
  * Environment: BENCH_BULK_ITEMS, BENCH_BULK_CONCURRENCY, BENCH_BULK_OTHER_RPS change the work (an
- * experiment). BENCH_DURATION does not apply. Duration about 2 minutes.
+ * experiment); BENCH_SERVER_NODE_ARGS adds node arguments for the service (e.g. '--cpu-prof
+ * --cpu-prof-dir=/tmp/prof'). BENCH_DURATION does not apply. Duration about 2 minutes.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -129,7 +130,8 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
   const items = envInt('BENCH_BULK_ITEMS', 1_000_000);
   const concurrency = envInt('BENCH_BULK_CONCURRENCY', 2);
   const otherRps = envInt('BENCH_BULK_OTHER_RPS', 100);
-  const experiment = ['BENCH_BULK_ITEMS', 'BENCH_BULK_CONCURRENCY', 'BENCH_BULK_OTHER_RPS'].filter((k) => process.env[k]);
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const experiment = ['BENCH_BULK_ITEMS', 'BENCH_BULK_CONCURRENCY', 'BENCH_BULK_OTHER_RPS', 'BENCH_SERVER_NODE_ARGS'].filter((k) => process.env[k]);
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-bulk-'));
   let database: OpenDatabase | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.close());
@@ -156,7 +158,7 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
         chains: [{ blockchain: 'ethereum', network: 'goerli', rpcUrl: info.url, wsUrl: info.wsUrl, pollIntervalMs: 2000, concurrency: 8 }],
       }),
     );
-    const service = startChild(process.execPath, [HERALD, 'serve', '--data-dir', dataDir, '--port', String(port), '--roles', 'api,ingest'], {
+    const service = startChild(process.execPath, [...nodeArgs, HERALD, 'serve', '--data-dir', dataDir, '--port', String(port), '--roles', 'api,ingest'], {
       env: { DATABASE_URL: '', HERALD_CONFIG: configFile, HERALD_DATA_DIR: '', HERALD_ROLES: '', HERALD_LOG_LEVEL: 'info' },
       label: 'service',
     });

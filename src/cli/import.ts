@@ -19,7 +19,6 @@ import { type Blockchain, EVENT_BLOCKCHAINS, type EventType, isBlockchain, isNet
 import { ApiError } from '../domain/errors.ts';
 import { BULK_MAX_ITEMS, type BulkItemResult, createSubscriptionsInBulk } from '../services/bulk-subscriptions.ts';
 import type { Caller } from '../services/context.ts';
-import type { SubscriptionItemInput } from '../services/subscriptions.ts';
 import { findCustomerByName } from '../store/customers.ts';
 import { openDatabase } from '../store/open.ts';
 import { configFrom, withStoreOptions } from './options.ts';
@@ -129,7 +128,6 @@ export function registerImportCommand(program: Command): void {
           return;
         }
         const validate = validators.get(first.route.eventType as EventType) as (item: unknown) => ApiError | undefined;
-        const items = lines.map((l) => validate(l.item) ?? (l.item as SubscriptionItemInput));
         try {
           const outcome = await createSubscriptionsInBulk(
             { config, db: database.db },
@@ -137,7 +135,8 @@ export function registerImportCommand(program: Command): void {
             first.route.eventType,
             first.blockchain as Blockchain,
             first.network as Network,
-            items,
+            lines.map((l) => l.item),
+            validate,
           );
           outcome.results.forEach((result, i) => {
             emit((lines[i] as Line).number, result);

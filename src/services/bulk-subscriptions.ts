@@ -2,7 +2,12 @@
  * Bulk subscription creation (README "Bulk subscription creation"): up to BULK_MAX_ITEMS items of one
  * event type, each validated and answered on its own. Items are written in chunks of BULK_CHUNK, one
  * transaction each: the chunk's rows, the customer's counters (triggers) and its charge commit
- * together, so a crash leaves whole chunks, each paid for.
+ * together (one statement inserts the rows and debits their price, both or neither), so a crash leaves
+ * whole chunks, each paid for.
+ *
+ * The event loop is shared with other customers' requests: items are checked a slice at a time with
+ * a yield between slices, and the next chunk is checked while the previous one is being written
+ * (the database works while this process validates: the two overlap instead of taking turns).
  *
  * Answers, per item: created (charged the single create's price), duplicate (an active subscription
  * with the same identity exists, or an earlier item of the request made one: its referenceId; not
@@ -11,10 +16,12 @@
  * insufficient_credits (blockchain_events_callbacks_limit_reached): what is created is always a prefix
  * of the request's new items, and only those are paid for.
  */
+
+import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
 import { ApiError, invalidData } from '../domain/errors.ts';
-import { creditBalance, debitCredits } from '../store/customers.ts';
-import type { Queryable } from '../store/db.ts';
+import { creditBalance } from '../store/customers.ts';
+import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import * as store from '../store/subscriptions.ts';
 import type { Caller, Common } from './context.ts';
@@ -25,6 +32,11 @@ export const BULK_MAX_ITEMS = 10_000;
 export const BULK_CHUNK = 1_000;
 /** A chunk that lost a race (its debit with another charge, an insert with a twin made meanwhile) is tried again this often. */
 const CHUNK_ATTEMPTS = 5;
+/**
+ * Items checked between two yields to the event loop: a slice takes a few milliseconds, so another
+ * customer's request waits at most that long behind a bulk one (a whole chunk at once took tens).
+ */
+const SLICE = 200;
 
 export type BulkItemResult =
   | { status: 'created'; subscription: store.Subscription }
@@ -52,8 +64,9 @@ function creditsRanOut(cost: bigint, available: bigint): ApiError {
 }
 
 /**
- * Creates the items (each one already checked against its endpoint's schema, or the ApiError that
- * check gave). `onChunk` is told how many items are done after each chunk (the CLI's progress).
+ * Creates the items. `validate` checks one raw item against its endpoint's schema (the ApiError that
+ * check gives, or undefined): done here, chunk by chunk, rather than for the whole request up front.
+ * `onChunk` is told how many items are done after each chunk (the CLI's progress).
  */
 export async function createSubscriptionsInBulk(
   common: Pick<Common, 'config' | 'db'>,
@@ -61,32 +74,32 @@ export async function createSubscriptionsInBulk(
   eventType: EventType,
   blockchain: Blockchain,
   network: Network,
-  items: (SubscriptionItemInput | ApiError)[],
+  items: readonly unknown[],
+  validate: (item: unknown) => ApiError | undefined,
   options: { onChunk?: (done: number) => void } = {},
 ): Promise<BulkOutcome> {
   assertMainnetAllowed(caller, network);
   const customerId = caller.owner.customerId;
   const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
   const results: BulkItemResult[] = new Array(items.length);
-  const candidates: (store.NewSubscription | undefined)[] = new Array(items.length);
   const verified = new Map<string, boolean>();
   /** Identities created by this request (or found active) so far: a later twin item answers with that id. */
   const known = new Map<string, string>();
   let stopped: ApiError | undefined;
   let consumed = 0n;
   let available: bigint | undefined;
-  for (let start = 0; start < items.length; start += BULK_CHUNK) {
+
+  /** Checks the items of one chunk (no writes): the valid ones become candidates, the others failed results. */
+  const check = async (start: number): Promise<Checked> => {
     const end = Math.min(items.length, start + BULK_CHUNK);
-    // Validated chunk by chunk, between the chunks' database round trips: a whole request's worth of
-    // address checks and hashing at once would hold the event loop from other requests for too long.
+    const candidates: store.NewSubscription[] = [];
     const indexes: number[] = [];
     for (let i = start; i < end; i++) {
-      const item = items[i] as SubscriptionItemInput | ApiError;
-      if (item instanceof ApiError) {
-        results[i] = { status: 'failed', error: item };
-        continue;
-      }
+      if (i > start && (i - start) % SLICE === 0) await yieldToOthers();
       try {
+        const invalid = validate(items[i]);
+        if (invalid) throw invalid;
+        const item = items[i] as SubscriptionItemInput;
         if (item.fromBlockHeight !== undefined) {
           // A backfill is a job per subscription: not something to start 10,000 of in one request.
           throw invalidData([
@@ -100,26 +113,40 @@ export async function createSubscriptionsInBulk(
           verified.set(host, ok);
         }
         if (!ok) throw callbackUrlNotVerified(host);
-        candidates[i] = candidate;
+        candidates.push(candidate);
         indexes.push(i);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         results[i] = { status: 'failed', error };
       }
     }
+    return { indexes, candidates };
+  };
+
+  let checking: Promise<Checked> | undefined = items.length > 0 ? check(0) : undefined;
+  for (let start = 0; checking; start += BULK_CHUNK) {
+    const { indexes, candidates } = await checking;
+    // The next chunk is checked while this one is written. Its failure is seen when it is awaited.
+    checking = start + BULK_CHUNK < items.length ? check(start + BULK_CHUNK) : undefined;
+    checking?.catch(() => undefined);
     if (stopped) {
       for (const i of indexes) results[i] = { status: 'failed', error: stopped };
     } else if (indexes.length > 0) {
-      const chunk = await writeChunk(common, caller, cost, indexes, candidates as store.NewSubscription[], known, start === 0 ? 1 : 0);
+      const chunk = await writeChunk(common, caller, cost, indexes, candidates, known, start === 0 ? 1 : 0);
       for (const [i, result] of chunk.results) results[i] = result;
       consumed += chunk.consumed;
       available = chunk.available;
       stopped = chunk.stopped;
     }
-    for (let i = start; i < end; i++) candidates[i] = undefined; // written: the rows live on in the results
-    options.onChunk?.(end);
+    options.onChunk?.(Math.min(items.length, start + BULK_CHUNK));
   }
   return { results, consumed, available: available ?? (await creditBalance(common.db, customerId)) };
+}
+
+/** A checked chunk: the candidates of its valid items, `candidates[k]` made from the item at `indexes[k]`. */
+interface Checked {
+  indexes: number[];
+  candidates: store.NewSubscription[];
 }
 
 interface ChunkOutcome {
@@ -130,6 +157,14 @@ interface ChunkOutcome {
   stopped?: ApiError;
 }
 
+/**
+ * Writes one chunk: `candidates[k]` is the item at `indexes[k]`. Without a cap on active
+ * subscriptions, two statements and no explicit transaction: one read (balance, twins), then one
+ * statement that inserts the admitted rows and debits their price, both or neither. A read gone stale
+ * (another charge lowered the balance: nothing is written; a twin committed meanwhile: the statement
+ * fails on subscriptions_no_twins) is decided again. With a cap, the same in a transaction that holds
+ * the customer's cap lock from the count to the insert.
+ */
 async function writeChunk(
   common: Pick<Common, 'config' | 'db'>,
   caller: Caller,
@@ -141,80 +176,90 @@ async function writeChunk(
   requests: number,
 ): Promise<ChunkOutcome> {
   const customerId = caller.owner.customerId;
+  const capped = caller.owner.maxActiveSubscriptions !== null;
   for (let attempt = 1; ; attempt++) {
-    // The balance is read, not locked: the debit at the end checks it again, and a chunk whose debit
-    // finds less (another request of the customer was charged meanwhile) is rolled back and redone.
-    // Locking the customer row first would make this chunk's inserts wait, holding it, behind an
-    // activation that holds a twin's index entry and waits for the same row.
-    const outcome = await common.db
-      .transaction('subscriptions:bulk-chunk', async (tx) => {
-        const balance = await creditBalance(tx, customerId);
-        const affordable = cost === 0n ? Number.POSITIVE_INFINITY : Number(balance / cost);
-        const room = await capRoom(tx, caller);
-        const limit = Math.min(affordable, room);
-        const results = new Map<number, BulkItemResult>();
-        const seen = new Map(known);
-        const existing = await store.activeByDuplicateKeys(
-          tx,
-          customerId,
-          indexes.flatMap((i) => (candidates[i]?.allowDuplicates ? [] : [(candidates[i] as store.NewSubscription).duplicateKey])),
-        );
-        const admitted: number[] = [];
-        let stopped: ApiError | undefined;
-        for (const i of indexes) {
-          const c = candidates[i] as store.NewSubscription;
-          const key = c.duplicateKey.toString('hex');
-          const twin = c.allowDuplicates ? undefined : (seen.get(key) ?? existing.get(key));
-          if (twin) {
-            results.set(i, { status: 'duplicate', referenceId: twin });
-            continue;
-          }
-          if (!stopped && admitted.length >= limit)
-            stopped = affordable <= room ? creditsRanOut(cost, balance - cost * BigInt(admitted.length)) : capReached(caller.owner.maxActiveSubscriptions ?? 0);
-          if (stopped) {
-            results.set(i, { status: 'failed', error: stopped });
-            continue;
-          }
-          admitted.push(i);
-          if (!c.allowDuplicates) seen.set(key, c.id);
-        }
-        const list = admitted.map((i) => candidates[i] as store.NewSubscription);
-        // Twins were looked for above; one made by another request since then fails the statement
-        // (unique violation) and the chunk is tried again, finding it.
-        const created = await store.insertMany(tx, customerId, list, { twins: 'fail' });
-        for (const i of admitted) {
-          const c = candidates[i] as store.NewSubscription;
-          results.set(i, { status: 'created', subscription: store.createdSubscription(customerId, c, created.get(c.id) as Date) });
-        }
-        const charge = cost * BigInt(created.size);
-        const debit =
-          charge === 0n
-            ? { ok: true, available: balance }
-            : await debitCredits(tx, customerId, charge, [{ endpoint: caller.endpoint, requests, credits: charge }]);
-        if (!debit.ok) throw new DebitRace();
-        return { results, consumed: charge, available: debit.available, stopped, seen };
-      })
-      .catch((error) => {
-        if (!(error instanceof DebitRace)) throw error;
-        if (attempt < CHUNK_ATTEMPTS) return undefined;
-        throw new ApiError(
-          'service_unavailable',
-          `The customer's balance changed while a chunk of this request was written, ${CHUNK_ATTEMPTS} times in a row. Send the items again: those already created answer as duplicates and are not charged again.`,
-        );
-      });
-    if (!outcome) continue;
-    for (const [key, id] of outcome.seen) known.set(key, id);
-    return outcome;
+    try {
+      const outcome = capped
+        ? await common.db.transaction('subscriptions:bulk-chunk', async (tx) => {
+            await store.lockActiveCap(tx, customerId);
+            return await decideAndWrite(tx, caller, cost, indexes, candidates, known, requests);
+          })
+        : await decideAndWrite(common.db, caller, cost, indexes, candidates, known, requests);
+      if (outcome) {
+        for (const [key, id] of outcome.seen) known.set(key, id);
+        return outcome;
+      }
+    } catch (error) {
+      // A twin committed since the read (unique violation), or a deadlock with a concurrent activation.
+      const race = error instanceof DbError && (error.isUniqueViolation || error.sqlstate === '40P01');
+      if (!race) throw error;
+    }
+    if (attempt >= CHUNK_ATTEMPTS) {
+      throw new ApiError(
+        'service_unavailable',
+        `The customer's balance or subscriptions changed while a chunk of this request was written, ${CHUNK_ATTEMPTS} times in a row. Send the items again: those already created answer as duplicates and are not charged again.`,
+      );
+    }
   }
 }
 
-/** Thrown inside a chunk's transaction to roll it back when its debit found the balance lower than read. */
-class DebitRace extends Error {}
-
-/** How many more active subscriptions the plan allows (unbounded without a cap); holds the cap lock until the transaction ends. */
-async function capRoom(tx: Queryable, caller: Caller): Promise<number> {
+/** One attempt of writeChunk: undefined when the balance went lower than read (nothing written). */
+async function decideAndWrite(
+  q: Queryable,
+  caller: Caller,
+  cost: bigint,
+  indexes: number[],
+  candidates: store.NewSubscription[],
+  known: Map<string, string>,
+  requests: number,
+): Promise<(ChunkOutcome & { seen: Map<string, string> }) | undefined> {
+  const customerId = caller.owner.customerId;
   const cap = caller.owner.maxActiveSubscriptions;
-  if (cap === null) return Number.POSITIVE_INFINITY;
-  await store.lockActiveCap(tx, caller.owner.customerId);
-  return Math.max(0, cap - (await store.countActive(tx, caller.owner.customerId)));
+  const read = await store.beforeBulkChunk(
+    q,
+    customerId,
+    candidates.flatMap((c) => (c.allowDuplicates ? [] : [c.duplicateKey])),
+  );
+  const balance = read.credits;
+  const affordable = cost === 0n ? Number.POSITIVE_INFINITY : Number(balance / cost);
+  const room = cap === null ? Number.POSITIVE_INFINITY : Math.max(0, cap - read.active);
+  const limit = Math.min(affordable, room);
+  const results = new Map<number, BulkItemResult>();
+  const seen = new Map<string, string>();
+  const admitted: number[] = [];
+  let stopped: ApiError | undefined;
+  candidates.forEach((c, k) => {
+    const i = indexes[k] as number;
+    const key = c.duplicateKey.toString('hex');
+    const twin = c.allowDuplicates ? undefined : (seen.get(key) ?? known.get(key) ?? read.twins.get(key));
+    if (twin) {
+      results.set(i, { status: 'duplicate', referenceId: twin });
+      return;
+    }
+    if (!stopped && admitted.length >= limit)
+      stopped = affordable <= room ? creditsRanOut(cost, balance - cost * BigInt(admitted.length)) : capReached(cap ?? 0);
+    if (stopped) {
+      results.set(i, { status: 'failed', error: stopped });
+      return;
+    }
+    admitted.push(k);
+    if (!c.allowDuplicates) seen.set(key, c.id);
+  });
+  const list = admitted.map((k) => candidates[k] as store.NewSubscription);
+  const charge = cost * BigInt(list.length);
+  let created: Map<string, Date>;
+  let available = balance;
+  if (charge > 0n) {
+    const paid = await store.insertManyPaid(q, customerId, list, { cost: charge, usage: [{ endpoint: caller.endpoint, requests, credits: charge }] });
+    if (!paid) return undefined;
+    created = paid.created;
+    available = paid.available;
+  } else {
+    created = await store.insertMany(q, customerId, list, { twins: 'fail' });
+  }
+  for (const k of admitted) {
+    const c = candidates[k] as store.NewSubscription;
+    results.set(indexes[k] as number, { status: 'created', subscription: store.createdSubscription(customerId, c, created.get(c.id) as Date) });
+  }
+  return { results, consumed: charge, available, stopped, seen };
 }

@@ -3,12 +3,12 @@
  * credits in the same transaction as its write, so an error never costs anything.
  */
 
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
-import { isUuid } from '../domain/ids.ts';
+import { isUuid, uuidV7 } from '../domain/ids.ts';
 import { createBlockJob } from '../store/block-jobs.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
@@ -159,9 +159,9 @@ function callbackUrlOf(item: SubscriptionItemInput): string {
 }
 
 function duplicateKey(eventType: EventType, blockchain: Blockchain, network: Network, target: string | null, threshold: string, callbackUrl: string): Buffer {
-  return createHash('sha256')
-    .update(JSON.stringify([eventType, blockchain, network, target, threshold, callbackUrl]))
-    .digest();
+  // The one-shot hash, in hex, copied into a pooled Buffer: a Hash object and a digest() Buffer (its own
+  // memory each) cost ten times as much, which a bulk create pays per item.
+  return Buffer.from(hash('sha256', JSON.stringify([eventType, blockchain, network, target, threshold, callbackUrl]), 'hex'), 'hex');
 }
 
 export function assertMainnetAllowed(caller: Caller, network: Network): void {
@@ -235,7 +235,7 @@ export function newSubscriptionOf(
   const blockHeight = item.blockHeightReached ?? null;
   const allowDuplicates = item.allowDuplicates === true || item.allowDuplicates === 'true';
   const candidate: store.NewSubscription = {
-    id: randomUUID(),
+    id: uuidV7(),
     eventType,
     blockchain,
     network,

@@ -33,60 +33,69 @@ import {
   TransactionMinedItem,
 } from '../schemas.ts';
 
-/** The item of a create response: exactly the fields the seed (or CATALOGUE.md) lists for that endpoint. */
-export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl') {
-  const block = {
-    referenceId: s.id,
-    createdTimestamp: unixSeconds(s.createdAt),
-    isActive: s.isActive,
-    callbackUrl: s.callbackUrl,
-    ...(s.backfill && { backfill: s.backfill }),
-  };
-  const base = { ...block, eventType: s.eventType };
+/** Events whose create answer has no eventType (CATALOGUE.md section 5). */
+const WITHOUT_EVENT_TYPE: ReadonlySet<EventType> = new Set(['BLOCK_MINED', 'BLOCK_HEIGHT_REACHED']);
+
+/**
+ * The item of a create response: exactly the fields the seed (or CATALOGUE.md) lists for that endpoint.
+ * Built field by field, in the order shown, rather than by spreading partial objects: object spread
+ * took V8's slow path here (microseconds per item), which a bulk create's 10,000 answers paid in full.
+ */
+export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl'): Record<string, unknown> {
+  // The coins create names the URL as the request did, after the event type (CATALOGUE.md section 7.2); list, get... say callbackUrl.
+  const coins = s.eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED';
+  const item: Record<string, unknown> = { referenceId: s.id, createdTimestamp: unixSeconds(s.createdAt), isActive: s.isActive };
+  if (!coins) item.callbackUrl = s.callbackUrl;
+  if (s.backfill) item.backfill = s.backfill;
+  if (!WITHOUT_EVENT_TYPE.has(s.eventType)) item.eventType = s.eventType;
+  if (coins) item[urlKey] = s.callbackUrl;
+  const secret = s.callbackSecretKey;
   switch (s.eventType) {
-    // No eventType in these two (CATALOGUE.md section 5).
     case 'BLOCK_MINED':
-      return { ...block, callbackSecretKey: s.callbackSecretKey ?? '' };
-    case 'BLOCK_HEIGHT_REACHED':
-      return { ...block, callbackSecretKey: s.callbackSecretKey ?? '', blockHeightReached: s.blockHeight as number };
     case 'BLOCK_REVERTED':
-      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '' };
+      item.callbackSecretKey = secret ?? '';
+      break;
+    case 'BLOCK_HEIGHT_REACHED':
+      item.callbackSecretKey = secret ?? '';
+      item.blockHeightReached = s.blockHeight as number;
+      break;
     case 'TRANSACTION_MINED':
-      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', transactionId: s.transactionId as string };
+      item.callbackSecretKey = secret ?? '';
+      item.transactionId = s.transactionId as string;
+      break;
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
-      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
+      item.callbackSecretKey = secret ?? '';
+      item.address = s.address as string;
+      item.receiveCallbackOn = s.receiveCallbackOn as number;
+      break;
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
-      return {
-        ...base,
-        ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }),
-        address: s.address as string,
-        confirmationsCount: s.receiveCallbackOn as number,
-      };
-    case 'ADDRESS_COINS_TRANSACTION_CONFIRMED': {
-      // The create answer names the URL as the request did (CATALOGUE.md section 7.2); list, get... say callbackUrl.
-      const { callbackUrl, ...rest } = base;
-      const url = urlKey === 'callbackURL' ? { callbackURL: callbackUrl } : { callbackUrl };
-      return { ...rest, ...url, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
-    }
+      if (secret !== null) item.callbackSecretKey = secret;
+      item.address = s.address as string;
+      item.confirmationsCount = s.receiveCallbackOn as number;
+      break;
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
-      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, confirmationsCount: s.receiveCallbackOn as number };
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      item.callbackSecretKey = secret ?? '';
+      item.address = s.address as string;
+      item.confirmationsCount = s.receiveCallbackOn as number;
+      break;
     case 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED':
     case 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED':
-      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string };
-    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
-      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, confirmationsCount: s.receiveCallbackOn as number };
-    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
-      return { ...base, callbackSecretKey: s.callbackSecretKey ?? '', address: s.address as string, receiveCallbackOn: s.receiveCallbackOn as number };
+      item.callbackSecretKey = secret ?? '';
+      item.address = s.address as string;
+      break;
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
-      return {
-        ...base,
-        ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }),
-        amountHigherThan: Number(s.amountHigherThan),
-        contractAddress: s.contractAddress as string,
-      };
+      if (secret !== null) item.callbackSecretKey = secret;
+      item.amountHigherThan = Number(s.amountHigherThan);
+      item.contractAddress = s.contractAddress as string;
+      break;
     default:
-      return { ...base, ...(s.callbackSecretKey !== null && { callbackSecretKey: s.callbackSecretKey }), amountHigherThan: Number(s.amountHigherThan) };
+      if (secret !== null) item.callbackSecretKey = secret;
+      item.amountHigherThan = Number(s.amountHigherThan);
   }
+  return item;
 }
 
 /** List, get, delete and activate items add the chain and the deactivation reasons, and always name the event type. */
