@@ -227,7 +227,8 @@ export async function activeByDuplicateKeys(q: Queryable, customerId: string, ke
 
 /**
  * What a group of creates reads before deciding, in one statement: the customer's credit balance, its
- * active subscriptions (countActive's counters: read under the cap lock where the plan caps them), and
+ * active subscriptions (countActive's counters; a capped group's write counts again under the cap
+ * lock, insertManyPaid), and
  * which of these duplicate identities have an active subscription (in hex; reads subscriptions_duplicates).
  */
 export async function beforeCreates(q: Queryable, customerId: string, keys: Buffer[]): Promise<{ credits: bigint; active: number; twins: string[] }> {
@@ -267,24 +268,30 @@ export async function insertMany(
 
 /**
  * Inserts the subscriptions and takes `debit.cost` credits for them in one statement, both or
- * neither: undefined (nothing inserted, nothing taken) when the balance does not cover the cost. A
- * row without allowDuplicates that an active twin forbids fails the statement (a unique violation), as
+ * neither: undefined (nothing inserted, nothing taken) when the balance does not cover the cost, or
+ * when `cap` is given and the customer has more than `cap.activeAtMost` active subscriptions. A row
+ * without allowDuplicates that an active twin forbids fails the statement (a unique violation), as
  * insertMany with `twins: 'fail'`. One statement, one round trip: it commits on its own outside a
- * transaction, and holds the customer's row (the debit) only while it runs.
+ * transaction, and holds the customer's row (the debit) and, with `cap`, its cap lock (migration 026:
+ * the count is read after the lock is granted) only while it runs.
  */
 export async function insertManyPaid(
   q: Queryable,
   customerId: string,
   list: NewSubscription[],
   debit: { cost: bigint; usage: readonly UsageEntry[] },
+  cap?: { activeAtMost: number },
 ): Promise<{ created: Map<string, Date>; available: bigint; day: string | undefined } | undefined> {
+  // With a cap, the debit's condition also counts under the cap lock: an InitPlan, run once, after the
+  // customer's row is found and before it is written.
+  const capCondition = cap ? ' AND herald_active_under_cap_lock($1) <= $23' : '';
   const [row] = await q.query<{ credits: string | null; day: string | null; ids: string[] | null; created: Date[] | null }>(
-    'subscriptions:insert-paid',
-    `WITH ${debitSql(1, 19, 20)},
+    cap ? 'subscriptions:insert-paid-capped' : 'subscriptions:insert-paid',
+    `WITH ${debitSql(1, 19, 20, capCondition)},
      ins AS (${insertManySql('', 'WHERE EXISTS (SELECT 1 FROM d)')} RETURNING id, created_at)
      SELECT (SELECT credits FROM d) AS credits, (SELECT min(day)::text FROM u) AS day, i.ids, i.created
      FROM (SELECT array_agg(id::text) AS ids, array_agg(created_at) AS created FROM ins) i`,
-    [...insertManyParams(customerId, list), String(debit.cost), ...usageParams(debit.usage)],
+    [...insertManyParams(customerId, list), String(debit.cost), ...usageParams(debit.usage), ...(cap ? [cap.activeAtMost] : [])],
   );
   if (!row || row.credits === null) return undefined;
   const ids = row.ids ?? [];
