@@ -370,24 +370,23 @@ export async function listSubscriptions(
   network: Network,
   page: { limit: number; offset: number },
 ): Promise<{ total: number; items: Subscription[] }> {
-  const [rows, counts] = await Promise.all([
-    q.query<SubscriptionRow & BackfillColumns>(
-      'subscriptions:list',
-      // The page is chosen on subscriptions_listing alone (an index-only scan: the offset skips index
-      // entries, not rows), then only its rows are read, each with its unfinished backfill.
-      `WITH page AS (SELECT id, created_at FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
-                     ORDER BY created_at, id LIMIT $4 OFFSET $5)
-       SELECT s.*, b.* FROM page p JOIN subscriptions s ON s.id = p.id ${BACKFILL_JOIN} ORDER BY p.created_at, p.id`,
-      [customerId, blockchain, network, page.limit, page.offset],
-    ),
-    q.query<{ n: number }>(
-      'subscriptions:list-count',
-      // The counters kept by triggers (migration 018), not a count of the rows.
-      'SELECT coalesce(sum(total), 0)::int AS n FROM subscription_counts WHERE customer_id = $1 AND blockchain = $2 AND network = $3',
-      [customerId, blockchain, network],
-    ),
-  ]);
-  return { total: counts[0]?.n ?? 0, items: rows.map(withBackfill) };
+  const counted = 'SELECT coalesce(sum(total), 0)::int FROM subscription_counts WHERE customer_id = $1 AND blockchain = $2 AND network = $3';
+  const params = [customerId, blockchain, network];
+  const rows = await q.query<SubscriptionRow & BackfillColumns & { listing_total: number }>(
+    'subscriptions:list',
+    // The page is chosen on subscriptions_listing alone (an index-only scan: the offset skips index
+    // entries, not rows), then only its rows are read, each with its unfinished backfill. The total
+    // comes from the counters kept by triggers (migration 018), not a count of the rows, in the same
+    // statement: one round trip and one pool connection per page.
+    `WITH page AS (SELECT id, created_at FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
+                   ORDER BY created_at, id LIMIT $4 OFFSET $5)
+     SELECT s.*, b.*, (${counted}) AS listing_total FROM page p JOIN subscriptions s ON s.id = p.id ${BACKFILL_JOIN} ORDER BY p.created_at, p.id`,
+    [...params, page.limit, page.offset],
+  );
+  if (rows.length > 0) return { total: rows[0]?.listing_total ?? 0, items: rows.map(withBackfill) };
+  // A page past the end has no row to carry the total.
+  const [count] = await q.query<{ n: number }>('subscriptions:list-count', `SELECT (${counted}) AS n`, params);
+  return { total: count?.n ?? 0, items: [] };
 }
 
 /** Filters of the cross-chain listing (GET /blockchain-events/subscriptions). */
