@@ -146,6 +146,85 @@ describe('grouped creates', () => {
     }
   });
 
+  it('two writers (as two processes) creating for one capped customer at once stop exactly at the cap: the count is taken under the cap lock in the write', async () => {
+    const c = await t.customer({ credits: 1_000_000n, plan: { maxActiveSubscriptions: 25 } });
+    const caller = await callerOf(c);
+    const writers = [new GroupedCreates(t.app.database.db), new GroupedCreates(t.app.database.db)];
+    const results = await settle(Array.from({ length: 60 }, (_, i) => (writers[i % 2] as GroupedCreates).create(c.id, request(caller, 500 + i))));
+    const refused = results.filter((r) => r.status === 'rejected');
+    expect(results.filter((r) => r.status === 'fulfilled' && r.value !== undefined)).toHaveLength(25);
+    expect(refused.map(errorCode)).toEqual(Array(35).fill('blockchain_events_callbacks_limit_reached'));
+    expect(await rows(c)).toBe(25);
+    expect(await balance(c)).toBe(1_000_000n - 25n * 1000n);
+  });
+
+  it('a group whose read goes stale at every write (another writer commits a twin just before it) still answers every create, never with an error', async () => {
+    const c = await t.customer({ credits: 100_000n });
+    const caller = await callerOf(c);
+    const creates = new GroupedCreates(t.app.database.db);
+    const requests = Array.from({ length: 9 }, (_, i) => request(caller, 600 + i));
+    // Another writer makes twins of requests 1 to 6, each uncommitted (invisible to the group's read)
+    // until the group's insert waits for it, then committed: the insert fails, the group is decided
+    // again and meets the next twin. Two connections, so the next twin is in place before the commit.
+    const writers = [new pg.Client({ connectionString: t.config.databaseUrl }), new pg.Client({ connectionString: t.config.databaseUrl })];
+    await Promise.all(writers.map((w) => w.connect()));
+    const twins = requests.slice(1, 7);
+    try {
+      const beginTwin = async (w: pg.Client, r: (typeof requests)[number]): Promise<number> => {
+        await w.query('BEGIN');
+        await w.query(
+          `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, target, callback_url, callback_host,
+             allow_duplicates, duplicate_key, api_version)
+           VALUES (gen_random_uuid(), $1, 'TRANSACTION_MINED', 'ethereum', 'goerli', $2, $2, $3, $4, false, $5, '2021-03-20')`,
+          [c.id, r.candidate.transactionId, r.candidate.callbackUrl, r.candidate.callbackHost, r.candidate.duplicateKey],
+        );
+        return (await w.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid as number;
+      };
+      const waitedOn = async (pid: number) =>
+        await expect
+          .poll(
+            async () =>
+              (
+                await t.app.database.db.query<{ n: number }>(
+                  'test:blocked',
+                  'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))',
+                  [pid],
+                )
+              )[0]?.n,
+            { timeout: 10_000, interval: 10 },
+          )
+          .toBeGreaterThan(0);
+      let holder = writers[0] as pg.Client;
+      let pid = await beginTwin(holder, twins[0] as (typeof twins)[number]);
+      const answers = settle(requests.map((r) => creates.create(c.id, r))); // request 0 alone, then the group of 1 to 8
+      for (let k = 1; k <= twins.length; k++) {
+        await waitedOn(pid);
+        const next = writers[k % 2] as pg.Client;
+        const nextPid = k < twins.length ? await beginTwin(next, twins[k] as (typeof twins)[number]) : 0;
+        await holder.query('COMMIT');
+        holder = next;
+        pid = nextPid;
+      }
+      const results = await answers;
+      expect(results.map((r) => r.status)).toEqual(Array(9).fill('fulfilled'));
+      expect(results.map((r) => (r.status === 'fulfilled' ? r.value !== undefined : 'failed'))).toEqual([
+        true,
+        false,
+        false,
+        false,
+        false,
+        false,
+        false,
+        true,
+        true,
+      ]);
+      expect(await balance(c)).toBe(100_000n - 3000n);
+      expect(await rows(c)).toBe(9); // 3 created, 6 twins of the other writer
+    } finally {
+      await Promise.all(writers.map((w) => w.end()));
+    }
+  });
+
   it('over HTTP, 60 concurrent creates of one customer with credits for 40: exactly 40 created, each charged once, balances all distinct', async () => {
     const c = await t.customer({ credits: 40_000n });
     const mined = '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined';

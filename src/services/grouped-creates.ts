@@ -13,16 +13,19 @@
  * or created and charged. Only the created ones are charged, in the statement that inserts them: an
  * error never costs anything, and a refusal of one create never fails another of its group.
  *
- * Without a cap the group needs no transaction: a read gone stale (another charge lowered the balance,
- * a concurrent create made a twin) makes the write statement do nothing or fail, and the group is
- * decided again. With a cap the group is a transaction that takes the customer's cap lock before its
- * read, so the creates of a capped customer are counted one group after another and the cap is exact.
+ * The group needs no transaction: a read gone stale (another charge lowered the balance, a concurrent
+ * create made a twin) makes the write statement do nothing or fail, and the group is decided again.
+ * With a cap, the write statement itself takes the customer's cap lock and counts the active
+ * subscriptions after it is granted (migration 026), and writes only if the group still fits: the
+ * creates of a capped customer are counted one statement after another and the cap is exact, with
+ * the lock held for one statement rather than a transaction of five round trips. A group that keeps
+ * going stale (other processes writing the same customer) falls back to one transaction per create,
+ * under locks that keep its read true: every create gets its answer, never a server error.
  */
 import { ApiError } from '../domain/errors.ts';
-import { creditBalance } from '../store/customers.ts';
-import { type Db, DbError, type Queryable } from '../store/db.ts';
+import { type Db, DbError } from '../store/db.ts';
 import * as store from '../store/subscriptions.ts';
-import { type Charge, insufficient } from './credits.ts';
+import { type Charge, chargeInTransaction, insufficient } from './credits.ts';
 
 interface Waiting {
   /** The plan's cap on active subscriptions; null when the customer has none. */
@@ -38,16 +41,25 @@ interface Waiting {
 export type GroupedCreate = { subscription: store.Subscription; charge: Charge } | undefined;
 
 /**
- * A group whose reads went stale before its writes (another charge of the customer lowered the
- * balance, or a concurrent create made a twin) is rolled back and decided again this often; the last
- * attempt locks the customer's row before reading the balance, so it cannot go stale.
+ * A group whose reads went stale before its write (another charge of the customer lowered the
+ * balance, a concurrent create made a twin or raised the active count) is decided again this often;
+ * then its creates are written one by one (writeAlone), which cannot go stale.
  */
-const ATTEMPTS = 5;
+const ATTEMPTS = 4;
 
 /** Creates per group at most: as many as a bulk chunk (bulk-subscriptions.ts BULK_CHUNK). */
 const MAX_GROUP = 1000;
 
 class StaleGroup extends Error {}
+
+/**
+ * A write that found its read stale: the debit or the cap check found less room (StaleGroup), a twin
+ * was committed meanwhile (unique violation), or the statement lost a deadlock (an activation holding
+ * a twin's index entry waits for the customer's row that this statement holds): nothing was written.
+ */
+function isStale(error: unknown): boolean {
+  return error instanceof StaleGroup || (error instanceof DbError && (error.isUniqueViolation || error.sqlstate === '40P01'));
+}
 
 export function capReachedError(cap: number, active: number): ApiError {
   return new ApiError(
@@ -99,37 +111,56 @@ export class GroupedCreates {
   }
 
   private async write(customerId: string, batch: Waiting[]): Promise<void> {
-    const capped = batch.some((w) => w.cap !== null);
-    for (let attempt = 1; ; attempt++) {
-      const last = attempt === ATTEMPTS;
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       try {
-        // Without a cap, two statements and no transaction: the reads, then one statement that inserts
-        // and debits (or does neither). A cap needs its lock held from the count to the insert; the last
-        // attempt locks the customer's row from the balance read to the debit.
-        const answers =
-          capped || last
-            ? await this.db.transaction('subscriptions:create-grouped', (tx) => this.decideAndWrite(tx, customerId, batch, { capped, lockBalance: last }))
-            : await this.decideAndWrite(this.db, customerId, batch, { capped, lockBalance: false });
-        for (const [w, answer] of answers) {
+        // Two statements and no transaction: the reads, then one statement that inserts and debits (and,
+        // for a capped customer, counts under the cap lock) or does nothing.
+        for (const [w, answer] of await this.decideAndWrite(customerId, batch)) {
           if (answer instanceof Error) w.fail(answer);
           else w.done(answer);
         }
         return;
       } catch (error) {
-        const stale = error instanceof StaleGroup || (error instanceof DbError && error.isUniqueViolation);
-        if (!stale || last) throw error;
+        if (!isStale(error)) throw error;
+      }
+    }
+    // Stale again and again (other processes or paths writing the same customer's rows): each create
+    // on its own, under locks that keep its read true, so that every one gets its answer.
+    for (const w of batch) {
+      try {
+        w.done(await this.writeAlone(customerId, w));
+      } catch (error) {
+        w.fail(error);
       }
     }
   }
 
-  private async decideAndWrite(
-    q: Queryable,
-    customerId: string,
-    batch: Waiting[],
-    options: { capped: boolean; lockBalance: boolean },
-  ): Promise<Map<Waiting, GroupedCreate | ApiError>> {
-    if (options.capped) await store.lockActiveCap(q, customerId);
-    if (options.lockBalance) await creditBalance(q, customerId, { forUpdate: true });
+  /**
+   * One create in a transaction of its own, which cannot go stale: the cap lock (when capped) is taken
+   * before the count, a twin committed after the read makes the insert skip the row (ON CONFLICT DO
+   * NOTHING: answered as the duplicate it now is, nothing charged), and a balance lowered after the
+   * read fails the debit, which rolls the insert back (402). The customer's row is locked last, by the
+   * debit, as in bulk-subscriptions.ts: locked first, the insert could wait, holding it, behind an
+   * activation that holds a twin's index entry and waits for the same row.
+   */
+  private async writeAlone(customerId: string, w: Waiting): Promise<GroupedCreate> {
+    return await this.db.transaction('subscriptions:create-alone', async (tx) => {
+      if (w.cap !== null) await store.lockActiveCap(tx, customerId);
+      const read = await store.beforeCreates(tx, customerId, w.candidate.allowDuplicates ? [] : [w.candidate.duplicateKey]);
+      // The order of the checks of decideAndWrite: the charge first, then the twin, then the cap.
+      if (read.credits < w.cost) throw insufficient(w.cost, read.credits);
+      if (read.twins.length > 0) return undefined;
+      if (w.cap !== null && read.active >= w.cap) throw capReachedError(w.cap, read.active);
+      const created = await store.insertMany(tx, customerId, [w.candidate], { twins: 'skip' });
+      const createdAt = created.get(w.candidate.id);
+      if (!createdAt) return undefined;
+      const charge = await chargeInTransaction(tx, customerId, w.cost, w.endpoint);
+      return { subscription: store.createdSubscription(customerId, w.candidate, createdAt), charge };
+    });
+  }
+
+  private async decideAndWrite(customerId: string, batch: Waiting[]): Promise<Map<Waiting, GroupedCreate | ApiError>> {
+    const q = this.db;
     // insertUnlessTwin's rule: without allowDuplicates, any active twin forbids the create.
     const read = await store.beforeCreates(
       q,
@@ -158,14 +189,19 @@ export class GroupedCreates {
     }
     if (admitted.length === 0) return answers;
     const candidates = admitted.map((a) => a.w.candidate);
+    // The cap holds for every admitted create when the count found under the cap lock is at most the
+    // tightest of (cap - 1 - creates admitted before it); a count that has grown since the read makes
+    // the statement do nothing, and the group is decided again.
+    const capBounds = admitted.flatMap((a, i) => (a.w.cap === null ? [] : [a.w.cap - 1 - i]));
+    const cap = capBounds.length > 0 ? { activeAtMost: Math.min(...capBounds) } : undefined;
     // A twin committed since the read fails the insert (a unique violation), and a balance lowered
     // since the read fails the debit (nothing is written): either way the group is decided again.
     let created: Map<string, Date>;
     let day: string | undefined;
-    if (total > 0n) {
+    if (total > 0n || cap) {
       const usage = admitted.filter((a) => a.w.cost > 0n).map((a) => ({ endpoint: a.w.endpoint, requests: 1, credits: a.w.cost }));
-      const paid = await store.insertManyPaid(q, customerId, candidates, { cost: total, usage });
-      if (!paid) throw new StaleGroup('another charge of the customer lowered its balance since it was read');
+      const paid = await store.insertManyPaid(q, customerId, candidates, { cost: total, usage }, cap);
+      if (!paid) throw new StaleGroup('another charge lowered the balance, or another create raised the active count, since the read');
       created = paid.created;
       day = paid.day;
     } else {

@@ -254,10 +254,10 @@ export async function debitCredits(q: Queryable, customerId: string, cost: bigin
  * The debit as two common table expressions, for a statement that debits beside its own writes:
  * d (the customer's new balance; no row when the balance does not cover the cost) and u (the usage
  * rows' day). Parameters: $customer the customer id, $cost the cost, $usage and the two after it
- * usageParams(usage).
+ * usageParams(usage); `condition` (SQL starting with AND) is added to the debit's WHERE.
  */
-export function debitSql(customer: number, cost: number, usage: number): string {
-  return `d AS (UPDATE customers SET credits = credits - $${cost} WHERE id = $${customer} AND credits >= $${cost} RETURNING credits),
+export function debitSql(customer: number, cost: number, usage: number, condition = ''): string {
+  return `d AS (UPDATE customers SET credits = credits - $${cost} WHERE id = $${customer} AND credits >= $${cost}${condition} RETURNING credits),
      u AS (
        INSERT INTO credit_usage AS u (customer_id, day, endpoint, requests, credits)
        SELECT $${customer}, (now() AT TIME ZONE 'UTC')::date, e.endpoint, sum(e.requests), sum(e.credits)
