@@ -214,7 +214,9 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
  * What a chunk of a bulk create reads before deciding, in one statement: the customer's credit
  * balance, its active subscriptions (countActive's counters: read under the cap lock where the plan
  * caps them), and the active subscription of each of these duplicate identities (the oldest when
- * allowDuplicates made several), by the identity in hex. Reads subscriptions_duplicates.
+ * allowDuplicates made several), by the identity in hex. Reads subscriptions_duplicates, one probe
+ * per identity (LATERAL, as beforeCreates: `duplicate_key = ANY (...)` let a customer that grew since
+ * the last ANALYZE be read row by row through subscriptions_listing).
  */
 export async function beforeBulkChunk(
   q: Queryable,
@@ -226,10 +228,10 @@ export async function beforeBulkChunk(
     `SELECT (SELECT credits FROM customers WHERE id = $1) AS credits,
        (SELECT coalesce(sum(active), 0)::int FROM subscription_counts WHERE customer_id = $1) AS active,
        t.keys, t.ids
-     FROM (SELECT array_agg(x.key) AS keys, array_agg(x.id::text) AS ids FROM (
-             SELECT DISTINCT ON (duplicate_key) encode(duplicate_key, 'hex') AS key, id FROM subscriptions
-             WHERE customer_id = $1 AND duplicate_key = ANY (ARRAY(SELECT decode(k, 'hex') FROM unnest($2::text[]) AS k)) AND is_active
-             ORDER BY duplicate_key, created_at, id) x) t`,
+     FROM (SELECT array_agg(k) AS keys, array_agg(x.id::text) AS ids
+             FROM (SELECT DISTINCT k FROM unnest($2::text[]) AS k) u CROSS JOIN LATERAL (
+               SELECT id FROM subscriptions WHERE customer_id = $1 AND duplicate_key = decode(k, 'hex') AND is_active
+               ORDER BY created_at, id LIMIT 1) x) t`,
     [customerId, keys.map((k) => k.toString('hex'))],
   );
   const twinKeys = row?.keys ?? [];
