@@ -10,18 +10,17 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { revokeApiKey } from '../src/store/customers.ts';
 import { createDb } from '../src/store/db.ts';
 import { listMigrations } from '../src/store/migrate.ts';
-import { createTestDatabase, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { createTestDatabase, type TestApp, type TestCustomer } from './harness.ts';
 import type { ChainDriver } from './support/chain-driver.ts';
 import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
+import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
 import { type PgBouncer, pgbouncerBinary, startPgBouncer } from './support/pgbouncer.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
-import { createTestCa, writeCaFile } from './support/tls.ts';
+import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-pgbouncer';
@@ -32,38 +31,22 @@ describeWithRealNode('herald behind PgBouncer in transaction pooling mode (LISTE
   let receiver: Receiver;
   let t: TestApp;
   let c: TestCustomer;
+  let env: FollowedApp;
   let direct: string;
   let databaseName: string;
 
   beforeAll(async () => {
-    const ca = await createTestCa();
     direct = await createTestDatabase();
     databaseName = new URL(direct).pathname.slice(1);
-    [bouncer, node, receiver] = await Promise.all([startPgBouncer(inject('adminDatabaseUrl')), startFakeUtxoDriver('bitcoin'), startReceiver({ ca })]);
-    t = await startTestApp({
-      databaseUrl: bouncer.url(databaseName),
-      listenDatabaseUrl: direct,
-      databasePreparedStatements: false,
-      chains: [
-        {
-          blockchain: node.blockchain,
-          network: node.network,
-          rpcUrl: node.rpcUrl,
-          confirmations: 2,
-          pollIntervalMs: 50,
-          concurrency: 8,
-          requestTimeoutMs: 5000,
-          ...node.chainConfig,
-        },
-      ],
-      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    bouncer = await startPgBouncer(inject('adminDatabaseUrl'));
+    env = await startFollowedApp(() => startFakeUtxoDriver('bitcoin'), {
+      app: { databaseUrl: bouncer.url(databaseName), listenDatabaseUrl: direct, databasePreparedStatements: false },
     });
-    c = await t.customer({ domains: ['localhost'] });
+    ({ node, receiver, t, c } = env);
   }, 60_000);
 
   afterAll(async () => {
-    await t?.close();
-    await Promise.all([receiver?.close(), node?.close()]);
+    await env?.close();
     await bouncer?.close();
   });
 
