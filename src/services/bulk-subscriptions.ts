@@ -162,8 +162,9 @@ interface ChunkOutcome {
  * subscriptions, two statements and no explicit transaction: one read (balance, twins), then one
  * statement that inserts the admitted rows and debits their price, both or neither. A read gone stale
  * (another charge lowered the balance: nothing is written; a twin committed meanwhile: the statement
- * fails on subscriptions_no_twins) is decided again. With a cap, the same in a transaction that holds
- * the customer's cap lock from the count to the insert.
+ * fails on subscriptions_no_twins) is decided again. With a cap, the same two statements: the write
+ * takes the customer's cap lock and counts under it (insertManyPaid), so a count grown since the read
+ * is stale too.
  */
 async function writeChunk(
   common: Pick<Common, 'config' | 'db'>,
@@ -175,16 +176,9 @@ async function writeChunk(
   /** The request counted in the credit usage: 1 for the request's first chunk, 0 for the others. */
   requests: number,
 ): Promise<ChunkOutcome> {
-  const customerId = caller.owner.customerId;
-  const capped = caller.owner.maxActiveSubscriptions !== null;
   for (let attempt = 1; ; attempt++) {
     try {
-      const outcome = capped
-        ? await common.db.transaction('subscriptions:bulk-chunk', async (tx) => {
-            await store.lockActiveCap(tx, customerId);
-            return await decideAndWrite(tx, caller, cost, indexes, candidates, known, requests);
-          })
-        : await decideAndWrite(common.db, caller, cost, indexes, candidates, known, requests);
+      const outcome = await decideAndWrite(common.db, caller, cost, indexes, candidates, known, requests);
       if (outcome) {
         for (const [key, id] of outcome.seen) known.set(key, id);
         return outcome;
@@ -249,8 +243,13 @@ async function decideAndWrite(
   const charge = cost * BigInt(list.length);
   let created: Map<string, Date>;
   let available = balance;
-  if (charge > 0n) {
-    const paid = await store.insertManyPaid(q, customerId, list, { cost: charge, usage: [{ endpoint: caller.endpoint, requests, credits: charge }] });
+  // With a cap, the write counts under the cap lock itself (as a group of single creates does): the
+  // chunk fits when at most cap - n were active; a count grown since the read writes nothing and the
+  // chunk is decided again.
+  const capBound = cap !== null && list.length > 0 ? { activeAtMost: cap - list.length } : undefined;
+  if (charge > 0n || capBound) {
+    const usage = charge > 0n ? [{ endpoint: caller.endpoint, requests, credits: charge }] : [];
+    const paid = await store.insertManyPaid(q, customerId, list, { cost: charge, usage }, capBound);
     if (!paid) return undefined;
     created = paid.created;
     available = paid.available;
