@@ -131,11 +131,12 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     return run;
   };
 
-  const check = (chain: MinedCheckChain, subscriptionId: string, target: CheckTarget) => {
+  /** Queues one check; `startNow` false when the caller queues many and pumps once (so the first batches are full, not of one). */
+  const check = (chain: MinedCheckChain, subscriptionId: string, target: CheckTarget, startNow = true) => {
     if (abort.signal.aborted || known.has(subscriptionId)) return;
     known.add(subscriptionId);
     queue.push({ chain, subscriptionId, target });
-    pump();
+    if (startNow) pump();
   };
 
   let batchesRunning = 0;
@@ -348,9 +349,10 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     async checkAllUncalled(chain) {
       const rows = await loadUncalledMinedSubscriptions(db, chain.key);
       for (const row of rows) {
-        if (row.transactionId !== null) check(chain, row.id, { transactionId: row.transactionId });
-        else if (row.height !== null) check(chain, row.id, { height: row.height });
+        if (row.transactionId !== null) check(chain, row.id, { transactionId: row.transactionId }, false);
+        else if (row.height !== null) check(chain, row.id, { height: row.height }, false);
       }
+      pump();
       return rows.length;
     },
     async settled() {
