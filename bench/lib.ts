@@ -483,6 +483,8 @@ export interface IngestRunOptions<K extends string> {
   /** The height the cursor must reach. */
   last: number;
   nodeArgs: string[];
+  /** The program to run as the service: this checkout's bin/herald.js unless given (another checkout's, to compare codes in one run). */
+  herald?: string;
   nodePid: number;
   postgresPid: number | undefined;
   timeoutMs: number;
@@ -531,9 +533,10 @@ export async function ingestRun<K extends string>(options: IngestRunOptions<K>):
     const configFile = join(options.dataDir, `service-${run}.json`);
     writeFileSync(configFile, JSON.stringify({ roles: ['ingest'], logLevel: 'info', chains: [chain] }));
     const spawnedAt = Date.now();
-    const service = startChild(process.execPath, [...options.nodeArgs, HERALD, 'serve'], {
+    const service = startChild(process.execPath, [...options.nodeArgs, options.herald ?? HERALD, 'serve'], {
       env: { DATABASE_URL: databaseUrl(options.baseUrl, name), HERALD_CONFIG: configFile, HERALD_DATA_DIR: '', HERALD_ROLES: '', HERALD_LOG_LEVEL: 'info' },
       label: `service (run ${run})`,
+      ...(options.herald && { cwd: join(options.herald, '..', '..') }),
     });
     const rss = sampleRss(service.pid, 100);
     const cpu = measureCpu({
