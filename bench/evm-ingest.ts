@@ -704,7 +704,13 @@ async function anvilBench(settings: Settings): Promise<Record<string, unknown>> 
       baselines: { bareUndiciBlockLevel: bare },
       service,
       ratioToBare,
-      ...(other && { compared: { ...other, ratioToBare: round(other.blocksPerSecond / bare.blocksPerSecond, 3), thisOverThat: round(service.blocksPerSecond / other.blocksPerSecond, 3) } }),
+      ...(other && {
+        compared: {
+          ...other,
+          ratioToBare: round(other.blocksPerSecond / bare.blocksPerSecond, 3),
+          thisOverThat: round(service.blocksPerSecond / other.blocksPerSecond, 3),
+        },
+      }),
       maxRssMb: service.maxRssMb,
       pass: { ratioToBare: ratioToBare >= TARGETS.ratioToBare },
     };
