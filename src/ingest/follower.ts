@@ -15,31 +15,27 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
-import { cursorAndBackfills } from '../store/block-jobs.ts';
+import { matchBlock } from '../matching/match.ts';
+import { readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
   type BlockCallback,
   type ChainKey,
   getCursor,
-  insertBlock,
-  insertPendingEvents,
   loadCallbackTargets,
   loadIndexableByIds,
   lockChain,
-  pruneWindow,
-  recordBlockCallbacks,
   rewindAbove,
   saveCursor,
   saveNodeHead,
   stopChain,
-  takeDuePendingEvents,
   type WindowBlock,
   windowBlocks,
 } from '../store/chain-state.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { recordReorganisation } from '../store/history.ts';
 import * as ledger from '../wallets/ledger.ts';
-import { type BlockEvents, type BlockEventsInput, buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
+import { type BlockEvents, type BlockEventsInput, blockEventsOf, buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
 import type { FollowerGate } from './gate.ts';
 import { BlockPrefetcher } from './prefetch.ts';
 
@@ -119,26 +115,34 @@ async function applyBlock(
   head: number,
 ): Promise<StepResult> {
   const window = deps.window ?? DEFAULT_WINDOW;
+  // A few statements per block (store/block-apply.ts): read, take what is due, enqueue, write.
   return await deps.db.transaction('ingest:apply-block', async (tx) => {
     await lockChain(tx, chain);
     // Read under the lock, never before: an already-mined check that found this block not yet applied
     // (under the same lock) relies on its subscription being in the index this block is matched with.
     const index = deps.index();
-    const { cursor, backfilling } = await cursorAndBackfills(tx, chain);
+    // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
+    const resolved = await ledger.resolveSpends(tx, chain, block);
+    const matches = matchBlock(index, resolved, chain.blockchain);
+    const state = await readBlockState(tx, chain, {
+      subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))],
+      addresses: ledger.touchedAddresses(resolved),
+    });
+    const { cursor, backfilling } = state;
     if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
     if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };
 
-    await insertBlock(tx, chain, block);
-    // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
-    const resolved = await ledger.resolveSpends(tx, chain, block);
     const input = { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata };
-    const events = await buildBlockEvents(input, (ids) => loadCallbackTargets(tx, ids));
+    const events = await blockEventsOf(matches, input, state.targets);
     // Subscriptions being backfilled (usually none, read with the cursor): matched even before this
     // process's index has heard of them, and their events held back (pending, due now) until their
     // backfill has queued its own.
     if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
-    await insertPendingEvents(tx, chain, events.pending);
-    const due = await takeDuePendingEvents(tx, chain, block.height, { except: backfilling });
+    const { due, confirmed } = await takeBlockDue(tx, chain, {
+      height: block.height,
+      confirmedHeight: block.height - deps.defaultConfirmations + 1,
+      except: backfilling,
+    });
     // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
     // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
     const callbacks: NewCallback[] = [];
@@ -157,13 +161,20 @@ async function applyBlock(
     }
     callbacks.push(...events.now);
     for (const c of events.now) records.push({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey });
-    const enqueued = await enqueueCallbacks(tx, callbacks);
-    await recordBlockCallbacks(tx, chain, records);
-    await ledger.recordBlock(tx, chain, resolved, deps.adapter, (address) => index.hasCoinAddress(address));
-    await ledger.applyConfirmed(tx, chain, block.height, block.height - deps.defaultConfirmations + 1, deps.adapter);
-    await saveCursor(tx, chain, block, head);
-    await pruneWindow(tx, chain, block.height - window + 1);
-    await ledger.prune(tx, chain, block.height - window + 1);
+    // The workers are woken by writeBlock's statement.
+    const enqueued = await enqueueCallbacks(tx, callbacks, new Date(), { notify: false });
+    const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
+    const changes = await ledger.confirmedChanges(confirmed, deps.adapter);
+    await writeBlock(tx, chain, {
+      block,
+      nodeHead: head,
+      pruneBelow: block.height - window + 1,
+      pending: events.pending,
+      blockCallbacks: records,
+      entries,
+      ...changes,
+      notify: callbacks.length > 0,
+    });
     return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
   });
 }
@@ -257,7 +268,7 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     const dropped = stored.filter((b) => b.height > ancestorHeight);
     const reverted = await buildRevertedEvents({ index: deps.index(), blocks: dropped, chain }, (ids) => loadCallbackTargets(tx, ids));
     const revertedCallbacks = await enqueueCallbacks(tx, reverted);
-    const ledgerReversed = await ledger.rewind(tx, chain, ancestorHeight, deps.adapter);
+    const ledgerReversed = await ledger.rewind(tx, chain, ancestorHeight);
     const ancestorBlock = stored.find((b) => b.height === ancestorHeight) as WindowBlock;
     await saveCursor(tx, chain, { height: ancestorHeight, hash: ancestorHash, timestamp: ancestorBlock.timestamp });
     await recordReorganisation(tx, chain, cursor.height - ancestorHeight);
