@@ -20,6 +20,7 @@ import { readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.t
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
   type BlockCallback,
+  type ChainCursor,
   type ChainKey,
   getCursor,
   loadCallbackTargets,
@@ -34,6 +35,7 @@ import {
 } from '../store/chain-state.ts';
 import type { Db, Queryable } from '../store/db.ts';
 import { recordReorganisation } from '../store/history.ts';
+import { insertLedgerEntries } from '../store/ledger.ts';
 import * as ledger from '../wallets/ledger.ts';
 import { type BlockEvents, type BlockEventsInput, blockEventsOf, buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
 import type { FollowerGate } from './gate.ts';
@@ -61,6 +63,13 @@ export interface FollowerDeps {
   tokenMetadata?: TokenMetadataLookup;
   /** The node's head as last seen, kept between steps by whoever drives the follower. */
   lastHead?: { value?: number };
+  /**
+   * The block this follower applied last, kept between steps by whoever drives it: the next step starts
+   * from it instead of reading the cursor (one statement less per block while catching up). Only a hint:
+   * the block's transaction reads the cursor under the chain's lock and drops its work ('raced') when
+   * another follower or an operator moved it, which forgets the hint.
+   */
+  lastApplied?: { value?: { height: number; hash: string } };
   /** Fetches the next blocks while one is applied (set by followChain). */
   prefetch?: BlockPrefetcher;
 }
@@ -77,8 +86,19 @@ export type StepResult =
 
 /** Fetches and applies the block after the cursor, or handles the reorganisation it reveals. */
 export async function applyNextBlock(deps: FollowerDeps, chain: ChainKey): Promise<StepResult> {
+  const remembered = deps.lastApplied;
+  if (!remembered) return await nextStep(deps, chain, undefined);
+  const known = remembered.value;
+  remembered.value = undefined;
+  const result = await nextStep(deps, chain, known && { ...known, state: 'following', stopReason: null });
+  if (result.kind === 'applied') remembered.value = { height: result.height, hash: result.hash };
+  else if (result.kind === 'caught-up') remembered.value = known;
+  return result;
+}
+
+async function nextStep(deps: FollowerDeps, chain: ChainKey, known: ChainCursor | undefined): Promise<StepResult> {
   const { db, adapter } = deps;
-  const cursor = await getCursor(db, chain);
+  const cursor = known ?? (await getCursor(db, chain));
   if (cursor?.state === 'stopped') return { kind: 'stopped', reason: cursor.stopReason ?? 'stopped' };
   // The head is asked again only once the follower has reached the last one seen: catching up does
   // not pay one extra call per block.
@@ -138,11 +158,12 @@ async function applyBlock(
     // process's index has heard of them, and their events held back (pending, due now) until their
     // backfill has queued its own.
     if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
-    const { due, confirmed } = await takeBlockDue(tx, chain, {
-      height: block.height,
-      confirmedHeight: block.height - deps.defaultConfirmations + 1,
-      except: backfilling,
-    });
+    const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
+    // With one confirmation, this block's entries are confirmed now: in the table before they are taken.
+    const confirmedHeight = block.height - deps.defaultConfirmations + 1;
+    const confirmedNow = confirmedHeight >= block.height;
+    if (confirmedNow) await insertLedgerEntries(tx, chain, block.height, entries);
+    const { due, confirmed } = await takeBlockDue(tx, chain, { height: block.height, confirmedHeight, except: backfilling });
     // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
     // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
     const callbacks: NewCallback[] = [];
@@ -163,7 +184,6 @@ async function applyBlock(
     for (const c of events.now) records.push({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey });
     // The workers are woken by writeBlock's statement.
     const enqueued = await enqueueCallbacks(tx, callbacks, new Date(), { notify: false });
-    const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
     const changes = await ledger.confirmedChanges(confirmed, deps.adapter);
     await writeBlock(tx, chain, {
       block,
@@ -171,7 +191,7 @@ async function applyBlock(
       pruneBelow: block.height - window + 1,
       pending: events.pending,
       blockCallbacks: records,
-      entries,
+      entries: confirmedNow ? [] : entries,
       ...changes,
       notify: callbacks.length > 0,
     });
@@ -321,6 +341,7 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
   const max = options.backoffMaxMs ?? 10_000;
   deps.lastHead ??= {};
   const lastHead = deps.lastHead;
+  deps.lastApplied ??= {};
   deps.prefetch ??= new BlockPrefetcher(deps.adapter, options.prefetchDepth ?? DEFAULT_PREFETCH_DEPTH);
   const prefetch = deps.prefetch;
   // A head announced by the node (WebSocket newHeads) ends the wait at once; polling stays the
