@@ -195,9 +195,13 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
       for (const c of group) retryLater(c, error, group.length === 1);
       return;
     }
+    // The first look of the group's checks (without the lock) reads the cursor once: a check that finds
+    // its block not yet applied parks; those that find it applied read again under the lock.
+    let cursor: Promise<ChainCursor | undefined> | undefined;
+    const firstLook = async (key: ChainKey) => ({ cursor: await (cursor ??= getCursor(db, key)) });
     for (const [i, next] of group.entries()) {
       if (abort.signal.aborted) return;
-      await runCheck(next, locations[i])
+      await runCheck(next, locations[i], firstLook)
         .then((park) => {
           if (park) {
             parked.set(next.subscriptionId, { ...next, ...park });
@@ -225,8 +229,13 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
    * Where the follower stands on `location`'s block, read under the chain's lock by the caller. A
    * location without a hash (a subscribed height) stands for whatever block the window holds there.
    */
-  const standing = async (tx: Queryable, chain: MinedCheckChain, location: { height: number; hash: string | null }) => {
-    const cursor = await getCursor(tx, chain.key);
+  const standing = async (
+    tx: Queryable,
+    chain: MinedCheckChain,
+    location: { height: number; hash: string | null },
+    known?: { cursor: ChainCursor | undefined },
+  ) => {
+    const cursor = known ? known.cursor : await getCursor(tx, chain.key);
     // undefined = the follower's: not applied yet, or our window holds another block there.
     if (!cursor || location.height > cursor.height) return { cursor, block: undefined };
     const ours = await windowBlockAt(tx, chain.key, location.height);
@@ -239,14 +248,18 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
    * Finishes one check whose transaction the node located (`location`: undefined when not mined); answers
    * where to park it when the block is left to the follower.
    */
-  const runCheck = async ({ chain, subscriptionId, target }: Check, location: BlockLocation | undefined): Promise<Omit<Parked, keyof Check> | undefined> => {
+  const runCheck = async (
+    { chain, subscriptionId, target }: Check,
+    location: BlockLocation | undefined,
+    firstLook: (key: ChainKey) => Promise<{ cursor: ChainCursor | undefined }>,
+  ): Promise<Omit<Parked, keyof Check> | undefined> => {
     const { transactionId } = target;
     if (!location) return undefined;
     const { height } = location;
     const parkAt = (cursor: ChainCursor | undefined) => ({ height: location.height, seen: cursor && { height: cursor.height, hash: cursor.hash } });
     // A first look without the lock: "not applied yet" may be a block being applied right now with an
     // index read before this subscription arrived, so it parks the check rather than ends it.
-    const first = await standing(db, chain, location);
+    const first = await standing(db, chain, location, await firstLook(chain.key));
     if (first.block === undefined) return parkAt(first.cursor);
     // Older than the window: the node's own block, fetched outside any transaction.
     const ref = first.block ?? (await chain.adapter.getBlock(height));

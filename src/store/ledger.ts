@@ -205,13 +205,18 @@ export async function setNftHoldings(tx: Queryable, holdings: NftHolding[]): Pro
   }
 }
 
-/** Addresses of `chain` whose opening balance is still to be read and whose watchedFromBlock is confirmed. */
-export async function pendingOpenings(tx: Queryable, chain: ChainKey, confirmedHeight: number): Promise<{ id: string; address: string; height: number }[]> {
-  const rows = await tx.query<{ id: string; normalized_address: string; watched_from_block: string }>(
+/**
+ * Addresses of `chain` whose opening balance is still to be read and whose watchedFromBlock has
+ * `confirmations` at the chain's cursor (none before the chain has one).
+ */
+export async function pendingOpenings(q: Queryable, chain: ChainKey, confirmations: number): Promise<{ id: string; address: string; height: number }[]> {
+  const rows = await q.query<{ id: string; normalized_address: string; watched_from_block: string }>(
     'ledger:pending-openings',
     `SELECT id, normalized_address, watched_from_block FROM wallet_addresses
-     WHERE blockchain = $1 AND network = $2 AND opening_state = 'pending' AND watched_from_block <= $3 LIMIT 500`,
-    [chain.blockchain, chain.network, confirmedHeight],
+     WHERE blockchain = $1 AND network = $2 AND opening_state = 'pending'
+       AND watched_from_block <= (SELECT height FROM chain_cursors WHERE blockchain = $1 AND network = $2) - $3 + 1
+     LIMIT 500`,
+    [chain.blockchain, chain.network, confirmations],
   );
   return rows.map((r) => ({ id: String(r.id), address: r.normalized_address, height: Number(r.watched_from_block) }));
 }

@@ -36,10 +36,8 @@ export interface OpeningDeps {
 /** Reads the openings that became readable; returns how many were recorded. Node errors are thrown (the caller retries). */
 export async function readOpenings(deps: OpeningDeps): Promise<number> {
   const { db, chain, node } = deps;
-  const cursor = await getCursor(db, chain);
-  if (!cursor) return 0;
   let recorded = 0;
-  const pending = await pendingOpenings(db, chain, cursor.height - deps.confirmations + 1);
+  const pending = await pendingOpenings(db, chain, deps.confirmations);
   // All at once on UTXO chains (the adapter scans them together in one pass over the UTXO set); a few
   // at a time on account chains (one balance call each).
   const answers = await mapLimit(pending, node.getUnspentOutputs ? Math.max(1, pending.length) : ACCOUNT_LOOKUPS, async (opening) => {
