@@ -55,6 +55,13 @@ const CONCURRENCY = 16;
  */
 const BATCH = 100;
 const BATCHES_IN_FLIGHT = 4;
+/**
+ * How long one read of a chain's cursor serves the first looks of the checks that follow it. A first look is
+ * only a hint (a check that finds its block applied reads again under the chain's lock; one that finds it not
+ * yet applied parks and is looked at again once the cursor moves), and at start-up thousands of checks come
+ * at once, spread over many batches: one cursor read each would be as many statements.
+ */
+const FIRST_LOOK_MAX_AGE_MS = 250;
 /** How often parked checks look at the cursor. */
 const PARKED_SWEEP_MS = 500;
 /** Longest wait before a failed check is tried again. */
@@ -110,6 +117,17 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
   /** Subscriptions queued, running or parked: one check at a time per subscription. */
   const known = new Set<string>();
   const parked = new Map<string, Parked>();
+  const firstLooks = new Map<string, { at: number; cursor: Promise<ChainCursor | undefined> }>();
+  const firstLook = async (key: ChainKey) => {
+    const k = `${key.blockchain}/${key.network}`;
+    let look = firstLooks.get(k);
+    if (!look || Date.now() - look.at > FIRST_LOOK_MAX_AGE_MS) {
+      look = { at: Date.now(), cursor: getCursor(db, key) };
+      look.cursor.catch(() => firstLooks.get(k) === look && firstLooks.delete(k));
+      firstLooks.set(k, look);
+    }
+    return { cursor: await look.cursor };
+  };
   const running = new Set<Promise<unknown>>();
   let sweepTimer: NodeJS.Timeout | undefined;
   /**
@@ -195,13 +213,9 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
       for (const c of group) retryLater(c, error, group.length === 1);
       return;
     }
-    // The first look of the group's checks (without the lock) reads the cursor once: a check that finds
-    // its block not yet applied parks; those that find it applied read again under the lock.
-    let cursor: Promise<ChainCursor | undefined> | undefined;
-    const firstLook = async (key: ChainKey) => ({ cursor: await (cursor ??= getCursor(db, key)) });
     for (const [i, next] of group.entries()) {
       if (abort.signal.aborted) return;
-      await runCheck(next, locations[i], firstLook)
+      await runCheck(next, locations[i])
         .then((park) => {
           if (park) {
             parked.set(next.subscriptionId, { ...next, ...park });
@@ -248,11 +262,7 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
    * Finishes one check whose transaction the node located (`location`: undefined when not mined); answers
    * where to park it when the block is left to the follower.
    */
-  const runCheck = async (
-    { chain, subscriptionId, target }: Check,
-    location: BlockLocation | undefined,
-    firstLook: (key: ChainKey) => Promise<{ cursor: ChainCursor | undefined }>,
-  ): Promise<Omit<Parked, keyof Check> | undefined> => {
+  const runCheck = async ({ chain, subscriptionId, target }: Check, location: BlockLocation | undefined): Promise<Omit<Parked, keyof Check> | undefined> => {
     const { transactionId } = target;
     if (!location) return undefined;
     const { height } = location;

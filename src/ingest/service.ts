@@ -188,6 +188,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
    * takes minutes on mainnet): one run per chain at a time, again after it if blocks came meanwhile.
    */
   const openingRuns = new Map<Followed, { again: boolean }>();
+  const lastOpeningRun = new Map<Followed, number>();
   const wakeOpenings = (f: Followed) => {
     const running = openingRuns.get(f);
     if (running) {
@@ -199,8 +200,12 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     void track(
       (async () => {
         for (;;) {
+          // At most one run a second while blocks keep coming (catching up): its look-up would otherwise
+          // be one more statement per block. Blocks applied during the wait are covered by the run after it.
+          await sleepUnlessAborted((lastOpeningRun.get(f) ?? 0) + OPENINGS_MIN_GAP_MS - Date.now(), abort.signal);
+          if (abort.signal.aborted) return;
           run.again = false;
-          const started = Date.now();
+          lastOpeningRun.set(f, Date.now());
           try {
             await readOpenings({ db, chain: f.key, node: f.adapter, confirmations: f.confirmations, logger });
           } catch (error) {
@@ -208,8 +213,6 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
             logger.warn({ err: error, ...f.key }, 'could not read opening balances yet; trying again after the next block');
           }
           if (!run.again || abort.signal.aborted) break;
-          // Not after every block while catching up (its look-up would be one more statement per block).
-          await sleepUnlessAborted(OPENINGS_MIN_GAP_MS - (Date.now() - started), abort.signal);
         }
       })().finally(() => openingRuns.delete(f)),
     );
