@@ -576,6 +576,7 @@ async function serviceRun(
     followingMs: r.followingMs,
     maxRssMb: round(r.maxRssMb),
     cpuPct: r.cpuPct,
+    catchUpCpuSeconds: r.catchUpCpuSeconds,
     work: r.work,
     stepFailures: r.stepFailures,
   };
@@ -647,7 +648,7 @@ async function prepare(kind: NodeKind, blocks: number): Promise<Prepared> {
         const r = await serviceRun(run, { baseUrl, info, dataDir, nodePid: info.nodePid, postgresPid, nodeArgs, chainOverrides, herald });
         log(
           `${kind} run ${run}${herald ? ` (${herald})` : ''}: ${blocks} blocks in ${r.seconds} s = ${r.blocksPerSecond} blocks/s (${round(r.blocksPerSecond / bare.blocksPerSecond, 3)} of bare; second half ${r.steadyBlocksPerSecond} blocks/s); ` +
-            `following ${r.followingMs} ms after spawn; RSS max ${r.maxRssMb} MB; CPU % ${JSON.stringify(r.cpuPct)}; work ${JSON.stringify(r.work)}` +
+            `following ${r.followingMs} ms after spawn; RSS max ${r.maxRssMb} MB; CPU % ${JSON.stringify(r.cpuPct)}; catch-up CPU s ${JSON.stringify(r.catchUpCpuSeconds)}; work ${JSON.stringify(r.work)}` +
             (r.stepFailures > 0 ? `; ${r.stepFailures} failed steps (retried)` : ''),
         );
         return r;
