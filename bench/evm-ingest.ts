@@ -58,6 +58,9 @@
  * experiment); BENCH_SERVER_NODE_ARGS, extra node arguments for the service (e.g. '--cpu-prof
  * --cpu-prof-dir=/tmp/prof'); BENCH_SERVER_CONFIG, a JSON file merged over the service's chain entry
  * (e.g. {"concurrency": 16}). Any of these makes the figures an experiment (listed under `experiment`).
+ * BENCH_EVM_COMPARE, the path of another checkout (e.g. a worktree of the code before a change): each run then
+ * also runs that checkout's service on the same chain and template, alternating which goes first, and the
+ * figures give its medians and this checkout's rate over its (`anvil.compared`).
  * BENCH_DURATION does not apply. Duration on 2 cores, EDR: about 40 s to build the chain, 65 s of baselines
  * and 90 s per catch-up (the node's tracing bounds it), so 6 to 7 minutes with 3 runs. Anvil builds the
  * chain slower (over HTTP, and each evm_mine takes longer as the chain grows): about 100 s on a quiet
@@ -517,7 +520,16 @@ interface ServiceRun extends Omit<IngestRun<'callbacks' | 'pendingEvents' | 'led
 
 async function serviceRun(
   run: number,
-  options: { baseUrl: string; info: ChainInfo; dataDir: string; nodePid: number; postgresPid: number | undefined; nodeArgs: string[]; chainOverrides: object },
+  options: {
+    baseUrl: string;
+    info: ChainInfo;
+    dataDir: string;
+    nodePid: number;
+    postgresPid: number | undefined;
+    nodeArgs: string[];
+    chainOverrides: object;
+    herald?: string;
+  },
 ): Promise<ServiceRun> {
   const { info } = options;
   const middle = info.first + Math.floor((info.last - info.first) / 2);
@@ -538,6 +550,7 @@ async function serviceRun(
     },
     last: info.last,
     nodeArgs: options.nodeArgs,
+    herald: options.herald,
     nodePid: options.nodePid,
     postgresPid: options.postgresPid,
     timeoutMs: 900_000,
@@ -563,6 +576,7 @@ async function serviceRun(
     followingMs: r.followingMs,
     maxRssMb: round(r.maxRssMb),
     cpuPct: r.cpuPct,
+    catchUpCpuSeconds: r.catchUpCpuSeconds,
     work: r.work,
     stepFailures: r.stepFailures,
   };
@@ -575,6 +589,8 @@ interface Settings {
   runs: number;
   nodeArgs: string[];
   chainOverrides: object;
+  /** Another checkout whose service runs beside this one's, run for run (BENCH_EVM_COMPARE): codes compared in the same conditions. */
+  compare?: string;
 }
 
 /** The node's chain built, the template database seeded: what both nodes' benchmarks start from. */
@@ -588,8 +604,8 @@ interface Prepared {
   heights: number[];
   /** A bare loop timed, with each process's CPU. */
   baseline(label: string, run: () => Promise<LoopFigures>): Promise<LoopFigures & { cpuPct: Record<string, number> }>;
-  /** The service's catch-ups, logged against `bare` (the target baseline). */
-  serviceRuns(bare: LoopFigures, settings: Settings): Promise<ServiceRun[]>;
+  /** The service's catch-ups, logged against `bare` (the target baseline); with `compare`, the other checkout's runs too, alternating. */
+  serviceRuns(bare: LoopFigures, settings: Settings): Promise<{ runs: ServiceRun[]; compared: ServiceRun[] }>;
 }
 
 async function prepare(kind: NodeKind, blocks: number): Promise<Prepared> {
@@ -625,18 +641,26 @@ async function prepare(kind: NodeKind, blocks: number): Promise<Prepared> {
       log(`${kind} ${label}: ${figures.blocks} blocks in ${figures.seconds} s = ${figures.blocksPerSecond} blocks/s (CPU % ${JSON.stringify(cpuPct)})`);
       return { ...figures, cpuPct };
     },
-    async serviceRuns(bare, { runs, nodeArgs, chainOverrides }) {
+    async serviceRuns(bare, { runs, nodeArgs, chainOverrides, compare }) {
       const results: ServiceRun[] = [];
-      for (let run = 1; run <= runs; run++) {
-        const r = await serviceRun(run, { baseUrl, info, dataDir, nodePid: info.nodePid, postgresPid, nodeArgs, chainOverrides });
+      const compared: ServiceRun[] = [];
+      const one = async (run: number, herald: string | undefined) => {
+        const r = await serviceRun(run, { baseUrl, info, dataDir, nodePid: info.nodePid, postgresPid, nodeArgs, chainOverrides, herald });
         log(
-          `${kind} run ${run}: ${blocks} blocks in ${r.seconds} s = ${r.blocksPerSecond} blocks/s (${round(r.blocksPerSecond / bare.blocksPerSecond, 3)} of bare; second half ${r.steadyBlocksPerSecond} blocks/s); ` +
-            `following ${r.followingMs} ms after spawn; RSS max ${r.maxRssMb} MB; CPU % ${JSON.stringify(r.cpuPct)}; work ${JSON.stringify(r.work)}` +
+          `${kind} run ${run}${herald ? ` (${herald})` : ''}: ${blocks} blocks in ${r.seconds} s = ${r.blocksPerSecond} blocks/s (${round(r.blocksPerSecond / bare.blocksPerSecond, 3)} of bare; second half ${r.steadyBlocksPerSecond} blocks/s); ` +
+            `following ${r.followingMs} ms after spawn; RSS max ${r.maxRssMb} MB; CPU % ${JSON.stringify(r.cpuPct)}; catch-up CPU s ${JSON.stringify(r.catchUpCpuSeconds)}; work ${JSON.stringify(r.work)}` +
             (r.stepFailures > 0 ? `; ${r.stepFailures} failed steps (retried)` : ''),
         );
-        results.push(r);
+        return r;
+      };
+      const other = compare && join(resolve(compare), 'bin', 'herald.js');
+      for (let run = 1; run <= runs; run++) {
+        // The other checkout first on odd runs, second on even ones: neither always gets the quieter minute.
+        if (other && run % 2 === 1) compared.push(await one(run, other));
+        results.push(await one(run, undefined));
+        if (other && run % 2 === 0) compared.push(await one(run, other));
       }
-      return results;
+      return { runs: results, compared };
     },
   };
 }
@@ -661,11 +685,19 @@ async function anvilBench(settings: Settings): Promise<Record<string, unknown>> 
     const bare = await p.baseline('bare undici loop, block + eth_getBlockReceipts + trace_block (the target baseline)', () =>
       blockLevelLoop(leanRequest(p.info.url), p.heights),
     );
-    const service = serviceFigures(await p.serviceRuns(bare, settings));
+    const { runs, compared } = await p.serviceRuns(bare, settings);
+    const service = serviceFigures(runs);
     const ratioToBare = round(service.blocksPerSecond / bare.blocksPerSecond, 3);
     log(
       `anvil service: median ${service.blocksPerSecond} blocks/s = ${ratioToBare} of the bare loop (target >= ${TARGETS.ratioToBare}); RSS max ${service.maxRssMb} MB`,
     );
+    const other = compared.length > 0 ? { checkout: settings.compare, ...serviceFigures(compared) } : undefined;
+    if (other) {
+      log(
+        `anvil service of ${settings.compare}: median ${other.blocksPerSecond} blocks/s = ${round(other.blocksPerSecond / bare.blocksPerSecond, 3)} of the bare loop; ` +
+          `this checkout / that one: ${round(service.blocksPerSecond / other.blocksPerSecond, 3)}`,
+      );
+    }
     return {
       node: 'Anvil 1.7.1 (eth_getBlockReceipts, trace_block: the block-level path)',
       chain: { blocks: settings.blocks, transactionsPerBlock: TX_PER_BLOCK, buildMs: p.info.buildMs },
@@ -673,6 +705,13 @@ async function anvilBench(settings: Settings): Promise<Record<string, unknown>> 
       baselines: { bareUndiciBlockLevel: bare },
       service,
       ratioToBare,
+      ...(other && {
+        compared: {
+          ...other,
+          ratioToBare: round(other.blocksPerSecond / bare.blocksPerSecond, 3),
+          thisOverThat: round(service.blocksPerSecond / other.blocksPerSecond, 3),
+        },
+      }),
       maxRssMb: service.maxRssMb,
       pass: { ratioToBare: ratioToBare >= TARGETS.ratioToBare },
     };
@@ -701,7 +740,7 @@ async function edrBench(settings: Settings): Promise<Record<string, unknown>> {
     const bareNeededTraces = await p.baseline(`bare viem loop, blocks + receipts + traces of the Forwarder calls (every ${NEEDED_TRACES_EVERY}th height)`, () =>
       bareLoop(viemRequest(info.url), neededHeights, (tx) => tx.to?.toLowerCase() === forwarder),
     );
-    const service = serviceFigures(await p.serviceRuns(bare, settings));
+    const service = serviceFigures((await p.serviceRuns(bare, settings)).runs);
     const ratio = (of: LoopFigures) => round(service.blocksPerSecond / of.blocksPerSecond, 3);
     log(
       `edr service (per-transaction tracing path): median ${service.blocksPerSecond} blocks/s = ${ratio(bare)} of the bare viem loop's blocks + receipts; ` +
@@ -738,8 +777,9 @@ export default async function evmIngestBenchmark(): Promise<Record<string, unkno
   const chainOverrides = process.env.BENCH_SERVER_CONFIG ? (JSON.parse(readFileSync(resolve(process.env.BENCH_SERVER_CONFIG), 'utf8')) as object) : {};
   const nodes = (process.env.BENCH_EVM_NODES ?? 'anvil,edr').split(',').map((n) => n.trim());
   for (const n of nodes) if (n !== 'anvil' && n !== 'edr') throw new Error(`BENCH_EVM_NODES: unknown node ${n} (anvil, edr)`);
+  const compare = process.env.BENCH_EVM_COMPARE || undefined;
   const experiment = blocks !== 2000 || runs !== 3 || nodeArgs.length > 0 || Object.keys(chainOverrides).length > 0;
-  const settings: Settings = { blocks, runs, nodeArgs, chainOverrides };
+  const settings: Settings = { blocks, runs, nodeArgs, chainOverrides, compare };
   try {
     const anvil = nodes.includes('anvil') ? await anvilBench(settings) : undefined;
     const edr = nodes.includes('edr') ? await edrBench(settings) : undefined;

@@ -293,6 +293,10 @@ export function measureCpu(processes: Record<string, () => number>) {
       const seconds = (performance.now() - started) / 1000;
       return Object.fromEntries(Object.entries(processes).map(([k, f]) => [k, Math.round(((f() - (before[k] ?? 0)) / seconds) * 100)]));
     },
+    /** CPU seconds each used since the start (not a share of the wall time). */
+    seconds(): Record<string, number> {
+      return Object.fromEntries(Object.entries(processes).map(([k, f]) => [k, Math.round((f() - (before[k] ?? 0)) * 100) / 100]));
+    },
   };
 }
 
@@ -483,6 +487,8 @@ export interface IngestRunOptions<K extends string> {
   /** The height the cursor must reach. */
   last: number;
   nodeArgs: string[];
+  /** The program to run as the service: this checkout's bin/herald.js unless given (another checkout's, to compare codes in one run). */
+  herald?: string;
   nodePid: number;
   postgresPid: number | undefined;
   timeoutMs: number;
@@ -507,6 +513,8 @@ export interface IngestRun<K extends string> {
   maxRssMb: number;
   /** Each process's share of one core, and `other` for the rest of the machine. */
   cpuPct: Record<string, number>;
+  /** CPU seconds of the service, PostgreSQL and the node from the service's 'following chain' line to the last block (start-up left out). */
+  catchUpCpuSeconds?: Record<string, number>;
   work: Record<K, number>;
   /** Steps the follower logged as failed (and retried). */
   stepFailures: number;
@@ -531,9 +539,10 @@ export async function ingestRun<K extends string>(options: IngestRunOptions<K>):
     const configFile = join(options.dataDir, `service-${run}.json`);
     writeFileSync(configFile, JSON.stringify({ roles: ['ingest'], logLevel: 'info', chains: [chain] }));
     const spawnedAt = Date.now();
-    const service = startChild(process.execPath, [...options.nodeArgs, HERALD, 'serve'], {
+    const service = startChild(process.execPath, [...options.nodeArgs, options.herald ?? HERALD, 'serve'], {
       env: { DATABASE_URL: databaseUrl(options.baseUrl, name), HERALD_CONFIG: configFile, HERALD_DATA_DIR: '', HERALD_ROLES: '', HERALD_LOG_LEVEL: 'info' },
       label: `service (run ${run})`,
+      ...(options.herald && { cwd: join(options.herald, '..', '..') }),
     });
     const rss = sampleRss(service.pid, 100);
     const cpu = measureCpu({
@@ -545,12 +554,21 @@ export async function ingestRun<K extends string>(options: IngestRunOptions<K>):
     });
     t0 = performance.now();
     let followingAt: number | undefined;
+    /** CPU seconds from the 'following chain' line on (as seen by this poll): the catch-up without the start-up. */
+    let followingCpu: ReturnType<typeof measureCpu> | undefined;
     let lastLog = performance.now();
     let height = 0;
     let committedAt = 0;
     for (;;) {
       if (!isAlive(service.pid)) throw new Error(`the service exited during run ${run}:\n${service.output()}`);
       followingAt ??= logTime(service, 'following chain');
+      if (followingAt !== undefined && !followingCpu) {
+        followingCpu = measureCpu({
+          service: () => processCpuSeconds(service.pid),
+          postgres: () => (options.postgresPid ? treeCpuSeconds(options.postgresPid) : 0),
+          node: () => processCpuSeconds(options.nodePid),
+        });
+      }
       if (followingAt === undefined && options.followTimeoutMs !== undefined && performance.now() - t0 > options.followTimeoutMs)
         throw new Error(
           `the service does not follow ${chain.blockchain}/${chain.network} after ${options.followTimeoutMs / 1000} s (no adapter in src/chains/registry.ts?):\n${service.output()}`,
@@ -574,6 +592,7 @@ export async function ingestRun<K extends string>(options: IngestRunOptions<K>):
       await sleep(100);
     }
     const cpuPct = cpu.stop();
+    const catchUpCpuSeconds = followingCpu?.seconds() ?? {};
     rss.stop();
     const readyAt = logTime(service, 'herald is ready') ?? spawnedAt;
     if (followingAt === undefined) throw new Error(`the service never logged 'following chain':\n${service.output()}`);
@@ -595,6 +614,7 @@ export async function ingestRun<K extends string>(options: IngestRunOptions<K>):
       followingMs: followingAt - spawnedAt,
       maxRssMb: rss.max(),
       cpuPct: { ...cpuPct, other: Math.max(0, machine - Object.values(mine).reduce((a, b) => a + b, 0)) },
+      catchUpCpuSeconds,
       work,
       stepFailures,
     };

@@ -438,7 +438,7 @@ describe('chain following', () => {
     s.chain.grow(); // 3: token due
     s.chain.grow(); // 4
 
-    // A Db whose transactions die just before the cursor moves, at chosen heights.
+    // A Db whose transactions die just before the cursor moves (the block's write, store/block-apply.ts), at chosen heights.
     let crashes = 0;
     const crashAt = new Set([2, 3]);
     const crashing: Db = {
@@ -448,7 +448,7 @@ describe('chain following', () => {
         s.db.transaction(label, (tx) =>
           work({
             query: (async (l: string, sql: string, params?: readonly unknown[]) => {
-              if (l === 'chain:save-cursor' && crashAt.has(Number(params?.[2]))) {
+              if (l === 'block:write' && crashAt.has(Number(params?.[2]))) {
                 crashAt.delete(Number(params?.[2]));
                 crashes++;
                 throw new Error('simulated crash');

@@ -55,6 +55,13 @@ const CONCURRENCY = 16;
  */
 const BATCH = 100;
 const BATCHES_IN_FLIGHT = 4;
+/**
+ * How long one read of a chain's cursor serves the first looks of the checks that follow it. A first look is
+ * only a hint (a check that finds its block applied reads again under the chain's lock; one that finds it not
+ * yet applied parks and is looked at again once the cursor moves), and at start-up thousands of checks come
+ * at once, spread over many batches: one cursor read each would be as many statements.
+ */
+const FIRST_LOOK_MAX_AGE_MS = 250;
 /** How often parked checks look at the cursor. */
 const PARKED_SWEEP_MS = 500;
 /** Longest wait before a failed check is tried again. */
@@ -110,6 +117,17 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
   /** Subscriptions queued, running or parked: one check at a time per subscription. */
   const known = new Set<string>();
   const parked = new Map<string, Parked>();
+  const firstLooks = new Map<string, { at: number; cursor: Promise<ChainCursor | undefined> }>();
+  const firstLook = async (key: ChainKey) => {
+    const k = `${key.blockchain}/${key.network}`;
+    let look = firstLooks.get(k);
+    if (!look || Date.now() - look.at > FIRST_LOOK_MAX_AGE_MS) {
+      look = { at: Date.now(), cursor: getCursor(db, key) };
+      look.cursor.catch(() => firstLooks.get(k) === look && firstLooks.delete(k));
+      firstLooks.set(k, look);
+    }
+    return { cursor: await look.cursor };
+  };
   const running = new Set<Promise<unknown>>();
   let sweepTimer: NodeJS.Timeout | undefined;
   /**
@@ -226,8 +244,13 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
    * Where the follower stands on `location`'s block, read under the chain's lock by the caller. A
    * location without a hash (a subscribed height) stands for whatever block the window holds there.
    */
-  const standing = async (tx: Queryable, chain: MinedCheckChain, location: { height: number; hash: string | null }) => {
-    const cursor = await getCursor(tx, chain.key);
+  const standing = async (
+    tx: Queryable,
+    chain: MinedCheckChain,
+    location: { height: number; hash: string | null },
+    known?: { cursor: ChainCursor | undefined },
+  ) => {
+    const cursor = known ? known.cursor : await getCursor(tx, chain.key);
     // undefined = the follower's: not applied yet, or our window holds another block there.
     if (!cursor || location.height > cursor.height) return { cursor, block: undefined };
     const ours = await windowBlockAt(tx, chain.key, location.height);
@@ -247,7 +270,7 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
     const parkAt = (cursor: ChainCursor | undefined) => ({ height: location.height, seen: cursor && { height: cursor.height, hash: cursor.hash } });
     // A first look without the lock: "not applied yet" may be a block being applied right now with an
     // index read before this subscription arrived, so it parks the check rather than ends it.
-    const first = await standing(db, chain, location);
+    const first = await standing(db, chain, location, await firstLook(chain.key));
     if (first.block === undefined) return parkAt(first.cursor);
     // Older than the window: the node's own block, fetched outside any transaction.
     const ref = first.block ?? (await chain.adapter.getBlock(height));

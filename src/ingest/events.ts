@@ -40,6 +40,11 @@ export async function buildBlockEvents(input: BlockEventsInput, loadTargets: (id
   return await eventsOf(matchBlock(index, block, chain.blockchain), input, loadTargets);
 }
 
+/** As buildBlockEvents, for the matches of `input.block` the caller already has, with their targets read. */
+export async function blockEventsOf(matches: Match[], input: Omit<BlockEventsInput, 'index'>, targets: Map<string, CallbackTargetRow>): Promise<BlockEvents> {
+  return await eventsOf(matches, input, async () => targets);
+}
+
 /**
  * The BLOCK_REVERTED callbacks of the blocks a reorganisation drops (in the order given): one per dropped
  * block and indexed subscription, with that block's height, hash and timestamp; due at once.

@@ -9,6 +9,7 @@
  * A load that fails (the database unreachable for a moment) is tried again with backoff, announcements
  * still buffered, until it succeeds.
  */
+import { setTimeout as timeout } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
 import { type ChainConfig, type Config, chainNodes } from '../config/config.ts';
@@ -29,6 +30,11 @@ import { followMempool, type MempoolState, newMempoolState } from './mempool.ts'
 
 /** The longest a follower waits for announced subscriptions to be indexed before matching a block. */
 const INDEX_WAIT_MS = 2_000;
+/** Between two runs of a chain's opening balances while blocks keep coming (catching up). */
+const OPENINGS_MIN_GAP_MS = 1_000;
+
+/** Waits `ms` (nothing when <= 0), or until `signal` aborts. */
+const sleepUnlessAborted = (ms: number, signal: AbortSignal) => (ms > 0 ? timeout(ms, undefined, { signal }).catch(() => undefined) : Promise.resolve());
 
 /** `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not report the chain's nodes again. */
 export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean }) => ChainAdapter | undefined;
@@ -182,6 +188,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
    * takes minutes on mainnet): one run per chain at a time, again after it if blocks came meanwhile.
    */
   const openingRuns = new Map<Followed, { again: boolean }>();
+  const lastOpeningRun = new Map<Followed, number>();
   const wakeOpenings = (f: Followed) => {
     const running = openingRuns.get(f);
     if (running) {
@@ -192,15 +199,21 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     openingRuns.set(f, run);
     void track(
       (async () => {
-        do {
+        for (;;) {
+          // At most one run a second while blocks keep coming (catching up): its look-up would otherwise
+          // be one more statement per block. Blocks applied during the wait are covered by the run after it.
+          await sleepUnlessAborted((lastOpeningRun.get(f) ?? 0) + OPENINGS_MIN_GAP_MS - Date.now(), abort.signal);
+          if (abort.signal.aborted) return;
           run.again = false;
+          lastOpeningRun.set(f, Date.now());
           try {
             await readOpenings({ db, chain: f.key, node: f.adapter, confirmations: f.confirmations, logger });
           } catch (error) {
             if (abort.signal.aborted) return;
             logger.warn({ err: error, ...f.key }, 'could not read opening balances yet; trying again after the next block');
           }
-        } while (run.again && !abort.signal.aborted);
+          if (!run.again || abort.signal.aborted) break;
+        }
       })().finally(() => openingRuns.delete(f)),
     );
   };

@@ -24,7 +24,6 @@ import { randomUUID } from 'node:crypto';
 import type { Blockchain, Network } from '../domain/chains.ts';
 import { CALLBACKS_CHANNEL, enqueueCallbacks, type NewCallback } from './callbacks.ts';
 import {
-  type ChainCursor,
   type ChainKey,
   deletePendingEventsOf,
   getCursor,
@@ -133,32 +132,6 @@ export async function runningBackfills(q: Queryable, chain: ChainKey): Promise<s
     [chain.blockchain, chain.network],
   );
   return rows.map((r) => r.subscription_id);
-}
-
-/**
- * The chain's cursor and the subscriptions of the chain with a running backfill, in ONE statement: the
- * follower reads both under the chain's lock at every block, and a second round trip per block slowed
- * chain following measurably on a loaded machine (test/subscribe-race.test.ts).
- */
-export async function cursorAndBackfills(q: Queryable, chain: ChainKey): Promise<{ cursor: ChainCursor | undefined; backfilling: string[] }> {
-  const [row] = await q.query<{
-    height: string | null;
-    hash: string | null;
-    state: 'following' | 'stopped' | null;
-    stop_reason: string | null;
-    backfilling: string[];
-  }>(
-    'chain:get-cursor-and-backfills',
-    `SELECT c.height, c.hash, c.state, c.stop_reason,
-       ARRAY(SELECT j.subscription_id FROM block_jobs j WHERE j.blockchain = $1 AND j.network = $2 AND j.kind = 'backfill' AND j.state = 'running') AS backfilling
-     FROM (SELECT 1) one LEFT JOIN chain_cursors c ON c.blockchain = $1 AND c.network = $2`,
-    [chain.blockchain, chain.network],
-  );
-  const cursor =
-    row && row.height !== null && row.hash !== null && row.state !== null
-      ? { height: Number(row.height), hash: row.hash, state: row.state, stopReason: row.stop_reason }
-      : undefined;
-  return { cursor, backfilling: row?.backfilling ?? [] };
 }
 
 /** Whether the subscription has a running job (of `kind` when given). */

@@ -38,13 +38,15 @@ export function destinationOf(url: string): string {
  * transaction, the already-mined check, the rewind), so no two transactions wait on the same row.
  *
  * The insert first (ON CONFLICT alone knows which rows are new, without a look-up of its own), then
- * the counters are bumped and the new rows numbered by primary key. A single statement that first left out the
+ * one statement bumps the counters and numbers the new rows by primary key (and wakes the workers, unless
+ * `notify` is false: a caller that wakes them in a statement of its own). A single statement that first left out the
  * keys already queued was tried: the planner turned that check into a hash anti-join over the whole
  * outbox (seen with EXPLAIN on a small table), a cost that grows with the table. The price of the
  * numbering, measured with `npm run bench -- enqueue`, is in the README ("Callback order").
  */
-export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date = new Date()): Promise<number> {
+export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date = new Date(), options: { notify?: boolean } = {}): Promise<number> {
   if (callbacks.length === 0) return 0;
+  const notify = options.notify ?? true;
   const rows = await tx.query<{ id: string }>(
     'callbacks:enqueue',
     `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, next_attempt_at)
@@ -65,35 +67,48 @@ export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], 
   );
   if (rows.length > 0) {
     const inserted = new Set(rows.map((r) => r.id));
-    // In the order given (RETURNING promises none).
+    // In the order given (RETURNING promises none): each new row's rank among its subscription's new rows.
     const fresh = callbacks.filter((c) => inserted.has(c.id));
     const counts = new Map<string, number>();
-    for (const c of fresh) counts.set(c.subscriptionId, (counts.get(c.subscriptionId) ?? 0) + 1);
-    // Numbers computed here, then two plain statements. The UPDATE names the rows by id = ANY: joined to
-    // the unnest alone, the prepared statement's generic plan scanned the whole outbox, 10 to 25 times
-    // slower for blocks of many callbacks (bench/enqueue.ts).
-    const bumped = await tx.query<{ subscription_id: string; last: string }>(
-      'callbacks:bump-sequences',
-      `INSERT INTO callback_sequences AS s (subscription_id, last) SELECT * FROM unnest($1::uuid[], $2::bigint[])
-       ON CONFLICT (subscription_id) DO UPDATE SET last = s.last + excluded.last
-       RETURNING s.subscription_id, s.last`,
-      [[...counts.keys()], [...counts.values()]],
-    );
-    // Each subscription's new numbers are last - count + 1 .. last, given in order.
-    const next = new Map(bumped.map((b) => [b.subscription_id, Number(b.last) - (counts.get(b.subscription_id) ?? 0) + 1]));
-    const sequences = fresh.map((c) => {
-      const n = next.get(c.subscriptionId) as number;
-      next.set(c.subscriptionId, n + 1);
-      return n;
+    const ranks = fresh.map((c) => {
+      const rank = (counts.get(c.subscriptionId) ?? 0) + 1;
+      counts.set(c.subscriptionId, rank);
+      return rank;
     });
+    // One statement bumps the counters and numbers the rows: a subscription's new numbers are
+    // last - count + 1 .. last, by rank. The UPDATE names the rows by id = ANY: joined to the unnest
+    // alone, the prepared statement's generic plan scanned the whole outbox, 10 to 25 times slower for
+    // blocks of many callbacks (bench/enqueue.ts).
     await tx.query(
-      'callbacks:number',
-      'UPDATE callbacks c SET sequence = u.sequence FROM unnest($1::uuid[], $2::bigint[]) AS u(id, sequence) WHERE c.id = ANY ($1::uuid[]) AND c.id = u.id',
-      [fresh.map((c) => c.id), sequences],
+      notify ? 'callbacks:number-notify' : 'callbacks:number',
+      `WITH bumped AS (
+         INSERT INTO callback_sequences AS s (subscription_id, last) SELECT * FROM unnest($1::uuid[], $2::bigint[])
+         ON CONFLICT (subscription_id) DO UPDATE SET last = s.last + excluded.last
+         RETURNING s.subscription_id, s.last),
+       numbered AS (
+         UPDATE callbacks c SET sequence = b.last - k.count + k.rank
+         FROM unnest($3::uuid[], $4::uuid[], $5::bigint[], $6::bigint[]) AS k (id, subscription_id, rank, count)
+           JOIN bumped b ON b.subscription_id = k.subscription_id
+         WHERE c.id = ANY ($3::uuid[]) AND c.id = k.id)
+       SELECT ${notify ? `pg_notify('${CALLBACKS_CHANNEL}', '')` : '1'}`,
+      [
+        [...counts.keys()],
+        [...counts.values()],
+        fresh.map((c) => c.id),
+        fresh.map((c) => c.subscriptionId),
+        ranks,
+        fresh.map((c) => counts.get(c.subscriptionId) as number),
+      ],
     );
+    return rows.length;
   }
+  if (notify) await notifyCallbacks(tx);
+  return 0;
+}
+
+/** Wakes the delivery workers when the transaction commits. */
+export async function notifyCallbacks(tx: Queryable): Promise<void> {
   await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
-  return rows.length;
 }
 
 /** A claimed callback: what was enqueued, plus what sending it needs. */

@@ -185,31 +185,6 @@ export async function windowBlockAt(q: Queryable, chain: ChainKey, height: numbe
   return r ? { height: Number(r.height), hash: r.hash, parentHash: r.parent_hash, timestamp: Number(r.timestamp) } : undefined;
 }
 
-export async function insertBlock(tx: Queryable, chain: ChainKey, block: BlockRef & { parentHash: string }): Promise<void> {
-  await tx.query('chain:insert-block', 'INSERT INTO chain_blocks (blockchain, network, height, hash, parent_hash, timestamp) VALUES ($1, $2, $3, $4, $5, $6)', [
-    chain.blockchain,
-    chain.network,
-    block.height,
-    block.hash,
-    block.parentHash,
-    block.timestamp,
-  ]);
-}
-
-/** Drops the window's blocks (and their callback records) below `height`. */
-export async function pruneWindow(tx: Queryable, chain: ChainKey, height: number): Promise<void> {
-  await tx.query('chain:prune-blocks', 'DELETE FROM chain_blocks WHERE blockchain = $1 AND network = $2 AND height < $3', [
-    chain.blockchain,
-    chain.network,
-    height,
-  ]);
-  await tx.query('chain:prune-block-callbacks', 'DELETE FROM chain_block_callbacks WHERE blockchain = $1 AND network = $2 AND block_height < $3', [
-    chain.blockchain,
-    chain.network,
-    height,
-  ]);
-}
-
 /** Callback targets of the subscriptions `ids` (those that still exist). */
 export async function loadCallbackTargets(q: Queryable, ids: string[]): Promise<Map<string, CallbackTargetRow>> {
   const targets = new Map<string, CallbackTargetRow>();
@@ -265,23 +240,6 @@ export async function insertPendingEvents(tx: Queryable, chain: ChainKey, events
       events.map((e) => e.eventType),
     ],
   );
-}
-
-/**
- * Deletes and returns the pending events due at `height` (due_height <= height), in block order, and
- * within a block in the order they were matched (position): the order their callbacks are numbered in.
- */
-export async function takeDuePendingEvents(tx: Queryable, chain: ChainKey, height: number, options: { except?: string[] } = {}): Promise<PendingEvent[]> {
-  const except = options.except ?? [];
-  const rows = await tx.query<PendingRow>(
-    except.length === 0 ? 'chain:take-due-pending' : 'chain:take-due-pending-except',
-    `WITH taken AS (
-       DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height <= $3${except.length === 0 ? '' : ' AND subscription_id <> ALL ($4::uuid[])'}
-       RETURNING ${PENDING_COLUMNS})
-     SELECT * FROM taken ORDER BY block_height, position`,
-    except.length === 0 ? [chain.blockchain, chain.network, height] : [chain.blockchain, chain.network, height, except],
-  );
-  return rows.map(toPendingEvent);
 }
 
 /**

@@ -34,17 +34,7 @@ export interface StoredLedgerEntry extends LedgerEntry {
   address: string;
 }
 
-/** The wallet addresses (all wallets) watching any of `addresses` on `chain`. */
-export async function watchedAddresses(q: Queryable, chain: ChainKey, addresses: string[]): Promise<WatchedAddress[]> {
-  if (addresses.length === 0) return [];
-  const rows = await q.query<{ id: string; normalized_address: string }>(
-    'ledger:watched',
-    'SELECT id, normalized_address FROM wallet_addresses WHERE blockchain = $1 AND network = $2 AND normalized_address = ANY ($3::text[])',
-    [chain.blockchain, chain.network, addresses],
-  );
-  return rows.map((r) => ({ id: String(r.id), address: r.normalized_address }));
-}
-
+/** Inserts a block's ledger entries (the follower writes them with its block, store/block-apply.ts, unless they are confirmed at once). */
 export async function insertLedgerEntries(tx: Queryable, chain: ChainKey, blockHeight: number, entries: LedgerEntry[]): Promise<void> {
   if (entries.length === 0) return;
   await tx.query(
@@ -107,31 +97,6 @@ const toEntry = (r: EntryRow): StoredLedgerEntry => ({
   outgoing: r.outgoing_count,
 });
 
-/**
- * Takes the entries of blocks up to `confirmedHeight` not yet applied: those of blocks after their
- * address's watchedFromBlock are marked applied and returned (block order); the others (at or before
- * it, or of an address not yet anchored) are deleted, since the opening balance already holds them.
- */
-export async function takeConfirmedEntries(tx: Queryable, chain: ChainKey, confirmedHeight: number): Promise<StoredLedgerEntry[]> {
-  const params = [chain.blockchain, chain.network, confirmedHeight];
-  await tx.query(
-    'ledger:drop-before-watch',
-    `DELETE FROM ledger_entries e USING wallet_addresses a
-     WHERE e.blockchain = $1 AND e.network = $2 AND NOT e.applied AND e.block_height <= $3
-       AND a.id = e.wallet_address_id AND (a.watched_from_block IS NULL OR e.block_height <= a.watched_from_block)`,
-    params,
-  );
-  const rows = await tx.query<EntryRow>(
-    'ledger:take-confirmed',
-    `UPDATE ledger_entries e SET applied = true FROM wallet_addresses a
-     WHERE e.blockchain = $1 AND e.network = $2 AND NOT e.applied AND e.block_height <= $3 AND a.id = e.wallet_address_id
-     RETURNING e.block_height, e.wallet_address_id, a.normalized_address, e.kind, e.identifier, e.token_id, e.received, e.spent, e.delta,
-       e.symbol, e.token_type, e.decimals, e.incoming_count, e.outgoing_count`,
-    params,
-  );
-  return rows.map(toEntry).sort((a, b) => a.blockHeight - b.blockHeight);
-}
-
 /** Deletes the entries of blocks above `ancestorHeight`, returning those already applied (to reverse). */
 export async function takeOrphanedEntries(tx: Queryable, chain: ChainKey, ancestorHeight: number): Promise<StoredLedgerEntry[]> {
   const rows = await tx.query<EntryRow>(
@@ -146,15 +111,6 @@ export async function takeOrphanedEntries(tx: Queryable, chain: ChainKey, ancest
     .filter((r) => r.applied)
     .map(toEntry)
     .sort((a, b) => b.blockHeight - a.blockHeight);
-}
-
-/** Forgets applied entries of blocks below `height` (they can no longer be reorganised away). */
-export async function pruneLedgerEntries(tx: Queryable, chain: ChainKey, height: number): Promise<void> {
-  await tx.query('ledger:prune', 'DELETE FROM ledger_entries WHERE blockchain = $1 AND network = $2 AND block_height < $3 AND applied', [
-    chain.blockchain,
-    chain.network,
-    height,
-  ]);
 }
 
 export interface CoinTotals {
@@ -182,18 +138,6 @@ export async function addCoinTotals(tx: Queryable, totals: CoinTotals[]): Promis
       totals.map((t) => t.outgoing),
     ],
   );
-}
-
-/** The (wallet address, contract) pairs among `keys` that have no token balance row yet. */
-export async function missingTokenRows(tx: Queryable, keys: { walletAddressId: string; identifier: string }[]): Promise<Set<string>> {
-  if (keys.length === 0) return new Set();
-  const rows = await tx.query<{ id: string; identifier: string }>(
-    'ledger:missing-token-rows',
-    `SELECT k.id, k.identifier FROM unnest($1::bigint[], $2::text[]) AS k (id, identifier)
-     WHERE NOT EXISTS (SELECT 1 FROM wallet_token_balances b WHERE b.wallet_address_id = k.id AND b.identifier = k.identifier)`,
-    [keys.map((k) => k.walletAddressId), keys.map((k) => k.identifier)],
-  );
-  return new Set(rows.map((r) => `${r.id}/${r.identifier}`));
 }
 
 export interface TokenDelta {
@@ -261,33 +205,43 @@ export async function setNftHoldings(tx: Queryable, holdings: NftHolding[]): Pro
   }
 }
 
-/** Addresses of `chain` whose opening balance is still to be read and whose watchedFromBlock is confirmed. */
-export async function pendingOpenings(tx: Queryable, chain: ChainKey, confirmedHeight: number): Promise<{ id: string; address: string; height: number }[]> {
-  const rows = await tx.query<{ id: string; normalized_address: string; watched_from_block: string }>(
+/**
+ * Addresses of `chain` whose opening balance is still to be read and whose watchedFromBlock has
+ * `confirmations` at the chain's cursor (none before the chain has one).
+ */
+export async function pendingOpenings(q: Queryable, chain: ChainKey, confirmations: number): Promise<{ id: string; address: string; height: number }[]> {
+  const rows = await q.query<{ id: string; normalized_address: string; watched_from_block: string }>(
     'ledger:pending-openings',
     `SELECT id, normalized_address, watched_from_block FROM wallet_addresses
-     WHERE blockchain = $1 AND network = $2 AND opening_state = 'pending' AND watched_from_block <= $3 LIMIT 500`,
-    [chain.blockchain, chain.network, confirmedHeight],
+     WHERE blockchain = $1 AND network = $2 AND opening_state = 'pending'
+       AND watched_from_block <= (SELECT height FROM chain_cursors WHERE blockchain = $1 AND network = $2) - $3 + 1
+     LIMIT 500`,
+    [chain.blockchain, chain.network, confirmations],
   );
   return rows.map((r) => ({ id: String(r.id), address: r.normalized_address, height: Number(r.watched_from_block) }));
 }
 
-/** Records an opening balance (added to what the ledger counted since), or that the node could not tell. */
-export async function setOpening(tx: Queryable, id: string, balance: bigint | undefined): Promise<void> {
-  await tx.query(
-    'ledger:set-opening',
-    `UPDATE wallet_addresses SET confirmed_balance = confirmed_balance + $2::numeric, opening_state = $3 WHERE id = $1 AND opening_state = 'pending'`,
-    [id, (balance ?? 0n).toString(), balance === undefined ? 'unavailable' : 'read'],
+/**
+ * Records opening balances (each added to what the ledger counted since), or that the node could not tell
+ * (balance undefined), for the addresses still waiting for their opening at the height it was read at (a
+ * reorganisation may have re-anchored one). Returns the ids recorded.
+ */
+export async function setOpenings(tx: Queryable, readings: { id: string; height: number; balance: bigint | undefined }[]): Promise<Set<string>> {
+  if (readings.length === 0) return new Set();
+  const rows = await tx.query<{ id: string }>(
+    'ledger:set-openings',
+    `UPDATE wallet_addresses a SET confirmed_balance = a.confirmed_balance + k.balance, opening_state = k.state
+     FROM unnest($1::bigint[], $2::bigint[], $3::numeric[], $4::text[]) AS k (id, height, balance, state)
+     WHERE a.id = k.id AND a.opening_state = 'pending' AND a.watched_from_block = k.height
+     RETURNING a.id::text`,
+    [
+      readings.map((r) => r.id),
+      readings.map((r) => r.height),
+      readings.map((r) => (r.balance ?? 0n).toString()),
+      readings.map((r) => (r.balance === undefined ? 'unavailable' : 'read')),
+    ],
   );
-}
-
-/** Addresses added before the chain had a cursor are anchored at the first block applied after. */
-export async function anchorUnwatched(tx: Queryable, chain: ChainKey, height: number): Promise<void> {
-  await tx.query('ledger:anchor', 'UPDATE wallet_addresses SET watched_from_block = $3 WHERE blockchain = $1 AND network = $2 AND watched_from_block IS NULL', [
-    chain.blockchain,
-    chain.network,
-    height,
-  ]);
+  return new Set(rows.map((r) => r.id));
 }
 
 /** After a rewind: an address anchored on an orphaned block whose opening is not yet read is re-anchored on the ancestor. */
@@ -348,14 +302,4 @@ export async function forgetOutputsAbove(tx: Queryable, chain: ChainKey, ancesto
     chain.network,
     ancestorHeight,
   ]);
-}
-
-/** Whether an address's opening is still to be read at `height` (a reorganisation may have re-anchored it). */
-export async function openingStillPending(tx: Queryable, id: string, height: number): Promise<boolean> {
-  const rows = await tx.query(
-    'ledger:opening-pending',
-    `SELECT 1 FROM wallet_addresses WHERE id = $1 AND opening_state = 'pending' AND watched_from_block = $2 FOR UPDATE`,
-    [id, height],
-  );
-  return rows.length > 0;
 }

@@ -3,9 +3,9 @@
  * (contract section 6: only confirmed blocks count, totals from watchedFromBlock, opening balance read
  * from the node).
  *
- * - recordBlock: when block h is applied, its effect on watched addresses becomes ledger entries
+ * - blockEntries: when block h is applied, its effect on watched addresses becomes ledger entries
  *   (coin received/spent per address, fungible token delta per contract, NFT held or not after h).
- * - applyConfirmed: when block h is applied, the entries of blocks up to h - confirmations + 1 (now
+ * - confirmedChanges: when block h is applied, the entries of blocks up to h - confirmations + 1 (now
  *   confirmed) are added to the balances; a token first seen by an address starts from its balanceOf
  *   just before the first block that moves it. (An address's opening coin balance is read at its
  *   watchedFromBlock once that block is confirmed, outside the block transaction: see openings.ts.)
@@ -17,7 +17,9 @@
  *   spent before the opening was read) are missing from the opening too, so the balance stays exact;
  *   only totalSpent leaves them out.
  *
- * Family-neutral: it reads only the normalised block and the adapter's optional balance lookups.
+ * The follower reads and writes the tables for these in its few per-block statements (store/block-apply.ts);
+ * this module decides what they hold. Family-neutral: it reads only the normalised block and the adapter's
+ * optional balance lookups.
  * Node lookups happen inside the block transaction: they are rare (an address's first block, a token's
  * first movement) and cached by the adapter, and a failure rolls the block back to be retried.
  */
@@ -27,23 +29,18 @@ import type { Queryable } from '../store/db.ts';
 import {
   addCoinTotals,
   addTokenDeltas,
-  anchorUnwatched,
   type CoinTotals,
   findRecordedOutputs,
   forgetOutputsAbove,
-  insertLedgerEntries,
   type LedgerEntry,
-  missingTokenRows,
   type NftHolding,
-  pruneLedgerEntries,
   reanchorAbove,
   recordOutputs,
   type StoredLedgerEntry,
   setNftHoldings,
   type TokenDelta,
-  takeConfirmedEntries,
   takeOrphanedEntries,
-  watchedAddresses,
+  type WatchedAddress,
 } from '../store/ledger.ts';
 
 export type LedgerNode = Pick<ChainAdapter, 'getCoinBalance' | 'getUnspentOutputs' | 'getTokenBalance' | 'tokenMetadata'>;
@@ -74,27 +71,33 @@ export async function resolveSpends(tx: Queryable, chain: ChainKey, block: Norma
   return { ...block, coinMovements: [...block.coinMovements, ...resolved], utxo: { outputs: block.utxo.outputs, spends: unresolved } };
 }
 
-/**
- * Records the ledger entries of `block` (spends resolved by resolveSpends) for the watched addresses it
- * touches. UTXO chains: the outputs paid to watched addresses, and to addresses `alsoRecord` names (those
- * of coin subscriptions), are recorded so that resolveSpends recognises their spending later.
- */
-export async function recordBlock(
-  tx: Queryable,
-  chain: ChainKey,
-  block: NormalizedBlock,
-  node: LedgerNode,
-  alsoRecord: (address: string) => boolean = () => false,
-): Promise<number> {
-  const movements = block.coinMovements;
+/** The addresses `block` (spends resolved by resolveSpends) moves coins or tokens of: the ones to look up among the watched. */
+export function touchedAddresses(block: NormalizedBlock): string[] {
   const touched = new Set<string>();
-  for (const m of movements) touched.add(m.address);
+  for (const m of block.coinMovements) touched.add(m.address);
   for (const o of block.utxo?.outputs ?? []) touched.add(o.address);
   for (const t of block.tokenTransfers) {
     touched.add(t.from);
     touched.add(t.to);
   }
-  const watched = await watchedAddresses(tx, chain, [...touched]);
+  return [...touched];
+}
+
+/**
+ * The ledger entries of `block` (spends resolved by resolveSpends) for the watched addresses among those
+ * it touches (`watched`, looked up by the caller in the block's transaction), to be inserted with the
+ * block. UTXO chains: the outputs paid to watched addresses, and to addresses `alsoRecord` names (those of
+ * coin subscriptions), are recorded here so that resolveSpends recognises their spending later.
+ */
+export async function blockEntries(
+  tx: Queryable,
+  chain: ChainKey,
+  block: NormalizedBlock,
+  watched: WatchedAddress[],
+  node: LedgerNode,
+  alsoRecord: (address: string) => boolean = () => false,
+): Promise<LedgerEntry[]> {
+  const movements = block.coinMovements;
   const idsOf = new Map<string, string[]>();
   for (const w of watched) idsOf.set(w.address, [...(idsOf.get(w.address) ?? []), w.id]);
   if (block.utxo) {
@@ -108,7 +111,7 @@ export async function recordBlock(
       );
     }
   }
-  if (watched.length === 0) return 0;
+  if (watched.length === 0) return [];
 
   // Net per transaction and address first (a payment with change back to the payer is one spending),
   // so the totals do not depend on whether the node or the ledger's record resolved an input.
@@ -189,38 +192,73 @@ export async function recordBlock(
       });
     }
   }
-  await insertLedgerEntries(tx, chain, block.height, entries);
-  return entries.length;
+  return entries;
+}
+
+/** A confirmed entry as the block's transaction takes it (store/block-apply.ts), with its token's balance now (null: no row yet). */
+export interface ConfirmedEntry extends StoredLedgerEntry {
+  tokenAmount: bigint | null;
+}
+
+/** What confirmed entries change in the balances, written with the block (store/block-apply.ts). */
+export interface BalanceChanges {
+  coins: CoinTotals[];
+  /** Added to each token balance row (a missing row counts as 0). */
+  tokens: TokenDelta[];
+  /** Token balance rows that reach 0: deleted. */
+  emptiedTokens: { walletAddressId: string; identifier: string }[];
+  nfts: NftHolding[];
 }
 
 /**
- * Adds the entries of blocks up to `confirmedHeight` to the balances, and anchors addresses added
- * before the chain had a cursor at `appliedHeight`.
+ * The balance changes of entries of blocks now confirmed (block order), to be written in the block's
+ * transaction. A token the address never held here starts from the node's balance just before the first
+ * block that moves it (that block is after watchedFromBlock, so nothing is counted twice); a row whose
+ * amount reaches 0 is removed. Only the chain's follower writes token balances, under the chain's lock,
+ * so the amount read when the entries were taken is the one the change applies to.
  */
-export async function applyConfirmed(tx: Queryable, chain: ChainKey, appliedHeight: number, confirmedHeight: number, node: LedgerNode): Promise<void> {
-  const entries = await takeConfirmedEntries(tx, chain, confirmedHeight);
-  if (entries.length > 0) await applyEntries(tx, entries, 1n, node);
-  await anchorUnwatched(tx, chain, appliedHeight);
+export async function confirmedChanges(entries: ConfirmedEntry[], node: LedgerNode): Promise<BalanceChanges> {
+  const plan = planEntries(entries, 1n);
+  const current = new Map<string, bigint | null>();
+  for (const e of entries) if (e.kind === 'token') current.set(`${e.walletAddressId}/${e.identifier}`, e.tokenAmount);
+  const tokens: TokenDelta[] = [];
+  const emptiedTokens: BalanceChanges['emptiedTokens'] = [];
+  for (const [key, d] of plan.deltas) {
+    const now = current.get(key) ?? null;
+    if (now === null) {
+      const first = plan.firstBlock.get(key) as StoredLedgerEntry;
+      d.delta += (await node.getTokenBalance?.(first.identifier, first.address, first.blockHeight - 1)) ?? 0n;
+    }
+    if ((now ?? 0n) + d.delta !== 0n) tokens.push(d);
+    else if (now !== null) emptiedTokens.push({ walletAddressId: d.walletAddressId, identifier: d.identifier });
+  }
+  return { coins: plan.coins, tokens, emptiedTokens, nfts: plan.holdings };
 }
 
 /** Reverses the applied entries of blocks above `ancestorHeight` and forgets all of their entries. */
-export async function rewind(tx: Queryable, chain: ChainKey, ancestorHeight: number, node: LedgerNode): Promise<number> {
+export async function rewind(tx: Queryable, chain: ChainKey, ancestorHeight: number): Promise<number> {
   const orphaned = await takeOrphanedEntries(tx, chain, ancestorHeight);
-  if (orphaned.length > 0) await applyEntries(tx, orphaned, -1n, node);
+  if (orphaned.length > 0) {
+    // Taking back: the rows exist (the entries were added to them), so no opening is read.
+    const plan = planEntries(orphaned, -1n);
+    await addCoinTotals(tx, plan.coins);
+    await addTokenDeltas(tx, [...plan.deltas.values()]);
+    await setNftHoldings(tx, plan.holdings);
+  }
   await reanchorAbove(tx, chain, ancestorHeight);
   await forgetOutputsAbove(tx, chain, ancestorHeight);
   return orphaned.length;
 }
 
-export async function prune(tx: Queryable, chain: ChainKey, belowHeight: number): Promise<void> {
-  await pruneLedgerEntries(tx, chain, belowHeight);
-}
-
 /**
- * Adds (`sign` 1) or takes back (`sign` -1) entries, in the order given (block order to apply,
- * reverse block order to take back).
+ * What adding (`sign` 1) or taking back (`sign` -1) entries does, in the order given (block order to apply,
+ * reverse block order to take back): coin totals per address, token deltas per (address, contract) with
+ * the entry of the first block that moves each, and the NFTs held or not.
  */
-async function applyEntries(tx: Queryable, entries: StoredLedgerEntry[], sign: 1n | -1n, node: LedgerNode): Promise<void> {
+function planEntries(
+  entries: StoredLedgerEntry[],
+  sign: 1n | -1n,
+): { coins: CoinTotals[]; deltas: Map<string, TokenDelta>; firstBlock: Map<string, StoredLedgerEntry>; holdings: NftHolding[] } {
   // One row per address: an UPDATE joined to two rows of the same address would apply only one.
   const coins = new Map<string, CoinTotals>();
   for (const e of entries) {
@@ -232,12 +270,11 @@ async function applyEntries(tx: Queryable, entries: StoredLedgerEntry[], sign: 1
     c.outgoing += Number(sign) * e.outgoing;
     coins.set(e.walletAddressId, c);
   }
-  await addCoinTotals(tx, [...coins.values()]);
 
-  const tokenEntries = entries.filter((e) => e.kind === 'token');
   const deltas = new Map<string, TokenDelta>();
   const firstBlock = new Map<string, StoredLedgerEntry>();
-  for (const e of tokenEntries) {
+  for (const e of entries) {
+    if (e.kind !== 'token') continue;
     const key = `${e.walletAddressId}/${e.identifier}`;
     const d = deltas.get(key) ?? {
       walletAddressId: e.walletAddressId,
@@ -252,18 +289,6 @@ async function applyEntries(tx: Queryable, entries: StoredLedgerEntry[], sign: 1
     const first = firstBlock.get(key);
     if (!first || e.blockHeight < first.blockHeight) firstBlock.set(key, e);
   }
-  if (sign > 0n && deltas.size > 0) {
-    // A token the address never held here: it starts from the node's balance just before the first
-    // block that moves it (that block is after watchedFromBlock, so nothing is counted twice).
-    const missing = await missingTokenRows(tx, [...deltas.values()]);
-    for (const key of missing) {
-      const first = firstBlock.get(key) as StoredLedgerEntry;
-      const opening = await node.getTokenBalance?.(first.identifier, first.address, first.blockHeight - 1);
-      const d = deltas.get(key) as TokenDelta;
-      d.delta += opening ?? 0n;
-    }
-  }
-  await addTokenDeltas(tx, [...deltas.values()]);
 
   // NFTs: the last entry per token wins (held after that block or not); taking back flips it.
   const holdings = new Map<string, NftHolding>();
@@ -278,5 +303,5 @@ async function applyEntries(tx: Queryable, entries: StoredLedgerEntry[], sign: 1
       held: sign > 0n ? e.delta > 0n : e.delta < 0n,
     });
   }
-  await setNftHoldings(tx, [...holdings.values()]);
+  return { coins: [...coins.values()], deltas, firstBlock, holdings: [...holdings.values()] };
 }

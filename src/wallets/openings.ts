@@ -4,8 +4,8 @@
  * set (`scantxoutset`, minutes on mainnet), and neither the chain's lock nor its follower may wait for
  * that. Each chain's ingest runs readOpenings after it applies blocks.
  *
- * An address's opening is read once its watchedFromBlock h is confirmed, then recorded in a short
- * transaction under the chain's lock, only if the address is still waiting for it at h (a
+ * An address's opening is read once its watchedFromBlock h is confirmed, then recorded (all of a run's
+ * in one short transaction under the chain's lock), only if the address is still waiting for it at h (a
  * reorganisation may have re-anchored it):
  * - account chains: the node's balance at block h (getCoinBalance), exact whenever it is read;
  * - UTXO chains: the address's outputs created up to h and unspent at the node's tip T when it scanned;
@@ -18,7 +18,7 @@ import { mapLimit } from '../chains/concurrency.ts';
 import type { UnspentOutputs } from '../chains/types.ts';
 import { type ChainKey, getCursor, lockChain } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
-import { openingStillPending, pendingOpenings, recordOutputs, setOpening } from '../store/ledger.ts';
+import { pendingOpenings, recordOutputs, setOpenings } from '../store/ledger.ts';
 import type { LedgerNode } from './ledger.ts';
 
 /** Balance lookups in flight at once on account chains. */
@@ -36,10 +36,8 @@ export interface OpeningDeps {
 /** Reads the openings that became readable; returns how many were recorded. Node errors are thrown (the caller retries). */
 export async function readOpenings(deps: OpeningDeps): Promise<number> {
   const { db, chain, node } = deps;
-  const cursor = await getCursor(db, chain);
-  if (!cursor) return 0;
   let recorded = 0;
-  const pending = await pendingOpenings(db, chain, cursor.height - deps.confirmations + 1);
+  const pending = await pendingOpenings(db, chain, deps.confirmations);
   // All at once on UTXO chains (the adapter scans them together in one pass over the UTXO set); a few
   // at a time on account chains (one balance call each).
   const answers = await mapLimit(pending, node.getUnspentOutputs ? Math.max(1, pending.length) : ACCOUNT_LOOKUPS, async (opening) => {
@@ -48,26 +46,35 @@ export async function readOpenings(deps: OpeningDeps): Promise<number> {
     else answer.balance = await node.getCoinBalance?.(opening.address, opening.height);
     return answer;
   });
-  for (const [i, opening] of pending.entries()) {
-    const answer = answers[i] as { balance?: bigint; unspent?: UnspentOutputs };
-    const done = await db.transaction('ledger:record-opening', async (tx) => {
-      await lockChain(tx, chain);
-      if (!(await openingStillPending(tx, opening.id, opening.height))) return false;
-      const { unspent } = answer;
-      if (unspent) {
-        const now = await getCursor(tx, chain);
-        if ((now?.height ?? 0) > unspent.tipHeight) return false; // scanned before blocks the follower applied since: again
-        const outputs = unspent.outputs.map((u) => ({ outpoint: u.outpoint, address: opening.address, value: u.value, blockHeight: u.height }));
-        await recordOutputs(tx, chain, outputs, true);
-        answer.balance = unspent.outputs.reduce((sum, u) => sum + u.value, 0n);
+  if (pending.length === 0) return 0;
+  // All recorded in one short transaction under the chain's lock (a few statements, not a few per address).
+  const done = await db.transaction('ledger:record-openings', async (tx) => {
+    await lockChain(tx, chain);
+    const scanned = answers.some((a) => a.unspent);
+    const now = scanned ? await getCursor(tx, chain) : undefined;
+    const readings: { id: string; height: number; balance: bigint | undefined; unspent?: UnspentOutputs }[] = [];
+    for (const [i, opening] of pending.entries()) {
+      const { balance, unspent } = answers[i] as { balance?: bigint; unspent?: UnspentOutputs };
+      if (!unspent) readings.push({ id: opening.id, height: opening.height, balance });
+      // Scanned before blocks the follower applied since: read again at the next run.
+      else if ((now?.height ?? 0) <= unspent.tipHeight) {
+        readings.push({ id: opening.id, height: opening.height, balance: unspent.outputs.reduce((sum, u) => sum + u.value, 0n), unspent });
       }
-      await setOpening(tx, opening.id, answer.balance);
-      return true;
-    });
-    if (done) {
-      recorded++;
-      deps.logger?.info({ ...chain, address: opening.address, watchedFromBlock: opening.height, known: answer.balance !== undefined }, 'opening balance read');
     }
+    const set = await setOpenings(tx, readings);
+    const outputs = pending.flatMap((opening, i) =>
+      set.has(opening.id)
+        ? (answers[i]?.unspent?.outputs ?? []).map((u) => ({ outpoint: u.outpoint, address: opening.address, value: u.value, blockHeight: u.height }))
+        : [],
+    );
+    await recordOutputs(tx, chain, outputs, true);
+    return set;
+  });
+  for (const [i, opening] of pending.entries()) {
+    if (!done.has(opening.id)) continue;
+    recorded++;
+    const known = answers[i]?.unspent !== undefined || answers[i]?.balance !== undefined;
+    deps.logger?.info({ ...chain, address: opening.address, watchedFromBlock: opening.height, known }, 'opening balance read');
   }
   return recorded;
 }
