@@ -44,13 +44,16 @@ export async function readBlockState(q: Queryable, chain: ChainKey, wanted: { su
     watched: [string, string][];
   }>(
     'block:read-state',
+    // The watched addresses by a semi-join on the unnested array, not `= ANY ($4)`: once the prepared statement
+    // goes generic, PostgreSQL no longer hashes the array and compares each row with each of a block's thousands
+    // of addresses (7,000 addresses, 500 watched: the join 4-9 times faster, planned in 0.2 ms instead of 10).
     `SELECT c.height, c.hash, c.state, c.stop_reason,
        ARRAY(SELECT j.subscription_id FROM block_jobs j WHERE j.blockchain = $1 AND j.network = $2 AND j.kind = 'backfill' AND j.state = 'running') AS backfilling,
        (SELECT coalesce(json_agg(json_build_array(s.id, s.customer_id::text, s.event_type, s.callback_url, s.api_version, s.is_active,
             coalesce(s.address, s.transaction_id))), '[]')
           FROM subscriptions s WHERE s.id = ANY ($3::uuid[])) AS targets,
        (SELECT coalesce(json_agg(json_build_array(a.id::text, a.normalized_address)), '[]')
-          FROM wallet_addresses a WHERE a.blockchain = $1 AND a.network = $2 AND a.normalized_address = ANY ($4::text[])) AS watched
+          FROM wallet_addresses a WHERE a.blockchain = $1 AND a.network = $2 AND a.normalized_address IN (SELECT unnest($4::text[]))) AS watched
      FROM (SELECT 1) one LEFT JOIN chain_cursors c ON c.blockchain = $1 AND c.network = $2`,
     [chain.blockchain, chain.network, wanted.subscriptionIds, wanted.addresses],
   );

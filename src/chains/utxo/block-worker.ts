@@ -9,8 +9,7 @@ import type { Logger } from 'pino';
 import type { BlockAnswer, BlockRequest, BlockWorkerSetup, NodeDialect } from './block-worker-protocol.ts';
 import { serializeError } from './block-worker-protocol.ts';
 import { createBlockFetcher } from './blocks.ts';
-import { encodeCompactBlock } from './compact-block.ts';
-import { normalizeUtxoBlock } from './normalize.ts';
+import { normalizeUtxoBlockCompact } from './normalize-compact.ts';
 import { createBlockReader } from './read-block.ts';
 import { createUtxoRpcClient } from './rpc.ts';
 
@@ -34,7 +33,7 @@ port.on('message', (request: BlockRequest) => {
     ({ fetched }) => {
       let answer: { compact: BlockAnswer & { kind: 'block' }; transfer: ArrayBuffer[] };
       try {
-        const { compact, transfer } = encodeCompactBlock(normalizeUtxoBlock({ block: fetched.block, transactions: fetched.transactions }, chain));
+        const { compact, transfer } = normalizeUtxoBlockCompact({ block: fetched.block, transactions: fetched.transactions }, chain);
         answer = { compact: { kind: 'block', id: request.id, block: compact, ...dialect() }, transfer };
       } catch (error) {
         post({ kind: 'error', id: request.id, error: serializeError(error), ...dialect() });

@@ -32,8 +32,11 @@ export interface CompactUtxoBlock {
   spendOutpoints: string[];
 }
 
-/** A BigInt64Array when every amount fits (always, but for a dogecoin amount above 2^63 koinu), else plain bigints. */
-type Amounts = BigInt64Array | bigint[];
+/**
+ * A BigInt64Array when every amount fits (always, but for a dogecoin amount above 2^63 koinu), else plain
+ * bigints; a Float64Array of safe integers from normalize-compact.ts (no BigInt made per amount in the worker).
+ */
+type Amounts = Float64Array | BigInt64Array | bigint[];
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -118,10 +121,14 @@ export function encodeCompactBlock(block: NormalizedBlock): { compact: CompactUt
 export function decodeCompactBlock(compact: CompactUtxoBlock): NormalizedBlock {
   const { transactionIds: ids, addresses } = compact;
   const at = <T>(list: readonly T[], i: number): T => list[i] as T;
+  const amount = (column: Amounts, i: number): bigint => {
+    const v = column[i] as number | bigint;
+    return typeof v === 'number' ? BigInt(v) : v;
+  };
   const coinMovements = Array.from(compact.movementTx, (tx, i) => ({
     transactionId: at(ids, tx),
     address: at(addresses, compact.movementAddress[i] as number),
-    delta: compact.movementDelta[i] as bigint,
+    delta: amount(compact.movementDelta, i),
   }));
   const outputs = Array.from(compact.outputTx, (tx, i) => {
     const transactionId = at(ids, tx);
@@ -129,7 +136,7 @@ export function decodeCompactBlock(compact: CompactUtxoBlock): NormalizedBlock {
       transactionId,
       outpoint: `${transactionId}:${compact.outputN[i] as number}`,
       address: at(addresses, compact.outputAddress[i] as number),
-      value: compact.outputValue[i] as bigint,
+      value: amount(compact.outputValue, i),
     };
   });
   const spends = Array.from(compact.spendTx, (tx, i) => ({ transactionId: at(ids, tx), outpoint: at(compact.spendOutpoints, i) }));
