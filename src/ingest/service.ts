@@ -30,8 +30,12 @@ import { followMempool, type MempoolState, newMempoolState } from './mempool.ts'
 /** The longest a follower waits for announced subscriptions to be indexed before matching a block. */
 const INDEX_WAIT_MS = 2_000;
 
-/** `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not report the chain's nodes again. */
-export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean }) => ChainAdapter | undefined;
+/**
+ * `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not
+ * report the chain's nodes again; `background: true`: its work comes after the follower's (lower CPU priority
+ * for its block worker threads).
+ */
+export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean; background?: boolean }) => ChainAdapter | undefined;
 
 export interface IngestService {
   /** The chains this process follows. */
@@ -105,7 +109,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     f.jobs = startBlockJobRunner({
       db,
       chain: f.key,
-      createAdapter: () => deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] }, { reportNodes: false }),
+      createAdapter: () => deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] }, { reportNodes: false, background: true }),
       logger,
       defaultConfirmations: f.confirmations,
       costs: { backfillPerCallback: BigInt(config.costs.backfillPerCallback), replayPerCallback: BigInt(config.costs.replayPerCallback) },
