@@ -345,11 +345,11 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     await reset(database as OpenDatabase, adapter, blocks);
     const job = backfill(database as OpenDatabase, runnerAdapterOf, coins, blocks, runnerGate);
     const samples = await live(database as OpenDatabase, chainConfig, mined, liveSteps, paceMs, runnerGate, job);
-    const { endedAt } = await job;
+    const { endedAt, blocksPerSecond } = await job;
     const duringSamples = samples.filter((s) => s.at < endedAt);
     const ms = duringSamples.map((s) => s.ms);
     log(
-      `run ${run}: ${label} p50 ${round(p(ms, 50), 1)} ms, p99 ${round(p(ms, 99), 1)} ms over ${ms.length} steps; ` +
+      `run ${run}: ${label} p50 ${round(p(ms, 50), 1)} ms, p99 ${round(p(ms, 99), 1)} ms over ${ms.length} steps (the backfill ${round(blocksPerSecond, 0)} blocks/s); ` +
         `slowest tenth ${JSON.stringify(slowParts(duringSamples))}; ${byInFlight(duringSamples)}`,
     );
     return duringSamples;
