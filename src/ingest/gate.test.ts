@@ -125,11 +125,21 @@ describe('FollowerGate', () => {
     inFlight = 0;
     await held;
     expect(through).toBe(true);
-    // Held again with one in flight, until the live step comes and goes: the forecast moves on.
-    inFlight = 1;
+  });
+
+  it('roomForFetch() holds a second fetch near the next block until the live step has come and gone', async () => {
+    // A slow pace (500 ms), so that the timers of a busy machine stay inside the forecast's window.
+    const gate = new FollowerGate();
+    for (let i = 0; i < 5; i++) {
+      await sleep(500);
+      gate.enter();
+      gate.leave(true);
+    }
+    const { at } = gate.nextBlockAt() as { at: number };
+    await sleep(Math.max(0, at - 150 - performance.now()));
     let after = false;
     const waiting = gate
-      .roomForFetch(() => inFlight, 30)
+      .roomForFetch(() => 1, 200)
       .then(() => {
         after = true;
       });
