@@ -9,9 +9,11 @@
  *   recovery (a probe) at its start and again every PROBE_EVERY_MS of recovering, so that the machine's
  *   changing load moves the reference, not the share;
  * - after each chunk, the live rate while that chunk was sent, against the reference: held within
- *   GROW_WITHIN (3 %), the share grows by half (up to MAX_SHARE); fallen by more than SHRINK_BEYOND (6 %),
- *   it shrinks to 60 % (down to MIN_SHARE); in between, it stays. The target's budget is 10 %: the
- *   thresholds keep the recovery's own effect well inside it and leave the rest to noise.
+ *   GROW_WITHIN (3 %) for two chunks in a row, the share grows by a quarter (up to MAX_SHARE); fallen by
+ *   more than SHRINK_BEYOND (6 %) once, it halves (down to MIN_SHARE); in between, it stays. The target's
+ *   budget is 10 %: the thresholds keep the recovery's own effect well inside it, and growing slowly on
+ *   two signs but shrinking fast on one makes noise (a busy machine's live rate moves by tens of per cent
+ *   from second to second) push the share down, not up.
  * So a recovery that costs the live stream nothing measurable speeds up chunk after chunk, one that does
  * settles where live delivery loses at most a few per cent, and one whose share made live delivery drop
  * comes back down within a few chunks.
@@ -25,8 +27,10 @@ export const MAX_SHARE = 1;
 export const GROW_WITHIN = 0.03;
 /** The live rate below the reference by more than this: the recovery costs live delivery, slow down. */
 export const SHRINK_BEYOND = 0.06;
-const GROW = 1.5;
-const SHRINK = 0.6;
+const GROW = 1.25;
+const SHRINK = 0.5;
+/** Chunks in a row that must hold the live rate before the share grows. */
+const HELD_TO_GROW = 2;
 /** A probe: this long with no recovered callback due, the live rate measured alone. */
 export const PROBE_MS = 2_000;
 /** Recovering this long since the last probe: probe again. */
@@ -38,6 +42,7 @@ export class RecoveryPace {
   /** Live callbacks/s with no recovered callback being sent (the last probe's), if measured yet. */
   reference: number | undefined;
   private recoveringMs = 0;
+  private held = 0;
 
   constructor(startShare = START_SHARE) {
     this.share = startShare;
@@ -59,7 +64,10 @@ export class RecoveryPace {
     this.recoveringMs += ms;
     if (this.reference === undefined || this.reference <= 0) return;
     const ratio = livePerSecond / this.reference;
-    if (ratio >= 1 - GROW_WITHIN) this.share = Math.min(MAX_SHARE, this.share * GROW);
-    else if (ratio < 1 - SHRINK_BEYOND) this.share = Math.max(MIN_SHARE, this.share * SHRINK);
+    this.held = ratio >= 1 - GROW_WITHIN ? this.held + 1 : 0;
+    if (this.held >= HELD_TO_GROW) {
+      this.share = Math.min(MAX_SHARE, this.share * GROW);
+      this.held = 0;
+    } else if (ratio < 1 - SHRINK_BEYOND) this.share = Math.max(MIN_SHARE, this.share * SHRINK);
   }
 }
