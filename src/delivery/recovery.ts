@@ -116,7 +116,10 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
         if (!running) return;
         load = options.liveLoad();
         adaptive.probed(((load.sentTotal - from.sentTotal) * 1000) / (performance.now() - from.at));
-        logger.info({ recoveryId: id, livePerSecond: Math.round(adaptive.reference ?? 0), share: adaptive.share }, 'recovery paced beside saturated live delivery');
+        logger.info(
+          { recoveryId: id, livePerSecond: Math.round(adaptive.reference ?? 0), share: adaptive.share },
+          'recovery paced beside saturated live delivery',
+        );
       }
       const pace = chunkPace(load, chunk, adaptive.share);
       const { result, queued } = await queueRecoveryChunk(db, id, {
