@@ -20,15 +20,16 @@ describe('RecoveryPace: the share of a saturated live rate a recovery takes, ada
     expect(pace.share).toBe(MAX_SHARE);
   });
 
-  it('keeps the share while the drop is small, halves it beyond 6 %, never below the floor', () => {
-    const pace = new RecoveryPace(0.2);
+  it('keeps the share while the drop is small, halves it beyond 6 %, never below the fixed pace of before', () => {
+    const pace = new RecoveryPace(0.4);
     pace.probed(1_000);
     pace.observed(950, 2_000); // 5 %: between the thresholds
-    expect(pace.share).toBe(0.2);
+    expect(pace.share).toBe(0.4);
     pace.observed(900, 2_000); // 10 %: too much
-    expect(pace.share).toBeCloseTo(0.1);
+    expect(pace.share).toBeCloseTo(0.2);
     for (let i = 0; i < 20; i++) pace.observed(500, 100);
-    expect(pace.share).toBe(MIN_SHARE);
+    expect(pace.share).toBe(MIN_SHARE); // the fixed pace of before: never slower than it
+    expect(MIN_SHARE).toBe(START_SHARE);
   });
 
   it('probes again after a while of recovering: the machine load moves the reference, not the share', () => {
