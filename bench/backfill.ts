@@ -35,7 +35,7 @@
  * Between runs the chain state, outbox and jobs are emptied (subscriptions stay).
  *
  * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
- * BENCH_BACKFILL_LIVE (300 steps), BENCH_BACKFILL_PACE_MS (25), BENCH_BACKFILL_WORKERS (the chain's blockWorkers,
+ * BENCH_BACKFILL_LIVE (300 live steps alone; beside a backfill, as many as it lasts, at most 4 times that), BENCH_BACKFILL_PACE_MS (25), BENCH_BACKFILL_WORKERS (the chain's blockWorkers,
  * default the service's: each adapter, the follower's and the backfill's, reads blocks in worker threads of its
  * own), BENCH_BACKFILL_JOB_CONCURRENCY (the backfill's blocks fetched at once, blockJobs.concurrency; default
  * 8, as the bare fetch), BENCH_BACKFILL_COMPARE (1: also (d'), the code before). BENCH_DURATION does not apply.
