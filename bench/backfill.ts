@@ -16,19 +16,29 @@
  *   (c) live alone: the follower (applyNextBlock) applies blocks BLOCKS+1.. one every PACE_MS (a live
  *       chain's pace, much faster than a real one), with a BLOCK_MINED subscription so that every block
  *       enqueues a callback: the step's time, block fetch to callback committed in the outbox, p50/p99.
- *   (d) live with a backfill: (c) again while (b) runs (steps counted only while the backfill runs), the
- *       runner giving way to the follower's steps as in the service (src/ingest/gate.ts).
+ *   (d) live with a backfill: (c) again while (b) runs (steps counted only while the backfill runs, and
+ *       run for as long as it runs), the runner giving way to the follower's steps as in the service
+ *       (src/ingest/gate.ts: nothing started during a live step, one fetch at a time near the next expected
+ *       one), its block workers at the background priority (the service's runner adapter).
  *       p99 (d) / p99 (c) is the target's ratio.
+ *   (d') the same with the runner as before (no forecast of the next live block, block workers at the
+ *       process's priority), in the same run, (d) and (d') in alternating order from run to run: the change
+ *       measured against the code before it on the same machine load. BENCH_BACKFILL_COMPARE=0 skips it.
+ * The runner's adapter (and its block worker) is made and warmed once, before the runs, as the service's
+ * runner keeps its adapter from its first job to the process's end: a worker thread starting under tsx
+ * (compiling its TypeScript) took 0.65–2.2 s of one live step per run, a start-up the service pays once.
+ * Besides the median of the runs' ratios, the p99 ratio over every run's steps pooled (a p99 of ~300 steps
+ * is their 3rd slowest: the pooled one is steadier).
  * (c) and (d) also log where the time of their slowest tenth of steps went: the node's head, the block
  * (fetch and parse), the block's transaction (commit), the rest (cursor read, event loop turns); (d) also
  * the steps that started with none of the backfill's block fetches in flight against those with some.
  * Between runs the chain state, outbox and jobs are emptied (subscriptions stay).
  *
  * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
- * BENCH_BACKFILL_LIVE (300 steps), BENCH_BACKFILL_PACE_MS (25), BENCH_BACKFILL_WORKERS (the chain's blockWorkers,
+ * BENCH_BACKFILL_LIVE (300 live steps alone; beside a backfill, as many as it lasts, at most 4 times that), BENCH_BACKFILL_PACE_MS (25), BENCH_BACKFILL_WORKERS (the chain's blockWorkers,
  * default the service's: each adapter, the follower's and the backfill's, reads blocks in worker threads of its
  * own), BENCH_BACKFILL_JOB_CONCURRENCY (the backfill's blocks fetched at once, blockJobs.concurrency; default
- * 8, as the bare fetch). BENCH_DURATION does not apply.
+ * 8, as the bare fetch), BENCH_BACKFILL_COMPARE (1: also (d'), the code before). BENCH_DURATION does not apply.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -55,6 +65,8 @@ import type { FakeUtxoNodeInfo } from './utxo-fake-node.ts';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const FAKE_NODE = join(ROOT, 'bench', 'utxo-fake-node.ts');
 const CONCURRENCY = 8;
+/** A live run beside a backfill takes at most this many times BENCH_BACKFILL_LIVE steps (the fake node's blocks). */
+const MAX_DURING_STEPS = 4;
 const CHAIN: ChainKey = { blockchain: 'bitcoin', network: 'testnet' };
 const TARGETS = { rateRatio: 0.7, p99Ratio: 1.2 };
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -105,8 +117,28 @@ async function bareFetch(adapter: ChainAdapter, blocks: number): Promise<number>
   return blocks / ((performance.now() - started) / 1000);
 }
 
+/**
+ * The runner as it was before the live block forecast: it waits only for the step in progress, never for the
+ * next one (`roomForFetch` is `idle`).
+ */
+class StepOnlyGate extends FollowerGate {
+  override roomForFetch(): Promise<void> {
+    return this.idle();
+  }
+}
+
+/**
+ * The backfill runner's adapter, made and warmed once (the service's runner keeps its own from its first
+ * job on); `background`: its block workers at the background priority, as the service makes it.
+ */
+async function runnerAdapter(chainConfig: ChainConfig & ChainKey, database: OpenDatabase, background: boolean): Promise<ChainAdapter> {
+  const adapter = countingFetches(createChainAdapter(chainConfig, { db: database.db, logger: silent, background }) as ChainAdapter);
+  await adapter.getBlock(1);
+  return adapter;
+}
+
 /** Starts a backfill job of blocks 1..blocks and its runner; resolves with blocks/s and when it ended. */
-async function backfill(database: OpenDatabase, chainConfig: ChainConfig & ChainKey, sub: Subscription, blocks: number, gate: FollowerGate) {
+async function backfill(database: OpenDatabase, adapter: ChainAdapter, sub: Subscription, blocks: number, gate: FollowerGate) {
   const job = await database.db.transaction('bench:job', (tx) =>
     createBlockJob(tx, {
       id: randomUUID(),
@@ -122,7 +154,7 @@ async function backfill(database: OpenDatabase, chainConfig: ChainConfig & Chain
   const runner = startBlockJobRunner({
     db: database.db,
     chain: CHAIN,
-    createAdapter: () => countingFetches(createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter),
+    createAdapter: () => ({ ...adapter, close: undefined }), // closed after the runs
     logger: silent,
     defaultConfirmations: 1,
     costs: { backfillPerCallback: 0n, replayPerCallback: 0n },
@@ -159,8 +191,23 @@ function countingFetches(adapter: ChainAdapter): ChainAdapter {
   };
 }
 
-/** The live follower applying `steps` blocks, one every paceMs: each step's milliseconds (fetch to callback committed), and when it started. */
-async function live(database: OpenDatabase, chainConfig: ChainConfig & ChainKey, sub: Subscription, steps: number, paceMs: number, gate: FollowerGate) {
+/**
+ * The live follower applying `steps` blocks (or, with `until`, as many as it takes for it to resolve), one
+ * every paceMs: each step's milliseconds (fetch to callback committed), and when it started.
+ */
+async function live(
+  database: OpenDatabase,
+  chainConfig: ChainConfig & ChainKey,
+  sub: Subscription,
+  steps: number,
+  paceMs: number,
+  gate: FollowerGate,
+  until?: Promise<unknown>,
+) {
+  let over = false;
+  void until?.finally(() => {
+    over = true;
+  });
   const index = new SubscriptionIndex(CHAIN.blockchain, CHAIN.network);
   index.add({ ...sub, isActive: true });
   const deps: FollowerDeps = {
@@ -187,12 +234,17 @@ async function live(database: OpenDatabase, chainConfig: ChainConfig & ChainKey,
   deps.adapter = { ...adapter, getHead: timed('head', adapter.getHead.bind(adapter)), getBlock: timed('block', adapter.getBlock.bind(adapter)) };
   deps.db = { ...database.db, transaction: timed('commit', database.db.transaction.bind(database.db)) as OpenDatabase['db']['transaction'] };
   const samples: { at: number; ms: number; parts: typeof parts; backfillInFlight: number }[] = [];
-  for (let i = 0; i < steps; i++) {
+  for (let i = 0; until ? !over && i < steps * MAX_DURING_STEPS : i < steps; i++) {
     parts.head = parts.block = parts.commit = 0;
     const at = performance.now();
     const backfillInFlight = backfillFetches.inFlight;
     gate.enter(); // as followChain does
-    const result = await applyNextBlock(deps, CHAIN).finally(() => gate.leave());
+    let result: Awaited<ReturnType<typeof applyNextBlock>> | undefined;
+    try {
+      result = await applyNextBlock(deps, CHAIN);
+    } finally {
+      gate.leave(result?.kind === 'applied');
+    }
     if (result.kind !== 'applied' || result.enqueued !== 1) throw new Error(`live step: ${JSON.stringify(result)}`);
     const ms = performance.now() - at;
     samples.push({ at, ms, parts: { ...parts }, backfillInFlight });
@@ -246,9 +298,10 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-backfill-'));
   let database: OpenDatabase | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.embedded?.stop());
-  log(`rendering ${blocks + liveSteps * 2} blocks of ${txPerBlock} transactions in the fake node (child process) ...`);
+  const chainBlocks = blocks + liveSteps * (MAX_DURING_STEPS + 1) + 5;
+  log(`rendering ${chainBlocks} blocks of ${txPerBlock} transactions in the fake node (child process) ...`);
   const [{ info }, opened] = await Promise.all([
-    startFakeNode(blocks + liveSteps * 2 + 5, txPerBlock),
+    startFakeNode(chainBlocks, txPerBlock),
     openDatabase({ ...loadConfig({ dataDir }, {}), databasePoolSize: 10 }),
   ]);
   database = opened;
@@ -269,15 +322,43 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
   const coins = (await insertUnlessTwin(database.db, customer.id, subscription(randomUUID(), 'ADDRESS_COINS_TRANSACTION_CONFIRMED', address))) as Subscription;
   const mined = (await insertUnlessTwin(database.db, customer.id, subscription(randomUUID(), 'BLOCK_MINED', null))) as Subscription;
 
+  const compare = (process.env.BENCH_BACKFILL_COMPARE ?? '1') !== '0';
   const gate = new FollowerGate();
+  const before = { gate: new StepOnlyGate(), adapter: compare ? await runnerAdapter(chainConfig, database, false) : undefined };
+  const runnerAdapterNow = await runnerAdapter(chainConfig, database, true);
   await bareFetch(adapter, Math.min(500, blocks)); // warm-up (JIT, connections), not counted
-  const figures: { bare: number; backfill: number; queued: number; liveP50: number; liveP99: number; withP50: number; withP99: number; withSteps: number }[] =
-    [];
+  type Samples = Awaited<ReturnType<typeof live>>;
+  const figures: {
+    bare: number;
+    backfill: number;
+    queued: number;
+    liveP50: number;
+    liveP99: number;
+    withP50: number;
+    withP99: number;
+    withSteps: number;
+    beforeP99?: number;
+  }[] = [];
+  const pooled: { alone: number[]; during: number[]; before: number[] } = { alone: [], during: [], before: [] };
+  /** (d) or (d'): live steps while a backfill of the whole range runs; the samples taken while it ran. */
+  const during = async (runnerGate: FollowerGate, runnerAdapterOf: ChainAdapter, label: string, run: number): Promise<Samples> => {
+    await reset(database as OpenDatabase, adapter, blocks);
+    const job = backfill(database as OpenDatabase, runnerAdapterOf, coins, blocks, runnerGate);
+    const samples = await live(database as OpenDatabase, chainConfig, mined, liveSteps, paceMs, runnerGate, job);
+    const { endedAt, blocksPerSecond } = await job;
+    const duringSamples = samples.filter((s) => s.at < endedAt);
+    const ms = duringSamples.map((s) => s.ms);
+    log(
+      `run ${run}: ${label} p50 ${round(p(ms, 50), 1)} ms, p99 ${round(p(ms, 99), 1)} ms over ${ms.length} steps (the backfill ${round(blocksPerSecond, 0)} blocks/s); ` +
+        `slowest tenth ${JSON.stringify(slowParts(duringSamples))}; ${byInFlight(duringSamples)}`,
+    );
+    return duringSamples;
+  };
   for (let run = 1; run <= runs; run++) {
     const bare = await bareFetch(adapter, blocks);
     log(`run ${run}: (a) bare fetch ${round(bare, 0)} blocks/s`);
     await reset(database, adapter, blocks);
-    const alone = await backfill(database, chainConfig, coins, blocks, gate);
+    const alone = await backfill(database, runnerAdapterNow, coins, blocks, gate);
     log(`run ${run}: (b) backfill ${round(alone.blocksPerSecond, 0)} blocks/s, ${alone.queued} callbacks queued, ratio ${round(alone.blocksPerSecond / bare)}`);
     await reset(database, adapter, blocks);
     const aloneSamples = await live(database, chainConfig, mined, liveSteps, paceMs, gate);
@@ -285,16 +366,17 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     log(
       `run ${run}: (c) live alone p50 ${round(p(liveAlone, 50), 1)} ms, p99 ${round(p(liveAlone, 99), 1)} ms; slowest tenth ${JSON.stringify(slowParts(aloneSamples))}`,
     );
-    await reset(database, adapter, blocks);
-    const during = backfill(database, chainConfig, coins, blocks, gate);
-    const samples = await live(database, chainConfig, mined, liveSteps, paceMs, gate);
-    const { endedAt } = await during;
-    const duringSamples = samples.filter((s) => s.at < endedAt);
-    const withBackfill = duringSamples.map((s) => s.ms);
-    log(
-      `run ${run}: (d) live during a backfill p50 ${round(p(withBackfill, 50), 1)} ms, p99 ${round(p(withBackfill, 99), 1)} ms over ${withBackfill.length} steps; ` +
-        `slowest tenth ${JSON.stringify(slowParts(duringSamples))}; ${byInFlight(duringSamples)}`,
-    );
+    // (d) and (d') in alternating order, so that neither always comes first after (c).
+    let withSamples: Samples = [];
+    let beforeSamples: Samples | undefined;
+    for (const which of run % 2 === 1 ? ['before', 'now'] : ['now', 'before']) {
+      if (which === 'now') withSamples = await during(gate, runnerAdapterNow, '(d) live during a backfill', run);
+      else if (before.adapter) beforeSamples = await during(before.gate, before.adapter, "(d') the same, the runner as before", run);
+    }
+    const withBackfill = withSamples.map((s) => s.ms);
+    pooled.alone.push(...liveAlone);
+    pooled.during.push(...withBackfill);
+    if (beforeSamples) pooled.before.push(...beforeSamples.map((s) => s.ms));
     figures.push({
       bare,
       backfill: alone.blocksPerSecond,
@@ -304,12 +386,21 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
       withP50: p(withBackfill, 50),
       withP99: p(withBackfill, 99),
       withSteps: withBackfill.length,
+      beforeP99:
+        beforeSamples &&
+        p(
+          beforeSamples.map((s) => s.ms),
+          99,
+        ),
     });
   }
   await adapter.close?.();
+  await runnerAdapterNow.close?.();
+  await before.adapter?.close?.();
   const m = (f: (x: (typeof figures)[number]) => number) => median(figures.map(f));
   const rateRatio = m((f) => f.backfill / f.bare);
   const p99Ratio = m((f) => f.withP99 / f.liveP99);
+  const pooledP99 = { alone: p(pooled.alone, 99), during: p(pooled.during, 99), before: compare ? p(pooled.before, 99) : undefined };
   return {
     benchmark: 'backfill',
     blocks,
@@ -352,6 +443,20 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     },
     p99Ratio: round(p99Ratio),
     p99RatioPerRun: figures.map((f) => round(f.withP99 / f.liveP99)),
+    pooled: {
+      steps: { alone: pooled.alone.length, during: pooled.during.length },
+      p99Ms: { alone: round(pooledP99.alone, 1), during: round(pooledP99.during, 1) },
+      p99Ratio: round(pooledP99.during / pooledP99.alone),
+    },
+    ...(compare && {
+      before: {
+        what: 'the runner as before (no forecast of the next live block, block workers at the process priority), same runs',
+        p99Ratio: round(m((f) => (f.beforeP99 as number) / f.liveP99)),
+        p99RatioPerRun: figures.map((f) => round((f.beforeP99 as number) / f.liveP99)),
+        pooledP99Ms: round(pooledP99.before as number, 1),
+        pooledP99Ratio: round((pooledP99.before as number) / pooledP99.alone),
+      },
+    }),
     targets: TARGETS,
     met: { rate: rateRatio >= TARGETS.rateRatio, latency: p99Ratio <= TARGETS.p99Ratio },
     loadAverage: loadavg().map((l) => round(l)),

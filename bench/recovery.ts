@@ -28,8 +28,12 @@
  * delivered/s (from the request to the last recovered callback's outcome). Reported: each round and the
  * medians, with the load average.
  *
- * Environment: BENCH_DURATION; BENCH_RECOVERY_RUNS; BENCH_RECOVERY_COUNT (callbacks per round, default
- * 100,000; a smaller count is an experiment).
+ * Against the code before (BENCH_RECOVERY_BEFORE: the `bin/herald.js` of a build of it): the rounds
+ * alternate between that service and this one (the other first), each round on a service started for it
+ * (warm-up, baseline, recovery, baseline), so both run in the same conditions; medians per service.
+ *
+ * Environment: BENCH_DURATION; BENCH_RECOVERY_RUNS (rounds per service); BENCH_RECOVERY_COUNT (callbacks
+ * per round, default 100,000; a smaller count is an experiment); BENCH_RECOVERY_BEFORE.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -154,6 +158,7 @@ function produceLive(db: Db, customerId: string, subscriptions: { id: string; ur
 export default async function recoveryBenchmark(options: { duration: number }): Promise<Record<string, unknown>> {
   const runs = envInt('BENCH_RECOVERY_RUNS', 3);
   const count = envInt('BENCH_RECOVERY_COUNT', 100_000);
+  const beforeBin = process.env.BENCH_RECOVERY_BEFORE || undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-recovery-'));
   let database: OpenDatabase | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.close());
@@ -182,29 +187,34 @@ export default async function recoveryBenchmark(options: { duration: number }): 
     }
     const started = performance.now();
     const recoverUrls: string[] = [];
-    for (let r = 0; r < runs; r++) {
+    const rounds = beforeBin ? runs * 2 : runs;
+    for (let r = 0; r < rounds; r++) {
       const url = `${recoverUrl}/recover/${r}`;
       await buildFailed(db, recovering.id, await insertBenchSubscription(db, recovering.id, url), url, count);
       recoverUrls.push(url);
     }
     await db.query('bench:vacuum', 'VACUUM (ANALYZE) callbacks');
-    log(`built ${runs} × ${count} failed callbacks in ${Math.round(performance.now() - started)} ms`);
+    log(`built ${rounds} × ${count} failed callbacks in ${Math.round(performance.now() - started)} ms`);
 
     const apiPort = await freePort();
-    const service = startChild(process.execPath, [HERALD, 'serve', '--roles', 'api,delivery', '--port', String(apiPort), '--data-dir', dataDir], {
-      env: {
-        DATABASE_URL: '',
-        HERALD_CONFIG: '',
-        HERALD_DATA_DIR: '',
-        HERALD_ROLES: '',
-        HERALD_LOG_LEVEL: 'info',
-        HERALD_DELIVERY_ALLOW_NETWORKS: '127.0.0.1/32,::1/128',
-        HERALD_DELIVERY_CA_FILE: caFile,
-      },
-      label: 'service',
-    });
+    const startService = async (bin: string, label: string) => {
+      const child = startChild(process.execPath, [bin, 'serve', '--roles', 'api,delivery', '--port', String(apiPort), '--data-dir', dataDir], {
+        env: {
+          DATABASE_URL: '',
+          HERALD_CONFIG: '',
+          HERALD_DATA_DIR: '',
+          HERALD_ROLES: '',
+          HERALD_LOG_LEVEL: 'info',
+          HERALD_DELIVERY_ALLOW_NETWORKS: '127.0.0.1/32,::1/128',
+          HERALD_DELIVERY_CA_FILE: caFile,
+        },
+        label,
+      });
+      await waitForOk(`${apiUrl}/readyz`, { child });
+      return child;
+    };
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    await waitForOk(`${apiUrl}/readyz`, { child: service });
+    let service = await startService(HERALD, 'service');
     const pm = postmasterPid(dataDir);
     const countPaths = async (receiver: typeof liveReceiver, prefix: string) =>
       Object.entries((await receiver.stats()).counts).reduce((n, [path, c]) => (path.startsWith(prefix) ? n + c : n), 0);
@@ -309,39 +319,61 @@ export default async function recoveryBenchmark(options: { duration: number }): 
       };
     };
 
-    const baselines = [(await window('baseline 1', baseline)).figures];
-    const rounds = [];
-    for (let r = 0; r < runs; r++) {
-      const during = await window(`round ${r + 1}: recovery of ${count}`, () => recover(r));
-      log(`round ${r + 1}: recovery ${JSON.stringify(during.result)}`);
-      baselines.push((await window(`baseline ${r + 2}`, baseline)).figures);
-      const before = baselines[r]?.liveCallbacksPerSecond as number;
-      const after = baselines[r + 1]?.liveCallbacksPerSecond as number;
-      const dropPct = round((1 - during.figures.liveCallbacksPerSecond / ((before + after) / 2)) * 100);
-      log(`round ${r + 1}: live drop ${dropPct} %`);
-      rounds.push({ live: during.figures, recovery: during.result, baselinePerSecond: Math.round((before + after) / 2), dropPct });
+    type Round = {
+      service: 'now' | 'before';
+      live: Awaited<ReturnType<typeof window>>['figures'];
+      recovery: Awaited<ReturnType<typeof recover>>;
+      baselinePerSecond: number;
+      dropPct: number;
+    };
+    const results: Round[] = [];
+    const baselines: Round['live'][] = [];
+    for (let r = 0; r < rounds; r++) {
+      // With a service before: each round on a service of its own, the code before first, then alternating.
+      const which = beforeBin && r % 2 === 0 ? 'before' : 'now';
+      if (beforeBin) {
+        await service.stop('SIGTERM', 20_000);
+        service = await startService(which === 'before' ? beforeBin : HERALD, `service (${which})`);
+        await sleep(3_000); // its worker's connections and JIT warm
+      }
+      let before = baselines.at(-1);
+      if (r === 0 || beforeBin || !before) {
+        before = (await window(`round ${r + 1} (${which}): baseline before`, baseline)).figures;
+        baselines.push(before);
+      }
+      const during = await window(`round ${r + 1} (${which}): recovery of ${count}`, () => recover(r));
+      log(`round ${r + 1} (${which}): recovery ${JSON.stringify(during.result)}`);
+      const after = (await window(`round ${r + 1} (${which}): baseline after`, baseline)).figures;
+      baselines.push(after);
+      const mean = (before.liveCallbacksPerSecond + after.liveCallbacksPerSecond) / 2;
+      const dropPct = round((1 - during.figures.liveCallbacksPerSecond / mean) * 100);
+      log(`round ${r + 1} (${which}): live drop ${dropPct} %`);
+      results.push({ service: which, live: during.figures, recovery: during.result, baselinePerSecond: Math.round(mean), dropPct });
     }
     const produced = await producer.stop();
     await service.stop('SIGTERM', 20_000);
     await Promise.all([liveReceiver.child.stop('SIGTERM', 10_000), recoverReceiver.child.stop('SIGTERM', 10_000)]);
 
-    const dropPct = median(rounds.map((r) => r.dropPct));
-    const pass = { liveDrop: dropPct <= TARGETS.liveDropPct };
+    const medians = (of: Round[]) => ({
+      liveDropPct: median(of.map((r) => r.dropPct)),
+      baselinePerSecond: median(of.map((r) => r.baselinePerSecond)),
+      liveDuringRecoveryPerSecond: median(of.map((r) => r.live.liveCallbacksPerSecond)),
+      recoveryQueuedPerSecond: median(of.map((r) => r.recovery.queuedPerSecond)),
+      recoveryDeliveredPerSecond: median(of.map((r) => r.recovery.deliveredPerSecond)),
+      recoverySeconds: median(of.map((r) => r.recovery.deliverSeconds)),
+    });
+    const now = medians(results.filter((r) => r.service === 'now'));
+    const pass = { liveDrop: now.liveDropPct <= TARGETS.liveDropPct };
     return {
       bench: 'recovery',
       ...(count !== 100_000 && { experiment: { count } }),
       runs,
       recoveredPerRound: count,
       liveProduced: produced,
-      median: {
-        liveDropPct: dropPct,
-        baselinePerSecond: median(rounds.map((r) => r.baselinePerSecond)),
-        liveDuringRecoveryPerSecond: median(rounds.map((r) => r.live.liveCallbacksPerSecond)),
-        recoveryQueuedPerSecond: median(rounds.map((r) => r.recovery.queuedPerSecond)),
-        recoveryDeliveredPerSecond: median(rounds.map((r) => r.recovery.deliveredPerSecond)),
-      },
+      median: now,
+      ...(beforeBin && { before: { bin: beforeBin, median: medians(results.filter((r) => r.service === 'before')) } }),
       loadAverage1m: { min: round(Math.min(...loads), 2), max: round(Math.max(...loads), 2) },
-      rounds,
+      rounds: results,
       baselines,
       targets: { liveDropPct: `<=${TARGETS.liveDropPct}` },
       pass: { ...pass, all: Object.values(pass).every(Boolean) },

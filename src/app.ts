@@ -195,7 +195,12 @@ async function startChainFollowing(config: Config, database: OpenDatabase, logge
     logger,
     metrics,
     createAdapter: (chain, options) =>
-      createChainAdapter(chain, { db: database.db, logger, ...(options?.reportNodes !== false && { onNodes: nodeReporter(database.db, chain, logger) }) }),
+      createChainAdapter(chain, {
+        db: database.db,
+        logger,
+        background: options?.background,
+        ...(options?.reportNodes !== false && { onNodes: nodeReporter(database.db, chain, logger) }),
+      }),
   });
 }
 

@@ -25,7 +25,16 @@ export interface ChainAdapterDeps {
   logger: Logger;
   /** Told every node's health after each round (the ingest role stores it; see pool.ts). */
   onNodes?: (views: NodeView[]) => void;
+  /**
+   * The adapter serves background work (backfill and replay jobs) beside the chain's follower: its block
+   * worker threads run at a lower CPU priority (BACKGROUND_NICE), so on a busy machine the live block's
+   * threads get the cores first.
+   */
+  background?: boolean;
 }
+
+/** The nice level of a background adapter's block workers (0 is the process's; 19 the lowest). */
+export const BACKGROUND_NICE = 10;
 
 export function createChainAdapter(chain: ChainConfig & ChainKey, deps: ChainAdapterDeps): NodePool | undefined {
   const urls = chainNodes(chain);
@@ -100,6 +109,7 @@ function createNodeAdapter(
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger,
         blockWorkers: chain.blockWorkers ?? DEFAULT_BLOCK_WORKERS,
+        blockWorkerNice: deps.background ? BACKGROUND_NICE : undefined,
       });
     default:
       return undefined;

@@ -8,14 +8,15 @@
  * holding row locks the delivery worker's recording would wait on.
  *
  * Recovered callbacks give way to live ones (target: 100,000 recovered without slowing live delivery by
- * more than 10 %, `npm run bench -- recovery`). The worker spends the same CPU on a recovered callback
- * as on a live one, so when live delivery keeps it busy, every recovered callback sent is a live one not
- * sent. Hence the pacing, from this process's worker's live load (worker.ts liveLoad):
+ * more than 10 %, `npm run bench -- recovery`). When live delivery keeps the worker busy, a recovered
+ * callback sent may be a live one not sent. Hence the pacing, from this process's worker's live load
+ * (worker.ts liveLoad):
  *   - live callbacks flowing (at least BUSY_LIVE_PER_SECOND sent in the last second) and waiting (one
  *     waited at least BUSY_LAG_MS from due to sent): the worker is saturated. A chunk is then at most
- *     about two seconds of recovered callbacks at `liveShare` (default 5 %) of the live rate, due one
- *     after the other at that rate (spread due times, so the worker never holds a burst of them), and
- *     the next chunk follows when those are due;
+ *     about two seconds of recovered callbacks at a share of the live rate, due one after the other at
+ *     that rate (spread due times, so the worker never holds a burst of them), and the next chunk follows
+ *     when those are due. The share starts at `liveShare` (default 5 %) and adapts to what the chunks
+ *     cost the live rate, measured against the live rate alone in short pauses (recovery-pace.ts);
  *   - otherwise: full speed, but at most two chunks not yet sent, so that live callbacks arriving later
  *     do not find a whole job's callbacks due ahead of them.
  * Each runner sees its own process's worker; several delivery processes share the queue, so each one's
@@ -24,6 +25,7 @@
 import type { Logger } from 'pino';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { countUnattempted, queueRecoveryChunk, unfinishedRecoveries } from '../store/recoveries.ts';
+import { PROBE_MS, RecoveryPace, START_SHARE } from './recovery-pace.ts';
 import type { Clock, LiveLoad } from './worker.ts';
 
 /** Below this many live callbacks sent per second the worker has room to spare: no pacing. */
@@ -46,13 +48,18 @@ export interface RecoveryRunnerOptions {
   chunk?: number;
   /** The delivery worker's live load; without it, no pacing. */
   liveLoad?: () => LiveLoad;
-  /** The share of the live rate recovered callbacks get while live delivery is saturated; default 0.05. */
+  /** The share of the live rate recovered callbacks start at while live delivery is saturated (then adapted); default 0.05. */
   liveShare?: number;
 }
 
 /** What the next chunk is: how many callbacks, how far apart they fall due (ms). */
-export function chunkPace(load: LiveLoad | undefined, chunk: number, liveShare: number): { size: number; spacingMs: number } {
-  if (!load || load.sentPerSecond < BUSY_LIVE_PER_SECOND || load.lagMs < BUSY_LAG_MS) return { size: chunk, spacingMs: 0 };
+/** Live delivery keeps the worker busy: recovered callbacks are paced. */
+export function saturated<L extends Pick<LiveLoad, 'sentPerSecond' | 'lagMs'>>(load: L | undefined): load is L {
+  return load !== undefined && load.sentPerSecond >= BUSY_LIVE_PER_SECOND && load.lagMs >= BUSY_LAG_MS;
+}
+
+export function chunkPace(load: Pick<LiveLoad, 'sentPerSecond' | 'lagMs'> | undefined, chunk: number, liveShare: number): { size: number; spacingMs: number } {
+  if (!saturated(load)) return { size: chunk, spacingMs: 0 };
   const perSecond = Math.max(MIN_PACED_PER_SECOND, liveShare * load.sentPerSecond);
   return { size: Math.max(1, Math.min(chunk, Math.round(perSecond * 2))), spacingMs: 1000 / perSecond };
 }
@@ -73,7 +80,7 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
   let woken = false;
   let failures = 0;
 
-  const liveShare = options.liveShare ?? 0.05;
+  const liveShare = options.liveShare ?? START_SHARE;
   let stopped: () => void = () => undefined;
   const stopping = new Promise<void>((resolve) => {
     stopped = resolve;
@@ -85,8 +92,36 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
     // The chunk before the last: the next one waits until it has been sent (at most two chunks unsent).
     let previous: string[] = [];
     let last: string[] = [];
+    const adaptive = new RecoveryPace(liveShare);
+    /** The live counter and time when the paced chunk being sent was queued: the live rate beside it. */
+    let beside: { sentTotal: number; at: number } | undefined;
+    /** Waits (at most MAX_WAIT_MS) until every callback of `ids` has been sent once. */
+    const sent = async (ids: string[]) => {
+      for (const started = performance.now(); running && performance.now() - started < MAX_WAIT_MS; await pause(50)) {
+        if ((await countUnattempted(db, ids)) === 0) return;
+      }
+    };
     for (;;) {
-      const pace = chunkPace(options.liveLoad?.(), chunk, liveShare);
+      let load = options.liveLoad?.();
+      if (beside && load) {
+        const ms = performance.now() - beside.at;
+        if (saturated(load) && ms > 0) adaptive.observed(((load.sentTotal - beside.sentTotal) * 1000) / ms, ms);
+        beside = undefined;
+      }
+      if (saturated(load) && adaptive.needsProbe() && options.liveLoad) {
+        // A probe: nothing of the job left to send, then the live rate alone for PROBE_MS.
+        await sent(last);
+        const from = { sentTotal: options.liveLoad().sentTotal, at: performance.now() };
+        await pause(PROBE_MS);
+        if (!running) return;
+        load = options.liveLoad();
+        adaptive.probed(((load.sentTotal - from.sentTotal) * 1000) / (performance.now() - from.at));
+        logger.info(
+          { recoveryId: id, livePerSecond: Math.round(adaptive.reference ?? 0), share: adaptive.share },
+          'recovery paced beside saturated live delivery',
+        );
+      }
+      const pace = chunkPace(load, chunk, adaptive.share);
       const { result, queued } = await queueRecoveryChunk(db, id, {
         chunk: pace.size,
         costPerCallback: options.costPerCallback,
@@ -100,11 +135,10 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
       if (!running) return;
       previous = last;
       last = queued;
+      if (pace.spacingMs > 0 && load) beside = { sentTotal: load.sentTotal, at: performance.now() };
       if (pace.spacingMs > 0) await pause(queued.length * pace.spacingMs);
       else await new Promise((resolve) => setImmediate(resolve)); // let the delivery worker's own queries in
-      for (const started = performance.now(); running && performance.now() - started < MAX_WAIT_MS; await pause(50)) {
-        if ((await countUnattempted(db, previous)) === 0) break;
-      }
+      await sent(previous);
       if (!running) return;
     }
   };

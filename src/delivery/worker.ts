@@ -39,6 +39,8 @@ export interface LiveLoad {
   sentPerSecond: number;
   /** The longest any of them (in that second and this one) waited from due to sending. */
   lagMs: number;
+  /** Live callbacks whose sending started since the worker started: a counter, for rates over any interval. */
+  sentTotal: number;
 }
 
 export interface DeliveryWorker {
@@ -171,6 +173,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   let bucketStart = performance.now();
   let current = { sent: 0, lagMs: 0 };
   let last = { sent: 0, lagMs: 0 };
+  let sentTotal = 0;
   const rollBuckets = () => {
     const elapsed = performance.now() - bucketStart;
     if (elapsed < 1000) return;
@@ -184,6 +187,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     if (!callback.recovered) {
       rollBuckets();
       current.sent++;
+      sentTotal++;
       current.lagMs = Math.max(current.lagMs, now.getTime() - callback.dueAt.getTime());
     }
     const body = Buffer.from(callback.body);
@@ -301,7 +305,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     wake,
     liveLoad() {
       rollBuckets();
-      return { sentPerSecond: last.sent, lagMs: Math.max(last.lagMs, current.lagMs) };
+      return { sentPerSecond: last.sent, lagMs: Math.max(last.lagMs, current.lagMs), sentTotal };
     },
     settled: () =>
       inFlight === 0

@@ -64,13 +64,27 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
   let resolveSpends = false;
   // The live block first (gate.ts): no request to the node and no query starts while the follower applies
   // a block, and a block that arrives meanwhile waits for it to be over before its spends are looked up.
-  // So at most the fetches already in flight when the live block came share its time.
+  // So at most the fetches already in flight when the live block came share its time, and near the next
+  // expected live block only one is started at a time (roomForFetch), so that few are.
+  let inFlight = 0;
+  /** A fetch's time (node request, parse, spends), a moving average: how early before a live block to hold back. */
+  let fetchMs = 5;
   const fetchBlock = async (height: number) => {
-    await options.gate?.idle();
-    const block = await adapterOf().getBlock(height);
-    if (!resolveSpends) return block;
-    await options.gate?.idle();
-    return await ledger.resolveSpends(db, chain, block);
+    if (options.gate) await options.gate.roomForFetch(() => inFlight, Math.max(2, fetchMs * 1.5));
+    inFlight++;
+    let started = performance.now();
+    let ms = 0;
+    try {
+      const block = await adapterOf().getBlock(height);
+      if (!resolveSpends) return block;
+      ms = performance.now() - started;
+      await options.gate?.idle();
+      started = performance.now();
+      return await ledger.resolveSpends(db, chain, block);
+    } finally {
+      inFlight--;
+      fetchMs += (ms + performance.now() - started - fetchMs) / 8;
+    }
   };
   const prefetch = new BlockPrefetcher({ getBlock: fetchBlock }, options.concurrency ?? 8);
   let running = true;

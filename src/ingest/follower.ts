@@ -366,7 +366,12 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
       try {
         announced = false;
         options.gate?.enter();
-        const result = await applyNextBlock(deps, chain).finally(() => options.gate?.leave());
+        let result: StepResult | undefined;
+        try {
+          result = await applyNextBlock(deps, chain);
+        } finally {
+          options.gate?.leave(result?.kind === 'applied');
+        }
         options.onStep?.(result);
         if (result.kind === 'reorganised' || result.kind === 'raced' || result.kind === 'reorganisation-refused') prefetch.clear();
         // The head came from the node set aside: ask the eligible ones again.

@@ -78,4 +78,90 @@ describe('FollowerGate', () => {
     expect(elapsed).toBeGreaterThanOrEqual(99);
     expect(elapsed).toBeLessThan(5000);
   });
+
+  it('nextBlockAt() forecasts the next applied block from the pace of the recent ones; steps that applied nothing do not count', async () => {
+    const gate = new FollowerGate();
+    const step = async (applied: boolean) => {
+      gate.enter();
+      gate.leave(applied);
+    };
+    for (let i = 0; i < 3; i++) {
+      await step(true);
+      await sleep(30);
+    }
+    expect(gate.nextBlockAt()).toBeUndefined(); // three starts: too few to tell a pace
+    await step(false); // a head poll that found nothing
+    await step(true);
+    const next = gate.nextBlockAt();
+    expect(next).toBeDefined();
+    const pace = (next?.at as number) - performance.now();
+    expect(pace).toBeGreaterThan(20); // about 30 ms from the last start (timers may fire late, never early)
+    expect(pace).toBeLessThan(200);
+    expect(next?.lateMs).toBeGreaterThan(5);
+  });
+
+  it('roomForFetch() starts any number of fetches far from the next block, one at a time near it, and all again once it came', async () => {
+    const gate = new FollowerGate();
+    for (let i = 0; i < 5; i++) {
+      await sleep(40);
+      gate.enter();
+      gate.leave(true);
+    }
+    // No forecast yet or far from it: at once, whatever is in flight.
+    const forecast = gate.nextBlockAt() as { at: number };
+    expect(forecast.at - performance.now()).toBeGreaterThan(10);
+    let inFlight = 5;
+    await gate.roomForFetch(() => inFlight, 2);
+    // Near the next block (a lead as long as the whole pace): held while one is in flight ...
+    let through = false;
+    const held = gate
+      .roomForFetch(() => inFlight, 1000)
+      .then(() => {
+        through = true;
+      });
+    await sleep(10);
+    expect(through).toBe(false);
+    // ... and let through when none is.
+    inFlight = 0;
+    await held;
+    expect(through).toBe(true);
+  });
+
+  it('roomForFetch() holds a second fetch near the next block until the live step has come and gone', async () => {
+    // A slow pace (500 ms), so that the timers of a busy machine stay inside the forecast's window.
+    const gate = new FollowerGate();
+    for (let i = 0; i < 5; i++) {
+      await sleep(500);
+      gate.enter();
+      gate.leave(true);
+    }
+    const { at } = gate.nextBlockAt() as { at: number };
+    await sleep(Math.max(0, at - 150 - performance.now()));
+    let after = false;
+    const waiting = gate
+      .roomForFetch(() => 1, 200)
+      .then(() => {
+        after = true;
+      });
+    await sleep(5);
+    gate.enter();
+    await sleep(5);
+    expect(after).toBe(false);
+    gate.leave(true);
+    await waiting;
+    expect(after).toBe(true);
+  });
+
+  it('roomForFetch() is never stuck: a forecast block that does not come stops holding fetches back', async () => {
+    const gate = new FollowerGate();
+    for (let i = 0; i < 5; i++) {
+      await sleep(20);
+      gate.enter();
+      gate.leave(true);
+    }
+    await sleep(15);
+    const started = performance.now();
+    await gate.roomForFetch(() => 3, 15); // near the forecast, 3 in flight: held only until it is past
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
 });

@@ -36,8 +36,12 @@ const OPENINGS_MIN_GAP_MS = 1_000;
 /** Waits `ms` (nothing when <= 0), or until `signal` aborts. */
 const sleepUnlessAborted = (ms: number, signal: AbortSignal) => (ms > 0 ? timeout(ms, undefined, { signal }).catch(() => undefined) : Promise.resolve());
 
-/** `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not report the chain's nodes again. */
-export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean }) => ChainAdapter | undefined;
+/**
+ * `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not
+ * report the chain's nodes again; `background: true`: its work comes after the follower's (lower CPU priority
+ * for its block worker threads).
+ */
+export type AdapterFactory = (chain: ChainConfig & ChainKey, options?: { reportNodes?: boolean; background?: boolean }) => ChainAdapter | undefined;
 
 export interface IngestService {
   /** The chains this process follows. */
@@ -111,7 +115,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
     f.jobs = startBlockJobRunner({
       db,
       chain: f.key,
-      createAdapter: () => deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] }, { reportNodes: false }),
+      createAdapter: () => deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] }, { reportNodes: false, background: true }),
       logger,
       defaultConfirmations: f.confirmations,
       costs: { backfillPerCallback: BigInt(config.costs.backfillPerCallback), replayPerCallback: BigInt(config.costs.replayPerCallback) },

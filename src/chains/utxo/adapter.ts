@@ -56,6 +56,8 @@ export interface UtxoAdapterOptions {
    * calling thread. The service passes the chain's blockWorkers setting (default 1).
    */
   blockWorkers?: number;
+  /** The block workers' nice level (block-worker-protocol.ts): background adapters (backfill, replay) run theirs lower. */
+  blockWorkerNice?: number;
 }
 
 export interface UtxoCapabilities {
@@ -111,7 +113,17 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     (options.blockWorkers ?? 0) > 0
       ? createBlockWorkerPool(
           options.blockWorkers as number,
-          { blockchain, network, rpcUrl: options.rpcUrl, auth: options.auth, timeoutMs: options.timeoutMs, exactAmounts, concurrency, log },
+          {
+            blockchain,
+            network,
+            rpcUrl: options.rpcUrl,
+            auth: options.auth,
+            timeoutMs: options.timeoutMs,
+            exactAmounts,
+            concurrency,
+            nice: options.blockWorkerNice,
+            log,
+          },
           logger,
         )
       : undefined;

@@ -21,6 +21,11 @@ export interface BlockWorkerSetup {
   timeoutMs?: number;
   exactAmounts: boolean;
   concurrency: number;
+  /**
+   * The worker thread's nice level (Linux setpriority on the thread), 0 or absent: the process's own. Workers
+   * of background work (backfill, replay) run lower, so the CPU goes to the live follower's threads first.
+   */
+  nice?: number;
   /** Fields of every log line (chain, redacted node URL). */
   log: Record<string, unknown>;
 }

@@ -3,7 +3,7 @@
  * in-process normalisation, node failures and garbage come back as the same error classes, a worker that
  * dies fails its block with a retryable error and is replaced, and the compact form carries every amount.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type StubReply, startUtxoRpcStub, type UtxoRpcStub } from '../../../test/support/utxo-rpc-stub.ts';
@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 /** A node with blocks 50001 and 50002 (verbosity 2); `override` answers a method first. */
-async function start(override = new Map<string, (params: unknown[]) => StubReply>()): Promise<{ stub: UtxoRpcStub; pool: BlockWorkerPool }> {
+async function start(override = new Map<string, (params: unknown[]) => StubReply>(), nice?: number): Promise<{ stub: UtxoRpcStub; pool: BlockWorkerPool }> {
   const blocks = [B50001, B50002];
   const stub = await startUtxoRpcStub((method, params) => {
     const o = override.get(method);
@@ -49,7 +49,7 @@ async function start(override = new Map<string, (params: unknown[]) => StubReply
   });
   const pool = createBlockWorkerPool(
     2,
-    { ...BTC, rpcUrl: stub.url, timeoutMs: 400, exactAmounts: true, concurrency: 4, log: {} },
+    { ...BTC, rpcUrl: stub.url, timeoutMs: 400, exactAmounts: true, concurrency: 4, nice, log: {} },
     { info: () => undefined, warn: () => undefined },
   );
   cleanups.push(
@@ -106,6 +106,19 @@ describe('block workers', () => {
     expect(await pool.getBlock(50002)).toEqual(normalizeUtxoBlock({ block: B50002 }, BTC));
     const after = pool.threads().map((w) => w.threadId);
     expect(after.some((id) => before.some((w) => w.threadId === id))).toBe(false);
+  });
+
+  it.runIf(process.platform === 'linux')('a background pool runs its worker threads at the nice level asked, the rest of the process at its own', async () => {
+    /** Each thread of this process: its nice level (field 19 of its stat, counted after the name's closing parenthesis). */
+    const niceLevels = () =>
+      readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(')').at(-1)?.trim().split(' ')[16]));
+    const main = Number(readFileSync('/proc/self/stat', 'utf8').split(')').at(-1)?.trim().split(' ')[16]);
+    const target = Math.min(19, main + 7);
+    const before = niceLevels().filter((n) => n === target).length;
+    const { pool } = await start(undefined, target);
+    await Promise.all([pool.getBlock(50001), pool.getBlock(50002)]);
+    expect(niceLevels().filter((n) => n === target).length).toBe(before + 2);
+    expect(Number(readFileSync('/proc/self/stat', 'utf8').split(')').at(-1)?.trim().split(' ')[16])).toBe(main);
   });
 });
 
