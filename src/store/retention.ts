@@ -29,9 +29,18 @@ export interface PrunedBatch {
   found: number;
   /** finished_at of the newest callback found: the next batch starts there. */
   lastFinishedAt: Date | null;
+  /** A row another transaction held made the batch give up waiting and run again, skipping held rows. */
+  skippedHeld: boolean;
 }
 
-type BatchOptions = { status: FinishedStatus; before: Date; limit: number; from?: Date | null };
+interface BatchOptions {
+  status: FinishedStatus;
+  before: Date;
+  limit: number;
+  from?: Date | null;
+  /** The longest wait for a held callback before the batch runs again skipping held rows (default BATCH_LOCK_TIMEOUT_MS). */
+  lockWaitMs?: number;
+}
 
 /**
  * How long a batch waits for a row another transaction holds before it gives up and runs again as a
@@ -64,7 +73,7 @@ export async function pruneFinishedBatch(db: Db, options: BatchOptions): Promise
     return await runBatch(db, options, 'wait-briefly');
   } catch (error) {
     if (!(error instanceof DbError && error.sqlstate === LOCK_NOT_AVAILABLE)) throw error;
-    return await runBatch(db, options, 'skip-locked');
+    return { ...(await runBatch(db, options, 'skip-locked')), skippedHeld: true };
   }
 }
 
@@ -75,7 +84,8 @@ async function runBatch(db: Db, options: BatchOptions, mode: 'wait-briefly' | 's
     await tx.query('retention:async-commit', 'SET LOCAL synchronous_commit = off');
     // The counters' trigger lifts this limit for its own statements (migration 027): only the wait for
     // a callback is cut short.
-    if (mode === 'wait-briefly') await tx.query('retention:lock-timeout', `SET LOCAL lock_timeout = '${BATCH_LOCK_TIMEOUT_MS}ms'`);
+    const waitMs = Math.max(1, Math.round(options.lockWaitMs ?? BATCH_LOCK_TIMEOUT_MS));
+    if (mode === 'wait-briefly') await tx.query('retention:lock-timeout', `SET LOCAL lock_timeout = ${waitMs}`);
     return await deleteBatch(tx, options, mode);
   });
 }
@@ -103,12 +113,13 @@ const BATCH_SQL = {
 };
 
 async function deleteBatch(tx: Queryable, options: BatchOptions, mode: 'wait-briefly' | 'skip-locked'): Promise<PrunedBatch> {
-  const [row] = await tx.query<{ callbacks: number; attempts: number; found: number; last: Date | null }>(
-    `retention:prune-batch-${mode}`,
-    BATCH_SQL[mode],
-    [options.status, options.before, options.limit, options.from ?? '-infinity'],
-  );
-  return { callbacks: row?.callbacks ?? 0, attempts: row?.attempts ?? 0, found: row?.found ?? 0, lastFinishedAt: row?.last ?? null };
+  const [row] = await tx.query<{ callbacks: number; attempts: number; found: number; last: Date | null }>(`retention:prune-batch-${mode}`, BATCH_SQL[mode], [
+    options.status,
+    options.before,
+    options.limit,
+    options.from ?? '-infinity',
+  ]);
+  return { callbacks: row?.callbacks ?? 0, attempts: row?.attempts ?? 0, found: row?.found ?? 0, lastFinishedAt: row?.last ?? null, skippedHeld: false };
 }
 
 /** How many callbacks (and their attempts) pruning `status` before `before` would delete now. */
