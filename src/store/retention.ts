@@ -44,9 +44,9 @@ interface BatchOptions {
 
 /**
  * How long a batch waits for a row another transaction holds before it gives up and runs again as a
- * batch that skips held rows. Well under deadlock_timeout (1 s by default): a transaction that waits
- * for a row the batch has already deleted while the batch waits for one of its rows is never a
- * deadlock that the other side loses, as the batch has given up (and released everything) first.
+ * batch that skips held rows. Far shorter than deadlock_timeout (1 s by default): a transaction that
+ * waits for a row the batch has already deleted while the batch waits for one of its rows finds the
+ * batch gone (rolled back, its locks released) before a deadlock check would roll back either side.
  */
 export const BATCH_LOCK_TIMEOUT_MS = 50;
 
