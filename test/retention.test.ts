@@ -10,7 +10,9 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRetention } from '../src/config/config.ts';
 import { pauseAfter, pruneOldCallbacks } from '../src/delivery/retention.ts';
+import { enqueueCallbacks, requeueCallback } from '../src/store/callbacks.ts';
 import { createDb, type Db } from '../src/store/db.ts';
+import { pruneFinishedBatch } from '../src/store/retention.ts';
 import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
 
@@ -23,7 +25,17 @@ const OTHER_EVENT = 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED';
  */
 async function insertCallbacks(
   db: Db,
-  options: { status: string; ageDays: number; now: Date; count?: number; attempts?: number; subscriptionId?: string; eventType?: string; key?: string },
+  options: {
+    status: string;
+    ageDays: number;
+    now: Date;
+    count?: number;
+    attempts?: number;
+    subscriptionId?: string;
+    eventType?: string;
+    key?: string;
+    customerId?: string;
+  },
 ): Promise<string[]> {
   const at = new Date(options.now.getTime() - options.ageDays * DAY);
   // Callbacks and their attempts in one statement: a running pruner must never see a finished callback whose
@@ -34,14 +46,23 @@ async function insertCallbacks(
     `WITH made AS (
        INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, status,
          next_attempt_at, created_at, finished_at)
-       SELECT gen_random_uuid(), 1, coalesce($4::uuid, gen_random_uuid()), $5, coalesce($6, 'k' || g || '-' || gen_random_uuid()), '{}',
+       SELECT gen_random_uuid(), $8::bigint, coalesce($4::uuid, gen_random_uuid()), $5, coalesce($6, 'k' || g || '-' || gen_random_uuid()), '{}',
          'https://hooks.example.com/x', 'https://hooks.example.com:443', $1::text, $2, $2, CASE WHEN $1::text = 'pending' THEN NULL ELSE $2::timestamptz END
        FROM generate_series(1, $3::int) g RETURNING id),
      tried AS (
        INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status)
        SELECT id, n, $2, 5, 200 FROM made, generate_series(1, $7::int) n)
      SELECT id FROM made`,
-    [options.status, at, options.count ?? 1, options.subscriptionId ?? null, options.eventType ?? OTHER_EVENT, options.key ?? null, options.attempts ?? 2],
+    [
+      options.status,
+      at,
+      options.count ?? 1,
+      options.subscriptionId ?? null,
+      options.eventType ?? OTHER_EVENT,
+      options.key ?? null,
+      options.attempts ?? 2,
+      options.customerId ?? '1',
+    ],
   );
   const ids = rows.map((r) => r.id);
   return ids;
@@ -187,6 +208,155 @@ describe('the retention pass', () => {
     } finally {
       await db.close();
     }
+  });
+});
+
+/** A transaction on its own connection that stays open, after `work`, until released. */
+async function holdOpen(url: string, work: (tx: Parameters<Parameters<Db['transaction']>[1]>[0]) => Promise<unknown>) {
+  const db = createDb(url, { poolSize: 1 });
+  let release = () => {};
+  const released = new Promise<void>((r) => {
+    release = r;
+  });
+  let ready = () => {};
+  const started = new Promise<void>((r) => {
+    ready = r;
+  });
+  const done = db.transaction('test:hold', async (tx) => {
+    await work(tx);
+    ready();
+    await released;
+  });
+  await Promise.race([started, done]);
+  return {
+    async commit() {
+      release();
+      await done;
+      await db.close();
+    },
+  };
+}
+
+/** Until a statement that deletes callbacks waits for a lock (at most 10 s). */
+async function untilPrunerWaits(db: Db): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const [row] = await db.query<{ n: number }>(
+      'test:pruner-waits',
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%DELETE FROM callbacks%' AND pid <> pg_backend_pid()`,
+    );
+    if ((row?.n ?? 0) > 0) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error('the prune batch never waited for the held callback');
+}
+
+describe('a prune batch beside the other writers of old callbacks', () => {
+  let t: TestApp;
+  let customerId: string;
+  let subscriptionId: string;
+  beforeAll(async () => {
+    t = await startTestApp({ retention: { ...defaultRetention(), enabled: false } });
+    customerId = (await t.customer()).id;
+    const subscription = await insertUnlessTwin(t.app.database.db, customerId, {
+      id: randomUUID(),
+      eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+      blockchain: 'ethereum',
+      network: 'mainnet',
+      transactionId: null,
+      address: SAMPLE.evmAddress,
+      target: SAMPLE.evmAddress.toLowerCase(),
+      receiveCallbackOn: null,
+      amountHigherThan: null,
+      blockHeight: null,
+      callbackUrl: SAMPLE.callbackUrl,
+      callbackHost: 'hooks.example.com',
+      callbackSecretKey: null,
+      allowDuplicates: true,
+      duplicateKey: Buffer.from(randomUUID()),
+      apiVersion: '2021-03-20',
+    });
+    subscriptionId = subscription?.id as string;
+  });
+  afterAll(() => t.close());
+
+  const oldOnes = (now: Date, count: number) =>
+    insertCallbacks(t.app.database.db, { status: 'delivered', ageDays: 45, now, count, attempts: 1, customerId, subscriptionId });
+  const batch = (now: Date, lockWaitMs?: number) =>
+    pruneFinishedBatch(t.app.database.db, { status: 'delivered', before: new Date(now.getTime() - 30 * DAY), limit: 100, lockWaitMs });
+
+  it('keeps a callback resent while the batch waited for it (the delete checks the row again), and deletes the rest', async () => {
+    const db = t.app.database.db;
+    const now = new Date();
+    const [resent, ...others] = await oldOnes(now, 3);
+    // The resend's transaction holds the row from before the batch starts until after it waits for it.
+    const resend = await holdOpen(t.app.database.url, async (tx) => expect(await requeueCallback(tx, customerId, resent as string, now)).toBe('queued'));
+    const pruning = batch(now, 10_000);
+    await untilPrunerWaits(db);
+    await resend.commit();
+    const figures = await pruning;
+    expect(figures.skippedHeld).toBe(false);
+    expect(figures.callbacks).toBe(2);
+    expect(figures.attempts).toBe(2);
+    expect((await existing(db, others)).size).toBe(0);
+    const [row] = await db.query<{ status: string }>('test:status', 'SELECT status FROM callbacks WHERE id = $1', [resent]);
+    expect(row?.status).toBe('pending');
+    expect(await orphanAttempts(db)).toBe(0);
+  });
+
+  it('gives up waiting for a callback held for long and skips it instead: the rest goes, the held one stays', async () => {
+    const db = t.app.database.db;
+    const now = new Date();
+    const [held, ...others] = await oldOnes(now, 4);
+    const resend = await holdOpen(t.app.database.url, async (tx) => expect(await requeueCallback(tx, customerId, held as string, now)).toBe('queued'));
+    try {
+      const started = performance.now();
+      const figures = await batch(now);
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(figures.skippedHeld).toBe(true);
+      expect(figures.callbacks).toBe(3);
+      expect((await existing(db, others)).size).toBe(0);
+      expect((await existing(db, [held as string])).size).toBe(1);
+    } finally {
+      await resend.commit();
+    }
+    // Resent meanwhile: no longer prunable.
+    expect((await batch(now)).callbacks).toBe(0);
+    expect((await existing(db, [held as string])).size).toBe(1);
+  });
+
+  it("waits as long as needed for the callback counter a chain follower's insert holds, without giving up, and keeps it exact", async () => {
+    const db = t.app.database.db;
+    const now = new Date();
+    const old = await oldOnes(now, 5);
+    const count = async () =>
+      (await db.query<{ n: number }>('test:counter', 'SELECT callbacks::int AS n FROM callback_counts WHERE subscription_id = $1', [subscriptionId]))[0]?.n;
+    const before = await count();
+    // A follower queueing a new callback of the subscription: its counter row is held until it commits.
+    const follower = await holdOpen(t.app.database.url, (tx) =>
+      enqueueCallbacks(tx, [
+        {
+          id: randomUUID(),
+          customerId,
+          subscriptionId,
+          eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+          idempotencyKey: `new-${randomUUID()}`,
+          body: '{}',
+          callbackUrl: SAMPLE.callbackUrl,
+        },
+      ]),
+    );
+    const pruning = batch(now);
+    await untilPrunerWaits(db);
+    // Well past the batch's 50 ms limit for callbacks.
+    await new Promise((r) => setTimeout(r, 300));
+    await follower.commit();
+    const figures = await pruning;
+    expect(figures.skippedHeld).toBe(false);
+    expect(figures.callbacks).toBe(old.length);
+    const [actual] = await db.query<{ n: number }>('test:actual', 'SELECT count(*)::int AS n FROM callbacks WHERE subscription_id = $1', [subscriptionId]);
+    expect(await count()).toBe(actual?.n);
+    expect(await count()).toBe((before ?? 0) - old.length + 1);
   });
 });
 

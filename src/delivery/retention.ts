@@ -67,8 +67,8 @@ export async function pruneOldCallbacks(
         totals.attempts += batch.attempts;
         options.metrics?.retentionPruned.inc({ status, table: 'callbacks' }, batch.callbacks);
         options.metrics?.retentionPruned.inc({ status, table: 'callback_attempts' }, batch.attempts);
-        // A short batch: nothing older is left (but rows another transaction held, left for the next pass).
-        if (batch.callbacks < retention.batchSize || !batch.lastFinishedAt) break;
+        // A short batch: nothing older is left (but rows another transaction held or changed, left for the next pass).
+        if (batch.found < retention.batchSize || !batch.lastFinishedAt) break;
         from = batch.lastFinishedAt;
         const pauseMs = pauseAfter(batchMs, retention);
         if (pauseMs > 0) await sleep(pauseMs, options.signal);
