@@ -411,16 +411,93 @@ export async function getSubscriptionShown(q: Queryable, customerId: string, id:
   return row ? withBackfill(row) : undefined;
 }
 
+/** What the API shows of a subscription (list, get, delete...): the columns a list page reads. */
+export type ShownSubscription = Pick<
+  Subscription,
+  | 'id'
+  | 'eventType'
+  | 'blockchain'
+  | 'network'
+  | 'transactionId'
+  | 'address'
+  | 'receiveCallbackOn'
+  | 'amountHigherThan'
+  | 'blockHeight'
+  | 'contractAddress'
+  | 'callbackUrl'
+  | 'callbackSecretKey'
+  | 'isActive'
+  | 'deactivationReasons'
+  | 'createdAt'
+  | 'backfill'
+>;
+
+type ShownRow = Pick<
+  SubscriptionRow,
+  | 'id'
+  | 'event_type'
+  | 'blockchain'
+  | 'network'
+  | 'transaction_id'
+  | 'address'
+  | 'receive_callback_on'
+  | 'amount_higher_than'
+  | 'block_height'
+  | 'contract_address'
+  | 'callback_url'
+  | 'callback_secret_key'
+  | 'is_active'
+  | 'deactivation_reasons'
+> &
+  BackfillColumns & { created_ms: string };
+
+/**
+ * The columns of ShownRow: the page reads only what the answer shows (no duplicate key, host, previous
+ * secret...), and created_at as Unix milliseconds (a number to parse, not a timestamp string).
+ */
+const SHOWN_COLUMNS = `s.id, s.event_type, s.blockchain, s.network, s.transaction_id, s.address, s.receive_callback_on, s.amount_higher_than,
+  s.block_height, s.contract_address, s.callback_url, s.callback_secret_key, s.is_active, s.deactivation_reasons,
+  floor(extract(epoch FROM s.created_at) * 1000)::int8 AS created_ms`;
+
+function toShown(row: ShownRow): ShownSubscription {
+  return {
+    id: row.id,
+    eventType: row.event_type,
+    blockchain: row.blockchain,
+    network: row.network,
+    transactionId: row.transaction_id,
+    address: row.address,
+    receiveCallbackOn: row.receive_callback_on,
+    amountHigherThan: row.amount_higher_than === null ? null : BigInt(row.amount_higher_than),
+    blockHeight: row.block_height === null ? null : Number(row.block_height),
+    contractAddress: row.contract_address,
+    callbackUrl: row.callback_url,
+    callbackSecretKey: row.callback_secret_key,
+    isActive: row.is_active,
+    deactivationReasons: row.deactivation_reasons,
+    createdAt: new Date(Number(row.created_ms)),
+    backfill:
+      row.backfill_state === null
+        ? undefined
+        : {
+            fromBlockHeight: Number(row.backfill_from),
+            toBlockHeight: Number(row.backfill_to),
+            processedHeight: Number(row.backfill_processed),
+            state: row.backfill_state,
+          },
+  };
+}
+
 export async function listSubscriptions(
   q: Queryable,
   customerId: string,
   blockchain: Blockchain,
   network: Network,
   page: { limit: number; offset: number },
-): Promise<{ total: number; items: Subscription[] }> {
+): Promise<{ total: number; items: ShownSubscription[] }> {
   const counted = 'SELECT coalesce(sum(total), 0)::int FROM subscription_counts WHERE customer_id = $1 AND blockchain = $2 AND network = $3';
   const params = [customerId, blockchain, network];
-  const rows = await q.query<SubscriptionRow & BackfillColumns & { listing_total: number }>(
+  const rows = await q.query<ShownRow & { listing_total: number }>(
     'subscriptions:list',
     // The page is chosen on subscriptions_listing alone (an index-only scan: the offset skips index
     // entries, not rows), then only its rows are read, each with its unfinished backfill. The total
@@ -428,10 +505,11 @@ export async function listSubscriptions(
     // statement: one round trip and one pool connection per page.
     `WITH page AS (SELECT id, created_at FROM subscriptions WHERE customer_id = $1 AND blockchain = $2 AND network = $3
                    ORDER BY created_at, id LIMIT $4 OFFSET $5)
-     SELECT s.*, b.*, (${counted}) AS listing_total FROM page p JOIN subscriptions s ON s.id = p.id ${BACKFILL_JOIN} ORDER BY p.created_at, p.id`,
+     SELECT ${SHOWN_COLUMNS}, b.*, (${counted}) AS listing_total FROM page p JOIN subscriptions s ON s.id = p.id ${BACKFILL_JOIN}
+     ORDER BY p.created_at, p.id`,
     [...params, page.limit, page.offset],
   );
-  if (rows.length > 0) return { total: rows[0]?.listing_total ?? 0, items: rows.map(withBackfill) };
+  if (rows.length > 0) return { total: rows[0]?.listing_total ?? 0, items: rows.map(toShown) };
   // A page past the end has no row to carry the total.
   const [count] = await q.query<{ n: number }>('subscriptions:list-count', `SELECT (${counted}) AS n`, params);
   return { total: count?.n ?? 0, items: [] };

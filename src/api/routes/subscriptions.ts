@@ -6,7 +6,7 @@ import { BLOCKCHAINS, type Blockchain, EVENT_BLOCKCHAINS, EVENT_TYPES, type Even
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/subscriptions.ts';
-import type { DeliveryHealth as DeliveryHealthT, Subscription } from '../../store/subscriptions.ts';
+import type { DeliveryHealth as DeliveryHealthT, ShownSubscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
   AddressCoinsEachConfirmationItem,
@@ -41,7 +41,7 @@ const WITHOUT_EVENT_TYPE: ReadonlySet<EventType> = new Set(['BLOCK_MINED', 'BLOC
  * Built field by field, in the order shown, rather than by spreading partial objects: object spread
  * took V8's slow path here (microseconds per item), which a bulk create's 10,000 answers paid in full.
  */
-export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl'): Record<string, unknown> {
+export function createdItem(s: ShownSubscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl'): Record<string, unknown> {
   // The coins create names the URL as the request did, after the event type (CATALOGUE.md section 7.2); list, get... say callbackUrl.
   const coins = s.eventType === 'ADDRESS_COINS_TRANSACTION_CONFIRMED';
   const item: Record<string, unknown> = { referenceId: s.id, createdTimestamp: unixSeconds(s.createdAt), isActive: s.isActive };
@@ -98,15 +98,18 @@ export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackUR
   return item;
 }
 
-/** List, get, delete and activate items add the chain and the deactivation reasons, and always name the event type. */
-export function fullItem(s: Subscription) {
-  return {
-    ...createdItem(s),
-    eventType: s.eventType,
-    blockchain: s.blockchain,
-    network: s.network,
-    ...(!s.isActive && { deactivationReasons: s.deactivationReasons }),
-  };
+/**
+ * List, get, delete and activate items add the chain and the deactivation reasons, and always name the
+ * event type. Added to createdItem's object rather than spread into a new one (V8's slow path: a list
+ * page paid it 50 times per request).
+ */
+export function fullItem(s: ShownSubscription): Record<string, unknown> {
+  const item = createdItem(s);
+  item.eventType = s.eventType;
+  item.blockchain = s.blockchain;
+  item.network = s.network;
+  if (!s.isActive) item.deactivationReasons = s.deactivationReasons;
+  return item;
 }
 
 const ReferenceParams = Type.Object({ referenceId: Type.String({ maxLength: 100 }) });
