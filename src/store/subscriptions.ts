@@ -160,10 +160,23 @@ export async function countActive(q: Queryable, customerId: string): Promise<num
   return row?.n ?? 0;
 }
 
+/**
+ * The active subscriptions of a customer with one duplicate identity, as a union of the two partial
+ * indexes that hold them (migration 030): subscriptions_no_twins (without allowDuplicates: at most one
+ * row) and subscriptions_duplicates (with it). Written out per index: a plain `is_active` condition
+ * implies neither index's predicate, and the planner would read the customer's rows through
+ * subscriptions_listing instead. `customer` and `key` are SQL expressions; `extra` more conditions.
+ */
+function activeTwins(columns: string, customer: string, key: string, extra = ''): string {
+  const where = `customer_id = ${customer} AND duplicate_key = ${key} AND is_active${extra}`;
+  return `SELECT ${columns} FROM subscriptions WHERE ${where} AND NOT allow_duplicates
+    UNION ALL SELECT ${columns} FROM subscriptions WHERE ${where} AND allow_duplicates`;
+}
+
 export async function findActiveDuplicate(q: Queryable, customerId: string, duplicateKey: Buffer, exceptId?: string): Promise<string | undefined> {
   const [row] = await q.query<{ id: string }>(
     'subscriptions:find-duplicate',
-    'SELECT id FROM subscriptions WHERE customer_id = $1 AND duplicate_key = $2 AND is_active AND id IS DISTINCT FROM $3::uuid LIMIT 1',
+    `SELECT id FROM (${activeTwins('id', '$1', '$2', ' AND id IS DISTINCT FROM $3::uuid')}) t LIMIT 1`,
     [customerId, duplicateKey, exceptId ?? null],
   );
   return row?.id;
@@ -182,8 +195,7 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
        duplicate_key, api_version, block_height, contract_address)
      SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::numeric,
             $11::text, $12::text, $13::text, $14::boolean, $15::bytea, $16::text, $17::bigint, $18::text
-     WHERE $14::boolean OR NOT EXISTS (
-       SELECT 1 FROM subscriptions WHERE customer_id = $2::bigint AND duplicate_key = $15::bytea AND is_active)
+     WHERE $14::boolean OR NOT EXISTS (${activeTwins('1', '$2::bigint', '$15::bytea')})
      ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING
      RETURNING *`,
     [
@@ -214,7 +226,7 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
  * What a chunk of a bulk create reads before deciding, in one statement: the customer's credit
  * balance, its active subscriptions (countActive's counters: read under the cap lock where the plan
  * caps them), and the active subscription of each of these duplicate identities (the oldest when
- * allowDuplicates made several), by the identity in hex. Reads subscriptions_duplicates, one probe
+ * allowDuplicates made several), by the identity in hex. Probes the two twin indexes (activeTwins)
  * per identity (LATERAL, as beforeCreates: `duplicate_key = ANY (...)` let a customer that grew since
  * the last ANALYZE be read row by row through subscriptions_listing).
  */
@@ -230,8 +242,7 @@ export async function beforeBulkChunk(
        t.keys, t.ids
      FROM (SELECT array_agg(k) AS keys, array_agg(x.id::text) AS ids
              FROM (SELECT DISTINCT k FROM unnest($2::text[]) AS k) u CROSS JOIN LATERAL (
-               SELECT id FROM subscriptions WHERE customer_id = $1 AND duplicate_key = decode(k, 'hex') AND is_active
-               ORDER BY created_at, id LIMIT 1) x) t`,
+               SELECT id FROM (${activeTwins('id, created_at', '$1', "decode(k, 'hex')")}) a ORDER BY created_at, id LIMIT 1) x) t`,
     [customerId, keys.map((k) => k.toString('hex'))],
   );
   const twinKeys = row?.keys ?? [];
@@ -247,7 +258,7 @@ export async function beforeBulkChunk(
  * What a group of creates reads before deciding, in one statement: the customer's credit balance, its
  * active subscriptions (countActive's counters; a capped group's write counts again under the cap
  * lock, insertManyPaid), and
- * which of these duplicate identities have an active subscription (in hex; reads subscriptions_duplicates).
+ * which of these duplicate identities have an active subscription (in hex; probes activeTwins' two indexes).
  * One index probe per identity (the LATERAL ... LIMIT 1 keeps that plan): as `duplicate_key = ANY (...)`,
  * a customer with more rows than the planner's statistics knew of (one that grew since the last
  * ANALYZE) had all its rows read through subscriptions_listing instead, 20 ms for 9,000 rows against
@@ -258,8 +269,7 @@ export async function beforeCreates(q: Queryable, customerId: string, keys: Buff
     'subscriptions:before-creates',
     `SELECT (SELECT credits FROM customers WHERE id = $1) AS credits,
        (SELECT coalesce(sum(active), 0)::int FROM subscription_counts WHERE customer_id = $1) AS active,
-       ARRAY(SELECT DISTINCT k FROM unnest($2::text[]) AS k CROSS JOIN LATERAL (
-               SELECT 1 FROM subscriptions WHERE customer_id = $1 AND duplicate_key = decode(k, 'hex') AND is_active LIMIT 1) t) AS twins`,
+       ARRAY(SELECT DISTINCT k FROM unnest($2::text[]) AS k WHERE EXISTS (${activeTwins('1', '$1', "decode(k, 'hex')")})) AS twins`,
     [customerId, keys.map((k) => k.toString('hex'))],
   );
   return { credits: BigInt(row?.credits ?? 0), active: row?.active ?? 0, twins: row?.twins ?? [] };
