@@ -141,7 +141,7 @@ function sampleDbWaits(db: OpenDatabase['db']) {
     busy = true;
     db.query<{ what: string; n: number }>(
       'bench:activity',
-      `SELECT coalesce(wait_event_type || ':' || wait_event, 'running') || ' ' || left(regexp_replace(query, '\s+', ' ', 'g'), 40) AS what, count(*)::int AS n
+      `SELECT coalesce(wait_event_type || ':' || wait_event, 'running') || ' ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) AS what, count(*)::int AS n
        FROM pg_stat_activity WHERE backend_type = 'client backend' AND state <> 'idle' AND pid <> pg_backend_pid()
          AND query NOT LIKE 'SELECT 1 FROM callbacks%' GROUP BY 1`,
       [],
