@@ -457,16 +457,18 @@ type ShownRow = Pick<
   | 'callback_url'
   | 'callback_secret_key'
   | 'is_active'
-  | 'deactivation_reasons'
 > &
-  BackfillColumns & { created_ms: string };
+  BackfillColumns & { deactivation_reasons: DeactivationReason[] | null; created_ms: string };
 
 /**
  * The columns of ShownRow: the page reads only what the answer shows (no duplicate key, host, previous
- * secret...), and created_at as Unix milliseconds (a number to parse, not a timestamp string).
+ * secret...; the deactivation reasons of inactive ones only), and created_at as Unix milliseconds (a
+ * number to parse, not a timestamp string): a 50-item page took 0.69 ms of the server's CPU with every
+ * column, 0.46 ms with these (pg's parsing, the items and their JSON, bench/api.ts's list pages).
  */
 const SHOWN_COLUMNS = `s.id, s.event_type, s.blockchain, s.network, s.transaction_id, s.address, s.receive_callback_on, s.amount_higher_than,
-  s.block_height, s.contract_address, s.callback_url, s.callback_secret_key, s.is_active, s.deactivation_reasons,
+  s.block_height, s.contract_address, s.callback_url, s.callback_secret_key, s.is_active,
+  CASE WHEN s.is_active THEN NULL ELSE s.deactivation_reasons END AS deactivation_reasons,
   floor(extract(epoch FROM s.created_at) * 1000)::int8 AS created_ms`;
 
 function toShown(row: ShownRow): ShownSubscription {
@@ -484,7 +486,7 @@ function toShown(row: ShownRow): ShownSubscription {
     callbackUrl: row.callback_url,
     callbackSecretKey: row.callback_secret_key,
     isActive: row.is_active,
-    deactivationReasons: row.deactivation_reasons,
+    deactivationReasons: row.deactivation_reasons ?? [],
     createdAt: new Date(Number(row.created_ms)),
     backfill:
       row.backfill_state === null
