@@ -166,10 +166,16 @@ function sampleDbWaits(db: OpenDatabase['db']) {
   };
 }
 
-/** The service's event-loop lag, read from its /metrics every second (prom-client resets the figures per read): the largest max and the median p99, in ms. */
+/**
+ * The service's event-loop lag and database pool, read from its /metrics every second (prom-client
+ * resets the lag figures per read): the largest max and the median p99 of the lag, in ms; the most
+ * queries seen waiting for a pool connection and the fewest idle connections.
+ */
 function sampleLoopLag(api: string) {
   const maxes: number[] = [];
   const p99s: number[] = [];
+  let poolWaitingMax = 0;
+  let poolIdleMin = Number.POSITIVE_INFINITY;
   const timer = setInterval(() => {
     fetch(`${api}/metrics`)
       .then((r) => r.text())
@@ -178,6 +184,10 @@ function sampleLoopLag(api: string) {
         const p99 = /^herald_nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1];
         if (max) maxes.push(Number(max) * 1000);
         if (p99) p99s.push(Number(p99) * 1000);
+        const waiting = /^herald_db_pool_waiting_requests (\S+)$/m.exec(text)?.[1];
+        const idle = /^herald_db_pool_idle_connections (\S+)$/m.exec(text)?.[1];
+        if (waiting) poolWaitingMax = Math.max(poolWaitingMax, Number(waiting));
+        if (idle) poolIdleMin = Math.min(poolIdleMin, Number(idle));
       })
       .catch(() => undefined);
   }, 1000);
@@ -185,7 +195,13 @@ function sampleLoopLag(api: string) {
     stop() {
       clearInterval(timer);
       const sorted = [...p99s].sort((a, b) => a - b);
-      return { maxMs: round(Math.max(0, ...maxes)), medianP99Ms: round(percentile(sorted, 50) ?? 0), samples: maxes.length };
+      return {
+        maxMs: round(Math.max(0, ...maxes)),
+        medianP99Ms: round(percentile(sorted, 50) ?? 0),
+        samples: maxes.length,
+        poolWaitingMax,
+        poolIdleMin: Number.isFinite(poolIdleMin) ? poolIdleMin : null,
+      };
     },
   };
 }
