@@ -108,7 +108,10 @@ describe('bulk create', () => {
   it('an active twin made with allowDuplicates (subscriptions_duplicates, migration 030) refuses a create without it, single or bulk', async () => {
     const c = await t.customer();
     const create = (allowDuplicates?: boolean) =>
-      t.request('POST', `${CHAIN}/transaction-mined`, { key: c.key, body: { data: { item: { transactionId: txid(77), callbackUrl: HOOK, allowDuplicates } } } });
+      t.request('POST', `${CHAIN}/transaction-mined`, {
+        key: c.key,
+        body: { data: { item: { transactionId: txid(77), callbackUrl: HOOK, allowDuplicates } } },
+      });
     const first = await create(true);
     const second = await create(true);
     expect([first.status, second.status]).toEqual([200, 200]);
