@@ -126,6 +126,86 @@ function otherLoad(api: string, key: string, rps: number, getId: string, agent: 
   };
 }
 
+/**
+ * What the service's database connections are doing, sampled every 200 ms from pg_stat_activity:
+ * running, waiting (wait event) or idle in a transaction, each with the start of its statement (the
+ * other customer's single creates and the bulk chunks share the insert's text, the reads differ). Gives
+ * each state's share of the samples of non-idle connections, in %.
+ */
+function sampleDbWaits(db: OpenDatabase['db']) {
+  const counts = new Map<string, number>();
+  let total = 0;
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    db.query<{ what: string; n: number }>(
+      'bench:activity',
+      `SELECT coalesce(wait_event_type || ':' || wait_event, 'running') || ' ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) AS what, count(*)::int AS n
+       FROM pg_stat_activity WHERE backend_type = 'client backend' AND state <> 'idle' AND pid <> pg_backend_pid()
+         AND query NOT LIKE 'SELECT 1 FROM callbacks%' GROUP BY 1`,
+      [],
+    )
+      .then((rows) => {
+        for (const r of rows) {
+          counts.set(r.what, (counts.get(r.what) ?? 0) + r.n);
+          total += r.n;
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        busy = false;
+      });
+  }, 200);
+  return {
+    stop(): Record<string, number> {
+      clearInterval(timer);
+      const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 10);
+      return Object.fromEntries(sorted.map(([k, n]) => [k, round((n / Math.max(1, total)) * 100)]));
+    },
+  };
+}
+
+/**
+ * The service's event-loop lag and database pool, read from its /metrics every second (prom-client
+ * resets the lag figures per read): the largest max and the median p99 of the lag, in ms; the most
+ * queries seen waiting for a pool connection and the fewest idle connections.
+ */
+function sampleLoopLag(api: string) {
+  const maxes: number[] = [];
+  const p99s: number[] = [];
+  let poolWaitingMax = 0;
+  let poolIdleMin = Number.POSITIVE_INFINITY;
+  const timer = setInterval(() => {
+    fetch(`${api}/metrics`)
+      .then((r) => r.text())
+      .then((text) => {
+        const max = /^herald_nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1];
+        const p99 = /^herald_nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1];
+        if (max) maxes.push(Number(max) * 1000);
+        if (p99) p99s.push(Number(p99) * 1000);
+        const waiting = /^herald_db_pool_waiting_requests (\S+)$/m.exec(text)?.[1];
+        const idle = /^herald_db_pool_idle_connections (\S+)$/m.exec(text)?.[1];
+        if (waiting) poolWaitingMax = Math.max(poolWaitingMax, Number(waiting));
+        if (idle) poolIdleMin = Math.min(poolIdleMin, Number(idle));
+      })
+      .catch(() => undefined);
+  }, 1000);
+  return {
+    stop() {
+      clearInterval(timer);
+      const sorted = [...p99s].sort((a, b) => a - b);
+      return {
+        maxMs: round(Math.max(0, ...maxes)),
+        medianP99Ms: round(percentile(sorted, 50) ?? 0),
+        samples: maxes.length,
+        poolWaitingMax,
+        poolIdleMin: Number.isFinite(poolIdleMin) ? poolIdleMin : null,
+      };
+    },
+  };
+}
+
 export default async function bulkBenchmark(): Promise<Record<string, unknown>> {
   const items = envInt('BENCH_BULK_ITEMS', 1_000_000);
   const concurrency = envInt('BENCH_BULK_CONCURRENCY', 2);
@@ -183,8 +263,9 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
 
     // Baseline: the other customer's load alone.
     let load = otherLoad(api, otherKey, otherRps, getId, agent);
+    let lag = sampleLoopLag(api);
     await sleep(BASELINE_S * 1000);
-    const baseline = await load.stop();
+    const baseline = { ...(await load.stop()), eventLoopLag: lag.stop() };
     log(`other customer alone: ${JSON.stringify(baseline)}`);
 
     // The import, with the other customer's load beside it.
@@ -200,6 +281,8 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
     let created = 0;
     let lastReference = '';
     load = otherLoad(api, otherKey, otherRps, getId, agent);
+    lag = sampleLoopLag(api);
+    const waits = sampleDbWaits(db);
     const started = performance.now();
     await forEachLimited(requests, concurrency, async (r) => {
       const count = Math.min(PER_REQUEST, items - r * PER_REQUEST);
@@ -222,7 +305,7 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
       if (r % 10 === 9) log(`${created} created after ${round((performance.now() - started) / 1000)} s`);
     });
     const seconds = (performance.now() - started) / 1000;
-    const during = await load.stop();
+    const during = { ...(await load.stop()), eventLoopLag: lag.stop(), dbWaitsPct: waits.stop() };
     const cpuPct = cpu.stop();
     log(`${created} of ${items} created in ${round(seconds)} s (${Math.round(created / seconds)}/s); other customer meanwhile: ${JSON.stringify(during)}`);
 

@@ -105,6 +105,30 @@ describe('bulk create', () => {
     await counters(c.id);
   });
 
+  it('an active twin made with allowDuplicates (subscriptions_duplicates, migration 030) refuses a create without it, single or bulk', async () => {
+    const c = await t.customer();
+    const create = (allowDuplicates?: boolean) =>
+      t.request('POST', `${CHAIN}/transaction-mined`, {
+        key: c.key,
+        body: { data: { item: { transactionId: txid(77), callbackUrl: HOOK, allowDuplicates } } },
+      });
+    const first = await create(true);
+    const second = await create(true);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    // Only rows with allowDuplicates are active for this identity: the single create finds them.
+    expect((await create()).body.error?.code).toBe('already_exists');
+    // The bulk read names the oldest of them.
+    const bulk = await t.request('POST', BULK, { key: c.key, body: { data: { items: [{ transactionId: txid(77), callbackUrl: HOOK }] } } });
+    expect(bulk.body.data.items[0]).toEqual({ status: 'duplicate', referenceId: first.body.data.item.referenceId });
+    // Once they are gone, the identity is free again.
+    for (const s of [first, second]) {
+      const deleted = await t.request('DELETE', `${CHAIN}/${s.body.data.item.referenceId}`, { key: c.key });
+      expect(deleted.status).toBe(200);
+    }
+    expect((await create()).status).toBe(200);
+    await counters(c.id);
+  });
+
   it('creates a prefix of the new items that the credits pay for; the rest answer insufficient_credits', async () => {
     const cost = BigInt(t.config.costs.transactionMined);
     const c = await t.customer({ credits: cost * 3n + 1n });

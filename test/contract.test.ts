@@ -1071,6 +1071,14 @@ describe('success shapes of the create endpoints', () => {
     ]);
     const got = await t.request('GET', `/blockchain-events/subscriptions/${id}`, { key: alice.key });
     expect(got.body.data.item).toMatchObject({ isActive: false, deactivationReasons: [{ reason: 'maximum_retry_attempts_reached', timestamp: 1700000000 }] });
+    // A list page reads its own columns (store/subscriptions.ts, SHOWN_COLUMNS): the same item as the get.
+    let listed: unknown;
+    for (let offset = 0; listed === undefined; offset += 50) {
+      const page = await t.request('GET', `/blockchain-events/dogecoin/testnet/subscriptions?limit=50&offset=${offset}`, { key: alice.key });
+      expect(page.body.data.items.length, 'the subscription is on a page of the list').toBeGreaterThan(0);
+      listed = page.body.data.items.find((i: { referenceId: string }) => i.referenceId === id);
+    }
+    expect(listed).toEqual(got.body.data.item);
     const activated = await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: alice.key });
     expect(activated.body.data.item.isActive).toBe(true);
     expect(activated.body.data.item.deactivationReasons).toBeUndefined();

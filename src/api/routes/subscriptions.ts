@@ -6,7 +6,7 @@ import { BLOCKCHAINS, type Blockchain, EVENT_BLOCKCHAINS, EVENT_TYPES, type Even
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/subscriptions.ts';
-import type { DeliveryHealth as DeliveryHealthT, Subscription } from '../../store/subscriptions.ts';
+import type { DeliveryHealth as DeliveryHealthT, ShownSubscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
   AddressCoinsEachConfirmationItem,
@@ -34,7 +34,7 @@ import {
 } from '../schemas.ts';
 
 /** How a create item's field is read from the subscription; undefined leaves the field out. */
-type FieldReader = (s: Subscription, urlKey: 'callbackUrl' | 'callbackURL') => unknown;
+type FieldReader = (s: ShownSubscription, urlKey: 'callbackUrl' | 'callbackURL') => unknown;
 
 /** The readers of every field a create item of some event type has (the union of CREATED_ITEMS' properties). */
 const FIELD_READERS: Record<string, FieldReader> = {
@@ -86,7 +86,7 @@ const CREATED_ITEM_FIELDS = Object.fromEntries(
  * in its schema's order. Built field by field rather than by spreading partial objects: object spread
  * took V8's slow path here (microseconds per item), which a bulk create's 10,000 answers paid in full.
  */
-export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl'): Record<string, unknown> {
+export function createdItem(s: ShownSubscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl'): Record<string, unknown> {
   const item: Record<string, unknown> = {};
   for (const field of CREATED_ITEM_FIELDS[s.eventType]) {
     const value = field.read(s, urlKey);
@@ -95,15 +95,18 @@ export function createdItem(s: Subscription, urlKey: 'callbackUrl' | 'callbackUR
   return item;
 }
 
-/** List, get, delete and activate items add the chain and the deactivation reasons, and always name the event type. */
-export function fullItem(s: Subscription) {
-  return {
-    ...createdItem(s),
-    eventType: s.eventType,
-    blockchain: s.blockchain,
-    network: s.network,
-    ...(!s.isActive && { deactivationReasons: s.deactivationReasons }),
-  };
+/**
+ * List, get, delete and activate items add the chain and the deactivation reasons, and always name the
+ * event type. Added to createdItem's object rather than spread into a new one (V8's slow path: a list
+ * page paid it 50 times per request).
+ */
+export function fullItem(s: ShownSubscription): Record<string, unknown> {
+  const item = createdItem(s);
+  item.eventType = s.eventType;
+  item.blockchain = s.blockchain;
+  item.network = s.network;
+  if (!s.isActive) item.deactivationReasons = s.deactivationReasons;
+  return item;
 }
 
 const ReferenceParams = Type.Object({ referenceId: Type.String({ maxLength: 100 }) });
