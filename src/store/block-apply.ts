@@ -22,7 +22,15 @@ import type { EventType } from '../domain/chains.ts';
 import { CALLBACKS_CHANNEL } from './callbacks.ts';
 import type { BlockCallback, CallbackTargetRow, ChainCursor, ChainKey, PendingEvent } from './chain-state.ts';
 import type { Queryable } from './db.ts';
-import type { CoinTotals, LedgerEntry, NftHolding, StoredLedgerEntry, TokenDelta, WatchedAddress } from './ledger.ts';
+import {
+  type CoinTotals,
+  type LedgerEntry,
+  ledgerEntryColumns,
+  type NftHolding,
+  type StoredLedgerEntry,
+  type TokenDelta,
+  type WatchedAddress,
+} from './ledger.ts';
 
 export interface BlockState {
   cursor: ChainCursor | undefined;
@@ -273,18 +281,7 @@ export async function writeBlock(tx: Queryable, chain: ChainKey, w: BlockWrite):
       records.map((c) => c.blockHeight),
       records.map((c) => c.subscriptionId),
       records.map((c) => c.idempotencyKey),
-      entries.map((e) => e.walletAddressId),
-      entries.map((e) => e.kind),
-      entries.map((e) => e.identifier),
-      entries.map((e) => e.tokenId),
-      entries.map((e) => e.received.toString()),
-      entries.map((e) => e.spent.toString()),
-      entries.map((e) => e.delta.toString()),
-      entries.map((e) => e.symbol),
-      entries.map((e) => e.tokenType),
-      entries.map((e) => e.decimals),
-      entries.map((e) => e.incoming),
-      entries.map((e) => e.outgoing),
+      ...ledgerEntryColumns(entries),
       coins.map((t) => t.walletAddressId),
       coins.map((t) => t.received.toString()),
       coins.map((t) => t.spent.toString()),

@@ -43,24 +43,29 @@ export async function insertLedgerEntries(tx: Queryable, chain: ChainKey, blockH
        incoming_count, outgoing_count)
      SELECT $1, $2, $3, * FROM unnest($4::bigint[], $5::text[], $6::text[], $7::text[], $8::numeric[], $9::numeric[], $10::numeric[], $11::text[], $12::text[], $13::int[],
        $14::int[], $15::int[])`,
-    [
-      chain.blockchain,
-      chain.network,
-      blockHeight,
-      entries.map((e) => e.walletAddressId),
-      entries.map((e) => e.kind),
-      entries.map((e) => e.identifier),
-      entries.map((e) => e.tokenId),
-      entries.map((e) => e.received.toString()),
-      entries.map((e) => e.spent.toString()),
-      entries.map((e) => e.delta.toString()),
-      entries.map((e) => e.symbol),
-      entries.map((e) => e.tokenType),
-      entries.map((e) => e.decimals),
-      entries.map((e) => e.incoming),
-      entries.map((e) => e.outgoing),
-    ],
+    [chain.blockchain, chain.network, blockHeight, ...ledgerEntryColumns(entries)],
   );
+}
+
+/**
+ * The 12 column arrays of ledger entries, in the order of ledger_entries' columns from wallet_address_id
+ * to outgoing_count: the parameters of an `unnest` insert (here and in store/block-apply.ts).
+ */
+export function ledgerEntryColumns(entries: LedgerEntry[]): unknown[][] {
+  return [
+    entries.map((e) => e.walletAddressId),
+    entries.map((e) => e.kind),
+    entries.map((e) => e.identifier),
+    entries.map((e) => e.tokenId),
+    entries.map((e) => e.received.toString()),
+    entries.map((e) => e.spent.toString()),
+    entries.map((e) => e.delta.toString()),
+    entries.map((e) => e.symbol),
+    entries.map((e) => e.tokenType),
+    entries.map((e) => e.decimals),
+    entries.map((e) => e.incoming),
+    entries.map((e) => e.outgoing),
+  ];
 }
 
 interface EntryRow {
