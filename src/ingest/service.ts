@@ -30,7 +30,7 @@ import { followMempool, type MempoolState, newMempoolState } from './mempool.ts'
 
 /** The longest a follower waits for announced subscriptions to be indexed before matching a block. */
 const INDEX_WAIT_MS = 2_000;
-/** Between two runs of a chain's opening balances while blocks keep coming (catching up). */
+/** Between two runs of a chain's opening balances while blocks keep coming (catching up; none once caught up). */
 const OPENINGS_MIN_GAP_MS = 1_000;
 
 /** Waits `ms` (nothing when <= 0), or until `signal` aborts. */
@@ -148,7 +148,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
         // One line per block at debug: which process applied which block (several ingest processes may follow one chain).
         logger.debug({ ...labels, height: result.height, hash: result.hash, callbacks: result.enqueued }, 'block applied');
       } else if (result.kind === 'reorganised') deps.metrics?.chainReorganisations.inc(labels);
-      if (result.kind === 'applied' || result.kind === 'caught-up') wakeOpenings(f);
+      if (result.kind === 'applied' || result.kind === 'caught-up') wakeOpenings(f, result.kind === 'caught-up');
     };
     f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep, gate: f.gate }).catch((error) =>
       logger.error({ err: error, ...f.key }, 'chain follower ended with an error'),
@@ -190,25 +190,38 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
   /**
    * Opening balances are read beside the follower, never inside its block transactions (a UTXO scan
    * takes minutes on mainnet): one run per chain at a time, again after it if blocks came meanwhile.
+   * While blocks keep coming (catching up), at most one run a second: its look-up would otherwise be one
+   * more statement per block, and blocks applied during the wait are covered by the run after it. Once
+   * the follower is caught up, at once (a wait under way is cut short): an opening is not left pending
+   * for a second at the head of the chain.
    */
-  const openingRuns = new Map<Followed, { again: boolean }>();
+  const openingRuns = new Map<Followed, { again: boolean; caughtUp: boolean; cutWait?: () => void }>();
   const lastOpeningRun = new Map<Followed, number>();
-  const wakeOpenings = (f: Followed) => {
+  const wakeOpenings = (f: Followed, caughtUp: boolean) => {
     const running = openingRuns.get(f);
     if (running) {
       running.again = true;
+      if (caughtUp) {
+        running.caughtUp = true;
+        running.cutWait?.();
+      }
       return;
     }
-    const run = { again: false };
+    const run: { again: boolean; caughtUp: boolean; cutWait?: () => void } = { again: false, caughtUp };
     openingRuns.set(f, run);
     void track(
       (async () => {
         for (;;) {
-          // At most one run a second while blocks keep coming (catching up): its look-up would otherwise
-          // be one more statement per block. Blocks applied during the wait are covered by the run after it.
-          await sleepUnlessAborted((lastOpeningRun.get(f) ?? 0) + OPENINGS_MIN_GAP_MS - Date.now(), abort.signal);
+          if (!run.caughtUp) {
+            const cut = new Promise<void>((resolve) => {
+              run.cutWait = resolve;
+            });
+            await Promise.race([sleepUnlessAborted((lastOpeningRun.get(f) ?? 0) + OPENINGS_MIN_GAP_MS - Date.now(), abort.signal), cut]);
+            run.cutWait = undefined;
+          }
           if (abort.signal.aborted) return;
           run.again = false;
+          run.caughtUp = false;
           lastOpeningRun.set(f, Date.now());
           try {
             await readOpenings({ db, chain: f.key, node: f.adapter, confirmations: f.confirmations, logger });
