@@ -366,7 +366,18 @@ suite('multi-process topology', () => {
               `the line of ${chain.blockchain} block ${height}`,
               async () => appliedBy(survivor, chain, height) ?? (mode === 'mid-block' && appliedBy(victim, chain, height) ? 'victim' : undefined),
               5_000,
-            );
+            ).catch(async (error) => {
+              // Say who did apply it (and what the survivor was doing), so that a failure here can be read.
+              const who = heralds.filter((h) => appliedBy(h, chain, height)).map((h) => h.name);
+              const recent = logsOf(survivor)
+                .filter((l) => l.blockchain === chain.blockchain)
+                .slice(-8)
+                .map((l) => `${l.time} ${l.msg}${l.height === undefined ? '' : ` ${l.height}`}`);
+              throw new Error(
+                `${(error as Error).message} (${mode} round ${round}; cursor ${JSON.stringify(await cursor(chain))}; applied by ${who.join(', ') || 'no process'}; ` +
+                  `victim ${victim.name} killed at ${victim.killedAt}; the survivor ${survivor.name}'s last lines: ${recent.join(' | ')})`,
+              );
+            });
             if (line === 'victim') continue;
             // Mid-block, the survivor may have won the race for the block before the kill: no takeover then.
             if (line.time >= (victim.killedAt as number)) takeovers.push({ chain: chain.blockchain, ms: line.time - (victim.killedAt as number), mode });
