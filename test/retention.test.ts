@@ -13,8 +13,29 @@ import { pauseAfter, pruneOldCallbacks } from '../src/delivery/retention.ts';
 import { enqueueCallbacks, requeueCallback } from '../src/store/callbacks.ts';
 import { createDb, type Db } from '../src/store/db.ts';
 import { pruneFinishedBatch } from '../src/store/retention.ts';
-import { insertUnlessTwin } from '../src/store/subscriptions.ts';
+import { insertUnlessTwin, type NewSubscription } from '../src/store/subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
+
+/** An ethereum/mainnet subscription row of `eventType` (inserted by SQL, not through the API), with a twin allowed. */
+function ethereumSubscription(fields: Pick<NewSubscription, 'eventType' | 'target'> & Partial<NewSubscription>): NewSubscription {
+  return {
+    id: randomUUID(),
+    blockchain: 'ethereum',
+    network: 'mainnet',
+    transactionId: null,
+    address: null,
+    receiveCallbackOn: null,
+    amountHigherThan: null,
+    blockHeight: null,
+    callbackUrl: SAMPLE.callbackUrl,
+    callbackHost: 'hooks.example.com',
+    callbackSecretKey: null,
+    allowDuplicates: true,
+    duplicateKey: Buffer.from(randomUUID()),
+    apiVersion: '2021-03-20',
+    ...fields,
+  };
+}
 
 const DAY = 86_400_000;
 const OTHER_EVENT = 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED';
@@ -113,24 +134,11 @@ describe('the retention pass', () => {
     expectKept.add(inWindow as string);
     // Old, of an existing TRANSACTION_MINED subscription: without it the already-mined check would send it again.
     const customer = await t.customer();
-    const subscription = await insertUnlessTwin(db, customer.id, {
-      id: randomUUID(),
-      eventType: 'TRANSACTION_MINED',
-      blockchain: 'ethereum',
-      network: 'mainnet',
-      transactionId: SAMPLE.evmTx,
-      address: null,
-      target: SAMPLE.evmTx,
-      receiveCallbackOn: null,
-      amountHigherThan: null,
-      blockHeight: null,
-      callbackUrl: SAMPLE.callbackUrl,
-      callbackHost: 'hooks.example.com',
-      callbackSecretKey: null,
-      allowDuplicates: true,
-      duplicateKey: Buffer.from(randomUUID()),
-      apiVersion: '2021-03-20',
-    });
+    const subscription = await insertUnlessTwin(
+      db,
+      customer.id,
+      ethereumSubscription({ eventType: 'TRANSACTION_MINED', transactionId: SAMPLE.evmTx, target: SAMPLE.evmTx }),
+    );
     const [mined] = await insertCallbacks(db, { status: 'delivered', ageDays: 400, now, subscriptionId: subscription?.id, eventType: 'TRANSACTION_MINED' });
     expectKept.add(mined as string);
     // Old TRANSACTION_MINED of a deleted subscription (no row): pruned as any other.
@@ -258,24 +266,11 @@ describe('a prune batch beside the other writers of old callbacks', () => {
   beforeAll(async () => {
     t = await startTestApp({ retention: { ...defaultRetention(), enabled: false } });
     customerId = (await t.customer()).id;
-    const subscription = await insertUnlessTwin(t.app.database.db, customerId, {
-      id: randomUUID(),
-      eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
-      blockchain: 'ethereum',
-      network: 'mainnet',
-      transactionId: null,
-      address: SAMPLE.evmAddress,
-      target: SAMPLE.evmAddress.toLowerCase(),
-      receiveCallbackOn: null,
-      amountHigherThan: null,
-      blockHeight: null,
-      callbackUrl: SAMPLE.callbackUrl,
-      callbackHost: 'hooks.example.com',
-      callbackSecretKey: null,
-      allowDuplicates: true,
-      duplicateKey: Buffer.from(randomUUID()),
-      apiVersion: '2021-03-20',
-    });
+    const subscription = await insertUnlessTwin(
+      t.app.database.db,
+      customerId,
+      ethereumSubscription({ eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED', address: SAMPLE.evmAddress, target: SAMPLE.evmAddress.toLowerCase() }),
+    );
     subscriptionId = subscription?.id as string;
   });
   afterAll(() => t.close());

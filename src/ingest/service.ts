@@ -195,7 +195,8 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
    * the follower is caught up, at once (a wait under way is cut short): an opening is not left pending
    * for a second at the head of the chain.
    */
-  const openingRuns = new Map<Followed, { again: boolean; caughtUp: boolean; cutWait?: () => void }>();
+  type OpeningRun = { again: boolean; caughtUp: boolean; cutWait?: () => void };
+  const openingRuns = new Map<Followed, OpeningRun>();
   const lastOpeningRun = new Map<Followed, number>();
   const wakeOpenings = (f: Followed, caughtUp: boolean) => {
     const running = openingRuns.get(f);
@@ -207,7 +208,7 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
       }
       return;
     }
-    const run: { again: boolean; caughtUp: boolean; cutWait?: () => void } = { again: false, caughtUp };
+    const run: OpeningRun = { again: false, caughtUp };
     openingRuns.set(f, run);
     void track(
       (async () => {
