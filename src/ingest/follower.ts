@@ -16,8 +16,8 @@ import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import { matchBlock } from '../matching/match.ts';
-import { readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
-import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
+import { blockTransactionPrelude, readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
+import { enqueueCallbacks, insertCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
   type BlockCallback,
   type ChainCursor,
@@ -135,68 +135,73 @@ async function applyBlock(
   head: number,
 ): Promise<StepResult> {
   const window = deps.window ?? DEFAULT_WINDOW;
-  // A few statements per block (store/block-apply.ts): read, take what is due, enqueue, write.
-  return await deps.db.transaction('ingest:apply-block', async (tx) => {
-    await lockChain(tx, chain);
-    // Read under the lock, never before: an already-mined check that found this block not yet applied
-    // (under the same lock) relies on its subscription being in the index this block is matched with.
-    const index = deps.index();
-    // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
-    const resolved = await ledger.resolveSpends(tx, chain, block);
-    const matches = matchBlock(index, resolved, chain.blockchain);
-    const state = await readBlockState(tx, chain, {
-      subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))],
-      addresses: ledger.touchedAddresses(resolved),
-    });
-    const { cursor, backfilling } = state;
-    if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
-    if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };
-
-    const input = { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata };
-    const events = await blockEventsOf(matches, input, state.targets);
-    // Subscriptions being backfilled (usually none, read with the cursor): matched even before this
-    // process's index has heard of them, and their events held back (pending, due now) until their
-    // backfill has queued its own.
-    if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
-    const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
-    // With one confirmation, this block's entries are confirmed now: in the table before they are taken.
-    const confirmedHeight = block.height - deps.defaultConfirmations + 1;
-    const confirmedNow = confirmedHeight >= block.height;
-    if (confirmedNow) await insertLedgerEntries(tx, chain, block.height, entries);
-    const { due, confirmed } = await takeBlockDue(tx, chain, { height: block.height, confirmedHeight, except: backfilling });
-    // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
-    // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
-    const callbacks: NewCallback[] = [];
-    const records: BlockCallback[] = [];
-    for (const e of due) {
-      callbacks.push({
-        id: randomUUID(),
-        customerId: e.customerId,
-        subscriptionId: e.subscriptionId,
-        eventType: e.eventType,
-        idempotencyKey: e.idempotencyKey,
-        body: e.body,
-        callbackUrl: e.callbackUrl,
+  // A few statements per block (store/block-apply.ts): BEGIN with the chain's lock, read, take what is due,
+  // enqueue, write, COMMIT (one that does not wait for the disk: see blockTransactionPrelude).
+  return await deps.db.transaction(
+    'ingest:apply-block',
+    async (tx) => {
+      // Read under the lock, never before: an already-mined check that found this block not yet applied
+      // (under the same lock) relies on its subscription being in the index this block is matched with.
+      const index = deps.index();
+      // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
+      const resolved = await ledger.resolveSpends(tx, chain, block);
+      const matches = matchBlock(index, resolved, chain.blockchain);
+      const state = await readBlockState(tx, chain, {
+        subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))],
+        addresses: ledger.touchedAddresses(resolved),
       });
-      records.push({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey });
-    }
-    callbacks.push(...events.now);
-    for (const c of events.now) records.push({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey });
-    // The workers are woken by writeBlock's statement.
-    const enqueued = await enqueueCallbacks(tx, callbacks, new Date(), { notify: false });
-    const changes = await ledger.confirmedChanges(confirmed, deps.adapter);
-    await writeBlock(tx, chain, {
-      block,
-      nodeHead: head,
-      pruneBelow: block.height - window + 1,
-      pending: events.pending,
-      blockCallbacks: records,
-      entries: confirmedNow ? [] : entries,
-      ...changes,
-      notify: callbacks.length > 0,
-    });
-    return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
-  });
+      const { cursor, backfilling } = state;
+      if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
+      if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };
+
+      const input = { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata };
+      const events = await blockEventsOf(matches, input, state.targets);
+      // Subscriptions being backfilled (usually none, read with the cursor): matched even before this
+      // process's index has heard of them, and their events held back (pending, due now) until their
+      // backfill has queued its own.
+      if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
+      const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
+      // With one confirmation, this block's entries are confirmed now: in the table before they are taken.
+      const confirmedHeight = block.height - deps.defaultConfirmations + 1;
+      const confirmedNow = confirmedHeight >= block.height;
+      if (confirmedNow) await insertLedgerEntries(tx, chain, block.height, entries);
+      const { due, confirmed } = await takeBlockDue(tx, chain, { height: block.height, confirmedHeight, except: backfilling });
+      // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
+      // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
+      const callbacks: NewCallback[] = [];
+      const records: BlockCallback[] = [];
+      for (const e of due) {
+        callbacks.push({
+          id: randomUUID(),
+          customerId: e.customerId,
+          subscriptionId: e.subscriptionId,
+          eventType: e.eventType,
+          idempotencyKey: e.idempotencyKey,
+          body: e.body,
+          callbackUrl: e.callbackUrl,
+        });
+        records.push({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey });
+      }
+      callbacks.push(...events.now);
+      for (const c of events.now) records.push({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey });
+      // Numbered, and the workers woken, by writeBlock's statement.
+      const { inserted: enqueued, numbering } = await insertCallbacks(tx, callbacks, new Date());
+      const changes = await ledger.confirmedChanges(confirmed, deps.adapter);
+      await writeBlock(tx, chain, {
+        block,
+        nodeHead: head,
+        pruneBelow: block.height - window + 1,
+        pending: events.pending,
+        blockCallbacks: records,
+        numbering,
+        entries: confirmedNow ? [] : entries,
+        ...changes,
+        notify: callbacks.length > 0,
+      });
+      return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
+    },
+    { prelude: blockTransactionPrelude(chain) },
+  );
 }
 
 /**

@@ -8,9 +8,10 @@
  *   2. takeBlockDue: the pending events due now and the ledger entries now confirmed (one statement of
  *      data-modifying CTEs: DELETE ... RETURNING, UPDATE ... RETURNING), with the token balance rows
  *      those entries will change;
- *   3. callbacks.ts enqueueCallbacks (insert, then numbering) when there are callbacks;
- *   4. writeBlock: the window row, pending events, the block's callback records, ledger entries, balance
- *      changes, the cursor and the pruning of what fell out of the window (one statement of CTEs).
+ *   3. callbacks.ts insertCallbacks when there are callbacks;
+ *   4. writeBlock: the window row, pending events, the block's callback records, the new callbacks'
+ *      numbering, ledger entries, balance changes, the cursor and the pruning of what fell out of the
+ *      window (one statement of CTEs).
  *
  * All of it inside the follower's one transaction per block, under the chain's lock (chain-state.ts
  * lockChain), so a block's effects still commit atomically with the cursor. The CTEs of one statement
@@ -19,8 +20,8 @@
  * chain-state.ts and ledger.ts remain for the other paths (reorganisations, backfills, tests).
  */
 import type { EventType } from '../domain/chains.ts';
-import { CALLBACKS_CHANNEL } from './callbacks.ts';
-import type { BlockCallback, CallbackTargetRow, ChainCursor, ChainKey, PendingEvent } from './chain-state.ts';
+import { CALLBACKS_CHANNEL, type CallbackNumbering, numberingCtes, numberingParameters } from './callbacks.ts';
+import { type BlockCallback, type CallbackTargetRow, type ChainCursor, type ChainKey, lockChainStatement, type PendingEvent } from './chain-state.ts';
 import type { Queryable } from './db.ts';
 import {
   type CoinTotals,
@@ -31,6 +32,21 @@ import {
   type TokenDelta,
   type WatchedAddress,
 } from './ledger.ts';
+
+/**
+ * Sent with the block transaction's BEGIN, in the same round trip: the chain's lock, and a commit that
+ * does not wait for its WAL to reach the disk. Why that loses nothing: a block's transaction is
+ * acknowledged to no one. A crash can forget the last blocks committed (at most a few hundred
+ * milliseconds of them), and the follower then finds its cursor before them and applies them again from
+ * the node, with the same callbacks (same idempotency keys) and ledger entries. Nothing of a forgotten
+ * block can have left the database either: delivery claims a callback by an UPDATE whose commit waits for
+ * the WAL up to it, which holds the block's commit before it (the WAL is one sequence), and every other
+ * transaction that acts on a block's rows (an API change, a resend, a recovery) likewise commits
+ * synchronously after it.
+ */
+export function blockTransactionPrelude(chain: ChainKey): string {
+  return `SET LOCAL synchronous_commit = off; ${lockChainStatement(chain)}`;
+}
 
 export interface BlockState {
   cursor: ChainCursor | undefined;
@@ -183,6 +199,8 @@ export interface BlockWrite {
   /** Window rows, callback records and applied ledger entries below this height are dropped. */
   pruneBelow: number;
   pending: PendingEvent[];
+  /** The numbering of the callbacks this transaction inserted (callbacks.ts insertCallbacks). */
+  numbering: CallbackNumbering;
   /** The callbacks just enqueued, by the block their event was mined in; one a reorganisation had cancelled is put back to pending. */
   blockCallbacks: BlockCallback[];
   /** This block's ledger entries. */
@@ -201,7 +219,8 @@ export interface BlockWrite {
  * after `height` (or held for a backfill), none of them taken by takeBlockDue before; the coin totals go to
  * addresses with a watchedFromBlock (takeBlockDue returns no other) while the anchoring sets it where it
  * is null; the new ledger entries are unapplied, the prune drops applied ones; the token rows updated and
- * deleted are told apart by confirmedChanges; an NFT is either held or gone.
+ * deleted are told apart by confirmedChanges; an NFT is either held or gone; the numbering updates callbacks this
+ * transaction inserted (pending), the revival only cancelled ones, and nothing else touches callback_sequences.
  */
 export async function writeBlock(tx: Queryable, chain: ChainKey, w: BlockWrite): Promise<void> {
   const { block, pending, blockCallbacks: records, entries, coins, tokens, emptiedTokens, nfts } = w;
@@ -258,7 +277,8 @@ export async function writeBlock(tx: Queryable, chain: ChainKey, w: BlockWrite):
          node_head = EXCLUDED.node_head, node_head_seen_at = EXCLUDED.node_head_seen_at),
      pruned_blocks AS (DELETE FROM chain_blocks WHERE blockchain = $1 AND network = $2 AND height < $8),
      pruned_records AS (DELETE FROM chain_block_callbacks WHERE blockchain = $1 AND network = $2 AND block_height < $8),
-     pruned_entries AS (DELETE FROM ledger_entries WHERE blockchain = $1 AND network = $2 AND block_height < $8 AND applied)
+     pruned_entries AS (DELETE FROM ledger_entries WHERE blockchain = $1 AND network = $2 AND block_height < $8 AND applied),
+     ${numberingCtes('$55', '$56', '$57', '$58', '$59', '$60')}
      SELECT CASE WHEN $54::boolean THEN pg_notify('${CALLBACKS_CHANNEL}', '') END`,
     [
       chain.blockchain,
@@ -304,6 +324,7 @@ export async function writeBlock(tx: Queryable, chain: ChainKey, w: BlockWrite):
       held.map((h) => h.symbol),
       held.map((h) => h.tokenType),
       w.notify,
+      ...numberingParameters(w.numbering),
     ],
   );
 }

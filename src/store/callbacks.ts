@@ -47,6 +47,34 @@ export function destinationOf(url: string): string {
 export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date = new Date(), options: { notify?: boolean } = {}): Promise<number> {
   if (callbacks.length === 0) return 0;
   const notify = options.notify ?? true;
+  const { inserted, numbering } = await insertCallbacks(tx, callbacks, now);
+  if (inserted > 0) {
+    await tx.query(
+      notify ? 'callbacks:number-notify' : 'callbacks:number',
+      `WITH ${numberingCtes('$1', '$2', '$3', '$4', '$5', '$6')}
+       SELECT ${notify ? `pg_notify('${CALLBACKS_CHANNEL}', '')` : '1'}`,
+      numberingParameters(numbering),
+    );
+    return inserted;
+  }
+  if (notify) await notifyCallbacks(tx);
+  return 0;
+}
+
+/** What numbering the callbacks just inserted needs: each new row's rank among its subscription's new rows, in the order given. */
+export interface CallbackNumbering {
+  /** New rows per subscription. */
+  counts: Map<string, number>;
+  fresh: { id: string; subscriptionId: string; rank: number }[];
+}
+
+/**
+ * enqueueCallbacks' first half, for a caller that numbers the rows in a statement of its own (the block
+ * transaction's write, store/block-apply.ts, with numberingCtes): the insert, and the numbering it calls for.
+ */
+export async function insertCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date): Promise<{ inserted: number; numbering: CallbackNumbering }> {
+  const counts = new Map<string, number>();
+  if (callbacks.length === 0) return { inserted: 0, numbering: { counts, fresh: [] } };
   const rows = await tx.query<{ id: string }>(
     'callbacks:enqueue',
     `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, next_attempt_at)
@@ -65,45 +93,46 @@ export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], 
       now,
     ],
   );
-  if (rows.length > 0) {
-    const inserted = new Set(rows.map((r) => r.id));
-    // In the order given (RETURNING promises none): each new row's rank among its subscription's new rows.
-    const fresh = callbacks.filter((c) => inserted.has(c.id));
-    const counts = new Map<string, number>();
-    const ranks = fresh.map((c) => {
+  // In the order given (RETURNING promises none): each new row's rank among its subscription's new rows.
+  const inserted = new Set(rows.map((r) => r.id));
+  const fresh = callbacks
+    .filter((c) => inserted.has(c.id))
+    .map((c) => {
       const rank = (counts.get(c.subscriptionId) ?? 0) + 1;
       counts.set(c.subscriptionId, rank);
-      return rank;
+      return { id: c.id, subscriptionId: c.subscriptionId, rank };
     });
-    // One statement bumps the counters and numbers the rows: a subscription's new numbers are
-    // last - count + 1 .. last, by rank. The UPDATE names the rows by id = ANY: joined to the unnest
-    // alone, the prepared statement's generic plan scanned the whole outbox, 10 to 25 times slower for
-    // blocks of many callbacks (bench/enqueue.ts).
-    await tx.query(
-      notify ? 'callbacks:number-notify' : 'callbacks:number',
-      `WITH bumped AS (
-         INSERT INTO callback_sequences AS s (subscription_id, last) SELECT * FROM unnest($1::uuid[], $2::bigint[])
+  return { inserted: rows.length, numbering: { counts, fresh } };
+}
+
+/**
+ * The CTEs that bump the counters and number the new rows, given the placeholders of
+ * numberingParameters' six arrays: a subscription's new numbers are last - count + 1 .. last, by rank.
+ * The UPDATE names the rows by id = ANY: joined to the unnest alone, the prepared statement's generic
+ * plan scanned the whole outbox, 10 to 25 times slower for blocks of many callbacks (bench/enqueue.ts).
+ * The rows must have been inserted by an earlier statement (a CTE does not see its siblings' rows).
+ */
+export function numberingCtes(subscriptions: string, counts: string, ids: string, idSubscriptions: string, ranks: string, idCounts: string): string {
+  return `bumped AS (
+         INSERT INTO callback_sequences AS s (subscription_id, last) SELECT * FROM unnest(${subscriptions}::uuid[], ${counts}::bigint[])
          ON CONFLICT (subscription_id) DO UPDATE SET last = s.last + excluded.last
          RETURNING s.subscription_id, s.last),
        numbered AS (
          UPDATE callbacks c SET sequence = b.last - k.count + k.rank
-         FROM unnest($3::uuid[], $4::uuid[], $5::bigint[], $6::bigint[]) AS k (id, subscription_id, rank, count)
+         FROM unnest(${ids}::uuid[], ${idSubscriptions}::uuid[], ${ranks}::bigint[], ${idCounts}::bigint[]) AS k (id, subscription_id, rank, count)
            JOIN bumped b ON b.subscription_id = k.subscription_id
-         WHERE c.id = ANY ($3::uuid[]) AND c.id = k.id)
-       SELECT ${notify ? `pg_notify('${CALLBACKS_CHANNEL}', '')` : '1'}`,
-      [
-        [...counts.keys()],
-        [...counts.values()],
-        fresh.map((c) => c.id),
-        fresh.map((c) => c.subscriptionId),
-        ranks,
-        fresh.map((c) => counts.get(c.subscriptionId) as number),
-      ],
-    );
-    return rows.length;
-  }
-  if (notify) await notifyCallbacks(tx);
-  return 0;
+         WHERE c.id = ANY (${ids}::uuid[]) AND c.id = k.id)`;
+}
+
+export function numberingParameters(n: CallbackNumbering): unknown[] {
+  return [
+    [...n.counts.keys()],
+    [...n.counts.values()],
+    n.fresh.map((c) => c.id),
+    n.fresh.map((c) => c.subscriptionId),
+    n.fresh.map((c) => c.rank),
+    n.fresh.map((c) => n.counts.get(c.subscriptionId) as number),
+  ];
 }
 
 /** Wakes the delivery workers when the transaction commits. */

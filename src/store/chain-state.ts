@@ -74,6 +74,12 @@ export async function lockChain(tx: Queryable, chain: ChainKey): Promise<void> {
   await tx.query('chain:lock', 'SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_SPACE_CHAIN_FOLLOWER, `${chain.blockchain}/${chain.network}`]);
 }
 
+/** lockChain's statement with its arguments as literals, to go with BEGIN in one round trip (Db.transaction's prelude). */
+export function lockChainStatement(chain: ChainKey): string {
+  const key = `${chain.blockchain}/${chain.network}`.replaceAll("'", "''");
+  return `SELECT pg_advisory_xact_lock(${LOCK_SPACE_CHAIN_FOLLOWER}, hashtext('${key}'))`;
+}
+
 export async function getCursor(q: Queryable, chain: ChainKey): Promise<ChainCursor | undefined> {
   const [row] = await q.query<{ height: string; hash: string; state: 'following' | 'stopped'; stop_reason: string | null }>(
     'chain:get-cursor',

@@ -14,8 +14,16 @@ export interface Queryable {
   query<T extends object = Row>(label: string, sql: string, params?: readonly unknown[]): Promise<T[]>;
 }
 
+export interface TransactionOptions {
+  /**
+   * Statements without parameters sent with BEGIN as one simple query, so they cost no round trip of
+   * their own (a SET LOCAL, a lock whose arguments are literals). Never build it from untrusted text.
+   */
+  prelude?: string;
+}
+
 export interface Db extends Queryable {
-  transaction<T>(label: string, work: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(label: string, work: (tx: Queryable) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Pool figures for /metrics and /readyz. */
   poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
@@ -110,12 +118,12 @@ export function createDb(url: string, options: DbOptions): Db {
 
   return {
     query,
-    async transaction(label, work) {
+    async transaction(label, work, options) {
       // A deadlock or serialization failure rolls the whole transaction back; running it again from the
       // start is correct (work reads everything it needs inside) and almost always succeeds.
       for (let attempt = 1; ; attempt++) {
         try {
-          return await runTransaction(label, work);
+          return await runTransaction(label, work, options?.prelude);
         } catch (error) {
           const conflict = error instanceof DbError && (error.sqlstate === '40P01' || error.sqlstate === '40001');
           if (!conflict || attempt >= TRANSACTION_ATTEMPTS) throw error;
@@ -127,7 +135,7 @@ export function createDb(url: string, options: DbOptions): Db {
     close: () => pool.end(),
   };
 
-  async function runTransaction<T>(label: string, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  async function runTransaction<T>(label: string, work: (tx: Queryable) => Promise<T>, prelude: string | undefined): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -144,7 +152,7 @@ export function createDb(url: string, options: DbOptions): Db {
     client.on('error', onLost);
     const tx = { query: timedQuery(client, options.metrics, prepare) };
     try {
-      await tx.query(`${label}:begin`, 'BEGIN');
+      await tx.query(`${label}:begin`, prelude ? `BEGIN; ${prelude}` : 'BEGIN');
       const result = await work(tx);
       await tx.query(`${label}:commit`, 'COMMIT');
       client.removeListener('error', onLost);
