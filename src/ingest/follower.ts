@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import { matchBlock } from '../matching/match.ts';
-import { blockTransactionPrelude, readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
+import { type BlockDue, type BlockState, blockTransactionPrelude, readAndTakeBlock, readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
 import { enqueueCallbacks, insertCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
   type BlockCallback,
@@ -137,71 +137,89 @@ async function applyBlock(
   const window = deps.window ?? DEFAULT_WINDOW;
   // A few statements per block (store/block-apply.ts): BEGIN with the chain's lock, read, take what is due,
   // enqueue, write, COMMIT (one that does not wait for the disk: see blockTransactionPrelude).
-  return await deps.db.transaction(
-    'ingest:apply-block',
-    async (tx) => {
-      // Read under the lock, never before: an already-mined check that found this block not yet applied
-      // (under the same lock) relies on its subscription being in the index this block is matched with.
-      const index = deps.index();
-      // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
-      const resolved = await ledger.resolveSpends(tx, chain, block);
-      const matches = matchBlock(index, resolved, chain.blockchain);
-      const state = await readBlockState(tx, chain, {
-        subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))],
-        addresses: ledger.touchedAddresses(resolved),
-      });
-      const { cursor, backfilling } = state;
-      if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null)) return { kind: 'raced' as const };
-      if (cursor?.state === 'stopped') return { kind: 'stopped' as const, reason: cursor.stopReason ?? 'stopped' };
+  try {
+    return await deps.db.transaction(
+      'ingest:apply-block',
+      async (tx) => {
+        // Read under the lock, never before: an already-mined check that found this block not yet applied
+        // (under the same lock) relies on its subscription being in the index this block is matched with.
+        const index = deps.index();
+        // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
+        const resolved = await ledger.resolveSpends(tx, chain, block);
+        const matches = matchBlock(index, resolved, chain.blockchain);
+        const wanted = { subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))], addresses: ledger.touchedAddresses(resolved) };
+        // With one confirmation, this block's entries are confirmed now: in the table before they are taken.
+        // Otherwise what is due is taken by the statement that reads the state (one round trip less).
+        const confirmedHeight = block.height - deps.defaultConfirmations + 1;
+        const confirmedNow = confirmedHeight >= block.height;
+        const state: BlockState & Partial<BlockDue> = confirmedNow
+          ? await readBlockState(tx, chain, wanted)
+          : await readAndTakeBlock(tx, chain, { ...wanted, height: block.height, confirmedHeight });
+        const { cursor, backfilling } = state;
+        // Rolled back, not committed: the take may already have happened.
+        if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null))
+          throw new Abandon({ kind: 'raced' });
+        if (cursor?.state === 'stopped') throw new Abandon({ kind: 'stopped', reason: cursor.stopReason ?? 'stopped' });
 
-      const input = { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata };
-      const events = await blockEventsOf(matches, input, state.targets);
-      // Subscriptions being backfilled (usually none, read with the cursor): matched even before this
-      // process's index has heard of them, and their events held back (pending, due now) until their
-      // backfill has queued its own.
-      if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
-      const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
-      // With one confirmation, this block's entries are confirmed now: in the table before they are taken.
-      const confirmedHeight = block.height - deps.defaultConfirmations + 1;
-      const confirmedNow = confirmedHeight >= block.height;
-      if (confirmedNow) await insertLedgerEntries(tx, chain, block.height, entries);
-      const { due, confirmed } = await takeBlockDue(tx, chain, { height: block.height, confirmedHeight, except: backfilling });
-      // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
-      // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
-      const callbacks: NewCallback[] = [];
-      const records: BlockCallback[] = [];
-      for (const e of due) {
-        callbacks.push({
-          id: randomUUID(),
-          customerId: e.customerId,
-          subscriptionId: e.subscriptionId,
-          eventType: e.eventType,
-          idempotencyKey: e.idempotencyKey,
-          body: e.body,
-          callbackUrl: e.callbackUrl,
+        const input = { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata };
+        const events = await blockEventsOf(matches, input, state.targets);
+        // Subscriptions being backfilled (usually none, read with the cursor): matched even before this
+        // process's index has heard of them, and their events held back (pending, due now) until their
+        // backfill has queued its own.
+        if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
+        const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
+        if (confirmedNow) await insertLedgerEntries(tx, chain, block.height, entries);
+        const { due, confirmed } =
+          state.due && state.confirmed
+            ? { due: state.due, confirmed: state.confirmed }
+            : await takeBlockDue(tx, chain, { height: block.height, confirmedHeight, except: backfilling });
+        // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
+        // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
+        const callbacks: NewCallback[] = [];
+        const records: BlockCallback[] = [];
+        for (const e of due) {
+          callbacks.push({
+            id: randomUUID(),
+            customerId: e.customerId,
+            subscriptionId: e.subscriptionId,
+            eventType: e.eventType,
+            idempotencyKey: e.idempotencyKey,
+            body: e.body,
+            callbackUrl: e.callbackUrl,
+          });
+          records.push({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey });
+        }
+        callbacks.push(...events.now);
+        for (const c of events.now) records.push({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey });
+        // Numbered, and the workers woken, by writeBlock's statement.
+        const { inserted: enqueued, numbering } = await insertCallbacks(tx, callbacks, new Date());
+        const changes = await ledger.confirmedChanges(confirmed, deps.adapter);
+        await writeBlock(tx, chain, {
+          block,
+          nodeHead: head,
+          pruneBelow: block.height - window + 1,
+          pending: events.pending,
+          blockCallbacks: records,
+          numbering,
+          entries: confirmedNow ? [] : entries,
+          ...changes,
+          notify: callbacks.length > 0,
         });
-        records.push({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey });
-      }
-      callbacks.push(...events.now);
-      for (const c of events.now) records.push({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey });
-      // Numbered, and the workers woken, by writeBlock's statement.
-      const { inserted: enqueued, numbering } = await insertCallbacks(tx, callbacks, new Date());
-      const changes = await ledger.confirmedChanges(confirmed, deps.adapter);
-      await writeBlock(tx, chain, {
-        block,
-        nodeHead: head,
-        pruneBelow: block.height - window + 1,
-        pending: events.pending,
-        blockCallbacks: records,
-        numbering,
-        entries: confirmedNow ? [] : entries,
-        ...changes,
-        notify: callbacks.length > 0,
-      });
-      return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
-    },
-    { prelude: blockTransactionPrelude(chain) },
-  );
+        return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
+      },
+      { prelude: blockTransactionPrelude(chain) },
+    );
+  } catch (error) {
+    if (error instanceof Abandon) return error.result;
+    throw error;
+  }
+}
+
+/** Thrown inside a block's transaction to roll it back and end the step with `result`. */
+class Abandon extends Error {
+  constructor(readonly result: StepResult) {
+    super(`block transaction abandoned: ${result.kind}`);
+  }
 }
 
 /**
