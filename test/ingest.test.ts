@@ -230,6 +230,29 @@ describe('chain following', () => {
     expect(await s.callbacks(sub)).toHaveLength(1);
   });
 
+  it('a step that finds the cursor elsewhere than it expected (another follower moved it) rolls back: what it took stays due', async () => {
+    const s = await setup();
+    const sub = await s.subscribe('tokens', { address: SAMPLE.evmAddress, receiveCallbackOn: 4 });
+    s.chain.grow();
+    s.chain.grow([{ id: txid(9), tokenTransfers: [tokenTo(SAMPLE.evmAddress, 1234n)] }]); // height 2, due at 5
+    for (let i = 0; i < 10; i++) s.chain.grow();
+    await s.step(); // 1
+    await s.step(); // 2
+    expect(await s.pendingCount()).toBe(1);
+
+    // A follower that believes block 4 applied (the cursor is at 2): block 5 links to 4, so it goes as far as the
+    // block's transaction, whose statement reads the cursor and takes what is due at 5 at once.
+    const hinted: FollowerDeps = { ...s.deps, lastApplied: { value: { height: 4, hash: (s.chain.blocks[4] as NormalizedBlock).hash } } };
+    expect((await s.step(hinted)).kind).toBe('raced');
+    expect(await s.pendingCount()).toBe(1);
+    expect(await s.callbacks(sub)).toHaveLength(0);
+    expect((await getCursor(s.db, CHAIN))?.height).toBe(2);
+
+    await s.follow();
+    expect(await s.callbacks(sub)).toHaveLength(1);
+    expect(await s.pendingCount()).toBe(0);
+  });
+
   it('a reorganisation of depth 2 cancels the orphaned events; the re-mined transaction fires with the new block and a new key', async () => {
     const s = await setup();
     const mined = await s.subscribe('mined', { transactionId: txid(42) });
