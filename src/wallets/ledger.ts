@@ -223,12 +223,19 @@ export async function confirmedChanges(entries: ConfirmedEntry[], node: LedgerNo
   for (const e of entries) if (e.kind === 'token') current.set(`${e.walletAddressId}/${e.identifier}`, e.tokenAmount);
   const tokens: TokenDelta[] = [];
   const emptiedTokens: BalanceChanges['emptiedTokens'] = [];
+  // The opening balances of the rows not there yet, asked of the node all at once (a block's first
+  // movements of several tokens would otherwise wait for one answer after the other).
+  const openings = new Map<string, Promise<bigint | undefined>>();
+  for (const key of plan.deltas.keys()) {
+    if ((current.get(key) ?? null) !== null) continue;
+    const first = plan.firstBlock.get(key) as StoredLedgerEntry;
+    const opening = Promise.resolve(node.getTokenBalance?.(first.identifier, first.address, first.blockHeight - 1));
+    opening.catch(() => {}); // awaited below; a failure then fails the block, as before
+    openings.set(key, opening);
+  }
   for (const [key, d] of plan.deltas) {
     const now = current.get(key) ?? null;
-    if (now === null) {
-      const first = plan.firstBlock.get(key) as StoredLedgerEntry;
-      d.delta += (await node.getTokenBalance?.(first.identifier, first.address, first.blockHeight - 1)) ?? 0n;
-    }
+    if (now === null) d.delta += (await openings.get(key)) ?? 0n;
     if ((now ?? 0n) + d.delta !== 0n) tokens.push(d);
     else if (now !== null) emptiedTokens.push({ walletAddressId: d.walletAddressId, identifier: d.identifier });
   }
