@@ -18,7 +18,7 @@
  *   signs but shrinking fast on one makes noise (a busy machine's live rate moves by tens of per cent
  *   from second to second) push the share down, not up.
  * So a recovery that costs the live stream nothing measurable speeds up chunk after chunk, one that does
- * stays at the fixed pace of before (5 %), and one whose grown share made live delivery drop comes back
+ * stays at the floor (3 %), and one whose grown share made live delivery drop comes back
  * down within a few chunks.
  */
 

@@ -196,8 +196,8 @@ export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResul
     // end (it hands the subscription's held live events over). A batch of blocks below the window that
     // does not end the job touches nothing the follower writes (the follower holds back the events of a
     // backfilling subscription, and a reorganisation never reaches below its window), and holding the
-    // lock through the batch's writes and commit made a live block arriving meanwhile wait for all of it:
-    // the tail of live block-to-callback latency during a backfill (`npm run bench -- backfill`).
+    // lock through the batch's writes and commit made a live block arriving meanwhile wait for all of it
+    // (every batch of a backfill that matches often).
     const handsOver = job.kind === 'backfill' && batch.through >= job.toHeight;
     let chainLocked = false;
     const lockedCursor = async () => {
@@ -327,8 +327,9 @@ async function resend(tx: Queryable, subscriptionId: string, events: PendingEven
 export async function advanceQuietBatch(db: Db, job: BlockJob, after: number, through: number, now: Date): Promise<boolean> {
   return await db.transaction('block-jobs:advance-quiet', async (tx) => {
     // Committed without waiting for its WAL to reach the disk: an advance lost to a crash only makes the
-    // job evaluate these blocks again (they matched nothing). A backfill of a quiet range does one every
-    // batch, and the live block's commit (which waits for its own flush) no longer waits behind theirs.
+    // job evaluate these blocks again (they matched nothing). A backfill of a quiet range does one a second
+    // (ingest/block-jobs.ts), and the live block's commit (which waits for its own flush) does not queue
+    // behind a flush of theirs.
     await tx.query('block-jobs:async-commit', 'SET LOCAL synchronous_commit = off');
     const rows = await tx.query(
       'block-jobs:advance-quiet',
