@@ -43,6 +43,8 @@ export interface BlockJobRunner {
   stop(): Promise<void>;
 }
 
+/** Quiet batches (no callback) write their progress at most this often. */
+const QUIET_PERSIST_MS = 1000;
 /** Callbacks per batch at most (a batch of busy blocks is written sooner). */
 const MAX_BATCH_CALLBACKS = 1000;
 
@@ -121,6 +123,9 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
     resolveSpends = COIN_EVENTS.has(subscription.eventType);
     const costPerCallback = job.kind === 'backfill' ? options.costs.backfillPerCallback : options.costs.replayPerCallback;
     let after = job.processedHeight;
+    /** The job's processed_height in the database: quiet batches (no callback) are persisted at most every QUIET_PERSIST_MS. */
+    let persisted = job.processedHeight;
+    let persistedAt = performance.now();
     prefetch.clear();
     while (running && after < job.toHeight) {
       const cursor = await getCursor(db, chain);
@@ -140,17 +145,27 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       await options.gate?.idle();
       const now = new Date();
       if (callbacks.length === 0 && through < job.toHeight && through < quietBelow) {
-        if (!(await advanceQuietBatch(db, job, after, through, now))) return true; // raced: read the job again
+        // Nothing to queue: only progress. Kept in memory between writes (a restart evaluates those
+        // blocks again and finds nothing again), so that a long quiet range is a write a second, not one
+        // every batch: each commit is a WAL flush a live block's commit may have to wait behind.
+        if (performance.now() - persistedAt >= QUIET_PERSIST_MS) {
+          if (!(await advanceQuietBatch(db, job, persisted, through, now))) return true; // raced: read the job again
+          persisted = through;
+          persistedAt = performance.now();
+        }
         after = through;
         continue;
       }
-      const result = await writeJobBatch(db, { job, after, through, blocks, callbacks, costPerCallback, window: DEFAULT_WINDOW, now });
+      // `after`: the job's processed height as the database has it; the quiet blocks since matched nothing.
+      const result = await writeJobBatch(db, { job, after: persisted, through, blocks, callbacks, costPerCallback, window: DEFAULT_WINDOW, now });
       if (result.kind !== 'written') {
         // raced: read the job again at once; paused (subscription inactive) or unsettled (a reorganisation): later.
         if (result.kind === 'unsettled') prefetch.clear();
         return result.kind === 'raced';
       }
       after = through;
+      persisted = through;
+      persistedAt = performance.now();
       if (result.finished) {
         logger.info({ ...chain, jobId: job.id, kind: job.kind, subscriptionId: job.subscriptionId, toHeight: job.toHeight }, `${job.kind} job finished`);
         return true;

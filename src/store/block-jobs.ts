@@ -191,8 +191,23 @@ export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResul
     );
     if (!locked || Number(locked.processed_height) !== batch.after) return { kind: 'raced' as const };
     if (!locked.is_active) return { kind: 'paused' as const };
-    await lockChain(tx, chain);
-    const cursor = await getCursor(tx, chain);
+    // The chain's lock (the follower's) only where the batch meets live following: blocks still in the
+    // follower's window (compared with it, their callbacks recorded under their block) and the backfill's
+    // end (it hands the subscription's held live events over). A batch of blocks below the window that
+    // does not end the job touches nothing the follower writes (the follower holds back the events of a
+    // backfilling subscription, and a reorganisation never reaches below its window), and holding the
+    // lock through the batch's writes and commit made a live block arriving meanwhile wait for all of it
+    // (every batch of a backfill that matches often).
+    const handsOver = job.kind === 'backfill' && batch.through >= job.toHeight;
+    let chainLocked = false;
+    const lockedCursor = async () => {
+      await lockChain(tx, chain);
+      chainLocked = true;
+      return await getCursor(tx, chain);
+    };
+    const seen = await getCursor(tx, chain);
+    const meetsWindow = !seen || batch.through >= seen.height - batch.window + 1;
+    const cursor = handsOver || meetsWindow ? await lockedCursor() : seen;
     if (!cursor || batch.through > cursor.height) return { kind: 'unsettled' as const };
     const windowLow = cursor.height - batch.window + 1;
     const recent = batch.blocks.filter((b) => b.height >= windowLow);
@@ -232,9 +247,11 @@ export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResul
 
     const finished = outOfCredits || batch.through >= job.toHeight;
     if (job.kind === 'backfill' && finished) {
+      // A backfill out of credits hands over too: the lock now if its blocks did not need it (the cursor read again under it).
+      const handOverCursor = (chainLocked ? cursor : await lockedCursor()) ?? cursor;
       // The backfill's own events not paid for are dropped; live following's (held back, and those due above to_height) go out now.
       if (outOfCredits) await deletePendingEventsOf(tx, chain, job.subscriptionId, job.toHeight);
-      await enqueue(tx, chain, await takeDuePendingEventsOf(tx, chain, job.subscriptionId, cursor.height), windowLow);
+      await enqueue(tx, chain, await takeDuePendingEventsOf(tx, chain, job.subscriptionId, handOverCursor.height), handOverCursor.height - batch.window + 1);
     }
     const state = outOfCredits ? 'out_of_credits' : finished ? 'done' : 'running';
     await tx.query(
@@ -308,10 +325,17 @@ async function resend(tx: Queryable, subscriptionId: string, events: PendingEven
 
 /** A batch with no callbacks and no window block need not lock the chain: progress only (a long backfill of quiet blocks). */
 export async function advanceQuietBatch(db: Db, job: BlockJob, after: number, through: number, now: Date): Promise<boolean> {
-  const rows = await db.query(
-    'block-jobs:advance-quiet',
-    `UPDATE block_jobs SET processed_height = $3, updated_at = $4 WHERE id = $1 AND state = 'running' AND processed_height = $2 AND $3 < to_height RETURNING id`,
-    [job.id, after, through, now],
-  );
-  return rows.length > 0;
+  return await db.transaction('block-jobs:advance-quiet', async (tx) => {
+    // Committed without waiting for its WAL to reach the disk: an advance lost to a crash only makes the
+    // job evaluate these blocks again (they matched nothing). A backfill of a quiet range does one a second
+    // (ingest/block-jobs.ts), and the live block's commit (which waits for its own flush) does not queue
+    // behind a flush of theirs.
+    await tx.query('block-jobs:async-commit', 'SET LOCAL synchronous_commit = off');
+    const rows = await tx.query(
+      'block-jobs:advance-quiet',
+      `UPDATE block_jobs SET processed_height = $3, updated_at = $4 WHERE id = $1 AND state = 'running' AND processed_height = $2 AND $3 < to_height RETURNING id`,
+      [job.id, after, through, now],
+    );
+    return rows.length > 0;
+  });
 }

@@ -232,8 +232,10 @@ export async function queueRecoveryChunk(db: Db, id: string, options: ChunkOptio
        WHERE id = $1`,
       [id, take.length, String(cost), last.id, state, options.now],
     );
-    // Workers are woken when this commits, not before: a rolled-back chunk wakes nobody.
-    await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
+    // Workers are woken when this commits, not before: a rolled-back chunk wakes nobody. A paced chunk
+    // (spread due times) wakes none: it is paced because the worker is saturated, claiming without a
+    // pause, and a wake would only make it forget what its last claims proved (worker.ts) for nothing.
+    if (!options.spacingMs) await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
     return { result: state === 'running' ? 'more' : 'finished', queued: take.map((c) => c.id) };
   });
 }
