@@ -118,15 +118,9 @@ export function createDb(url: string, options: DbOptions): Db {
     ...(options.applicationName && { application_name: options.applicationName }),
   });
   const onBackend = options.onBackend;
-  if (onBackend) {
-    // Queued on the new client before the pool hands it out, so it runs ahead of our first statement.
-    pool.on('connect', (client) => {
-      client.query('SELECT pg_backend_pid() AS pid').then(
-        (r) => onBackend(Number(r.rows[0]?.pid)),
-        () => undefined,
-      );
-    });
-  }
+  // The server process id comes with the connection (BackendKeyData): no statement needed, and the
+  // pool emits 'connect' before it hands the connection out.
+  if (onBackend) pool.on('connect', (client) => onBackend(Number((client as pg.PoolClient & { processID?: number }).processID)));
   // An idle client whose server went away emits 'error' on the pool; without a listener that would
   // crash the process. The next query gets a fresh connection.
   pool.on('error', (error) => options.onError?.(error));
