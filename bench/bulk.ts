@@ -129,7 +129,8 @@ function otherLoad(api: string, key: string, rps: number, getId: string, agent: 
 /**
  * What the service's database connections are doing, sampled every 200 ms from pg_stat_activity:
  * running, waiting (wait event) or idle in a transaction, each with the start of its statement (the
- * other customer's single creates and the bulk chunks share the insert's text, the reads differ). Gives
+ * other customer's single creates and the bulk chunks share the insert's text: the bulk's connections
+ * are told apart by their application_name, 'bulk pool'). Gives
  * each state's share of the samples of non-idle connections, in %.
  */
 function sampleDbWaits(db: OpenDatabase['db']) {
@@ -141,7 +142,8 @@ function sampleDbWaits(db: OpenDatabase['db']) {
     busy = true;
     db.query<{ what: string; n: number }>(
       'bench:activity',
-      `SELECT coalesce(wait_event_type || ':' || wait_event, 'running') || ' ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) AS what, count(*)::int AS n
+      `SELECT CASE WHEN application_name = 'herald-bulk' THEN 'bulk pool ' ELSE '' END ||
+         coalesce(wait_event_type || ':' || wait_event, 'running') || ' ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 40) AS what, count(*)::int AS n
        FROM pg_stat_activity WHERE backend_type = 'client backend' AND state <> 'idle' AND pid <> pg_backend_pid()
          AND query NOT LIKE 'SELECT 1 FROM callbacks%' GROUP BY 1`,
       [],
@@ -206,6 +208,41 @@ function sampleLoopLag(api: string) {
   };
 }
 
+/** The service's cumulative time per query label and per route (sum and count), read from /metrics. */
+async function readTimings(api: string): Promise<Map<string, { sum: number; count: number }>> {
+  const text = await (await fetch(`${api}/metrics`)).text();
+  const out = new Map<string, { sum: number; count: number }>();
+  for (const m of text.matchAll(/^herald_(db_query|http_request)_duration_seconds_(sum|count)\{([^}]*)\} (\S+)$/gm)) {
+    const labels = m[3] as string;
+    const key =
+      m[1] === 'db_query' ? `db ${/query="([^"]*)"/.exec(labels)?.[1]}` : `http ${/method="([^"]*)"/.exec(labels)?.[1]} ${/route="([^"]*)"/.exec(labels)?.[1]}`;
+    const entry = out.get(key) ?? { sum: 0, count: 0 };
+    if (m[2] === 'sum') entry.sum += Number(m[4]);
+    else entry.count += Number(m[4]);
+    out.set(key, entry);
+  }
+  return out;
+}
+
+/**
+ * Mean time per query label and per route between two readings (ms, and how many), the busiest first:
+ * where the other customer's requests spend their time (the http rows against the statements they
+ * make; the bulk pool's statements are labelled 'low-priority:').
+ */
+function timingsBetween(before: Map<string, { sum: number; count: number }>, after: Map<string, { sum: number; count: number }>) {
+  const rows = [...after].map(([key, a]) => {
+    const b = before.get(key) ?? { sum: 0, count: 0 };
+    return { key, count: a.count - b.count, totalMs: (a.sum - b.sum) * 1000 };
+  });
+  return Object.fromEntries(
+    rows
+      .filter((r) => r.count > 0 && !r.key.includes('/metrics') && !r.key.startsWith('db bench'))
+      .sort((x, y) => y.totalMs - x.totalMs)
+      .slice(0, 14)
+      .map((r) => [r.key, { meanMs: round(r.totalMs / r.count, 2), count: r.count }]),
+  );
+}
+
 export default async function bulkBenchmark(): Promise<Record<string, unknown>> {
   const items = envInt('BENCH_BULK_ITEMS', 1_000_000);
   const concurrency = envInt('BENCH_BULK_CONCURRENCY', 2);
@@ -264,8 +301,10 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
     // Baseline: the other customer's load alone.
     let load = otherLoad(api, otherKey, otherRps, getId, agent);
     let lag = sampleLoopLag(api);
+    let timings = await readTimings(api);
+    let waits = sampleDbWaits(db);
     await sleep(BASELINE_S * 1000);
-    const baseline = { ...(await load.stop()), eventLoopLag: lag.stop() };
+    const baseline = { ...(await load.stop()), eventLoopLag: lag.stop(), dbWaitsPct: waits.stop(), meanMs: timingsBetween(timings, await readTimings(api)) };
     log(`other customer alone: ${JSON.stringify(baseline)}`);
 
     // The import, with the other customer's load beside it.
@@ -282,7 +321,8 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
     let lastReference = '';
     load = otherLoad(api, otherKey, otherRps, getId, agent);
     lag = sampleLoopLag(api);
-    const waits = sampleDbWaits(db);
+    waits = sampleDbWaits(db);
+    timings = await readTimings(api);
     const started = performance.now();
     await forEachLimited(requests, concurrency, async (r) => {
       const count = Math.min(PER_REQUEST, items - r * PER_REQUEST);
@@ -305,7 +345,7 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
       if (r % 10 === 9) log(`${created} created after ${round((performance.now() - started) / 1000)} s`);
     });
     const seconds = (performance.now() - started) / 1000;
-    const during = { ...(await load.stop()), eventLoopLag: lag.stop(), dbWaitsPct: waits.stop() };
+    const during = { ...(await load.stop()), eventLoopLag: lag.stop(), dbWaitsPct: waits.stop(), meanMs: timingsBetween(timings, await readTimings(api)) };
     const cpuPct = cpu.stop();
     log(`${created} of ${items} created in ${round(seconds)} s (${Math.round(created / seconds)}/s); other customer meanwhile: ${JSON.stringify(during)}`);
 

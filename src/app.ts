@@ -145,6 +145,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     const common = {
       config,
       db: database.db,
+      lowPriorityDb: database.lowPriorityDb,
       logger,
       access,
       sender,

@@ -256,6 +256,12 @@ describe('bulk create', () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ created: 10_000, duplicates: 0, failed: 0 });
     expect(await counters(c.id)).toEqual({ total: 10_000, active: 10_000 });
+    // Written by the low-priority pool's connections (application_name herald-bulk), not the main pool's.
+    const [bulk] = await t.app.database.db.query<{ n: number }>(
+      'test:bulk-connections',
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'herald-bulk'",
+    );
+    expect(bulk?.n).toBeGreaterThan(0);
   }, 60_000);
 
   it('a bulk-created subscription is matched by the follower (one range announcement)', async () => {

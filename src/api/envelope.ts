@@ -3,6 +3,7 @@
  * error. Also the mapping of every failure (ours, Fastify's, unknown) to the contract's error codes.
  */
 import { randomFillSync } from 'node:crypto';
+import { Readable } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, truncate } from '../domain/errors.ts';
 import type { DbError } from '../store/db.ts';
@@ -100,6 +101,24 @@ export function sendJsonText(request: FastifyRequest, reply: FastifyReply, statu
   const context = contextOf(request);
   const head = `{"apiVersion":"${API_VERSION}","requestId":"${request.id}",${context === undefined ? '' : `"context":${JSON.stringify(context)},`}`;
   return reply.code(status).send(`${head}"data":${dataJson}}`);
+}
+
+/**
+ * Like sendJsonText, for data given as pieces of JSON text (a bulk answer: megabytes), made and written
+ * one piece at a time as the connection takes them: written whole, a 4 MB answer held the event loop
+ * for 4 to 70 ms in one write (other requests waiting behind it).
+ */
+export function sendJsonPieces(request: FastifyRequest, reply: FastifyReply, status: number, pieces: AsyncIterable<string>, credits: Credits) {
+  creditHeaders(reply, credits);
+  reply.header('content-type', 'application/json; charset=utf-8');
+  const context = contextOf(request);
+  const head = `{"apiVersion":"${API_VERSION}","requestId":"${request.id}",${context === undefined ? '' : `"context":${JSON.stringify(context)},`}"data":`;
+  async function* body() {
+    yield head;
+    yield* pieces;
+    yield '}';
+  }
+  return reply.code(status).send(Readable.from(body(), { objectMode: false }));
 }
 
 /** Fastify's own failures, by error code, as contract errors. */

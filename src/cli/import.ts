@@ -130,7 +130,7 @@ export function registerImportCommand(program: Command): void {
         const validate = validators.get(first.route.eventType as EventType) as (item: unknown) => ApiError | undefined;
         try {
           const outcome = await createSubscriptionsInBulk(
-            { config, db: database.db },
+            { config, db: database.db, lowPriorityDb: database.lowPriorityDb },
             caller,
             first.route.eventType,
             first.blockchain as Blockchain,

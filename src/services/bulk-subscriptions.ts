@@ -69,7 +69,7 @@ function creditsRanOut(cost: bigint, available: bigint): ApiError {
  * `onChunk` is told how many items are done after each chunk (the CLI's progress).
  */
 export async function createSubscriptionsInBulk(
-  common: Pick<Common, 'config' | 'db'>,
+  common: Pick<Common, 'config' | 'db' | 'lowPriorityDb'>,
   caller: Caller,
   eventType: EventType,
   blockchain: Blockchain,
@@ -167,7 +167,7 @@ interface ChunkOutcome {
  * is stale too.
  */
 async function writeChunk(
-  common: Pick<Common, 'config' | 'db'>,
+  common: Pick<Common, 'config' | 'db' | 'lowPriorityDb'>,
   caller: Caller,
   cost: bigint,
   indexes: number[],
@@ -178,7 +178,8 @@ async function writeChunk(
 ): Promise<ChunkOutcome> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const outcome = await decideAndWrite(common.db, caller, cost, indexes, candidates, known, requests);
+      // On the low-priority pool: the chunk's statements give way to other customers' (README "Sharing the service").
+      const outcome = await decideAndWrite(common.lowPriorityDb ?? common.db, caller, cost, indexes, candidates, known, requests);
       if (outcome) {
         for (const [key, id] of outcome.seen) known.set(key, id);
         return outcome;

@@ -20,6 +20,11 @@ export type ChainReader = Pick<ChainAdapter, 'getBlockDetails' | 'getTransaction
 export interface Common {
   config: Config;
   db: Db;
+  /**
+   * The pool for work that may wait while other requests are served (bulk creation's chunk statements):
+   * small, and at low CPU priority where the database runs on this machine (store/open.ts). Without it, `db`.
+   */
+  lowPriorityDb?: Db;
   logger: Logger;
   credits: CreditCharger;
   /** Single subscription creates (without a backfill), grouped per customer with their charges. */

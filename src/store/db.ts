@@ -79,7 +79,7 @@ function classify(label: string, error: unknown): DbError {
 /** Label -> SQL of every prepared statement: one label must always name the same SQL. */
 const preparedSql = new Map<string, string>();
 
-function timedQuery(client: pg.Pool | pg.PoolClient, metrics: Metrics | undefined, prepare: boolean): Queryable['query'] {
+function timedQuery(client: pg.Pool | pg.PoolClient, metrics: Metrics | undefined, prepare: boolean, metricsLabelPrefix = ''): Queryable['query'] {
   return async <T extends object>(label: string, sql: string, params?: readonly unknown[]) => {
     // Statements with parameters are prepared once per connection under their label: the hot queries
     // are then neither parsed nor planned again. Those without (BEGIN, migrations) go as simple queries.
@@ -88,7 +88,7 @@ function timedQuery(client: pg.Pool | pg.PoolClient, metrics: Metrics | undefine
     const name = prepare && params && params.length > 0 ? label : undefined;
     if (name && (preparedSql.get(name) ?? sql) !== sql) throw new Error(`Query label '${label}' is used for two different statements.`);
     if (name) preparedSql.set(name, sql);
-    const end = metrics?.dbQueryDuration.startTimer({ query: label });
+    const end = metrics?.dbQueryDuration.startTimer({ query: metricsLabelPrefix + label });
     try {
       const result = await client.query({ name, text: sql, values: params as unknown[] | undefined });
       return result.rows as T[];
@@ -106,15 +106,33 @@ export interface DbOptions {
   onError?: (error: Error) => void;
   /** Named prepared statements per connection (default true); false behind a transaction-mode pooler. */
   preparedStatements?: boolean;
+  /** The connections' application_name (pg_stat_activity tells pools apart by it); default PGAPPNAME's. */
+  applicationName?: string;
+  /**
+   * Told each new connection's server process id (pg_backend_pid), before the connection serves a
+   * statement of ours: e.g. to lower that process's CPU priority (lowerBackendPriority).
+   */
+  onBackend?: (pid: number) => void;
+  /** Put before each statement's label in the query-time metric (a second pool's statements apart). */
+  metricsLabelPrefix?: string;
 }
 
 export function createDb(url: string, options: DbOptions): Db {
   const prepare = options.preparedStatements ?? true;
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize,
+    idleTimeoutMillis: 30_000,
+    ...(options.applicationName && { application_name: options.applicationName }),
+  });
+  const onBackend = options.onBackend;
+  // The server process id comes with the connection (BackendKeyData): no statement needed, and the
+  // pool emits 'connect' before it hands the connection out.
+  if (onBackend) pool.on('connect', (client) => onBackend(Number((client as pg.PoolClient & { processID?: number }).processID)));
   // An idle client whose server went away emits 'error' on the pool; without a listener that would
   // crash the process. The next query gets a fresh connection.
   pool.on('error', (error) => options.onError?.(error));
-  const query = timedQuery(pool, options.metrics, prepare);
+  const query = timedQuery(pool, options.metrics, prepare, options.metricsLabelPrefix);
 
   return {
     query,
@@ -150,7 +168,7 @@ export function createDb(url: string, options: DbOptions): Db {
       lost = true;
     };
     client.on('error', onLost);
-    const tx = { query: timedQuery(client, options.metrics, prepare) };
+    const tx = { query: timedQuery(client, options.metrics, prepare, options.metricsLabelPrefix) };
     try {
       await tx.query(`${label}:begin`, prelude ? `BEGIN; ${prelude}` : 'BEGIN');
       const result = await work(tx);

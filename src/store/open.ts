@@ -5,13 +5,27 @@
 import type { Config } from '../config/config.ts';
 import { CHAINS } from '../domain/chains.ts';
 import type { Metrics } from '../metrics.ts';
+import { lowerBackendPriority } from './backend-priority.ts';
 import { createDb, type Db } from './db.ts';
 import { type EmbeddedDatabase, openEmbeddedDatabase } from './embedded.ts';
 import { migrate } from './migrate.ts';
 import { syncChainUnits } from './wallets.ts';
 
+/**
+ * Connections of the low-priority pool: bulk creation writes one chunk per request at a time, so two
+ * serve two concurrent bulk requests; more wait their turn for a connection, not for the CPU.
+ */
+const LOW_PRIORITY_POOL_SIZE = 2;
+
 export interface OpenDatabase {
   db: Db;
+  /**
+   * A small second pool for work that may wait while other requests are served (bulk creation's
+   * chunks): its connections are `herald-bulk` in pg_stat_activity, and with the embedded database
+   * their server processes run at nice 10 (backend-priority.ts), so other customers' statements and
+   * this process's event loop get the CPU first. With DATABASE_URL the processes keep their priority.
+   */
+  lowPriorityDb: Db;
   /** Connection string of the pool's database (DATABASE_URL or the embedded server). */
   url: string;
   /** Connection string for the one session-bound connection (LISTEN): listenDatabaseUrl, else `url`. */
@@ -30,12 +44,22 @@ export async function openDatabase(
   const embedded = config.databaseUrl ? undefined : await openEmbeddedDatabase(config.dataDir);
   const url = config.databaseUrl ?? (embedded as EmbeddedDatabase).url;
   let db: Db | undefined;
+  let lowPriorityDb: Db | undefined;
   try {
     db = createDb(url, {
       poolSize: options.poolSize ?? config.databasePoolSize,
       metrics: options.metrics,
       onError: options.onError,
       preparedStatements: config.databasePreparedStatements,
+    });
+    lowPriorityDb = createDb(url, {
+      poolSize: LOW_PRIORITY_POOL_SIZE,
+      metrics: options.metrics,
+      metricsLabelPrefix: 'low-priority:',
+      onError: options.onError,
+      preparedStatements: config.databasePreparedStatements,
+      applicationName: 'herald-bulk',
+      onBackend: embedded ? (pid) => lowerBackendPriority(pid) : undefined,
     });
     const applied = await migrate(db);
     await syncChainUnits(
@@ -44,6 +68,7 @@ export async function openDatabase(
     );
     return {
       db,
+      lowPriorityDb,
       url,
       // The embedded server has no pooler in front: its own URL serves LISTEN too.
       listenUrl: (config.databaseUrl ? config.listenDatabaseUrl : undefined) ?? url,
@@ -51,11 +76,13 @@ export async function openDatabase(
       applied,
       async close() {
         await (db as Db).close();
+        await (lowPriorityDb as Db).close();
         await embedded?.stop();
       },
     };
   } catch (error) {
     await db?.close().catch(() => undefined);
+    await lowPriorityDb?.close().catch(() => undefined);
     await embedded?.stop();
     throw error;
   }
