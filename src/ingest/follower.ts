@@ -158,7 +158,7 @@ async function applyBlock(
     // process's index has heard of them, and their events held back (pending, due now) until their
     // backfill has queued its own.
     if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
-    const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
+    const { entries, outputs } = await ledger.blockEntries(resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
     // With one confirmation, this block's entries are confirmed now: in the table before they are taken.
     const confirmedHeight = block.height - deps.defaultConfirmations + 1;
     const confirmedNow = confirmedHeight >= block.height;
@@ -192,6 +192,7 @@ async function applyBlock(
       pending: events.pending,
       blockCallbacks: records,
       entries: confirmedNow ? [] : entries,
+      outputs,
       ...changes,
       notify: callbacks.length > 0,
     });
