@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import { matchBlock } from '../matching/match.ts';
-import { readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
+import { lockChainForBlock, readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
   type BlockCallback,
@@ -137,7 +137,7 @@ async function applyBlock(
   const window = deps.window ?? DEFAULT_WINDOW;
   // A few statements per block (store/block-apply.ts): read, take what is due, enqueue, write.
   return await deps.db.transaction('ingest:apply-block', async (tx) => {
-    await lockChain(tx, chain);
+    await lockChainForBlock(tx, chain);
     // Read under the lock, never before: an already-mined check that found this block not yet applied
     // (under the same lock) relies on its subscription being in the index this block is matched with.
     const index = deps.index();

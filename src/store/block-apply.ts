@@ -13,15 +13,14 @@
  *      the ledger records (UTXO chains), balance changes, the cursor and the pruning of what fell out of the
  *      window (one statement of CTEs).
  *
- * All of it inside the follower's one transaction per block, under the chain's lock (chain-state.ts
- * lockChain), so a block's effects still commit atomically with the cursor. The CTEs of one statement
+ * All of it inside the follower's one transaction per block, under the chain's lock (lockChainForBlock), so a block's effects still commit atomically with the cursor. The CTEs of one statement
  * see the same snapshot and none sees another's rows, so each touches rows no other CTE of the same
  * statement touches (the comments say why they are disjoint). The single-table functions of
  * chain-state.ts and ledger.ts remain for the other paths (reorganisations, backfills, tests).
  */
 import type { EventType } from '../domain/chains.ts';
 import { CALLBACKS_CHANNEL } from './callbacks.ts';
-import type { BlockCallback, CallbackTargetRow, ChainCursor, ChainKey, PendingEvent } from './chain-state.ts';
+import { type BlockCallback, type CallbackTargetRow, type ChainCursor, type ChainKey, LOCK_SPACE_CHAIN_FOLLOWER, type PendingEvent } from './chain-state.ts';
 import type { Queryable } from './db.ts';
 import {
   type CoinTotals,
@@ -32,6 +31,23 @@ import {
   type TokenDelta,
   type WatchedAddress,
 } from './ledger.ts';
+
+/**
+ * chain-state.ts lockChain for a block's transaction, which also lets its COMMIT return before the WAL is flushed
+ * (synchronous_commit off for this transaction only; same statement, no round trip more). The flush (an fsync,
+ * 3-5 ms on these machines) was on the follower's path once per block, and the next block's lock waited for it.
+ * What a crash of the database server can then take is the last blocks' transactions whole, their cursor with
+ * them (never part of one: the WAL is still written in order), those of the last fraction of a second (the WAL
+ * writer flushes every wal_writer_delay); the follower applies those blocks again from the chain, giving the same rows. Any synchronous commit after (a delivery recording
+ * its attempt, an API write) flushes them first, so a callback recorded as delivered never loses its block: what
+ * may be sent twice is what a crash between sending and recording already may (callbacks are at least once).
+ */
+export async function lockChainForBlock(tx: Queryable, chain: ChainKey): Promise<void> {
+  await tx.query('block:lock', "SELECT pg_advisory_xact_lock($1, hashtext($2)), set_config('synchronous_commit', 'off', true)", [
+    LOCK_SPACE_CHAIN_FOLLOWER,
+    `${chain.blockchain}/${chain.network}`,
+  ]);
+}
 
 export interface BlockState {
   cursor: ChainCursor | undefined;
