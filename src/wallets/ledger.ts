@@ -119,15 +119,8 @@ export async function blockEntries(
   const idsOf = new Map<string, string[]>();
   for (const w of watched) idsOf.set(w.address, [...(idsOf.get(w.address) ?? []), w.id]);
   const outputs: RecordedOutput[] = [];
-  // Asked once per address, not once per output (a block pays thousands of outputs to fewer addresses).
-  const recordable = new Map<string, boolean>();
   for (const o of block.utxo?.outputs ?? []) {
-    let record = recordable.get(o.address);
-    if (record === undefined) {
-      record = idsOf.has(o.address) || alsoRecord(o.address);
-      recordable.set(o.address, record);
-    }
-    if (record) outputs.push({ outpoint: o.outpoint, address: o.address, value: o.value, blockHeight: block.height });
+    if (idsOf.has(o.address) || alsoRecord(o.address)) outputs.push({ outpoint: o.outpoint, address: o.address, value: o.value, blockHeight: block.height });
   }
   if (watched.length === 0) return { entries: [], outputs };
 
