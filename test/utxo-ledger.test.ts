@@ -35,7 +35,8 @@ class UtxoChain implements ChainAdapter {
   unspent = new Map<string, UnspentOutput[]>();
   private nonce = 0;
 
-  constructor() {
+  /** `listsAddresses`: each block lists its addresses (NormalizedBlock.addresses), as the block workers' blocks do. */
+  constructor(private readonly listsAddresses = false) {
     this.blocks.push(this.make(0, '0'.repeat(64), []));
   }
 
@@ -58,6 +59,7 @@ class UtxoChain implements ChainAdapter {
       internalTransfers: [],
       coinMovements,
       utxo: { outputs, spends },
+      ...(this.listsAddresses ? { addresses: [...new Set(outputs.map((o) => o.address))] } : {}),
     };
   }
 
@@ -93,12 +95,12 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function setup() {
+async function setup(listsAddresses = false) {
   t = await startTestApp({ roles: ['api'] });
   const app = t;
   const db = app.app.database.db;
   const customer = await app.customer();
-  const chain = new UtxoChain();
+  const chain = new UtxoChain(listsAddresses);
   const index = new SubscriptionIndex(CHAIN.blockchain, CHAIN.network);
   const logger = { error: vi.fn(), warn: vi.fn(), info: vi.fn() };
   const deps: FollowerDeps = { db, adapter: chain, index: () => index, logger, defaultConfirmations: 1, startHeight: 1 };
@@ -129,8 +131,13 @@ async function setup() {
 }
 
 describe('UTXO wallet ledger (own record of watched outputs)', () => {
-  it('counts the spending of outputs it recorded, from the opening and from applied blocks; nets change per transaction', async () => {
-    const s = await setup();
+  // With the block's own address list too (block workers): block 4's spender is in none of its outputs, so only
+  // resolveSpends adding it to the list gets it looked up among the watched.
+  it.each([
+    ['', false],
+    [' (blocks that list their addresses)', true],
+  ])('counts the spending of outputs it recorded, from the opening and from applied blocks; nets change per transaction%s', async (_, listsAddresses) => {
+    const s = await setup(listsAddresses);
     const mine = testnetAddress('mine');
     const other = testnetAddress('other');
     s.chain.grow([{ id: txid(1), outputs: [[mine, 5n * BTC]] }]); // 1: before the address is watched

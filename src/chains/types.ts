@@ -74,6 +74,13 @@ export interface NormalizedBlock extends BlockRef {
    * own record of watched outputs (`outputs` of earlier blocks and the opening's unspent outputs).
    */
   utxo?: { outputs: UtxoOutput[]; spends: UtxoSpend[] };
+  /**
+   * Every address of coinMovements and utxo.outputs (more do no harm, nor do duplicates), when the adapter
+   * has that list at no cost (the block workers' compact form lists each address once). The
+   * follower then sends it as it is to the watched-address lookup instead of collecting the addresses of
+   * thousands of movements and outputs on the main thread. Whoever adds movements keeps it complete.
+   */
+  addresses?: readonly string[];
 }
 
 /**

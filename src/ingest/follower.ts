@@ -167,7 +167,7 @@ async function applyBlock(
         // process's index has heard of them, and their events held back (pending, due now) until their
         // backfill has queued its own.
         if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
-        const entries = await ledger.blockEntries(tx, chain, resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
+        const { entries, outputs } = await ledger.blockEntries(resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
         if (confirmedNow) await insertLedgerEntries(tx, chain, block.height, entries);
         const { due, confirmed } =
           state.due && state.confirmed
@@ -202,6 +202,7 @@ async function applyBlock(
           blockCallbacks: records,
           numbering,
           entries: confirmedNow ? [] : entries,
+          outputs,
           ...changes,
           notify: callbacks.length > 0,
         });

@@ -63,7 +63,7 @@ export interface CallbackTargetRow {
 }
 
 /** Advisory lock key space (first int4 of the two-int4 form; subscriptions.ts uses 1 and 2). */
-const LOCK_SPACE_CHAIN_FOLLOWER = 3;
+export const LOCK_SPACE_CHAIN_FOLLOWER = 3;
 
 /**
  * Serialises, until the transaction ends, every change of one chain's following state: two followers

@@ -150,5 +150,6 @@ export function decodeCompactBlock(compact: CompactUtxoBlock): NormalizedBlock {
     internalTransfers: [],
     coinMovements,
     utxo: { outputs, spends },
+    addresses,
   };
 }
