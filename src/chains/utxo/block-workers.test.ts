@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { withoutAddresses } from '../../../test/support/utxo-blocks.ts';
 import { type StubReply, startUtxoRpcStub, type UtxoRpcStub } from '../../../test/support/utxo-rpc-stub.ts';
 import type { NormalizedBlock } from '../types.ts';
 import { type BlockWorkerPool, createBlockWorkerPool } from './block-workers.ts';
@@ -122,13 +123,6 @@ describe('block workers', () => {
   });
 });
 
-/** `block` without its address list, once that list is checked: each address once, all those of its movements and outputs among them. */
-function withoutAddresses({ addresses, ...block }: NormalizedBlock): NormalizedBlock {
-  expect(new Set(addresses).size).toBe(addresses?.length);
-  const listed = new Set(addresses);
-  for (const a of [...block.coinMovements.map((m) => m.address), ...(block.utxo?.outputs ?? []).map((o) => o.address)]) expect(listed.has(a)).toBe(true);
-  return block;
-}
 const decoded = (compact: CompactUtxoBlock) => withoutAddresses(decodeCompactBlock(compact));
 
 describe('compact block', () => {

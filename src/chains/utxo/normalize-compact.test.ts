@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { withoutAddresses } from '../../../test/support/utxo-blocks.ts';
 import type { NormalizedBlock } from '../types.ts';
 import { type CompactUtxoBlock, decodeCompactBlock } from './compact-block.ts';
 import { normalizeUtxoBlock, type UtxoBlockchain, UtxoNormalizeError } from './normalize.ts';
@@ -21,14 +22,8 @@ function recordedBlocks(): [string, UtxoBlockchain, string][] {
   return found;
 }
 
-/** The decoded block without its address list, once that list is checked: each address once, all those of its movements and outputs among them. */
-function decoded(compact: CompactUtxoBlock): NormalizedBlock {
-  const { addresses, ...block } = decodeCompactBlock(compact);
-  expect(new Set(addresses).size).toBe(addresses?.length);
-  const listed = new Set(addresses);
-  for (const a of [...block.coinMovements.map((m) => m.address), ...(block.utxo?.outputs ?? []).map((o) => o.address)]) expect(listed.has(a)).toBe(true);
-  return block;
-}
+/** The decoded block without its address list, once that list is checked. */
+const decoded = (compact: CompactUtxoBlock): NormalizedBlock => withoutAddresses(decodeCompactBlock(compact));
 
 const blockOf = (text: string): RpcBlock => {
   const json = JSON.parse(text) as RpcBlock & { result?: RpcBlock };
