@@ -125,6 +125,11 @@ const Retention = Type.Object(
      * t * (1 - dutyCycle) / dutyCycle (at least pauseMs), so it yields more when the database is slower.
      */
     dutyCycle: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
+    /**
+     * Nice level (0-19) of the pruner's own database backend when it is a local process herald may
+     * renice (src/store/backend-priority.ts): it then uses the CPU the rest leaves idle. 0: unchanged.
+     */
+    backendNice: Type.Integer({ minimum: 0, maximum: 19, default: 19 }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { RetentionConfig } from '../config/config.ts';
 import type { Metrics } from '../metrics.ts';
+import { createBackgroundDb } from '../store/backend-priority.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { countPrunable, FINISHED_STATUSES, type FinishedStatus, pruneFinishedBatch } from '../store/retention.ts';
 
@@ -100,6 +101,22 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       done();
     }
     signal?.addEventListener('abort', finish, { once: true });
+  });
+}
+
+/**
+ * The pruner's own connection (a pool of one): its backend runs at retention.backendNice where it is a
+ * local process herald may renice, so the batches use the CPU that delivery leaves idle (README
+ * "Retention"); elsewhere (a remote server, a pooler in front) it is an ordinary connection.
+ */
+export function openPrunerDb(url: string, retention: RetentionConfig, options: { preparedStatements?: boolean; logger?: Logger }): Db {
+  return createBackgroundDb(url, {
+    nice: retention.backendNice,
+    preparedStatements: options.preparedStatements,
+    onPriority: (p) =>
+      p.lowered
+        ? options.logger?.debug({ pid: p.pid, nice: p.nice }, "retention: the pruner's database backend runs at a lower priority")
+        : options.logger?.info({ pid: p.pid, reason: p.reason }, "retention: the pruner's database backend keeps its priority"),
   });
 }
 

@@ -98,6 +98,8 @@ export interface DbOptions {
   onError?: (error: Error) => void;
   /** Named prepared statements per connection (default true); false behind a transaction-mode pooler. */
   preparedStatements?: boolean;
+  /** Run on each new connection; its statements are sent before any other of that connection. */
+  onConnect?: (client: pg.ClientBase) => Promise<void>;
 }
 
 export function createDb(url: string, options: DbOptions): Db {
@@ -106,6 +108,8 @@ export function createDb(url: string, options: DbOptions): Db {
   // An idle client whose server went away emits 'error' on the pool; without a listener that would
   // crash the process. The next query gets a fresh connection.
   pool.on('error', (error) => options.onError?.(error));
+  const { onConnect } = options;
+  if (onConnect) pool.on('connect', (client) => void onConnect(client).catch((error: Error) => options.onError?.(error)));
   const query = timedQuery(pool, options.metrics, prepare);
 
   return {

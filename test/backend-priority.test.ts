@@ -1,0 +1,93 @@
+/**
+ * The pruner's own connection runs its PostgreSQL backend at a lower CPU priority, on the tests' real
+ * (local) server, over its Unix socket and over TCP; never the shared pool's backends; and a backend
+ * that cannot be proven to be this connection's (here: behind a TCP relay standing in for a pooler or
+ * another machine) is left alone without an error.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server, connect as tcpConnect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BackendPriority, createBackgroundDb } from '../src/store/backend-priority.ts';
+import { createDb, type Db } from '../src/store/db.ts';
+import { createTestDatabase } from './harness.ts';
+
+/** The nice level of process `pid` (field 19 of its stat, counted after the name's closing parenthesis). */
+function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+async function backendPid(db: Db): Promise<number> {
+  const [row] = await db.query<{ pid: number }>('test:backend-pid', 'SELECT pg_backend_pid() AS pid');
+  return row?.pid as number;
+}
+
+/** Opens a background Db of nice 19 on `url`, runs one statement, and returns what became of its backend. */
+async function backgroundOn(url: string): Promise<{ result: BackendPriority; pid: number; nice: number; db: Db }> {
+  let heard!: (result: BackendPriority) => void;
+  const result = new Promise<BackendPriority>((done) => {
+    heard = done;
+  });
+  const db = createBackgroundDb(url, { nice: 19, onPriority: (r) => heard(r) });
+  const pid = await backendPid(db);
+  return { result: await result, pid, nice: niceOf(pid), db };
+}
+
+/** The same URL over TCP to the server's port (no Unix socket). */
+function overTcp(url: string, port = new URL(url).port): string {
+  const u = new URL(url);
+  u.searchParams.delete('host');
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+describe.runIf(process.platform === 'linux')("a background connection's backend priority", () => {
+  let url: string;
+  let shared: Db;
+  let relay: Server;
+  beforeAll(async () => {
+    url = await createTestDatabase();
+    shared = createDb(url, { poolSize: 2 });
+    // A relay of our own in front of the server: its backend's client is the relay, not our socket.
+    const target = Number(new URL(url).port);
+    relay = createServer((inbound) => {
+      const outbound = tcpConnect(target, '127.0.0.1');
+      inbound.pipe(outbound).pipe(inbound);
+      inbound.on('error', () => outbound.destroy());
+      outbound.on('error', () => inbound.destroy());
+    });
+    await new Promise<void>((done) => relay.listen(0, '127.0.0.1', done));
+  });
+  afterAll(async () => {
+    await shared.close();
+    await new Promise((done) => relay.close(done));
+  });
+
+  it('is lowered for its own backend (over the URL given and over TCP), and no backend of the shared pool is touched', async () => {
+    for (const u of [url, overTcp(url)]) {
+      const { result, pid, nice, db } = await backgroundOn(u);
+      try {
+        expect(result).toEqual({ pid, nice: 19, lowered: true });
+        expect(nice).toBe(19);
+        expect(niceOf(await backendPid(shared))).toBe(0);
+      } finally {
+        await db.close();
+      }
+    }
+  });
+
+  it('is left alone, without an error, when the backend does not serve this socket (a relay: a pooler or another machine)', async () => {
+    const port = (relay.address() as { port: number }).port;
+    const { result, pid, nice, db } = await backgroundOn(overTcp(url, String(port)));
+    try {
+      expect(result).toMatchObject({ pid, lowered: false });
+      expect(result.lowered === false && result.reason).toMatch(/does not serve this socket/);
+      expect(nice).toBe(0);
+      // The connection works as any other.
+      expect(await backendPid(db)).toBe(pid);
+    } finally {
+      await db.close();
+    }
+  });
+});
