@@ -498,12 +498,18 @@ export default async function retentionBenchmark(options: { duration: number }):
     };
     return {
       bench: 'retention',
-      ...(experiment && { experiment: { batchSize: retention.batchSize, pauseMs: retention.pauseMs, dutyCycle: retention.dutyCycle } }),
+      ...(experiment && { experiment: { batchSize: retention.batchSize, pauseMs: retention.pauseMs, dutyCycle: retention.dutyCycle ?? 'default' } }),
       scale: s,
       callbackRows: total,
       oldRows: old,
       pendingQueued: pendingCount,
-      retention: { batchSize: retention.batchSize, pauseMs: retention.pauseMs, dutyCycle: retention.dutyCycle },
+      // dutyCycle 'default': 1 with the pruner's backend reniced (database.pruneBackendNice), else 0.5.
+      retention: {
+        batchSize: retention.batchSize,
+        pauseMs: retention.pauseMs,
+        dutyCycle: retention.dutyCycle ?? 'default',
+        backendNice: retention.backendNice,
+      },
       buildSeconds: round(buildSeconds),
       prune: {
         callbacks: prunedCallbacks,

@@ -123,8 +123,10 @@ const Retention = Type.Object(
     /**
      * Largest share of the pass's time spent in batches: after a batch that took t, the pruner pauses
      * t * (1 - dutyCycle) / dutyCycle (at least pauseMs), so it yields more when the database is slower.
+     * Unset: 1 while the pruner's backend runs at a lower priority (backendNice took: it only gets the
+     * CPU the rest leaves idle), 0.5 otherwise (DEFAULT_DUTY_CYCLE in src/delivery/retention.ts).
      */
-    dutyCycle: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
+    dutyCycle: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
     /**
      * Nice level (0-19) of the pruner's own database backend when it is a local process herald may
      * renice (src/store/backend-priority.ts): it then uses the CPU the rest leaves idle. 0: unchanged.

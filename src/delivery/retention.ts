@@ -35,7 +35,7 @@ export function retentionCutoffs(retention: RetentionConfig, now: Date): Record<
  * aborts: the batch under way completes, none starts). Dry run: counts only.
  */
 export async function pruneOldCallbacks(
-  db: Db,
+  db: Db & { lowered?(): boolean },
   retention: RetentionConfig,
   options: { now?: Date; dryRun?: boolean; signal?: AbortSignal; metrics?: Metrics } = {},
 ): Promise<RetentionFigures> {
@@ -71,7 +71,7 @@ export async function pruneOldCallbacks(
         // A short batch: nothing older is left (but rows another transaction held or changed, left for the next pass).
         if (batch.found < retention.batchSize || !batch.lastFinishedAt) break;
         from = batch.lastFinishedAt;
-        const pauseMs = pauseAfter(batchMs, retention);
+        const pauseMs = pauseAfter(batchMs, { pauseMs: retention.pauseMs, dutyCycle: dutyCycleOf(retention, db.lowered?.() ?? false) });
         if (pauseMs > 0) await sleep(pauseMs, options.signal);
       }
     }
@@ -83,12 +83,24 @@ export async function pruneOldCallbacks(
   return figures;
 }
 
+/** retention.dutyCycle when unset and the pruner's backend keeps its priority: half its time in batches. */
+export const DEFAULT_DUTY_CYCLE = 0.5;
+
+/**
+ * The duty cycle in force: the configured one, else 1 while the pruner's backend runs at a lower
+ * priority (the CPU it gets is what delivery leaves idle, so pausing would only leave that idle), else
+ * DEFAULT_DUTY_CYCLE.
+ */
+export function dutyCycleOf(retention: Pick<RetentionConfig, 'dutyCycle'>, backendLowered: boolean): number {
+  return retention.dutyCycle ?? (backendLowered ? 1 : DEFAULT_DUTY_CYCLE);
+}
+
 /**
  * The pause after a batch that took `batchMs`: the pruner spends at most `dutyCycle` of its time in
  * batches, so when delivery makes the database slower (longer batches) it waits longer too, and gives
  * back in proportion to what it took; never less than `pauseMs`.
  */
-export function pauseAfter(batchMs: number, retention: Pick<RetentionConfig, 'pauseMs' | 'dutyCycle'>): number {
+export function pauseAfter(batchMs: number, retention: { pauseMs: number; dutyCycle: number }): number {
   return Math.max(retention.pauseMs, (batchMs * (1 - retention.dutyCycle)) / retention.dutyCycle);
 }
 
@@ -109,7 +121,7 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * local process herald may renice, so the batches use the CPU that delivery leaves idle (README
  * "Retention"); elsewhere (a remote server, a pooler in front) it is an ordinary connection.
  */
-export function openPrunerDb(url: string, retention: RetentionConfig, options: { preparedStatements?: boolean; logger?: Logger }): Db {
+export function openPrunerDb(url: string, retention: RetentionConfig, options: { preparedStatements?: boolean; logger?: Logger }): Db & { lowered(): boolean } {
   return createBackgroundDb(url, {
     nice: retention.backendNice,
     preparedStatements: options.preparedStatements,

@@ -87,11 +87,22 @@ function parentPid(proc: string): number | undefined {
  * A pool of one connection for background work whose backend runs at `nice` (0: unchanged) when it is
  * a local process we may renice (see above); `onPriority` hears what became of each new connection.
  */
-export function createBackgroundDb(url: string, options: { nice: number; preparedStatements?: boolean; onPriority?: (result: BackendPriority) => void }): Db {
+export function createBackgroundDb(
+  url: string,
+  options: { nice: number; preparedStatements?: boolean; onPriority?: (result: BackendPriority) => void },
+): Db & { lowered(): boolean } {
   const { nice, onPriority } = options;
-  return createDb(url, {
+  // What became of the current connection's backend (a new connection is judged again).
+  let last: BackendPriority | undefined;
+  const db = createDb(url, {
     poolSize: 1,
     preparedStatements: options.preparedStatements,
-    ...(nice > 0 && { onConnect: async (client: pg.ClientBase) => onPriority?.(await lowerBackendPriority(client, nice)) }),
+    ...(nice > 0 && {
+      onConnect: async (client: pg.ClientBase) => {
+        last = await lowerBackendPriority(client, nice);
+        onPriority?.(last);
+      },
+    }),
   });
+  return { ...db, lowered: () => last?.lowered === true };
 }
