@@ -119,12 +119,14 @@ const Retention = Type.Object(
     /** Callbacks deleted per statement (one short transaction each). */
     batchSize: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000 }),
     /** Pause between two batches, leaving the database to delivery. */
-    pauseMs: Type.Integer({ minimum: 0, default: 10 }),
+    // Unset: 0 while the pruner's backend runs at a lower priority (the kernel already gives delivery the
+    // CPU first), 10 otherwise (pacingOf in src/delivery/retention.ts).
+    pauseMs: Type.Optional(Type.Integer({ minimum: 0 })),
     /**
      * Largest share of the pass's time spent in batches: after a batch that took t, the pruner pauses
      * t * (1 - dutyCycle) / dutyCycle (at least pauseMs), so it yields more when the database is slower.
      * Unset: 1 while the pruner's backend runs at a lower priority (backendNice took: it only gets the
-     * CPU the rest leaves idle), 0.5 otherwise (DEFAULT_DUTY_CYCLE in src/delivery/retention.ts).
+     * CPU the rest leaves idle), 0.5 otherwise (pacingOf in src/delivery/retention.ts).
      */
     dutyCycle: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
     /**

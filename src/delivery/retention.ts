@@ -71,7 +71,7 @@ export async function pruneOldCallbacks(
         // A short batch: nothing older is left (but rows another transaction held or changed, left for the next pass).
         if (batch.found < retention.batchSize || !batch.lastFinishedAt) break;
         from = batch.lastFinishedAt;
-        const pauseMs = pauseAfter(batchMs, { pauseMs: retention.pauseMs, dutyCycle: dutyCycleOf(retention, db.lowered?.() ?? false) });
+        const pauseMs = pauseAfter(batchMs, pacingOf(retention, db.lowered?.() ?? false));
         if (pauseMs > 0) await sleep(pauseMs, options.signal);
       }
     }
@@ -83,16 +83,13 @@ export async function pruneOldCallbacks(
   return figures;
 }
 
-/** retention.dutyCycle when unset and the pruner's backend keeps its priority: half its time in batches. */
-export const DEFAULT_DUTY_CYCLE = 0.5;
-
 /**
- * The duty cycle in force: the configured one, else 1 while the pruner's backend runs at a lower
- * priority (the CPU it gets is what delivery leaves idle, so pausing would only leave that idle), else
- * DEFAULT_DUTY_CYCLE.
+ * The pacing in force: what is configured, else, while the pruner's backend runs at a lower priority,
+ * no pause at all (dutyCycle 1, pauseMs 0: the CPU it gets is what the rest leaves idle, so a pause would
+ * only leave that idle), else half its time in batches and at least 10 ms between two.
  */
-export function dutyCycleOf(retention: Pick<RetentionConfig, 'dutyCycle'>, backendLowered: boolean): number {
-  return retention.dutyCycle ?? (backendLowered ? 1 : DEFAULT_DUTY_CYCLE);
+export function pacingOf(retention: Pick<RetentionConfig, 'dutyCycle' | 'pauseMs'>, backendLowered: boolean): { dutyCycle: number; pauseMs: number } {
+  return { dutyCycle: retention.dutyCycle ?? (backendLowered ? 1 : 0.5), pauseMs: retention.pauseMs ?? (backendLowered ? 0 : 10) };
 }
 
 /**
