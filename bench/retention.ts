@@ -25,7 +25,7 @@
  * three more clients, each every 100 ms (to disturb it little), say what its time is made of
  * (`log.split` of each window): a free GET of one callback (HTTP, authentication, event loop, a small
  * read; no charge, so no commit), the log's debit statement run from this process on a customer of its
- * own (a commit that waits for the WAL flush, as the log's charge does; not the log's customer, whose
+ * own (a read's charge, committed without waiting for the WAL flush as the log's is; not the log's customer, whose
  * row it would lock) and the log's page query, also from this process.
  *
  * Environment: BENCH_DURATION; BENCH_RETENTION_SCALE (a smaller scale keeps the ratios);
@@ -33,7 +33,7 @@
  * pauseMs and dutyCycle (an experiment).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRetention, loadConfig } from '../src/config/config.ts';
@@ -196,23 +196,45 @@ async function get(apiUrl: string, key: string, path: string): Promise<boolean> 
 }
 
 /** The callback log probe (the target), and beside it what its time is made of (see the header). */
-function probeLog(apiUrl: string, key: string, db: Db, ids: { customer: string; chargeCustomer: string; subscriptions: string[]; callback: string }) {
-  const { customer, chargeCustomer, subscriptions, callback } = ids;
+function probeLog(
+  apiUrl: string,
+  key: string,
+  db: Db,
+  ids: { customer: string; chargeCustomer: string; subscriptions: string[]; callback: string; logUrl: string },
+) {
+  const { customer, chargeCustomer, subscriptions, callback, logUrl } = ids;
   let i = 0;
   let j = 0;
+  let k = 0;
   const probes = {
     log: probe(() => get(apiUrl, key, `/blockchain-events/subscriptions/${subscriptions[i++ % subscriptions.length]}/callbacks?limit=50`), 20),
     free: probe(() => get(apiUrl, key, `/blockchain-events/callbacks/${callback}`), 100),
-    charge: probe(async () => (await debitCredits(db, chargeCustomer, 1n, [{ endpoint: 'callbacks', requests: 1, credits: 1n }])).ok, 100),
+    charge: probe(
+      async () => (await debitCredits(db, chargeCustomer, 1n, [{ endpoint: 'callbacks', requests: 1, credits: 1n }], { waitForFlush: false })).ok,
+      100,
+    ),
     query: probe(async () => {
       await listCallbacks(db, customer, subscriptions[j++ % subscriptions.length] as string, { limit: 50, offset: 0 });
+      return true;
+    }, 100),
+    // Chain following's write: one callback queued for a subscription whose counter (callback_counts)
+    // the pruner's batches decrement, so a batch holding that counter row delays it (priority inversion).
+    enqueue: probe(async () => {
+      const n = k++ % subscriptions.length;
+      await db.transaction('bench:enqueue-probe', (tx) => enqueueCallbacks(tx, [makeCallback(customer, subscriptions[n] as string, `${logUrl}/${n}`)]));
       return true;
     }, 100),
   };
   return {
     async stop() {
-      const [log, free, charge, query] = await Promise.all([probes.log.stop(), probes.free.stop(), probes.charge.stop(), probes.query.stop()]);
-      return { ...log, split: { free, charge, query } };
+      const [log, free, charge, query, enqueue] = await Promise.all([
+        probes.log.stop(),
+        probes.free.stop(),
+        probes.charge.stop(),
+        probes.query.stop(),
+        probes.enqueue.stop(),
+      ]);
+      return { ...log, split: { free, charge, query }, enqueue };
     },
   };
 }
@@ -228,6 +250,7 @@ function sampleDatabase(db: Db) {
   const waits: Record<string, Record<string, number>> = {};
   // CPU seconds of each backend of the pruner, as last seen (it ends with the pruner: up to 50 ms missed).
   const pruneCpu = new Map<number, number>();
+  let pruneNice: number | undefined;
   let running = true;
   const stats = () =>
     db.query<{ wal_bytes: string; wal_fpi: string; checkpoints: string }>(
@@ -248,7 +271,10 @@ function sampleDatabase(db: Db) {
         const app = waits[r.app] ?? {};
         app[r.wait] = (app[r.wait] ?? 0) + 1;
         waits[r.app] = app;
-        if (r.app === 'herald-prune') pruneCpu.set(r.pid, processCpuSeconds(r.pid));
+        if (r.app === 'herald-prune') {
+          pruneCpu.set(r.pid, processCpuSeconds(r.pid));
+          pruneNice = niceLevel(r.pid) ?? pruneNice;
+        }
       }
       await sleep(50);
     }
@@ -275,10 +301,21 @@ function sampleDatabase(db: Db) {
           [...pruneCpu.values()].reduce((x, y) => x + y, 0),
           2,
         ),
+        ...(pruneNice !== undefined && { pruneBackendNice: pruneNice }),
         waitPct: shares,
       };
     },
   };
+}
+
+/** The nice level of process `pid` (field 19 of its stat, counted after the name's closing parenthesis). */
+function niceLevel(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  } catch {
+    return undefined;
+  }
 }
 
 export default async function retentionBenchmark(options: { duration: number }): Promise<Record<string, unknown>> {
@@ -352,7 +389,13 @@ export default async function retentionBenchmark(options: { duration: number }):
       { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1_000_000 },
       10n ** 15n,
     );
-    const probeIds = { customer: customer.id, chargeCustomer: chargeCustomer.id, subscriptions: logSubs, callback: recent?.id as string };
+    const probeIds = {
+      customer: customer.id,
+      chargeCustomer: chargeCustomer.id,
+      subscriptions: logSubs,
+      callback: recent?.id as string,
+      logUrl: `${okUrl}/log`,
+    };
 
     const env = {
       DATABASE_URL: '',
@@ -458,12 +501,20 @@ export default async function retentionBenchmark(options: { duration: number }):
     };
     return {
       bench: 'retention',
-      ...(experiment && { experiment: { batchSize: retention.batchSize, pauseMs: retention.pauseMs, dutyCycle: retention.dutyCycle } }),
+      ...(experiment && {
+        experiment: { batchSize: retention.batchSize, pauseMs: retention.pauseMs ?? 'default', dutyCycle: retention.dutyCycle ?? 'default' },
+      }),
       scale: s,
       callbackRows: total,
       oldRows: old,
       pendingQueued: pendingCount,
-      retention: { batchSize: retention.batchSize, pauseMs: retention.pauseMs, dutyCycle: retention.dutyCycle },
+      // 'default': dutyCycle 1 and pauseMs 0 with the pruner's backend reniced (database.pruneBackendNice), else 0.5 and 10.
+      retention: {
+        batchSize: retention.batchSize,
+        pauseMs: retention.pauseMs ?? 'default',
+        dutyCycle: retention.dutyCycle ?? 'default',
+        backendNice: retention.backendNice,
+      },
       buildSeconds: round(buildSeconds),
       prune: {
         callbacks: prunedCallbacks,

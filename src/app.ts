@@ -14,7 +14,7 @@ import type { ChainAdapter } from './chains/types.ts';
 import type { Config } from './config/config.ts';
 import { startAlertMonitor } from './delivery/alert-monitor.ts';
 import { type RecoveryRunner, startRecoveryRunner } from './delivery/recovery.ts';
-import { startRetentionPruner } from './delivery/retention.ts';
+import { openPrunerDb, startRetentionPruner } from './delivery/retention.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
 import type { IngestService } from './ingest/service.ts';
@@ -109,8 +109,12 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       stops.push(() => runner.stop());
       metrics.setQueueSource(() => queueStats(database.db, new Date()));
       if (config.retention.enabled) {
-        const pruner = startRetentionPruner({ db: database.db, retention: config.retention, logger, metrics });
-        stops.push(() => pruner.stop());
+        const prunerDb = openPrunerDb(database.url, config.retention, { preparedStatements: config.databasePreparedStatements, logger });
+        const pruner = startRetentionPruner({ db: prunerDb, retention: config.retention, logger, metrics });
+        stops.push(async () => {
+          await pruner.stop();
+          await prunerDb.close();
+        });
       }
       const alerts = startAlertMonitor({ db: database.db, config, sender, timeoutMs: config.delivery.timeoutMs, logger, metrics });
       stops.push(() => alerts.stop());

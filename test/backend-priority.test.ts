@@ -1,44 +1,117 @@
 /**
- * The low-priority pool (bulk creation's chunks, README "Bulk subscription creation"): with the embedded
- * database its server processes run at nice 10 and the main pool's keep theirs; with DATABASE_URL
- * (a server that may be elsewhere: its process ids mean nothing here) no process is reniced.
+ * The pruner's own connection runs its PostgreSQL backend at a lower CPU priority, on the tests' real
+ * (local) server, over its Unix socket and over TCP; never the shared pool's backends; and a backend
+ * that cannot be proven to be this connection's (here: behind a TCP relay standing in for a pooler or
+ * another machine) is left alone without an error. The low-priority pool that bulk creation writes through
+ * (README "Bulk subscription creation") is such a background pool: with the embedded database its backends
+ * run at nice 10 and the main pool's keep theirs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { getPriority, tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server, connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
-import { lowerBackendPriority } from '../src/store/backend-priority.ts';
-import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
+import { type BackendPriority, createBackgroundDb } from '../src/store/backend-priority.ts';
+import { createDb, type Db } from '../src/store/db.ts';
+import { openDatabase } from '../src/store/open.ts';
 import { createTestDatabase } from './harness.ts';
 
-const opened: OpenDatabase[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of opened) await d.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+/** The nice level of process `pid` (field 19 of its stat, counted after the name's closing parenthesis). */
+function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+async function backendPid(db: Db): Promise<number> {
+  const [row] = await db.query<{ pid: number }>('test:backend-pid', 'SELECT pg_backend_pid() AS pid');
+  return row?.pid as number;
+}
+
+/** Opens a background Db of nice 19 on `url`, runs one statement, and returns what became of its backend. */
+async function backgroundOn(url: string): Promise<{ result: BackendPriority; pid: number; nice: number; db: Db }> {
+  let heard!: (result: BackendPriority) => void;
+  const result = new Promise<BackendPriority>((done) => {
+    heard = done;
+  });
+  const db = createBackgroundDb(url, { nice: 19, onPriority: (r) => heard(r) });
+  const pid = await backendPid(db);
+  return { result: await result, pid, nice: niceOf(pid), db };
+}
+
+/** The same URL over TCP to the server's port (no Unix socket). */
+function overTcp(url: string, port = new URL(url).port): string {
+  const u = new URL(url);
+  u.searchParams.delete('host');
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+describe.runIf(process.platform === 'linux')("a background connection's backend priority", () => {
+  let url: string;
+  let shared: Db;
+  let relay: Server;
+  beforeAll(async () => {
+    url = await createTestDatabase();
+    shared = createDb(url, { poolSize: 2 });
+    // A relay of our own in front of the server: its backend's client is the relay, not our socket.
+    const target = Number(new URL(url).port);
+    relay = createServer((inbound) => {
+      const outbound = tcpConnect(target, '127.0.0.1');
+      inbound.pipe(outbound).pipe(inbound);
+      inbound.on('error', () => outbound.destroy());
+      outbound.on('error', () => inbound.destroy());
+    });
+    await new Promise<void>((done) => relay.listen(0, '127.0.0.1', done));
+  });
+  afterAll(async () => {
+    await shared.close();
+    await new Promise((done) => relay.close(done));
+  });
+
+  it('is lowered for its own backend (over the URL given and over TCP), and no backend of the shared pool is touched', async () => {
+    for (const u of [url, overTcp(url)]) {
+      const { result, pid, nice, db } = await backgroundOn(u);
+      try {
+        expect(result).toEqual({ pid, nice: 19, lowered: true });
+        expect(nice).toBe(19);
+        expect(niceOf(await backendPid(shared))).toBe(0);
+      } finally {
+        await db.close();
+      }
+    }
+  });
+
+  it('is left alone, without an error, when the backend does not serve this socket (a relay: a pooler or another machine)', async () => {
+    const port = (relay.address() as { port: number }).port;
+    const { result, pid, nice, db } = await backgroundOn(overTcp(url, String(port)));
+    try {
+      expect(result).toMatchObject({ pid, lowered: false });
+      expect(result.lowered === false && result.reason).toMatch(/does not serve this socket/);
+      expect(nice).toBe(0);
+      // The connection works as any other.
+      expect(await backendPid(db)).toBe(pid);
+    } finally {
+      await db.close();
+    }
+  });
 });
 
-const backendPid = async (q: OpenDatabase['db']) => Number((await q.query<{ pid: number }>('test:backend-pid', 'SELECT pg_backend_pid() AS pid'))[0]?.pid);
-
-it('embedded database: the low-priority pool’s server processes at nice 10, the main pool’s unchanged', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'herald-priority-'));
-  dirs.push(dataDir);
-  const database = await openDatabase(loadConfig({ dataDir }, {}));
-  opened.push(database);
-  const main = await backendPid(database.db);
-  const low = await backendPid(database.lowPriorityDb);
-  expect(getPriority(low)).toBe(10);
-  expect(getPriority(main)).toBeLessThan(10);
-}, 120_000);
-
-it('DATABASE_URL: nothing reniced; and only PostgreSQL processes are ever reniced', async () => {
-  const database = await openDatabase(loadConfig({ databaseUrl: await createTestDatabase() }, {}));
-  opened.push(database);
-  const low = await backendPid(database.lowPriorityDb);
-  expect(getPriority(low)).toBeLessThan(10);
-  // This process is not a PostgreSQL server process: left alone.
-  expect(lowerBackendPriority(process.pid)).toBe(false);
-  expect(getPriority(process.pid)).toBeLessThan(10);
-  expect(lowerBackendPriority(-1)).toBe(false);
+describe.runIf(process.platform === 'linux')('the low-priority pool of bulk creation', () => {
+  it("embedded database: its server processes at nice 10, the main pool's unchanged", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'herald-priority-'));
+    const database = await openDatabase(loadConfig({ dataDir }, {}));
+    try {
+      const low = await backendPid(database.lowPriorityDb);
+      // The renice follows the connection's first statement (its onConnect): wait for it.
+      const deadline = Date.now() + 5_000;
+      while (niceOf(low) !== 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(niceOf(low)).toBe(10);
+      expect(niceOf(await backendPid(database.db))).toBeLessThan(10);
+    } finally {
+      await database.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

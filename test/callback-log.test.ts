@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCallbacks } from '../src/store/callbacks.ts';
+import { debitCredits } from '../src/store/customers.ts';
+import { createDb } from '../src/store/db.ts';
 import { startTestApp, type TestApp } from './harness.ts';
 
 describe("a subscription's callback log", () => {
@@ -39,7 +41,41 @@ describe("a subscription's callback log", () => {
     expect(own.total).toBe(120);
     expect(own.items).toHaveLength(20);
     const foreign = await listCallbacks(db, other.id, subscriptionId, { limit: 50, offset: 0 });
-    expect(foreign).toEqual({ total: 0, items: [] });
-    expect(await listCallbacks(db, owner.id, randomUUID(), { limit: 50, offset: 0 })).toEqual({ total: 0, items: [] });
+    expect(foreign).toEqual({ total: 0, items: [], subscriptionFound: false });
+    expect(await listCallbacks(db, owner.id, randomUUID(), { limit: 50, offset: 0 })).toEqual({ total: 0, items: [], subscriptionFound: false });
+
+    // Through the API: the owner's page is charged per callback listed; another customer gets the
+    // contract's 404 and pays nothing, though no look-up of the subscription precedes the page.
+    const credits = async (id: string) =>
+      BigInt((await db.query<{ credits: string }>('test:credits', 'SELECT credits::text FROM customers WHERE id = $1', [id]))[0]?.credits ?? -1);
+    const path = `/blockchain-events/subscriptions/${subscriptionId}/callbacks?limit=50&offset=100`;
+    const [ownerBefore, otherBefore] = [await credits(owner.id), await credits(other.id)];
+    const page = await t.request('GET', path, { key: owner.key });
+    expect(page.status).toBe(200);
+    expect(page.body.data).toMatchObject({ total: 120 });
+    expect(ownerBefore - (await credits(owner.id))).toBe(20n * BigInt(t.config.costs.getSubscription));
+    const refused = await t.request('GET', path, { key: other.key });
+    expect(refused.status).toBe(404);
+    expect(refused.text).toContain('resource_not_found');
+    expect(await credits(other.id)).toBe(otherBefore);
+  });
+
+  it("charges a read without waiting for the WAL flush, for that transaction only: the connection's next commit waits again", async () => {
+    const customer = await t.customer();
+    const session = createDb(t.config.databaseUrl as string, { poolSize: 1 });
+    try {
+      const result = await debitCredits(session, customer.id, 3n, [{ endpoint: 'test', requests: 1, credits: 3n }], { waitForFlush: false });
+      expect(result.ok).toBe(true);
+      const [setting] = await session.query<{ synchronous_commit: string }>('test:show', 'SHOW synchronous_commit');
+      expect(setting?.synchronous_commit).toBe('on');
+      const [row] = await session.query<{ requests: number }>(
+        'test:usage',
+        "SELECT requests::int FROM credit_usage WHERE customer_id = $1 AND endpoint = 'test'",
+        [customer.id],
+      );
+      expect(row?.requests).toBe(1);
+    } finally {
+      await session.close();
+    }
   });
 });

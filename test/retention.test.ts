@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRetention } from '../src/config/config.ts';
-import { pauseAfter, pruneOldCallbacks } from '../src/delivery/retention.ts';
+import { pacingOf, pauseAfter, pruneOldCallbacks } from '../src/delivery/retention.ts';
 import { enqueueCallbacks, requeueCallback } from '../src/store/callbacks.ts';
 import { createDb, type Db } from '../src/store/db.ts';
 import { pruneFinishedBatch } from '../src/store/retention.ts';
@@ -361,6 +361,12 @@ describe('the pause between two batches', () => {
     expect(pauseAfter(30, { pauseMs: 10, dutyCycle: 0.25 })).toBe(90);
     expect(pauseAfter(4, { pauseMs: 10, dutyCycle: 0.5 })).toBe(10);
     expect(pauseAfter(30, { pauseMs: 0, dutyCycle: 1 })).toBe(0);
+  });
+
+  it('follows the configured pacing, else none while the backend runs at a lower priority, else half the time and 10 ms', () => {
+    expect(pacingOf({ dutyCycle: 0.25, pauseMs: 5 }, true)).toEqual({ dutyCycle: 0.25, pauseMs: 5 });
+    expect(pacingOf({}, true)).toEqual({ dutyCycle: 1, pauseMs: 0 });
+    expect(pacingOf({}, false)).toEqual({ dutyCycle: 0.5, pauseMs: 10 });
   });
 });
 

@@ -1,6 +1,6 @@
 /** `herald prune [--dry-run]`: the retention pass of the delivery role, on demand (README "Retention"). */
 import type { Command } from 'commander';
-import { pruneOldCallbacks } from '../delivery/retention.ts';
+import { openPrunerDb, pruneOldCallbacks } from '../delivery/retention.ts';
 import { openDatabase } from '../store/open.ts';
 import { configFrom, withStoreOptions } from './options.ts';
 
@@ -19,7 +19,8 @@ export function registerPruneCommand(program: Command): void {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      const figures = await pruneOldCallbacks(database.db, config.retention, { dryRun: o.dryRun, signal: abort.signal });
+      const prunerDb = openPrunerDb(database.url, config.retention, { preparedStatements: config.databasePreparedStatements });
+      const figures = await pruneOldCallbacks(prunerDb, config.retention, { dryRun: o.dryRun, signal: abort.signal }).finally(() => prunerDb.close());
       const verb = o.dryRun ? 'would delete' : 'deleted';
       for (const [status, f] of Object.entries(figures.byStatus)) {
         process.stdout.write(`${status}: ${verb} ${f.callbacks} callbacks and ${f.attempts} attempts finished before ${f.before.toISOString()}\n`);

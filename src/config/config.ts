@@ -119,12 +119,21 @@ const Retention = Type.Object(
     /** Callbacks deleted per statement (one short transaction each). */
     batchSize: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000 }),
     /** Pause between two batches, leaving the database to delivery. */
-    pauseMs: Type.Integer({ minimum: 0, default: 10 }),
+    // Unset: 0 while the pruner's backend runs at a lower priority (the kernel already gives delivery the
+    // CPU first), 10 otherwise (pacingOf in src/delivery/retention.ts).
+    pauseMs: Type.Optional(Type.Integer({ minimum: 0 })),
     /**
      * Largest share of the pass's time spent in batches: after a batch that took t, the pruner pauses
      * t * (1 - dutyCycle) / dutyCycle (at least pauseMs), so it yields more when the database is slower.
+     * Unset: 1 while the pruner's backend runs at a lower priority (backendNice took: it only gets the
+     * CPU the rest leaves idle), 0.5 otherwise (pacingOf in src/delivery/retention.ts).
      */
-    dutyCycle: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
+    dutyCycle: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+    /**
+     * Nice level (0-19) of the pruner's own database backend when it is a local process herald may
+     * renice (src/store/backend-priority.ts): it then uses the CPU the rest leaves idle. 0: unchanged.
+     */
+    backendNice: Type.Integer({ minimum: 0, maximum: 19, default: 19 }),
   },
   { additionalProperties: false, default: {} },
 );

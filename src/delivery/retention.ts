@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { RetentionConfig } from '../config/config.ts';
 import type { Metrics } from '../metrics.ts';
+import { createBackgroundDb } from '../store/backend-priority.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { countPrunable, FINISHED_STATUSES, type FinishedStatus, pruneFinishedBatch } from '../store/retention.ts';
 
@@ -34,7 +35,7 @@ export function retentionCutoffs(retention: RetentionConfig, now: Date): Record<
  * aborts: the batch under way completes, none starts). Dry run: counts only.
  */
 export async function pruneOldCallbacks(
-  db: Db,
+  db: Db & { lowered?(): boolean },
   retention: RetentionConfig,
   options: { now?: Date; dryRun?: boolean; signal?: AbortSignal; metrics?: Metrics } = {},
 ): Promise<RetentionFigures> {
@@ -70,7 +71,7 @@ export async function pruneOldCallbacks(
         // A short batch: nothing older is left (but rows another transaction held or changed, left for the next pass).
         if (batch.found < retention.batchSize || !batch.lastFinishedAt) break;
         from = batch.lastFinishedAt;
-        const pauseMs = pauseAfter(batchMs, retention);
+        const pauseMs = pauseAfter(batchMs, pacingOf(retention, db.lowered?.() ?? false));
         if (pauseMs > 0) await sleep(pauseMs, options.signal);
       }
     }
@@ -83,11 +84,20 @@ export async function pruneOldCallbacks(
 }
 
 /**
+ * The pacing in force: what is configured, else, while the pruner's backend runs at a lower priority,
+ * no pause at all (dutyCycle 1, pauseMs 0: the CPU it gets is what the rest leaves idle, so a pause would
+ * only leave that idle), else half its time in batches and at least 10 ms between two.
+ */
+export function pacingOf(retention: Pick<RetentionConfig, 'dutyCycle' | 'pauseMs'>, backendLowered: boolean): { dutyCycle: number; pauseMs: number } {
+  return { dutyCycle: retention.dutyCycle ?? (backendLowered ? 1 : 0.5), pauseMs: retention.pauseMs ?? (backendLowered ? 0 : 10) };
+}
+
+/**
  * The pause after a batch that took `batchMs`: the pruner spends at most `dutyCycle` of its time in
  * batches, so when delivery makes the database slower (longer batches) it waits longer too, and gives
  * back in proportion to what it took; never less than `pauseMs`.
  */
-export function pauseAfter(batchMs: number, retention: Pick<RetentionConfig, 'pauseMs' | 'dutyCycle'>): number {
+export function pauseAfter(batchMs: number, retention: { pauseMs: number; dutyCycle: number }): number {
   return Math.max(retention.pauseMs, (batchMs * (1 - retention.dutyCycle)) / retention.dutyCycle);
 }
 
@@ -100,6 +110,22 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       done();
     }
     signal?.addEventListener('abort', finish, { once: true });
+  });
+}
+
+/**
+ * The pruner's own connection (a pool of one): its backend runs at retention.backendNice where it is a
+ * local process herald may renice, so the batches use the CPU that delivery leaves idle (README
+ * "Retention"); elsewhere (a remote server, a pooler in front) it is an ordinary connection.
+ */
+export function openPrunerDb(url: string, retention: RetentionConfig, options: { preparedStatements?: boolean; logger?: Logger }): Db & { lowered(): boolean } {
+  return createBackgroundDb(url, {
+    nice: retention.backendNice,
+    preparedStatements: options.preparedStatements,
+    onPriority: (p) =>
+      p.lowered
+        ? options.logger?.debug({ pid: p.pid, nice: p.nice }, "retention: the pruner's database backend runs at a lower priority")
+        : options.logger?.info({ pid: p.pid, reason: p.reason }, "retention: the pruner's database backend keeps its priority"),
   });
 }
 

@@ -24,12 +24,18 @@ async function ownSubscription(common: Common, caller: Caller, id: string): Prom
   return found;
 }
 
+/**
+ * A page of the log, charged per callback listed. The page's own statements prove the subscription is
+ * the caller's (no look-up before them), and the charge, a read's, does not wait for the WAL flush
+ * (CreditCharger.charge): the log's p99 target (README "Retention").
+ */
 export async function listCallbacks(common: Common, caller: Caller, subscriptionId: string, page: { limit: number; offset: number }) {
-  await ownSubscription(common, caller, subscriptionId);
-  const result = await store.listCallbacks(common.db, caller.owner.customerId, subscriptionId, page);
+  const result = isUuid(subscriptionId) ? await store.listCallbacks(common.db, caller.owner.customerId, subscriptionId, page) : undefined;
+  if (!result?.subscriptionFound) throw notFound('subscription', subscriptionId);
+  const cost = BigInt(common.config.costs.getSubscription) * BigInt(result.items.length);
   return {
-    value: result,
-    ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription) * BigInt(result.items.length), caller.endpoint)),
+    value: { total: result.total, items: result.items },
+    ...(await common.credits.charge(caller.owner.customerId, cost, caller.endpoint, { read: true })),
   };
 }
 

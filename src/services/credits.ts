@@ -39,6 +39,7 @@ export async function chargeInTransaction(tx: Queryable, customerId: string, cos
 interface Waiting {
   cost: bigint;
   endpoint: string;
+  read: boolean;
   done: (result: DebitResult) => void;
   fail: (error: unknown) => void;
 }
@@ -49,12 +50,22 @@ export class CreditCharger {
 
   constructor(private readonly db: Db) {}
 
-  /** Takes `cost` from the customer for a call of `endpoint` (402 when the balance does not cover it). */
-  async charge(customerId: string, cost: bigint, endpoint: string): Promise<Charge> {
+  /**
+   * Takes `cost` from the customer for a call of `endpoint` (402 when the balance does not cover it).
+   *
+   * `read`: the call is a read with nothing durable of its own (the callback log, a GET), so its debit
+   * commits without waiting for the WAL flush (README "Retention", the callback log's p99). The one thing
+   * a database crash in the next fraction of a second can lose is that debit: the customer got that read
+   * free. The balance is never overdrawn (the debit checks it under the row lock, and every later
+   * transaction sees it at once), and any later commit that waits for its flush (delivery's, a write's)
+   * makes this one durable too, as the WAL is written in order. A charge for a side effect never skips
+   * the wait: it is taken in the transaction of that effect (chargeInTransaction) or waits (the default).
+   */
+  async charge(customerId: string, cost: bigint, endpoint: string, options: { read?: boolean } = {}): Promise<Charge> {
     if (cost === 0n) return { consumed: 0n, available: await creditBalance(this.db, customerId) };
     const result = await new Promise<DebitResult>((done, fail) => {
       const queue = this.waiting.get(customerId) ?? [];
-      queue.push({ cost, endpoint, done, fail });
+      queue.push({ cost, endpoint, read: options.read ?? false, done, fail });
       this.waiting.set(customerId, queue);
       if (!this.inFlight.has(customerId)) void this.drain(customerId);
     });
@@ -90,7 +101,9 @@ export class CreditCharger {
   private async debitBatch(customerId: string, batch: Waiting[]): Promise<void> {
     const total = batch.reduce((sum, w) => sum + w.cost, 0n);
     const usage = batch.map((w) => ({ endpoint: w.endpoint, requests: 1, credits: w.cost }));
-    const whole = await debitCredits(this.db, customerId, total, usage);
+    // A batch with any charge not for a read waits for the flush, as that charge alone would.
+    const waitForFlush = batch.some((w) => !w.read);
+    const whole = await debitCredits(this.db, customerId, total, usage, { waitForFlush });
     if (whole.ok) {
       // Report balances as if the batch had been debited one by one, in arrival order.
       let after = whole.available + total;
@@ -101,6 +114,8 @@ export class CreditCharger {
       return;
     }
     if (batch.length === 1) return batch[0]?.done(whole);
-    for (const w of batch) w.done(await debitCredits(this.db, customerId, w.cost, [{ endpoint: w.endpoint, requests: 1, credits: w.cost }]));
+    for (const w of batch) {
+      w.done(await debitCredits(this.db, customerId, w.cost, [{ endpoint: w.endpoint, requests: 1, credits: w.cost }], { waitForFlush: !w.read }));
+    }
   }
 }

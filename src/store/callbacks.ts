@@ -408,13 +408,16 @@ export interface CallbackLogEntry {
   attempts: { attempt: number; startedAt: Date; durationMs: number; httpStatus: number | null; errorClass: string | null; errorMessage: string | null }[];
 }
 
-/** A subscription's callbacks, oldest first, each with its attempts. */
+/**
+ * A subscription's callbacks, oldest first, each with its attempts; subscriptionFound false (and no
+ * items) when the subscription is not the customer's.
+ */
 export async function listCallbacks(
   q: Queryable,
   customerId: string,
   subscriptionId: string,
   page: { limit: number; offset: number },
-): Promise<{ total: number; items: CallbackLogEntry[] }> {
+): Promise<{ total: number; items: CallbackLogEntry[]; subscriptionFound: boolean }> {
   const [rows, counts] = await Promise.all([
     q.query<{
       id: string;
@@ -452,6 +455,7 @@ export async function listCallbacks(
   ]);
   return {
     total: counts[0]?.n ?? 0,
+    subscriptionFound: counts.length > 0,
     items: rows.map((r) => ({
       id: r.id,
       idempotencyKey: r.idempotency_key,

@@ -239,12 +239,22 @@ export interface UsageEntry {
  * (UTC): a charge and its usage are committed together or not at all. The customer's row lock, taken
  * by the debit, already serialises that customer's debits, so the usage rows add no contention.
  */
-export async function debitCredits(q: Queryable, customerId: string, cost: bigint, usage: readonly UsageEntry[]): Promise<DebitResult> {
+export async function debitCredits(
+  q: Queryable,
+  customerId: string,
+  cost: bigint,
+  usage: readonly UsageEntry[],
+  options: { waitForFlush?: boolean } = {},
+): Promise<DebitResult> {
+  // Without waitForFlush (the charge of a read, run on its own: autocommit), the statement's commit does
+  // not wait for its WAL to reach the disk (synchronous_commit off for that transaction alone): see
+  // CreditCharger.charge for why that is safe for a read and never for a call with a side effect.
+  const flush = options.waitForFlush ?? true;
   const [row] = await q.query<{ credits: string; debited: boolean; day: string | null }>(
-    'credits:debit',
+    flush ? 'credits:debit' : 'credits:debit-no-flush',
     `WITH ${debitSql(1, 2, 3)}
      SELECT coalesce((SELECT credits FROM d), (SELECT credits FROM customers WHERE id = $1), 0) AS credits, EXISTS (SELECT 1 FROM d) AS debited,
-       (SELECT min(day)::text FROM u) AS day`,
+       (SELECT min(day)::text FROM u) AS day${flush ? '' : ", set_config('synchronous_commit', 'off', true) AS commit_mode"}`,
     [customerId, String(cost), ...usageParams(usage)],
   );
   return { ok: row?.debited ?? false, available: BigInt(row?.credits ?? 0), ...(row?.day && { day: row.day }) };

@@ -108,11 +108,8 @@ export interface DbOptions {
   preparedStatements?: boolean;
   /** The connections' application_name (pg_stat_activity tells pools apart by it); default PGAPPNAME's. */
   applicationName?: string;
-  /**
-   * Told each new connection's server process id (pg_backend_pid), before the connection serves a
-   * statement of ours: e.g. to lower that process's CPU priority (lowerBackendPriority).
-   */
-  onBackend?: (pid: number) => void;
+  /** Run on each new connection; its statements are sent before any other of that connection (e.g. backend-priority.ts). */
+  onConnect?: (client: pg.ClientBase) => Promise<void>;
   /** Put before each statement's label in the query-time metric (a second pool's statements apart). */
   metricsLabelPrefix?: string;
 }
@@ -125,13 +122,11 @@ export function createDb(url: string, options: DbOptions): Db {
     idleTimeoutMillis: 30_000,
     ...(options.applicationName && { application_name: options.applicationName }),
   });
-  const onBackend = options.onBackend;
-  // The server process id comes with the connection (BackendKeyData): no statement needed, and the
-  // pool emits 'connect' before it hands the connection out.
-  if (onBackend) pool.on('connect', (client) => onBackend(Number((client as pg.PoolClient & { processID?: number }).processID)));
   // An idle client whose server went away emits 'error' on the pool; without a listener that would
   // crash the process. The next query gets a fresh connection.
   pool.on('error', (error) => options.onError?.(error));
+  const { onConnect } = options;
+  if (onConnect) pool.on('connect', (client) => void onConnect(client).catch((error: Error) => options.onError?.(error)));
   const query = timedQuery(pool, options.metrics, prepare, options.metricsLabelPrefix);
 
   return {

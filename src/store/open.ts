@@ -5,7 +5,7 @@
 import type { Config } from '../config/config.ts';
 import { CHAINS } from '../domain/chains.ts';
 import type { Metrics } from '../metrics.ts';
-import { lowerBackendPriority } from './backend-priority.ts';
+import { createBackgroundDb } from './backend-priority.ts';
 import { createDb, type Db } from './db.ts';
 import { type EmbeddedDatabase, openEmbeddedDatabase } from './embedded.ts';
 import { migrate } from './migrate.ts';
@@ -16,14 +16,17 @@ import { syncChainUnits } from './wallets.ts';
  * serve two concurrent bulk requests; more wait their turn for a connection, not for the CPU.
  */
 const LOW_PRIORITY_POOL_SIZE = 2;
+/** Their backends' nice level, as the block workers' threads (src/chains/utxo/block-worker.ts). */
+const LOW_PRIORITY_NICE = 10;
 
 export interface OpenDatabase {
   db: Db;
   /**
    * A small second pool for work that may wait while other requests are served (bulk creation's
-   * chunks): its connections are `herald-bulk` in pg_stat_activity, and with the embedded database
-   * their server processes run at nice 10 (backend-priority.ts), so other customers' statements and
-   * this process's event loop get the CPU first. With DATABASE_URL the processes keep their priority.
+   * chunks): its connections are `herald-bulk` in pg_stat_activity, and where their server processes
+   * are provably local processes herald may renice (the embedded database; backend-priority.ts) they run
+   * at nice 10, so other customers' statements get the CPU first. A remote server's, or a pooler's, keep
+   * their priority.
    */
   lowPriorityDb: Db;
   /** Connection string of the pool's database (DATABASE_URL or the embedded server). */
@@ -52,14 +55,14 @@ export async function openDatabase(
       onError: options.onError,
       preparedStatements: config.databasePreparedStatements,
     });
-    lowPriorityDb = createDb(url, {
+    lowPriorityDb = createBackgroundDb(url, {
       poolSize: LOW_PRIORITY_POOL_SIZE,
+      nice: LOW_PRIORITY_NICE,
       metrics: options.metrics,
       metricsLabelPrefix: 'low-priority:',
       onError: options.onError,
       preparedStatements: config.databasePreparedStatements,
       applicationName: 'herald-bulk',
-      onBackend: embedded ? (pid) => lowerBackendPriority(pid) : undefined,
     });
     const applied = await migrate(db);
     await syncChainUnits(
