@@ -11,7 +11,8 @@ import { type BatchResult, type BlockJob, createBlockJob, writeJobBatch } from '
 import { type ChainKey, lockChain, saveCursor } from '../src/store/chain-state.ts';
 import { createDb, type Db } from '../src/store/db.ts';
 import { insertUnlessTwin } from '../src/store/subscriptions.ts';
-import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
+import { startTestApp, type TestApp } from './harness.ts';
+import { ethereumSubscription } from './support/subscription-rows.ts';
 
 const CHAIN: ChainKey = { blockchain: 'ethereum', network: 'mainnet' };
 const HEAD = 1000;
@@ -38,23 +39,7 @@ afterAll(async () => {
 
 /** A BLOCK_MINED subscription with a backfill job of blocks 1..toHeight. */
 async function backfillJob(toHeight: number): Promise<BlockJob> {
-  const subscription = await insertUnlessTwin(db, customerId, {
-    id: randomUUID(),
-    eventType: 'BLOCK_MINED',
-    ...CHAIN,
-    transactionId: null,
-    address: null,
-    target: null,
-    receiveCallbackOn: null,
-    amountHigherThan: null,
-    blockHeight: null,
-    callbackUrl: SAMPLE.callbackUrl,
-    callbackHost: 'hooks.example.com',
-    callbackSecretKey: null,
-    allowDuplicates: true,
-    duplicateKey: Buffer.from(randomUUID()),
-    apiVersion: '2021-03-20',
-  });
+  const subscription = await insertUnlessTwin(db, customerId, ethereumSubscription({ eventType: 'BLOCK_MINED', target: null }));
   if (!subscription) throw new Error('subscription not inserted');
   return await db.transaction('test:job', (tx) =>
     createBlockJob(tx, { id: randomUUID(), kind: 'backfill', customerId, subscriptionId: subscription.id, chain: CHAIN, fromHeight: 1, toHeight }),

@@ -13,30 +13,11 @@ import { pacingOf, pauseAfter, pruneOldCallbacks } from '../src/delivery/retenti
 import { enqueueCallbacks, requeueCallback } from '../src/store/callbacks.ts';
 import { createDb, type Db } from '../src/store/db.ts';
 import { pruneFinishedBatch } from '../src/store/retention.ts';
-import { insertUnlessTwin, type NewSubscription } from '../src/store/subscriptions.ts';
+import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
+import { ethereumSubscription } from './support/subscription-rows.ts';
 
 /** An ethereum/mainnet subscription row of `eventType` (inserted by SQL, not through the API), with a twin allowed. */
-function ethereumSubscription(fields: Pick<NewSubscription, 'eventType' | 'target'> & Partial<NewSubscription>): NewSubscription {
-  return {
-    id: randomUUID(),
-    blockchain: 'ethereum',
-    network: 'mainnet',
-    transactionId: null,
-    address: null,
-    receiveCallbackOn: null,
-    amountHigherThan: null,
-    blockHeight: null,
-    callbackUrl: SAMPLE.callbackUrl,
-    callbackHost: 'hooks.example.com',
-    callbackSecretKey: null,
-    allowDuplicates: true,
-    duplicateKey: Buffer.from(randomUUID()),
-    apiVersion: '2021-03-20',
-    ...fields,
-  };
-}
-
 const DAY = 86_400_000;
 const OTHER_EVENT = 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED';
 

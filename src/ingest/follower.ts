@@ -11,13 +11,12 @@
  * takes over at once. Two live followers waste RPC calls but cannot apply a block twice: the second
  * sees that the cursor moved and drops its work.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import { matchBlock } from '../matching/match.ts';
 import { type BlockDue, type BlockState, blockTransactionPrelude, readAndTakeBlock, readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
-import { enqueueCallbacks, insertCallbacks, type NewCallback } from '../store/callbacks.ts';
+import { callbackOfEvent, enqueueCallbacks, insertCallbacks, type NewCallback } from '../store/callbacks.ts';
 import {
   type BlockCallback,
   type ChainCursor,
@@ -178,15 +177,7 @@ async function applyBlock(
         const callbacks: NewCallback[] = [];
         const records: BlockCallback[] = [];
         for (const e of due) {
-          callbacks.push({
-            id: randomUUID(),
-            customerId: e.customerId,
-            subscriptionId: e.subscriptionId,
-            eventType: e.eventType,
-            idempotencyKey: e.idempotencyKey,
-            body: e.body,
-            callbackUrl: e.callbackUrl,
-          });
+          callbacks.push(callbackOfEvent(e));
           records.push({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey });
         }
         callbacks.push(...events.now);

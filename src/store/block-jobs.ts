@@ -20,9 +20,8 @@
  * queue as a resend (same row, body and sequence number, a new retry series), one still pending is left
  * to its retries, one cancelled is left cancelled.
  */
-import { randomUUID } from 'node:crypto';
 import type { Blockchain, Network } from '../domain/chains.ts';
-import { CALLBACKS_CHANNEL, enqueueCallbacks, type NewCallback } from './callbacks.ts';
+import { CALLBACKS_CHANNEL, callbackOfEvent, enqueueCallbacks } from './callbacks.ts';
 import {
   type ChainKey,
   deletePendingEventsOf,
@@ -268,15 +267,7 @@ export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResul
 /** Queues `events` (new keys only), recording those of the window's blocks so that a reorganisation cancels them if unsent. */
 async function enqueue(tx: Queryable, chain: ChainKey, events: PendingEvent[], windowLow: number): Promise<number> {
   if (events.length === 0) return 0;
-  const callbacks: NewCallback[] = events.map((e) => ({
-    id: randomUUID(),
-    customerId: e.customerId,
-    subscriptionId: e.subscriptionId,
-    eventType: e.eventType,
-    idempotencyKey: e.idempotencyKey,
-    body: e.body,
-    callbackUrl: e.callbackUrl,
-  }));
+  const callbacks = events.map(callbackOfEvent);
   const inserted = await enqueueCallbacks(tx, callbacks);
   await recordBlockCallbacks(
     tx,
@@ -328,8 +319,7 @@ export async function advanceQuietBatch(db: Db, job: BlockJob, after: number, th
   return await db.transaction('block-jobs:advance-quiet', async (tx) => {
     // Committed without waiting for its WAL to reach the disk: an advance lost to a crash only makes the
     // job evaluate these blocks again (they matched nothing). A backfill of a quiet range does one a second
-    // (ingest/block-jobs.ts), and the live block's commit (which waits for its own flush) does not queue
-    // behind a flush of theirs.
+    // (ingest/block-jobs.ts), and no live block's transaction queues behind a flush of theirs.
     await tx.query('block-jobs:async-commit', 'SET LOCAL synchronous_commit = off');
     const rows = await tx.query(
       'block-jobs:advance-quiet',

@@ -4,6 +4,7 @@
  * send outside any transaction, and record outcomes in batches.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { EventType } from '../domain/chains.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { addToTallies, type TallyKind } from './alerts.ts';
@@ -19,6 +20,19 @@ export interface NewCallback {
   idempotencyKey: string;
   body: string;
   callbackUrl: string;
+}
+
+/** The callback of an event due now (a pending event of chain following or a block job), under a new id. */
+export function callbackOfEvent(e: Omit<NewCallback, 'id'>): NewCallback {
+  return {
+    id: randomUUID(),
+    customerId: e.customerId,
+    subscriptionId: e.subscriptionId,
+    eventType: e.eventType,
+    idempotencyKey: e.idempotencyKey,
+    body: e.body,
+    callbackUrl: e.callbackUrl,
+  };
 }
 
 /** scheme://host:port of a URL: callbacks to one destination share its concurrency cap. */
