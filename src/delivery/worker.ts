@@ -92,6 +92,9 @@ export function decideOutcome(
   return { ...base, result: 'retry', nextAttemptAt: new Date(now.getTime() + delay) };
 }
 
+/** How far before a wake-up new callbacks may be due (see wake). */
+const WAKE_MARGIN_MS = 5_000;
+
 export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const { db, sender, config, logger, metrics } = deps;
   const clock = deps.clock ?? systemClock;
@@ -118,11 +121,12 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   // What the last claims proved about the due callbacks outside the destinations they skipped (a
   // claim that skips a destination must otherwise walk past all of its due rows: the whole backlog of
   // one that hangs, or of the one busy destination). `exhausted`: none was left when a claim came back
-  // short, so another claim that skips at least those destinations is not run. `cursor`: every one due
-  // before `dueFrom` is claimed, so the next claim that skips at least those starts there. Both hold
-  // until new callbacks are announced (wake) or the poll interval passes (callbacks become due with
-  // time, subscriptions are activated), and only while those destinations are still skipped.
-  let exhausted: { skip: Set<string>; since: number } | undefined;
+  // short, so another claim that skips at least those destinations is not run; once new callbacks were
+  // announced (`upTo` set: see announced), one is, starting there. `cursor`: every one due before
+  // `dueFrom` is claimed, so the next claim that skips at least those starts there. Both hold until the
+  // poll interval passes (callbacks become due with time, subscriptions are activated), and only while
+  // those destinations are still skipped.
+  let exhausted: { skip: Set<string>; since: number; upTo?: Date } | undefined;
   let cursor: { skip: Set<string>; since: number; dueFrom: Date } | undefined;
   let announcements = 0;
   const idleWaiters: (() => void)[] = [];
@@ -132,11 +136,25 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     if (wakeUp) wakeUp();
     else woken = true;
   };
-  /** New callbacks may be due (NOTIFY, a moved clock): what the last claim proved no longer holds. */
+  /**
+   * A due time up to which a proof (every callback due up to `proven` outside the skipped destinations
+   * is claimed) still holds once new callbacks were announced: those are due about now, so it holds for
+   * the ones due before a moment ago (WAKE_MARGIN_MS, for a producer's transaction and clock), and the
+   * next claim starts there instead of walking once more past every due row of a skipped destination.
+   * A callback due earlier than that is still claimed at the next poll, which forgets every proof.
+   */
+  const announcedUpTo = (proven: number) => new Date(Math.min(proven, clock.now().getTime() - WAKE_MARGIN_MS));
+  /**
+   * New callbacks may be due (NOTIFY, a moved clock). Forgetting what the claims proved instead made every
+   * NOTIFY cost a walk past a busy destination's whole backlog, and a walk longer than the NOTIFYs'
+   * interval never got to record its proof: with 400,000 due behind one receiver and a NOTIFY ten times a
+   * second (chain following at every block), the worker claimed nothing else and delivery fell from about
+   * 3,500 to 520 callbacks/s (`npm run bench -- retention`'s baselines, 2026-11-25).
+   */
   const wake = () => {
     announcements++;
-    exhausted = undefined;
-    cursor = undefined;
+    if (exhausted) exhausted = { ...exhausted, upTo: announcedUpTo(exhausted.upTo?.getTime() ?? exhausted.since - 1) };
+    if (cursor) cursor = { ...cursor, dueFrom: announcedUpTo(cursor.dueFrom.getTime()) };
     signal();
   };
 
@@ -240,8 +258,14 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
         if (exhausted && t - exhausted.since >= settings.pollIntervalMs) exhausted = undefined;
         if (cursor && t - cursor.since >= settings.pollIntervalMs) cursor = undefined;
         const holds = (fact: { skip: Set<string> } | undefined) => fact !== undefined && [...fact.skip].every((d) => skipped.has(d));
-        if (!holds(exhausted)) {
-          const from = holds(cursor) ? cursor : undefined;
+        if (!holds(exhausted) || exhausted?.upTo) {
+          // Where the claim may start: the later of what the proofs that still hold allow (and the older
+          // of their times, for the poll to forget what follows from them).
+          const proofs: { since: number; dueFrom: Date }[] = [];
+          if (exhausted?.upTo && holds(exhausted)) proofs.push({ since: exhausted.since, dueFrom: exhausted.upTo });
+          if (cursor && holds(cursor)) proofs.push(cursor);
+          const from = proofs.length > 0 ? new Date(Math.max(...proofs.map((p) => p.dueFrom.getTime()))) : undefined;
+          const fromSince = proofs.length > 0 ? Math.min(...proofs.map((p) => p.since)) : t;
           const seen = announcements;
           try {
             claimed = await claimDueCallbacks(db, {
@@ -249,16 +273,17 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
               limit: room,
               leaseMs: settings.leaseSeconds * 1000,
               skipDestinations: skip,
-              dueFrom: from?.dueFrom,
+              dueFrom: from,
             });
-            if (seen === announcements) {
-              if (claimed.length < room) exhausted = { skip: skipped, since: t };
-              else {
-                // The latest due time claimed, less a millisecond: timestamps come back truncated to it.
-                let latest = from?.dueFrom.getTime() ?? Number.NEGATIVE_INFINITY;
-                for (const c of claimed) latest = Math.max(latest, c.dueAt.getTime() - 1);
-                cursor = { skip: skipped, since: from?.since ?? t, dueFrom: new Date(latest) };
-              }
+            // What this claim proved: a short one, that nothing due by its time was left; a full one, that
+            // nothing due before the latest it took was (less a millisecond: timestamps come back truncated).
+            // Callbacks announced meanwhile may have come after its snapshot: then the proof holds up to a moment ago.
+            const ann = seen !== announcements;
+            if (claimed.length < room) exhausted = { skip: skipped, since: t, ...(ann && { upTo: announcedUpTo(t - 1) }) };
+            else {
+              let latest = from?.getTime() ?? Number.NEGATIVE_INFINITY;
+              for (const c of claimed) latest = Math.max(latest, c.dueAt.getTime() - 1);
+              cursor = { skip: skipped, since: fromSince, dueFrom: ann ? announcedUpTo(latest) : new Date(latest) };
             }
             if (claimed.length > 0) logger.debug({ callbacks: claimed.length, inFlight: inFlight + claimed.length }, 'callbacks claimed');
           } catch (error) {
