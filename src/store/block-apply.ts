@@ -91,7 +91,7 @@ type TakeRow = {
 const BACKFILLING = `ARRAY(SELECT j.subscription_id FROM block_jobs j WHERE j.blockchain = $1 AND j.network = $2 AND j.kind = 'backfill' AND j.state = 'running')`;
 
 /**
- * readBlockState's columns, given the placeholders of the subscription ids and the addresses; FROM
+ * readBlockState's columns, given the parameter references ($n) of the subscription ids and the addresses; FROM
  * STATE_SOURCE (one row, the cursor's columns null when there is none).
  */
 function stateColumns(subscriptionIds: string, addresses: string): string {
@@ -149,7 +149,7 @@ export interface BlockDue {
   confirmed: TakenEntry[];
 }
 
-/** takeBlockDue's CTEs (due, dropped, confirmed), given the placeholders of the height, the confirmed height and the subscriptions left out. */
+/** takeBlockDue's CTEs (due, dropped, confirmed), given the parameter references ($n) of the height, the confirmed height and the subscriptions left out. */
 function takeCtes(height: string, confirmedHeight: string, except: string): string {
   return `due AS (
        DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height <= ${height} AND subscription_id <> ALL (${except})

@@ -120,7 +120,7 @@ export async function insertCallbacks(tx: Queryable, callbacks: NewCallback[], n
 }
 
 /**
- * The CTEs that bump the counters and number the new rows, given the placeholders of
+ * The CTEs that bump the counters and number the new rows, given the parameter references ($n) of
  * numberingParameters' six arrays: a subscription's new numbers are last - count + 1 .. last, by rank.
  * The UPDATE names the rows by id = ANY: joined to the unnest alone, the prepared statement's generic
  * plan scanned the whole outbox, 10 to 25 times slower for blocks of many callbacks (bench/enqueue.ts).
