@@ -33,7 +33,7 @@ export interface BlockJobRunnerOptions {
   batchBlocks?: number;
   /** How often to look for new jobs; default 1000 ms. */
   pollMs?: number;
-  /** The chain's live follower: each block fetch, look-up, evaluation and batch waits until it is between steps. */
+  /** The chain's live follower: each block fetch, look-up, evaluation and write waits until it is between steps and clear of its next block (gate.ts). */
   gate?: FollowerGate;
 }
 
@@ -64,28 +64,37 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
    * after another in block order.
    */
   let resolveSpends = false;
-  // The live block first (gate.ts): no request to the node and no query starts while the follower applies
-  // a block, and a block that arrives meanwhile waits for it to be over before its spends are looked up.
-  // So at most the fetches already in flight when the live block came share its time, and near the next
-  // expected live block only one is started at a time (roomForFetch), so that few are.
+  // The live block first (gate.ts): nothing of the job starts while the follower applies a block (no request
+  // to the node, no query, no evaluation, no write), nor when it would still run when the next live block is
+  // expected (gate.clearOfNextBlock, each kind of work by its own recent duration), so a live block that comes
+  // on time finds the job idle: none of its fetches at the node or in its block worker, none of its queries in
+  // PostgreSQL, nothing of it on the event loop.
   let inFlight = 0;
-  /** A fetch's time (node request, parse, spends), a moving average: how early before a live block to hold back. */
-  let fetchMs = 5;
-  const fetchBlock = async (height: number) => {
-    if (options.gate) await options.gate.roomForFetch(() => inFlight, Math.max(2, fetchMs * 1.5));
-    inFlight++;
-    let started = performance.now();
-    let ms = 0;
+  /** How long each kind of work took lately (ms, moving averages): how early before a live block to hold it back. */
+  const took = { fetch: 5, lookup: 1, evaluate: 1, write: 2 };
+  const leadOf = (what: keyof typeof took) => Math.max(2, took[what] * 1.5);
+  const timed = async <T>(what: keyof typeof took, work: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
     try {
-      const block = await adapterOf().getBlock(height);
+      return await work();
+    } finally {
+      took[what] += (performance.now() - started - took[what]) / 8;
+    }
+  };
+  /** Resolves when `what` may start (at once without a gate). */
+  const clearFor = async (what: keyof typeof took) => {
+    await options.gate?.clearOfNextBlock(leadOf(what));
+  };
+  const fetchBlock = async (height: number) => {
+    await options.gate?.roomForFetch(() => inFlight, leadOf('fetch'));
+    inFlight++;
+    try {
+      const block = await timed('fetch', () => adapterOf().getBlock(height));
       if (!resolveSpends) return block;
-      ms = performance.now() - started;
-      await options.gate?.idle();
-      started = performance.now();
-      return await ledger.resolveSpends(db, chain, block);
+      await clearFor('lookup'); // it may have arrived during a live block, or just before the next one
+      return await timed('lookup', () => ledger.resolveSpends(db, chain, block));
     } finally {
       inFlight--;
-      fetchMs += (ms + performance.now() - started - fetchMs) / 8;
     }
   };
   const prefetch = new BlockPrefetcher({ getBlock: fetchBlock }, options.concurrency ?? 8);
@@ -128,6 +137,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
     let persistedAt = performance.now();
     prefetch.clear();
     while (running && after < job.toHeight) {
+      await clearFor('lookup');
       const cursor = await getCursor(db, chain);
       const quietBelow = (cursor?.height ?? 0) - DEFAULT_WINDOW;
       const blocks: { height: number; hash: string }[] = [];
@@ -136,20 +146,20 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       while (through < job.toHeight && blocks.length < batchBlocks && callbacks.length < MAX_BATCH_CALLBACKS) {
         await options.gate?.idle();
         const block: NormalizedBlock = await prefetch.get(through + 1, job.toHeight);
-        await options.gate?.idle(); // it may have arrived during a live block: evaluated after it
+        await clearFor('evaluate'); // it may have arrived during a live block: evaluated after it
         if (block.height !== through + 1) throw new Error(`adapter returned block ${block.height} for height ${through + 1}`);
         through = block.height;
         blocks.push({ height: block.height, hash: block.hash });
-        for (const c of await evaluator.evaluate(block)) callbacks.push(c);
+        for (const c of await timed('evaluate', () => evaluator.evaluate(block))) callbacks.push(c);
       }
-      await options.gate?.idle();
       const now = new Date();
       if (callbacks.length === 0 && through < job.toHeight && through < quietBelow) {
         // Nothing to queue: only progress. Kept in memory between writes (a restart evaluates those
         // blocks again and finds nothing again), so that a long quiet range is a write a second, not one
         // every batch: each commit is a WAL flush a live block's commit may have to wait behind.
         if (performance.now() - persistedAt >= QUIET_PERSIST_MS) {
-          if (!(await advanceQuietBatch(db, job, persisted, through, now))) return true; // raced: read the job again
+          await clearFor('write');
+          if (!(await timed('write', () => advanceQuietBatch(db, job, persisted, through, now)))) return true; // raced: read the job again
           persisted = through;
           persistedAt = performance.now();
         }
@@ -157,7 +167,10 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
         continue;
       }
       // `after`: the job's processed height as the database has it; the quiet blocks since matched nothing.
-      const result = await writeJobBatch(db, { job, after: persisted, through, blocks, callbacks, costPerCallback, window: DEFAULT_WINDOW, now });
+      await clearFor('write');
+      const result = await timed('write', () =>
+        writeJobBatch(db, { job, after: persisted, through, blocks, callbacks, costPerCallback, window: DEFAULT_WINDOW, now }),
+      );
       if (result.kind !== 'written') {
         // raced: read the job again at once; paused (subscription inactive) or unsettled (a reorganisation): later.
         if (result.kind === 'unsettled') prefetch.clear();

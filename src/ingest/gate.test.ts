@@ -2,13 +2,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { FollowerGate } from './gate.ts';
 
-/** A follower that applies blocks back to back (catching up): each step a few ms of I/O, the next one started in the same turn. */
-function catchingUp(gate: FollowerGate, stepMs: number) {
+/**
+ * A follower that applies blocks back to back (catching up): each step a few ms of I/O, the next one started in
+ * the same turn; `applied`: its steps count as applied blocks (the forecast's pace).
+ */
+function catchingUp(gate: FollowerGate, stepMs: number, applied = false) {
   let running = true;
   const done = (async () => {
     while (running) {
       gate.enter();
-      await sleep(stepMs).finally(() => gate.leave());
+      await sleep(stepMs).finally(() => gate.leave(applied));
     }
   })();
   return {
@@ -100,30 +103,105 @@ describe('FollowerGate', () => {
     expect(next?.lateMs).toBeGreaterThan(5);
   });
 
-  it('roomForFetch() starts any number of fetches far from the next block, one at a time near it, and all again once it came', async () => {
+  it('nextBlockAt() expects the next block at once after a step that took longer than the pace (it came meanwhile)', async () => {
     const gate = new FollowerGate();
     for (let i = 0; i < 5; i++) {
-      await sleep(40);
+      await sleep(30);
+      gate.enter();
+      gate.leave(true);
+    }
+    gate.enter();
+    await sleep(80); // a slow step: the next block is due 30 ms after its start
+    gate.leave(true);
+    const next = gate.nextBlockAt() as { at: number };
+    expect(Math.abs(next.at - performance.now())).toBeLessThan(20);
+  });
+
+  it('roomForFetch() starts any number of fetches far from the next block, none near it (the live block finds none at the node), and all again once it came', async () => {
+    // A slow pace (300 ms), so that the timers of a busy machine stay inside the forecast's window.
+    const gate = new FollowerGate();
+    for (let i = 0; i < 5; i++) {
+      await sleep(300);
       gate.enter();
       gate.leave(true);
     }
     // No forecast yet or far from it: at once, whatever is in flight.
-    const forecast = gate.nextBlockAt() as { at: number };
-    expect(forecast.at - performance.now()).toBeGreaterThan(10);
-    let inFlight = 5;
-    await gate.roomForFetch(() => inFlight, 2);
-    // Near the next block (a lead as long as the whole pace): held while one is in flight ...
+    const { at } = gate.nextBlockAt() as { at: number };
+    expect(at - performance.now()).toBeGreaterThan(100);
+    await gate.roomForFetch(() => 5, 2);
+    // Near the next block (within the fetch's lead): held, even with nothing in flight ...
+    await sleep(Math.max(0, at - 100 - performance.now()));
     let through = false;
     const held = gate
-      .roomForFetch(() => inFlight, 1000)
+      .roomForFetch(() => 0, 150)
       .then(() => {
         through = true;
       });
+    await sleep(20);
+    expect(through).toBe(false);
+    // ... through the live step ...
+    gate.enter();
     await sleep(10);
     expect(through).toBe(false);
-    // ... and let through when none is.
+    // ... and let through once it is over.
+    gate.leave(true);
+    await held;
+    expect(through).toBe(true);
+  });
+
+  it('clearOfNextBlock() holds work that would still run when the next block is expected, and lets it through once the step came and went', async () => {
+    const gate = new FollowerGate();
+    await gate.clearOfNextBlock(1000); // no forecast: at once
+    for (let i = 0; i < 5; i++) {
+      await sleep(300);
+      gate.enter();
+      gate.leave(true);
+    }
+    const { at } = gate.nextBlockAt() as { at: number };
+    const started = performance.now();
+    await gate.clearOfNextBlock(50); // far from it: at once
+    expect(performance.now() - started).toBeLessThan(100);
+    await sleep(Math.max(0, at - 40 - performance.now()));
+    let through = false;
+    const held = gate.clearOfNextBlock(50).then(() => {
+      through = true;
+    });
+    await sleep(10);
+    expect(through).toBe(false);
+    gate.enter();
+    await sleep(5);
+    gate.leave(true);
+    await held;
+    expect(through).toBe(true);
+  });
+
+  it('clearOfNextBlock() is never starved: with blocks back to back (no clear room), work goes through once it was held a whole block interval', async () => {
+    const gate = new FollowerGate();
+    const follower = catchingUp(gate, 4, true);
+    await sleep(60); // a forecast: a block every 4 ms or so
+    const started = performance.now();
+    for (let i = 0; i < 5; i++) await gate.clearOfNextBlock(20);
+    const elapsed = performance.now() - started;
+    await follower.stop();
+    expect(elapsed).toBeLessThan(5000);
+  });
+
+  it('roomForFetch() held a whole block interval goes through only when no fetch is in flight', async () => {
+    const gate = new FollowerGate();
+    const follower = catchingUp(gate, 4, true);
+    await sleep(60);
+    let inFlight = 1;
+    let through = false;
+    const held = gate
+      .roomForFetch(() => inFlight, 20)
+      .then(() => {
+        through = true;
+      });
+    await sleep(100); // many block intervals
+    expect(through).toBe(false);
     inFlight = 0;
     await held;
+    await follower.stop();
     expect(through).toBe(true);
   });
 

@@ -13,10 +13,12 @@
  *   ends, so idle() would let the background work take every gap and a share of the core with it; quiet()
  *   lets it through once per maxWaitMs at most, so it is slowed, never starved.
  *
- * And one way to keep out of the next step's way: the fetches a background job has in flight when a live
- * block arrives share that block's time (the node serves them first, their parsing takes a core). Live blocks
- * of a chain come at a steady pace, so the gate keeps the start times of recent steps that applied a block,
- * and roomForFetch() lets a job start a fetch near the next expected one only when it has none in flight.
+ * And one way to keep out of the next step's way: whatever background work runs when a live block arrives
+ * shares that block's time (the node serves the job's requests first, their parsing and the job's queries take
+ * the cores the live block's fetch and commit need, the answers land on the same event loop). Live blocks of a
+ * chain come at a steady pace, so the gate keeps the start times of recent steps that applied a block, and
+ * clearOfNextBlock() starts a piece of work only when it should be over before the next expected one: the
+ * live block finds the job idle, none of its requests in flight.
  */
 import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 
@@ -32,6 +34,8 @@ export class FollowerGate {
   private stepStart = 0;
   /** Start times (performance.now()) of the latest steps that applied a block, oldest first. */
   private appliedStarts: number[] = [];
+  /** When the latest step that applied a block ended. */
+  private appliedEnd = 0;
 
   /** The follower starts a step. */
   enter(): void {
@@ -43,6 +47,7 @@ export class FollowerGate {
   leave(applied = false): void {
     this.busy = false;
     if (applied) {
+      this.appliedEnd = performance.now();
       this.appliedStarts.push(this.stepStart);
       if (this.appliedStarts.length > FORECAST_STEPS) this.appliedStarts.shift();
     }
@@ -73,10 +78,12 @@ export class FollowerGate {
   }
 
   /**
-   * When the follower's next block is expected (performance.now() time) and how late it may come: the last
-   * applied step's start plus the median interval between the recent ones. Undefined before four of them.
+   * When the follower's next block is expected (performance.now() time), how late it may come, and the pace:
+   * the last applied step's start plus the median interval between the recent ones, or the step's end when it
+   * took longer than that (the next block came meanwhile: the follower goes on to it at once). Undefined before
+   * four of them.
    */
-  nextBlockAt(): { at: number; lateMs: number } | undefined {
+  nextBlockAt(): { at: number; lateMs: number; pace: number } | undefined {
     const starts = this.appliedStarts;
     if (starts.length < 4) return undefined;
     const intervals = starts
@@ -84,24 +91,36 @@ export class FollowerGate {
       .map((t, i) => t - (starts[i] as number))
       .sort((a, b) => a - b);
     const pace = intervals[Math.floor(intervals.length / 2)] as number;
-    return { at: (starts.at(-1) as number) + pace, lateMs: Math.min(MAX_LATE_MS, pace * LATE_SHARE) };
+    return { at: Math.max((starts.at(-1) as number) + pace, this.appliedEnd), lateMs: Math.min(MAX_LATE_MS, pace * LATE_SHARE), pace };
   }
 
   /**
-   * Resolves when background work may start one more fetch, `inFlight()` being how many it has running: at
-   * once between steps, unless the next block is expected within `leadMs` (a fetch's time: one started now
-   * would still run then) or is a little late, and a fetch is in flight already: then when that one is done,
-   * the step has come and gone, or the forecast has passed. So at most one fetch shares a live block's time
-   * when it comes on time, and the job never stops: one fetch at a time goes on meanwhile.
+   * Resolves when background work that takes about `leadMs` may start: the follower is between steps and its
+   * next block is neither expected within `leadMs` (the work would still be running then) nor a little late.
+   * Inside that window it waits until the step has come and gone, or the forecast has passed. Never stuck:
+   * work held for a whole block interval goes through at the follower's next gap once `mayPass()` (the
+   * follower's blocks come back to back, catching up: there is no clear room, and the job must still move).
    */
-  async roomForFetch(inFlight: () => number, leadMs: number): Promise<void> {
+  async clearOfNextBlock(leadMs: number, mayPass: () => boolean = () => true): Promise<void> {
+    let heldSince: number | undefined;
     for (;;) {
       await this.idle();
-      if (inFlight() === 0) return;
       const next = this.nextBlockAt();
       const now = performance.now();
       if (!next || now < next.at - leadMs || now > next.at + Math.max(leadMs, next.lateMs)) return;
+      heldSince ??= now;
+      if (now - heldSince >= next.pace && mayPass()) return;
       await sleep(1);
     }
+  }
+
+  /**
+   * Resolves when background work may start one more fetch taking about `leadMs`, `inFlight()` being how many
+   * it has running: clearOfNextBlock(), so a live block that comes on time finds none of the job's fetches at
+   * the node (those started before the window are over by then); a fetch held for a whole block interval goes
+   * through only when none is in flight, so catching up, the job goes on one fetch at a time.
+   */
+  roomForFetch(inFlight: () => number, leadMs: number): Promise<void> {
+    return this.clearOfNextBlock(leadMs, () => inFlight() === 0);
   }
 }
