@@ -116,11 +116,22 @@ export class FollowerGate {
 
   /**
    * Resolves when background work may start one more fetch taking about `leadMs`, `inFlight()` being how many
-   * it has running: clearOfNextBlock(), so a live block that comes on time finds none of the job's fetches at
-   * the node (those started before the window are over by then); a fetch held for a whole block interval goes
-   * through only when none is in flight, so catching up, the job goes on one fetch at a time.
+   * it has running: as clearOfNextBlock(), so a live block that comes on time finds none of the job's fetches at
+   * the node (those started before the window are over by then). Past the window, while the block is late (up to
+   * a whole pace), one fetch at a time, so a late block finds one at most; a fetch held for a whole block
+   * interval goes through only when none is in flight, so catching up, the job goes on one fetch at a time.
    */
-  roomForFetch(inFlight: () => number, leadMs: number): Promise<void> {
-    return this.clearOfNextBlock(leadMs, () => inFlight() === 0);
+  async roomForFetch(inFlight: () => number, leadMs: number): Promise<void> {
+    let heldSince: number | undefined;
+    for (;;) {
+      await this.idle();
+      const next = this.nextBlockAt();
+      const now = performance.now();
+      if (!next || now < next.at - leadMs || now > next.at + Math.max(leadMs, next.pace)) return;
+      heldSince ??= now;
+      const late = now > next.at + Math.max(leadMs, next.lateMs);
+      if (inFlight() === 0 && (late || now - heldSince >= next.pace)) return;
+      await sleep(1);
+    }
   }
 }
