@@ -141,7 +141,7 @@ class OneFetchNearBlockGate extends FollowerGate {
     super.leave(applied);
   }
 
-  private forecast(): { at: number; lateMs: number } | undefined {
+  private oldForecast(): { at: number; lateMs: number } | undefined {
     if (this.starts.length < 4) return undefined;
     const intervals = this.starts
       .slice(1)
@@ -155,7 +155,7 @@ class OneFetchNearBlockGate extends FollowerGate {
     for (;;) {
       await this.idle();
       if (inFlight() === 0) return;
-      const next = this.forecast();
+      const next = this.oldForecast();
       const now = performance.now();
       if (!next || now < next.at - leadMs || now > next.at + Math.max(leadMs, next.lateMs)) return;
       await sleep(1);

@@ -72,8 +72,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
   let inFlight = 0;
   /** How long each kind of work took lately (ms, moving averages): how early before a live block to hold it back. */
   const took = { fetch: 5, lookup: 1, evaluate: 1, write: 2 };
-  // Twice the average: a fetch queued behind the job's others, or slowed by a busy machine, still ends before the block.
-  const leadOf = (what: keyof typeof took) => Math.max(2, took[what] * 2);
+  const leadOf = (what: keyof typeof took) => Math.max(2, took[what] * 1.5);
   const timed = async <T>(what: keyof typeof took, work: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {

@@ -230,30 +230,6 @@ describe('FollowerGate', () => {
     expect(after).toBe(true);
   });
 
-  it('roomForFetch() lets one fetch at a time through while the forecast block is late, and any number once it is a whole pace late', async () => {
-    const gate = new FollowerGate();
-    for (let i = 0; i < 5; i++) {
-      await sleep(300);
-      gate.enter();
-      gate.leave(true);
-    }
-    const { at } = gate.nextBlockAt() as { at: number };
-    await sleep(Math.max(0, at + 100 - performance.now())); // past the window (its lateness allowance: 60 ms)
-    let through = false;
-    const held = gate
-      .roomForFetch(() => (through ? 0 : 1), 10)
-      .then(() => {
-        through = true;
-      });
-    await sleep(20);
-    expect(through).toBe(false); // one in flight: held
-    const started = performance.now();
-    await gate.roomForFetch(() => 0, 10); // none in flight: at once
-    expect(performance.now() - started).toBeLessThan(100);
-    await held; // a whole pace late: any number
-    expect(performance.now()).toBeGreaterThanOrEqual(at + 300);
-  });
-
   it('roomForFetch() is never stuck: a forecast block that does not come stops holding fetches back', async () => {
     const gate = new FollowerGate();
     for (let i = 0; i < 5; i++) {

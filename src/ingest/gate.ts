@@ -20,7 +20,7 @@
  * clearOfNextBlock() starts a piece of work only when it should be over before the next expected one: the
  * live block finds the job idle, none of its requests in flight.
  */
-import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate } from 'node:timers/promises';
 
 /** Steps that applied a block, whose start times forecast the next one. */
 const FORECAST_STEPS = 9;
@@ -34,8 +34,8 @@ export class FollowerGate {
   private stepStart = 0;
   /** Start times (performance.now()) of the latest steps that applied a block, oldest first. */
   private appliedStarts: number[] = [];
-  /** When the latest step that applied a block ended. */
-  private appliedEnd = 0;
+  /** nextBlockAt()'s answer, worked out when a step that applied a block ends (not at every question). */
+  private forecast: { at: number; lateMs: number; pace: number } | undefined;
 
   /** The follower starts a step. */
   enter(): void {
@@ -47,9 +47,9 @@ export class FollowerGate {
   leave(applied = false): void {
     this.busy = false;
     if (applied) {
-      this.appliedEnd = performance.now();
       this.appliedStarts.push(this.stepStart);
       if (this.appliedStarts.length > FORECAST_STEPS) this.appliedStarts.shift();
+      this.forecast = forecastOf(this.appliedStarts, performance.now());
     }
     const waiting = this.waiting;
     this.waiting = [];
@@ -84,14 +84,22 @@ export class FollowerGate {
    * four of them.
    */
   nextBlockAt(): { at: number; lateMs: number; pace: number } | undefined {
-    const starts = this.appliedStarts;
-    if (starts.length < 4) return undefined;
-    const intervals = starts
-      .slice(1)
-      .map((t, i) => t - (starts[i] as number))
-      .sort((a, b) => a - b);
-    const pace = intervals[Math.floor(intervals.length / 2)] as number;
-    return { at: Math.max((starts.at(-1) as number) + pace, this.appliedEnd), lateMs: Math.min(MAX_LATE_MS, pace * LATE_SHARE), pace };
+    return this.forecast;
+  }
+
+  /** Resolves at `at` (performance.now() time) or when the follower's next step ends, whichever comes first. */
+  private until(at: number): Promise<void> {
+    return new Promise((resume) => {
+      const timer = setTimeout(wake, Math.max(1, at - performance.now()));
+      let woken = false;
+      function wake() {
+        if (woken) return;
+        woken = true;
+        clearTimeout(timer);
+        resume();
+      }
+      this.waiting.push(wake);
+    });
   }
 
   /**
@@ -107,31 +115,35 @@ export class FollowerGate {
       await this.idle();
       const next = this.nextBlockAt();
       const now = performance.now();
-      if (!next || now < next.at - leadMs || now > next.at + Math.max(leadMs, next.lateMs)) return;
+      if (!next || now < next.at - leadMs) return;
+      const windowEnd = next.at + Math.max(leadMs, next.lateMs);
+      if (now > windowEnd) return;
       heldSince ??= now;
       if (now - heldSince >= next.pace && mayPass()) return;
-      await sleep(1);
+      // No polling: woken when the window ends, when it has been held a whole pace, or when the step ends.
+      const paceOver = heldSince + next.pace;
+      await this.until(now < paceOver ? Math.min(windowEnd, paceOver) : windowEnd);
     }
   }
 
   /**
    * Resolves when background work may start one more fetch taking about `leadMs`, `inFlight()` being how many
-   * it has running: as clearOfNextBlock(), so a live block that comes on time finds none of the job's fetches at
-   * the node (those started before the window are over by then). Past the window, while the block is late (up to
-   * a whole pace), one fetch at a time, so a late block finds one at most; a fetch held for a whole block
-   * interval goes through only when none is in flight, so catching up, the job goes on one fetch at a time.
+   * it has running: clearOfNextBlock(), so a live block that comes on time finds none of the job's fetches at
+   * the node (those started before the window are over by then); a fetch held for a whole block interval goes
+   * through only when none is in flight, so catching up, the job goes on one fetch at a time.
    */
-  async roomForFetch(inFlight: () => number, leadMs: number): Promise<void> {
-    let heldSince: number | undefined;
-    for (;;) {
-      await this.idle();
-      const next = this.nextBlockAt();
-      const now = performance.now();
-      if (!next || now < next.at - leadMs || now > next.at + Math.max(leadMs, next.pace)) return;
-      heldSince ??= now;
-      const late = now > next.at + Math.max(leadMs, next.lateMs);
-      if (inFlight() === 0 && (late || now - heldSince >= next.pace)) return;
-      await sleep(1);
-    }
+  roomForFetch(inFlight: () => number, leadMs: number): Promise<void> {
+    return this.clearOfNextBlock(leadMs, () => inFlight() === 0);
   }
+}
+
+/** The forecast of the next block (see nextBlockAt) from the start times of the recent applied steps and the last one's end. */
+function forecastOf(starts: number[], lastEnd: number): { at: number; lateMs: number; pace: number } | undefined {
+  if (starts.length < 4) return undefined;
+  const intervals = starts
+    .slice(1)
+    .map((t, i) => t - (starts[i] as number))
+    .sort((a, b) => a - b);
+  const pace = intervals[Math.floor(intervals.length / 2)] as number;
+  return { at: Math.max((starts.at(-1) as number) + pace, lastEnd), lateMs: Math.min(MAX_LATE_MS, pace * LATE_SHARE), pace };
 }
