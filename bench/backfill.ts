@@ -273,11 +273,13 @@ async function live(
   const adapter = deps.adapter;
   deps.adapter = { ...adapter, getHead: timed('head', adapter.getHead.bind(adapter)), getBlock: timed('block', adapter.getBlock.bind(adapter)) };
   deps.db = { ...database.db, transaction: timed('commit', database.db.transaction.bind(database.db)) as OpenDatabase['db']['transaction'] };
-  const samples: { at: number; ms: number; parts: typeof parts; backfillInFlight: number }[] = [];
+  const samples: { at: number; ms: number; parts: typeof parts; backfillInFlight: number; offset: number }[] = [];
   for (let i = 0; until ? !over && i < steps * MAX_DURING_STEPS : i < steps; i++) {
     parts.head = parts.block = parts.commit = 0;
     const at = performance.now();
     const backfillInFlight = backfillFetches.inFlight;
+    // How far from the gate's forecast the step started (ms; negative: early), NaN without a forecast.
+    const offset = at - (gate.nextBlockAt()?.at ?? Number.NaN);
     gate.enter(); // as followChain does
     let result: Awaited<ReturnType<typeof applyNextBlock>> | undefined;
     try {
@@ -287,18 +289,27 @@ async function live(
     }
     if (result.kind !== 'applied' || result.enqueued !== 1) throw new Error(`live step: ${JSON.stringify(result)}`);
     const ms = performance.now() - at;
-    samples.push({ at, ms, parts: { ...parts }, backfillInFlight });
+    samples.push({ at, ms, parts: { ...parts }, backfillInFlight, offset });
     await sleep(Math.max(0, paceMs - ms));
   }
   await adapter.close?.();
   return samples;
 }
 
-/** The steps that started with none of the backfill's fetches in flight against those that started with some: how many, p50, p90. */
-function byInFlight(samples: { ms: number; backfillInFlight: number }[]): string {
+/**
+ * The steps that started with none of the backfill's fetches in flight against those that started with some: how
+ * many, p50, p90, and when they started against the gate's forecast of them (p10/p50/p90 of the offset, ms;
+ * negative: early; "no forecast": the first steps).
+ */
+function byInFlight(samples: { ms: number; backfillInFlight: number; offset: number }[]): string {
   const describe = (group: typeof samples) => {
     const ms = group.map((s) => s.ms);
-    return group.length === 0 ? 'none' : `${group.length} steps, p50 ${round(p(ms, 50), 1)} ms, p90 ${round(p(ms, 90), 1)} ms`;
+    const offsets = group.map((s) => s.offset).filter((o) => !Number.isNaN(o));
+    const when =
+      offsets.length === 0
+        ? 'no forecast'
+        : `started ${round(p(offsets, 10), 1)} / ${round(p(offsets, 50), 1)} / ${round(p(offsets, 90), 1)} ms from the forecast (p10/p50/p90), ${group.length - offsets.length} without one`;
+    return group.length === 0 ? 'none' : `${group.length} steps, p50 ${round(p(ms, 50), 1)} ms, p90 ${round(p(ms, 90), 1)} ms, ${when}`;
   };
   return `started with no backfill fetch in flight: ${describe(samples.filter((s) => s.backfillInFlight === 0))}; with some: ${describe(samples.filter((s) => s.backfillInFlight > 0))}`;
 }
