@@ -32,7 +32,8 @@
  * is their 3rd slowest: the pooled one is steadier).
  * (c) and (d) also log where the time of their slowest tenth of steps went: the node's head, the block
  * (fetch and parse), the block's transaction (commit), the rest (cursor read, event loop turns); (d) also
- * the steps that started with none of the backfill's block fetches in flight against those with some.
+ * the steps that started with none of the backfill's block fetches in flight against those with some, and when
+ * they started against the gate's forecast of the next live block.
  * Between runs the chain state, outbox and jobs are emptied (subscriptions stay).
  *
  * Environment: BENCH_BACKFILL_BLOCKS (10000), BENCH_BACKFILL_TX_PER_BLOCK (10), BENCH_BACKFILL_RUNS (3),
