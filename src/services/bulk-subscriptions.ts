@@ -24,6 +24,7 @@ import { creditBalance } from '../store/customers.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import * as store from '../store/subscriptions.ts';
+import { bulkChunkTurns } from './bulk-turns.ts';
 import type { Caller, Common } from './context.ts';
 import { assertMainnetAllowed, CREATE_COST, callbackUrlNotVerified, newSubscriptionOf, type SubscriptionItemInput } from './subscriptions.ts';
 
@@ -132,7 +133,8 @@ export async function createSubscriptionsInBulk(
     if (stopped) {
       for (const i of indexes) results[i] = { status: 'failed', error: stopped };
     } else if (indexes.length > 0) {
-      const chunk = await writeChunk(common, caller, cost, indexes, candidates, known, start === 0 ? 1 : 0);
+      // One chunk at a time in the whole process, with a rest after it (bulk-turns.ts): other customers' statements come first.
+      const chunk = await bulkChunkTurns.run(() => writeChunk(common, caller, cost, indexes, candidates, known, start === 0 ? 1 : 0));
       for (const [i, result] of chunk.results) results[i] = result;
       consumed += chunk.consumed;
       available = chunk.available;

@@ -12,10 +12,10 @@ import { migrate } from './migrate.ts';
 import { syncChainUnits } from './wallets.ts';
 
 /**
- * Connections of the low-priority pool: bulk creation writes one chunk per request at a time, so two
- * serve two concurrent bulk requests; more wait their turn for a connection, not for the CPU.
+ * Connections of the low-priority pool: bulk creation writes one chunk at a time in the whole process
+ * (its requests take turns: services/bulk-turns.ts), so one connection serves them all.
  */
-const LOW_PRIORITY_POOL_SIZE = 2;
+const LOW_PRIORITY_POOL_SIZE = 1;
 /** Their backends' nice level, as the block workers' threads (src/chains/utxo/block-worker.ts). */
 const LOW_PRIORITY_NICE = 10;
 

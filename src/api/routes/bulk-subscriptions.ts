@@ -18,8 +18,8 @@ import { CREATE_ROUTES, createdItem } from './subscriptions.ts';
 /** 10,000 items of a few hundred bytes each, with room: bulk bodies only (others keep the configured limit). */
 export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
 
-/** Answers serialised and written between two yields to the event loop (about 400 kB). */
-const ANSWER_SLICE = 1_000;
+/** Answers serialised and written between two yields to the event loop (about 100 kB, a few ms). */
+const ANSWER_SLICE = 250;
 
 function bulkBody(item: TSchema) {
   return Type.Object(
