@@ -386,8 +386,8 @@ export function startIngest(deps: {
             )
           ).map((r) => [r.id, r]),
         );
-        // A bulk import's ranges are read at the bulk's low priority: a thousand rows each, they took a
-        // quarter of the database's time during an import, at the expense of other customers' requests.
+        // A bulk import's ranges are read at the bulk's low priority (a thousand rows each, one per chunk):
+        // other customers' statements get the database's CPU first.
         const rangeRows = await Promise.all(ranges.map((range) => loadIndexableInRange(deps.rangeDb ?? db, range)));
         for (const change of single) apply(followed.get(`${change.blockchain}/${change.network}`) as Followed, change.id, rows.get(change.id));
         ranges.forEach((range, i) => {
