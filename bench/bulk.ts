@@ -23,7 +23,8 @@
  *
  * Environment: BENCH_BULK_ITEMS, BENCH_BULK_CONCURRENCY, BENCH_BULK_OTHER_RPS change the work (an
  * experiment); BENCH_SERVER_NODE_ARGS adds node arguments for the service (e.g. '--cpu-prof
- * --cpu-prof-dir=/tmp/prof'). BENCH_DURATION does not apply. Duration about 2 minutes.
+ * --cpu-prof-dir=/tmp/prof' or '--trace-gc'); BENCH_BULK_SERVICE_OUT names a file for the service's standard
+ * output (its log, and what such arguments print). BENCH_DURATION does not apply. Duration about 2 minutes.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -251,6 +252,7 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
   const experiment = ['BENCH_BULK_ITEMS', 'BENCH_BULK_CONCURRENCY', 'BENCH_BULK_OTHER_RPS', 'BENCH_SERVER_NODE_ARGS'].filter((k) => process.env[k]);
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-bulk-'));
   let database: OpenDatabase | undefined;
+  let serviceStdout: (() => string) | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.close());
   try {
     const [{ info }, opened] = await Promise.all([
@@ -279,6 +281,7 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
       env: { DATABASE_URL: '', HERALD_CONFIG: configFile, HERALD_DATA_DIR: '', HERALD_ROLES: '', HERALD_LOG_LEVEL: 'info' },
       label: 'service',
     });
+    serviceStdout = service.stdout;
     const api = `http://127.0.0.1:${port}`;
     await waitForOk(`${api}/readyz`, { child: service, timeoutMs: 60_000 });
     for (let waited = 0; !service.stdout().includes('"msg":"following chain"'); waited += 20) {
@@ -416,6 +419,8 @@ export default async function bulkBenchmark(): Promise<Record<string, unknown>> 
       pass: { ...pass, all: Object.values(pass).every(Boolean) },
     };
   } finally {
+    // The service's own output (its log, and what BENCH_SERVER_NODE_ARGS such as --trace-gc print), kept on request.
+    if (process.env.BENCH_BULK_SERVICE_OUT && serviceStdout) writeFileSync(process.env.BENCH_BULK_SERVICE_OUT, serviceStdout());
     await runCleanups();
   }
 }

@@ -196,6 +196,7 @@ async function startChainFollowing(config: Config, database: OpenDatabase, logge
   ]);
   return startIngest({
     db: database.db,
+    rangeDb: database.lowPriorityDb,
     config,
     logger,
     metrics,

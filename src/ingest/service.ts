@@ -69,7 +69,18 @@ interface Followed {
   gate: FollowerGate;
 }
 
-export function startIngest(deps: { db: Db; config: Config; logger: Logger; createAdapter: AdapterFactory; metrics?: Metrics }): IngestService {
+export function startIngest(deps: {
+  db: Db;
+  /**
+   * Where the bulk-created ranges are read (the low-priority pool, niced like the bulk chunks that wrote
+   * them: README "Bulk subscription creation"); `db` when not given.
+   */
+  rangeDb?: Db;
+  config: Config;
+  logger: Logger;
+  createAdapter: AdapterFactory;
+  metrics?: Metrics;
+}): IngestService {
   const { db, config, logger } = deps;
   const abort = new AbortController();
   const followed = new Map<string, Followed>();
@@ -375,7 +386,9 @@ export function startIngest(deps: { db: Db; config: Config; logger: Logger; crea
             )
           ).map((r) => [r.id, r]),
         );
-        const rangeRows = await Promise.all(ranges.map((range) => loadIndexableInRange(db, range)));
+        // A bulk import's ranges are read at the bulk's low priority (a thousand rows each, one per chunk):
+        // other customers' statements get the database's CPU first.
+        const rangeRows = await Promise.all(ranges.map((range) => loadIndexableInRange(deps.rangeDb ?? db, range)));
         for (const change of single) apply(followed.get(`${change.blockchain}/${change.network}`) as Followed, change.id, rows.get(change.id));
         ranges.forEach((range, i) => {
           const f = followed.get(`${range.blockchain}/${range.network}`) as Followed;

@@ -24,6 +24,7 @@ import { creditBalance } from '../store/customers.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import * as store from '../store/subscriptions.ts';
+import { bulkChunkTurns } from './bulk-turns.ts';
 import type { Caller, Common } from './context.ts';
 import { assertMainnetAllowed, CREATE_COST, callbackUrlNotVerified, newSubscriptionOf, type SubscriptionItemInput } from './subscriptions.ts';
 
@@ -66,7 +67,11 @@ function creditsRanOut(cost: bigint, available: bigint): ApiError {
 /**
  * Creates the items. `validate` checks one raw item against its endpoint's schema (the ApiError that
  * check gives, or undefined): done here, chunk by chunk, rather than for the whole request up front.
- * `onChunk` is told how many items are done after each chunk (the CLI's progress).
+ * `onChunk` is told how many items are done after each chunk (the CLI's progress). `onResults`, when
+ * given, is handed each chunk's results (the items from `start` on, in order) as soon as they are final,
+ * and awaited; the outcome's `results` are then left empty. The API answers that way: it turns them into
+ * answer text at once, so a 10,000-item request does not keep 10,000 result objects alive until its end
+ * (they outlived many young-generation collections, each copying them: pauses other requests wait behind).
  */
 export async function createSubscriptionsInBulk(
   common: Pick<Common, 'config' | 'db' | 'lowPriorityDb'>,
@@ -76,7 +81,7 @@ export async function createSubscriptionsInBulk(
   network: Network,
   items: readonly unknown[],
   validate: (item: unknown) => ApiError | undefined,
-  options: { onChunk?: (done: number) => void } = {},
+  options: { onChunk?: (done: number) => void; onResults?: (start: number, results: BulkItemResult[]) => void | Promise<void> } = {},
 ): Promise<BulkOutcome> {
   assertMainnetAllowed(caller, network);
   const customerId = caller.owner.customerId;
@@ -132,15 +137,21 @@ export async function createSubscriptionsInBulk(
     if (stopped) {
       for (const i of indexes) results[i] = { status: 'failed', error: stopped };
     } else if (indexes.length > 0) {
-      const chunk = await writeChunk(common, caller, cost, indexes, candidates, known, start === 0 ? 1 : 0);
+      // One chunk at a time in the whole process, with a rest after it (bulk-turns.ts): other customers' statements come first.
+      const chunk = await bulkChunkTurns.run(() => writeChunk(common, caller, cost, indexes, candidates, known, start === 0 ? 1 : 0));
       for (const [i, result] of chunk.results) results[i] = result;
       consumed += chunk.consumed;
       available = chunk.available;
       stopped = chunk.stopped;
     }
-    options.onChunk?.(Math.min(items.length, start + BULK_CHUNK));
+    const end = Math.min(items.length, start + BULK_CHUNK);
+    if (options.onResults) {
+      await options.onResults(start, results.slice(start, end));
+      results.fill(undefined as unknown as BulkItemResult, start, end);
+    }
+    options.onChunk?.(end);
   }
-  return { results, consumed, available: available ?? (await creditBalance(common.db, customerId)) };
+  return { results: options.onResults ? [] : results, consumed, available: available ?? (await creditBalance(common.db, customerId)) };
 }
 
 /** A checked chunk: the candidates of its valid items, `candidates[k]` made from the item at `indexes[k]`. */

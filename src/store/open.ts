@@ -12,8 +12,9 @@ import { migrate } from './migrate.ts';
 import { syncChainUnits } from './wallets.ts';
 
 /**
- * Connections of the low-priority pool: bulk creation writes one chunk per request at a time, so two
- * serve two concurrent bulk requests; more wait their turn for a connection, not for the CPU.
+ * Connections of the low-priority pool: one for bulk creation, which writes one chunk at a time in the
+ * whole process (its requests take turns: services/bulk-turns.ts), one for the ingest's reads of the
+ * bulk-created ranges (src/ingest/service.ts), so that neither waits behind the other.
  */
 const LOW_PRIORITY_POOL_SIZE = 2;
 /** Their backends' nice level, as the block workers' threads (src/chains/utxo/block-worker.ts). */
@@ -23,10 +24,10 @@ export interface OpenDatabase {
   db: Db;
   /**
    * A small second pool for work that may wait while other requests are served (bulk creation's
-   * chunks): its connections are `herald-bulk` in pg_stat_activity, and where their server processes
-   * are provably local processes herald may renice (the embedded database; backend-priority.ts) they run
-   * at nice 10, so other customers' statements get the CPU first. A remote server's, or a pooler's, keep
-   * their priority.
+   * chunks, and the ingest's reads of the rows they made): its connections are `herald-bulk` in
+   * pg_stat_activity, and where their server processes are provably local processes herald may renice
+   * (the embedded database; backend-priority.ts) they run at nice 10, so other customers' statements
+   * get the CPU first. A remote server's, or a pooler's, keep their priority.
    */
   lowPriorityDb: Db;
   /** Connection string of the pool's database (DATABASE_URL or the embedded server). */

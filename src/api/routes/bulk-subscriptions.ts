@@ -18,8 +18,8 @@ import { CREATE_ROUTES, createdItem } from './subscriptions.ts';
 /** 10,000 items of a few hundred bytes each, with room: bulk bodies only (others keep the configured limit). */
 export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
 
-/** Answers serialised and written between two yields to the event loop (about 400 kB). */
-const ANSWER_SLICE = 1_000;
+/** Answers serialised and written between two yields to the event loop (about 100 kB, a few ms). */
+const ANSWER_SLICE = 250;
 
 function bulkBody(item: TSchema) {
   return Type.Object(
@@ -110,29 +110,35 @@ export function bulkSubscriptionRoutes(app: FastifyInstance, common: Common): vo
       async (request, reply) => {
         const { blockchain, network } = request.params;
         const raw = request.body.data.items;
-        const outcome = await createSubscriptionsInBulk(common, request.caller, route.eventType, blockchain, network, raw, validateItem);
-        // The answer is JSON text made a slice at a time, each written before the next is made, with a
-        // yield between slices: serialising and writing 10,000 answers (about 4 MB) in one go would hold
-        // the event loop from other requests for tens of milliseconds. (Each answer is exactly the shape
-        // the response schema documents.)
-        let created = 0;
-        let duplicates = 0;
-        for (const result of outcome.results) {
-          if (result.status === 'created') created++;
-          else if (result.status === 'duplicate') duplicates++;
-        }
-        const failed = outcome.results.length - created - duplicates;
-        async function* answer() {
-          yield `{"created":${created},"duplicates":${duplicates},"failed":${failed},"items":[`;
-          for (let start = 0; start < outcome.results.length; start += ANSWER_SLICE) {
-            if (start > 0) await yieldToOthers();
+        // Each chunk's answers become JSON text as soon as the chunk is decided, a slice at a time with a
+        // yield between slices (serialising 10,000 answers, about 4 MB, in one go held the event loop for
+        // tens of milliseconds), and the result objects are dropped (createSubscriptionsInBulk's onResults).
+        // The text is written once every chunk is done: the answer starts with the counts. (Each answer is
+        // exactly the shape the response schema documents.)
+        const counts = { created: 0, duplicates: 0, failed: 0 };
+        const pieces: string[] = [];
+        const onResults = async (start: number, results: BulkItemResult[]) => {
+          for (let from = 0; from < results.length; from += ANSWER_SLICE) {
+            if (pieces.length > 0) await yieldToOthers();
             const parts: string[] = [];
-            for (let i = start; i < Math.min(outcome.results.length, start + ANSWER_SLICE); i++) {
-              const item = raw[i];
+            for (let k = from; k < Math.min(results.length, from + ANSWER_SLICE); k++) {
+              const result = results[k] as BulkItemResult;
+              if (result.status === 'created') counts.created++;
+              else if (result.status === 'duplicate') counts.duplicates++;
+              else counts.failed++;
+              const item = raw[start + k];
               const urlKey = item !== null && typeof item === 'object' && 'callbackURL' in item ? 'callbackURL' : 'callbackUrl';
-              parts.push(JSON.stringify(answerOf(outcome.results[i] as BulkItemResult, urlKey)));
+              parts.push(JSON.stringify(answerOf(result, urlKey)));
             }
-            yield `${start > 0 ? ',' : ''}${parts.join(',')}`;
+            pieces.push(`${pieces.length > 0 ? ',' : ''}${parts.join(',')}`);
+          }
+        };
+        const outcome = await createSubscriptionsInBulk(common, request.caller, route.eventType, blockchain, network, raw, validateItem, { onResults });
+        async function* answer() {
+          yield `{"created":${counts.created},"duplicates":${counts.duplicates},"failed":${counts.failed},"items":[`;
+          for (let i = 0; i < pieces.length; i++) {
+            if (i > 0) await yieldToOthers();
+            yield pieces[i] as string;
           }
           yield ']}';
         }
