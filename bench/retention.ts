@@ -251,6 +251,8 @@ function sampleDatabase(db: Db) {
   // CPU seconds of each backend of the pruner, as last seen (it ends with the pruner: up to 50 ms missed).
   const pruneCpu = new Map<number, number>();
   let pruneNice: number | undefined;
+  // The nice level of the pruner backend's scheduler autogroup (src/store/backend-priority.ts), where there are autogroups.
+  let pruneAutogroupNice: number | undefined;
   let running = true;
   const stats = () =>
     db.query<{ wal_bytes: string; wal_fpi: string; checkpoints: string }>(
@@ -274,6 +276,7 @@ function sampleDatabase(db: Db) {
         if (r.app === 'herald-prune') {
           pruneCpu.set(r.pid, processCpuSeconds(r.pid));
           pruneNice = niceLevel(r.pid) ?? pruneNice;
+          pruneAutogroupNice = autogroupNice(r.pid) ?? pruneAutogroupNice;
         }
       }
       await sleep(50);
@@ -302,6 +305,7 @@ function sampleDatabase(db: Db) {
           2,
         ),
         ...(pruneNice !== undefined && { pruneBackendNice: pruneNice }),
+        ...(pruneAutogroupNice !== undefined && { pruneBackendAutogroupNice: pruneAutogroupNice }),
         waitPct: shares,
       };
     },
@@ -534,5 +538,15 @@ export default async function retentionBenchmark(options: { duration: number }):
     };
   } finally {
     await runCleanups();
+  }
+}
+
+/** The nice level of process `pid`'s scheduler autogroup (`/proc/<pid>/autogroup`: "/autogroup-N nice K"), if it has one. */
+function autogroupNice(pid: number): number | undefined {
+  try {
+    const nice = Number(readFileSync(`/proc/${pid}/autogroup`, 'utf8').split(' nice ')[1]);
+    return Number.isFinite(nice) ? nice : undefined;
+  } catch {
+    return undefined;
   }
 }

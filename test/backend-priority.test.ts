@@ -6,7 +6,7 @@
  * (README "Bulk subscription creation") is such a background pool: with the embedded database its backends
  * run at nice 10 and the main pool's keep theirs.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,13 @@ function niceOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
 }
+
+/** The nice level of the scheduler autogroup of process `pid` (`/autogroup-N nice K`), undefined without autogroups. */
+function autogroupNiceOf(pid: number): number | undefined {
+  if (readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '0') return undefined;
+  return Number(readFileSync(`/proc/${pid}/autogroup`, 'utf8').split(' nice ')[1]);
+}
+const autogroupsOn = existsSync('/proc/sys/kernel/sched_autogroup_enabled') && readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() !== '0';
 
 async function backendPid(db: Db): Promise<number> {
   const [row] = await db.query<{ pid: number }>('test:backend-pid', 'SELECT pg_backend_pid() AS pid');
@@ -70,13 +77,17 @@ describe.runIf(process.platform === 'linux')("a background connection's backend 
     await new Promise((done) => relay.close(done));
   });
 
-  it('is lowered for its own backend (over the URL given and over TCP), and no backend of the shared pool is touched', async () => {
+  it('is lowered for its own backend (over the URL given and over TCP), with its scheduler autogroup, and no backend of the shared pool is touched', async () => {
     for (const u of [url, overTcp(url)]) {
       const { result, pid, nice, db } = await backgroundOn(u);
       try {
-        expect(result).toEqual({ pid, nice: 19, lowered: true });
+        // Each PostgreSQL backend leads a session of its own, hence an autogroup of its own where they are on.
+        expect(result).toEqual({ pid, nice: 19, lowered: true, autogroup: autogroupsOn ? 'lowered' : 'no autogroups' });
         expect(nice).toBe(19);
-        expect(niceOf(await backendPid(shared))).toBe(0);
+        if (autogroupsOn) expect(autogroupNiceOf(pid)).toBe(19);
+        const sharedPid = await backendPid(shared);
+        expect(niceOf(sharedPid)).toBe(0);
+        if (autogroupsOn) expect(autogroupNiceOf(sharedPid)).toBe(0);
       } finally {
         await db.close();
       }
@@ -108,6 +119,10 @@ describe.runIf(process.platform === 'linux')('the low-priority pool of bulk crea
       const deadline = Date.now() + 5_000;
       while (niceOf(low) !== 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(niceOf(low)).toBe(10);
+      if (autogroupsOn) {
+        while (autogroupNiceOf(low) !== 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(autogroupNiceOf(low)).toBe(10);
+      }
       expect(niceOf(await backendPid(database.db))).toBeLessThan(10);
     } finally {
       await database.close();

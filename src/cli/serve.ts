@@ -14,11 +14,6 @@ export async function serve(config: Config): Promise<void> {
     { url: app.url, database: app.database.embedded ? `embedded (${config.dataDir})` : 'DATABASE_URL', startMs: Math.round(performance.now() - started) },
     'herald is ready',
   );
-  if (app.database.embedded?.ownSession) {
-    logger.warn(
-      'the embedded PostgreSQL runs in a session of its own (perl, which herald uses to start it in its own process group of this session, was not found): on Linux the kernel then gives it an equal share of the CPU whatever the lowered priority of background work (pruning, bulk imports), which slows delivery and the API while those run. Install perl, or set DATABASE_URL to a PostgreSQL server of your own.',
-    );
-  }
   if (app.firstKey) {
     process.stdout.write(
       `\n  First start: created customer 'default' with this API key (shown once, store it now):\n\n    ${app.firstKey}\n\n` +

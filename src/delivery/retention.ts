@@ -124,7 +124,7 @@ export function openPrunerDb(url: string, retention: RetentionConfig, options: {
     preparedStatements: options.preparedStatements,
     onPriority: (p) =>
       p.lowered
-        ? options.logger?.debug({ pid: p.pid, nice: p.nice }, "retention: the pruner's database backend runs at a lower priority")
+        ? options.logger?.debug({ pid: p.pid, nice: p.nice, autogroup: p.autogroup }, "retention: the pruner's database backend runs at a lower priority")
         : options.logger?.info({ pid: p.pid, reason: p.reason }, "retention: the pruner's database backend keeps its priority"),
   });
 }

@@ -17,14 +17,32 @@
  *
  * The nice level lasts as long as the backend, i.e. the connection: a pool of its own for the
  * background work, never the shared pool.
+ *
+ * A nice level alone is not enough where the kernel's autogroup scheduling is on (sched(7),
+ * `/proc/sys/kernel/sched_autogroup_enabled`: the default for processes not placed in cgroups, e.g.
+ * started from a shell): the CPU is then shared between sessions as equals, and a nice level ranks a
+ * process only within its session. Every PostgreSQL backend starts a session of its own (its setsid()
+ * at fork), so a reniced backend still got as much of the machine as all of herald's processes together:
+ * pruning at nice 19 took 70 % of a core and delivery lost 47.5 % (`npm run bench -- retention`,
+ * 2026-11-25). So the backend's autogroup, which is its alone (it leads its own session), is given the
+ * same nice level (`/proc/<pid>/autogroup`); a backend that shares its session is left at that.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { createDb, type Db, type DbOptions } from './db.ts';
 
-export type BackendPriority = { pid: number; nice: number; lowered: true } | { pid?: number; lowered: false; reason: string };
+export type BackendPriority =
+  | {
+      pid: number;
+      nice: number;
+      lowered: true;
+      /** Whether its scheduler autogroup got the nice level too, or why not (no autogroups here: nothing to do). */
+      autogroup: 'lowered' | 'no autogroups' | 'shared session' | `not lowered: ${string}`;
+    }
+  | { pid?: number; lowered: false; reason: string };
 
 /** Renices the backend of `client` to `nice` when it proves to be a local process we may renice; never throws. */
 export async function lowerBackendPriority(client: pg.ClientBase, nice: number): Promise<BackendPriority> {
@@ -37,7 +55,7 @@ export async function lowerBackendPriority(client: pg.ClientBase, nice: number):
     const why = notOurs(client, pid, row?.port ?? null);
     if (why) return { pid, lowered: false, reason: why };
     setPriority(pid, nice);
-    return { pid, nice, lowered: true };
+    return { pid, nice, lowered: true, autogroup: await lowerOwnAutogroup(pid, nice) };
   } catch (error) {
     return { pid, lowered: false, reason: (error as Error).message };
   }
@@ -76,11 +94,40 @@ function readText(path: string): string | undefined {
   }
 }
 
-/** The parent pid, field 4 of /proc/<pid>/stat (counted after the name's closing parenthesis). */
-function parentPid(proc: string): number | undefined {
+/** Field `n` (1-based) of /proc/<pid>/stat, counted after the name's closing parenthesis (field 2). */
+function statField(proc: string, n: number): number | undefined {
   const stat = readText(`${proc}/stat`);
   const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields ? Number(fields[1]) : undefined;
+  return fields ? Number(fields[n - 3]) : undefined;
+}
+
+/** The parent pid, field 4 of /proc/<pid>/stat. */
+function parentPid(proc: string): number | undefined {
+  return statField(proc, 4);
+}
+
+/** Writes to /proc/<pid>/autogroup other than root's: at most one every 100 ms machine-wide (EAGAIN). */
+const AUTOGROUP_RETRIES = 5;
+const AUTOGROUP_RETRY_MS = 120;
+
+/**
+ * Gives the scheduler autogroup of backend `pid` the nice level `nice`, when it has one of its own (it
+ * leads its session, as every PostgreSQL backend does: see above). Never throws.
+ */
+async function lowerOwnAutogroup(pid: number, nice: number): Promise<Extract<BackendPriority, { lowered: true }>['autogroup']> {
+  const proc = `/proc/${pid}`;
+  if (readText(`${proc}/autogroup`) === undefined || readText('/proc/sys/kernel/sched_autogroup_enabled')?.trim() === '0') return 'no autogroups';
+  if (statField(proc, 6) !== pid) return 'shared session';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      writeFileSync(`${proc}/autogroup`, String(nice));
+      return 'lowered';
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EAGAIN' || attempt >= AUTOGROUP_RETRIES) return `not lowered: ${code ?? (error as Error).message}`;
+      await sleep(AUTOGROUP_RETRY_MS);
+    }
+  }
 }
 
 /**

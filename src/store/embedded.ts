@@ -13,7 +13,7 @@
  * data directory (a CLI command while `herald serve` runs) finds the running server through
  * postmaster.pid and connects to it instead of starting another.
  */
-import { type ChildProcess, execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -32,7 +32,6 @@ import {
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
-import { spawnInOwnProcessGroup } from './own-process-group.ts';
 import { type Binaries, firstClosedStep, placeServerData, reachableBinaries, type ServerUser, serverUser, unreachableMessage } from './server-user.ts';
 
 export interface EmbeddedDatabase {
@@ -42,12 +41,6 @@ export interface EmbeddedDatabase {
   owned: boolean;
   /** True when the data directory was created by this call (first start). */
   created: boolean;
-  /**
-   * True when this process started the server in a session of its own (no perl to do otherwise: see
-   * ./own-process-group.ts): the server then competes with herald for the CPU as an equal, whatever the
-   * nice levels of its background backends.
-   */
-  ownSession?: boolean;
   stop(): Promise<void>;
 }
 
@@ -234,11 +227,12 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
   // The log can quote rows (a failed statement's details): for the operator only.
   const logFd = openSync(logFile, 'a', 0o600);
   chmodSync(logFile, 0o600);
-  // Own process group, same session: see own-process-group.ts (Ctrl-C, and the scheduler's autogroups).
-  const { child, sameSession } = spawnInOwnProcessGroup(
+  const child = spawn(
     postgres,
     ['-D', serverData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200'],
-    { ...owner, cwd: '/', stdio: ['ignore', logFd, logFd] },
+    // Own process group: a Ctrl-C in the terminal reaches herald, which finishes its requests and then
+    // stops the server, instead of reaching the server first and cutting requests off.
+    { ...owner, cwd: '/', stdio: ['ignore', logFd, logFd], detached: true },
   );
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   writeFileSync(ownerFile(root), String(process.pid));
@@ -260,7 +254,6 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
     url: connectionUrl(password, port, DATABASE_NAME, socketDir),
     owned: true,
     created,
-    ownSession: !sameSession,
     async stop() {
       if (child.exitCode === null) child.kill('SIGINT'); // "fast" shutdown: clean, no recovery needed next start
       await exited;
