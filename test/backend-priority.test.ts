@@ -23,12 +23,12 @@ function niceOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
 }
 
-/** The nice level of the scheduler autogroup of process `pid` (`/autogroup-N nice K`), undefined without autogroups. */
-function autogroupNiceOf(pid: number): number | undefined {
-  if (readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() === '0') return undefined;
+const autogroupsOn = existsSync('/proc/sys/kernel/sched_autogroup_enabled') && readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() !== '0';
+
+/** The nice level of the scheduler autogroup of process `pid` (`/autogroup-N nice K`); asked only where autogroupsOn. */
+function autogroupNiceOf(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/autogroup`, 'utf8').split(' nice ')[1]);
 }
-const autogroupsOn = existsSync('/proc/sys/kernel/sched_autogroup_enabled') && readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim() !== '0';
 
 async function backendPid(db: Db): Promise<number> {
   const [row] = await db.query<{ pid: number }>('test:backend-pid', 'SELECT pg_backend_pid() AS pid');
