@@ -36,6 +36,7 @@ import type { Db, Queryable } from '../store/db.ts';
 import { recordReorganisation } from '../store/history.ts';
 import { insertLedgerEntries } from '../store/ledger.ts';
 import * as ledger from '../wallets/ledger.ts';
+import { WatchedAddressSet } from '../wallets/watched-set.ts';
 import { type BlockEvents, type BlockEventsInput, blockEventsOf, buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
 import type { FollowerGate } from './gate.ts';
 import { BlockPrefetcher } from './prefetch.ts';
@@ -71,6 +72,8 @@ export interface FollowerDeps {
   lastApplied?: { value?: { height: number; hash: string } };
   /** Fetches the next blocks while one is applied (set by followChain). */
   prefetch?: BlockPrefetcher;
+  /** The chain's watched addresses as this process knows them (wallets/watched-set.ts); made and loaded at the first block when not given. */
+  watched?: WatchedAddressSet;
 }
 
 export type StepResult =
@@ -134,6 +137,9 @@ async function applyBlock(
   head: number,
 ): Promise<StepResult> {
   const window = deps.window ?? DEFAULT_WINDOW;
+  deps.watched ??= new WatchedAddressSet();
+  const watchedSet = deps.watched;
+  if (!watchedSet.loaded) await watchedSet.load(deps.db, chain);
   // A few statements per block (store/block-apply.ts): BEGIN with the chain's lock, read, take what is due,
   // enqueue, write, COMMIT (one that does not wait for the disk: see blockTransactionPrelude).
   try {
@@ -146,7 +152,12 @@ async function applyBlock(
         // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
         const resolved = await ledger.resolveSpends(tx, chain, block);
         const matches = matchBlock(index, resolved, chain.blockchain);
-        const wanted = { subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))], addresses: ledger.touchedAddresses(resolved) };
+        const touched = ledger.touchedAddresses(resolved);
+        const wanted = {
+          subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))],
+          candidates: watchedSet.candidates(touched),
+          since: watchedSet.since,
+        };
         // With one confirmation, this block's entries are confirmed now: in the table before they are taken.
         // Otherwise what is due is taken by the statement that reads the state (one round trip less).
         const confirmedHeight = block.height - deps.defaultConfirmations + 1;
@@ -166,7 +177,8 @@ async function applyBlock(
         // process's index has heard of them, and their events held back (pending, due now) until their
         // backfill has queued its own.
         if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
-        const { entries, outputs } = await ledger.blockEntries(resolved, state.watched, deps.adapter, (address) => index.hasCoinAddress(address));
+        const watched = watchedSet.watchedOf(state.watched, touched);
+        const { entries, outputs } = await ledger.blockEntries(resolved, watched, deps.adapter, (address) => index.hasCoinAddress(address));
         if (confirmedNow) await insertLedgerEntries(tx, chain, block.height, entries);
         const { due, confirmed } =
           state.due && state.confirmed

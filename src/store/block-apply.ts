@@ -23,15 +23,7 @@ import type { EventType } from '../domain/chains.ts';
 import { CALLBACKS_CHANNEL, type CallbackNumbering, numberingCtes, numberingParameters } from './callbacks.ts';
 import { type BlockCallback, type CallbackTargetRow, type ChainCursor, type ChainKey, lockChainStatement, type PendingEvent } from './chain-state.ts';
 import type { Queryable } from './db.ts';
-import {
-  type CoinTotals,
-  type LedgerEntry,
-  ledgerEntryColumns,
-  type NftHolding,
-  type StoredLedgerEntry,
-  type TokenDelta,
-  type WatchedAddress,
-} from './ledger.ts';
+import { type CoinTotals, type LedgerEntry, ledgerEntryColumns, type NftHolding, type StoredLedgerEntry, type TokenDelta, type WatchedRow } from './ledger.ts';
 
 /**
  * Sent with the block transaction's BEGIN, in the same round trip: the chain's lock, and a commit that
@@ -53,7 +45,8 @@ export interface BlockState {
   /** Subscriptions with a running backfill on this chain (store/block-jobs.ts). */
   backfilling: string[];
   targets: Map<string, CallbackTargetRow>;
-  watched: WatchedAddress[];
+  /** The watched rows of the candidates, and every watched address of the chain above the follower's id bound (`added`). */
+  watched: WatchedRow[];
 }
 
 type StateRow = {
@@ -63,7 +56,7 @@ type StateRow = {
   stop_reason: string | null;
   backfilling: string[];
   targets: [string, string, EventType, string, string, boolean, string | null][];
-  watched: [string, string][];
+  watched: [string, string, boolean][];
 };
 
 type TakeRow = {
@@ -91,22 +84,26 @@ type TakeRow = {
 const BACKFILLING = `ARRAY(SELECT j.subscription_id FROM block_jobs j WHERE j.blockchain = $1 AND j.network = $2 AND j.kind = 'backfill' AND j.state = 'running')`;
 
 /**
- * readBlockState's columns, given the parameter references ($n) of the subscription ids and the addresses; FROM
- * STATE_SOURCE (one row, the cursor's columns null when there is none).
+ * readBlockState's columns, given the parameter references ($n) of the subscription ids, the candidate
+ * addresses and the follower's id bound of watched addresses; FROM STATE_SOURCE (one row, the cursor's
+ * columns null when there is none).
  */
-function stateColumns(subscriptionIds: string, addresses: string): string {
-  // The watched addresses by a semi-join on the unnested array, not `= ANY (...)`: once the prepared statement
-  // goes generic, PostgreSQL no longer hashes the array and compares each row with each of a block's thousands
-  // of addresses (7,000 addresses, 500 watched: the join 4-9 times faster, planned in 0.2 ms instead of 10).
-  // The addresses go as one text, a line each, not as a text[]: node-postgres quotes and escapes every element
-  // of an array parameter, which cost the main thread more than the lookup itself. No address has a line
-  // break (a text that had one would be looked up in two pieces, and a piece matches no address the block moves).
+function stateColumns(subscriptionIds: string, candidates: string, since: string): string {
+  // The watched rows of the candidates by a semi-join on the unnested array, not `= ANY (...)`: once the prepared
+  // statement goes generic, PostgreSQL no longer hashes the array and compares each row with each address.
+  // The candidates go as one text, a line each, not as a text[]: node-postgres quotes and escapes every element
+  // of an array parameter. No address has a line break (a text that had one would be looked up in two pieces,
+  // and a piece matches no address the block moves). The rows above the bound are the addresses added since the
+  // follower's set last learnt (wallets/watched-set.ts): found by the primary key, a few or none.
   return `c.height, c.hash, c.state, c.stop_reason, ${BACKFILLING} AS backfilling,
        (SELECT coalesce(json_agg(json_build_array(s.id, s.customer_id::text, s.event_type, s.callback_url, s.api_version, s.is_active,
             coalesce(s.address, s.transaction_id))), '[]')
           FROM subscriptions s WHERE s.id = ANY (${subscriptionIds}::uuid[])) AS targets,
-       (SELECT coalesce(json_agg(json_build_array(a.id::text, a.normalized_address)), '[]')
-          FROM wallet_addresses a WHERE a.blockchain = $1 AND a.network = $2 AND a.normalized_address IN (SELECT unnest(string_to_array(${addresses}::text, E'\\n')))) AS watched`;
+       (SELECT coalesce(json_agg(json_build_array(w.id::text, w.normalized_address, w.added)), '[]') FROM (
+          SELECT a.id, a.normalized_address, false AS added FROM wallet_addresses a
+            WHERE a.blockchain = $1 AND a.network = $2 AND a.normalized_address IN (SELECT unnest(string_to_array(${candidates}::text, E'\\n')))
+          UNION ALL
+          SELECT a.id, a.normalized_address, true FROM wallet_addresses a WHERE a.id > ${since}::bigint AND a.blockchain = $1 AND a.network = $2) w) AS watched`;
 }
 
 const STATE_SOURCE = 'FROM (SELECT 1) one LEFT JOIN chain_cursors c ON c.blockchain = $1 AND c.network = $2';
@@ -124,17 +121,25 @@ function parseState(row: StateRow | undefined): BlockState {
     cursor,
     backfilling: row?.backfilling ?? [],
     targets,
-    watched: (row?.watched ?? []).map(([id, address]) => ({ id, address })),
+    watched: (row?.watched ?? []).map(([id, address, added]) => ({ id, address, added })),
   };
 }
 
+/** What a block's statement looks up: the matched subscriptions, the candidate watched addresses and the follower's id bound (wallets/watched-set.ts). */
+export interface BlockLookups {
+  subscriptionIds: string[];
+  candidates: readonly string[];
+  since: number;
+}
+
 /** Read under the chain's lock: what applying a block needs to know before it decides anything. */
-export async function readBlockState(q: Queryable, chain: ChainKey, wanted: { subscriptionIds: string[]; addresses: readonly string[] }): Promise<BlockState> {
-  const [row] = await q.query<StateRow>('block:read-state', `SELECT ${stateColumns('$3', '$4')} ${STATE_SOURCE}`, [
+export async function readBlockState(q: Queryable, chain: ChainKey, wanted: BlockLookups): Promise<BlockState> {
+  const [row] = await q.query<StateRow>('block:read-state', `SELECT ${stateColumns('$3', '$4', '$5')} ${STATE_SOURCE}`, [
     chain.blockchain,
     chain.network,
     wanted.subscriptionIds,
-    wanted.addresses.join('\n'),
+    wanted.candidates.join('\n'),
+    wanted.since,
   ]);
   return parseState(row);
 }
@@ -238,13 +243,13 @@ export async function takeBlockDue(tx: Queryable, chain: ChainKey, at: { height:
 export async function readAndTakeBlock(
   tx: Queryable,
   chain: ChainKey,
-  at: { subscriptionIds: string[]; addresses: readonly string[]; height: number; confirmedHeight: number },
+  at: BlockLookups & { height: number; confirmedHeight: number },
 ): Promise<BlockState & BlockDue> {
   if (at.confirmedHeight >= at.height) throw new Error("readAndTakeBlock: the block's own entries are confirmed now; read, insert them, then take");
   const [row] = await tx.query<StateRow & TakeRow>(
     'block:read-and-take',
-    `WITH ${takeCtes('$5', '$6', BACKFILLING)} SELECT ${stateColumns('$3', '$4')}, ${TAKE_COLUMNS} ${STATE_SOURCE}`,
-    [chain.blockchain, chain.network, at.subscriptionIds, at.addresses.join('\n'), at.height, at.confirmedHeight],
+    `WITH ${takeCtes('$5', '$6', BACKFILLING)} SELECT ${stateColumns('$3', '$4', '$7')}, ${TAKE_COLUMNS} ${STATE_SOURCE}`,
+    [chain.blockchain, chain.network, at.subscriptionIds, at.candidates.join('\n'), at.height, at.confirmedHeight, at.since],
   );
   return { ...parseState(row), ...parseTake(row) };
 }

@@ -12,6 +12,11 @@ export interface WatchedAddress {
   address: string;
 }
 
+/** A watched row as a block's statement reads it (store/block-apply.ts): `added` when its id is above the follower's bound (wallets/watched-set.ts). */
+export interface WatchedRow extends WatchedAddress {
+  added: boolean;
+}
+
 export interface LedgerEntry {
   walletAddressId: string;
   kind: 'coin' | 'token' | 'nft';
@@ -208,6 +213,37 @@ export async function setNftHoldings(tx: Queryable, holdings: NftHolding[]): Pro
       [held.map((h) => h.walletAddressId), held.map((h) => h.identifier), held.map((h) => h.tokenId), held.map((h) => h.symbol), held.map((h) => h.tokenType)],
     );
   }
+}
+
+/**
+ * The highest wallet_addresses id of `chain`; the caller holds the chain's lock (chain-state.ts lockChain).
+ * Every address of the chain with an id up to it is then committed: adding one takes the same lock
+ * (services/wallets.ts addAddress) and an id is drawn after the lock is taken, from a sequence that only
+ * grows, so an address added later gets a larger id. 0 when the chain has none.
+ */
+export async function lastWatchedId(tx: Queryable, chain: ChainKey): Promise<number> {
+  const [row] = await tx.query<{ id: string | null }>(
+    'ledger:last-watched-id',
+    'SELECT max(id) AS id FROM wallet_addresses WHERE blockchain = $1 AND network = $2',
+    [chain.blockchain, chain.network],
+  );
+  return row?.id === null || row?.id === undefined ? 0 : Number(row.id);
+}
+
+/** Up to `limit` watched addresses of `chain` with ids up to `upToId`, after `after` in address order (a page of the follower's set). */
+export async function watchedAddressPage(
+  q: Queryable,
+  chain: ChainKey,
+  page: { upToId: number; after: string; limit: number },
+): Promise<{ id: number; address: string }[]> {
+  const rows = await q.query<{ id: string; normalized_address: string }>(
+    'ledger:watched-page',
+    `SELECT id, normalized_address FROM wallet_addresses
+     WHERE blockchain = $1 AND network = $2 AND normalized_address > $3 AND id <= $4
+     ORDER BY normalized_address LIMIT $5`,
+    [chain.blockchain, chain.network, page.after, page.upToId, page.limit],
+  );
+  return rows.map((r) => ({ id: Number(r.id), address: r.normalized_address }));
 }
 
 /**

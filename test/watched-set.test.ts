@@ -1,0 +1,111 @@
+/**
+ * The follower's set of watched addresses (src/wallets/watched-set.ts) against a real database: loaded in
+ * pages up to an id bound read under the chain's lock, then kept current by the block statement's rows
+ * above that bound, so a block asks the database about the few of its addresses that may be watched and
+ * still finds every address added since, once.
+ */
+import { createHash } from 'node:crypto';
+import { bech32 } from '@scure/base';
+import { afterEach, describe, expect, it } from 'vitest';
+import { blockTransactionPrelude, readBlockState } from '../src/store/block-apply.ts';
+import { WatchedAddressSet } from '../src/wallets/watched-set.ts';
+import { startTestApp, type TestApp } from './harness.ts';
+
+const CHAIN = { blockchain: 'bitcoin', network: 'testnet' } as const;
+
+function testnetAddress(seed: string): string {
+  const program = createHash('sha256').update(seed).digest().subarray(0, 20);
+  return bech32.encode('tb', [0, ...bech32.toWords(program)]);
+}
+
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+async function setup() {
+  t = await startTestApp({ roles: ['api'] });
+  const app = t;
+  const customer = await app.customer();
+  const wallet = async (walletName: string) =>
+    (await app.request('POST', '/wallet-as-a-service/wallets', { key: customer.key, body: { data: { item: { walletName } } } })).body.data.item
+      .walletId as string;
+  const path = (walletId: string) => `/wallet-as-a-service/wallets/${walletId}/bitcoin/testnet/addresses`;
+  const watch = async (walletId: string, address: string) => {
+    const r = await app.request('POST', path(walletId), { key: customer.key, body: { data: { item: { address } } } });
+    expect(r.status, r.text).toBe(201);
+  };
+  const unwatch = async (walletId: string, address: string) => {
+    const r = await app.request('DELETE', `${path(walletId)}/${address}`, { key: customer.key });
+    expect(r.status, r.text).toBe(200);
+  };
+  const db = app.app.database.db;
+  /** The block statement's read, as the follower makes it, and what the set makes of it. */
+  const read = (set: WatchedAddressSet, touched: string[]) =>
+    db.transaction(
+      'test:read-state',
+      async (tx) => {
+        const state = await readBlockState(tx, CHAIN, { subscriptionIds: [], candidates: set.candidates(touched), since: set.since });
+        return set.watchedOf(state.watched, touched);
+      },
+      { prelude: blockTransactionPrelude(CHAIN) },
+    );
+  return { db, wallet, watch, unwatch, read };
+}
+
+describe('the follower’s set of watched addresses', () => {
+  it('loads in pages, names only its addresses as candidates, and learns the addresses added since, each row once', async () => {
+    const s = await setup();
+    const [a, b, c, d, e, late] = ['a', 'b', 'c', 'd', 'e', 'late'].map(testnetAddress) as string[];
+    const idle = testnetAddress('idle');
+    const w1 = await s.wallet('one');
+    const w2 = await s.wallet('two');
+    for (const address of [a, b, c, d, e]) await s.watch(w1, address);
+    await s.watch(w2, a as string); // one address, two wallets: two rows
+
+    const set = new WatchedAddressSet();
+    await set.load(s.db, CHAIN, 2); // pages of 2 rows: the page boundaries fall inside the list
+    expect(set.size).toBe(5);
+    expect(set.candidates([a, idle, e] as string[])).toEqual([a, e]);
+    const before = set.since;
+
+    // The two rows of `a` and the row of `e`; nothing added.
+    const first = await s.read(set, [a, idle, e] as string[]);
+    expect(first.map((w) => w.address).sort()).toEqual([a, a, e].sort());
+    expect(new Set(first.map((w) => w.id)).size).toBe(3);
+    expect(set.since).toBe(before);
+
+    // Added after the load (under the chain's lock, as the API adds): found by the bound, not by the candidates.
+    await s.watch(w2, late as string);
+    expect(set.candidates([late as string])).toEqual([]);
+    const second = await s.read(set, [late, b] as string[]);
+    expect(second.map((w) => w.address).sort()).toEqual([b, late].sort());
+    expect(set.since).toBeGreaterThan(before);
+    expect(set.candidates([late as string])).toEqual([late]);
+
+    // Learnt once: the next block finds it as a candidate, and an added address the block does not touch is learnt but not returned.
+    await s.watch(w1, late as string);
+    const third = await s.read(set, [c] as string[]);
+    expect(third.map((w) => w.address)).toEqual([c]);
+    const fourth = await s.read(set, [late] as string[]);
+    expect(fourth.map((w) => w.address)).toEqual([late, late]);
+
+    // Removed from every wallet: still a candidate, but no row answers for it.
+    await s.unwatch(w1, d as string);
+    expect(set.candidates([d as string])).toEqual([d]);
+    expect(await s.read(set, [d] as string[])).toEqual([]);
+  });
+
+  it('an empty chain loads as empty and learns its first address', async () => {
+    const s = await setup();
+    const set = new WatchedAddressSet();
+    await set.load(s.db, CHAIN);
+    expect(set.size).toBe(0);
+    expect(set.since).toBe(0);
+    const first = testnetAddress('first');
+    await s.watch(await s.wallet('w'), first);
+    expect((await s.read(set, [first])).map((w) => w.address)).toEqual([first]);
+    expect(set.size).toBe(1);
+  });
+});
