@@ -57,44 +57,44 @@ async function setup() {
 describe('the follower’s set of watched addresses', () => {
   it('loads in pages, names only its addresses as candidates, and learns the addresses added since, each row once', async () => {
     const s = await setup();
-    const [a, b, c, d, e, late] = ['a', 'b', 'c', 'd', 'e', 'late'].map(testnetAddress) as string[];
+    const [a, b, c, d, e, late] = ['a', 'b', 'c', 'd', 'e', 'late'].map(testnetAddress) as [string, string, string, string, string, string];
     const idle = testnetAddress('idle');
     const w1 = await s.wallet('one');
     const w2 = await s.wallet('two');
     for (const address of [a, b, c, d, e]) await s.watch(w1, address);
-    await s.watch(w2, a as string); // one address, two wallets: two rows
+    await s.watch(w2, a); // one address, two wallets: two rows
 
     const set = new WatchedAddressSet();
     await set.load(s.db, CHAIN, 2); // pages of 2 rows: the page boundaries fall inside the list
     expect(set.size).toBe(5);
-    expect(set.candidates([a, idle, e] as string[])).toEqual([a, e]);
+    expect(set.candidates([a, idle, e])).toEqual([a, e]);
     const before = set.since;
 
     // The two rows of `a` and the row of `e`; nothing added.
-    const first = await s.read(set, [a, idle, e] as string[]);
+    const first = await s.read(set, [a, idle, e]);
     expect(first.map((w) => w.address).sort()).toEqual([a, a, e].sort());
     expect(new Set(first.map((w) => w.id)).size).toBe(3);
     expect(set.since).toBe(before);
 
     // Added after the load (under the chain's lock, as the API adds): found by the bound, not by the candidates.
-    await s.watch(w2, late as string);
+    await s.watch(w2, late);
     expect(set.candidates([late as string])).toEqual([]);
-    const second = await s.read(set, [late, b] as string[]);
+    const second = await s.read(set, [late, b]);
     expect(second.map((w) => w.address).sort()).toEqual([b, late].sort());
     expect(set.since).toBeGreaterThan(before);
     expect(set.candidates([late as string])).toEqual([late]);
 
     // Learnt once: the next block finds it as a candidate, and an added address the block does not touch is learnt but not returned.
-    await s.watch(w1, late as string);
-    const third = await s.read(set, [c] as string[]);
+    await s.watch(w1, late);
+    const third = await s.read(set, [c]);
     expect(third.map((w) => w.address)).toEqual([c]);
-    const fourth = await s.read(set, [late] as string[]);
+    const fourth = await s.read(set, [late]);
     expect(fourth.map((w) => w.address)).toEqual([late, late]);
 
     // Removed from every wallet: still a candidate, but no row answers for it.
-    await s.unwatch(w1, d as string);
+    await s.unwatch(w1, d);
     expect(set.candidates([d as string])).toEqual([d]);
-    expect(await s.read(set, [d] as string[])).toEqual([]);
+    expect(await s.read(set, [d])).toEqual([]);
   });
 
   it('an empty chain loads as empty and learns its first address', async () => {

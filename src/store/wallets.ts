@@ -55,7 +55,11 @@ const toAddress = (r: AddressRow): WalletAddress => ({
   createdAt: r.created_at,
 });
 
-/** Adds a watched address with zero totals; undefined when the wallet already watches it. */
+/**
+ * Adds a watched address with zero totals; undefined when the wallet already watches it. The caller holds
+ * the chain's lock (services/wallets.ts addAddress): the follower's set of watched addresses relies on it
+ * (store/ledger.ts lastWatchedId).
+ */
 export async function insertWalletAddress(
   q: Queryable,
   walletId: string,
