@@ -4,7 +4,7 @@
  * Progress goes to stderr; stdout is reserved for the one JSON line of figures per benchmark.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Request, type Result } from 'autocannon';
@@ -581,6 +581,7 @@ export async function ingestRun<K extends string>(options: IngestRunOptions<K>):
         height = Number(rows[0].height);
         committedAt = Number(rows[0].at);
         options.onCursor?.(height, committedAt);
+        if (process.env.BENCH_SERVICE_OUT) appendFileSync(`${process.env.BENCH_SERVICE_OUT}-cursor-${run}.log`, `${Date.now()} ${height} ${committedAt}\n`);
       }
       if (height >= options.last) break;
       if (performance.now() - t0 > options.timeoutMs)
@@ -605,6 +606,8 @@ export async function ingestRun<K extends string>(options: IngestRunOptions<K>):
       .stdout()
       .split('\n')
       .filter((l) => l.includes('chain following step failed')).length;
+    // BENCH_SERVICE_OUT=<prefix>: the service's output and the cursor as polled (time, height, commit time) kept in files, to see where a run's time went.
+    if (process.env.BENCH_SERVICE_OUT) writeFileSync(`${process.env.BENCH_SERVICE_OUT}-${run}.log`, service.stdout());
     const code = await service.stop('SIGTERM', 20_000);
     if (code !== 0) log(`run ${run}: the service exited with ${code} on SIGTERM:\n${service.output()}`);
     return {
