@@ -5,21 +5,16 @@
  * node's unspent outputs, which are recorded too; a reorganisation forgets the outputs of orphaned blocks.
  */
 import { createHash } from 'node:crypto';
-import { bech32 } from '@scure/base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChainAdapter, CoinMovement, NormalizedBlock, UnspentOutput, UnspentOutputs, UtxoOutput, UtxoSpend } from '../src/chains/types.ts';
 import { applyNextBlock, type FollowerDeps } from '../src/ingest/follower.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { readOpenings } from '../src/wallets/openings.ts';
 import { startTestApp, type TestApp } from './harness.ts';
+import { testnetAddress } from './support/utxo-blocks.ts';
 
 const CHAIN = { blockchain: 'bitcoin', network: 'testnet' } as const;
 const BTC = 100_000_000n;
-
-function testnetAddress(seed: string): string {
-  const program = createHash('sha256').update(seed).digest().subarray(0, 20);
-  return bech32.encode('tb', [0, ...bech32.toWords(program)]);
-}
 
 interface FakeTx {
   id: string;

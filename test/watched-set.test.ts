@@ -4,19 +4,13 @@
  * above that bound, so a block asks the database about the few of its addresses that may be watched and
  * still finds every address added since, once.
  */
-import { createHash } from 'node:crypto';
-import { bech32 } from '@scure/base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { blockTransactionPrelude, readBlockState } from '../src/store/block-apply.ts';
 import { WatchedAddressSet } from '../src/wallets/watched-set.ts';
 import { startTestApp, type TestApp } from './harness.ts';
+import { testnetAddress } from './support/utxo-blocks.ts';
 
 const CHAIN = { blockchain: 'bitcoin', network: 'testnet' } as const;
-
-function testnetAddress(seed: string): string {
-  const program = createHash('sha256').update(seed).digest().subarray(0, 20);
-  return bech32.encode('tb', [0, ...bech32.toWords(program)]);
-}
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -78,11 +72,11 @@ describe('the follower’s set of watched addresses', () => {
 
     // Added after the load (under the chain's lock, as the API adds): found by the bound, not by the candidates.
     await s.watch(w2, late);
-    expect(set.candidates([late as string])).toEqual([]);
+    expect(set.candidates([late])).toEqual([]);
     const second = await s.read(set, [late, b]);
     expect(second.map((w) => w.address).sort()).toEqual([b, late].sort());
     expect(set.since).toBeGreaterThan(before);
-    expect(set.candidates([late as string])).toEqual([late]);
+    expect(set.candidates([late])).toEqual([late]);
 
     // Learnt once: the next block finds it as a candidate, and an added address the block does not touch is learnt but not returned.
     await s.watch(w1, late);
@@ -93,7 +87,7 @@ describe('the follower’s set of watched addresses', () => {
 
     // Removed from every wallet: still a candidate, but no row answers for it.
     await s.unwatch(w1, d);
-    expect(set.candidates([d as string])).toEqual([d]);
+    expect(set.candidates([d])).toEqual([d]);
     expect(await s.read(set, [d])).toEqual([]);
   });
 

@@ -230,20 +230,19 @@ export async function lastWatchedId(tx: Queryable, chain: ChainKey): Promise<num
   return row?.id === null || row?.id === undefined ? 0 : Number(row.id);
 }
 
-/** Up to `limit` watched addresses of `chain` with ids up to `upToId`, after `after` in address order (a page of the follower's set). */
-export async function watchedAddressPage(
-  q: Queryable,
-  chain: ChainKey,
-  page: { upToId: number; after: string; limit: number },
-): Promise<{ id: number; address: string }[]> {
-  const rows = await q.query<{ id: string; normalized_address: string }>(
+/**
+ * Up to `limit` watched addresses of `chain` with ids up to `upToId`, after `after` in address order (a page of
+ * the follower's set; an address two wallets watch comes once).
+ */
+export async function watchedAddressPage(q: Queryable, chain: ChainKey, page: { upToId: number; after: string; limit: number }): Promise<string[]> {
+  const rows = await q.query<{ normalized_address: string }>(
     'ledger:watched-page',
-    `SELECT id, normalized_address FROM wallet_addresses
+    `SELECT DISTINCT normalized_address FROM wallet_addresses
      WHERE blockchain = $1 AND network = $2 AND normalized_address > $3 AND id <= $4
      ORDER BY normalized_address LIMIT $5`,
     [chain.blockchain, chain.network, page.after, page.upToId, page.limit],
   );
-  return rows.map((r) => ({ id: Number(r.id), address: r.normalized_address }));
+  return rows.map((r) => r.normalized_address);
 }
 
 /**

@@ -50,15 +50,17 @@ export class WatchedAddressSet {
     let after = '';
     for (;;) {
       const page = await watchedAddressPage(db, chain, { upToId: bound, after, limit: pageSize });
-      for (const row of page) this.addresses.add(row.address);
+      for (const address of page) this.addresses.add(address);
       if (page.length < pageSize) break;
-      after = (page.at(-1) as { address: string }).address;
+      after = page.at(-1) as string;
     }
     this.bound = bound;
   }
 
   /** The addresses of `touched` that may be watched (those in the set). */
   candidates(touched: readonly string[]): string[] {
+    // Most followed chains have no watched address at all: nothing to look up in the block's thousands.
+    if (this.addresses.size === 0) return [];
     const found: string[] = [];
     for (const address of touched) if (this.addresses.has(address)) found.push(address);
     return found;
