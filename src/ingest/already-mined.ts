@@ -16,7 +16,9 @@
  *   whichever way the race went, one of the two sends it.
  * - Start and every reconnection of the change listener check every active TRANSACTION_MINED and
  *   BLOCK_HEIGHT_REACHED subscription that has no callback (`checkAllUncalled`): one created while no ingest process
- *   listened, or before a crash between its create and its check, is not forgotten.
+ *   listened, or before a crash between its create and its check, is not forgotten. The ingest service asks
+ *   for it once the chain's follower has reached the head (a minute at most: ingest/service.ts), so that a
+ *   catch-up does not share the node with these lookups.
  * - Those start-up checks are many (every uncalled subscription, tens of thousands at an exchange), so the
  *   node is asked about the transactions of up to BATCH checks in one request where the adapter batches
  *   (findTransactions). Only the asking is shared: each check then goes on alone exactly as above (first
