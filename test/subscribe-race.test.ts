@@ -244,4 +244,43 @@ describe('transaction-mined subscriptions across a killed ingest process (roles 
       throw new Error(`${(error as Error).message}\ningest output:\n${ingest?.output().slice(-4000)}`);
     }
   });
+
+  it('the look-back at start waits for the catch-up: those callbacks are enqueued after the follower has applied the head', {
+    timeout: 120_000,
+  }, async () => {
+    const { processed, subscribeMined, callbacksOf } = helpersOf(s);
+    ingest?.child.kill('SIGKILL'); // the test before leaves its ingest process running
+    await ingest?.exited;
+    startIngest();
+    try {
+      const to = await s.node.newAddress();
+      const ids: string[] = [];
+      for (let k = 0; k < 5; k++) ids.push(await s.node.send(to, AMOUNT));
+      await s.node.mine(1);
+      await processed(await s.node.height());
+      ingest?.child.kill('SIGKILL');
+      await ingest?.exited;
+
+      // Subscribed while no ingest process runs, to transactions it has already passed; then a backlog to catch up on.
+      const subscriptions = await Promise.all(ids.map((id) => subscribeMined(id, 'look-back')));
+      await s.node.mine(300);
+      const head = await s.node.height();
+      startIngest();
+      await processed(head);
+      await until('the look-back callbacks', async () => subscriptions.every((id) => callbacksOf(id).length === 1));
+
+      const [row] = await s.t.app.database.db.query<{ appliedHead: Date; firstCallback: Date; cursor: string }>(
+        'test:look-back-order',
+        `SELECT (SELECT updated_at FROM chain_cursors WHERE blockchain = $1 AND network = $2) AS "appliedHead",
+                (SELECT height FROM chain_cursors WHERE blockchain = $1 AND network = $2) AS cursor,
+                (SELECT min(created_at) FROM callbacks WHERE subscription_id = ANY ($3::uuid[])) AS "firstCallback"`,
+        [s.node.blockchain, s.node.network, subscriptions],
+      );
+      expect(Number(row?.cursor)).toBe(head);
+      // Looked back for only once the head was applied (the cursor has not moved since: no block was mined).
+      expect(row?.firstCallback.getTime()).toBeGreaterThan(row?.appliedHead.getTime() as number);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\ningest output:\n${ingest?.output().slice(-4000)}`);
+    }
+  });
 });
