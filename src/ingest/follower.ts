@@ -380,12 +380,23 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
     announced = true;
     wake?.();
   });
+  // Woken early, the wait ends its timer and its abort listener too: every chain's follower listens on
+  // the ingest service's one signal, and a poll's sleep left running after each announced head kept
+  // a listener there for up to pollMs (Node warned of 11 listeners on a service of many chains).
   const wait = (ms: number) =>
     announced
       ? Promise.resolve()
       : new Promise<void>((resolve) => {
-          wake = resolve;
-          void sleep(ms, options.signal).then(resolve);
+          if (options.signal.aborted) return resolve();
+          const timer = setTimeout(done, ms);
+          options.signal.addEventListener('abort', done, { once: true });
+          wake = done;
+          function done() {
+            wake = undefined;
+            clearTimeout(timer);
+            options.signal.removeEventListener('abort', done);
+            resolve();
+          }
         });
   try {
     let delay = min;

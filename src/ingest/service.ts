@@ -9,6 +9,7 @@
  * A load that fails (the database unreachable for a moment) is tried again with backoff, announcements
  * still buffered, until it succeeds.
  */
+import { setMaxListeners } from 'node:events';
 import { setTimeout as timeout } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
@@ -97,6 +98,7 @@ export function startIngest(deps: {
 }): IngestService {
   const { db, config, logger } = deps;
   const abort = new AbortController();
+  const closed = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
   const followed = new Map<string, Followed>();
   for (const chain of config.chains) {
     const key = { blockchain: chain.blockchain as Blockchain, network: chain.network as Network };
@@ -115,6 +117,10 @@ export function startIngest(deps: {
       head: headSignal(),
     });
   }
+
+  // Every chain's loops wait on this one signal (the follower's poll, the mempool's, the openings' pause):
+  // a few listeners per chain by design, which Node's leak warning at 10 would report for 3 or more chains.
+  setMaxListeners(10 + 4 * followed.size, abort.signal);
 
   let loading: Promise<void> | undefined;
   let replay: (SubscriptionChange | SubscriptionRangeChange)[] | undefined;
@@ -294,12 +300,26 @@ export function startIngest(deps: {
    * below it) wait, and never longer than the bound. Nothing is lost meanwhile: the follower matches the
    * blocks it applies with the index already loaded.
    */
+  /**
+   * Resolves once `f`'s follower has reached the head, LOOK_BACK_MAX_WAIT_MS have passed or the service
+   * closes. One listener on the abort signal for them all (`closed`): a waiting timer each would be one
+   * listener per chain for up to a minute.
+   */
+  const untilHeadOrBound = (f: Followed) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, LOOK_BACK_MAX_WAIT_MS);
+      timer.unref();
+      void Promise.race([f.head.reached, closed]).then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   const lookBackWhenCaughtUp = (f: Followed) => {
     // A look-back that has not read its rows yet will see every subscription this request would.
     if (f.lookBackPending) return;
     f.lookBackPending = true;
     const run = (async () => {
-      await Promise.race([f.head.reached, sleepUnlessAborted(LOOK_BACK_MAX_WAIT_MS, abort.signal)]);
+      await untilHeadOrBound(f);
       for (let delay = 250; !abort.signal.aborted; delay = Math.min(delay * 2, 10_000)) {
         f.lookBackPending = false;
         try {
