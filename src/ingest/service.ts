@@ -290,17 +290,6 @@ export function startIngest(deps: {
   };
 
   /**
-   * Subscriptions created while no ingest process listened (or before a crash between create and check)
-   * have had no already-mined check: every one still without a callback gets one, once the follower has
-   * reached the head, or after LOOK_BACK_MAX_WAIT_MS at most. Those checks are tens of thousands at an
-   * exchange (one node lookup each, in batches): run beside a catch-up, they took about a fifth of its
-   * speed (README, utxo-block), and a catch-up delays every customer's callbacks. After it, they are
-   * also fewer: a transaction mined in a block the catch-up applied has its callback from the follower
-   * and is not looked up at all. Only the callbacks of transactions mined before the cursor (and heights
-   * below it) wait, and never longer than the bound. Nothing is lost meanwhile: the follower matches the
-   * blocks it applies with the index already loaded.
-   */
-  /**
    * Resolves once `f`'s follower has reached the head, LOOK_BACK_MAX_WAIT_MS have passed or the service
    * closes. One listener on the abort signal for them all (`closed`): a waiting timer each would be one
    * listener per chain for up to a minute.
@@ -314,6 +303,18 @@ export function startIngest(deps: {
         resolve();
       });
     });
+
+  /**
+   * Subscriptions created while no ingest process listened (or before a crash between create and check)
+   * have had no already-mined check: every one still without a callback gets one, once the follower has
+   * reached the head, or after LOOK_BACK_MAX_WAIT_MS at most. Those checks are tens of thousands at an
+   * exchange (one node lookup each, in batches): run beside a catch-up, they took about a fifth of its
+   * speed (README, utxo-block), and a catch-up delays every customer's callbacks. After it, they are
+   * also fewer: a transaction mined in a block the catch-up applied has its callback from the follower
+   * and is not looked up at all. Only the callbacks of transactions mined before the cursor (and heights
+   * below it) wait, and never longer than the bound. Nothing is lost meanwhile: the follower matches the
+   * blocks it applies with the index already loaded.
+   */
   const lookBackWhenCaughtUp = (f: Followed) => {
     // A look-back that has not read its rows yet will see every subscription this request would.
     if (f.lookBackPending) return;
