@@ -380,23 +380,16 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
     announced = true;
     wake?.();
   });
-  // Woken early, the wait ends its timer and its abort listener too: every chain's follower listens on
-  // the ingest service's one signal, and a poll's sleep left running after each announced head kept
-  // a listener there for up to pollMs (Node warned of 11 listeners on a service of many chains).
+  // Woken early, the wait ends its sleep (timer and abort listener) too: every chain's follower listens on
+  // the ingest service's one signal, and a sleep left running after each announced head kept a listener
+  // there for up to pollMs (Node warned of 11 listeners on a service of many chains).
   const wait = (ms: number) =>
     announced
       ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-          if (options.signal.aborted) return resolve();
-          const timer = setTimeout(done, ms);
-          options.signal.addEventListener('abort', done, { once: true });
-          wake = done;
-          function done() {
-            wake = undefined;
-            clearTimeout(timer);
-            options.signal.removeEventListener('abort', done);
-            resolve();
-          }
+      : sleep(ms, options.signal, (end) => {
+          wake = end;
+        }).then(() => {
+          wake = undefined;
         });
   try {
     let delay = min;
@@ -436,11 +429,13 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms` or when `signal` aborts; `cut` receives a function that ends it early. */
+function sleep(ms: number, signal: AbortSignal, cut?: (end: () => void) => void): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
+    cut?.(done);
     function done() {
       clearTimeout(timer);
       signal.removeEventListener('abort', done);
