@@ -266,7 +266,7 @@ describe('transaction-mined subscriptions across a killed ingest process (roles 
       await s.node.mine(300);
       const head = await s.node.height();
       startIngest();
-      await processed(head);
+      await processed(head, 60_000); // a 300-block catch-up by a process that is starting
       await until('the look-back callbacks', async () => subscriptions.every((id) => callbacksOf(id).length === 1));
 
       const [row] = await s.t.app.database.db.query<{ appliedHead: Date; firstCallback: Date; cursor: string }>(

@@ -24,17 +24,21 @@ export type Callback = ReceivedRequest & { json: { idempotencyKey: string; refer
 export function followHelpers(context: () => FollowContext, secret: string) {
   const chainPath = () => `/blockchain-events/${context().blockchain}/${context().network}`;
 
-  /** Waits until the service has processed block `height`; gives the chain's status item. */
-  async function processed(height: number) {
+  /** Waits (up to `timeoutMs`) until the service has processed block `height`; gives the chain's status item. */
+  async function processed(height: number, timeoutMs?: number) {
     const { t, customer, blockchain, network } = context();
     let last = '';
     try {
-      return await until(`the follower to process block ${height}`, async () => {
-        const res = await t.request('GET', '/blockchain-events/status', { key: customer.key });
-        last = res.text;
-        const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === blockchain && i.network === network);
-        return item?.processedHeight >= height ? item : undefined;
-      });
+      return await until(
+        `the follower to process block ${height}`,
+        async () => {
+          const res = await t.request('GET', '/blockchain-events/status', { key: customer.key });
+          last = res.text;
+          const item = res.body?.data?.items?.find((i: { blockchain: string; network: string }) => i.blockchain === blockchain && i.network === network);
+          return item?.processedHeight >= height ? item : undefined;
+        },
+        timeoutMs,
+      );
     } catch (error) {
       throw new Error(`${(error as Error).message}; last status: ${last}`);
     }
@@ -74,10 +78,25 @@ export function followHelpers(context: () => FollowContext, secret: string) {
     await t.app.ingest?.settled();
   }
 
+  /**
+   * Each received request with its body parsed once. Tests poll callbacksOf for hundreds of subscriptions
+   * every 20 ms; parsing every body on every call starved the in-process service of its event loop (a
+   * follower applying one block every two seconds).
+   */
+  const parsed = new WeakMap<ReceivedRequest, Callback>();
+  const withJson = (r: ReceivedRequest): Callback => {
+    let callback = parsed.get(r);
+    if (!callback) {
+      callback = { ...r, json: JSON.parse(r.rawBody.toString('utf8')) };
+      parsed.set(r, callback);
+    }
+    return callback;
+  };
+
   /** The callbacks received so far for the subscription `referenceId`, bodies parsed. */
   function callbacksOf(referenceId: string): Callback[] {
     return context()
-      .receiver.received.map((r) => ({ ...r, json: JSON.parse(r.rawBody.toString('utf8')) }))
+      .receiver.received.map(withJson)
       .filter((r) => r.json.referenceId === referenceId);
   }
 
