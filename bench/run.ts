@@ -12,6 +12,7 @@ export type Benchmark = (options: { duration: number }) => Promise<Record<string
 const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   api: () => import('./api.ts'),
   bulk: () => import('./bulk.ts'),
+  'callback-ids': () => import('./callback-ids.ts'),
   capacity: () => import('./capacity.ts'),
   console: () => import('./console.ts'),
   'db-statements': () => import('./db-statements.ts'),

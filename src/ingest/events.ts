@@ -5,11 +5,11 @@
  * crash gives the same key and body; the key includes the block hash, so the same transaction mined
  * again in another block gets a new one.
  */
-import { randomUUID } from 'node:crypto';
 import type { NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import type { BlockRef } from '../domain/blocks.ts';
 import { callbackBody } from '../domain/callbacks.ts';
 import { EACH_CONFIRMATION_EVENTS } from '../domain/chains.ts';
+import { uuidV7 } from '../domain/ids.ts';
 import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from '../matching/identity.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from '../matching/match.ts';
@@ -109,7 +109,7 @@ async function eventsOf(
 function pushDue(result: BlockEvents, match: Match, target: CallbackTargetRow, block: BlockRef, key: string, body: string, confirmations: number): void {
   if (confirmations <= 1) {
     result.now.push({
-      id: randomUUID(),
+      id: uuidV7(),
       customerId: target.customerId,
       subscriptionId: target.id,
       eventType: match.eventType,

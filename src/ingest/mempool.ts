@@ -17,11 +17,11 @@
  * minute. Without any unconfirmed subscription on the chain the node is not read at all: a transaction
  * is first seen when some subscription could want it.
  */
-import { randomUUID } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { MempoolReader, NormalizedBlock, PendingTransactions } from '../chains/types.ts';
 import { callbackBody } from '../domain/callbacks.ts';
+import { uuidV7 } from '../domain/ids.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { matchPending, type PendingMatch, pendingIdempotencyKey, pendingItem } from '../matching/pending.ts';
 import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
@@ -186,7 +186,7 @@ async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: Pre
       const key = pendingIdempotencyKey(m, deps.chain);
       const item = pendingItem(m, deps.chain, firstSeen, tokens.get(m), target.subscribedAs);
       callbacks.push({
-        id: randomUUID(),
+        id: uuidV7(),
         customerId: target.customerId,
         subscriptionId: target.id,
         eventType: m.eventType,

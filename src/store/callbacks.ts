@@ -4,8 +4,8 @@
  * send outside any transaction, and record outcomes in batches.
  */
 
-import { randomUUID } from 'node:crypto';
 import type { EventType } from '../domain/chains.ts';
+import { uuidV7 } from '../domain/ids.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { addToTallies, type TallyKind } from './alerts.ts';
 import type { Db, Queryable } from './db.ts';
@@ -25,7 +25,7 @@ export interface NewCallback {
 /** The callback of an event due now (a pending event of chain following or a block job), under a new id. */
 export function callbackOfEvent(e: Omit<NewCallback, 'id'>): NewCallback {
   return {
-    id: randomUUID(),
+    id: uuidV7(),
     customerId: e.customerId,
     subscriptionId: e.subscriptionId,
     eventType: e.eventType,
