@@ -35,7 +35,7 @@
  * configuration file for the worker (delivery settings). HERALD_DB_POOL_SIZE passes through to the worker.
  * Any of these but BENCH_DURATION makes the figures an experiment (listed under `experiment`).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -44,6 +44,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
+import { uuidV7 } from '../src/domain/ids.ts';
 import { enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { createCustomer } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
@@ -192,7 +193,7 @@ function makeCallback(customerId: string, s: BenchSubscription, extra: Record<st
   const key = randomBytes(32).toString('hex');
   const h = height++;
   return {
-    id: randomUUID(),
+    id: uuidV7(), // as chain following makes them (src/store/callbacks.ts)
     customerId,
     subscriptionId: s.id,
     eventType: 'TRANSACTION_MINED',

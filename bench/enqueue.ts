@@ -21,6 +21,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/config.ts';
+import { uuidV7 } from '../src/domain/ids.ts';
 import { destinationOf, enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { createDb, type Queryable } from '../src/store/db.ts';
 import { openDatabase } from '../src/store/open.ts';
@@ -74,7 +75,7 @@ const run: Benchmark = async ({ duration }) => {
   };
   const block = (subs: string[], perBlock: number): NewCallback[] =>
     Array.from({ length: perBlock }, (_, i) => ({
-      id: randomUUID(),
+      id: uuidV7(),
       customerId: '1',
       subscriptionId: subs[i % subs.length] as string,
       eventType: 'BLOCK_MINED',

@@ -35,12 +35,13 @@
  * Environment: BENCH_DURATION; BENCH_RECOVERY_RUNS (rounds per service); BENCH_RECOVERY_COUNT (callbacks
  * per round, default 100,000; a smaller count is an experiment); BENCH_RECOVERY_BEFORE.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
+import { uuidV7 } from '../src/domain/ids.ts';
 import { enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { createApiKey, createCustomer } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
@@ -82,7 +83,7 @@ function makeCallback(customerId: string, subscriptionId: string, callbackUrl: s
   const key = randomBytes(32).toString('hex');
   const h = height++;
   return {
-    id: randomUUID(),
+    id: uuidV7(), // as chain following makes them (src/store/callbacks.ts)
     customerId,
     subscriptionId,
     eventType: 'TRANSACTION_MINED',

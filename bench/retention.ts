@@ -32,13 +32,14 @@
  * BENCH_RETENTION_BATCH, BENCH_RETENTION_PAUSE_MS and BENCH_RETENTION_DUTY override retention.batchSize,
  * pauseMs and dutyCycle (an experiment).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultRetention, loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
+import { uuidV7 } from '../src/domain/ids.ts';
 import { enqueueCallbacks, listCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { createApiKey, createCustomer, debitCredits } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
@@ -137,7 +138,7 @@ export async function buildFinished(db: Db, customerId: string, realIds: string[
 function makeCallback(customerId: string, subscriptionId: string, callbackUrl: string): NewCallback {
   const key = randomBytes(32).toString('hex');
   return {
-    id: randomUUID(),
+    id: uuidV7(), // as chain following makes them (src/store/callbacks.ts)
     customerId,
     subscriptionId,
     eventType: 'TRANSACTION_MINED',
