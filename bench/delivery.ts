@@ -44,8 +44,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
-import { uuidV7 } from '../src/domain/ids.ts';
-import { enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import { callbackOfEvent, enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { createCustomer } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
@@ -192,8 +191,7 @@ let height = 18_000_000;
 function makeCallback(customerId: string, s: BenchSubscription, extra: Record<string, unknown> = {}): NewCallback {
   const key = randomBytes(32).toString('hex');
   const h = height++;
-  return {
-    id: uuidV7(), // as chain following makes them (src/store/callbacks.ts)
+  return callbackOfEvent({
     customerId,
     subscriptionId: s.id,
     eventType: 'TRANSACTION_MINED',
@@ -206,7 +204,7 @@ function makeCallback(customerId: string, s: BenchSubscription, extra: Record<st
       ...extra,
     }),
     callbackUrl: s.callbackUrl,
-  };
+  });
 }
 
 async function enqueue(db: Db, callbacks: NewCallback[], now?: Date): Promise<void> {

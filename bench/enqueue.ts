@@ -21,8 +21,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/config.ts';
-import { uuidV7 } from '../src/domain/ids.ts';
-import { destinationOf, enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import { callbackOfEvent, destinationOf, enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { createDb, type Queryable } from '../src/store/db.ts';
 import { openDatabase } from '../src/store/open.ts';
 import { log, median, removeDataDirOnCleanup } from './lib.ts';
@@ -74,15 +73,16 @@ const run: Benchmark = async ({ duration }) => {
     burst: { subs: subscriptions(1), perBlock: 100 },
   };
   const block = (subs: string[], perBlock: number): NewCallback[] =>
-    Array.from({ length: perBlock }, (_, i) => ({
-      id: uuidV7(),
-      customerId: '1',
-      subscriptionId: subs[i % subs.length] as string,
-      eventType: 'BLOCK_MINED',
-      idempotencyKey: randomUUID(),
-      body: BODY,
-      callbackUrl: 'https://hooks.example.com/cb',
-    }));
+    Array.from({ length: perBlock }, (_, i) =>
+      callbackOfEvent({
+        customerId: '1',
+        subscriptionId: subs[i % subs.length] as string,
+        eventType: 'BLOCK_MINED',
+        idempotencyKey: randomUUID(),
+        body: BODY,
+        callbackUrl: 'https://hooks.example.com/cb',
+      }),
+    );
   const measure = async (mode: Mode, w: { subs: string[][]; perBlock: number }, ms: number) => {
     let done = 0;
     const started = performance.now();

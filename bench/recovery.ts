@@ -41,8 +41,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
-import { uuidV7 } from '../src/domain/ids.ts';
-import { enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import { callbackOfEvent, enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { createApiKey, createCustomer } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
@@ -82,8 +81,7 @@ let height = 18_000_000;
 function makeCallback(customerId: string, subscriptionId: string, callbackUrl: string): NewCallback {
   const key = randomBytes(32).toString('hex');
   const h = height++;
-  return {
-    id: uuidV7(), // as chain following makes them (src/store/callbacks.ts)
+  return callbackOfEvent({
     customerId,
     subscriptionId,
     eventType: 'TRANSACTION_MINED',
@@ -95,7 +93,7 @@ function makeCallback(customerId: string, subscriptionId: string, callbackUrl: s
       minedInBlock: { height: h, hash: `0x${randomBytes(32).toString('hex')}`, timestamp: 1_700_000_000 + h },
     }),
     callbackUrl,
-  };
+  });
 }
 
 /** `count` failed callbacks of one subscription, created an hour ago, as exhausted retries leave them. */

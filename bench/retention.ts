@@ -39,8 +39,7 @@ import { join } from 'node:path';
 import { defaultRetention, loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
-import { uuidV7 } from '../src/domain/ids.ts';
-import { enqueueCallbacks, listCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import { callbackOfEvent, enqueueCallbacks, listCallbacks, type NewCallback } from '../src/store/callbacks.ts';
 import { createApiKey, createCustomer, debitCredits } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
@@ -137,8 +136,7 @@ export async function buildFinished(db: Db, customerId: string, realIds: string[
 
 function makeCallback(customerId: string, subscriptionId: string, callbackUrl: string): NewCallback {
   const key = randomBytes(32).toString('hex');
-  return {
-    id: uuidV7(), // as chain following makes them (src/store/callbacks.ts)
+  return callbackOfEvent({
     customerId,
     subscriptionId,
     eventType: 'TRANSACTION_MINED',
@@ -150,7 +148,7 @@ function makeCallback(customerId: string, subscriptionId: string, callbackUrl: s
       minedInBlock: { height: 18_000_000, hash: `0x${randomBytes(32).toString('hex')}`, timestamp: 1_700_000_000 },
     }),
     callbackUrl,
-  };
+  });
 }
 
 /**

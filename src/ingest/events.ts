@@ -9,11 +9,10 @@ import type { NormalizedBlock, TokenMetadata, TokenTransfer } from '../chains/ty
 import type { BlockRef } from '../domain/blocks.ts';
 import { callbackBody } from '../domain/callbacks.ts';
 import { EACH_CONFIRMATION_EVENTS } from '../domain/chains.ts';
-import { uuidV7 } from '../domain/ids.ts';
 import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from '../matching/identity.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from '../matching/match.ts';
-import type { NewCallback } from '../store/callbacks.ts';
+import { callbackOfEvent, type NewCallback } from '../store/callbacks.ts';
 import type { CallbackTargetRow, ChainKey, PendingEvent } from '../store/chain-state.ts';
 
 export type TokenMetadataLookup = (transfer: TokenTransfer) => Promise<TokenMetadata | undefined>;
@@ -108,15 +107,16 @@ async function eventsOf(
 /** A callback due at the `confirmations`-th confirmation of `block`: now at the first, else pending until then. */
 function pushDue(result: BlockEvents, match: Match, target: CallbackTargetRow, block: BlockRef, key: string, body: string, confirmations: number): void {
   if (confirmations <= 1) {
-    result.now.push({
-      id: uuidV7(),
-      customerId: target.customerId,
-      subscriptionId: target.id,
-      eventType: match.eventType,
-      idempotencyKey: key,
-      body,
-      callbackUrl: target.callbackUrl,
-    });
+    result.now.push(
+      callbackOfEvent({
+        customerId: target.customerId,
+        subscriptionId: target.id,
+        eventType: match.eventType,
+        idempotencyKey: key,
+        body,
+        callbackUrl: target.callbackUrl,
+      }),
+    );
   } else {
     result.pending.push({
       subscriptionId: target.id,

@@ -21,10 +21,9 @@ import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { MempoolReader, NormalizedBlock, PendingTransactions } from '../chains/types.ts';
 import { callbackBody } from '../domain/callbacks.ts';
-import { uuidV7 } from '../domain/ids.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { matchPending, type PendingMatch, pendingIdempotencyKey, pendingItem } from '../matching/pending.ts';
-import { enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
+import { callbackOfEvent, enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
 import { type ChainKey, loadCallbackTargets } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { claimConflicts, loadSeen, pruneSeen, recordSeen, saveMempoolStatus } from '../store/mempool.ts';
@@ -185,15 +184,16 @@ async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: Pre
       if (!target?.isActive) continue;
       const key = pendingIdempotencyKey(m, deps.chain);
       const item = pendingItem(m, deps.chain, firstSeen, tokens.get(m), target.subscribedAs);
-      callbacks.push({
-        id: uuidV7(),
-        customerId: target.customerId,
-        subscriptionId: target.id,
-        eventType: m.eventType,
-        idempotencyKey: key,
-        body: callbackBody({ id: target.id, eventType: m.eventType, apiVersion: target.apiVersion }, key, item),
-        callbackUrl: target.callbackUrl,
-      });
+      callbacks.push(
+        callbackOfEvent({
+          customerId: target.customerId,
+          subscriptionId: target.id,
+          eventType: m.eventType,
+          idempotencyKey: key,
+          body: callbackBody({ id: target.id, eventType: m.eventType, apiVersion: target.apiVersion }, key, item),
+          callbackUrl: target.callbackUrl,
+        }),
+      );
     }
     const queued = await enqueueCallbacks(tx, callbacks);
     await recordSeen(tx, deps.chain, batch, at);

@@ -22,7 +22,10 @@ export interface NewCallback {
   callbackUrl: string;
 }
 
-/** The callback of an event due now (a pending event of chain following or a block job), under a new id. */
+/**
+ * The callback of an event due now (a block's match, a mempool sighting, a pending event of chain following
+ * or a block job) under a new id: every new callback's id is made here, time-ordered (domain/ids.ts).
+ */
 export function callbackOfEvent(e: Omit<NewCallback, 'id'>): NewCallback {
   return {
     id: uuidV7(),
