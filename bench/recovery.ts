@@ -28,12 +28,24 @@
  * delivered/s (from the request to the last recovered callback's outcome). Reported: each round and the
  * medians, with the load average.
  *
+ * Interleaved (the default, BENCH_RECOVERY_CYCLE=<on>,<off> seconds, default 40,20; 0 for none): the
+ * recovery window compared with baselines 10-30 minutes apart measures the machine's drift as much as
+ * the recovery (the live rate falls as the log grows, and a shared VM's steal moves it by a third within
+ * minutes), so the one job is also held now and then, as a second runner holding it would hold it (the
+ * bench locks its row: the service's next chunk skips it and its runner looks again a second later,
+ * pacing afresh). Each cycle: ON, from the first recovered POST after the job was let go, for <on> seconds;
+ * then OFF, the job held, from when what it had queued was sent (no recovered POST for 1.5 s) for <off>
+ * seconds of live delivery alone. A cycle's drop is its ON live rate against the mean of the OFF windows
+ * (or the round's baselines) on either side of it, a minute apart; the round's drop is the median of its
+ * cycles' drops. The whole window's drop against the baselines (OFF time included, so it understates) is
+ * reported beside it.
+ *
  * Against the code before (BENCH_RECOVERY_BEFORE: the `bin/herald.js` of a build of it): the rounds
  * alternate between that service and this one (the other first), each round on a service started for it
  * (warm-up, baseline, recovery, baseline), so both run in the same conditions; medians per service.
  *
  * Environment: BENCH_DURATION; BENCH_RECOVERY_RUNS (rounds per service); BENCH_RECOVERY_COUNT (callbacks
- * per round, default 100,000; a smaller count is an experiment); BENCH_RECOVERY_BEFORE.
+ * per round, default 100,000; a smaller count is an experiment); BENCH_RECOVERY_BEFORE; BENCH_RECOVERY_CYCLE.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -154,10 +166,40 @@ function produceLive(db: Db, customerId: string, subscriptions: { id: string; ur
   };
 }
 
+/** BENCH_RECOVERY_CYCLE: '<on>,<off>' seconds (default 40,20), or '0' for one uninterrupted recovery window. */
+function cycleOf(raw: string | undefined): { onMs: number; offMs: number } | undefined {
+  if (raw === '0') return undefined;
+  const [on, off] = (raw ?? '40,20').split(',').map(Number);
+  if (!on || !off || on < 5 || off < 5) throw new Error(`BENCH_RECOVERY_CYCLE must be '<on>,<off>' seconds (each at least 5) or 0, not '${raw}'.`);
+  return { onMs: on * 1000, offMs: off * 1000 };
+}
+
+/** A stretch of live delivery: alone (off) or beside the recovery (on). */
+type Stretch = { kind: 'on' | 'off'; seconds: number; livePerSecond: number };
+
+/** Each ON stretch's drop against the mean of the nearest OFF stretches before and after it (one side at the ends), in %. */
+export function pairedDrops(timeline: Stretch[]): number[] {
+  const drops: number[] = [];
+  timeline.forEach((s, i) => {
+    if (s.kind !== 'on') return;
+    const before = timeline
+      .slice(0, i)
+      .reverse()
+      .find((t) => t.kind === 'off');
+    const after = timeline.slice(i + 1).find((t) => t.kind === 'off');
+    const sides = [before, after].filter((t): t is Stretch => t !== undefined);
+    if (sides.length === 0) return;
+    const alone = sides.reduce((n, t) => n + t.livePerSecond, 0) / sides.length;
+    if (alone > 0) drops.push(round((1 - s.livePerSecond / alone) * 100));
+  });
+  return drops;
+}
+
 export default async function recoveryBenchmark(options: { duration: number }): Promise<Record<string, unknown>> {
   const runs = envInt('BENCH_RECOVERY_RUNS', 3);
   const count = envInt('BENCH_RECOVERY_COUNT', 100_000);
   const beforeBin = process.env.BENCH_RECOVERY_BEFORE || undefined;
+  const cycle = cycleOf(process.env.BENCH_RECOVERY_CYCLE);
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-recovery-'));
   let database: OpenDatabase | undefined;
   removeDataDirOnCleanup(dataDir, () => database?.close());
@@ -260,6 +302,49 @@ export default async function recoveryBenchmark(options: { duration: number }): 
     };
 
     const baseline = () => sleep(options.duration * 1000);
+    /** The live rate while `during` runs. */
+    const liveRate = async (kind: Stretch['kind'], during: () => Promise<void>): Promise<Stretch> => {
+      const n0 = await liveReceived();
+      const t0 = performance.now();
+      await during();
+      const seconds = (performance.now() - t0) / 1000;
+      return { kind, seconds: round(seconds, 2), livePerSecond: Math.round(((await liveReceived()) - n0) / seconds) };
+    };
+    /**
+     * ON and OFF stretches (see the file comment) until `finished()`. OFF holds the job's row in a
+     * transaction of this process (FOR NO KEY UPDATE: the service's chunk, FOR UPDATE SKIP LOCKED, skips
+     * the job; nothing else of the service waits for the row).
+     */
+    const interleave = async (recoveryId: string, path: string, finished: () => boolean, { onMs, offMs }: { onMs: number; offMs: number }) => {
+      const stretches: Stretch[] = [];
+      const recovered = () => countPaths(recoverReceiver, path);
+      while (!finished()) {
+        const r0 = await recovered();
+        while (!finished() && (await recovered()) === r0) await sleep(100);
+        if (finished()) break;
+        const on = await liveRate('on', async () => {
+          for (const t = performance.now(); !finished() && performance.now() - t < onMs; ) await sleep(100);
+        });
+        // An ON cut short by the job's end: kept when long enough to say something.
+        if (on.seconds >= 5) stretches.push(on);
+        log(`recovery ${recoveryId}: ON ${JSON.stringify(on)}`);
+        if (finished()) break;
+        await db.transaction('bench:hold-recovery', async (tx) => {
+          await tx.query('bench:hold-recovery', 'SELECT 1 FROM recoveries WHERE id = $1 FOR NO KEY UPDATE', [recoveryId]);
+          let last = await recovered();
+          let quietSince = performance.now();
+          for (const t = performance.now(); performance.now() - t < 15_000 && performance.now() - quietSince < 1_500; ) {
+            await sleep(100);
+            const n = await recovered();
+            if (n !== last) [last, quietSince] = [n, performance.now()];
+          }
+          const off = await liveRate('off', () => sleep(offMs));
+          stretches.push(off);
+          log(`recovery ${recoveryId}: OFF ${JSON.stringify(off)}`);
+        });
+      }
+      return stretches;
+    };
     const recover = async (r: number) => {
       const url = recoverUrls[r] as string;
       const path = new URL(url).pathname;
@@ -274,6 +359,8 @@ export default async function recoveryBenchmark(options: { duration: number }): 
       if (response.status !== 202 || !job) throw new Error(`the recover request answered ${response.status}: ${JSON.stringify(answer)}`);
       if (job.found !== count) throw new Error(`the recovery found ${job.found} callbacks, not ${count}`);
       let lastLog = performance.now();
+      let allReceived = false;
+      const stretches = cycle ? interleave(job.recoveryId, path, () => allReceived, cycle) : Promise.resolve([]);
       for (;;) {
         const received = await countPaths(recoverReceiver, path);
         if (received >= count) break;
@@ -284,6 +371,8 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         }
         await sleep(100);
       }
+      allReceived = true;
+      const timeline = await stretches;
       // Every outcome recorded (the receiver answers before the worker records) and the job finished (a
       // paced job learns that its last chunk was the last with the next one), then the figures from the rows.
       for (;;) {
@@ -315,15 +404,20 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         deliverSeconds: round((Number(row.delivered_ms) - requestedAt) / 1000, 2),
         // At least once: more POSTs than callbacks would be lease expiries, not expected here.
         duplicatePosts: posts - count,
+        timeline,
       };
     };
 
     type Round = {
       service: 'now' | 'before';
       live: Awaited<ReturnType<typeof window>>['figures'];
-      recovery: Awaited<ReturnType<typeof recover>>;
+      recovery: Omit<Awaited<ReturnType<typeof recover>>, 'timeline'>;
       baselinePerSecond: number;
+      /** Interleaved: the median of the cycles' drops; otherwise the whole window's. */
       dropPct: number;
+      /** The whole recovery window against the mean of the baselines (interleaved: OFF time included). */
+      wholeWindowDropPct: number;
+      cycles?: { drops: number[]; on: number; offPerSecond: number; onPerSecond: number };
     };
     const results: Round[] = [];
     const baselines: Round['live'][] = [];
@@ -345,9 +439,23 @@ export default async function recoveryBenchmark(options: { duration: number }): 
       const after = (await window(`round ${r + 1} (${which}): baseline after`, baseline)).figures;
       baselines.push(after);
       const mean = (before.liveCallbacksPerSecond + after.liveCallbacksPerSecond) / 2;
-      const dropPct = round((1 - during.figures.liveCallbacksPerSecond / mean) * 100);
-      log(`round ${r + 1} (${which}): live drop ${dropPct} %`);
-      results.push({ service: which, live: during.figures, recovery: during.result, baselinePerSecond: Math.round(mean), dropPct });
+      const wholeWindowDropPct = round((1 - during.figures.liveCallbacksPerSecond / mean) * 100);
+      const { timeline, ...recovery } = during.result;
+      let cycles: Round['cycles'];
+      if (cycle) {
+        const edges = (live: typeof before): Stretch => ({ kind: 'off', seconds: live.seconds, livePerSecond: live.liveCallbacksPerSecond });
+        const drops = pairedDrops([edges(before), ...timeline, edges(after)]);
+        const rate = (kind: Stretch['kind']) => {
+          const of = timeline.filter((s) => s.kind === kind);
+          const seconds = of.reduce((n, s) => n + s.seconds, 0);
+          return seconds > 0 ? Math.round(of.reduce((n, s) => n + s.livePerSecond * s.seconds, 0) / seconds) : 0;
+        };
+        cycles = { drops, on: drops.length, onPerSecond: rate('on'), offPerSecond: rate('off') };
+        log(`round ${r + 1} (${which}): cycles ${JSON.stringify(cycles)}`);
+      }
+      const dropPct = cycles && cycles.drops.length > 0 ? round(median(cycles.drops)) : wholeWindowDropPct;
+      log(`round ${r + 1} (${which}): live drop ${dropPct} % (whole window against the baselines: ${wholeWindowDropPct} %)`);
+      results.push({ service: which, live: during.figures, recovery, baselinePerSecond: Math.round(mean), dropPct, wholeWindowDropPct, cycles });
     }
     const produced = await producer.stop();
     await service.stop('SIGTERM', 20_000);
@@ -355,6 +463,7 @@ export default async function recoveryBenchmark(options: { duration: number }): 
 
     const medians = (of: Round[]) => ({
       liveDropPct: median(of.map((r) => r.dropPct)),
+      wholeWindowDropPct: median(of.map((r) => r.wholeWindowDropPct)),
       baselinePerSecond: median(of.map((r) => r.baselinePerSecond)),
       liveDuringRecoveryPerSecond: median(of.map((r) => r.live.liveCallbacksPerSecond)),
       recoveryQueuedPerSecond: median(of.map((r) => r.recovery.queuedPerSecond)),
@@ -368,6 +477,7 @@ export default async function recoveryBenchmark(options: { duration: number }): 
       ...(count !== 100_000 && { experiment: { count } }),
       runs,
       recoveredPerRound: count,
+      cycle: cycle ? { onSeconds: cycle.onMs / 1000, offSeconds: cycle.offMs / 1000 } : 'none',
       liveProduced: produced,
       median: now,
       ...(beforeBin && { before: { bin: beforeBin, median: medians(results.filter((r) => r.service === 'before')) } }),
