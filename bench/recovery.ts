@@ -31,9 +31,9 @@
  * Interleaved (the default, BENCH_RECOVERY_CYCLE=<on>,<off> seconds, default 40,20; 0 for none): the
  * recovery window compared with baselines 10-30 minutes apart measures the machine's drift as much as
  * the recovery (the live rate falls as the log grows, and a shared VM's steal moves it by a third within
- * minutes), so the one job is also held now and then, as a second runner holding it would hold it (the
- * bench locks its row: the service's next chunk skips it and its runner looks again a second later,
- * pacing afresh). Each cycle: ON, from the first recovered POST after the job was let go, for <on> seconds;
+ * minutes), so the one job is also held now and then (the bench marks it done for a while and running
+ * again after: the service's runner finds no chunk to work, looks again a second later, and paces
+ * afresh). Each cycle: ON, from the first recovered POST after the job was let go, for <on> seconds;
  * then OFF, the job held, from when what it had queued was sent (no recovered POST for 1.5 s) for <off>
  * seconds of live delivery alone. A cycle's drop is its ON live rate against the mean of the OFF windows
  * (or the round's baselines) on either side of it, a minute apart; the round's drop is the median of its
@@ -311,9 +311,11 @@ export default async function recoveryBenchmark(options: { duration: number }): 
       return { kind, seconds: round(seconds, 2), livePerSecond: Math.round(((await liveReceived()) - n0) / seconds) };
     };
     /**
-     * ON and OFF stretches (see the file comment) until `finished()`. OFF holds the job's row in a
-     * transaction of this process (FOR NO KEY UPDATE: the service's chunk, FOR UPDATE SKIP LOCKED, skips
-     * the job; nothing else of the service waits for the row).
+     * ON and OFF stretches (see the file comment) until `finished()`. OFF marks the job done (finished_at
+     * left empty) for the stretch and running again after: its runner's next chunk finds no job to work and
+     * looks again a second later. Short updates, not a row lock held through the stretch: a transaction
+     * left open that long (a row lock gives it a transaction id) would hold back the cleanup of the dead
+     * rows live delivery leaves, and so slow live delivery in the very stretches meant to measure it alone.
      */
     const interleave = async (recoveryId: string, path: string, finished: () => boolean, { onMs, offMs }: { onMs: number; offMs: number }) => {
       const stretches: Stretch[] = [];
@@ -329,19 +331,25 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         if (on.seconds >= 5) stretches.push(on);
         log(`recovery ${recoveryId}: ON ${JSON.stringify(on)}`);
         if (finished()) break;
-        await db.transaction('bench:hold-recovery', async (tx) => {
-          await tx.query('bench:hold-recovery', 'SELECT 1 FROM recoveries WHERE id = $1 FOR NO KEY UPDATE', [recoveryId]);
-          let last = await recovered();
-          let quietSince = performance.now();
-          for (const t = performance.now(); performance.now() - t < 15_000 && performance.now() - quietSince < 1_500; ) {
-            await sleep(100);
-            const n = await recovered();
-            if (n !== last) [last, quietSince] = [n, performance.now()];
-          }
-          const off = await liveRate('off', () => sleep(offMs));
-          stretches.push(off);
-          log(`recovery ${recoveryId}: OFF ${JSON.stringify(off)}`);
-        });
+        const held = await db.query(
+          'bench:hold-recovery',
+          "UPDATE recoveries SET state = 'done' WHERE id = $1 AND state IN ('queued', 'running') RETURNING 1",
+          [recoveryId],
+        );
+        if (held.length === 0) break; // the job finished its last chunk meanwhile
+        let last = await recovered();
+        let quietSince = performance.now();
+        for (const t = performance.now(); performance.now() - t < 15_000 && performance.now() - quietSince < 1_500; ) {
+          await sleep(100);
+          const n = await recovered();
+          if (n !== last) [last, quietSince] = [n, performance.now()];
+        }
+        const off = await liveRate('off', () => sleep(offMs));
+        stretches.push(off);
+        log(`recovery ${recoveryId}: OFF ${JSON.stringify(off)}`);
+        await db.query('bench:release-recovery', "UPDATE recoveries SET state = 'running' WHERE id = $1 AND state = 'done' AND finished_at IS NULL", [
+          recoveryId,
+        ]);
       }
       return stretches;
     };
