@@ -178,7 +178,7 @@ function cycleOf(raw: string | undefined): { onMs: number; offMs: number } | und
 type Stretch = { kind: 'on' | 'off'; seconds: number; livePerSecond: number };
 
 /** Each ON stretch's drop against the mean of the nearest OFF stretches before and after it (one side at the ends), in %. */
-export function pairedDrops(timeline: Stretch[]): number[] {
+function pairedDrops(timeline: Stretch[]): number[] {
   const drops: number[] = [];
   timeline.forEach((s, i) => {
     if (s.kind !== 'on') return;
