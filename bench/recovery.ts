@@ -270,6 +270,14 @@ export default async function recoveryBenchmark(options: { duration: number }): 
     assertAlive();
 
     /** Live POSTs per second while `during` runs, with the CPU of each process (% of one core). */
+    /** Live POSTs per second while `during` runs. */
+    const liveRate = async <T>(during: () => Promise<T>) => {
+      const n0 = await liveReceived();
+      const t0 = performance.now();
+      const result = await during();
+      const seconds = (performance.now() - t0) / 1000;
+      return { seconds: round(seconds, 2), livePerSecond: Math.round(((await liveReceived()) - n0) / seconds), result };
+    };
     const window = async <T>(label: string, during: () => Promise<T>) => {
       const cpu = measureCpu({
         service: () => processCpuSeconds(service.pid),
@@ -281,19 +289,15 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         },
         machine: machineBusySeconds,
       });
-      const n0 = await liveReceived();
-      const t0 = performance.now();
-      const result = await during();
-      const n1 = await liveReceived();
-      const seconds = (performance.now() - t0) / 1000;
+      const { seconds, livePerSecond, result } = await liveRate(during);
       const cpuPct = cpu.stop();
       const { machine = 0, ...ours } = cpuPct;
       assertAlive();
       const load1 = loadavg()[0] as number;
       loads.push(load1);
       const figures = {
-        seconds: round(seconds, 2),
-        liveCallbacksPerSecond: Math.round((n1 - n0) / seconds),
+        seconds,
+        liveCallbacksPerSecond: livePerSecond,
         cpuPct: { ...cpuPct, other: Math.max(0, machine - Object.values(ours).reduce((a, b) => a + b, 0)) },
         loadAverage1m: round(load1, 2),
       };
@@ -302,14 +306,6 @@ export default async function recoveryBenchmark(options: { duration: number }): 
     };
 
     const baseline = () => sleep(options.duration * 1000);
-    /** The live rate while `during` runs. */
-    const liveRate = async (kind: Stretch['kind'], during: () => Promise<void>): Promise<Stretch> => {
-      const n0 = await liveReceived();
-      const t0 = performance.now();
-      await during();
-      const seconds = (performance.now() - t0) / 1000;
-      return { kind, seconds: round(seconds, 2), livePerSecond: Math.round(((await liveReceived()) - n0) / seconds) };
-    };
     /**
      * ON and OFF stretches (see the file comment) until `finished()`. OFF marks the job done (finished_at
      * left empty) for the stretch and running again after: its runner's next chunk finds no job to work and
@@ -317,16 +313,16 @@ export default async function recoveryBenchmark(options: { duration: number }): 
      * left open that long (a row lock gives it a transaction id) would hold back the cleanup of the dead
      * rows live delivery leaves, and so slow live delivery in the very stretches meant to measure it alone.
      */
-    const interleave = async (recoveryId: string, path: string, finished: () => boolean, { onMs, offMs }: { onMs: number; offMs: number }) => {
+    const interleave = async (recoveryId: string, recovered: () => number, finished: () => boolean, { onMs, offMs }: { onMs: number; offMs: number }) => {
       const stretches: Stretch[] = [];
-      const recovered = () => countPaths(recoverReceiver, path);
       while (!finished()) {
-        const r0 = await recovered();
-        while (!finished() && (await recovered()) === r0) await sleep(100);
+        const r0 = recovered();
+        while (!finished() && recovered() === r0) await sleep(100);
         if (finished()) break;
-        const on = await liveRate('on', async () => {
+        const running = await liveRate(async () => {
           for (const t = performance.now(); !finished() && performance.now() - t < onMs; ) await sleep(100);
         });
+        const on: Stretch = { kind: 'on', seconds: running.seconds, livePerSecond: running.livePerSecond };
         // An ON cut short by the job's end: kept when long enough to say something.
         if (on.seconds >= 5) stretches.push(on);
         log(`recovery ${recoveryId}: ON ${JSON.stringify(on)}`);
@@ -337,14 +333,14 @@ export default async function recoveryBenchmark(options: { duration: number }): 
           [recoveryId],
         );
         if (held.length === 0) break; // the job finished its last chunk meanwhile
-        let last = await recovered();
+        let last = recovered();
         let quietSince = performance.now();
         for (const t = performance.now(); performance.now() - t < 15_000 && performance.now() - quietSince < 1_500; ) {
           await sleep(100);
-          const n = await recovered();
-          if (n !== last) [last, quietSince] = [n, performance.now()];
+          if (recovered() !== last) [last, quietSince] = [recovered(), performance.now()];
         }
-        const off = await liveRate('off', () => sleep(offMs));
+        const alone = await liveRate(() => sleep(offMs));
+        const off: Stretch = { kind: 'off', seconds: alone.seconds, livePerSecond: alone.livePerSecond };
         stretches.push(off);
         log(`recovery ${recoveryId}: OFF ${JSON.stringify(off)}`);
         await db.query('bench:release-recovery', "UPDATE recoveries SET state = 'running' WHERE id = $1 AND state = 'done' AND finished_at IS NULL", [
@@ -367,10 +363,18 @@ export default async function recoveryBenchmark(options: { duration: number }): 
       if (response.status !== 202 || !job) throw new Error(`the recover request answered ${response.status}: ${JSON.stringify(answer)}`);
       if (job.found !== count) throw new Error(`the recovery found ${job.found} callbacks, not ${count}`);
       let lastLog = performance.now();
-      let allReceived = false;
-      const stretches = cycle ? interleave(job.recoveryId, path, () => allReceived, cycle) : Promise.resolve([]);
+      // Polled here alone (every 100 ms); the interleaving reads it.
+      let received = 0;
+      const stretches = cycle
+        ? interleave(
+            job.recoveryId,
+            () => received,
+            () => received >= count,
+            cycle,
+          )
+        : Promise.resolve([]);
       for (;;) {
-        const received = await countPaths(recoverReceiver, path);
+        received = await countPaths(recoverReceiver, path);
         if (received >= count) break;
         assertAlive();
         if (performance.now() - lastLog > 5_000) {
@@ -379,7 +383,6 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         }
         await sleep(100);
       }
-      allReceived = true;
       const timeline = await stretches;
       // Every outcome recorded (the receiver answers before the worker records) and the job finished (a
       // paced job learns that its last chunk was the last with the next one), then the figures from the rows.
