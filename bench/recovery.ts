@@ -269,7 +269,6 @@ export default async function recoveryBenchmark(options: { duration: number }): 
     await sleep(5_000);
     assertAlive();
 
-    /** Live POSTs per second while `during` runs, with the CPU of each process (% of one core). */
     /** Live POSTs per second while `during` runs. */
     const liveRate = async <T>(during: () => Promise<T>) => {
       const n0 = await liveReceived();
@@ -278,6 +277,12 @@ export default async function recoveryBenchmark(options: { duration: number }): 
       const seconds = (performance.now() - t0) / 1000;
       return { seconds: round(seconds, 2), livePerSecond: Math.round(((await liveReceived()) - n0) / seconds), result };
     };
+    /** One stretch of the interleaving: the live rate while `during` runs. */
+    const stretch = async (kind: Stretch['kind'], during: () => Promise<void>): Promise<Stretch> => {
+      const { seconds, livePerSecond } = await liveRate(during);
+      return { kind, seconds, livePerSecond };
+    };
+    /** The live rate while `during` runs, with the CPU of each process (% of one core). */
     const window = async <T>(label: string, during: () => Promise<T>) => {
       const cpu = measureCpu({
         service: () => processCpuSeconds(service.pid),
@@ -319,10 +324,9 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         const r0 = recovered();
         while (!finished() && recovered() === r0) await sleep(100);
         if (finished()) break;
-        const running = await liveRate(async () => {
+        const on = await stretch('on', async () => {
           for (const t = performance.now(); !finished() && performance.now() - t < onMs; ) await sleep(100);
         });
-        const on: Stretch = { kind: 'on', seconds: running.seconds, livePerSecond: running.livePerSecond };
         // An ON cut short by the job's end: kept when long enough to say something.
         if (on.seconds >= 5) stretches.push(on);
         log(`recovery ${recoveryId}: ON ${JSON.stringify(on)}`);
@@ -337,10 +341,10 @@ export default async function recoveryBenchmark(options: { duration: number }): 
         let quietSince = performance.now();
         for (const t = performance.now(); performance.now() - t < 15_000 && performance.now() - quietSince < 1_500; ) {
           await sleep(100);
-          if (recovered() !== last) [last, quietSince] = [recovered(), performance.now()];
+          const n = recovered();
+          if (n !== last) [last, quietSince] = [n, performance.now()];
         }
-        const alone = await liveRate(() => sleep(offMs));
-        const off: Stretch = { kind: 'off', seconds: alone.seconds, livePerSecond: alone.livePerSecond };
+        const off = await stretch('off', () => sleep(offMs));
         stretches.push(off);
         log(`recovery ${recoveryId}: OFF ${JSON.stringify(off)}`);
         await db.query('bench:release-recovery', "UPDATE recoveries SET state = 'running' WHERE id = $1 AND state = 'done' AND finished_at IS NULL", [

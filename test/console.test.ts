@@ -8,6 +8,7 @@ import { base58 } from '@scure/base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
+import { wholeMinute } from '../src/services/history-sampler.ts';
 import { enqueueCallbacks } from '../src/store/callbacks.ts';
 import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
@@ -276,7 +277,7 @@ describe('GET /operator/delivery', () => {
         failed: 0,
         retried: 0,
       });
-    const minuteNow = () => Math.floor(Date.now() / 60_000) * 60;
+    const minuteNow = () => wholeMinute(new Date()).getTime() / 1000;
     const askedIn = minuteNow();
     const before = await page();
     expect(before.attemptsPerMinute).toHaveLength(10);
