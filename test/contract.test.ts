@@ -90,7 +90,7 @@ const ENDPOINTS: Endpoint[] = [
     method: 'POST',
     path: () => txMinedPath(),
     body: () => item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
-    badChainPaths: [txMinedPath('solana'), txMinedPath('ethereum', 'testnet'), txMinedPath('ethereum', 'sepolia')],
+    badChainPaths: [txMinedPath('solana'), txMinedPath('ethereum', 'testnet'), txMinedPath('ethereum', 'holesky')],
     charged: true,
   },
   {
@@ -611,6 +611,44 @@ describe('subscription creation rules', () => {
       expect(r.body.error.message).toContain('all-assets');
     }
     expectError(await t.request('GET', withContext(`/wallet-as-a-service/wallets/${randomUUID()}`), { key: alice.key }), 404, 'resource_not_found');
+  });
+
+  it("ethereum's current test networks: sepolia and hoodi beside goerli, each its own list; another label is 400 naming the ones there are", async () => {
+    const sepolia = await t.customer({ name: 'sepolia-hoodi' });
+    const made: Record<string, string> = {};
+    for (const network of ['sepolia', 'hoodi', 'goerli']) {
+      const r = await t.request('POST', txMinedPath('ethereum', network), {
+        key: sepolia.key,
+        body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }),
+      });
+      expect(r.status, r.text).toBe(200);
+      made[network] = r.body.data.item.referenceId;
+      const wallet = (await t.request('POST', '/wallet-as-a-service/wallets', { key: sepolia.key, body: item({ walletName: network }) })).body.data.item;
+      const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet.walletId}/ethereum/${network}/addresses`, {
+        key: sepolia.key,
+        body: item({ address: SAMPLE.evmAddress }),
+      });
+      expect(added.status, added.text).toBe(201);
+    }
+    for (const network of ['sepolia', 'hoodi', 'goerli']) {
+      const list = await t.request('GET', `/blockchain-events/ethereum/${network}/subscriptions`, { key: sepolia.key });
+      expect(list.body.data.items.map((s: { referenceId: string; network: string }) => [s.referenceId, s.network])).toEqual([[made[network], network]]);
+    }
+    const filtered = await t.request('GET', '/blockchain-events/subscriptions?network=hoodi', { key: sepolia.key });
+    expect(filtered.status, filtered.text).toBe(200);
+    expect(filtered.body.data.items.map((s: { referenceId: string }) => s.referenceId)).toEqual([made.hoodi]);
+    const holesky = await t.request('POST', withContext(txMinedPath('ethereum', 'holesky')), {
+      key: sepolia.key,
+      body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expectError(holesky, 400, 'uri_not_found', ['network']);
+    expect(holesky.body.error.message).toBe("'holesky' is not a network; use one of: mainnet, sepolia, hoodi, goerli.");
+    const onBitcoin = await t.request('POST', withContext(txMinedPath('bitcoin', 'sepolia')), {
+      key: sepolia.key,
+      body: item({ transactionId: SAMPLE.evmTx, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expectError(onBitcoin, 400, 'uri_not_found', ['network']);
+    expect(onBitcoin.body.error.message).toBe("bitcoin has no network 'sepolia'; use one of: mainnet, testnet.");
   });
 
   it('400 uri_not_found for unknown paths and methods', async () => {

@@ -215,6 +215,15 @@ describe('the OpenAPI document', () => {
       const networks = NETWORKS.filter((n) => chains.some((c) => CHAINS[c as keyof typeof CHAINS].networks.includes(n)));
       expect(parameter(o.op, 'network').schema.enum, `${o.method} ${o.template}`).toEqual(networks);
     }
+    // ethereum's test networks: today's two and goerli, kept for existing clients; and the pairs said in words.
+    for (const o of withChain.filter((w) => parameter(w.op, 'blockchain').schema.enum.includes('ethereum'))) {
+      expect(parameter(o.op, 'network').schema.enum, `${o.method} ${o.template}`).toEqual(expect.arrayContaining(['mainnet', 'sepolia', 'hoodi', 'goerli']));
+      const described = parameter(o.op, 'blockchain').description ?? parameter(o.op, 'blockchain').schema.description;
+      expect(described, `${o.method} ${o.template}`).toContain('ethereum (mainnet, sepolia, hoodi, goerli)');
+    }
+    const crossChain = operations().find((o) => o.method === 'GET' && o.template === '/blockchain-events/subscriptions');
+    expect(parameter(crossChain?.op, 'network').schema.enum).toEqual([...NETWORKS]);
+    expect(NETWORKS).toEqual(expect.arrayContaining(['sepolia', 'hoodi', 'goerli']));
   });
 
   it('the chains offered are the chains the server accepts, and no others', async () => {

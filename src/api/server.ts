@@ -11,7 +11,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
-import { type Blockchain, CHAINS, isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
+import { type Blockchain, CHAINS, isBlockchain, isNetwork, NETWORKS, supportsNetwork } from '../domain/chains.ts';
 import { ApiError, type ErrorDetail, truncate } from '../domain/errors.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Caller, Common } from '../services/context.ts';
@@ -57,8 +57,12 @@ function checkChainPair(params: Record<string, string>, chains: readonly Blockch
   const details: ErrorDetail[] = [];
   const knownChain = isBlockchain(blockchain) && chains.includes(blockchain);
   if (!knownChain) details.push({ attribute: 'blockchain', message: `'${truncate(blockchain)}' is not supported here; use one of: ${chains.join(', ')}.` });
-  if (!isNetwork(network)) details.push({ attribute: 'network', message: `'${truncate(network)}' is not a network; use mainnet or the chain's test network.` });
-  else if (knownChain && !supportsNetwork(blockchain, network)) {
+  if (!isNetwork(network)) {
+    const use = knownChain
+      ? `use one of: ${CHAINS[blockchain].networks.join(', ')}`
+      : `use mainnet or one of the chain's test networks (${NETWORKS.slice(1).join(', ')})`;
+    details.push({ attribute: 'network', message: `'${truncate(network)}' is not a network; ${use}.` });
+  } else if (knownChain && !supportsNetwork(blockchain, network)) {
     details.push({ attribute: 'network', message: `${blockchain} has no network '${network}'; use one of: ${CHAINS[blockchain].networks.join(', ')}.` });
   }
   return details.length ? new ApiError('uri_not_found', details.map((d) => d.message).join(' '), details) : undefined;

@@ -27,6 +27,17 @@ describe('chains configuration', () => {
     expect(config.roles).toEqual(['api', 'ingest', 'delivery']);
   });
 
+  it("names ethereum's current test networks too: HERALD_RPC_ETHEREUM_SEPOLIA and HERALD_RPC_ETHEREUM_HOODI", () => {
+    const config = loadConfig(
+      {},
+      { HERALD_RPC_ETHEREUM_SEPOLIA: 'http://sepolia:8545', HERALD_WS_ETHEREUM_SEPOLIA: 'ws://sepolia:8546', HERALD_RPC_ETHEREUM_HOODI: 'http://hoodi:8545' },
+    );
+    expect(config.chains).toEqual([
+      expect.objectContaining({ blockchain: 'ethereum', network: 'sepolia', rpcUrl: 'http://sepolia:8545', wsUrl: 'ws://sepolia:8546' }),
+      expect.objectContaining({ blockchain: 'ethereum', network: 'hoodi', rpcUrl: 'http://hoodi:8545' }),
+    ]);
+  });
+
   it('takes Bitcoin-family node credentials: user and password, or a cookie file (also HERALD_RPC_COOKIE_...), not both', () => {
     const config = loadConfig({}, { HERALD_RPC_LITECOIN_TESTNET: 'http://127.0.0.1:19332', HERALD_RPC_COOKIE_LITECOIN_TESTNET: '/var/lib/litecoind/.cookie' });
     expect(config.chains).toEqual([expect.objectContaining({ blockchain: 'litecoin', network: 'testnet', rpcCookieFile: '/var/lib/litecoind/.cookie' })]);
@@ -158,7 +169,7 @@ describe('chains configuration', () => {
     } catch (error) {
       const message = (error as Error).message;
       expect(message).toContain("'solana' is not one of");
-      expect(message).toContain('ethereum takes mainnet or goerli');
+      expect(message).toContain('ethereum takes mainnet, sepolia, hoodi or goerli');
       expect(message).toContain('tron/nile is configured twice');
     }
   });

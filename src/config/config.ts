@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { BLOCKCHAINS, CHAINS, isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
+import { BLOCKCHAINS, CHAINS, isBlockchain, isNetwork, networksText, supportsNetwork } from '../domain/chains.ts';
 
 const Costs = Type.Object(
   {
@@ -491,7 +491,7 @@ function checkChains(chains: ChainConfig[]): string[] {
     if (c.rpcUrls && new Set(c.rpcUrls).size !== c.rpcUrls.length) problems.push(`  /chains/${i}/rpcUrls: a node is listed twice`);
     if (!isBlockchain(c.blockchain)) problems.push(`  /chains/${i}/blockchain: '${c.blockchain}' is not one of ${BLOCKCHAINS.join(', ')}`);
     else if (!isNetwork(c.network) || !supportsNetwork(c.blockchain, c.network))
-      problems.push(`  /chains/${i}/network: ${c.blockchain} takes ${CHAINS[c.blockchain].networks.join(' or ')}, not '${c.network}'`);
+      problems.push(`  /chains/${i}/network: ${c.blockchain} takes ${networksText(c.blockchain)}, not '${c.network}'`);
     const credentials = [c.rpcUser !== undefined || c.rpcPassword !== undefined, c.rpcCookieFile !== undefined];
     if (credentials.some(Boolean) && isBlockchain(c.blockchain) && CHAINS[c.blockchain].family !== 'utxo')
       problems.push(`  /chains/${i}: rpcUser, rpcPassword and rpcCookieFile are for Bitcoin-family nodes; put other nodes' credentials in rpcUrl`);

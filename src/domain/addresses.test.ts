@@ -291,10 +291,24 @@ describe('hostile input never throws and gets a clear message', () => {
     expect(messageOf(validateTransactionId('xrp', 'testnet', input as unknown as string))).toContain('Expected an xrp testnet transaction id as a string');
   });
 
+  it("checks ethereum's sepolia and hoodi addresses and transaction ids as its other networks'", () => {
+    for (const network of ['sepolia', 'hoodi', 'goerli'] as const) {
+      expect(validateAddress('ethereum', network, '0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED')).toEqual({
+        ok: true,
+        normalized: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed',
+      });
+      expect(validateTransactionId('ethereum', network, FIRST_ETH_TX)).toEqual({ ok: true, normalized: FIRST_ETH_TX });
+      expect(messageOf(validateAddress('ethereum', network, '0x12'))).toContain(`ethereum ${network} address`);
+    }
+  });
+
   it('rejects unknown blockchains and networks the chain does not have', () => {
     expect(messageOf(validateAddress('bitcoin-gold' as Blockchain, 'mainnet', GENESIS))).toContain("Unknown blockchain 'bitcoin-gold'");
     expect(messageOf(validateAddress('bitcoin', 'goerli', GENESIS))).toBe("bitcoin has no network 'goerli': expected mainnet or testnet.");
     expect(messageOf(validateTransactionId('tron', 'testnet', 'a'.repeat(64)))).toBe("tron has no network 'testnet': expected mainnet or nile.");
+    expect(messageOf(validateAddress('ethereum', 'testnet', FIRST_ETH_TX))).toBe(
+      "ethereum has no network 'testnet': expected mainnet, sepolia, hoodi or goerli.",
+    );
     expect(validateAddress(null as unknown as Blockchain, null as unknown as Network, GENESIS).ok).toBe(false);
   });
 

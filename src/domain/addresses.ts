@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { keccak_256 } from '@noble/hashes/sha3';
 import { type BytesCoder, base58, base58xrp, bech32, bech32m, createBase58check, hex } from '@scure/base';
-import { type Blockchain, CHAINS, type ChainFamily, isBlockchain, isNetwork, type Network, supportsNetwork } from './chains.ts';
+import { type Blockchain, CHAINS, type ChainFamily, isBlockchain, isNetwork, type Network, networksText, supportsNetwork } from './chains.ts';
 
 export type Validated = { ok: true; normalized: string } | { ok: false; message: string };
 
@@ -39,7 +39,7 @@ function checkInput(kind: string, blockchain: unknown, network: unknown, value: 
     return `Unknown blockchain ${show(String(blockchain))}: expected one of ${Object.keys(CHAINS).join(', ')}.`;
   }
   if (typeof network !== 'string' || !isNetwork(network) || !supportsNetwork(blockchain, network)) {
-    return `${blockchain} has no network ${show(String(network))}: expected ${CHAINS[blockchain].networks.join(' or ')}.`;
+    return `${blockchain} has no network ${show(String(network))}: expected ${networksText(blockchain)}.`;
   }
   const label = `${blockchain} ${network} ${kind}`;
   const aLabel = `${/^(?:[aeiou]|xrp)/.test(blockchain) ? 'an' : 'a'} ${label}`; // "an ethereum", "an xrp"

@@ -4,7 +4,8 @@
  *
  * Glossary
  * - blockchain: one of the eleven chain names of the contract (`bitcoin`, `ethereum`, ...).
- * - network: `mainnet` or the chain's one test network (`testnet`, `goerli`, `mordor`, `nile`).
+ * - network: `mainnet` or one of the chain's test networks (`testnet`, `sepolia`, `hoodi`, `goerli`, `mordor`,
+ *   `nile`); `networkChains` says which chain each label names.
  * - family: the address/transaction-id format and node dialect shared by several chains.
  * - unit: the ticker of the native coin; `decimals` converts base units (satoshi, wei, drop, sun).
  */
@@ -24,32 +25,100 @@ export const BLOCKCHAINS = [
 ] as const;
 export type Blockchain = (typeof BLOCKCHAINS)[number];
 
-export const NETWORKS = ['mainnet', 'testnet', 'mordor', 'nile', 'goerli'] as const;
+export const NETWORKS = ['mainnet', 'testnet', 'mordor', 'nile', 'sepolia', 'hoodi', 'goerli'] as const;
 export type Network = (typeof NETWORKS)[number];
 
 export type ChainFamily = 'utxo' | 'evm' | 'tron' | 'xrp';
+
+/**
+ * The chain a network label names: what a node behind that label must be (README "Networks"). The
+ * identifiers are those the chain's nodes tell about themselves, for checking a node against its label.
+ */
+export interface NetworkChain {
+  /** The chain in words, as the README's table names it. */
+  name: string;
+  /**
+   * The EIP-155 chain id: EVM `eth_chainId`; on Tron the chain id of java-tron's JSON-RPC `eth_chainId`
+   * (the last four bytes of the genesis block id).
+   */
+  chainId?: number;
+  /** XRP Ledger: the network id (`server_info` `network_id`; 0 is the main network). */
+  networkId?: number;
+  /** Bitcoin family: the `chain` that `getblockchaininfo` answers. */
+  nodeChain?: 'main' | 'test';
+  /** The hash of block 0 as the node prints it (`getblockhash 0`; Tron's genesis `blockID`). */
+  genesisHash?: string;
+  /** Set on a label kept for existing clients although its chain has shut down: when, and what to use instead. */
+  shutDown?: string;
+}
 
 export interface ChainInfo {
   family: ChainFamily;
   /** The networks this blockchain takes; the first is always mainnet. */
   networks: readonly Network[];
+  /** The chain each of those networks names. */
+  networkChains: Readonly<Partial<Record<Network, NetworkChain>>>;
   unit: string;
   /** Decimal places between the base unit and `unit`. */
   decimals: number;
 }
 
+/** A chain's entry: its networks are the labels of `networkChains`, in that order (mainnet first). */
+function chain(family: ChainFamily, unit: string, decimals: number, networkChains: Partial<Record<Network, NetworkChain>>): ChainInfo {
+  return { family, unit, decimals, networks: Object.keys(networkChains) as Network[], networkChains };
+}
+
+const BITCOIN_MAINNET_GENESIS = '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f';
+const BITCOIN_TESTNET3_GENESIS = '000000000933ea01ad0ee984209779baaec3ced90fa3f408719526f8d77f4943';
+
 export const CHAINS: Readonly<Record<Blockchain, ChainInfo>> = {
-  bitcoin: { family: 'utxo', networks: ['mainnet', 'testnet'], unit: 'BTC', decimals: 8 },
-  'bitcoin-cash': { family: 'utxo', networks: ['mainnet', 'testnet'], unit: 'BCH', decimals: 8 },
-  litecoin: { family: 'utxo', networks: ['mainnet', 'testnet'], unit: 'LTC', decimals: 8 },
-  dogecoin: { family: 'utxo', networks: ['mainnet', 'testnet'], unit: 'DOGE', decimals: 8 },
-  dash: { family: 'utxo', networks: ['mainnet', 'testnet'], unit: 'DASH', decimals: 8 },
-  zcash: { family: 'utxo', networks: ['mainnet', 'testnet'], unit: 'ZEC', decimals: 8 },
-  xrp: { family: 'xrp', networks: ['mainnet', 'testnet'], unit: 'XRP', decimals: 6 },
-  ethereum: { family: 'evm', networks: ['mainnet', 'goerli'], unit: 'ETH', decimals: 18 },
-  'ethereum-classic': { family: 'evm', networks: ['mainnet', 'mordor'], unit: 'ETC', decimals: 18 },
-  'binance-smart-chain': { family: 'evm', networks: ['mainnet', 'testnet'], unit: 'BNB', decimals: 18 },
-  tron: { family: 'tron', networks: ['mainnet', 'nile'], unit: 'TRX', decimals: 6 },
+  bitcoin: chain('utxo', 'BTC', 8, {
+    mainnet: { name: 'Bitcoin', nodeChain: 'main', genesisHash: BITCOIN_MAINNET_GENESIS },
+    testnet: { name: 'Bitcoin testnet3', nodeChain: 'test', genesisHash: BITCOIN_TESTNET3_GENESIS },
+  }),
+  'bitcoin-cash': chain('utxo', 'BCH', 8, {
+    // Bitcoin Cash split from Bitcoin at block 478559: the same genesis blocks.
+    mainnet: { name: 'Bitcoin Cash', nodeChain: 'main', genesisHash: BITCOIN_MAINNET_GENESIS },
+    testnet: { name: 'Bitcoin Cash testnet3', nodeChain: 'test', genesisHash: BITCOIN_TESTNET3_GENESIS },
+  }),
+  litecoin: chain('utxo', 'LTC', 8, {
+    mainnet: { name: 'Litecoin', nodeChain: 'main', genesisHash: '12a765e31ffd4059bada1e25190f6e98c99d9714d334efa41a195a7e7e04bfe2' },
+    testnet: { name: 'Litecoin testnet4', nodeChain: 'test', genesisHash: '4966625a4b2851d9fdee139e56211a0d88575f59ed816ff5e6a63deb4e3e29a0' },
+  }),
+  dogecoin: chain('utxo', 'DOGE', 8, {
+    mainnet: { name: 'Dogecoin', nodeChain: 'main', genesisHash: '1a91e3dace36e2be3bf030a65679fe821aa1d6ef92e7c9902eb318182c355691' },
+    testnet: { name: 'Dogecoin testnet3', nodeChain: 'test', genesisHash: 'bb0a78264637406b6360aad926284d544d7049f45189db5664f3c4d07350559e' },
+  }),
+  dash: chain('utxo', 'DASH', 8, {
+    mainnet: { name: 'Dash', nodeChain: 'main', genesisHash: '00000ffd590b1485b3caadc19b22e6379c733355108f107a430458cdf3407ab6' },
+    testnet: { name: 'Dash testnet', nodeChain: 'test', genesisHash: '00000bafbc94add76cb75e2ec92894837288a481e5c005f6563d91623bf8bc2c' },
+  }),
+  zcash: chain('utxo', 'ZEC', 8, {
+    mainnet: { name: 'Zcash', nodeChain: 'main', genesisHash: '00040fe8ec8471911baa1db1266ea15dd06b4a8a5c453883c000b031973dce08' },
+    testnet: { name: 'Zcash testnet', nodeChain: 'test', genesisHash: '05a60a92d99d85997cce3b87616c089f6124d7342af37106edc76126334a2c38' },
+  }),
+  xrp: chain('xrp', 'XRP', 6, {
+    mainnet: { name: 'XRP Ledger', networkId: 0 },
+    testnet: { name: 'XRP Ledger Testnet', networkId: 1 },
+  }),
+  ethereum: chain('evm', 'ETH', 18, {
+    mainnet: { name: 'Ethereum', chainId: 1 },
+    sepolia: { name: 'Ethereum Sepolia', chainId: 11155111 },
+    hoodi: { name: 'Ethereum Hoodi', chainId: 560048 },
+    goerli: { name: 'Ethereum Goerli', chainId: 5, shutDown: 'shut down in 2024; kept for existing clients: use sepolia or hoodi' },
+  }),
+  'ethereum-classic': chain('evm', 'ETC', 18, {
+    mainnet: { name: 'Ethereum Classic', chainId: 61 },
+    mordor: { name: 'Ethereum Classic Mordor', chainId: 63 },
+  }),
+  'binance-smart-chain': chain('evm', 'BNB', 18, {
+    mainnet: { name: 'BNB Smart Chain', chainId: 56 },
+    testnet: { name: 'BNB Smart Chain testnet (Chapel)', chainId: 97 },
+  }),
+  tron: chain('tron', 'TRX', 6, {
+    mainnet: { name: 'TRON', chainId: 0x2b6653dc, genesisHash: '00000000000000001ebf88508a03865c71d452e25f4d51194196a1d22b6653dc' },
+    nile: { name: 'TRON Nile testnet', chainId: 0xcd8690dc, genesisHash: '0000000000000000d698d4192c56cb6be724a558448e2684802de4d6cd8690dc' },
+  }),
 };
 
 export const EVENT_TYPES = [
@@ -133,4 +202,16 @@ export function isMainnet(network: Network): boolean {
 
 export function supportsNetwork(blockchain: Blockchain, network: Network): boolean {
   return CHAINS[blockchain].networks.includes(network);
+}
+
+/** The chain a (blockchain, network) label names; undefined when the blockchain does not take that network. */
+export function networkChain(blockchain: Blockchain, network: Network): NetworkChain | undefined {
+  return CHAINS[blockchain].networkChains[network];
+}
+
+/** The networks a blockchain takes, for a sentence: "mainnet or testnet", "mainnet, sepolia, hoodi or goerli". */
+export function networksText(blockchain: Blockchain): string {
+  const networks = CHAINS[blockchain].networks;
+  const last = networks.at(-1) ?? '';
+  return networks.length > 1 ? `${networks.slice(0, -1).join(', ')} or ${last}` : last;
 }
