@@ -207,7 +207,7 @@ const ENDPOINTS: Endpoint[] = [
     path: () => unconfirmedPath('tokens'),
     body: () => item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true }),
     badChainPaths: [
-      unconfirmedPath('tokens', 'bitcoin', 'testnet'),
+      unconfirmedPath('tokens', 'litecoin', 'testnet'),
       unconfirmedPath('tokens', 'binance-smart-chain', 'testnet'),
       unconfirmedPath('tokens', 'tron', 'nile'),
     ],
@@ -779,7 +779,7 @@ describe('success shapes of the create endpoints', () => {
     expect(xrp.body.data.item).toMatchObject({ callbackSecretKey: 'k', confirmationsCount: 7 });
   });
 
-  it('address-coins/tokens-transactions-unconfirmed: 201 with the address as given; duplicates refused; tokens on ethereum and ethereum-classic only', async () => {
+  it('address-coins/tokens-transactions-unconfirmed: 201 with the address as given; duplicates refused; tokens on bitcoin (Omni), ethereum and ethereum-classic only', async () => {
     const btc = await t.request('POST', unconfirmedPath('coins', 'bitcoin', 'testnet'), {
       key: alice.key,
       body: item({ address: SAMPLE.btcTestnetAddress, callbackUrl: SAMPLE.callbackUrl }),
@@ -804,6 +804,17 @@ describe('success shapes of the create endpoints', () => {
     });
     expect(tokens.status, tokens.text).toBe(201);
     expect(tokens.body.data.item).toMatchObject({ eventType: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED', callbackSecretKey: 'k', address: SAMPLE.evmAddress });
+    const omni = await t.request('POST', unconfirmedPath('tokens', 'bitcoin', 'testnet'), {
+      key: alice.key,
+      body: item({ address: SAMPLE.btcTestnetAddress, callbackUrl: SAMPLE.callbackUrl }),
+    });
+    expect(omni.status, omni.text).toBe(201);
+    expect(omni.body.data.item).toEqual({
+      ...base,
+      eventType: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
+      callbackSecretKey: '',
+      address: SAMPLE.btcTestnetAddress,
+    });
     const extra = await t.request('POST', unconfirmedPath('coins'), {
       key: alice.key,
       body: item({ address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, receiveCallbackOn: 2 }),

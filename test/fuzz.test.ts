@@ -985,6 +985,7 @@ const unconfirmedTarget = (blockchain: string): fc.Arbitrary<Entries> =>
   addressTarget(blockchain).map((entries): Entries => entries.filter(([k]) => k !== 'receiveCallbackOn'));
 const UNCONFIRMED_COIN_PAIRS = ALL_PAIRS.filter(([blockchain]) => blockchain !== 'xrp' && blockchain !== 'tron');
 const UNCONFIRMED_TOKEN_PAIRS: [string, string][] = [
+  ['bitcoin', 'testnet'],
   ['ethereum', 'goerli'],
   ['ethereum-classic', 'mordor'],
 ];

@@ -6,7 +6,9 @@
  * with tokenType OMNI and the exact token object of the contract (section 4) for incoming and outgoing
  * Simple Sends and a Send All, fired on exactly the receiveCallbackOn-th confirmation, never for invalid
  * Omni transactions; and the Omni balances of a watched address in the all-assets endpoint (fungible,
- * identifier = property id), opening balance included, against the node's own balances.
+ * identifier = property id), opening balance included, against the node's own balances. And
+ * ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED from Omni Core's pending transactions (omni_listpendingtransactions):
+ * the same token object, once per transaction and direction, before any block.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
@@ -47,6 +49,7 @@ beforeAll(async () => {
         rpcUrl: node.urlWithCredentials,
         confirmations: 2,
         pollIntervalMs: 50,
+        mempoolPollIntervalMs: 50,
         concurrency: 8,
         requestTimeoutMs: 5000,
       },
@@ -54,7 +57,8 @@ beforeAll(async () => {
     delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
   });
   c = await t.customer({ domains: ['localhost'] });
-  await processed(node.height());
+  // The first block waits for the block worker thread to start: many seconds on a loaded machine.
+  await processed(node.height(), 50_000);
 }, 60_000);
 
 afterAll(async () => {
@@ -206,5 +210,63 @@ describe('Omni tokens followed on a fake Omni Core', () => {
     ]);
     // The bitcoins of the Omni transactions (reference outputs, fees) are in the coin ledger, as the node sees them.
     expect(item.coins).toEqual([expect.objectContaining({ blockchain: 'bitcoin', network: 'testnet', confirmedBalance: formatUnits(node.balance(owner), 8) })]);
+  });
+
+  it('ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: pending OMNI transfers from omni_listpendingtransactions, incoming and outgoing, once each, before any block', async () => {
+    const holder = fundedAddress();
+    const bob = node.newAddress();
+    node.omniSend(issuer, holder, dollar.propertyId, 3n * TOKEN);
+    await mineAndProcess();
+    const id = (await follow.subscribe('address-tokens-transactions-unconfirmed', { address: holder }, 'omni-pending')).referenceId;
+    const coins = (await follow.subscribe('address-coins-transactions-unconfirmed', { address: holder }, 'omni-pending-coins')).referenceId;
+    await follow.indexed();
+    const height = node.height();
+
+    const incoming = node.omniSend(issuer, holder, dollar.propertyId, 2n * TOKEN + TOKEN / 4n);
+    const outgoing = node.omniSend(holder, bob, dollar.propertyId, TOKEN);
+    // Neither can ever be a valid transfer or has tokens Omni Core lists before mining: no token event.
+    node.omniSend(issuer, holder, 999, TOKEN); // a property that does not exist
+    node.omniSendAll(issuer, holder); // Send All: subsends only once mined
+    const payment = node.send(holder, 5_000n); // bitcoins only: the coin subscription's business
+    const pendingList = node.rpc<{ txid: string; confirmations: number; valid?: boolean }[]>('omni_listpendingtransactions', []);
+    expect(pendingList).toHaveLength(4);
+    expect(pendingList.every((p) => p.confirmations === 0 && p.valid === undefined)).toBe(true);
+
+    const two = await until('both pending OMNI callbacks', async () => callbacksOf(id).length === 2 && callbacksOf(id));
+    expect(node.height()).toBe(height); // nothing mined
+    for (const cb of two) expectSigned(cb);
+    const items = two.map((cb) => cb.json.data.item).sort((a, b) => String(a.direction).localeCompare(String(b.direction)));
+    expect(items).toEqual([
+      {
+        blockchain: 'bitcoin',
+        network: 'testnet',
+        address: holder,
+        transactionId: incoming,
+        tokenType: 'OMNI',
+        token: dollarToken('Simple Send', '2.25'),
+        direction: 'incoming',
+        firstSeenInMempoolTimestamp: expect.any(Number),
+      },
+      {
+        blockchain: 'bitcoin',
+        network: 'testnet',
+        address: holder,
+        transactionId: outgoing,
+        tokenType: 'OMNI',
+        token: dollarToken('Simple Send', '1'),
+        direction: 'outgoing',
+        firstSeenInMempoolTimestamp: expect.any(Number),
+      },
+    ]);
+    // The coin subscription of the same address heard the bitcoin payment (and the Omni transactions' bitcoins).
+    await until('the pending bitcoin payment', async () => callbacksOf(coins).some((cb) => cb.json.data.item.transactionId === payment));
+
+    // Listed poll after poll, then mined: never again.
+    await new Promise((r) => setTimeout(r, 300));
+    await mineAndProcess();
+    await t.app.worker?.settled();
+    expect(callbacksOf(id)).toHaveLength(2);
+    expect(new Set(callbacksOf(id).map((cb) => cb.json.idempotencyKey)).size).toBe(2);
+    expect(node.rpc('omni_listpendingtransactions', [])).toEqual([]);
   });
 });

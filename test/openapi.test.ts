@@ -181,7 +181,7 @@ describe('the OpenAPI document', () => {
       [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`POST ${SUBSCRIPTIONS}/tokens-transfers-for-specific-amount`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed-each-confirmation`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
-      // CATALOGUE.md section 2.0 less the chains without a mempool reader (Omni on bitcoin for tokens).
+      // CATALOGUE.md section 2.0 (tokens on bitcoin: Omni Core's pending transactions).
       [`POST ${SUBSCRIPTIONS}/address-coins-transactions-unconfirmed`]: [
         'bitcoin',
         'bitcoin-cash',
@@ -193,7 +193,7 @@ describe('the OpenAPI document', () => {
         'ethereum-classic',
         'binance-smart-chain',
       ],
-      [`POST ${SUBSCRIPTIONS}/address-tokens-transactions-unconfirmed`]: ['ethereum', 'ethereum-classic'],
+      [`POST ${SUBSCRIPTIONS}/address-tokens-transactions-unconfirmed`]: ['bitcoin', 'ethereum', 'ethereum-classic'],
       [`GET ${SUBSCRIPTIONS}`]: BLOCKCHAINS,
       [`DELETE ${SUBSCRIPTIONS}/{referenceId}`]: BLOCKCHAINS,
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/addresses': BLOCKCHAINS,

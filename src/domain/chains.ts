@@ -168,8 +168,8 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
     'ethereum-classic',
     'binance-smart-chain',
   ],
-  // Omni (bitcoin) has no mempool reader: Omni Core tells an Omni transfer's details of mined transactions only.
-  ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: ['ethereum', 'ethereum-classic'],
+  // bitcoin: Omni transfers from Omni Core's omni_listpendingtransactions (chains/utxo/omni.ts).
+  ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: ['bitcoin', 'ethereum', 'ethereum-classic'],
 };
 
 /**

@@ -108,4 +108,29 @@ describe('matchPending', () => {
     expect(pendingIdempotencyKey(once[0] as (typeof once)[0], chain)).toBe(pendingIdempotencyKey(again[0] as (typeof again)[0], chain));
     expect(pendingIdempotencyKey(once[0] as (typeof once)[0], chain)).toMatch(/^[0-9a-f]{64}$/);
   });
+
+  it('makes one token event per subscription, transaction and direction: the transfers of one transaction on the same side add up (an Omni Send To Many)', () => {
+    const C = `0x${'c'.repeat(40)}`;
+    const OTHER = `0x${'8'.repeat(40)}`;
+    const sender = sub('ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED', A);
+    const receiver = sub('ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED', B);
+    const index = indexOf(sender, receiver);
+    const send = (logIndex: number, to: string, amount: bigint, contract = TOKEN) => ({
+      transactionId: TX1,
+      logIndex,
+      tokenType: 'ERC-20' as const,
+      contract,
+      from: A,
+      to,
+      amount,
+    });
+    // A pays B twice and C once in one transaction, and B once in another token.
+    const matches = matchPending(index, pending({ tokenTransfers: [send(0, B, 3n), send(1, C, 4n), send(2, B, 5n), send(3, B, 7n, OTHER)] }), 'ethereum');
+    expect(matches.map((m) => [m.subscription.id, m.direction, m.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED' && m.transfer.amount])).toEqual([
+      [sender.id, 'outgoing', 12n],
+      [receiver.id, 'incoming', 8n],
+    ]);
+    const keys = matches.map((m) => pendingIdempotencyKey(m, chain));
+    expect(new Set(keys).size).toBe(2);
+  });
 });

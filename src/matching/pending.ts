@@ -61,24 +61,48 @@ export function matchPending(index: SubscriptionIndex, pending: PendingTransacti
       matches.push({ eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED', subscription: index.record(slot), ...c });
     }
   }
+  const tokenMatches = new Map<string, PendingTokensMatch>();
   for (const transfer of pending.tokenTransfers) {
-    pushTokens(matches, index, transfer, transfer.from, 'outgoing');
-    if (transfer.to !== transfer.from) pushTokens(matches, index, transfer, transfer.to, 'incoming');
+    pushTokens(matches, tokenMatches, index, transfer, transfer.from, 'outgoing');
+    if (transfer.to !== transfer.from) pushTokens(matches, tokenMatches, index, transfer, transfer.to, 'incoming');
   }
   return matches;
 }
 
-function pushTokens(matches: PendingMatch[], index: SubscriptionIndex, transfer: TokenTransfer, address: string, direction: Direction): void {
+/**
+ * One token event per (subscription, transaction, direction), as its key says: transfers of one transaction
+ * that meet on the same side of a subscription's address (an Omni Send To Many from it, a receiver listed
+ * twice) make one event with their amounts added when they move the same token; else the first one.
+ */
+function pushTokens(
+  matches: PendingMatch[],
+  tokenMatches: Map<string, PendingTokensMatch>,
+  index: SubscriptionIndex,
+  transfer: TokenTransfer,
+  address: string,
+  direction: Direction,
+): void {
   for (let slot = index.firstAddressSlot(address); slot >= 0; slot = index.nextSlot(slot)) {
     if (index.eventTypeOf(slot) !== 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED') continue;
-    matches.push({
+    const subscription = index.record(slot);
+    const key = `${subscription.id} ${transfer.transactionId} ${direction}`;
+    const earlier = tokenMatches.get(key);
+    if (earlier) {
+      const first = earlier.transfer;
+      if (first.tokenType === transfer.tokenType && first.contract === transfer.contract && first.amount !== undefined && transfer.amount !== undefined)
+        earlier.transfer = { ...first, amount: first.amount + transfer.amount };
+      continue;
+    }
+    const match: PendingTokensMatch = {
       eventType: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
-      subscription: index.record(slot),
+      subscription,
       transactionId: transfer.transactionId,
       address,
       direction,
       transfer,
-    });
+    };
+    tokenMatches.set(key, match);
+    matches.push(match);
   }
 }
 

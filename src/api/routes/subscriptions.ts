@@ -277,7 +277,8 @@ export const CREATE_ROUTES: {
     eventType: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
     status: 201,
     item: AddressUnconfirmedItem,
-    summary: "Subscribe to token transfers of an address when first seen in the node's mempool (direct transfer/transferFrom calls), before they are mined",
+    summary:
+      "Subscribe to token transfers of an address when first seen in the node's mempool (EVM: direct transfer/transferFrom calls; bitcoin: Omni transfers from Omni Core), before they are mined",
   },
 ];
 

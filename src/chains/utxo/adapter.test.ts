@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase } from '../../../test/harness.ts';
+import { startFakeUtxoNode } from '../../../test/support/fake-utxo-node.ts';
 import { withoutAddresses } from '../../../test/support/utxo-blocks.ts';
 import { type StubReply, startUtxoRpcStub, type UtxoRpcStub } from '../../../test/support/utxo-rpc-stub.ts';
 import { callbackItem } from '../../matching/identity.ts';
@@ -947,5 +948,73 @@ describe('Omni transfers in bitcoin blocks', () => {
     node.extra.set('omni_getbalance', () => ({ resultText: '{"balance":"20","reserved":"0","frozen":"0"}' }));
     expect(await adapter.getTokenBalance?.('3', '1PXC1aiZGXy4j81wt16g2rrUAsYVGUbuA7', 50000)).toBe(8n);
     expect(await adapter.getTokenBalance?.('999', '1PXC1aiZGXy4j81wt16g2rrUAsYVGUbuA7', 50000)).toBeUndefined();
+  });
+});
+
+describe('pending Omni transfers: the mempool reader on a fake Omni Core', () => {
+  const TOKEN = 100_000_000n;
+
+  it("omni_listpendingtransactions once per batch read: the batch's pending Simple Sends; Send All, unknown properties, other batches and mined ones give none", async () => {
+    const node = await startFakeUtxoNode('omni');
+    try {
+      const adapter = createUtxoAdapter({ blockchain: 'bitcoin', network: 'testnet', rpcUrl: node.urlWithCredentials });
+      adapters.push(adapter);
+      const mempool = adapter.mempool;
+      const issuer = node.newAddress();
+      node.send(issuer, 10_000_000n);
+      node.mine(1);
+      const { propertyId, txid: created } = node.createProperty(issuer, { name: 'Pending Dollar', amount: 1_000n * TOKEN });
+      node.mine(1);
+      const holder = node.newAddress();
+      const send = node.omniSend(issuer, holder, propertyId, TOKEN + TOKEN / 2n);
+      const unknown = node.omniSend(issuer, holder, 999, 1n);
+      const all = node.omniSendAll(issuer, holder);
+      const ids = await mempool.newTransactionIds();
+      expect([...ids].sort()).toEqual([send, unknown, all].sort());
+
+      const read = await mempool.readPending(ids);
+      expect(read.tokenTransfers).toEqual([
+        { transactionId: send, logIndex: 0, tokenType: 'OMNI', contract: String(propertyId), from: issuer, to: holder, amount: TOKEN + TOKEN / 2n },
+      ]);
+      expect(await adapter.tokenMetadata?.(read.tokenTransfers[0] as TokenTransfer)).toEqual({
+        name: 'Pending Dollar',
+        symbol: '',
+        decimals: 8,
+        createdByTransactionId: created,
+        transactionType: 'Simple Send',
+      });
+      // The coin side is read as before (the Omni transactions' bitcoins).
+      expect(read.transactionIds.sort()).toEqual([send, unknown, all].sort());
+      // Another batch: the send is not its transaction.
+      expect((await mempool.readPending([unknown, all])).tokenTransfers).toEqual([]);
+      expect(node.calls.get('omni_listpendingtransactions')).toBe(2);
+      // Mined since listed: not pending any more, and Omni Core is not asked.
+      node.mine(1);
+      expect(await mempool.readPending(ids)).toMatchObject({ transactionIds: [], tokenTransfers: [] });
+      expect(node.calls.get('omni_listpendingtransactions')).toBe(2);
+    } finally {
+      await node.close();
+    }
+  });
+
+  it('a plain bitcoind (no omni_* methods): pending coins as before, no token transfers, Omni asked once', async () => {
+    const node = await startFakeUtxoNode('bitcoin');
+    try {
+      const log = logger();
+      const adapter = createUtxoAdapter({ blockchain: 'bitcoin', network: 'testnet', rpcUrl: node.urlWithCredentials, logger: log });
+      adapters.push(adapter);
+      const payee = node.newAddress();
+      const txid = node.send(payee, 5_000n);
+      const ids = await adapter.mempool.newTransactionIds();
+      expect(ids).toEqual([txid]);
+      const read = await adapter.mempool.readPending(ids);
+      expect(read.tokenTransfers).toEqual([]);
+      expect(read.coinMovements).toContainEqual({ transactionId: txid, address: payee, delta: 5_000n });
+      await adapter.mempool.readPending(ids);
+      expect(adapter.capabilities().omni).toBe('unsupported');
+      expect(log.info.mock.calls.filter((c) => /Omni/.test(String(c[1])))).toHaveLength(1);
+    } finally {
+      await node.close();
+    }
   });
 });

@@ -248,7 +248,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     return health;
   }
 
-  const polling = createUtxoMempoolReader(rpc, chain, concurrency);
+  const polling = createUtxoMempoolReader(rpc, chain, concurrency, omni);
   const mempool: MempoolReader = options.zmqUrl
     ? createZmqMempoolReader({
         zmqUrl: options.zmqUrl,

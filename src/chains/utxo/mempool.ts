@@ -5,11 +5,15 @@
  * and unresolved spends). Every Core fork serves both methods (no -txindex needed for a mempool
  * transaction). A transaction that the node answers with a `blockhash` (mined since it was listed) or no
  * longer knows (-5: mined without -txindex, replaced, evicted) is left out.
+ *
+ * On bitcoin the Omni reader adds the Omni token transfers of the batch's transactions still pending
+ * (omni.ts pendingTransfers: `omni_listpendingtransactions`, nothing on a node that is not Omni Core).
  */
 import { mapLimit } from '../concurrency.ts';
 import type { MempoolReader, PendingTransactions } from '../types.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { normalizeUtxoBlock, prevoutKey, type UtxoChainRef, ZERO_HASH } from './normalize.ts';
+import type { OmniReader } from './omni.ts';
 import { type UtxoRpcClient, UtxoRpcError } from './rpc.ts';
 import type { RpcBlock, RpcTransaction } from './rpc-types.ts';
 
@@ -21,7 +25,7 @@ const NOT_FOUND = -5;
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef, concurrency = 4): MempoolReader {
+export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef, concurrency = 4, omni?: Pick<OmniReader, 'pendingTransfers'>): MempoolReader {
   /** The ids of the last poll; a 300,000-transaction mempool is about 30 MB of strings, kept once. */
   let previous = new Set<string>();
 
@@ -74,7 +78,9 @@ export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef,
           : [],
       ),
     );
-    return { transactionIds: normalized.transactionIds, coinMovements: normalized.coinMovements, tokenTransfers: [], utxo: normalized.utxo, conflicts };
+    // Asked after getrawtransaction: what Omni Core lists of these is still pending (mined ones it leaves out).
+    const tokenTransfers = omni ? await omni.pendingTransfers(new Set(normalized.transactionIds)) : [];
+    return { transactionIds: normalized.transactionIds, coinMovements: normalized.coinMovements, tokenTransfers, utxo: normalized.utxo, conflicts };
   }
 
   return { method: 'getrawmempool polling', newTransactionIds, readPending };

@@ -13,6 +13,9 @@
  *
  * logIndex = position of the transaction in omni_listblocktransactions × 1000 + the entry's index in
  * subsends/receivers: stable for a block, distinct within a transaction (what the event identity needs).
+ *
+ * Unconfirmed (pendingTransfers, for the mempool reader): `omni_listpendingtransactions`, the same transfer
+ * types read from the same fields.
  */
 
 import type { Logger } from 'pino';
@@ -193,6 +196,11 @@ export interface OmniReader {
    * Omni Core places in another block (the node reorganised between calls) is thrown.
    */
   blockTransfers(height: number, blockHash?: string): Promise<TokenTransfer[]>;
+  /**
+   * The Omni token transfers of the unconfirmed transactions `txids` (see the function); [] on a node
+   * without Omni.
+   */
+  pendingTransfers(txids: ReadonlySet<string>): Promise<TokenTransfer[]>;
   tokenMetadata(transfer: TokenTransfer): Promise<TokenMetadata | undefined>;
   /** The property's balance of `address` after block `height` (see the function). */
   getTokenBalance(propertyId: string, address: string, height: number): Promise<bigint | undefined>;
@@ -277,6 +285,42 @@ export function createOmniReader(options: OmniReaderOptions): OmniReader {
       if (found.length > 0 && typeof tx.type === 'string') remember(transactionTypes, txid, tx.type);
       transfers.push(...found);
     });
+    return transfers;
+  }
+
+  /**
+   * `omni_listpendingtransactions` (Omni Core's memory pool, in omni_gettransaction's shape for an unconfirmed
+   * transaction: no `valid`, no block fields), once per call, keeping the entries of `txids`. Omni Core
+   * decides validity only when a transaction is mined: a transfer of a property that does not exist (it
+   * can never become valid) is left out; any other is taken as listed, so a send above the sender's
+   * balance is reported and then turns invalid when mined, as an EVM transfer that reverts. Send All lists
+   * its subsends only once mined, so it gives none here. logIndex is the entry's index in
+   * subsends/receivers (position 0): the pending identity does not use it. An entry Omni Core prints
+   * in a shape herald cannot read is logged and left out: the memory pool moves on, and retrying it would
+   * hold up every other pending transaction of the chain.
+   */
+  async function pendingTransfers(txids: ReadonlySet<string>): Promise<TokenTransfer[]> {
+    if (txids.size === 0 || !(await detect())) return [];
+    const listed = await rpc.request<unknown>('omni_listpendingtransactions', []);
+    if (!Array.isArray(listed)) throw new UtxoAdapterError(`omni_listpendingtransactions at ${rpc.url} answered no list`);
+    const transfers: TokenTransfer[] = [];
+    for (const entry of listed) {
+      const txid = isObject(entry) && typeof entry.txid === 'string' ? entry.txid.toLowerCase() : undefined;
+      if (txid === undefined || !txids.has(txid)) continue;
+      const tx = entry as OmniTransaction;
+      // Mined between getrawtransaction and this list: a confirmed event's business.
+      if (tx.block !== undefined || (typeof tx.confirmations === 'number' && tx.confirmations > 0)) continue;
+      let found: TokenTransfer[];
+      try {
+        found = omniTransfers(tx, 0, network);
+      } catch (error) {
+        if (!(error instanceof OmniFormatError)) throw error;
+        logger?.warn({ ...log, txid }, `pending Omni transaction left out: ${error.message}`);
+        continue;
+      }
+      for (const transfer of found) if ((await property(transfer.contract)) !== undefined) transfers.push(transfer);
+      if (found.length > 0 && typeof tx.type === 'string') remember(transactionTypes, txid, tx.type);
+    }
     return transfers;
   }
 
@@ -388,5 +432,5 @@ export function createOmniReader(options: OmniReaderOptions): OmniReader {
     throw new UtxoAdapterError(`the tip of ${rpc.url} kept moving while reading an Omni balance; try again`);
   }
 
-  return { support: () => support, blockTransfers, tokenMetadata, getTokenBalance };
+  return { support: () => support, blockTransfers, pendingTransfers, tokenMetadata, getTokenBalance };
 }

@@ -249,6 +249,21 @@ export class OmniLayer {
     return this.transactionObject(loc.tx, m, loc.block, loc.index);
   }
 
+  /**
+   * omni_listpendingtransactions: the memory pool's Omni transactions in omni_gettransaction's shape for an
+   * unconfirmed one (confirmations 0, no validity nor block fields; Send All without subsends), as Omni
+   * Core's rpc.cpp prints them. With `address`, only those it sends or references (Omni Core compares the
+   * sender and the reference address only).
+   */
+  listPendingTransactions(address: string): Record<string, unknown>[] {
+    return this.chain.mempool.flatMap((tx, position) => {
+      const m = tx.omni;
+      if (!m) return [];
+      if (address !== '' && m.sender !== address && !('reference' in m && m.reference === address)) return [];
+      return [this.transactionObject(tx, m, undefined, position)];
+    });
+  }
+
   private transactionObject(tx: Tx, m: OmniMessage, block: Block | undefined, position: number): Record<string, unknown> {
     const confirmed = block !== undefined;
     const state = confirmed ? this.state.txs.get(tx.txid) : undefined;

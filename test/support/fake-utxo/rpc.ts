@@ -255,6 +255,20 @@ export class RpcMethods {
         }),
       },
       uptime: { args: [], usage: '\nReturns the total uptime of the server.', run: () => Math.max(0, Math.floor(Date.now() / 1000) - this.startedAt) },
+      getrawmempool: {
+        // Core 0.21 added mempool_sequence; the older nodes take the verbose flag only.
+        args: [
+          { name: 'verbose', type: 'bool', optional: true },
+          ...(p === 'core' ? [{ name: 'mempool_sequence', type: 'bool' as const, optional: true }] : []),
+        ],
+        usage: '( verbose )\n\nReturns all transaction ids in memory pool as a json array of string transaction ids.',
+        run: ([v, s]) => {
+          if (v !== undefined && v !== null && typeof v !== 'boolean') throw new RpcError(RPC_MISC_ERROR, OLD_TYPE_MESSAGES.bool as string);
+          // The verbose objects (fees, sizes, ancestors) are not imitated: refused rather than half-made.
+          if (v === true || s === true) throw new RpcError(RPC_INVALID_PARAMETER, 'Verbose getrawmempool is not served by this fake node');
+          return c.mempool.map((tx) => tx.txid);
+        },
+      },
     };
     if (p === 'core') {
       methods.getindexinfo = {
@@ -285,6 +299,15 @@ export class RpcMethods {
         args: [{ name: 'txid', type: 'hash' }],
         usage: '"txid"\n\nGet detailed information about an Omni transaction.',
         run: ([t]) => omni.getTransaction(this.hash(t, 'txid')),
+      };
+      methods.omni_listpendingtransactions = {
+        args: [{ name: 'address', type: 'string', optional: true }],
+        usage: '( "address" )\n\nReturns a list of unconfirmed Omni transactions, pending in the memory pool.',
+        run: ([a]) => {
+          // Omni Core's ParseAddressOrEmpty: "" (or nothing) lists every pending Omni transaction.
+          const filter = a === undefined || a === null ? '' : this.str(a);
+          return omni.listPendingTransactions(filter === '' ? '' : this.address(filter));
+        },
       };
       methods.omni_getproperty = {
         args: [{ name: 'propertyid', type: 'int' }],
