@@ -125,7 +125,7 @@ afterAll(async () => {
 });
 
 /** An Omni Core stub: `txs` by height (each a full omni_gettransaction answer), a tip, balances. */
-async function omniCore(txs: Map<number, OmniTransaction[]>, state: { tip: number; balance?: string }) {
+async function omniCore(txs: Map<number, OmniTransaction[]>, state: { tip: number; balance?: string; pending?: unknown }) {
   const byId = new Map([...txs.values()].flat().map((t) => [t.txid as string, t]));
   const stub = await startUtxoRpcStub((method, params): StubReply => {
     switch (method) {
@@ -143,6 +143,8 @@ async function omniCore(txs: Map<number, OmniTransaction[]>, state: { tip: numbe
         return params[0] === 31
           ? { result: { propertyid: 31, name: 'TetherUS', divisible: true, creationtxid: CREATE_31.txid } }
           : { error: { code: -8, message: 'Property identifier does not exist' } };
+      case 'omni_listpendingtransactions':
+        return { result: state.pending ?? [] };
       case 'omni_getbalance':
         return { result: { balance: state.balance ?? '0.00000000', reserved: '0.00000000', frozen: '0.00000000' } };
       default:
@@ -194,6 +196,41 @@ describe('the Omni reader against Omni Core', () => {
     const t = { transactionId: TXID(1), logIndex: 0, tokenType: 'OMNI' as const, contract: '999', from: 'a', to: 'b', amount: 1n };
     expect(await reader.tokenMetadata(t)).toBeUndefined();
     expect(await reader.tokenMetadata({ ...t, tokenType: 'ERC-20', contract: '31' })).toBeUndefined();
+  });
+
+  it('pendingTransfers: the asked entries of omni_listpendingtransactions; mined, unreadable (warned) and unknown-property ones left out; no list is thrown', async () => {
+    // Omni Core's unconfirmed shape: no valid, invalidreason, block, blockhash, blocktime, positioninblock.
+    const {
+      valid: _v,
+      block: _b,
+      blockhash: _h,
+      blocktime: _t,
+      positioninblock: _p,
+      propertyname: _n,
+      flags: _f,
+      ...bare
+    } = SIMPLE_SEND as Record<string, unknown>;
+    const pendingSend = (n: number, fields: Record<string, unknown> = {}) => ({ ...bare, txid: TXID(n).toUpperCase(), confirmations: 0, ...fields });
+    const state = {
+      tip: 5,
+      pending: [
+        pendingSend(1),
+        pendingSend(2, { amount: undefined }), // unreadable
+        pendingSend(3, { block: 5, blockhash: TXID(9), confirmations: 1 }), // mined meanwhile
+        pendingSend(4, { propertyid: 999 }), // no such property
+        pendingSend(5), // not asked
+      ] as unknown,
+    };
+    const { stub, reader, logger } = await omniCore(new Map(), state);
+    const transfers = await reader.pendingTransfers(new Set([1, 2, 3, 4].map(TXID)));
+    expect(transfers).toEqual([{ ...omniTransfers(SIMPLE_SEND, 0, 'mainnet')[0], transactionId: TXID(1) }]);
+    expect(logger.warn).toHaveBeenCalledTimes(1);
+    expect(await reader.tokenMetadata(transfers[0] as (typeof transfers)[0])).toMatchObject({ name: 'TetherUS', transactionType: 'Simple Send' });
+    expect(stub.count('omni_gettransaction')).toBe(0); // the type came with the pending entry
+    expect(await reader.pendingTransfers(new Set())).toEqual([]);
+    expect(stub.count('omni_listpendingtransactions')).toBe(1);
+    state.pending = { error: 'not a list' };
+    await expect(reader.pendingTransfers(new Set([TXID(1)]))).rejects.toThrow(UtxoAdapterError);
   });
 
   it(`getTokenBalance: more than ${MAX_BALANCE_WALK_BLOCKS} blocks to take back is unknown (warned); a negative result is unknown`, async () => {
