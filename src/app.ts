@@ -130,6 +130,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       onChange: (change) => {
         access.forgetCustomer(change.customerId);
         if (change.table === 'api_keys') access.forgetUnknownKeys();
+        if (change.table === 'operator_tokens') access.forgetUnknownOperatorTokens();
       },
       onCallbacks: worker ? () => worker.wake() : undefined,
       onSubscription: ingest ? (change) => ingest.onSubscriptionChange(change) : undefined,

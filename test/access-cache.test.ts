@@ -138,4 +138,43 @@ describe('unauthenticated load on a running service', () => {
     }
     expect(status).toBe(200);
   });
+
+  /** Operator token lookups that reached the database. */
+  async function operatorLookups(): Promise<number> {
+    const text = (await t.request('GET', '/metrics')).text;
+    return Number(/herald_db_query_duration_seconds_count\{query="operator-tokens:find"\} (\d+)/.exec(text)?.[1] ?? 0);
+  }
+
+  it('many operator requests with the same unknown token, at once and one after another, read the database once', async () => {
+    await cacheLive('/wallet-as-a-service/wallets/all-assets');
+    const bearer = { authorization: 'Bearer hop_made-up-operator-token' };
+    const before = await operatorLookups();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => t.request('GET', '/operator/whoami', { headers: bearer })));
+    for (let i = 0; i < 20; i++) answers.push(await t.request('GET', '/operator/whoami', { headers: bearer }));
+    for (const r of answers) expect(r.body.error.code).toBe('invalid_operator_token');
+    expect((await operatorLookups()) - before).toBe(1);
+  });
+
+  it('an operator token created after it was refused as unknown works at once (the announcement forgets unknown tokens)', async () => {
+    await cacheLive('/wallet-as-a-service/wallets/all-assets');
+    const token = `hop_${randomBytes(32).toString('base64url')}`;
+    const bearer = { authorization: `Bearer ${token}` };
+    expect((await t.request('GET', '/operator/whoami', { headers: bearer })).status).toBe(401);
+    const lookups = await operatorLookups();
+    expect((await t.request('GET', '/operator/whoami', { headers: bearer })).status).toBe(401);
+    expect(await operatorLookups()).toBe(lookups); // remembered as unknown
+    // The row `herald operator-tokens create` inserts, with a token chosen here.
+    await t.app.database.db.query('test:insert-operator-token', 'INSERT INTO operator_tokens (name, token_hash, token_prefix) VALUES ($1, $2, $3)', [
+      `late-${randomBytes(3).toString('hex')}`,
+      hashApiKey(token),
+      token.slice(0, 10),
+    ]);
+    const started = Date.now();
+    let status = 0;
+    while (Date.now() - started < 1_000 && status !== 200) {
+      status = (await t.request('GET', '/operator/whoami', { headers: bearer })).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(status).toBe(200);
+  });
 });

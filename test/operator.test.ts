@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleHistory, wholeMinute } from '../src/services/history-sampler.ts';
 import { saveCursor, stopChain } from '../src/store/chain-state.ts';
@@ -13,9 +14,11 @@ import { startTestApp, type TestApp, type TestResponse } from './harness.ts';
 
 const run = promisify(execFile);
 let t: TestApp;
+/** The app's log lines (info and up): operator actions are logged with the token's name. */
+const log: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({}, { logger: pino({ level: 'info' }, { write: (line: string) => void log.push(JSON.parse(line)) }) });
 });
 afterAll(async () => {
   await t?.close();
@@ -202,6 +205,19 @@ describe('operator customer endpoints', () => {
     const badHost = await asOperator(token, 'POST', '/operator/customers/beta-ops/domains/not%20a%20host/verify');
     expect(badHost.body.error.code).toBe('invalid_data');
     expect((await asOperator(token, 'POST', '/operator/customers/nobody/domains/x.example/verify')).status).toBe(404);
+
+    // Each change is in the operator's log with the name of the token that made it.
+    const actions = log
+      .filter((l) => l.operator !== undefined && l.customer === 'beta-ops')
+      .map(({ msg, operator, keyId, amount, credits, domain }) => ({ msg, operator, keyId, amount, credits, domain }));
+    const by = { operator: 'console', keyId: undefined, amount: undefined, credits: undefined, domain: undefined };
+    expect(actions).toEqual([
+      { ...by, msg: 'API key created by an operator', keyId },
+      { ...by, msg: 'API key revoked by an operator', keyId },
+      { ...by, msg: 'API key revoked by an operator', keyId },
+      { ...by, msg: 'credits added by an operator', amount: 5000, credits: '5010' },
+      { ...by, msg: 'callback domain verified by an operator', domain: 'beta.example.net' },
+    ]);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * Who is operating: the Authorization: Bearer header of the /operator/* routes resolved to its operator
- * token's name. Read from the database on every request (operator calls are few), so a revoked token
- * stops working at once, in every process.
+ * token's name. A known token is read from the database on every request (operator calls are few), so a
+ * revoked token stops working at once, in every process; an unknown one is remembered for a few seconds
+ * (services/access.ts), so a flood of made-up tokens does not cost a database read each.
  */
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors.ts';

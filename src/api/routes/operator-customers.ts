@@ -1,4 +1,7 @@
-/** The operator's customer routes: list, detail, keys, credits, domain verification (the CLI's actions). */
+/**
+ * The operator's customer routes: list, detail, keys, credits, domain verification (the CLI's actions).
+ * Every change is logged with the operator token's name (`operator`), so the log says who did what.
+ */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { unixSeconds } from '../../domain/time.ts';
@@ -108,7 +111,11 @@ export function operatorCustomerRoutes(app: FastifyInstance, common: Common): vo
         response: { 201: envelope(Type.Object({ item: Type.Object({ keyId: Type.String(), apiKey: Type.String({ description: 'Shown once.' }) }) })) },
       },
     },
-    async (request, reply) => sendData(request, reply, 201, { item: await customers.createKey(common, request.params.name) }, NO_CREDITS),
+    async (request, reply) => {
+      const item = await customers.createKey(common, request.params.name);
+      request.log.info({ operator: request.operator, customer: request.params.name, keyId: item.keyId }, 'API key created by an operator');
+      return sendData(request, reply, 201, { item }, NO_CREDITS);
+    },
   );
 
   app.post<{ Params: { name: string; keyId: string } }>(
@@ -125,6 +132,7 @@ export function operatorCustomerRoutes(app: FastifyInstance, common: Common): vo
     },
     async (request, reply) => {
       const revoked = await customers.revokeKey(common, request.params.name, request.params.keyId);
+      request.log.info({ operator: request.operator, customer: request.params.name, keyId: revoked.keyId }, 'API key revoked by an operator');
       return sendData(request, reply, 200, { item: { keyId: revoked.keyId, revokedTimestamp: unixSeconds(revoked.revokedAt) } }, NO_CREDITS);
     },
   );
@@ -143,7 +151,9 @@ export function operatorCustomerRoutes(app: FastifyInstance, common: Common): vo
       },
     },
     async (request, reply) => {
-      const credits = await customers.addCustomerCredits(common, request.params.name, request.body.data.item.amount);
+      const { amount } = request.body.data.item;
+      const credits = await customers.addCustomerCredits(common, request.params.name, amount);
+      request.log.info({ operator: request.operator, customer: request.params.name, amount, credits: String(credits) }, 'credits added by an operator');
       return sendData(request, reply, 200, { item: { credits: Number(credits) } }, NO_CREDITS);
     },
   );
@@ -162,6 +172,7 @@ export function operatorCustomerRoutes(app: FastifyInstance, common: Common): vo
     },
     async (request, reply) => {
       const verified = await customers.verifyDomain(common, request.params.name, request.params.domain);
+      request.log.info({ operator: request.operator, customer: request.params.name, domain: verified.domain }, 'callback domain verified by an operator');
       return sendData(request, reply, 200, { item: { domain: verified.domain, verified: true } }, NO_CREDITS);
     },
   );
