@@ -773,6 +773,27 @@ describe('test callback', () => {
     expect(await creditsOf(c)).toBe(0n);
   });
 
+  it('its timeout covers the wait for a free connection: three at once to a destination that never answers (2 connections) all answer within the timeout', async () => {
+    const r = await receiver({ kind: 'timeout' });
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/test-hangs`);
+    const started = Date.now();
+    const answers = await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/test-callback`, { key: c.key });
+        return { res, ms: Date.now() - started };
+      }),
+    );
+    for (const { res, ms } of answers) {
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.item).toMatchObject({ delivered: false, httpStatus: null, errorClass: 'timeout' });
+      // Before: the third waited for a slot (one timeout), then had a timeout of its own.
+      expect(ms).toBeLessThan(1.8 * TIMEOUT_MS);
+    }
+    // Two reached the receiver; the third gave up waiting for a connection.
+    expect(r.received).toHaveLength(2);
+  });
+
   it('costs its price when it reports an answer, and nothing when it is refused before sending', async () => {
     const r = await receiver(status(500));
     const c = await customer();

@@ -45,6 +45,13 @@ export interface SendResult extends AttemptRecord {
 export interface SendOptions {
   /** The customer's own allow-list (customers.allow_networks), on top of the operator's. */
   allowNetworks?: readonly string[];
+  /**
+   * The timeout covers the wait for a free connection to the destination too (a test callback: the
+   * customer waits for the answer, and a destination busy with its callbacks must not make that wait
+   * twice the timeout or more). Queued callbacks of the worker leave it off: their wait is bounded by
+   * the queue allowance, and a timeout is an attempt that counts against the receiver.
+   */
+  timeoutCoversWait?: boolean;
 }
 
 /** Work (ms) a destination may have queued here beyond its requests in flight, and a cap in callbacks. */
@@ -224,15 +231,27 @@ export class CallbackSender {
     return n;
   }
 
-  private async acquire(destination: string): Promise<void> {
+  /** Takes a slot of the destination, waiting for one if need be; false when `signal` aborted the wait (no slot taken). */
+  private async acquire(destination: string, signal?: AbortSignal): Promise<boolean> {
     const n = this.active.get(destination) ?? 0;
     if (n < this.options.perDestination) {
       this.active.set(destination, n + 1);
-      return;
+      return true;
     }
-    await new Promise<void>((resume) => {
+    return await new Promise<boolean>((resume) => {
       const queue = this.waiting.get(destination) ?? [];
-      queue.push(resume);
+      const granted = () => {
+        signal?.removeEventListener('abort', givenUp);
+        resume(true);
+      };
+      const givenUp = () => {
+        const waiting = this.waiting.get(destination);
+        const at = waiting?.indexOf(granted) ?? -1;
+        if (at >= 0) waiting?.splice(at, 1);
+        resume(false);
+      };
+      signal?.addEventListener('abort', givenUp, { once: true });
+      queue.push(granted);
       this.waiting.set(destination, queue);
     });
   }
@@ -260,17 +279,37 @@ export class CallbackSender {
     headers: Record<string, string>,
     options: SendOptions = {},
   ): Promise<SendResult> {
-    await this.acquire(destination);
-    const startedAt = new Date();
-    const started = performance.now();
-    const done = (r: Omit<SendResult, 'startedAt' | 'durationMs'>): SendResult => ({ startedAt, durationMs: performance.now() - started, ...r });
     // A deadline cleared when the request ends (AbortSignal.timeout's timer and signal would stay alive
     // for the whole timeout after every request: tens of thousands of them at a few thousand POSTs/s).
     const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new DOMException(`no complete answer within ${this.options.timeoutMs} ms`, 'TimeoutError')),
-      this.options.timeoutMs,
-    );
+    const startDeadline = () =>
+      setTimeout(() => deadline.abort(new DOMException(`no complete answer within ${this.options.timeoutMs} ms`, 'TimeoutError')), this.options.timeoutMs);
+    let timer: NodeJS.Timeout | undefined;
+    let startedAt = new Date();
+    let started = performance.now();
+    if (options.timeoutCoversWait) {
+      timer = startDeadline();
+      if (!(await this.acquire(destination, deadline.signal))) {
+        const detail = `no free connection to ${destination} within ${this.options.timeoutMs} ms: ${this.options.perDestination} requests in flight there`;
+        const errorMessage = customerMessage('timeout', this.options.timeoutMs);
+        return {
+          startedAt,
+          durationMs: performance.now() - started,
+          httpStatus: null,
+          errorClass: 'timeout',
+          errorMessage,
+          errorDetail: detail,
+          responseBody: null,
+          headers: {},
+        };
+      }
+    } else {
+      await this.acquire(destination);
+      startedAt = new Date();
+      started = performance.now();
+      timer = startDeadline();
+    }
+    const done = (r: Omit<SendResult, 'startedAt' | 'durationMs'>): SendResult => ({ startedAt, durationMs: performance.now() - started, ...r });
     try {
       const { hostname, protocol } = new URL(url);
       if (protocol !== 'https:') {

@@ -208,7 +208,8 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
   };
   let result: SendResult;
   try {
-    result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers, { allowNetworks });
+    // The customer waits for this answer: the timeout covers the wait for a free connection to the destination too.
+    result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers, { allowNetworks, timeoutCoversWait: true });
   } catch (error) {
     await common.credits
       .refund(customerId, charge, caller.endpoint)

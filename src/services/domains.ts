@@ -129,7 +129,7 @@ function fileUrl(common: Common, domain: string): string {
 async function proveByFile(common: Common, caller: Caller, domain: string, token: string): Promise<Proof> {
   const url = fileUrl(common, domain);
   const allowNetworks = await allowNetworksOf(common.db, caller.owner.customerId);
-  const r = await common.sender.send('GET', url, destinationOf(url), undefined, { accept: 'text/plain' }, { allowNetworks });
+  const r = await common.sender.send('GET', url, destinationOf(url), undefined, { accept: 'text/plain' }, { allowNetworks, timeoutCoversWait: true });
   if (r.errorDetail) {
     common.logger.warn(
       { requestId: caller.requestId, domain, errorClass: r.errorClass, detail: r.errorDetail },
