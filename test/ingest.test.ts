@@ -10,7 +10,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createNodePool } from '../src/chains/pool.ts';
 import type { ChainAdapter, NormalizedBlock, TokenTransfer } from '../src/chains/types.ts';
-import { applyNextBlock, type FollowerDeps, type StepResult } from '../src/ingest/follower.ts';
+import { applyNextBlock, type FollowerDeps, followChain, type StepResult } from '../src/ingest/follower.ts';
 import { startIngest } from '../src/ingest/service.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { getCursor, loadIndexableSubscriptions } from '../src/store/chain-state.ts';
@@ -33,6 +33,8 @@ class FakeChain implements ChainAdapter {
   blocks: NormalizedBlock[] = [];
   private nonce = 0;
   failNext = 0;
+  /** A height whose block this node serves with a parent hash that is not its own block below (a node contradicting itself). */
+  lieAboutParentAt?: number;
   /** Calls of getBlock and getBlockHash, to see which the follower uses. */
   calls = { getBlock: 0, getBlockHash: 0 };
 
@@ -92,6 +94,7 @@ class FakeChain implements ChainAdapter {
     }
     const block = this.blocks[height];
     if (!block) throw new Error(`no block at ${height}`);
+    if (height === this.lieAboutParentAt) return { ...structuredClone(block), parentHash: `0x${'e'.repeat(64)}` };
     return structuredClone(block);
   }
 }
@@ -409,6 +412,51 @@ describe('chain following', () => {
     other.blocks = [...s.chain.blocks];
     expect((await s.follow(d)).at(-1)).toMatchObject({ kind: 'stopped', reason: expect.stringMatching(/deeper than the window of 4 blocks/) });
     expect(s.logger.error).toHaveBeenCalledTimes(1);
+    await pool.close();
+  });
+
+  it('a node whose block does not link to its own block below is no reorganisation: the step fails and backs off, the node is set aside, another is read', async () => {
+    const s = await setup();
+    for (let i = 0; i < 3; i++) s.chain.grow();
+    expect((await s.follow()).at(-1)).toEqual({ kind: 'caught-up', head: 3 });
+    s.chain.grow();
+    s.chain.lieAboutParentAt = 4;
+    const reorganisations = async () => (await s.db.query<{ n: number }>('test:reorganisations', 'SELECT count(*)::int AS n FROM chain_reorganisations'))[0]?.n;
+    await expect(s.step()).rejects.toThrow(/inconsistent parent hashes/);
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 3, hash: s.chain.blocks[3]?.hash });
+
+    // Followed by the loop: retried with the doubling backoff, not at full speed (2,730 "reorganisations" in 41 s before).
+    const stop = new AbortController();
+    const results: StepResult[] = [];
+    const before = s.chain.calls.getBlock;
+    const following = followChain({ ...s.deps }, CHAIN, { signal: stop.signal, backoffMinMs: 100, pollMs: 50, onStep: (r) => results.push(r) });
+    await new Promise((r) => setTimeout(r, 1_200));
+    stop.abort();
+    await following;
+    expect(s.chain.calls.getBlock - before).toBeLessThanOrEqual(6); // 0, 100, 300, 700 ms (+ 1,500 after the test)
+    expect(results).toEqual([]);
+    expect(await reorganisations()).toBe(0);
+    expect(s.logger.warn).not.toHaveBeenCalledWith(expect.anything(), 'chain reorganisation: rewound to the common ancestor');
+
+    // Two nodes: the one contradicting itself is counted against and set aside; the block is read from the other.
+    const other = new FakeChain();
+    other.blocks = [...s.chain.blocks];
+    const pool = createNodePool({
+      blockchain: CHAIN.blockchain,
+      network: CHAIN.network,
+      nodes: [
+        { label: 'a', adapter: s.chain },
+        { label: 'b', adapter: other },
+      ],
+      logger: s.logger,
+    });
+    const d = { ...s.deps, adapter: pool };
+    await expect(s.step(d)).rejects.toThrow(/inconsistent parent hashes/);
+    const a = pool.views().find((v) => v.node === 'a');
+    expect(a).toMatchObject({ eligible: false, reason: expect.stringMatching(/^serving inconsistent blocks .*left alone for 5 s$/) });
+    expect(a?.errorRate).toBeGreaterThan(0);
+    expect(await s.step(d)).toMatchObject({ kind: 'applied', height: 4, hash: s.chain.blocks[4]?.hash });
+    expect(await reorganisations()).toBe(0);
     await pool.close();
   });
 

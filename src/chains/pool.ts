@@ -6,6 +6,7 @@
  * - not rate limited: a 429 keeps the node out for its Retry-After (or a doubling backoff without one);
  * - not syncing (each family's own signal, see getNodeHealth in the adapters);
  * - not on a fork of its own (a deep reorganisation no second node confirmed, see checkReorganisation);
+ * - not contradicting itself (a block whose parent is not its own block below, see reportInconsistency);
  * - its head within maxLagBlocks of the best head among the nodes above.
  *
  * A request that fails on one node is tried on the next eligible one, and thrown only when all failed (the
@@ -87,6 +88,13 @@ const LATENCY_WEIGHT = 0.2;
 const RATE_LIMIT_MIN_MS = 1_000;
 const RATE_LIMIT_MAX_MS = 60_000;
 const MAX_RETRY_AFTER_MS = 600_000;
+/**
+ * A node that served inconsistent blocks is set aside for 5 s, doubling at each repeat up to 5 minutes;
+ * a node consistent for 10 minutes since starts again at 5 s.
+ */
+const INCONSISTENT_MIN_MS = 5_000;
+const INCONSISTENT_MAX_MS = 300_000;
+const INCONSISTENT_FORGET_MS = 600_000;
 /** A read-only pool (no onReport, no timer) probes again before a read when its last round is older than this. */
 const STALE_MS = 5_000;
 
@@ -101,6 +109,8 @@ interface NodeState {
   rateLimitBackoffMs: number;
   /** A deep reorganisation this node alone claimed: the block it had at that height. */
   fork?: { height: number; hash: string };
+  /** It served blocks that contradict each other (reportInconsistency): why, and until when it is left alone. */
+  inconsistent?: { reason: string; until: number; asideMs: number };
   outcomes: { at: number; ok: boolean }[];
   latencyMs?: number;
   probed: boolean;
@@ -173,6 +183,8 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   function ownProblem(node: NodeState): string | undefined {
     if (node.rateLimitedUntil !== undefined && now() < node.rateLimitedUntil) return node.failure ?? 'rate limited (HTTP 429)';
     if (node.failure !== undefined) return node.failure;
+    if (node.inconsistent !== undefined && now() < node.inconsistent.until)
+      return `serving inconsistent blocks (${node.inconsistent.reason}): left alone for ${Math.ceil(node.inconsistent.asideMs / 1000)} s`;
     if (!node.probed || node.head === undefined) return 'not checked yet';
     if (node.syncing !== undefined) return `syncing: ${node.syncing}`;
     if (node.fork !== undefined) return `on a fork of its own: its block ${node.fork.height} (${node.fork.hash}) replaces ours and no second node agrees`;
@@ -422,6 +434,20 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     return { act: false, reason };
   }
 
+  /** The follower found the node it last read from contradicting itself: a failure of that node, set aside with a doubling backoff. */
+  function reportInconsistency(reason: string): void {
+    const node = preferred;
+    const at = now();
+    const previous = node.inconsistent;
+    const asideMs = previous && at - previous.until < INCONSISTENT_FORGET_MS ? Math.min(previous.asideMs * 2, INCONSISTENT_MAX_MS) : INCONSISTENT_MIN_MS;
+    node.inconsistent = { reason, until: at + asideMs, asideMs };
+    node.outcomes.push({ at, ok: false });
+    if (node.outcomes.length > MAX_OUTCOMES) node.outcomes.shift();
+    logger?.warn({ ...log, node: node.label, reason, asideMs }, 'node served inconsistent blocks: set aside');
+    evaluate();
+    report();
+  }
+
   const first = nodes[0] as NodeState;
   const has = (method: keyof ChainAdapter) => typeof first.adapter[method] === 'function';
 
@@ -476,6 +502,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     getBlock: (height: number): Promise<NormalizedBlock> => withNode((a) => a.getBlock(height), height),
     getBlockHash: (height: number) => withNode((a) => hashAt(a, height), height),
     checkReorganisation,
+    reportInconsistency,
     views: () => nodes.map(viewOf),
     refresh,
     async close() {

@@ -203,6 +203,12 @@ export interface ChainAdapter {
    */
   checkReorganisation?(claim: { ancestorHeight: number; depth: number; ourHash: string }): Promise<ReorganisationVerdict>;
   /**
+   * Told by the follower that the node which served the last reads contradicted itself (a block whose
+   * parent is not the node's own block at the height below). A pool counts it against that node's health
+   * and sets it aside for a while, doubling while it goes on. Optional.
+   */
+  reportInconsistency?(reason: string): void;
+  /**
    * The node's canonical block at `height`, normalised. May throw (node down, height not yet there):
    * the follower retries with backoff, never skips the height.
    */

@@ -274,6 +274,17 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     }
   }
 
+  // The node agrees with our last block, yet the block it gave after it names another parent: no
+  // reorganisation (nothing of ours is replaced), the node contradicts itself (or changed its chain twice
+  // between two calls). Rewinding to our own cursor would "reorganise" at every step: a node serving
+  // inconsistent parent hashes made thousands of depth-0 reorganisations a minute. It counts against the
+  // node's health, and the step fails: followChain retries with its doubling backoff.
+  if (ancestor === cursor.height) {
+    const reason = `its block ${cursor.height + 1} does not link to its own block ${cursor.height} (${cursor.hash}): the node serves inconsistent parent hashes`;
+    deps.adapter.reportInconsistency?.(reason);
+    throw new InconsistentNodeError(reason);
+  }
+
   // Several nodes: a deep reorganisation (or one past the window) is followed only when a second node agrees.
   const lowestStored = stored.at(-1);
   const claim =
@@ -333,6 +344,11 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     );
     return { kind: 'reorganised' as const, ancestorHeight, depth: cursor.height - ancestorHeight, revertedCallbacks, ...removed };
   });
+}
+
+/** The node's answers contradict each other (see reconcile): no reorganisation, a failed step. */
+export class InconsistentNodeError extends Error {
+  override name = 'InconsistentNodeError';
 }
 
 /** The node's block hash at `height`: by the adapter's cheap call when it has one, else from the whole block. */

@@ -66,7 +66,7 @@ export interface EvmCapabilities {
   headWatching: 'websocket' | 'none';
 }
 
-export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'mempool'>> &
+export type EvmAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'reportInconsistency' | 'mempool'>> &
   Pick<ChainAdapter, 'mempool'> &
   Pick<ChainAdapter, 'watchHeads'> & {
     capabilities(): EvmCapabilities;

@@ -65,7 +65,9 @@ export interface TronCapabilities {
 const STALE_HEAD_SECONDS = 60;
 
 // No findTransactions: Tron's HTTP API has no batches; the already-mined check asks findTransaction one by one.
-export type TronAdapter = Required<Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'mempool' | 'findTransactions'>> & {
+export type TronAdapter = Required<
+  Omit<ChainAdapter, 'watchHeads' | 'getUnspentOutputs' | 'checkReorganisation' | 'reportInconsistency' | 'mempool' | 'findTransactions'>
+> & {
   capabilities(): TronCapabilities;
 };
 
