@@ -12,7 +12,7 @@ import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
 import type { ChainAdapter } from './chains/types.ts';
 import type { Config } from './config/config.ts';
-import { startAlertMonitor } from './delivery/alert-monitor.ts';
+import { raiseProcessAlert, startAlertMonitor } from './delivery/alert-monitor.ts';
 import { type RecoveryRunner, startRecoveryRunner } from './delivery/recovery.ts';
 import { openPrunerDb, startRetentionPruner } from './delivery/retention.ts';
 import { CallbackSender } from './delivery/sender.ts';
@@ -28,6 +28,7 @@ import { listChainNodes } from './store/chain-nodes.ts';
 import { type ChainKey, listChainStatus } from './store/chain-state.ts';
 import { listenForChanges } from './store/changes.ts';
 import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
+import type { SupervisionHooks } from './store/embedded.ts';
 import { type OpenDatabase, openDatabase } from './store/open.ts';
 
 export interface RunningApp {
@@ -78,9 +79,19 @@ export function createSender(config: Config): CallbackSender {
   });
 }
 
-export async function startApp(config: Config, logger: Logger = createLogger(config), options: { clock?: Clock } = {}): Promise<RunningApp> {
+export async function startApp(
+  config: Config,
+  logger: Logger = createLogger(config),
+  options: { clock?: Clock; onFatal?: (error: Error) => void } = {},
+): Promise<RunningApp> {
   const metrics = createMetrics();
-  const database = await openDatabase(config, { metrics, onError: (error) => logger.warn({ err: error }, 'idle database connection failed') });
+  let opened: OpenDatabase | undefined;
+  const database = await openDatabase(config, {
+    metrics,
+    onError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+    supervision: embeddedSupervision(config, logger, metrics, () => opened, options.onFatal),
+  });
+  opened = database;
   if (database.applied.length > 0) logger.info({ migrations: database.applied }, 'database migrations applied');
   metrics.setPoolSource(database.db.poolStats);
   const stops: (() => Promise<void>)[] = [() => database.close()];
@@ -157,6 +168,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
       credits: new CreditCharger(database.db),
       creates: new GroupedCreates(database.db),
       chainReader: readers?.get,
+      health: database.embedded?.health,
     };
     const server = config.roles.includes('api') ? await buildServer(common, { logger, metrics }) : undefined;
     if (server) {
@@ -173,7 +185,7 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     }
     let metricsUrl: string | undefined;
     if (!server && config.metricsPort !== undefined) {
-      const ops = await startOpsServer({ db: database.db, metrics, host: config.host, port: config.metricsPort });
+      const ops = await startOpsServer({ db: database.db, metrics, host: config.host, port: config.metricsPort, health: database.embedded?.health });
       metricsUrl = ops.url;
       stops.push(() => ops.server.close());
       logger.info({ url: metricsUrl }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
@@ -183,6 +195,36 @@ export async function startApp(config: Config, logger: Logger = createLogger(con
     await closeAll();
     throw error;
   }
+}
+
+/**
+ * What the embedded database's supervisor (store/embedded.ts) does with what it sees: a line in the log
+ * when the server dies, an operator alert once it runs again, and, when it cannot be started again,
+ * `onFatal` (`herald serve` exits non-zero then, for a process manager to restart it).
+ */
+function embeddedSupervision(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+  database: () => OpenDatabase | undefined,
+  onFatal?: (error: Error) => void,
+): SupervisionHooks {
+  return {
+    onDown: (cause) => logger.error({ cause }, 'embedded database down: starting it again'),
+    onRestarted: ({ cause, downMs, attempts }) => {
+      const opened = database();
+      if (!opened) return;
+      const data = { cause, downSeconds: Math.round(downMs / 100) / 10, attempts, dataDir: config.dataDir };
+      logger.warn(data, 'embedded database started again');
+      void raiseProcessAlert({ db: opened.db, config, logger, metrics }, 'database.restarted', 'database/embedded', data).catch((error) =>
+        logger.error({ err: error }, 'the alert of the embedded database restart could not be written'),
+      );
+    },
+    onGiveUp: (error) => {
+      logger.fatal({ err: error }, 'embedded database could not be started again');
+      onFatal?.(error);
+    },
+  };
 }
 
 /**

@@ -15,16 +15,22 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  realpathSync,
   rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
+import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/config.ts';
 import { freePort, openEmbeddedDatabase } from '../src/store/embedded.ts';
 import { OPEN_BASE } from '../src/store/server-user.ts';
+import { until } from './support/wait.ts';
 
 const isRoot = userInfo().uid === 0;
 const NOT_ROOT = 'needs root: the server then runs as the `postgres` user, and only root can act as another local user';
@@ -279,4 +285,85 @@ describe.skipIf(!isRoot)(`run as root (${NOT_ROOT})`, () => {
       new RegExp(`runs as the \`postgres\` user .* cannot reach ${dataDir}/postgres: ${closed} is closed to it\\..*--data-dir.*DATABASE_URL`),
     );
   });
+});
+
+describe('supervision of the embedded server', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-supervised-'));
+  toRemove.push(dataDir);
+  /** The postmaster's pid and port, from its postmaster.pid. */
+  const postmaster = () => {
+    const lines = readFileSync(join(realpathSync(join(dataDir, 'postgres')), 'postmaster.pid'), 'utf8').split('\n');
+    return { pid: Number(lines[0]), port: Number(lines[3]) };
+  };
+
+  it('a kill -9 of the server: /healthz answers 503 saying why, the server is started again on its port, the service answers again, an operator alert is raised', async () => {
+    const log: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void log.push(JSON.parse(line)) });
+    const app = await startApp({ ...loadConfig({ dataDir, port: 0, host: '127.0.0.1' }, {}), logLevel: 'info' }, logger);
+    try {
+      const get = async (path: string, key?: string) => {
+        const res = await fetch(`${app.url}${path}`, { headers: key ? { 'x-api-key': key } : {} });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      expect(await get('/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
+      const before = postmaster();
+
+      process.kill(before.pid, 'SIGKILL');
+      let down: { status: number; body: Record<string, unknown> } | undefined;
+      for (let i = 0; i < 200 && !down; i++) {
+        const res = await get('/healthz');
+        if (res.status !== 200) down = res;
+        else await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(down).toEqual({
+        status: 503,
+        body: { status: 'unhealthy', reason: expect.stringMatching(/embedded PostgreSQL server exited on signal SIGKILL; starting it again/) },
+      });
+
+      await until('the embedded server to be started again', async () => (await get('/healthz')).status === 200, 60_000);
+      const after = postmaster();
+      expect(after.pid).not.toBe(before.pid);
+      expect(after.port).toBe(before.port); // the pools' connection string stays valid
+      await until('the service to answer from the database again', async () => (await get('/account', app.firstKey)).status === 200, 20_000);
+      await until('readiness', async () => (await get('/readyz')).status === 200, 10_000);
+
+      const messages = log.map((l) => l.msg);
+      expect(messages).toContain('embedded database down: starting it again');
+      expect(log.find((l) => l.msg === 'embedded database started again')).toMatchObject({ cause: expect.stringMatching(/SIGKILL/), attempts: 1 });
+      expect(log.find((l) => l.alert === 'database.restarted')?.msg).toMatch(/^alert: the embedded database was started again after [\d.]+ s down/);
+      const metrics = await (await fetch(`${app.url}/metrics`)).text();
+      expect(metrics).toMatch(/herald_alerts_total\{kind="database.restarted"\} 1/);
+    } finally {
+      await app.close();
+    }
+  }, 120_000);
+
+  it('a server that cannot be started again (its port taken) is given up after the last try: health says so and onGiveUp is called', async () => {
+    let gaveUp: Error | undefined;
+    const db = await openEmbeddedDatabase(dataDir, {
+      restartDelaysMs: [100, 100],
+      onGiveUp: (error) => {
+        gaveUp = error;
+      },
+    });
+    const squatter = createServer();
+    try {
+      const { pid, port } = postmaster();
+      process.kill(pid, 'SIGKILL');
+      await until('the killed server to let go of its port', async () => {
+        try {
+          await new Promise<void>((done, fail) => squatter.once('error', fail).listen(port, '127.0.0.1', () => done()));
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      await until('the supervisor to give up', async () => gaveUp !== undefined, 60_000);
+      expect(gaveUp?.message).toMatch(/could not be started again \(2 tries\)/);
+      expect(db.health()).toEqual({ up: false, reason: gaveUp?.message });
+    } finally {
+      squatter.close();
+      await db.stop();
+    }
+  }, 120_000);
 });

@@ -5,6 +5,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics.ts';
+import type { ProcessHealth } from '../services/context.ts';
 import type { Queryable } from '../store/db.ts';
 import { probeRoutes } from './routes/operations.ts';
 
@@ -13,9 +14,10 @@ export async function startOpsServer(options: {
   metrics: Metrics;
   host: string;
   port: number;
+  health?: ProcessHealth;
 }): Promise<{ server: FastifyInstance; url: string }> {
   const server = Fastify({ logger: false, forceCloseConnections: true });
-  probeRoutes(server, options.db, options.metrics);
+  probeRoutes(server, options.db, options.metrics, options.health);
   const url = await server.listen({ host: options.host, port: options.port });
   return { server, url };
 }

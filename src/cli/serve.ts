@@ -1,6 +1,9 @@
 /** `herald serve`: start everything, print the first key once, stop cleanly on SIGTERM/SIGINT. */
-import { createLogger, startApp } from '../app.ts';
+import { createLogger, type RunningApp, startApp } from '../app.ts';
 import type { Config } from '../config/config.ts';
+
+/** How long a stop after the embedded database was lost may take before the process exits anyway. */
+const FATAL_STOP_MS = 10_000;
 
 export async function serve(config: Config): Promise<void> {
   // A reader that went away (herald serve | head) must not crash the server: output is best effort.
@@ -9,7 +12,29 @@ export async function serve(config: Config): Promise<void> {
   });
   const logger = createLogger(config);
   const started = performance.now();
-  const app = await startApp(config, logger);
+  let app: RunningApp | undefined;
+  let stopping = false;
+  const stop = async (signal: string, exitCode = 0) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
+    try {
+      await app?.close();
+      logger.info('stopped');
+      process.exit(exitCode);
+    } catch (error) {
+      logger.error({ err: error }, 'error while stopping');
+      process.exit(1);
+    }
+  };
+  // The embedded database could not be started again after it died: stop, and exit non-zero so that a
+  // process manager (systemd, Kubernetes) restarts herald with a fresh server. Whatever still waits on
+  // the lost database gets FATAL_STOP_MS to finish.
+  const onFatal = () => {
+    setTimeout(() => process.exit(1), FATAL_STOP_MS).unref();
+    void stop('embedded database lost', 1);
+  };
+  app = await startApp(config, logger, { onFatal });
   logger.info(
     { url: app.url, database: app.database.embedded ? `embedded (${config.dataDir})` : 'DATABASE_URL', startMs: Math.round(performance.now() - started) },
     'herald is ready',
@@ -20,21 +45,6 @@ export async function serve(config: Config): Promise<void> {
         `  Try it:  curl -H 'x-api-key: ${app.firstKey}' '${app.url}/wallet-as-a-service/wallets/all-assets'\n\n`,
     );
   }
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping: no new connections, finishing requests in flight');
-    try {
-      await app.close();
-      logger.info('stopped');
-      process.exit(0);
-    } catch (error) {
-      logger.error({ err: error }, 'error while stopping');
-      process.exit(1);
-    }
-  };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 }

@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { chainLag } from '../domain/chain-lag.ts';
 import type { Metrics } from '../metrics.ts';
-import { claimTransition, type DueTally, type NewAlert, observeSubject, pruneAlertOutbox, takeDueTallies } from '../store/alerts.ts';
+import { claimTransition, type DueTally, insertAlerts, type NewAlert, observeSubject, pruneAlertOutbox, takeDueTallies } from '../store/alerts.ts';
 import { listChainNodes } from '../store/chain-nodes.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
@@ -33,7 +33,8 @@ export type AlertKind =
   | 'node.ineligible'
   | 'node.eligible'
   | 'subscription.deactivated'
-  | 'callbacks.exhausted';
+  | 'callbacks.exhausted'
+  | 'database.restarted';
 
 /** What one look found of a subject: its state and the facts an alert about it carries. */
 interface Observation {
@@ -181,6 +182,27 @@ function summary(kind: AlertKind, data: Record<string, unknown>): string {
       return `${data.subscriptions} subscription(s) of customer ${data.customerId} to ${data.destination} deactivated: ${data.reason}`;
     case 'callbacks.exhausted':
       return `${data.callbacks} callback(s) of customer ${data.customerId} to ${data.destination} failed after their last retry`;
+    case 'database.restarted':
+      return `the embedded database was started again after ${data.downSeconds} s down: ${data.cause}`;
+  }
+}
+
+/**
+ * An alert about this process itself, which no monitor could observe in the database (the embedded
+ * database was down: nothing could be written then): raised once, by the process that saw it, as the
+ * monitor raises its own (log line, metric, outbox when a webhook is configured).
+ */
+export async function raiseProcessAlert(
+  deps: Pick<AlertMonitorDeps, 'db' | 'logger' | 'metrics'> & { config: Pick<Config, 'alerts'> },
+  kind: AlertKind,
+  subject: string,
+  data: Record<string, unknown>,
+  now = new Date(),
+): Promise<void> {
+  deps.metrics?.alerts.inc({ kind });
+  deps.logger.warn({ alert: kind, subject, ...data }, `alert: ${summary(kind, data)}`);
+  if (deps.config.alerts.webhookUrl !== undefined) {
+    await insertAlerts(deps.db, [{ id: randomUUID(), kind, subject, body: alertBody(kind, now, data) }], now);
   }
 }
 

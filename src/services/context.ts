@@ -34,7 +34,11 @@ export interface Common {
   sender: CallbackSender;
   /** The adapter reading `blockchain` `network`'s node; undefined when this deployment has no node for it. */
   chainReader?: (blockchain: string, network: string) => ChainReader | undefined;
+  /** Whether what this process runs itself is up (the embedded database it started); /healthz answers it. */
+  health?: ProcessHealth;
 }
+
+export type ProcessHealth = () => { up: boolean; reason?: string };
 
 /** The authenticated caller of one request. */
 export interface Caller {

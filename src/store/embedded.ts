@@ -12,12 +12,19 @@
  * One data directory is served by at most one PostgreSQL process. A second herald process on the same
  * data directory (a CLI command while `herald serve` runs) finds the running server through
  * postmaster.pid and connects to it instead of starting another.
+ *
+ * Supervised: the process that owns the server (started or adopted it) notices when it dies (killed,
+ * out of memory, crashed) and starts it again on the same port, with a growing delay between tries
+ * (README "Embedded database supervision"). While it is down, health() says so (/healthz answers 503).
+ * When it cannot be started again after the last try, onGiveUp is called: `herald serve` then exits
+ * non-zero, so that a process manager restarts the whole program.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
+  closeSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -41,8 +48,36 @@ export interface EmbeddedDatabase {
   owned: boolean;
   /** True when the data directory was created by this call (first start). */
   created: boolean;
+  /** Whether the server this process owns is running; always up when another process owns it. */
+  health(): EmbeddedHealth;
   stop(): Promise<void>;
 }
+
+export interface EmbeddedHealth {
+  up: boolean;
+  /** Why not, for /healthz and the operator. */
+  reason?: string;
+}
+
+/** What the owner of the server is told of its supervision. */
+export interface SupervisionHooks {
+  /** The server died: `cause` says how; it is being started again. */
+  onDown?(cause: string): void;
+  /** Started again after `downMs`, at the `attempts`-th try. */
+  onRestarted?(event: { cause: string; downMs: number; attempts: number }): void;
+  /** Every try failed: the server stays down (`herald serve` exits non-zero). */
+  onGiveUp?(error: Error): void;
+  /** Delays before each try to start it again; their number is the number of tries. */
+  restartDelaysMs?: readonly number[];
+}
+
+/**
+ * 0.5 s before the first try (the killed server's backends need a moment to notice and exit: a new
+ * server refuses to start while they hold its shared memory), then doubling, about a minute in all.
+ */
+const RESTART_DELAYS_MS = [500, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
+/** How often the liveness of an adopted server (not our child: no exit event) is looked at. */
+const ADOPTED_POLL_MS = 1_000;
 
 const DATABASE_NAME = 'herald';
 const SUPERUSER = 'herald';
@@ -177,7 +212,7 @@ async function waitUntilReady(url: string, child: ChildProcess | undefined, logF
   throw new Error(`The embedded PostgreSQL server was not ready after ${READY_TIMEOUT_MS} ms (${String(lastError)}); see ${logFile}.`);
 }
 
-export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDatabase> {
+export async function openEmbeddedDatabase(dataDir: string, hooks: SupervisionHooks = {}): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
   const pgdata = join(root, 'postgres');
   const passwordFile = join(root, 'postgres-password');
@@ -212,51 +247,175 @@ export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDat
   if (running) {
     const url = connectionUrl(password, running.port, DATABASE_NAME, running.socketDir);
     await waitUntilReady(url, undefined, logFile);
-    if (ownerIsAlive(root)) return { url, owned: false, created: false, stop: async () => {} };
+    if (ownerIsAlive(root)) return { url, owned: false, created: false, health: () => ({ up: true }), stop: async () => {} };
     writeFileSync(ownerFile(root), String(process.pid));
-    return { url, owned: true, created: false, stop: () => stopByPid(running.pid) };
+    const start = await serverStarter(pgdata, owner, logFile, password, running.port, running.socketDir);
+    const supervisor = supervise(start, { pid: running.pid }, hooks);
+    return { url, owned: true, created: false, health: supervisor.health, stop: supervisor.stop };
   }
 
-  // The server is given the real path: with a link (see server-user.ts) it is the one its user can reach.
-  const serverData = realpathSync(pgdata);
-  const closed = owner && firstClosedStep(serverData, owner);
-  if (closed) throw new Error(unreachableMessage(serverData, closed, 'The data directory was made elsewhere or moved since.'));
-  const { postgres } = await loadBinaries(owner);
   const port = await freePort();
-  const socketDir = socketDirFor(serverData, port);
-  // The log can quote rows (a failed statement's details): for the operator only.
-  const logFd = openSync(logFile, 'a', 0o600);
-  chmodSync(logFile, 0o600);
-  const child = spawn(
-    postgres,
-    ['-D', serverData, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200'],
-    // Own process group: a Ctrl-C in the terminal reaches herald, which finishes its requests and then
-    // stops the server, instead of reaching the server first and cutting requests off.
-    { ...owner, cwd: '/', stdio: ['ignore', logFd, logFd], detached: true },
-  );
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const start = await serverStarter(pgdata, owner, logFile, password, port);
   writeFileSync(ownerFile(root), String(process.pid));
-  try {
-    await waitUntilReady(connectionUrl(password, port, 'postgres', socketDir), child, logFile);
-  } catch (error) {
-    child.kill('SIGKILL');
-    throw error;
-  }
+  const server = await start();
 
   if (created) {
-    const client = new pg.Client({ connectionString: connectionUrl(password, port, 'postgres', socketDir) });
+    const client = new pg.Client({ connectionString: connectionUrl(password, port, 'postgres', start.socketDir) });
     await client.connect();
     await client.query(`CREATE DATABASE ${DATABASE_NAME}`);
     await client.end();
   }
 
+  const supervisor = supervise(start, server, hooks);
+  return { url: connectionUrl(password, port, DATABASE_NAME, start.socketDir), owned: true, created, health: supervisor.health, stop: supervisor.stop };
+}
+
+/** A server this process started: its child process, and a promise settled when it has exited. */
+interface StartedServer {
+  child: ChildProcess;
+  exited: Promise<void>;
+}
+
+type ServerStarter = (() => Promise<StartedServer>) & { socketDir: string | undefined };
+
+/**
+ * Starts the server on `port` (the first start, and every restart: the pools' connection string stays
+ * valid) and waits until it accepts connections; a server that does not get there is killed and the
+ * start throws.
+ */
+async function serverStarter(
+  pgdata: string,
+  owner: ServerUser | undefined,
+  logFile: string,
+  password: string,
+  port: number,
+  adoptedSocketDir?: string,
+): Promise<ServerStarter> {
+  // The server is given the real path: with a link (see server-user.ts) it is the one its user can reach.
+  const serverData = realpathSync(pgdata);
+  const closed = owner && firstClosedStep(serverData, owner);
+  if (closed) throw new Error(unreachableMessage(serverData, closed, 'The data directory was made elsewhere or moved since.'));
+  const { postgres } = await loadBinaries(owner);
+  const socketDir = adoptedSocketDir ?? socketDirFor(serverData, port);
+  const start = async (): Promise<StartedServer> => {
+    // The log can quote rows (a failed statement's details): for the operator only.
+    const logFd = openSync(logFile, 'a', 0o600);
+    chmodSync(logFile, 0o600);
+    const child = spawn(
+      postgres,
+      [
+        '-D',
+        serverData,
+        '-p',
+        String(port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        `unix_socket_directories=${socketDir ?? ''}`,
+        '-c',
+        'max_connections=200',
+      ],
+      // Own process group: a Ctrl-C in the terminal reaches herald, which finishes its requests and then
+      // stops the server, instead of reaching the server first and cutting requests off.
+      { ...owner, cwd: '/', stdio: ['ignore', logFd, logFd], detached: true },
+    );
+    closeSync(logFd); // the child has its own copy
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    try {
+      await waitUntilReady(connectionUrl(password, port, 'postgres', socketDir), child, logFile);
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
+    }
+    return { child, exited };
+  };
+  return Object.assign(start, { socketDir });
+}
+
+/**
+ * Watches the server this process owns (its child's exit; an adopted server's pid, polled) and starts
+ * it again when it dies, until stop().
+ */
+function supervise(start: () => Promise<StartedServer>, first: StartedServer | { pid: number }, hooks: SupervisionHooks) {
+  const delays = hooks.restartDelaysMs ?? RESTART_DELAYS_MS;
+  let current: StartedServer | undefined;
+  let adoptedPid: number | undefined;
+  let poll: NodeJS.Timeout | undefined;
+  let stopping = false;
+  let health: EmbeddedHealth = { up: true };
+  let restarting: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+
+  const watch = (server: StartedServer | { pid: number }) => {
+    if ('child' in server) {
+      current = server;
+      adoptedPid = undefined;
+      server.child.once('exit', (code, signal) => {
+        if (!stopping) gone(`exited ${signal ? `on signal ${signal}` : `with code ${code}`}`);
+      });
+      return;
+    }
+    adoptedPid = server.pid;
+    poll = setInterval(() => {
+      if (!stopping && !isAlive(server.pid)) {
+        clearInterval(poll);
+        gone('is gone (pid no longer alive)');
+      }
+    }, ADOPTED_POLL_MS);
+    poll.unref();
+  };
+
+  const gone = (how: string) => {
+    const cause = `the embedded PostgreSQL server ${how}`;
+    const since = performance.now();
+    health = { up: false, reason: `${cause}; starting it again` };
+    hooks.onDown?.(cause);
+    restarting = (async () => {
+      let lastError: Error | undefined;
+      for (const [i, delay] of delays.entries()) {
+        await new Promise<void>((done) => {
+          const timer = setTimeout(done, delay);
+          wake = () => {
+            clearTimeout(timer);
+            done();
+          };
+        });
+        wake = undefined;
+        if (stopping) return;
+        try {
+          const server = await start();
+          if (stopping) {
+            server.child.kill('SIGINT');
+            await server.exited;
+            return;
+          }
+          health = { up: true };
+          watch(server);
+          hooks.onRestarted?.({ cause, downMs: Math.round(performance.now() - since), attempts: i + 1 });
+          return;
+        } catch (error) {
+          lastError = error as Error;
+          health = { up: false, reason: `${cause}; ${i + 1} tries to start it again failed, the last: ${lastError.message}` };
+        }
+      }
+      health = { up: false, reason: `${cause}; it could not be started again (${delays.length} tries): ${lastError?.message}` };
+      hooks.onGiveUp?.(new Error(health.reason));
+    })().finally(() => {
+      restarting = undefined;
+    });
+  };
+
+  watch(first);
   return {
-    url: connectionUrl(password, port, DATABASE_NAME, socketDir),
-    owned: true,
-    created,
+    health: () => health,
     async stop() {
-      if (child.exitCode === null) child.kill('SIGINT'); // "fast" shutdown: clean, no recovery needed next start
-      await exited;
+      stopping = true;
+      clearInterval(poll);
+      wake?.();
+      await restarting;
+      if (adoptedPid !== undefined) return await stopByPid(adoptedPid);
+      if (current && current.child.exitCode === null && current.child.signalCode === null) current.child.kill('SIGINT'); // "fast" shutdown: clean, no recovery needed next start
+      await current?.exited;
     },
   };
 }

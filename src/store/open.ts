@@ -7,7 +7,7 @@ import { CHAINS } from '../domain/chains.ts';
 import type { Metrics } from '../metrics.ts';
 import { createBackgroundDb } from './backend-priority.ts';
 import { createDb, type Db } from './db.ts';
-import { type EmbeddedDatabase, openEmbeddedDatabase } from './embedded.ts';
+import { type EmbeddedDatabase, openEmbeddedDatabase, type SupervisionHooks } from './embedded.ts';
 import { migrate } from './migrate.ts';
 import { syncChainUnits } from './wallets.ts';
 
@@ -43,9 +43,9 @@ export interface OpenDatabase {
 
 export async function openDatabase(
   config: Config,
-  options: { metrics?: Metrics; onError?: (error: Error) => void; poolSize?: number } = {},
+  options: { metrics?: Metrics; onError?: (error: Error) => void; poolSize?: number; supervision?: SupervisionHooks } = {},
 ): Promise<OpenDatabase> {
-  const embedded = config.databaseUrl ? undefined : await openEmbeddedDatabase(config.dataDir);
+  const embedded = config.databaseUrl ? undefined : await openEmbeddedDatabase(config.dataDir, options.supervision);
   const url = config.databaseUrl ?? (embedded as EmbeddedDatabase).url;
   let db: Db | undefined;
   let lowPriorityDb: Db | undefined;
