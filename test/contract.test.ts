@@ -997,25 +997,44 @@ describe('success shapes of the create endpoints', () => {
     }
   });
 
-  it('address-coins-transactions-confirmed: 200, answers in the spelling used (callbackURL or callbackUrl), receiveCallbackOn defaulted, 1000 credits', async () => {
-    const { callbackUrl, ...noUrl } = base;
+  it('address-coins-transactions-confirmed: 200, answers callbackUrl whichever spelling was sent (callbackURL or callbackUrl), also in bulk; receiveCallbackOn defaulted, 1000 credits', async () => {
     const spelled = '0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED';
-    const r = await t.request('POST', coinsPath(), { key: alice.key, body: item({ address: spelled, callbackURL: callbackUrl, allowDuplicates: true }) });
+    const r = await t.request('POST', coinsPath(), {
+      key: alice.key,
+      body: item({ address: spelled, callbackURL: SAMPLE.callbackUrl, allowDuplicates: true }),
+    });
     expect(r.status, r.text).toBe(200);
     expect(r.body.data.item).toEqual({
-      ...noUrl,
-      callbackURL: callbackUrl,
+      ...base,
       eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
       callbackSecretKey: '',
       address: spelled,
       receiveCallbackOn: 3,
     });
+    expect(r.body.data.item.callbackURL).toBeUndefined();
     expect(r.headers.get('x-credits-consumed')).toBe('1000');
+    const bulk = await t.request('POST', `${coinsPath()}/bulk`, {
+      key: alice.key,
+      body: {
+        data: {
+          items: [
+            { address: spelled, callbackURL: SAMPLE.callbackUrl, allowDuplicates: true },
+            { address: spelled, callbackUrl: SAMPLE.callbackUrl, allowDuplicates: true },
+          ],
+        },
+      },
+    });
+    expect(bulk.status, bulk.text).toBe(200);
+    for (const answer of bulk.body.data.items) {
+      expect(answer.status).toBe('created');
+      expect(answer.item.callbackUrl).toBe(SAMPLE.callbackUrl);
+      expect(answer.item.callbackURL).toBeUndefined();
+    }
     const r2 = await t.request('POST', coinsPath('bitcoin', 'testnet'), {
       key: alice.key,
       body: item({
         address: SAMPLE.btcTestnetAddress,
-        callbackUrl,
+        callbackUrl: SAMPLE.callbackUrl,
         callbackSecretKey: 'k',
         receiveCallbackOn: 12,
         allowDuplicates: true,
@@ -1031,7 +1050,13 @@ describe('success shapes of the create endpoints', () => {
     });
     // get says callbackUrl whatever the spelling of the create (the manage items of the contract).
     const got = await t.request('GET', `/blockchain-events/subscriptions/${r.body.data.item.referenceId}`, { key: alice.key });
-    expect(got.body.data.item).toMatchObject({ callbackUrl, blockchain: 'ethereum', network: 'goerli', address: spelled, receiveCallbackOn: 3 });
+    expect(got.body.data.item).toMatchObject({
+      callbackUrl: SAMPLE.callbackUrl,
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: spelled,
+      receiveCallbackOn: 3,
+    });
     expect(got.body.data.item.callbackURL).toBeUndefined();
   });
 

@@ -237,13 +237,13 @@ export const TokensAmountItem = Type.Object(
 /**
  * CATALOGUE.md sections 2.1 and 7.2: the SDK spells the URL `callbackURL` here; `callbackUrl` is accepted
  * too. Both are optional in the schema; the service requires exactly one (409 missing_required_attributes
- * when none, 409 invalid_data when both).
+ * when none, 409 invalid_data when both). The answer always says `callbackUrl`.
  */
 export const AddressCoinsItem = Type.Object(
   {
     address: SubscribedAddress,
     callbackURL: Type.Optional({ ...CallbackUrl, description: 'https URL whose host is a verified callback domain (give this or callbackUrl, not both).' }),
-    callbackUrl: Type.Optional({ ...CallbackUrl, description: 'Accepted instead of callbackURL (not both).' }),
+    callbackUrl: Type.Optional({ ...CallbackUrl, description: 'Accepted instead of callbackURL (not both); the answer says callbackUrl either way.' }),
     callbackSecretKey: Type.Optional(SecretKey),
     allowDuplicates: Type.Optional(AllowDuplicates),
     receiveCallbackOn: ReceiveCallbackOn,
@@ -376,11 +376,9 @@ export const CREATED_ITEMS = {
     address: Type.String({ description: "As given (the client's spelling)." }),
     confirmationsCount: Type.Integer({ description: 'As given, or 3 when omitted.' }),
   }),
-  // The create answer names the URL as the request did (CATALOGUE.md section 7.2): exactly one of the two.
+  // `callbackUrl` whichever spelling the request used (CATALOGUE.md section 2.1: every response says callbackUrl).
   ADDRESS_COINS_TRANSACTION_CONFIRMED: Type.Object({
     ...subscriptionBase,
-    callbackUrl: Type.Optional(Type.String({ description: 'Present when the request said callbackUrl.' })),
-    callbackURL: Type.Optional(Type.String({ description: 'Present when the request said callbackURL.' })),
     eventType: Type.Literal('ADDRESS_COINS_TRANSACTION_CONFIRMED'),
     callbackSecretKey: EchoedSecretKey,
     address: Type.String({ description: "As given (the client's spelling)." }),

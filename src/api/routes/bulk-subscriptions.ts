@@ -70,10 +70,10 @@ function bulkAnswer(created: TObject) {
   });
 }
 
-function answerOf(result: BulkItemResult, urlKey: 'callbackUrl' | 'callbackURL') {
+function answerOf(result: BulkItemResult) {
   switch (result.status) {
     case 'created':
-      return { status: 'created', item: createdItem(result.subscription, urlKey) };
+      return { status: 'created', item: createdItem(result.subscription) };
     case 'duplicate':
       return { status: 'duplicate', referenceId: result.referenceId };
     default: {
@@ -117,7 +117,7 @@ export function bulkSubscriptionRoutes(app: FastifyInstance, common: Common): vo
         // exactly the shape the response schema documents.)
         const counts = { created: 0, duplicates: 0, failed: 0 };
         const pieces: string[] = [];
-        const onResults = async (start: number, results: BulkItemResult[]) => {
+        const onResults = async (_start: number, results: BulkItemResult[]) => {
           for (let from = 0; from < results.length; from += ANSWER_SLICE) {
             if (pieces.length > 0) await yieldToOthers();
             const parts: string[] = [];
@@ -126,9 +126,7 @@ export function bulkSubscriptionRoutes(app: FastifyInstance, common: Common): vo
               if (result.status === 'created') counts.created++;
               else if (result.status === 'duplicate') counts.duplicates++;
               else counts.failed++;
-              const item = raw[start + k];
-              const urlKey = item !== null && typeof item === 'object' && 'callbackURL' in item ? 'callbackURL' : 'callbackUrl';
-              parts.push(JSON.stringify(answerOf(result, urlKey)));
+              parts.push(JSON.stringify(answerOf(result)));
             }
             pieces.push(`${pieces.length > 0 ? ',' : ''}${parts.join(',')}`);
           }

@@ -34,16 +34,16 @@ import {
 } from '../schemas.ts';
 
 /** How a create item's field is read from the subscription; undefined leaves the field out. */
-type FieldReader = (s: ShownSubscription, urlKey: 'callbackUrl' | 'callbackURL') => unknown;
+type FieldReader = (s: ShownSubscription) => unknown;
 
 /** The readers of every field a create item of some event type has (the union of CREATED_ITEMS' properties). */
 const FIELD_READERS: Record<string, FieldReader> = {
   referenceId: (s) => s.id,
   createdTimestamp: (s) => unixSeconds(s.createdAt),
   isActive: (s) => s.isActive,
-  // The coins create names the URL as the request did (CATALOGUE.md section 7.2): its schema has both spellings.
-  callbackUrl: (s, urlKey) => (s.eventType !== 'ADDRESS_COINS_TRANSACTION_CONFIRMED' || urlKey === 'callbackUrl' ? s.callbackUrl : undefined),
-  callbackURL: (s, urlKey) => (urlKey === 'callbackURL' ? s.callbackUrl : undefined),
+  // Always this spelling, also when address-coins-transactions-confirmed was given `callbackURL` (CATALOGUE.md section 2.1):
+  // the SDK's response model reads only `callbackUrl`.
+  callbackUrl: (s) => s.callbackUrl,
   backfill: (s) => s.backfill,
   eventType: (s) => s.eventType,
   transactionId: (s) => s.transactionId,
@@ -86,10 +86,10 @@ const CREATED_ITEM_FIELDS = Object.fromEntries(
  * in its schema's order. Built field by field rather than by spreading partial objects: object spread
  * took V8's slow path here (microseconds per item), which a bulk create's 10,000 answers paid in full.
  */
-export function createdItem(s: ShownSubscription, urlKey: 'callbackUrl' | 'callbackURL' = 'callbackUrl'): Record<string, unknown> {
+export function createdItem(s: ShownSubscription): Record<string, unknown> {
   const item: Record<string, unknown> = {};
   for (const field of CREATED_ITEM_FIELDS[s.eventType]) {
-    const value = field.read(s, urlKey);
+    const value = field.read(s);
     if (value !== undefined && value !== null) item[field.key] = value;
   }
   return item;
@@ -318,8 +318,7 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
           network,
           request.body.data.item as unknown as service.SubscriptionItemInput,
         );
-        const urlKey = 'callbackURL' in request.body.data.item ? 'callbackURL' : 'callbackUrl';
-        return sendData(request, reply, route.status, { item: createdItem(result.value, urlKey) }, result);
+        return sendData(request, reply, route.status, { item: createdItem(result.value) }, result);
       },
     );
   }
