@@ -499,11 +499,28 @@ describe('subscription creation rules', () => {
     expect(again.status).toBe(201);
   });
 
-  it('409 callback_url_not_verified for a host that is not a verified domain (exact host)', async () => {
+  it('409 callback_url_not_verified for a host that is not a verified domain (exact host), its details naming callbackUrl', async () => {
     for (const callbackUrl of ['https://other.example.com/x', 'https://sub.hooks.example.com/x']) {
       const r = await t.request('POST', withContext(txMinedPath()), { key: alice.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl }) });
-      expectError(r, 409, 'callback_url_not_verified');
+      expectError(r, 409, 'callback_url_not_verified', ['callbackUrl']);
+      expect(r.body.error.details[0].message).toBe(r.body.error.message);
+      expect(r.body.error.message).toContain(`'${new URL(callbackUrl).hostname}'`);
     }
+    // So does the SDK's spelling of address-coins-transactions-confirmed: the attribute is the URL's, as in invalid_data.
+    const coins = await t.request('POST', withContext(coinsPath()), {
+      key: alice.key,
+      body: item({ address: SAMPLE.evmAddress, callbackURL: 'https://other.example.com/x' }),
+    });
+    expectError(coins, 409, 'callback_url_not_verified', ['callbackUrl']);
+    // And a bulk item's answer.
+    const bulk = await t.request('POST', `${txMinedPath()}/bulk`, {
+      key: alice.key,
+      body: { data: { items: [{ transactionId: SAMPLE.evmTx, callbackUrl: 'https://other.example.com/x' }] } },
+    });
+    expect(bulk.body.data.items[0]).toMatchObject({
+      status: 'failed',
+      error: { code: 'callback_url_not_verified', details: [{ attribute: 'callbackUrl', message: expect.stringContaining("'other.example.com'") }] },
+    });
   });
 
   it.each([
@@ -551,6 +568,31 @@ describe('subscription creation rules', () => {
     ],
   ])('409 invalid_data naming each bad attribute (%s)', async (path, fields, attributes) => {
     expectError(await t.request('POST', withContext(path), { key: alice.key, body: item(fields) }), 409, 'invalid_data', attributes);
+  });
+
+  it('the string "False" for a boolean: 409 invalid_data whose message says which forms, and which strings, are accepted', async () => {
+    const reverted = await t.request('POST', withContext(revertedPath()), {
+      key: alice.key,
+      body: item({ callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: 'False' }),
+    });
+    expectError(reverted, 409, 'invalid_data', ['allowDuplicates']);
+    const accepted =
+      'The attribute \'allowDuplicates\' must be a JSON boolean (true or false, without quotes), or one of the strings "true" or "false" (in lower case).';
+    expect(reverted.body.error.message).toBe(accepted);
+    expect(reverted.body.error.details).toEqual([{ attribute: 'allowDuplicates', message: accepted }]);
+    // A bulk item gets the message its single create would.
+    const bulk = await t.request('POST', `${revertedPath()}/bulk`, {
+      key: alice.key,
+      body: { data: { items: [{ callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: 'False' }] } },
+    });
+    expect(bulk.body.data.items[0].error).toMatchObject({ code: 'invalid_data', message: accepted });
+    // Where no string is accepted, the message says the JSON literal is wanted.
+    const mined = await t.request('POST', withContext(blockMinedPath()), {
+      key: alice.key,
+      body: item({ callbackUrl: SAMPLE.callbackUrl, allowDuplicates: 'False' }),
+    });
+    expectError(mined, 409, 'invalid_data', ['allowDuplicates']);
+    expect(mined.body.error.message).toBe("The attribute 'allowDuplicates' must be a boolean: true or false, without quotes.");
   });
 
   it('403 feature_mainnets_not_allowed_for_plan on mainnet creates, wallet addresses and activation', async () => {
@@ -695,6 +737,39 @@ describe('success shapes of the create endpoints', () => {
       address: SAMPLE.evmAddress,
       receiveCallbackOn: 3,
     });
+  });
+
+  it('an empty callbackSecretKey is kept, not dropped, by every create endpoint that takes one: the answer, get and list echo it', async () => {
+    const erin = await t.customer({ name: 'empty-secret' });
+    const bodies: [string, Record<string, unknown>][] = [
+      [txMinedPath(), { transactionId: SAMPLE.evmTx }],
+      [tokensPath(), { address: SAMPLE.evmAddress }],
+      [internalPath(), { amountHigherThan: 1 }],
+      [blockMinedPath(), {}],
+      [heightPath(), { blockHeightReached: 99 }],
+      [tokensEachPath(), { address: SAMPLE.evmAddress }],
+      [tokenAmountPath(), { amountHigherThan: 1, contractAddress: SAMPLE.evmAddress }],
+      [coinsPath(), { address: SAMPLE.evmAddress }],
+      [coinsAmountPath(), { amountHigherThan: 1 }],
+      [coinsEachPath(), { address: SAMPLE.evmAddress }],
+      [unconfirmedPath('coins'), { address: SAMPLE.evmAddress }],
+      [unconfirmedPath('tokens'), { address: SAMPLE.evmAddress }],
+    ];
+    for (const [path, fields] of bodies) {
+      const r = await t.request('POST', path, { key: erin.key, body: item({ ...fields, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: '' }) });
+      expect(r.status, `${path}: ${r.text}`).toBeLessThan(300);
+      expect(r.body.data.item.callbackSecretKey, path).toBe('');
+      const got = await t.request('GET', `/blockchain-events/subscriptions/${r.body.data.item.referenceId}`, { key: erin.key });
+      expect(got.body.data.item.callbackSecretKey, path).toBe('');
+      // The bulk form too.
+      const bulk = await t.request('POST', `${path}/bulk`, {
+        key: erin.key,
+        body: { data: { items: [{ ...fields, callbackUrl: `${SAMPLE.callbackUrl}/bulk`, callbackSecretKey: '' }] } },
+      });
+      expect(bulk.body.data.items[0], `${path}/bulk`).toMatchObject({ status: 'created', item: { callbackSecretKey: '' } });
+    }
+    const list = await t.request('GET', '/blockchain-events/ethereum/goerli/subscriptions', { key: erin.key });
+    expect(list.body.data.items.map((s: { callbackSecretKey?: string }) => s.callbackSecretKey)).toEqual(Array(bodies.length * 2).fill(''));
   });
 
   it('3: 201 without callbackSecretKey when none was given', async () => {
@@ -1156,6 +1231,23 @@ describe('success shapes of the create endpoints', () => {
     const activated = await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: alice.key });
     expect(activated.body.data.item.isActive).toBe(true);
     expect(activated.body.data.item.deactivationReasons).toBeUndefined();
+  });
+
+  it('409 callback_url_not_verified names callbackUrl in its details also when the domain went away: activate and test-callback', async () => {
+    const dave = await t.customer({ name: 'domain-gone', domains: ['gone.example.com'] });
+    const created = await t.request('POST', txMinedPath('dogecoin', 'testnet'), {
+      key: dave.key,
+      body: item({ transactionId: 'ab'.repeat(32), callbackUrl: 'https://gone.example.com/cb' }),
+    });
+    expect(created.status, created.text).toBe(200);
+    const id = created.body.data.item.referenceId;
+    expect((await t.request('DELETE', '/blockchain-events/callback-domains/gone.example.com', { key: dave.key })).status).toBe(200);
+    await t.app.database.db.query('test:deactivate', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [id]);
+    for (const path of [`/blockchain-events/subscriptions/${id}/activate`, `/blockchain-events/subscriptions/${id}/test-callback`]) {
+      const r = await t.request('POST', withContext(path), { key: dave.key });
+      expectError(r, 409, 'callback_url_not_verified', ['callbackUrl']);
+      expect(r.body.error.message).toContain("'gone.example.com' is no longer a verified callback domain");
+    }
   });
 });
 

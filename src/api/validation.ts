@@ -37,7 +37,11 @@ function sentence(error: ErrorObject, attribute: string): string {
     case 'additionalProperties':
       return `The attribute '${attribute}' is not accepted here; remove it.`;
     case 'type':
+      // "False" or "true" for a boolean: say that only the JSON literals are taken.
+      if (p.type === 'boolean') return `The attribute '${attribute}' must be a boolean: true or false, without quotes.`;
       return `The attribute '${attribute}' must be of type ${String(p.type)}.`;
+    case 'enum':
+      return `The attribute '${attribute}' must be ${oneOfValues(p.allowedValues as unknown[])}.`;
     case 'maxLength':
       return `The attribute '${attribute}' must be at most ${String(p.limit)} characters long.`;
     case 'minLength':
@@ -46,9 +50,51 @@ function sentence(error: ErrorObject, attribute: string): string {
       return `The attribute '${attribute}' must be at least ${String(p.limit)}.`;
     case 'maximum':
       return `The attribute '${attribute}' must be at most ${String(p.limit)}.`;
+    case 'alternatives':
+      return `The attribute '${attribute}' must be ${(p.forms as string[]).join(', or ')}.`;
     default:
       return `The attribute '${attribute}' ${error.message ?? 'is invalid'}.`;
   }
+}
+
+/** The values of an enum for a sentence: `one of "a", "b" or "c"`; strings say so, and that they are lower case (a "False" is refused). */
+function oneOfValues(values: unknown[]): string {
+  const shown = values.map((v) => JSON.stringify(v));
+  const list = shown.length > 1 ? `${shown.slice(0, -1).join(', ')} or ${shown.at(-1)}` : (shown[0] ?? '');
+  if (!values.every((v): v is string => typeof v === 'string')) return shown.length > 1 ? `one of ${list}` : list;
+  const lowerCase = values.every((v) => v === v.toLowerCase()) && values.some((v) => /[a-z]/.test(v));
+  return `${shown.length > 1 ? 'one of the strings' : 'the string'} ${list}${lowerCase ? ' (in lower case)' : ''}`;
+}
+
+/** What one branch of an anyOf accepts, from the error it gave (a type or an enum); undefined for any other branch. */
+function alternative(error: ErrorObject): string | undefined {
+  const p = error.params as Record<string, unknown>;
+  if (error.keyword === 'type') return p.type === 'boolean' ? 'a JSON boolean (true or false, without quotes)' : `a ${String(p.type)}`;
+  if (error.keyword === 'enum') return oneOfValues(p.allowedValues as unknown[]);
+  return undefined;
+}
+
+/**
+ * An attribute that may take several forms (anyOf: a boolean or the strings "true"/"false") fails each
+ * form with an error of its own; they become one error that lists every accepted form, instead of the
+ * first form's alone ("must be of type boolean" for a string that was nearly right).
+ */
+function mergeAlternatives(errors: ErrorObject[]): ErrorObject[] {
+  const anyOfs = errors.filter((e) => e.keyword === 'anyOf');
+  if (anyOfs.length === 0) return errors;
+  const branchOf = (e: ErrorObject) => anyOfs.find((a) => e !== a && e.instancePath === a.instancePath && e.schemaPath.startsWith(`${a.schemaPath}/`));
+  const out: ErrorObject[] = [];
+  for (const e of errors) {
+    if (branchOf(e)) continue;
+    if (e.keyword !== 'anyOf') {
+      out.push(e);
+      continue;
+    }
+    const forms = errors.filter((b) => branchOf(b) === e).map(alternative);
+    if (forms.length === 0 || forms.some((f) => f === undefined)) out.push(e, ...errors.filter((b) => branchOf(b) === e));
+    else out.push({ ...e, keyword: 'alternatives', params: { forms } });
+  }
+  return out;
 }
 
 function uniqueDetails(details: ErrorDetail[]): ErrorDetail[] {
@@ -68,7 +114,8 @@ function isStructural(e: ErrorObject): boolean {
   return e.keyword !== 'additionalProperties' || e.instancePath === '/data';
 }
 
-function bodyError(errors: ErrorObject[]): ApiError {
+function bodyError(allErrors: ErrorObject[]): ApiError {
+  const errors = mergeAlternatives(allErrors);
   if (errors.some(isStructural)) {
     const bulk = errors.some((e) => e.instancePath.startsWith('/data/items') || (e.params as { missingProperty?: string }).missingProperty === 'items');
     return new ApiError(

@@ -68,6 +68,11 @@ export function invalidData(details: ErrorDetail[]): ApiError {
   return new ApiError('invalid_data', `${first}${more}`, details);
 }
 
+/** 409 callback_url_not_verified: `message` says which host and what to do; its detail names callbackUrl. */
+export function callbackUrlNotVerified(message: string): ApiError {
+  return new ApiError('callback_url_not_verified', message, [{ attribute: 'callbackUrl', message }]);
+}
+
 /** Shorten user input before putting it in a message, so a 64 KiB value never comes back whole. */
 export function truncate(value: string, max = 60): string {
   return value.length > max ? `${value.slice(0, max)}...` : value;

@@ -8,7 +8,7 @@ import type { SendResult } from '../delivery/sender.ts';
 import { prepareHeaders } from '../delivery/worker.ts';
 import { callbackBody } from '../domain/callbacks.ts';
 import { CHAINS } from '../domain/chains.ts';
-import { ApiError, notFound } from '../domain/errors.ts';
+import { ApiError, callbackUrlNotVerified, notFound, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { unixSeconds } from '../domain/time.ts';
 import * as store from '../store/callbacks.ts';
@@ -192,7 +192,9 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
   const customerId = caller.owner.customerId;
   const s = await ownSubscription(common, caller, subscriptionId);
   if (!(await common.access.isDomainVerified(customerId, s.callbackHost))) {
-    throw new ApiError('callback_url_not_verified', `The callbackUrl host '${s.callbackHost}' is not a verified callback domain of this customer.`);
+    throw callbackUrlNotVerified(
+      `The callbackUrl host '${truncate(s.callbackHost)}' is no longer a verified callback domain of this customer. Verify it again (POST /blockchain-events/callback-domains/{domain}/verify) before sending a test callback.`,
+    );
   }
   const allowNetworks = await allowNetworksOf(common.db, customerId);
   const charge = await common.credits.charge(customerId, BigInt(common.config.costs.getSubscription), caller.endpoint);

@@ -7,7 +7,7 @@ import { hash, randomUUID } from 'node:crypto';
 import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
-import { ApiError, type ErrorDetail, invalidData, notFound, truncate } from '../domain/errors.ts';
+import { ApiError, type ErrorDetail, invalidData, notFound, truncate, callbackUrlNotVerified as unverifiedCallbackUrl } from '../domain/errors.ts';
 import { isUuid, uuidV7 } from '../domain/ids.ts';
 import { createBlockJob } from '../store/block-jobs.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
@@ -248,8 +248,10 @@ export function newSubscriptionOf(
     contractAddress: item.contractAddress ?? null,
     callbackUrl,
     callbackHost: url.host,
-    // The contract echoes an absent secret as '' on endpoints 1 and 2 (and the block events); stored as NULL (no signing).
-    callbackSecretKey: item.callbackSecretKey || null,
+    // Stored as given: NULL when absent, '' when given empty (neither signs; delivery signs with a non-empty key
+    // only). Kept apart so that every create answer echoes an empty secret as given: the endpoints whose answer
+    // leaves an absent secret out (CATALOGUE.md section 2.6, the amount events) echo a given '' as the others do.
+    callbackSecretKey: item.callbackSecretKey ?? null,
     allowDuplicates,
     // CATALOGUE.md section 7.11: the height is the target of BLOCK_HEIGHT_REACHED; BLOCK_MINED and BLOCK_REVERTED have none;
     // a token amount subscription's are its contract (target) and its amount.
@@ -271,8 +273,7 @@ export function newSubscriptionOf(
 }
 
 export function callbackUrlNotVerified(host: string): ApiError {
-  return new ApiError(
-    'callback_url_not_verified',
+  return unverifiedCallbackUrl(
     `The callbackUrl host '${truncate(host)}' is not a verified callback domain of this customer. Register and verify it first (POST /blockchain-events/callback-domains), or ask the operator (herald domains add --verified).`,
   );
 }
@@ -400,8 +401,7 @@ export async function activateSubscription(
     assertMainnetAllowed(caller, found.network);
     if (!found.isActive) {
       if (!(await isDomainVerified(tx, customerId, found.callbackHost))) {
-        throw new ApiError(
-          'callback_url_not_verified',
+        throw unverifiedCallbackUrl(
           `The callbackUrl host '${truncate(found.callbackHost)}' is no longer a verified callback domain of this customer. Verify it again before activating.`,
         );
       }
