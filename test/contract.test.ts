@@ -772,6 +772,44 @@ describe('success shapes of the create endpoints', () => {
     expect(list.body.data.items.map((s: { callbackSecretKey?: string }) => s.callbackSecretKey)).toEqual(Array(bodies.length * 2).fill(''));
   });
 
+  it('all-assets is compact JSON throughout: no spacing from the database in records with several coins, tokens and NFTs', async () => {
+    const frank = await t.customer({ name: 'compact-assets' });
+    const post = (path: string, fields: Record<string, unknown>) => t.request('POST', path, { key: frank.key, body: item(fields) });
+    const empty = (await post('/wallet-as-a-service/wallets', { walletName: 'empty "quoted" wallet' })).body.data.item;
+    const full = (await post('/wallet-as-a-service/wallets', { walletName: 'full' })).body.data.item;
+    expect((await post(`/wallet-as-a-service/wallets/${full.walletId}/ethereum/goerli/addresses`, { address: SAMPLE.evmAddress })).status).toBe(201);
+    expect((await post(`/wallet-as-a-service/wallets/${full.walletId}/bitcoin/testnet/addresses`, { address: SAMPLE.btcTestnetAddress })).status).toBe(201);
+    const db = t.app.database.db;
+    await db.query(
+      'test:tokens',
+      `INSERT INTO wallet_token_balances (wallet_address_id, identifier, symbol, token_type, decimals, amount)
+       SELECT a.id, v.identifier, v.symbol, 'ERC-20', 6, 1500000 FROM wallet_addresses a,
+         (VALUES ('0x1111111111111111111111111111111111111111', 'ONE'), ('0x2222222222222222222222222222222222222222', 'TWO')) v (identifier, symbol)
+       WHERE a.wallet_id = $1 AND a.blockchain = 'ethereum'`,
+      [full.walletId],
+    );
+    await db.query(
+      'test:nfts',
+      `INSERT INTO wallet_nfts (wallet_address_id, identifier, token_id, symbol, token_type)
+       SELECT a.id, '0x3333333333333333333333333333333333333333', v.token_id, 'NFT', 'ERC-721' FROM wallet_addresses a, (VALUES ('1'), ('2')) v (token_id)
+       WHERE a.wallet_id = $1 AND a.blockchain = 'ethereum'`,
+      [full.walletId],
+    );
+    const r = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: frank.key });
+    expect(r.status, r.text).toBe(200);
+    expect(r.text).toBe(JSON.stringify(JSON.parse(r.text)));
+    const [first, second] = r.body.data.items;
+    expect(first).toEqual({ walletId: empty.walletId, walletName: 'empty "quoted" wallet', coins: [], fungibleTokens: [], nonFungibleTokens: [] });
+    expect(second.coins.map((c: { blockchain: string }) => c.blockchain)).toEqual(['bitcoin', 'ethereum']);
+    expect(second.fungibleTokens).toEqual([
+      { amount: '1.5', blockchain: 'ethereum', network: 'goerli', identifier: '0x1111111111111111111111111111111111111111', symbol: 'ONE', type: 'ERC-20' },
+      { amount: '1.5', blockchain: 'ethereum', network: 'goerli', identifier: '0x2222222222222222222222222222222222222222', symbol: 'TWO', type: 'ERC-20' },
+    ]);
+    expect(second.nonFungibleTokens.map((n: { tokenId: string }) => n.tokenId)).toEqual(['1', '2']);
+    expect(Object.keys(second)).toEqual(['walletId', 'walletName', 'coins', 'fungibleTokens', 'nonFungibleTokens']);
+    expect(Object.keys(second.coins[0])).toEqual(['blockchain', 'network', 'unit', 'confirmedBalance', 'totalReceived', 'totalSpent', 'openingBalance']);
+  });
+
   it('3: 201 without callbackSecretKey when none was given', async () => {
     const r = await t.request('POST', internalPath('tron', 'nile'), { key: alice.key, body: item({ amountHigherThan: 0, callbackUrl: SAMPLE.callbackUrl }) });
     expect(r.status).toBe(201);

@@ -22,9 +22,10 @@ export interface WalletAddress {
 export async function insertWallet(q: Queryable, customerId: string, id: string, name: string): Promise<Wallet> {
   const [row] = await q.query<{ created_at: Date }>(
     'wallets:insert',
+    // The empty asset record, compact JSON as herald_wallet_assets_json builds it (migration 036).
     `INSERT INTO wallets (id, customer_id, name, assets_json)
-     VALUES ($1, $2, $3, json_build_object('walletId', $1::uuid, 'walletName', $3::text,
-       'coins', '[]'::json, 'fungibleTokens', '[]'::json, 'nonFungibleTokens', '[]'::json)::text)
+     VALUES ($1, $2, $3, '{"walletId":' || herald_json($1::uuid) || ',"walletName":' || herald_json($3::text)
+       || ',"coins":[],"fungibleTokens":[],"nonFungibleTokens":[]}')
      RETURNING created_at`,
     [id, customerId, name],
   );
