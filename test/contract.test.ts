@@ -1425,6 +1425,25 @@ describe('hostile input found by the fuzz test, pinned', () => {
     expectError(await t.request('DELETE', withContext('/blockchain-events/callback-domains/%00'), { key: alice.key }), 400, 'uri_not_found');
   });
 
+  it('a callbackUrl with control characters (CR, LF, tab) is refused naming callbackUrl, not stored raw; single and bulk', async () => {
+    const grace = await t.customer({ name: 'control-characters' });
+    const urls = [`${SAMPLE.callbackUrl}\r\nX-Injected: 1`, `${SAMPLE.callbackUrl}/a\nb`, `${SAMPLE.callbackUrl}/\ta`, `${SAMPLE.callbackUrl}/\u0085`];
+    for (const callbackUrl of urls) {
+      const r = await t.request('POST', withContext(txMinedPath()), { key: grace.key, body: item({ transactionId: SAMPLE.evmTx, callbackUrl }) });
+      expectError(r, 409, 'invalid_data', ['callbackUrl']);
+      expect(r.body.error.message).toMatch(/^The callbackUrl contains a control character \(U\+00(0D|0A|09|85), at position \d+\)/);
+      const coins = await t.request('POST', withContext(coinsPath()), { key: grace.key, body: item({ address: SAMPLE.evmAddress, callbackURL: callbackUrl }) });
+      expectError(coins, 409, 'invalid_data', ['callbackUrl']);
+    }
+    const bulk = await t.request('POST', `${txMinedPath()}/bulk`, {
+      key: grace.key,
+      body: { data: { items: urls.map((callbackUrl) => ({ transactionId: SAMPLE.evmTx, callbackUrl })) } },
+    });
+    expect(bulk.body.data).toMatchObject({ created: 0, failed: urls.length });
+    const listed = await t.request('GET', '/blockchain-events/subscriptions', { key: grace.key });
+    expect(listed.body.data.total).toBe(0);
+  });
+
   it.each(['1e21', '18446744073709551616', '1e308'])('offset=%s is invalid_pagination', async (offset) => {
     expectError(
       await t.request('GET', withContext(`/wallet-as-a-service/wallets/all-assets?offset=${offset}`), { key: alice.key }),

@@ -121,8 +121,21 @@ const TAKES_CONFIRMATIONS: ReadonlySet<EventType> = new Set([
   'ADDRESS_COINS_TRANSACTION_CONFIRMED',
 ]);
 
-/** Parses the callback URL: https only, a host name, no credentials in it. */
+/**
+ * Control characters (C0, DEL, C1): the URL parser silently drops a tab, CR or LF and keeps the rest, so the
+ * URL stored and shown would not be the URL called; refused instead, with what to send.
+ */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+/** Parses the callback URL: https only, a host name, no credentials in it, no control characters. */
 export function parseCallbackUrl(value: string): { host: string } | { error: string } {
+  const control = CONTROL_CHARACTER.exec(value);
+  if (control) {
+    const code = `U+${(control[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+    return {
+      error: `The callbackUrl contains a control character (${code}, at position ${control.index + 1}): send the URL without line breaks, tabs or other control characters, percent-encoding any that belong in it (%0D, %0A).`,
+    };
+  }
   let url: URL;
   try {
     url = new URL(value);
