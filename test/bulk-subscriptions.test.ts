@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { byteSize } from '../src/api/envelope.ts';
+import { BULK_BODY_LIMIT } from '../src/api/routes/bulk-subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
 import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
 import { until } from './support/wait.ts';
@@ -247,6 +249,29 @@ describe('bulk create', () => {
     const restricted = await t.customer({ allowedEndpoints: ['block-mined'] });
     const denied = await t.request('POST', BULK, { key: restricted.key, body: { data: { items: [item] } } });
     expect(denied.body.error.code).toBe('endpoint_not_allowed_for_api_key');
+  });
+
+  it("a body over the bulk route's own limit is 413 naming that limit (16 MiB), not the single create's", async () => {
+    const c = await t.customer();
+    const filler = 'x'.repeat(BULK_BODY_LIMIT);
+    const tooLarge = await t.request('POST', BULK, {
+      key: c.key,
+      rawBody: `{"context":"big","data":{"items":[]},"pad":"${filler}"}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(tooLarge.status, tooLarge.text.slice(0, 300)).toBe(413);
+    expect(tooLarge.body.error.code).toBe('request_entity_too_large');
+    expect(tooLarge.body.error.message).toBe(`The request body is larger than this endpoint takes: at most ${byteSize(BULK_BODY_LIMIT)}.`);
+    expect(byteSize(BULK_BODY_LIMIT)).toBe('16 MiB (16,777,216 bytes)');
+    // The single create keeps the server's limit, and says so.
+    const single = await t.request('POST', `${CHAIN}/transaction-mined`, {
+      key: c.key,
+      rawBody: `{"data":{"item":{"pad":"${'x'.repeat(70_000)}"}}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(single.status).toBe(413);
+    expect(single.body.error.message).toBe(`The request body is larger than this endpoint takes: at most ${byteSize(t.config.bodyLimit)}.`);
+    expect(byteSize(65_536)).toBe('64 KiB (65,536 bytes)');
   });
 
   it('10,000 items in one request, written in chunks', async () => {

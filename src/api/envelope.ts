@@ -121,6 +121,14 @@ export function sendJsonPieces(request: FastifyRequest, reply: FastifyReply, sta
   return reply.code(status).send(Readable.from(body(), { objectMode: false }));
 }
 
+/** 16777216 -> '16 MiB (16,777,216 bytes)', 65536 -> '64 KiB (65,536 bytes)'. */
+export function byteSize(bytes: number): string {
+  const exact = `${bytes.toLocaleString('en-US')} bytes`;
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB (${exact})`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB (${exact})`;
+  return exact;
+}
+
 /** Fastify's own failures, by error code, as contract errors. */
 function fromFastify(error: FastifyError, bodyLimit: number): ApiError | undefined {
   switch (error.code) {
@@ -129,7 +137,7 @@ function fromFastify(error: FastifyError, bodyLimit: number): ApiError | undefin
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('missing_request_body', 'The request body is empty; send { "data": { "item": { ... } } }.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('request_entity_too_large', `The request body is larger than ${bodyLimit} bytes.`);
+      return new ApiError('request_entity_too_large', `The request body is larger than this endpoint takes: at most ${byteSize(bodyLimit)}.`);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('bad_json', 'The Content-Length header does not match the body sent.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -174,11 +182,14 @@ function databaseUnavailable(error: unknown): boolean {
   return error instanceof Error && error.name === 'DbError' && (error as DbError).retryable;
 }
 
-export function handleError(bodyLimit: number) {
+export function handleError(defaultBodyLimit: number) {
   return async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    // A route may take larger bodies than the server's default (the bulk creates: 16 MiB); its 413 names its own limit.
+    const bodyLimit = request.routeOptions?.bodyLimit ?? defaultBodyLimit;
     const known = toApiError(error, bodyLimit);
     if (known) {
-      await readUnparsedBody(request, bodyLimit);
+      // Read for its context up to the server's default only: an error before authentication must not read 16 MiB.
+      await readUnparsedBody(request, defaultBodyLimit);
       return sendError(request, reply, known);
     }
     if (clientWentAway(error, request)) {
