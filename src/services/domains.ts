@@ -216,9 +216,12 @@ export async function listDomains(common: Common, caller: Caller, page: { limit:
 
 export async function deleteDomain(common: Common, caller: Caller, domain: string) {
   const customerId = caller.owner.customerId;
-  return await common.db.transaction('domains:delete', async (tx) => {
+  const result = await common.db.transaction('domains:delete', async (tx) => {
     const deleted = await store.deleteDomain(tx, customerId, domain.toLowerCase());
     if (!deleted) throw notFound('callback domain', domain);
     return { value: deleted, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
   });
+  // As after a verification: this process's cache learns at once (a test callback right after must see the domain gone).
+  common.access.forgetCustomer(customerId);
+  return result;
 }
