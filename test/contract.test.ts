@@ -1280,7 +1280,7 @@ describe('success shapes of the create endpoints', () => {
     expect(created.status, created.text).toBe(200);
     const id = created.body.data.item.referenceId;
     expect((await t.request('DELETE', '/blockchain-events/callback-domains/gone.example.com', { key: dave.key })).status).toBe(200);
-    await t.app.database.db.query('test:deactivate', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [id]);
+    await t.app.database.db.query('test:deactivate-no-reasons', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [id]);
     for (const path of [`/blockchain-events/subscriptions/${id}/activate`, `/blockchain-events/subscriptions/${id}/test-callback`]) {
       const r = await t.request('POST', withContext(path), { key: dave.key });
       expectError(r, 409, 'callback_url_not_verified', ['callbackUrl']);
