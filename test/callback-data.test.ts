@@ -5,10 +5,11 @@
  * own adapters, and the address read from herald's wallet ledger. Access (7.10), credits (7.12), the
  * error answers and a fuzz of malformed path values.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
+import { enqueueCallbacks, recordOutcomes } from '../src/store/callbacks.ts';
 import { creditBalance } from '../src/store/customers.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestResponse } from './harness.ts';
 import { checkUtxoReads } from './support/callback-data-checks.ts';
@@ -344,46 +345,91 @@ describe('Tron reads, on the fake java-tron', () => {
 });
 
 describe('the address read (CATALOGUE.md 3.1, 7.10)', () => {
-  it("answers for a subscribed address from herald's wallet ledger, 404 otherwise", async () => {
+  /** The chain's last processed block, as the status endpoint says. */
+  const processed = async (key: string, blockchain: string): Promise<number | null> => {
+    const s = await t.request('GET', '/blockchain-events/status', { key });
+    return s.body.data.items.find((i: Json) => i.blockchain === blockchain)?.processedHeight ?? null;
+  };
+  const subscribe = async (key: string, base: string, event: string, address: string, more: Json = {}) => {
+    const item = { address, callbackUrl: SAMPLE.callbackUrl, ...more };
+    const sub = await t.request('POST', `${base}/subscriptions/${event}`, { key, body: { data: { item } } });
+    expect([200, 201], sub.text).toContain(sub.status);
+    return sub.body.data.item.referenceId as string;
+  };
+  const subscribedRows = async (customerId: string) =>
+    (
+      await t.app.database.db.query<{ n: number }>('test:subscribed-rows', 'SELECT count(*)::int AS n FROM wallet_addresses WHERE subscribed_by = $1', [
+        customerId,
+      ])
+    )[0]?.n;
+  /** The subscription deactivated as delivery does it: a callback's receiver answered 410 Gone (store/callbacks.ts recordOutcomes). */
+  const goneByDelivery = async (customerId: string, subscriptionId: string) => {
+    const db = t.app.database.db;
+    const id = randomUUID();
+    await db.transaction('test:enqueue', (tx) =>
+      enqueueCallbacks(tx, [
+        {
+          id,
+          customerId,
+          subscriptionId,
+          eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+          idempotencyKey: randomUUID(),
+          body: '{}',
+          callbackUrl: SAMPLE.callbackUrl,
+        },
+      ]),
+    );
+    const now = new Date();
+    await recordOutcomes(
+      db,
+      [
+        {
+          callbackId: id,
+          result: 'gone',
+          nextAttemptAt: null,
+          startedAt: now,
+          durationMs: 3,
+          httpStatus: 410,
+          errorClass: null,
+          errorMessage: null,
+          responseBody: null,
+        },
+      ],
+      now,
+    );
+  };
+
+  it("answers for a subscribed address from the ledger that watches it from the subscription's creation, opening balance included (scantxoutset); 404 otherwise", async () => {
     const c = await t.customer();
     const other = await t.customer();
     const d = driver('bitcoin');
     const address = await d.newAddress();
     const path = `${BTC}/addresses/${address}`;
+    // Coins the address holds before it is subscribed: the opening balance, not counted in the totals.
+    await d.send(address, 10_000_000n);
+    const before = await d.mine(1);
+    await until('bitcoin followed to the payment', async () => (await processed(c.key, 'bitcoin')) === before, 60_000);
     expect(codeOf(await t.request('GET', path, { key: c.key }))).toBe('404 blockchain_data_address_event_subscription_not_found');
 
-    const sub = await t.request('POST', `${BTC}/subscriptions/address-tokens-transactions-confirmed`, {
-      key: c.key,
-      body: { data: { item: { address, callbackUrl: SAMPLE.callbackUrl } } },
-    });
-    expect(sub.status, sub.text).toBe(201);
-    // Subscribed, but no wallet of the customer watches it: herald has no figures, and says how to get them.
-    const unwatched = await t.request('GET', path, { key: c.key });
-    expect(codeOf(unwatched)).toBe('409 invalid_data');
-    expect(unwatched.body.error.details[0]).toMatchObject({ attribute: 'address', message: expect.stringContaining('/wallet-as-a-service/wallets/') });
-    // Another customer's subscription opens nothing.
+    const subscription = await subscribe(c.key, BTC, 'address-tokens-transactions-confirmed', address);
+    // Answered at once, watched from the block herald had processed when the subscription was created.
+    const first = await t.request('GET', path, { key: c.key });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.data.item).toMatchObject({ transactionsCount: 0, totalReceived: { amount: '0', unit: 'BTC' }, watchedFromBlock: before });
+    // Another customer's subscription opens nothing, and the watch is no wallet of the customer.
     expect(codeOf(await t.request('GET', path, { key: other.key }))).toBe('404 blockchain_data_address_event_subscription_not_found');
+    expect((await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key })).body.data.total).toBe(0);
 
-    await until('bitcoin followed', async () => {
-      const s = await t.request('GET', '/blockchain-events/status', { key: c.key });
-      return s.body.data.items.find((i: Json) => i.blockchain === 'bitcoin')?.processedHeight !== null;
-    });
-    const wallet = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'w' } } } });
-    const walletId = wallet.body.data.item.walletId;
-    const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/bitcoin/testnet/addresses`, {
-      key: c.key,
-      body: { data: { item: { address } } },
-    });
-    expect(added.status, added.text).toBe(201);
     await d.send(address, 25_000_000n);
     await d.mine(1);
+    let item: Json;
     await until(
-      'the ledger counted the payment',
+      'the ledger counted the payment and read the opening balance',
       async () => {
-        const w = await t.request('GET', `/wallet-as-a-service/wallets/${walletId}`, { key: c.key });
-        return w.body.data.item.coins[0]?.confirmedBalance === '0.25';
+        item = (await t.request('GET', path, { key: c.key })).body.data.item;
+        return item.totalReceived.amount === '0.25' && item.openingBalance === 'read';
       },
-      20_000,
+      60_000,
     );
     const res = await t.request('GET', `${path}?context=addr`, { key: c.key });
     expect(res.status, res.text).toBe(200);
@@ -393,29 +439,95 @@ describe('the address read (CATALOGUE.md 3.1, 7.10)', () => {
       incomingTransactionsCount: 1,
       outgoingTransactionsCount: 0,
       transactionsCount: 1,
-      confirmedBalance: { amount: '0.25', unit: 'BTC' },
+      confirmedBalance: { amount: '0.35', unit: 'BTC' },
       totalReceived: { amount: '0.25', unit: 'BTC' },
       totalSpent: { amount: '0', unit: 'BTC' },
+      watchedFromBlock: before,
+      openingBalance: 'read',
     });
 
-    // An inactive (deleted) subscription no longer opens it.
-    const del = await t.request('DELETE', `${BTC}/subscriptions/${sub.body.data.item.referenceId}`, { key: c.key });
+    // A deleted subscription no longer opens it, and the address is no longer watched for it.
+    const del = await t.request('DELETE', `${BTC}/subscriptions/${subscription}`, { key: c.key });
     expect(del.status).toBe(200);
     expect(codeOf(await t.request('GET', path, { key: c.key }))).toBe('404 blockchain_data_address_event_subscription_not_found');
-  });
+    expect(await subscribedRows(c.id)).toBe(0);
+  }, 120_000);
+
+  it('a node that cannot tell the opening balance (dogecoind, no scantxoutset): the balance counts what moved after watchedFromBlock, and says so', async () => {
+    const c = await t.customer();
+    const d = driver('dogecoin');
+    const address = await d.newAddress();
+    await d.send(address, 70_000_000_000n);
+    const before = await d.mine(1);
+    await until('dogecoin followed to the payment', async () => (await processed(c.key, 'dogecoin')) === before, 60_000);
+    await subscribe(c.key, '/blockchain-events/dogecoin/testnet', 'address-coins-transactions-confirmed', address);
+    await d.send(address, 50_000_000_000n);
+    await d.mine(1);
+    const path = `/blockchain-events/dogecoin/testnet/addresses/${address}`;
+    let item: Json;
+    await until(
+      'the ledger counted the payment',
+      async () => {
+        item = (await t.request('GET', path, { key: c.key })).body.data.item;
+        return item.totalReceived.amount === '500' && item.openingBalance !== 'pending';
+      },
+      60_000,
+    );
+    expect(item).toMatchObject({ confirmedBalance: { amount: '500', unit: 'DOGE' }, watchedFromBlock: before, openingBalance: 'unavailable' });
+  }, 120_000);
+
+  it('stays open while one active subscription names the address; deactivated by delivery it is a 404 and unwatched; activated again, watched from then (EVM, eth_getBalance opening)', async () => {
+    const c = await t.customer();
+    const address = toHex(randomBytes(20));
+    const path = `${EVM}/addresses/${address}`;
+    const funded = await sendEth(evm, address, 3n * 10n ** 15n);
+    const before = Number(funded.receipt?.blockNumber);
+    await until('ethereum followed to the payment', async () => (await processed(c.key, 'ethereum')) === before, 60_000);
+    const tokens = await subscribe(c.key, EVM, 'address-tokens-transactions-confirmed', address);
+    const internal = await subscribe(c.key, EVM, 'address-internal-transactions-confirmed', address, {
+      callbackSecretKey: 'secret',
+      allowDuplicates: false,
+    });
+    expect(await subscribedRows(c.id)).toBe(1); // one watch per address, whatever the number of subscriptions
+    await sendEth(evm, address, 10n ** 15n);
+    await until(
+      'the ledger counted the payment and read the opening balance',
+      async () => {
+        const item = (await t.request('GET', path, { key: c.key })).body.data.item;
+        return item.totalReceived.amount === formatUnits(10n ** 15n, 18) && item.openingBalance === 'read';
+      },
+      60_000,
+    );
+    expect((await t.request('GET', path, { key: c.key })).body.data.item).toMatchObject({
+      confirmedBalance: { amount: formatUnits(4n * 10n ** 15n, 18), unit: 'ETH' },
+      incomingTransactionsCount: 1,
+      watchedFromBlock: before,
+    });
+
+    // One of the two ends: the other still opens the address, with the same figures.
+    expect((await t.request('DELETE', `${EVM}/subscriptions/${tokens}`, { key: c.key })).status).toBe(200);
+    const still = await t.request('GET', path, { key: c.key });
+    expect(still.status, still.text).toBe(200);
+    expect(still.body.data.item.watchedFromBlock).toBe(before);
+    // The last one deactivated by delivery: 404, and the address is no longer watched.
+    await goneByDelivery(c.id, internal);
+    const gone = await t.request('GET', path, { key: c.key });
+    expect(codeOf(gone)).toBe('404 blockchain_data_address_event_subscription_not_found');
+    expect(await subscribedRows(c.id)).toBe(0);
+
+    // Activated again: watched anew from the block processed then, its totals from there.
+    const now = await processed(c.key, 'ethereum');
+    const activated = await t.request('POST', `/blockchain-events/subscriptions/${internal}/activate`, { key: c.key });
+    expect(activated.status, activated.text).toBe(201);
+    const again = await t.request('GET', path, { key: c.key });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.data.item).toMatchObject({ watchedFromBlock: now, totalReceived: { amount: '0', unit: 'ETH' }, transactionsCount: 0 });
+  }, 120_000);
 
   it('matches an EVM address in any spelling', async () => {
     const c = await t.customer();
     const checksummed = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
-    await t.request('POST', `${EVM}/subscriptions/address-tokens-transactions-confirmed`, {
-      key: c.key,
-      body: { data: { item: { address: checksummed, callbackUrl: SAMPLE.callbackUrl } } },
-    });
-    const wallet = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'e' } } } });
-    await t.request('POST', `/wallet-as-a-service/wallets/${wallet.body.data.item.walletId}/ethereum/goerli/addresses`, {
-      key: c.key,
-      body: { data: { item: { address: SAMPLE.evmAddress } } },
-    });
+    await subscribe(c.key, EVM, 'address-tokens-transactions-confirmed', checksummed);
     const res = await t.request('GET', `${EVM}/addresses/${SAMPLE.evmAddress}`, { key: c.key });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.item.confirmedBalance.unit).toBe('ETH');

@@ -45,7 +45,23 @@ async function setup() {
       },
       { prelude: blockTransactionPrelude(CHAIN) },
     );
-  return { db, wallet, watch, unwatch, read };
+  const subscribe = async (address: string) => {
+    const r = await app.request('POST', '/blockchain-events/bitcoin/testnet/subscriptions/address-tokens-transactions-confirmed', {
+      key: customer.key,
+      body: { data: { item: { address, callbackUrl: 'https://hooks.example.com/callbacks' } } },
+    });
+    expect(r.status, r.text).toBe(201);
+  };
+  /** The addresses the customer's subscriptions watch (store/subscribed-addresses.ts). */
+  const subscribedRows = async () =>
+    (
+      await db.query<{ normalized_address: string }>(
+        'test:subscribed',
+        'SELECT normalized_address FROM wallet_addresses WHERE subscribed_by = $1 ORDER BY normalized_address',
+        [customer.id],
+      )
+    ).map((r) => r.normalized_address);
+  return { db, customer, wallet, watch, unwatch, read, subscribe, subscribedRows };
 }
 
 describe('the follower’s set of watched addresses', () => {
@@ -89,6 +105,30 @@ describe('the follower’s set of watched addresses', () => {
     await s.unwatch(w1, d);
     expect(set.candidates([d])).toEqual([d]);
     expect(await s.read(set, [d])).toEqual([]);
+  });
+
+  it('an address subscription watches its address (learnt as an added row); a load watches the subscribed addresses left out and stops those no subscription names', async () => {
+    const s = await setup();
+    const [kept, lost, stale] = ['kept', 'lost', 'stale'].map(testnetAddress) as [string, string, string];
+    const set = new WatchedAddressSet();
+    await set.load(s.db, CHAIN);
+    await s.subscribe(kept);
+    expect(await s.subscribedRows()).toEqual([kept]);
+    expect((await s.read(set, [kept])).map((w) => w.address)).toEqual([kept]);
+
+    // A process stopped between a create's commit and its watch (`lost` subscribed, not watched), and a
+    // watch left after its last subscription ended (`stale`, as two subscriptions ended at once leave it).
+    await s.subscribe(lost);
+    await s.db.query('test:lose', 'DELETE FROM wallet_addresses WHERE subscribed_by = $1 AND normalized_address = $2', [s.customer.id, lost]);
+    await s.db.query(
+      'test:stale',
+      `INSERT INTO wallet_addresses (subscribed_by, blockchain, network, address, normalized_address) VALUES ($1, 'bitcoin', 'testnet', $2, $2)`,
+      [s.customer.id, stale],
+    );
+    const reloaded = new WatchedAddressSet();
+    await reloaded.load(s.db, CHAIN);
+    expect(await s.subscribedRows()).toEqual([kept, lost].sort());
+    expect(reloaded.candidates([kept, lost, stale]).sort()).toEqual([kept, lost].sort());
   });
 
   it('an empty chain loads as empty and learns its first address', async () => {

@@ -13,17 +13,26 @@ const AddressAmount = Type.Object({ address: S, amount: Type.String({ descriptio
 
 export const AddressDetailsItem = Type.Object({
   incomingTransactionsCount: Type.Integer({
-    description: 'Confirmed coin transactions that paid the address, counted by the wallet ledger from the block it is watched from (like the totals).',
+    description: 'Confirmed coin transactions that paid the address, counted by the wallet ledger over the blocks after watchedFromBlock (like the totals).',
   }),
   outgoingTransactionsCount: Type.Integer({
     description: 'Confirmed coin transactions that spent from the address (one to itself included), counted likewise.',
   }),
   transactionsCount: Type.Integer({ description: 'The sum of the two: a transaction is incoming or outgoing for an address, never both. Tokens excluded.' }),
   confirmedBalance: Type.Object(UnitAmount.properties, {
-    description: "From herald's wallet ledger of the address (confirmed blocks only), in the customer's wallet that watches it from the earliest block.",
+    description:
+      "From herald's wallet ledger of the address (confirmed blocks only): the opening balance at watchedFromBlock (see openingBalance) plus what moved after it.",
   }),
-  totalReceived: Type.Object(UnitAmount.properties, { description: 'Counted from the block the wallet watches the address from.' }),
-  totalSpent: Type.Object(UnitAmount.properties, { description: 'Counted from the block the wallet watches the address from.' }),
+  totalReceived: Type.Object(UnitAmount.properties, { description: 'Counted over the confirmed blocks after watchedFromBlock.' }),
+  totalSpent: Type.Object(UnitAmount.properties, { description: 'Counted over the confirmed blocks after watchedFromBlock.' }),
+  watchedFromBlock: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      "Extension. The block herald watches the address from: the chain's last processed block when the customer's first active subscription of the address was created (or a wallet of the customer added it, if earlier). The totals and counts cover the confirmed blocks after it. Null until herald follows the chain.",
+  }),
+  openingBalance: Type.Union([Type.Literal('read'), Type.Literal('pending'), Type.Literal('unavailable')], {
+    description:
+      "Extension, as a wallet's coins say it. 'read': confirmedBalance includes the balance the node gave at watchedFromBlock; 'pending': not yet (that block is not confirmed yet); 'unavailable': the node cannot tell (no scantxoutset on dogecoind and zcashd, a pruned state), so confirmedBalance counts only what moved after watchedFromBlock.",
+  }),
 });
 
 // --- blocks (3.5) ---------------------------------------------------------------------------------

@@ -121,6 +121,12 @@ export const CHAINS: Readonly<Record<Blockchain, ChainInfo>> = {
   }),
 };
 
+/**
+ * The blockchains the Callback Data address read serves (CATALOGUE.md section 2.0: every chain but tron),
+ * and so those whose subscribed addresses herald watches for its wallet ledger (services/subscribed-addresses.ts).
+ */
+export const ADDRESS_READ_BLOCKCHAINS: readonly Blockchain[] = BLOCKCHAINS.filter((c) => c !== 'tron');
+
 export const EVENT_TYPES = [
   'TRANSACTION_MINED',
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',

@@ -26,6 +26,7 @@ import { isDomainVerified } from '../store/domains.ts';
 import * as store from '../store/subscriptions.ts';
 import { bulkChunkTurns } from './bulk-turns.ts';
 import type { Caller, Common } from './context.ts';
+import { watchAfterCommit } from './subscribed-addresses.ts';
 import { assertMainnetAllowed, CREATE_COST, callbackUrlNotVerified, newSubscriptionOf, type SubscriptionItemInput } from './subscriptions.ts';
 
 export const BULK_MAX_ITEMS = 10_000;
@@ -74,7 +75,7 @@ function creditsRanOut(cost: bigint, available: bigint): ApiError {
  * (they outlived many young-generation collections, each copying them: pauses other requests wait behind).
  */
 export async function createSubscriptionsInBulk(
-  common: Pick<Common, 'config' | 'db' | 'lowPriorityDb'>,
+  common: Pick<Common, 'config' | 'db' | 'lowPriorityDb'> & Partial<Pick<Common, 'logger'>>,
   caller: Caller,
   eventType: EventType,
   blockchain: Blockchain,
@@ -140,6 +141,9 @@ export async function createSubscriptionsInBulk(
       // One chunk at a time in the whole process, with a rest after it (bulk-turns.ts): other customers' statements come first.
       const chunk = await bulkChunkTurns.run(() => writeChunk(common, caller, cost, indexes, candidates, known, start === 0 ? 1 : 0));
       for (const [i, result] of chunk.results) results[i] = result;
+      // Outside the chunk's turn: it may wait for the chain's follower (services/subscribed-addresses.ts).
+      const created = [...chunk.results.values()].flatMap((r) => (r.status === 'created' ? [r.subscription] : []));
+      await watchAfterCommit(common, { blockchain, network }, customerId, created);
       consumed += chunk.consumed;
       available = chunk.available;
       stopped = chunk.stopped;

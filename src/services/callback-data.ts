@@ -3,12 +3,15 @@
  * subscriptions name, or any block or transaction of a chain herald follows here. Each read costs its
  * `costs.callbackData*` credits, taken only when it answers (an error takes nothing).
  *
- * - The address read answers from herald's own wallet ledger: the confirmed balance and totals that
- *   chain following keeps for an address watched in one of the customer's wallets, and the counts of
- *   confirmed coin transactions it kept with them: like the totals, they count from the block the
- *   address is watched from (herald is not an indexer: what happened before is in the opening balance,
- *   not counted). A transaction is incoming or outgoing for an address, never both (netted per
- *   transaction, a transaction to itself is outgoing), so transactionsCount is their sum.
+ * - The address read answers from herald's own wallet ledger, which watches every address an active
+ *   address subscription names from the moment the subscription is created (services/subscribed-addresses.ts),
+ *   as it watches a wallet's addresses: the confirmed balance and totals that chain following keeps, and
+ *   the counts of confirmed coin transactions it kept with them. Like the totals, they count the blocks
+ *   after the one the address is watched from (herald is not an indexer: what happened before is in the
+ *   opening balance read from the node, not counted), and the answer says which block that is
+ *   (watchedFromBlock) and whether the balance holds the opening yet (openingBalance). A transaction is
+ *   incoming or outgoing for an address, never both (netted per transaction, a transaction to itself is
+ *   outgoing), so transactionsCount is their sum.
  * - Block and transaction reads ask the chain's node through the API role's own adapter.
  */
 import type { BlockDetails, BlockSelector, TransactionDetails } from '../chains/types.ts';
@@ -19,6 +22,7 @@ import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
 import { ApiError, type ErrorCode, invalidData, truncate } from '../domain/errors.ts';
 import { addressLedger, hasAddressSubscription } from '../store/callback-data.ts';
 import type { Caller, ChainReader, Charged, Common } from './context.ts';
+import { watchSubscribedAddresses } from './subscribed-addresses.ts';
 import { assertMainnetAllowed } from './subscriptions.ts';
 
 export interface AddressDetails {
@@ -28,6 +32,10 @@ export interface AddressDetails {
   confirmedBalance: { amount: string; unit: string };
   totalReceived: { amount: string; unit: string };
   totalSpent: { amount: string; unit: string };
+  /** Extension: the block the address is watched from (the totals and counts cover the confirmed blocks after it); null until the chain is followed. */
+  watchedFromBlock: number | null;
+  /** Extension: whether confirmedBalance includes the opening balance at watchedFromBlock (as a wallet's coins say). */
+  openingBalance: 'read' | 'pending' | 'unavailable';
 }
 
 /** Heights beyond any chain's but within a safe integer all the way down. */
@@ -45,22 +53,13 @@ export async function getAddressDetails(
   assertMainnetAllowed(caller, network);
   const customerId = caller.owner.customerId;
   const chain = { blockchain, network };
-  if (!(await hasAddressSubscription(common.db, customerId, chain, v.normalized))) {
-    throw new ApiError(
-      'blockchain_data_address_event_subscription_not_found',
-      `No active ${blockchain} ${network} subscription of this API key's customer names the address '${truncate(address)}'; subscribe to an event of the address first.`,
-    );
-  }
-  const ledger = await addressLedger(common.db, customerId, chain, v.normalized);
+  if (!(await hasAddressSubscription(common.db, customerId, chain, v.normalized))) throw addressNotSubscribed(blockchain, network, address);
+  let ledger = await addressLedger(common.db, customerId, chain, v.normalized);
   if (!ledger) {
-    throw invalidData([
-      {
-        attribute: 'address',
-        message:
-          `herald counts the balance and totals of an address only while one of your wallets watches it: add '${truncate(address)}' with ` +
-          `POST /wallet-as-a-service/wallets/{walletId}/${blockchain}/${network}/addresses, then read it again (totals count from the block it is added at).`,
-      },
-    ]);
+    // Subscribed, but its watch was not recorded (the process stopped right after the create): watched from now.
+    await watchSubscribedAddresses(common.db, chain, customerId, [v.normalized]);
+    ledger = await addressLedger(common.db, customerId, chain, v.normalized);
+    if (!ledger) throw addressNotSubscribed(blockchain, network, address); // its last subscription ended meanwhile
   }
   const { unit, decimals } = CHAINS[blockchain];
   const amount = (units: bigint) => ({ amount: formatUnits(units, decimals), unit });
@@ -71,8 +70,17 @@ export async function getAddressDetails(
     confirmedBalance: amount(ledger.confirmedBalance),
     totalReceived: amount(ledger.totalReceived),
     totalSpent: amount(ledger.totalSpent),
+    watchedFromBlock: ledger.watchedFromBlock === null ? null : Number(ledger.watchedFromBlock),
+    openingBalance: ledger.openingState,
   };
   return { value, ...(await common.credits.charge(customerId, BigInt(common.config.costs.callbackDataAddress), caller.endpoint)) };
+}
+
+function addressNotSubscribed(blockchain: Blockchain, network: Network, address: string): ApiError {
+  return new ApiError(
+    'blockchain_data_address_event_subscription_not_found',
+    `No active ${blockchain} ${network} subscription of this API key's customer names the address '${truncate(address)}'; subscribe to an event of the address first.`,
+  );
 }
 
 export async function getBlockByHash(common: Common, caller: Caller, blockchain: Blockchain, network: Network, blockHash: string) {

@@ -20,6 +20,7 @@ import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
 import { capReachedError } from './grouped-creates.ts';
 import { activationScope, startRecoveryIn } from './recoveries.ts';
+import { watchAfterCommit } from './subscribed-addresses.ts';
 
 export interface SubscriptionItemInput {
   transactionId?: string;
@@ -309,6 +310,7 @@ export async function createSubscription(
     // Grouped with the customer's concurrent creates: charged in the transaction that inserts it.
     const created = await common.creates.create(customerId, { cap, cost, endpoint: caller.endpoint, candidate });
     if (!created) throw alreadyExists();
+    await watchAfterCommit(common, { blockchain, network }, customerId, [created.subscription]);
     return { value: created.subscription, ...created.charge };
   }
   // A backfilled create is a transaction of its own (it also takes the chain's lock and makes a job).
@@ -333,6 +335,7 @@ export async function createSubscription(
       return { ...inserted, backfill: { fromBlockHeight, toBlockHeight: toHeight, processedHeight: job.processedHeight, state: job.state } };
     });
     if (!created) throw alreadyExists();
+    await watchAfterCommit(common, { blockchain, network }, customerId, [created]);
     return { value: created, ...charge };
   } catch (error) {
     await common.credits
@@ -408,7 +411,7 @@ export async function activateSubscription(
   const now = new Date();
   const scope = options.recoverSince === undefined ? undefined : activationScope(id, options.recoverSince, now);
   const customerId = caller.owner.customerId;
-  return await common.db.transaction('subscriptions:activate', async (tx) => {
+  const result = await common.db.transaction('subscriptions:activate', async (tx) => {
     const found = await store.getSubscription(tx, customerId, id, { forUpdate: true });
     if (!found) throw notFound('subscription', id);
     assertMainnetAllowed(caller, found.network);
@@ -433,6 +436,9 @@ export async function activateSubscription(
     const recovery = scope ? await startRecoveryIn(tx, common, customerId, scope) : undefined;
     return { value: recovery ? { ...activated, recoveryId: recovery.id } : activated, ...charge };
   });
+  const { blockchain, network } = result.value;
+  await watchAfterCommit(common, { blockchain, network }, customerId, [result.value]);
+  return result;
 }
 
 /** Longest overlap of a secret rotation: a week, so an old secret cannot be kept signing for ever. */

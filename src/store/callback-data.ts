@@ -1,7 +1,8 @@
 /**
  * What the address read of the Callback Data (CATALOGUE.md 3.1) needs from herald's own records: whether
  * one of the customer's active subscriptions on the chain names the address, and the customer's wallet
- * ledger of that address. Tenant-scoped like every customer-facing query.
+ * ledger of that address (the row its subscriptions watch, store/subscribed-addresses.ts, or one of its
+ * wallets'). Tenant-scoped like every customer-facing query.
  */
 import type { Blockchain, Network } from '../domain/chains.ts';
 import type { Queryable } from './db.ts';
@@ -15,6 +16,8 @@ export interface AddressLedger {
   incomingTransactions: number;
   outgoingTransactions: number;
   watchedFromBlock: bigint | null;
+  /** Whether the balance includes the opening balance read from the node at watchedFromBlock (migration 005). */
+  openingState: 'pending' | 'read' | 'unavailable';
 }
 
 /** True when an active subscription of the customer on the chain has `normalizedAddress` as its address target. */
@@ -35,8 +38,9 @@ export async function hasAddressSubscription(
 }
 
 /**
- * The ledger of the address in the customer's wallets on the chain: of the rows watching it, the one
- * watched from the earliest block (it has counted the most), or undefined when no wallet watches it.
+ * The customer's ledger of the address on the chain: of the rows watching it (the one its subscriptions
+ * watch, its wallets'), the one watched from the earliest block (it has counted the most), or undefined
+ * when none does.
  */
 export async function addressLedger(
   q: Queryable,
@@ -51,11 +55,12 @@ export async function addressLedger(
     incoming_transactions: string;
     outgoing_transactions: string;
     watched_from_block: string | null;
+    opening_state: AddressLedger['openingState'];
   }>(
     'callback-data:address-ledger',
-    `SELECT a.confirmed_balance, a.total_received, a.total_spent, a.incoming_transactions, a.outgoing_transactions, a.watched_from_block
-       FROM wallet_addresses a JOIN wallets w ON w.id = a.wallet_id
-      WHERE w.customer_id = $1 AND a.blockchain = $2 AND a.network = $3 AND a.normalized_address = $4
+    `SELECT a.confirmed_balance, a.total_received, a.total_spent, a.incoming_transactions, a.outgoing_transactions, a.watched_from_block, a.opening_state
+       FROM wallet_addresses a LEFT JOIN wallets w ON w.id = a.wallet_id
+      WHERE (a.subscribed_by = $1 OR w.customer_id = $1) AND a.blockchain = $2 AND a.network = $3 AND a.normalized_address = $4
       ORDER BY a.watched_from_block ASC NULLS LAST, a.id
       LIMIT 1`,
     [customerId, chain.blockchain, chain.network, normalizedAddress],
@@ -68,5 +73,6 @@ export async function addressLedger(
     incomingTransactions: Number(row.incoming_transactions),
     outgoingTransactions: Number(row.outgoing_transactions),
     watchedFromBlock: row.watched_from_block === null ? null : BigInt(row.watched_from_block),
+    openingState: row.opening_state,
   };
 }

@@ -11,10 +11,12 @@
  * lock). The set learns those and never misses one; an address removed from its wallets stays in the set
  * (a candidate the statement then finds no row for) until the process restarts.
  */
+import { ADDRESS_READ_BLOCKCHAINS } from '../domain/chains.ts';
 import type { ChainKey } from '../store/chain-state.ts';
-import { lockChain } from '../store/chain-state.ts';
+import { getCursor, lockChain } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { lastWatchedId, type WatchedAddress, type WatchedRow, watchedAddressPage } from '../store/ledger.ts';
+import { reconcileSubscribedAddresses } from '../store/subscribed-addresses.ts';
 
 /** Addresses read per statement when the set is first loaded. */
 const LOAD_PAGE = 50_000;
@@ -45,6 +47,12 @@ export class WatchedAddressSet {
   async load(db: Db, chain: ChainKey, pageSize = LOAD_PAGE): Promise<void> {
     const bound = await db.transaction('ingest:watched-bound', async (tx) => {
       await lockChain(tx, chain);
+      // The subscribed addresses a stopped process left unwatched (or watched too long) first, so that
+      // the bound covers them (store/subscribed-addresses.ts).
+      if (ADDRESS_READ_BLOCKCHAINS.includes(chain.blockchain)) {
+        const cursor = await getCursor(tx, chain);
+        await reconcileSubscribedAddresses(tx, chain, cursor ? cursor.height : null);
+      }
       return await lastWatchedId(tx, chain);
     });
     let after = '';

@@ -5,7 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.ts';
+import { ADDRESS_READ_BLOCKCHAINS, BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.ts';
 import * as service from '../../services/callback-data.ts';
 import type { Common } from '../../services/context.ts';
 import { AddressDetailsItem, BlockByHashItem, BlockByHeightItem, TransactionItem } from '../callback-data-schemas.ts';
@@ -14,7 +14,7 @@ import { ContextQuery, chainParams, envelope } from '../schemas.ts';
 
 /** Section 2.0: the block and transaction reads take every chain, the address read every chain but tron. */
 export const CALLBACK_DATA_CHAINS: readonly Blockchain[] = BLOCKCHAINS;
-export const ADDRESS_READ_CHAINS: readonly Blockchain[] = BLOCKCHAINS.filter((c) => c !== 'tron');
+export const ADDRESS_READ_CHAINS: readonly Blockchain[] = ADDRESS_READ_BLOCKCHAINS;
 
 const PREFIX = '/blockchain-events/:blockchain/:network';
 const withParam = (name: string, description: string, chains = CALLBACK_DATA_CHAINS) =>
