@@ -8,8 +8,9 @@
  * The database stays the judge: the block's statement (store/block-apply.ts) reads, under the chain's
  * lock, the watched rows of the candidates this set names and every address of the chain added after the
  * highest id the set has seen (store/ledger.ts lastWatchedId says why an id bound is exact under that
- * lock). The set learns those and never misses one; an address removed from its wallets stays in the set
- * (a candidate the statement then finds no row for) until the process restarts.
+ * lock). The set learns those and never misses one; an address removed from its wallets (or whose last
+ * address subscription ended) stays in the set (a candidate the statement then finds no row for) until
+ * the process restarts.
  */
 import { ADDRESS_READ_BLOCKCHAINS } from '../domain/chains.ts';
 import type { ChainKey } from '../store/chain-state.ts';
