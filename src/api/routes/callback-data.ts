@@ -36,6 +36,8 @@ export function callbackDataRoutes(app: FastifyInstance, common: Common): void {
       schema: {
         tags: ['callback data'],
         summary: "Details of an address one of the customer's active subscriptions names (balance and totals from herald's wallet ledger)",
+        description:
+          "Answers for any address an active address subscription (coins, tokens, internal transactions) of the customer names on the chain; otherwise, also once the subscription is deleted or deactivated, 404 blockchain_data_address_event_subscription_not_found. The subscription watches the address for herald's wallet ledger from its creation: watchedFromBlock says from which block the totals count, openingBalance whether the balance includes the opening balance the node gave at that block.",
         params: withParam('address', "An address named by one of the customer's active subscriptions on the chain.", ADDRESS_READ_CHAINS),
         querystring: ContextQuery,
         response: { 200: envelope(Type.Object({ item: AddressDetailsItem })) },
