@@ -52,6 +52,11 @@ async function setup() {
     });
     expect(r.status, r.text).toBe(201);
   };
+  const bulk = (addresses: string[]) =>
+    app.request('POST', '/blockchain-events/bitcoin/testnet/subscriptions/address-coins-transactions-confirmed/bulk', {
+      key: customer.key,
+      body: { data: { items: addresses.map((address) => ({ address, callbackUrl: 'https://hooks.example.com/callbacks', allowDuplicates: true })) } },
+    });
   /** The addresses the customer's subscriptions watch (store/subscribed-addresses.ts). */
   const subscribedRows = async () =>
     (
@@ -61,7 +66,7 @@ async function setup() {
         [customer.id],
       )
     ).map((r) => r.normalized_address);
-  return { db, customer, wallet, watch, unwatch, read, subscribe, subscribedRows };
+  return { db, customer, wallet, watch, unwatch, read, subscribe, bulk, subscribedRows };
 }
 
 describe('the follower’s set of watched addresses', () => {
@@ -115,6 +120,13 @@ describe('the follower’s set of watched addresses', () => {
     await s.subscribe(kept);
     expect(await s.subscribedRows()).toEqual([kept]);
     expect((await s.read(set, [kept])).map((w) => w.address)).toEqual([kept]);
+    // A bulk create watches the addresses of the items it created, once each.
+    const [one, two] = ['bulk-one', 'bulk-two'].map(testnetAddress) as [string, string];
+    const bulk = await s.bulk([one, two, one]);
+    expect(bulk.status, bulk.text).toBe(200);
+    expect(await s.subscribedRows()).toEqual([kept, one, two].sort());
+    await s.db.query('test:unbulk', 'DELETE FROM subscriptions WHERE customer_id = $1 AND target = ANY ($2::text[])', [s.customer.id, [one, two]]);
+    expect(await s.subscribedRows()).toEqual([kept]);
 
     // A process stopped between a create's commit and its watch (`lost` subscribed, not watched), and a
     // watch left after its last subscription ended (`stale`, as two subscriptions ended at once leave it).
