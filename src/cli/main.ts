@@ -8,6 +8,7 @@ import { registerAdminCommands } from './admin.ts';
 import { registerImportCommand } from './import.ts';
 import { configFrom, integer, withStoreOptions } from './options.ts';
 import { registerPruneCommand } from './prune.ts';
+import { registerSecretsCommands } from './secrets.ts';
 import { serve } from './serve.ts';
 
 const program = new Command('herald')
@@ -76,6 +77,7 @@ withStoreOptions(
 registerAdminCommands(program);
 registerPruneCommand(program);
 registerImportCommand(program);
+registerSecretsCommands(program);
 
 try {
   await program.parseAsync(process.argv);

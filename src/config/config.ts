@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { BLOCKCHAINS, CHAINS, isBlockchain, isNetwork, networksText, supportsNetwork } from '../domain/chains.ts';
+import { keyringOf } from '../store/secret-box.ts';
 
 const Costs = Type.Object(
   {
@@ -162,6 +163,20 @@ const Alerts = Type.Object(
 );
 export type AlertsConfig = Static<typeof Alerts>;
 
+/** Secrets at rest (README "Secrets at rest"): the callback secrets stored encrypted, with these keys. */
+const Secrets = Type.Object(
+  {
+    /** The key new secrets are encrypted with: 32 random bytes in base64 (openssl rand -base64 32). */
+    encryptionKey: Type.Optional(Type.String({ minLength: 1 })),
+    /** Instead of encryptionKey: a file whose first line is that key, and whose further lines are older keys. */
+    encryptionKeyFile: Type.Optional(Type.String({ minLength: 1 })),
+    /** Older keys: they only decrypt (until `herald secrets rotate-key` has moved every row to the current key). */
+    previousEncryptionKeys: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  },
+  { additionalProperties: false, default: {} },
+);
+export type SecretsConfig = Static<typeof Secrets>;
+
 const Chain = Type.Object(
   {
     blockchain: Type.String(),
@@ -269,6 +284,7 @@ export const ConfigSchema = Type.Object(
     blockJobs: BlockJobs,
     /** Operator alerts (delivery role): chains stopped or lagging, nodes ineligible, deactivations, exhausted callbacks. */
     alerts: Alerts,
+    secrets: Secrets,
     /** The chains this deployment follows (ingest role); also HERALD_RPC_<BLOCKCHAIN>_<NETWORK>. */
     chains: Type.Array(Chain, { default: [] }),
     /** Port of the https://{domain}/.well-known/... proof fetched to verify a callback domain (tests, proxies). */
@@ -385,6 +401,29 @@ function alertsFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> 
   if (env.HERALD_ALERTS_SECRET) out.secret = env.HERALD_ALERTS_SECRET;
   if (env.HERALD_ALERTS_LAG_SECONDS) out.lagSeconds = Number(env.HERALD_ALERTS_LAG_SECONDS);
   return out;
+}
+
+/** Secrets-at-rest settings from the environment, merged into the file's secrets section. */
+function secretsFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (env.HERALD_SECRETS_ENCRYPTION_KEY) out.encryptionKey = env.HERALD_SECRETS_ENCRYPTION_KEY;
+  if (env.HERALD_SECRETS_ENCRYPTION_KEY_FILE) out.encryptionKeyFile = env.HERALD_SECRETS_ENCRYPTION_KEY_FILE;
+  if (env.HERALD_SECRETS_PREVIOUS_ENCRYPTION_KEYS) {
+    out.previousEncryptionKeys = env.HERALD_SECRETS_PREVIOUS_ENCRYPTION_KEYS.split(',')
+      .map((k) => k.trim())
+      .filter(Boolean);
+  }
+  return out;
+}
+
+/** The keys must be readable and well formed now, not at the first secret written. */
+function checkSecrets(secrets: SecretsConfig): string[] {
+  try {
+    keyringOf(secrets);
+    return [];
+  } catch (error) {
+    return [`  /secrets: ${(error as Error).message}`];
+  }
 }
 
 /** The webhook must be an https URL and come with its secret (an unsigned alert could be forged). */
@@ -518,6 +557,8 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   if (Object.keys(delivery).length > 0) merged.delivery = { ...(file.delivery as Record<string, unknown> | undefined), ...delivery };
   const alerts = alertsFromEnvironment(env);
   if (Object.keys(alerts).length > 0) merged.alerts = { ...(file.alerts as Record<string, unknown> | undefined), ...alerts };
+  const secrets = secretsFromEnvironment(env);
+  if (Object.keys(secrets).length > 0) merged.secrets = { ...(file.secrets as Record<string, unknown> | undefined), ...secrets };
   if (overrides.roles) merged.roles = overrides.roles;
   const chains = chainsFromEnvironment(env, file.chains);
   if (chains.length > 0) merged.chains = chains;
@@ -525,7 +566,7 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
   const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
   const valid = withDefaults as Config;
-  if (errors.length === 0) lines.push(...checkChains(valid.chains), ...checkAlerts(valid.alerts));
+  if (errors.length === 0) lines.push(...checkChains(valid.chains), ...checkAlerts(valid.alerts), ...checkSecrets(valid.secrets));
   if (lines.length > 0) {
     throw new ConfigError(`The configuration is invalid${fileName ? ` (file ${fileName})` : ''}:\n${lines.join('\n')}`);
   }

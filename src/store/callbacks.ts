@@ -9,6 +9,7 @@ import { uuidV7 } from '../domain/ids.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { addToTallies, type TallyKind } from './alerts.ts';
 import type { Db, Queryable } from './db.ts';
+import { openSecret } from './secret-box.ts';
 
 export const CALLBACKS_CHANNEL = 'herald_callbacks';
 
@@ -239,8 +240,9 @@ export async function claimDueCallbacks(
     destination: r.destination,
     attempts: r.attempts,
     seriesAttempts: r.attempts - r.series_start,
-    secret: r.secret,
-    previousSecret: r.previous_secret,
+    // Decrypted here, in the worker that claimed the row (a few microseconds each: store/secret-box.ts).
+    secret: openSecret(r.secret, r.subscription_id),
+    previousSecret: openSecret(r.previous_secret, r.subscription_id),
     sequence: r.sequence === null ? null : Number(r.sequence),
     domainVerified: r.domain_verified,
     allowNetworks: r.allow_networks ?? [],

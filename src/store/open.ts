@@ -9,6 +9,7 @@ import { createBackgroundDb } from './backend-priority.ts';
 import { createDb, type Db } from './db.ts';
 import { type EmbeddedDatabase, openEmbeddedDatabase, type SupervisionHooks } from './embedded.ts';
 import { migrate } from './migrate.ts';
+import { keyringOf, useKeyring } from './secret-box.ts';
 import { syncChainUnits } from './wallets.ts';
 
 /**
@@ -45,6 +46,8 @@ export async function openDatabase(
   config: Config,
   options: { metrics?: Metrics; onError?: (error: Error) => void; poolSize?: number; supervision?: SupervisionHooks } = {},
 ): Promise<OpenDatabase> {
+  // The callback secrets are encrypted and decrypted with these keys wherever the store reads or writes them.
+  useKeyring(keyringOf(config.secrets));
   const embedded = config.databaseUrl ? undefined : await openEmbeddedDatabase(config.dataDir, options.supervision);
   const url = config.databaseUrl ?? (embedded as EmbeddedDatabase).url;
   let db: Db | undefined;

@@ -5,7 +5,8 @@
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
 import type { BackfillProgress } from './block-jobs.ts';
 import { debitSql, type UsageEntry, usageParams } from './customers.ts';
-import type { Queryable } from './db.ts';
+import type { Db, Queryable } from './db.ts';
+import { isCurrent, openSecret, sealSecret } from './secret-box.ts';
 
 export interface DeactivationReason {
   reason: string;
@@ -118,8 +119,8 @@ function toSubscription(row: SubscriptionRow): Subscription {
     contractAddress: row.contract_address,
     callbackUrl: row.callback_url,
     callbackHost: row.callback_host,
-    callbackSecretKey: row.callback_secret_key,
-    previousCallbackSecretKey: row.previous_callback_secret_key,
+    callbackSecretKey: openSecret(row.callback_secret_key, row.id),
+    previousCallbackSecretKey: openSecret(row.previous_callback_secret_key, row.id),
     previousSecretUntil: row.previous_secret_until,
     allowDuplicates: row.allow_duplicates,
     duplicateKey: row.duplicate_key,
@@ -211,7 +212,7 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
       s.amountHigherThan === null ? null : String(s.amountHigherThan),
       s.callbackUrl,
       s.callbackHost,
-      s.callbackSecretKey,
+      sealSecret(s.callbackSecretKey, s.id),
       s.allowDuplicates,
       s.duplicateKey,
       s.apiVersion,
@@ -365,7 +366,7 @@ function insertManyParams(customerId: string, list: NewSubscription[]): unknown[
     column((s) => (s.amountHigherThan === null ? null : String(s.amountHigherThan))),
     column((s) => s.callbackUrl),
     column((s) => s.callbackHost),
-    column((s) => s.callbackSecretKey),
+    column((s) => sealSecret(s.callbackSecretKey, s.id)),
     column((s) => s.allowDuplicates),
     column((s) => s.duplicateKey.toString('hex')),
     column((s) => s.apiVersion),
@@ -484,7 +485,7 @@ function toShown(row: ShownRow): ShownSubscription {
     blockHeight: row.block_height === null ? null : Number(row.block_height),
     contractAddress: row.contract_address,
     callbackUrl: row.callback_url,
-    callbackSecretKey: row.callback_secret_key,
+    callbackSecretKey: openSecret(row.callback_secret_key, row.id),
     isActive: row.is_active,
     deactivationReasons: row.deactivation_reasons ?? [],
     createdAt: new Date(Number(row.created_ms)),
@@ -619,9 +620,38 @@ export async function rotateSecret(q: Queryable, customerId: string, id: string,
     'subscriptions:rotate-secret',
     `UPDATE subscriptions SET previous_callback_secret_key = callback_secret_key, previous_secret_until = $4, callback_secret_key = $3
      WHERE customer_id = $1 AND id = $2 RETURNING *`,
-    [customerId, id, secret, previousUntil],
+    [customerId, id, sealSecret(secret, id), previousUntil],
   );
   return row ? toSubscription(row) : undefined;
+}
+
+/**
+ * One batch of `herald secrets rotate-key`: the subscriptions after `after` (by id; null: from the first)
+ * that have a secret, up to `limit`, locked while their secrets not yet encrypted with the current key
+ * are encrypted with it (a rotation of one of them waits for the batch, and is not overwritten).
+ * Returns the last id read (the next batch's `after`; undefined: none left) and how many rows changed.
+ */
+export async function reencryptSecrets(db: Db, after: string | null, limit: number): Promise<{ last: string | undefined; read: number; changed: number }> {
+  return await db.transaction('subscriptions:reencrypt', async (tx) => {
+    const rows = await tx.query<{ id: string; callback_secret_key: string | null; previous_callback_secret_key: string | null }>(
+      'subscriptions:reencrypt-read',
+      `SELECT id, callback_secret_key, previous_callback_secret_key FROM subscriptions
+       WHERE ($1::uuid IS NULL OR id > $1::uuid) AND (callback_secret_key IS NOT NULL OR previous_callback_secret_key IS NOT NULL)
+       ORDER BY id LIMIT $2 FOR UPDATE`,
+      [after, limit],
+    );
+    const stale = rows.filter((r) => !isCurrent(r.callback_secret_key) || !isCurrent(r.previous_callback_secret_key));
+    const again = (stored: string | null, id: string) => (isCurrent(stored) ? stored : sealSecret(openSecret(stored, id), id));
+    if (stale.length > 0) {
+      await tx.query(
+        'subscriptions:reencrypt-write',
+        `UPDATE subscriptions s SET callback_secret_key = u.secret, previous_callback_secret_key = u.previous
+         FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, secret, previous) WHERE s.id = u.id`,
+        [stale.map((r) => r.id), stale.map((r) => again(r.callback_secret_key, r.id)), stale.map((r) => again(r.previous_callback_secret_key, r.id))],
+      );
+    }
+    return { last: rows.at(-1)?.id, read: rows.length, changed: stale.length };
+  });
 }
 
 /** The columns of a subscription row the matching index reads (loaded by chain-state.ts). */
