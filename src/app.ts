@@ -23,6 +23,7 @@ import { AccessCache } from './services/access.ts';
 import { CreditCharger } from './services/credits.ts';
 import { GroupedCreates } from './services/grouped-creates.ts';
 import { startHistorySampler } from './services/history-sampler.ts';
+import { InFlightCap } from './services/in-flight-cap.ts';
 import { queueStats } from './store/callbacks.ts';
 import { listChainNodes } from './store/chain-nodes.ts';
 import { type ChainKey, listChainStatus } from './store/chain-state.ts';
@@ -167,6 +168,7 @@ export async function startApp(
       sender,
       credits: new CreditCharger(database.db),
       creates: new GroupedCreates(database.db),
+      dryRuns: new InFlightCap(config.blockJobs.dryRunsPerCustomer),
       chainReader: readers?.get,
       health: database.embedded?.health,
     };

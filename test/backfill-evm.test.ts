@@ -12,9 +12,11 @@
  *   takes none; a replay range too big or past the processed height; an unknown subscription; a customer
  *   without credits (402, nothing queued).
  */
+import { randomUUID } from 'node:crypto';
 import type { Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
+import { createBlockJob } from '../src/store/block-jobs.ts';
 import { findCustomerByName } from '../src/store/customers.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { compileContracts, deployContract, writeContract } from './support/evm-contracts.ts';
@@ -28,6 +30,8 @@ const SECRET = 'whsec-backfill-evm';
 const PAST = 60;
 const BACK = 50;
 const MAX_DEPTH = 55;
+/** blockJobs.maxQueuedBlocksPerCustomer here: 40 replays of 50 blocks fit. */
+const QUEUE_CAP = 2000;
 
 let node: EvmNode;
 let receiver: Receiver;
@@ -70,7 +74,7 @@ beforeAll(async () => {
         lowestBlockHeight: start - MAX_DEPTH + 2,
       },
     ],
-    blockJobs: { ...loadConfig({}, {}).blockJobs, maxBackfillDepth: MAX_DEPTH, batchBlocks: 7 },
+    blockJobs: { ...loadConfig({}, {}).blockJobs, maxBackfillDepth: MAX_DEPTH, batchBlocks: 7, maxQueuedBlocksPerCustomer: QUEUE_CAP },
     delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
   });
   c = await t.customer({ domains: ['localhost'] });
@@ -85,6 +89,7 @@ afterAll(async () => {
 
 const follow = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'ethereum', network: 'goerli' }), SECRET);
 const { processed, callbacksOf } = follow;
+const PER_BLOCK = loadConfig({}, {}).costs.replayPerBlock;
 const path = (event: string) => `/blockchain-events/ethereum/goerli/subscriptions/${event}`;
 const heightOf = (cb: Callback) => (cb.json.data.item.minedInBlock as { height: number }).height;
 const sequenceOf = (cb: Callback) => Number(cb.headers['x-callback-sequence']);
@@ -145,7 +150,7 @@ describe('backfill from a height and replay of a block range (EVM)', () => {
     for (const cb of received) follow.expectSigned(cb);
   }, 90_000);
 
-  it('a replay of the backfilled range: the dry run lists exactly what was first sent and charges nothing; the replay sends it again, byte for byte, 5 credits each', async () => {
+  it('a replay of the backfilled range: the dry run lists exactly what was first sent and charges its blocks; the replay sends it again, byte for byte, 5 credits each and its blocks', async () => {
     // In the order they were queued (arrival order is the receiver's: callbacks go out concurrently).
     const first = callbacksOf(referenceId)
       .filter((cb) => heightOf(cb) <= start)
@@ -155,7 +160,9 @@ describe('backfill from a height and replay of a block range (EVM)', () => {
     const creditsBefore = (await findCustomerByName(t.app.database.db, c.name))?.credits as bigint;
     const dry = await t.request('POST', `/blockchain-events/subscriptions/${referenceId}/replay`, { key: c.key, body: body(true) });
     expect(dry.status, dry.text).toBe(200);
-    expect((await findCustomerByName(t.app.database.db, c.name))?.credits).toBe(creditsBefore);
+    // The blocks read, whatever matched: costs.replayPerBlock each.
+    expect(dry.headers.get('x-credits-consumed')).toBe(String(BACK * PER_BLOCK));
+    expect((await findCustomerByName(t.app.database.db, c.name))?.credits).toBe(creditsBefore - BigInt(BACK * PER_BLOCK));
     const listed = dry.body.data.item.callbacks as { idempotencyKey: string; blockHeight: number; transactionId: string; event: string; body: unknown }[];
     expect(listed.map((l) => l.idempotencyKey)).toEqual(first.map((cb) => cb.json.idempotencyKey));
     for (const [i, l] of listed.entries()) {
@@ -177,7 +184,8 @@ describe('backfill from a height and replay of a block range (EVM)', () => {
       },
       30_000,
     );
-    expect(job).toMatchObject({ queued: BACK, creditsConsumed: 5 * BACK, processedHeight: start });
+    expect(started.headers.get('x-credits-consumed')).toBe(String(BACK * PER_BLOCK));
+    expect(job).toMatchObject({ queued: BACK, creditsConsumed: 5 * BACK + BACK * PER_BLOCK, processedHeight: start });
     await until('the replayed callbacks', async () => receiver.received.length >= before + BACK, 30_000);
     await t.app.worker?.settled();
     const again = callbacksOf(referenceId).slice(BACK + 3);
@@ -237,9 +245,144 @@ describe('backfill from a height and replay of a block range (EVM)', () => {
     expect(refused.body.error.code).toBe('insufficient_credits');
     const log = await t.request('GET', `/blockchain-events/subscriptions/${id}/callbacks`, { key: poor.key });
     expect(log.body.data.items).toEqual([]);
-    // A dry run is free.
+    // A dry run costs its blocks: refused without them, answered with them.
+    const dryRefused = await replay(id, { fromBlockHeight: from(), toBlockHeight: start, dryRun: true }, poor.key);
+    expect(dryRefused.status, dryRefused.text).toBe(402);
+    await t.app.database.db.query('test:add-credits', 'UPDATE customers SET credits = credits + $2 WHERE id = $1', [poor.id, BACK * PER_BLOCK]);
     const dry = await replay(id, { fromBlockHeight: from(), toBlockHeight: start, dryRun: true }, poor.key);
     expect(dry.status, dry.text).toBe(200);
     expect(dry.body.data.item.callbacks).toHaveLength(BACK);
+    expect(dry.headers.get('x-credits-available')).toBe('0');
+  });
+});
+
+describe('one customer does not stall another (issue 28 points 11 and 12)', () => {
+  const from = () => start - BACK + 1;
+  const replay = (id: string, item: Record<string, unknown>, key: string) =>
+    t.request('POST', `/blockchain-events/subscriptions/${id}/replay`, { key, body: { data: { item } } });
+  /** A token subscription of `customer` for an address nothing is sent to: its replays read blocks and match nothing. */
+  async function quietSubscription(customer: TestCustomer): Promise<string> {
+    const r = await create('address-tokens-transactions-confirmed', { address: node.accounts[7]?.address, allowDuplicates: true }, customer.key);
+    expect(r.status, r.text).toBe(201);
+    return r.body.data.item.referenceId;
+  }
+  const jobStates = async (customerId: string) =>
+    (await t.app.database.db.query<{ state: string }>('test:job-states', 'SELECT state FROM block_jobs WHERE customer_id = $1', [customerId])).map(
+      (r) => r.state,
+    );
+
+  it('a replay that matches nothing is charged for the blocks it reads (costs.replayPerBlock), in the request that queues it', async () => {
+    const customer = await t.customer({ domains: ['localhost'] });
+    const id = await quietSubscription(customer);
+    const r = await replay(id, { fromBlockHeight: from(), toBlockHeight: start }, customer.key);
+    expect(r.status, r.text).toBe(202);
+    expect(r.headers.get('x-credits-consumed')).toBe(String(BACK * PER_BLOCK));
+    const done = await until(
+      'the replay to finish',
+      async () => {
+        const g = await t.request('GET', `/blockchain-events/replays/${r.body.data.item.replayId}`, { key: customer.key });
+        return g.body.data.item.state === 'done' && g.body.data.item;
+      },
+      30_000,
+    );
+    expect(done).toMatchObject({ queued: 0, creditsConsumed: BACK * PER_BLOCK });
+    // Without the credits for its blocks (and one callback): 402, nothing queued.
+    const poor = await t.customer({ domains: ['localhost'], credits: BigInt(t.config.costs.addressTokensTransactionsConfirmed + BACK * PER_BLOCK) });
+    const poorId = await quietSubscription(poor);
+    const refused = await replay(poorId, { fromBlockHeight: from(), toBlockHeight: start }, poor.key);
+    expect(refused.status, refused.text).toBe(402);
+    expect(refused.body.error.message).toContain(`${BACK * PER_BLOCK} credits for the blocks read`);
+    expect(await jobStates(poor.id)).toEqual([]);
+  });
+
+  it('dry runs: a customer has at most dryRunsPerCustomer (2) in progress, one more gets 429; another customer is answered promptly meanwhile', async () => {
+    const heavy = await t.customer({ domains: ['localhost'] });
+    const id = await quietSubscription(heavy);
+    const other = await t.customer();
+    const account = async () => {
+      const began = performance.now();
+      const r = await t.request('GET', '/account', { key: other.key });
+      expect(r.status, r.text).toBe(200);
+      return performance.now() - began;
+    };
+    const baseline: number[] = [];
+    for (let i = 0; i < 10; i++) baseline.push(await account());
+    const creditsBefore = (await findCustomerByName(t.app.database.db, heavy.name))?.credits as bigint;
+    const burst = Promise.all(Array.from({ length: 30 }, () => replay(id, { fromBlockHeight: from(), toBlockHeight: start, dryRun: true }, heavy.key)));
+    let finished = false;
+    void burst.then(() => {
+      finished = true;
+    });
+    const during: number[] = [];
+    while (!finished) during.push(await account());
+    const answers = await burst;
+    const ok = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(ok.length + refused.length, answers.map((a) => a.status).join(' ')).toBe(answers.length);
+    expect(ok.length).toBeGreaterThanOrEqual(2);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.body.error.code).toBe('request_limit_reached');
+      expect(r.body.error.message).toContain('2 dry-run replays in progress');
+      expect(r.headers.get('retry-after')).toBe('1');
+    }
+    // Only the answered ones are charged.
+    expect((await findCustomerByName(t.app.database.db, heavy.name))?.credits).toBe(creditsBefore - BigInt(ok.length * BACK * PER_BLOCK));
+    // Loosely: the other customer's slowest answer during the burst stays in the range of its ordinary ones.
+    const slowest = Math.max(...during);
+    const usual = [...baseline].sort((a, b) => a - b)[5] as number;
+    expect(slowest, `slowest ${slowest.toFixed(0)} ms during the burst, median ${usual.toFixed(0)} ms before`).toBeLessThan(Math.max(500, 20 * usual));
+  }, 60_000);
+
+  it('replay jobs take turns between customers: a 5-block replay behind 40 long ones of another customer finishes while those are still running', async () => {
+    const busy = await t.customer({ domains: ['localhost'] });
+    const busyId = await quietSubscription(busy);
+    for (let i = 0; i < 40; i++) {
+      const r = await replay(busyId, { fromBlockHeight: from(), toBlockHeight: start }, busy.key);
+      expect(r.status, r.text).toBe(202);
+    }
+    const small = await t.customer({ domains: ['localhost'] });
+    const smallId = await quietSubscription(small);
+    const r = await replay(smallId, { fromBlockHeight: start - 4, toBlockHeight: start }, small.key);
+    expect(r.status, r.text).toBe(202);
+    await until(
+      'the small replay to finish',
+      async () => (await t.request('GET', `/blockchain-events/replays/${r.body.data.item.replayId}`, { key: small.key })).body.data.item.state === 'done',
+      30_000,
+    );
+    // First come, first served, it finished after all 40; in turns, after about one turn of theirs.
+    const busyStates = await jobStates(busy.id);
+    expect(busyStates.filter((s) => s === 'running').length, busyStates.join(' ')).toBeGreaterThanOrEqual(30);
+    // Paused: the rest of their jobs wait, out of the next tests' way.
+    await t.app.database.db.query('test:pause', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [busyId]);
+  }, 60_000);
+
+  it('a customer’s waiting blocks are capped per chain (blockJobs.maxQueuedBlocksPerCustomer): a replay past it gets 429 and queues and charges nothing', async () => {
+    const customer = await t.customer({ domains: ['localhost'] });
+    const waiting = await quietSubscription(customer);
+    const id = await quietSubscription(customer);
+    // Jobs of a paused subscription wait (the runner takes none of them): QUEUE_CAP - 40 blocks queued.
+    await t.app.database.db.query('test:pause', 'UPDATE subscriptions SET is_active = false WHERE id = $1', [waiting]);
+    await t.app.database.db.transaction('test:queued-jobs', (tx) =>
+      createBlockJob(tx, {
+        id: randomUUID(),
+        kind: 'replay',
+        customerId: customer.id,
+        subscriptionId: waiting,
+        chain: { blockchain: 'ethereum', network: 'goerli' },
+        fromHeight: 1,
+        toHeight: QUEUE_CAP - 40,
+      }),
+    );
+    const creditsBefore = (await findCustomerByName(t.app.database.db, customer.name))?.credits;
+    const over = await replay(id, { fromBlockHeight: start - 40, toBlockHeight: start }, customer.key);
+    expect(over.status, over.text).toBe(429);
+    expect(over.body.error.code).toBe('request_limit_reached');
+    expect(over.body.error.message).toContain(`has ${QUEUE_CAP - 40} blocks waiting`);
+    expect(over.body.error.message).toContain(`cap of ${QUEUE_CAP}`);
+    expect((await findCustomerByName(t.app.database.db, customer.name))?.credits).toBe(creditsBefore);
+    expect(await jobStates(customer.id)).toHaveLength(1);
+    const fits = await replay(id, { fromBlockHeight: start - 39, toBlockHeight: start }, customer.key);
+    expect(fits.status, fits.text).toBe(202);
   });
 });

@@ -143,6 +143,7 @@ describeWithRealNode('backfill from a height and replay on a real litecoind (reg
       const item = (await t.request('GET', `/blockchain-events/replays/${started.body.data.item.replayId}`, { key: c.key })).body.data.item;
       return item.state !== 'running' && item;
     });
-    expect(job).toMatchObject({ state: 'done', queued: ordered.length, creditsConsumed: 5 * ordered.length });
+    // 5 credits per callback, and costs.replayPerBlock per block read.
+    expect(job).toMatchObject({ state: 'done', queued: ordered.length, creditsConsumed: 5 * ordered.length + (to - from + 1) * t.config.costs.replayPerBlock });
   }, 60_000);
 });

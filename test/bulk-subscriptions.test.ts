@@ -7,8 +7,10 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { byteSize } from '../src/api/envelope.ts';
@@ -317,6 +319,124 @@ describe('bulk create', () => {
     expect((await t.request('GET', `/blockchain-events/subscriptions/${id}/callbacks`, { key: c.key })).body.data.total).toBe(0);
     const left = await t.app.database.db.query('test:callback-counted', 'SELECT 1 FROM callback_counts WHERE subscription_id = $1', [id]);
     expect(left).toHaveLength(0);
+  });
+});
+
+/** A bulk request whose body is sent only in part: it stays in progress until `finish` (or `abort`). */
+function bulkInProgress(key: string, body: string) {
+  const bytes = Buffer.from(body);
+  const req = request(`${t.url}${BULK}`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-length': String(bytes.length) },
+  });
+  const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    req.on('response', async (res) => {
+      let text = '';
+      for await (const chunk of res) text += chunk;
+      resolve({ status: res.statusCode ?? 0, text });
+    });
+    req.on('error', reject);
+  });
+  answer.catch(() => undefined);
+  const connected = new Promise<void>((resolve) => req.on('socket', (socket) => (socket.connecting ? socket.once('connect', () => resolve()) : resolve())));
+  req.flushHeaders();
+  req.write(bytes.subarray(0, 10));
+  return { answer, connected, finish: () => req.end(bytes.subarray(10)), abort: () => req.destroy() };
+}
+
+describe('bulk bodies: nesting, size, requests in progress, credits (issue 28 point 13)', () => {
+  const item = { transactionId: txid(7), callbackUrl: HOOK };
+
+  it('a body nested deeper than the schema allows is refused from its first characters: 422, at once, without parsing it', async () => {
+    const c = await t.customer();
+    // Just under the bulk limit (16 MiB), valid JSON nested 8 million levels deep, as in the audit.
+    const head = '{"data":{"items":[';
+    // As bytes made beforehand: encoding 16 MiB of text is the test's own work, on the event loop measured here.
+    const levels = 8 * 1024 * 1024 - head.length;
+    const deep = Buffer.from(`${head}${'['.repeat(levels)}${']'.repeat(levels)}]}}`);
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const heapBefore = process.memoryUsage().heapUsed;
+    const started = performance.now();
+    const sent = await fetch(`${t.url}${BULK}`, { method: 'POST', headers: { 'x-api-key': c.key, 'content-type': 'application/json' }, body: deep });
+    const res = { status: sent.status, text: await sent.text(), body: undefined as unknown as { error: { code: string; message: string } } };
+    res.body = JSON.parse(res.text);
+    const took = performance.now() - started;
+    const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
+    delay.disable();
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.error.code).toBe('invalid_request_body_structure');
+    expect(res.body.error.message).toContain('levels deep');
+    // Loose bounds: parsed, it blocked the event loop for seconds (20 s on a loaded test machine) and took about 0.5 GB of heap.
+    expect(delay.max / 1e6, 'the longest event-loop stall (ms)').toBeLessThan(2_000);
+    expect(heapGrowth, 'heap grown by the request').toBeLessThan(200 * 1024 * 1024);
+    expect(took).toBeLessThan(10_000);
+    // A single create's body (3 levels) too; an attribute given as a small object still gets the schema's answer naming it.
+    const single = (itemJson: string) =>
+      t.request('POST', `${CHAIN}/transaction-mined`, {
+        key: c.key,
+        rawBody: `{"data":{"item":${itemJson}}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+    const nested = await single(`{"transactionId":[[[[1]]]],"callbackUrl":"${HOOK}"}`);
+    expect(nested.status, nested.text).toBe(422);
+    expect(nested.body.error.code).toBe('invalid_request_body_structure');
+    const wrongType = await single(`{"transactionId":{"a":1},"callbackUrl":"${HOOK}"}`);
+    expect(wrongType.status, wrongType.text).toBe(409);
+    expect(wrongType.body.error.details[0].attribute).toBe('transactionId');
+    // Brackets inside strings are text, not nesting.
+    const inString = await single(`{"transactionId":"${'['.repeat(100)}","callbackUrl":"${HOOK}"}`);
+    expect(inString.status, inString.text).toBe(409);
+    expect(inString.body.error.code).toBe('invalid_data');
+  }, 60_000);
+
+  it('an API key has at most bulkRequestsPerKey (2) bulk requests in progress; one more is refused before its body is read, 429', async () => {
+    const c = await t.customer();
+    const other = await t.customer();
+    const body = (n: number) => JSON.stringify({ data: { items: [{ ...item, transactionId: txid(500 + n) }] } });
+    // Two requests left in progress, each given a moment to reach the server before anything else is sent
+    // (a probe holding a place when one arrived would have it refused).
+    const partial = [bulkInProgress(c.key, body(1)), bulkInProgress(c.key, body(2))];
+    await Promise.all(partial.map((p) => p.connected));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until('both requests in progress', async () => {
+      const third = await t.request('POST', BULK, { key: c.key, body: JSON.parse(body(3)) });
+      if (third.status !== 429) return false;
+      expect(third.body.error.code).toBe('request_limit_reached');
+      expect(third.body.error.message).toContain('2 bulk requests in progress');
+      expect(third.headers.get('retry-after')).toBe('1');
+      return true;
+    });
+    const [first, second] = partial as [ReturnType<typeof bulkInProgress>, ReturnType<typeof bulkInProgress>];
+    // Another customer's key is not held up.
+    const others = await t.request('POST', BULK, { key: other.key, body: JSON.parse(body(4)) });
+    expect(others.status, others.text).toBe(200);
+    // A client that hangs up gives its place back; a finished request too.
+    first.abort();
+    await until(
+      'the aborted request’s place given back',
+      async () => (await t.request('POST', BULK, { key: c.key, body: JSON.parse(body(5)) })).status === 200,
+    );
+    second.finish();
+    expect((await second.answer).status).toBe(200);
+    const [a, b] = await Promise.all([1, 2].map((n) => t.request('POST', BULK, { key: c.key, body: JSON.parse(body(5 + n)) })));
+    expect([a?.status, b?.status]).toEqual([200, 200]);
+  });
+
+  it('a customer without the credits for one item is refused (402) before the body is read, whatever the body holds', async () => {
+    const cost = BigInt(t.config.costs.transactionMined);
+    const poor = await t.customer({ credits: cost - 1n });
+    const res = await t.request('POST', BULK, { key: poor.key, body: { data: { items: [item, { ...item, transactionId: txid(8) }] } } });
+    expect(res.status, res.text).toBe(402);
+    expect(res.body.error.code).toBe('insufficient_credits');
+    expect(res.body.error.message).toContain(`costs ${cost} credits`);
+    expect((await counters(poor.id)).total).toBe(0);
+    const deep = await t.request('POST', BULK, {
+      key: poor.key,
+      rawBody: `{"data":{"items":${'['.repeat(100_000)}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(deep.status, deep.text).toBe(402);
   });
 });
 

@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, truncate } from '../domain/errors.ts';
 import type { DbError } from '../store/db.ts';
+import { MAX_BODY_DEPTH, nestsDeeperThan } from './body-depth.ts';
 import { API_VERSION } from './schemas.ts';
 import { validationFailure } from './validation.ts';
 
@@ -67,7 +68,7 @@ async function readUnparsedBody(request: FastifyRequest, bodyLimit: number): Pro
     raw.once('error', () => finish(undefined));
     raw.once('close', () => finish(undefined));
   });
-  if (text === undefined) return;
+  if (text === undefined || nestsDeeperThan(text, MAX_BODY_DEPTH)) return;
   try {
     unparsedBodies.set(request, JSON.parse(text));
   } catch {

@@ -31,8 +31,11 @@ const WITH_PATH_PARAMS: readonly ErrorCode[] = ['uri_not_found'];
 /** An unknown query parameter, or a context over 100 characters. */
 const WITH_QUERY: readonly ErrorCode[] = ['extra_query_attributes', 'invalid_data'];
 const WITH_PAGINATION: readonly ErrorCode[] = ['invalid_pagination', 'limit_greater_than_allowed'];
-/** A method that may carry a body: whatever body is sent is parsed (JSON only, 64 KiB at most), even where none is needed. */
-const WITH_PARSED_BODY: readonly ErrorCode[] = ['bad_json', 'unsupported_media_type', 'request_entity_too_large'];
+/**
+ * A method that may carry a body: whatever body is sent is parsed (JSON only, 64 KiB at most, nested no
+ * deeper than the route's schema allows: invalid_request_body_structure), even where none is needed.
+ */
+const WITH_PARSED_BODY: readonly ErrorCode[] = ['bad_json', 'unsupported_media_type', 'request_entity_too_large', 'invalid_request_body_structure'];
 /** Validating the body `{ context?, data: { item } }` of a route that needs one. */
 const WITH_BODY: readonly ErrorCode[] = [
   'missing_request_body',

@@ -1,7 +1,7 @@
 /**
  * The HTTP server: Fastify with the contract's envelope on every answer. Request life cycle:
  *   onRequest     request id, draining (503), API version, authentication, rate limit, key restriction
- *   (parse)       JSON only, 64 KiB at most
+ *   (parse)       JSON only, 64 KiB at most (bulk: 16 MiB), nested no deeper than the route's schema allows
  *   preValidation blockchain/network pair of the endpoint, body present
  *   (validate)    TypeBox schemas; failures mapped to the contract's codes
  *   handler       a service call, then the envelope with the x-credits-* headers
@@ -16,6 +16,7 @@ import { ApiError, type ErrorDetail, truncate } from '../domain/errors.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Caller, Common } from '../services/context.ts';
 import { authenticate, RateLimiter } from './auth.ts';
+import { bodyDepthLimit, nestsDeeperThan } from './body-depth.ts';
 import { consoleRoutes } from './console-assets.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
 import { withErrorResponses } from './openapi.ts';
@@ -173,6 +174,18 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body.length === 0) return done(null, undefined);
+    // Before JSON.parse: a body nested deeper than the route's schema allows is refused from its first
+    // characters (body-depth.ts), instead of being parsed into millions of nested arrays.
+    const depth = bodyDepthLimit(request.routeOptions.schema?.body);
+    if (nestsDeeperThan(body as string, depth)) {
+      return done(
+        new ApiError(
+          'invalid_request_body_structure',
+          `The request body nests objects or arrays more than ${depth} levels deep, deeper than this endpoint's body can be; send { "data": { "item": { ... } } } with the attributes the endpoint documents.`,
+        ),
+        undefined,
+      );
+    }
     return parseJson(request, body as string, (error, parsed) => {
       // JSON text holds a NUL only as the escape \u0000 (a raw one is invalid JSON): a text without that
       // escape needs no walk of its parsed values (a bulk body's walk held the event loop for tens of ms).

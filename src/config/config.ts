@@ -30,8 +30,13 @@ const Costs = Type.Object(
     recoverPerCallback: Type.Integer({ minimum: 0, default: 5 }),
     /** Backfill from a height (extension): per callback a backfill queues (its own blocks'; live following's are not charged). */
     backfillPerCallback: Type.Integer({ minimum: 0, default: 5 }),
-    /** Replay of a block range (extension): per callback queued or sent again; a dry run costs nothing. */
+    /** Replay of a block range (extension): per callback queued or sent again (a dry run sends nothing). */
     replayPerCallback: Type.Integer({ minimum: 0, default: 5 }),
+    /**
+     * Replay of a block range, dry run or not (extension): per block of the range, charged when the replay
+     * is asked for, whether anything matches or not (reading blocks is the work).
+     */
+    replayPerBlock: Type.Integer({ minimum: 0, default: 1 }),
     /** Wallet and callback-domain endpoints (extensions): not priced by the contract. */
     walletsAndDomains: Type.Integer({ minimum: 0, default: 1 }),
     /** Callback Data reads (CATALOGUE.md 3 and 7.12): 100 x the vendor's 5 credits each. */
@@ -98,6 +103,19 @@ const BlockJobs = Type.Object(
     maxReplayBlocks: Type.Integer({ minimum: 1, default: 10_000 }),
     /** Blocks a dry-run replay evaluates at most (it answers synchronously). */
     maxDryRunBlocks: Type.Integer({ minimum: 1, default: 1_000 }),
+    /** Dry-run replays one customer may have in progress at once, per API process; one more is refused (429). */
+    dryRunsPerCustomer: Type.Integer({ minimum: 1, default: 2 }),
+    /**
+     * Blocks one customer may have waiting in the backfill and replay jobs of one chain (the rest of each
+     * running job's range); a replay or backfill that would exceed it is refused until they are worked off.
+     */
+    maxQueuedBlocksPerCustomer: Type.Integer({ minimum: 1, default: 100_000 }),
+    /**
+     * How long the runner works one customer's job before it turns to the next customer's (round-robin,
+     * the customer served least recently first): one customer's long queue delays another's job by about
+     * a turn per customer ahead, not by the whole queue.
+     */
+    turnMs: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
     /** Blocks the ingest role fetches at once per chain for these jobs (its own node connections, beside the follower's). */
     concurrency: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
     /** Blocks per batch transaction at most. */
@@ -313,8 +331,10 @@ export const ConfigSchema = Type.Object(
     ),
     /** Log one line per completed request (off by default: at thousands of requests/s it is noise). */
     logRequests: Type.Boolean({ default: false }),
-    /** Largest accepted request body in bytes (contract: 64 KiB). */
+    /** Largest accepted request body in bytes (contract: 64 KiB). Bulk creates take up to 16 MiB. */
     bodyLimit: Type.Integer({ minimum: 1024, default: 65536 }),
+    /** Bulk create requests one API key may have in progress at once, per API process; one more is refused (429) before its body is read. */
+    bulkRequestsPerKey: Type.Integer({ minimum: 1, default: 2 }),
     /** Confirmations of the confirmed events when a subscription does not say (contract: 3). */
     defaultConfirmations: Type.Integer({ minimum: 1, maximum: 100, default: 3 }),
     costs: Costs,

@@ -4,13 +4,18 @@
  * never waits behind it), evaluates them for the job's subscription alone (evaluate.ts: the follower's
  * own matching), and hands them to store/block-jobs.ts in batches, each one transaction.
  *
+ * Jobs take turns, round-robin between customers: each pass gives every customer with a running job one
+ * turn (turnMs) on its next job (store/block-jobs.ts nextJobPerCustomer), the customer served least
+ * recently first. So one customer's long queue (40 replays of thousands of blocks) delays another's
+ * 5-block replay by a turn, not by the whole queue; a customer's own jobs run one after another.
+ *
  * Jobs are rows: a restart resumes each from its processed_height. Several ingest processes may run the
  * same job: a batch whose job moved meanwhile is dropped (and the outbox's key uniqueness would make it
  * queue nothing twice anyway), like two followers of one chain.
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
-import { advanceQuietBatch, type BlockJob, runningJobs, writeJobBatch } from '../store/block-jobs.ts';
+import { advanceQuietBatch, type BlockJob, nextJobPerCustomer, writeJobBatch } from '../store/block-jobs.ts';
 import { type ChainKey, getCursor, loadCallbackTargets, loadIndexableByIds, type PendingEvent } from '../store/chain-state.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
@@ -33,6 +38,8 @@ export interface BlockJobRunnerOptions {
   batchBlocks?: number;
   /** How often to look for new jobs; default 1000 ms. */
   pollMs?: number;
+  /** How long one customer's job runs before the next customer's gets its turn; default 500 ms. */
+  turnMs?: number;
   /** The chain's live follower: each block fetch, look-up, evaluation and write waits until it is between steps and clear of its next block (gate.ts). */
   gate?: FollowerGate;
 }
@@ -58,6 +65,9 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
   };
   const pollMs = options.pollMs ?? 1000;
   const batchBlocks = options.batchBlocks ?? 200;
+  const turnMs = options.turnMs ?? 500;
+  /** When each customer's last turn ended (performance.now()); a customer not in it has not had one lately and goes first. */
+  const servedAt = new Map<string, number>();
   /**
    * The current job's subscription is a coin one: a UTXO block's spends are resolved against the ledger
    * (one query) as the block arrives, so those look-ups run as many at once as the fetches, not one
@@ -116,8 +126,12 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       };
     });
 
-  /** Works one job until it ends, pauses (subscription inactive), or the chain is not settled. Returns whether to look again at once. */
+  /**
+   * Works one job for a turn: until the turn is over, the job ends, pauses (subscription inactive), or the
+   * chain is not settled. Returns whether to look again at once.
+   */
   const runJob = async (job: BlockJob): Promise<boolean> => {
+    const turnEnds = performance.now() + turnMs;
     const [subscription] = await loadIndexableByIds(db, [job.subscriptionId]);
     const target = (await loadCallbackTargets(db, [job.subscriptionId])).get(job.subscriptionId);
     if (!subscription || !target) return false; // deleted: its job went with it
@@ -143,7 +157,12 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       const blocks: { height: number; hash: string }[] = [];
       const callbacks: PendingEvent[] = [];
       let through = after;
-      while (through < job.toHeight && blocks.length < batchBlocks && callbacks.length < MAX_BATCH_CALLBACKS) {
+      while (
+        through < job.toHeight &&
+        blocks.length < batchBlocks &&
+        callbacks.length < MAX_BATCH_CALLBACKS &&
+        (blocks.length === 0 || performance.now() < turnEnds)
+      ) {
         await options.gate?.idle();
         const block: NormalizedBlock = await prefetch.get(through + 1, job.toHeight);
         await clearFor('evaluate'); // it may have arrived during a live block: evaluated after it
@@ -164,6 +183,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
           persistedAt = performance.now();
         }
         after = through;
+        if (performance.now() >= turnEnds) break;
         continue;
       }
       // `after`: the job's processed height as the database has it; the quiet blocks since matched nothing.
@@ -183,8 +203,16 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
         logger.info({ ...chain, jobId: job.id, kind: job.kind, subscriptionId: job.subscriptionId, toHeight: job.toHeight }, `${job.kind} job finished`);
         return true;
       }
+      if (performance.now() >= turnEnds) break;
     }
-    return false;
+    if (!running || after >= job.toHeight) return false;
+    // The turn is over: the quiet progress kept in memory is written, as the next turn of this job
+    // starts from the database's processed_height.
+    if (after > persisted) {
+      await clearFor('write');
+      await timed('write', () => advanceQuietBatch(db, job, persisted, after, new Date()));
+    }
+    return true;
   };
 
   const loop = async () => {
@@ -192,9 +220,16 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       woken = false;
       let again = false;
       try {
-        for (const job of await runningJobs(db, chain, 20)) {
+        // One turn per customer, the least recently served first.
+        const jobs = await nextJobPerCustomer(db, chain);
+        const lastTurn = (job: BlockJob) => servedAt.get(job.customerId) ?? 0;
+        jobs.sort((a, b) => lastTurn(a) - lastTurn(b));
+        for (const key of servedAt.keys()) if (!jobs.some((j) => j.customerId === key)) servedAt.delete(key);
+        for (const job of jobs) {
           if (!running) break;
-          if (await runJob(job)) again = true;
+          const more = await runJob(job);
+          servedAt.set(job.customerId, performance.now());
+          if (more) again = true;
         }
         failures = 0;
       } catch (error) {

@@ -155,6 +155,7 @@ export function startIngest(deps: {
       costs: { backfillPerCallback: BigInt(config.costs.backfillPerCallback), replayPerCallback: BigInt(config.costs.replayPerCallback) },
       concurrency: config.blockJobs.concurrency,
       batchBlocks: config.blockJobs.batchBlocks,
+      turnMs: config.blockJobs.turnMs,
       gate: f.gate,
     });
   };

@@ -66,6 +66,23 @@ function creditsRanOut(cost: bigint, available: bigint): ApiError {
 }
 
 /**
+ * Refuses a bulk request (402) when the customer cannot pay for even one item: checked before its body
+ * is read and parsed, since the price per item is the endpoint's. (Items that turn out duplicates would
+ * be free; a customer without credits sends them again once it has some.)
+ */
+export async function assertCanPayOneItem(common: Pick<Common, 'config' | 'db'>, caller: Caller, eventType: EventType): Promise<void> {
+  const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
+  if (cost === 0n) return;
+  const available = await creditBalance(common.db, caller.owner.customerId);
+  if (available < cost) {
+    throw new ApiError(
+      'insufficient_credits',
+      `Each subscription of this endpoint costs ${cost} credits and the customer has ${available}, so none of the items could be created. Ask the operator to add credits (herald credits add), then send the request again.`,
+    );
+  }
+}
+
+/**
  * Creates the items. `validate` checks one raw item against its endpoint's schema (the ApiError that
  * check gives, or undefined): done here, chunk by chunk, rather than for the whole request up front.
  * `onChunk` is told how many items are done after each chunk (the CLI's progress). `onResults`, when

@@ -10,6 +10,7 @@ import type { Db } from '../store/db.ts';
 import type { AccessCache } from './access.ts';
 import type { Charge, CreditCharger } from './credits.ts';
 import type { GroupedCreates } from './grouped-creates.ts';
+import type { InFlightCap } from './in-flight-cap.ts';
 
 /**
  * The node reads of the API role's own adapters (one per configured chain): the Callback Data endpoints,
@@ -29,6 +30,8 @@ export interface Common {
   credits: CreditCharger;
   /** Single subscription creates (without a backfill), grouped per customer with their charges. */
   creates: GroupedCreates;
+  /** Dry-run replays in progress per customer (blockJobs.dryRunsPerCustomer). */
+  dryRuns: InFlightCap;
   access: AccessCache;
   /** The guarded HTTPS client (test callbacks, domain verification). */
   sender: CallbackSender;

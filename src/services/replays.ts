@@ -2,13 +2,19 @@
  * Replay of a block range (extension, README "Backfill and replay"): evaluate blocks again for one
  * subscription and send what matches, with the idempotencyKeys and bodies live following gave them.
  *
- * - Not a dry run: a job (store/block-jobs.ts) that the ingest role of the chain works through; it
- *   charges costs.replayPerCallback per callback it queues or sends again, as it queues each batch.
+ * - Every replay costs costs.replayPerBlock per block of its range, charged when it is asked for (in the
+ *   transaction that creates the job; a 402 leaves nothing queued), whether anything matches or not:
+ *   reading the blocks is the work.
+ * - Not a dry run: a job (store/block-jobs.ts) that the ingest role of the chain works through, in turns
+ *   between customers (ingest/block-jobs.ts); it charges costs.replayPerCallback per callback it queues
+ *   or sends again, as it queues each batch. A customer's waiting blocks are capped (block-job-queue.ts).
  *   A key already delivered is sent again (same row, body, key and x-callback-sequence, a new retry
  *   series): a replay is asked for because something may be missing on the receiver's side, and a
  *   receiver that has it discards it by its idempotencyKey.
  * - A dry run evaluates the blocks here, synchronously (at most blockJobs.maxDryRunBlocks), with the API
- *   role's own adapter, and answers what would be sent; nothing is queued or charged.
+ *   role's own adapter, and answers what would be sent; nothing is queued. A customer has at most
+ *   blockJobs.dryRunsPerCustomer of them in progress (429 beyond): each holds the API process's event loop
+ *   for moments as its blocks arrive, and a hundred at once stalled every other customer's requests.
  */
 import { randomUUID } from 'node:crypto';
 import type { NormalizedBlock } from '../chains/types.ts';
@@ -19,9 +25,10 @@ import { COIN_EVENTS, pastBlockEvaluator, transactionIdOf } from '../ingest/eval
 import { BlockPrefetcher } from '../ingest/prefetch.ts';
 import * as jobs from '../store/block-jobs.ts';
 import { type ChainKey, getCursor, loadCallbackTargets, loadIndexableByIds } from '../store/chain-state.ts';
-import { creditBalance } from '../store/customers.ts';
+import { creditBalance, debitCredits } from '../store/customers.ts';
 import { announceSubscription, getSubscription } from '../store/subscriptions.ts';
 import * as ledger from '../wallets/ledger.ts';
+import { assertQueueRoom } from './block-job-queue.ts';
 import type { Caller, Charged, Common } from './context.ts';
 
 export interface ReplayInput {
@@ -50,6 +57,25 @@ export type ReplayResult = { dryRun: true; value: DryRun } | { dryRun: false; va
 const DRY_RUN_CONCURRENCY = 8;
 
 export async function replaySubscription(common: Common, caller: Caller, id: string, input: ReplayInput): Promise<Charged<ReplayResult>> {
+  if (!input.dryRun) return await replay(common, caller, id, input);
+  // Refused before any other work: a burst of dry runs costs the process nothing past the cap.
+  const release = common.dryRuns.tryEnter(caller.owner.customerId);
+  if (!release) {
+    throw new ApiError(
+      'request_limit_reached',
+      `This customer has ${common.dryRuns.limit} dry-run replays in progress already, the most it may have at once. Send this one when one of them has been answered.`,
+      undefined,
+      { 'retry-after': '1' },
+    );
+  }
+  try {
+    return await replay(common, caller, id, input);
+  } finally {
+    release();
+  }
+}
+
+async function replay(common: Common, caller: Caller, id: string, input: ReplayInput): Promise<Charged<ReplayResult>> {
   if (!isUuid(id)) throw notFound('subscription', id);
   const customerId = caller.owner.customerId;
   const s = await getSubscription(common.db, customerId, id);
@@ -94,21 +120,39 @@ export async function replaySubscription(common: Common, caller: Caller, id: str
     ]);
   }
 
-  if (input.dryRun)
-    return {
-      value: { dryRun: true, value: await dryRun(common, chain, id, input, (cursor as { height: number }).height) },
-      consumed: 0n,
-      available: await creditBalance(common.db, customerId),
-    };
+  const blocks = input.toBlockHeight - input.fromBlockHeight + 1;
+  const blockCost = BigInt(common.config.costs.replayPerBlock) * BigInt(blocks);
+  const processed = (cursor as { height: number }).height;
+  if (input.dryRun) {
+    // Charged before the blocks are read, given back if the node cannot be read.
+    const charge = await common.credits.charge(customerId, blockCost, caller.endpoint);
+    try {
+      return { value: { dryRun: true, value: await dryRun(common, chain, id, input, processed) }, ...charge };
+    } catch (error) {
+      await common.credits
+        .refund(customerId, charge, caller.endpoint)
+        .catch((refundError) =>
+          common.logger.error({ err: refundError, customerId, credits: String(charge.consumed) }, 'could not give back the credits of a failed dry run'),
+        );
+      throw error;
+    }
+  }
 
   const per = BigInt(common.config.costs.replayPerCallback);
   const job = await common.db.transaction('replays:start', async (tx) => {
+    // Counted under the customer's row lock (the cap holds across concurrent requests), then charged.
+    await assertQueueRoom(tx, common, customerId, chain, blocks);
     const available = await creditBalance(tx, customerId);
-    if (available < per) {
+    if (available < blockCost + per) {
       throw new ApiError(
         'insufficient_credits',
-        `A replay costs ${per} credits per callback it queues and the customer has ${available}. Ask the operator to add credits (herald credits add), or use dryRun to see what it would send.`,
+        `A replay of ${blocks} blocks costs ${blockCost} credits for the blocks read (${common.config.costs.replayPerBlock} each), plus ${per} per callback it queues, and the customer has ${available}. ` +
+          'Ask the operator to add credits (herald credits add), or replay a shorter range.',
       );
+    }
+    // The customer's row is locked since assertQueueRoom: the balance just read is the one debited.
+    if (blockCost > 0n && !(await debitCredits(tx, customerId, blockCost, [{ endpoint: caller.endpoint, requests: 1, credits: blockCost }])).ok) {
+      throw new Error('the credits changed under the customer row lock');
     }
     const created = await jobs.createBlockJob(tx, {
       id: randomUUID(),
@@ -118,12 +162,13 @@ export async function replaySubscription(common: Common, caller: Caller, id: str
       chain,
       fromHeight: input.fromBlockHeight,
       toHeight: input.toBlockHeight,
+      creditsConsumed: blockCost,
     });
     // Wakes the chain's ingest process (it listens for subscription changes).
     await announceSubscription(tx, { id, ...chain });
     return created;
   });
-  return { value: { dryRun: false, value: job }, consumed: 0n, available: await creditBalance(common.db, customerId) };
+  return { value: { dryRun: false, value: job }, consumed: blockCost, available: await creditBalance(common.db, customerId) };
 }
 
 /** What a replay of the range would send, evaluated here with the API role's adapter (callbacks due at or below the processed height). */

@@ -16,6 +16,7 @@ import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import type { Subscription } from '../store/subscriptions.ts';
 import * as store from '../store/subscriptions.ts';
+import { assertQueueRoom } from './block-job-queue.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
 import { capReachedError } from './grouped-creates.ts';
@@ -321,6 +322,7 @@ export async function createSubscription(
     const created = await common.db.transaction('subscriptions:create-with-backfill', async (tx) => {
       if (cap !== null) await checkActiveCap(tx, caller);
       const toHeight = await backfillEnd(tx, common, blockchain, network, fromBlockHeight);
+      await assertQueueRoom(tx, common, customerId, { blockchain, network }, toHeight - fromBlockHeight + 1);
       const inserted = await store.insertUnlessTwin(tx, customerId, candidate);
       if (!inserted) return inserted;
       const job = await createBlockJob(tx, {

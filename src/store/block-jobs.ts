@@ -100,17 +100,53 @@ function toJob(r: BlockJobRow): BlockJob {
   };
 }
 
+/** `creditsConsumed`: what its creation charged (a replay's blocks), counted in the job's total. */
 export async function createBlockJob(
   tx: Queryable,
-  job: { id: string; kind: BlockJobKind; customerId: string; subscriptionId: string; chain: ChainKey; fromHeight: number; toHeight: number },
+  job: {
+    id: string;
+    kind: BlockJobKind;
+    customerId: string;
+    subscriptionId: string;
+    chain: ChainKey;
+    fromHeight: number;
+    toHeight: number;
+    creditsConsumed?: bigint;
+  },
 ): Promise<BlockJob> {
   const [row] = await tx.query<BlockJobRow>(
     'block-jobs:create',
-    `INSERT INTO block_jobs (id, kind, customer_id, subscription_id, blockchain, network, from_height, to_height, processed_height)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8::bigint, $7::bigint - 1) RETURNING *`,
-    [job.id, job.kind, job.customerId, job.subscriptionId, job.chain.blockchain, job.chain.network, job.fromHeight, job.toHeight],
+    `INSERT INTO block_jobs (id, kind, customer_id, subscription_id, blockchain, network, from_height, to_height, processed_height, credits_consumed)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8::bigint, $7::bigint - 1, $9) RETURNING *`,
+    [
+      job.id,
+      job.kind,
+      job.customerId,
+      job.subscriptionId,
+      job.chain.blockchain,
+      job.chain.network,
+      job.fromHeight,
+      job.toHeight,
+      String(job.creditsConsumed ?? 0n),
+    ],
   );
   return toJob(row as BlockJobRow);
+}
+
+/**
+ * Blocks the customer has waiting in the running jobs of `chain` (what each has left of its range).
+ * Locks the customer's row first: two job creations of one customer count one after the other, so
+ * together they cannot pass the cap that each alone respects.
+ */
+export async function lockQueuedBlocks(tx: Queryable, customerId: string, chain: ChainKey): Promise<number> {
+  await tx.query('block-jobs:lock-customer', 'SELECT 1 FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+  const [row] = await tx.query<{ blocks: string }>(
+    'block-jobs:queued-blocks',
+    `SELECT coalesce(sum(to_height - processed_height), 0) AS blocks FROM block_jobs
+     WHERE customer_id = $1 AND blockchain = $2 AND network = $3 AND state = 'running'`,
+    [customerId, chain.blockchain, chain.network],
+  );
+  return Number(row?.blocks ?? 0);
 }
 
 /** A job of the customer's; undefined when there is none with that id. */
@@ -143,12 +179,18 @@ export async function hasRunningJob(q: Queryable, subscriptionId: string, kind?:
   return rows.length > 0;
 }
 
-/** Running jobs of `chain`, oldest first, backfills before replays. */
-export async function runningJobs(q: Queryable, chain: ChainKey, limit: number): Promise<BlockJob[]> {
+/**
+ * Each customer's next job on `chain`: of its running jobs whose subscription is active, backfills
+ * before replays, oldest first. The runner gives these turns round-robin between customers
+ * (ingest/block-jobs.ts); a job of an inactive subscription waits, without holding up the customer's others.
+ */
+export async function nextJobPerCustomer(q: Queryable, chain: ChainKey): Promise<BlockJob[]> {
   const rows = await q.query<BlockJobRow>(
-    'block-jobs:running',
-    `SELECT * FROM block_jobs WHERE blockchain = $1 AND network = $2 AND state = 'running' ORDER BY kind, created_at LIMIT $3`,
-    [chain.blockchain, chain.network, limit],
+    'block-jobs:next-per-customer',
+    `SELECT DISTINCT ON (j.customer_id) j.* FROM block_jobs j JOIN subscriptions s ON s.id = j.subscription_id
+     WHERE j.blockchain = $1 AND j.network = $2 AND j.state = 'running' AND s.is_active
+     ORDER BY j.customer_id, j.kind, j.created_at`,
+    [chain.blockchain, chain.network],
   );
   return rows.map(toJob);
 }

@@ -5,11 +5,12 @@
  */
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Blockchain, EVENT_BLOCKCHAINS, type Network } from '../../domain/chains.ts';
-import type { ApiError } from '../../domain/errors.ts';
-import { BULK_MAX_ITEMS, type BulkItemResult, createSubscriptionsInBulk } from '../../services/bulk-subscriptions.ts';
+import { ApiError } from '../../domain/errors.ts';
+import { assertCanPayOneItem, BULK_MAX_ITEMS, type BulkItemResult, createSubscriptionsInBulk } from '../../services/bulk-subscriptions.ts';
 import type { Common } from '../../services/context.ts';
+import { InFlightCap } from '../../services/in-flight-cap.ts';
 import { sendJsonPieces } from '../envelope.ts';
 import { Context, ContextQuery, CREATED_ITEMS, chainParams, envelope } from '../schemas.ts';
 import { itemValidator, validatorCompiler } from '../validation.ts';
@@ -83,7 +84,44 @@ function answerOf(result: BulkItemResult) {
   }
 }
 
+/**
+ * A bulk request's place among its key's requests in progress (config bulkRequestsPerKey): taken before
+ * the body is read (a 16 MiB body is read, scanned and parsed only within the cap), given back when both
+ * the answer is over (the response closed, also when the client went away or the request was refused)
+ * and the handler has returned (a client that hangs up does not free the place while its items are
+ * still being written).
+ */
+const places = new WeakMap<FastifyRequest, { holdWhile: <T>(work: () => Promise<T>) => Promise<T> }>();
+
+function takePlace(cap: InFlightCap, request: FastifyRequest, reply: FastifyReply): void {
+  const release = cap.tryEnter(request.caller.owner.keyId);
+  if (!release) {
+    throw new ApiError(
+      'request_limit_reached',
+      `This API key has ${cap.limit} bulk requests in progress already, the most it may have at once. Send this one when one of them has been answered.`,
+      undefined,
+      { 'retry-after': '1' },
+    );
+  }
+  let holders = 1; // the response, until it closes
+  const letGo = () => {
+    if (--holders === 0) release();
+  };
+  reply.raw.once('close', letGo);
+  places.set(request, {
+    async holdWhile(work) {
+      holders++;
+      try {
+        return await work();
+      } finally {
+        letGo();
+      }
+    },
+  });
+}
+
 export function bulkSubscriptionRoutes(app: FastifyInstance, common: Common): void {
+  const inProgress = new InFlightCap(common.config.bulkRequestsPerKey);
   for (const route of CREATE_ROUTES) {
     const chains = EVENT_BLOCKCHAINS[route.eventType];
     const validateItem = itemValidator(route.item);
@@ -92,7 +130,14 @@ export function bulkSubscriptionRoutes(app: FastifyInstance, common: Common): vo
       {
         bodyLimit: Math.max(BULK_BODY_LIMIT, common.config.bodyLimit),
         // A key allowed the single create may create in bulk, and only that.
-        config: { endpoint: route.path, chains, errors: ['feature_mainnets_not_allowed_for_plan'] },
+        config: { endpoint: route.path, chains, errors: ['feature_mainnets_not_allowed_for_plan', 'insufficient_credits'] },
+        // Before the body is read: the key's place among its bulk requests in progress, and credits for
+        // at least one item (the price is the route's): a refused request costs no parse.
+        preParsing: async (request, reply, payload) => {
+          takePlace(inProgress, request, reply);
+          await assertCanPayOneItem(common, request.caller, route.eventType);
+          return payload;
+        },
         validatorCompiler: (request) => (request.httpPart === 'body' ? lenientBodyValidator : validatorCompiler(request)),
         schema: {
           tags: ['subscriptions'],
@@ -108,40 +153,51 @@ export function bulkSubscriptionRoutes(app: FastifyInstance, common: Common): vo
         },
       },
       async (request, reply) => {
-        const { blockchain, network } = request.params;
-        const raw = request.body.data.items;
-        // Each chunk's answers become JSON text as soon as the chunk is decided, a slice at a time with a
-        // yield between slices (serialising 10,000 answers, about 4 MB, in one go held the event loop for
-        // tens of milliseconds), and the result objects are dropped (createSubscriptionsInBulk's onResults).
-        // The text is written once every chunk is done: the answer starts with the counts. (Each answer is
-        // exactly the shape the response schema documents.)
-        const counts = { created: 0, duplicates: 0, failed: 0 };
-        const pieces: string[] = [];
-        const onResults = async (_start: number, results: BulkItemResult[]) => {
-          for (let from = 0; from < results.length; from += ANSWER_SLICE) {
-            if (pieces.length > 0) await yieldToOthers();
-            const parts: string[] = [];
-            for (let k = from; k < Math.min(results.length, from + ANSWER_SLICE); k++) {
-              const result = results[k] as BulkItemResult;
-              if (result.status === 'created') counts.created++;
-              else if (result.status === 'duplicate') counts.duplicates++;
-              else counts.failed++;
-              parts.push(JSON.stringify(answerOf(result)));
-            }
-            pieces.push(`${pieces.length > 0 ? ',' : ''}${parts.join(',')}`);
-          }
-        };
-        const outcome = await createSubscriptionsInBulk(common, request.caller, route.eventType, blockchain, network, raw, validateItem, { onResults });
-        async function* answer() {
-          yield `{"created":${counts.created},"duplicates":${counts.duplicates},"failed":${counts.failed},"items":[`;
-          for (let i = 0; i < pieces.length; i++) {
-            if (i > 0) await yieldToOthers();
-            yield pieces[i] as string;
-          }
-          yield ']}';
-        }
-        return sendJsonPieces(request, reply, 200, answer(), { consumed: outcome.consumed, available: outcome.available });
+        const place = places.get(request);
+        if (!place) throw new Error('bulk request without its place (preParsing)');
+        await place.holdWhile(() => answerBulk(request, reply));
+        return reply;
       },
     );
+
+    /** Creates the items and starts the answer. */
+    async function answerBulk(
+      request: FastifyRequest<{ Params: { blockchain: Blockchain; network: Network }; Body: { data: { items: unknown[] } } }>,
+      reply: FastifyReply,
+    ) {
+      const { blockchain, network } = request.params;
+      const raw = request.body.data.items;
+      // Each chunk's answers become JSON text as soon as the chunk is decided, a slice at a time with a
+      // yield between slices (serialising 10,000 answers, about 4 MB, in one go held the event loop for
+      // tens of milliseconds), and the result objects are dropped (createSubscriptionsInBulk's onResults).
+      // The text is written once every chunk is done: the answer starts with the counts. (Each answer is
+      // exactly the shape the response schema documents.)
+      const counts = { created: 0, duplicates: 0, failed: 0 };
+      const pieces: string[] = [];
+      const onResults = async (_start: number, results: BulkItemResult[]) => {
+        for (let from = 0; from < results.length; from += ANSWER_SLICE) {
+          if (pieces.length > 0) await yieldToOthers();
+          const parts: string[] = [];
+          for (let k = from; k < Math.min(results.length, from + ANSWER_SLICE); k++) {
+            const result = results[k] as BulkItemResult;
+            if (result.status === 'created') counts.created++;
+            else if (result.status === 'duplicate') counts.duplicates++;
+            else counts.failed++;
+            parts.push(JSON.stringify(answerOf(result)));
+          }
+          pieces.push(`${pieces.length > 0 ? ',' : ''}${parts.join(',')}`);
+        }
+      };
+      const outcome = await createSubscriptionsInBulk(common, request.caller, route.eventType, blockchain, network, raw, validateItem, { onResults });
+      async function* answer() {
+        yield `{"created":${counts.created},"duplicates":${counts.duplicates},"failed":${counts.failed},"items":[`;
+        for (let i = 0; i < pieces.length; i++) {
+          if (i > 0) await yieldToOthers();
+          yield pieces[i] as string;
+        }
+        yield ']}';
+      }
+      sendJsonPieces(request, reply, 200, answer(), { consumed: outcome.consumed, available: outcome.available });
+    }
   }
 }

@@ -16,7 +16,12 @@ const ReplayRequestItem = Type.Object(
     toBlockHeight: Height(
       "Last block to evaluate again: at most the chain's processed height, and at most 10000 blocks after fromBlockHeight (1000 with dryRun).",
     ),
-    dryRun: Type.Optional(Type.Boolean({ description: 'Answer what would be sent, without sending or charging anything. Default false.' })),
+    dryRun: Type.Optional(
+      Type.Boolean({
+        description:
+          'Answer what would be sent, without sending anything. Default false. Charged for the blocks read like a replay; at most 2 dry runs of a customer at once (429 beyond).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -76,7 +81,7 @@ export function replayRoutes(app: FastifyInstance, common: Common): void {
       schema: {
         tags: ['callbacks'],
         summary:
-          'Evaluate a block range again for the subscription and send what matches, with the idempotencyKeys and bodies live following gave them (an already delivered one is sent again); a background job, 5 credits per callback queued, charged as it queues them. With dryRun, answer what would be sent instead (free).',
+          'Evaluate a block range again for the subscription and send what matches, with the idempotencyKeys and bodies live following gave them (an already delivered one is sent again); a background job, 5 credits per callback queued, charged as it queues them, and 1 credit per block of the range, charged when it is asked for (402: nothing queued). With dryRun, answer what would be sent instead (the blocks charged the same). 429 when the customer has too many blocks waiting in its jobs of the chain, or too many dry runs in progress.',
         params: Type.Object({ referenceId: Type.String({ maxLength: 100 }) }),
         querystring: ContextQuery,
         body: requestBody(ReplayRequestItem),

@@ -9,6 +9,9 @@ import type { DryRun, Replay } from '../../types.ts';
 import { Empty, Failure, Field, Pre, Scroll, useJob, useLoad } from '../../ui.tsx';
 import { PRICE_PER_CALLBACK } from './recover-panel.tsx';
 
+/** The default costs.replayPerBlock: every block a replay reads, dry run or not. */
+const PRICE_PER_BLOCK = 1;
+
 /** A height as the API takes it: a number when it is one, as typed otherwise (the API then names the field), left out when empty. */
 function heightOf(value: string): number | string | undefined {
   const text = value.trim();
@@ -72,8 +75,9 @@ function DryRunList({ dry }: { dry: DryRun }) {
   return (
     <>
       <p>
-        A replay of blocks {dry.fromBlockHeight}–{dry.toBlockHeight} would send {n} callback{n === 1 ? '' : 's'}, for {n * PRICE_PER_CALLBACK} credits.
-        Receivers that already have one discard it by its idempotency key.
+        A replay of blocks {dry.fromBlockHeight}–{dry.toBlockHeight} would send {n} callback{n === 1 ? '' : 's'}, for {n * PRICE_PER_CALLBACK} credits, plus{' '}
+        {(dry.toBlockHeight - dry.fromBlockHeight + 1) * PRICE_PER_BLOCK} for the blocks it reads. Receivers that already have one discard it by its idempotency
+        key.
       </p>
       <Scroll>
         <table class="dry-run">
@@ -152,7 +156,8 @@ export function ReplayPanel(props: { referenceId: string; blockchain: string; ne
       <h2 id="replay-heading">Replay a block range</h2>
       <p>
         Evaluates blocks again for this subscription and sends what matches, with the idempotency keys and bodies live following gave them. At most 10,000
-        blocks (1,000 for a dry run). Costs {PRICE_PER_CALLBACK} credits per callback sent; the dry run is free.
+        blocks (1,000 for a dry run). Costs {PRICE_PER_BLOCK} credit per block read (a dry run too, though it sends nothing) and {PRICE_PER_CALLBACK} credits
+        per callback sent.
       </p>
       {!props.active && <p class="notice warn">The subscription is inactive: activate it to replay.</p>}
       {rest && <Failure error={error} />}
