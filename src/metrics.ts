@@ -233,7 +233,7 @@ export function createMetrics(): Metrics {
     }),
     alerts: new Counter({
       name: 'herald_alerts_total',
-      help: 'Operator alerts raised by this process, per kind (chain.stopped, chain.lagging, chain.recovered, node.ineligible, node.eligible, subscription.deactivated, callbacks.exhausted).',
+      help: 'Operator alerts raised by this process, per kind (chain.stopped, chain.lagging, chain.recovered, node.ineligible, node.eligible, subscription.deactivated, callbacks.exhausted, database.restarted).',
       labelNames: ['kind'],
       registers: [registry],
     }),

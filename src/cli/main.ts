@@ -52,7 +52,8 @@ withStoreOptions(
     .addHelpText(
       'after',
       '\nOperator alerts (delivery role): chain stopped, lagging or recovered, node ineligible or eligible again,\n' +
-        'subscriptions deactivated, callbacks exhausted. Always logged (warn) and counted (herald_alerts_total);\n' +
+        'subscriptions deactivated, callbacks exhausted, the embedded database started again after it died.\n' +
+        'Always logged (warn) and counted (herald_alerts_total);\n' +
         'POSTed, signed with the Standard Webhooks headers, when a webhook is given:\n' +
         '  HERALD_ALERTS_WEBHOOK_URL=https://ops.example.com/herald HERALD_ALERTS_SECRET=whsec_... herald serve\n' +
         '  HERALD_ALERTS_LAG_SECONDS=300   a chain this far behind for a minute is lagging (README "Operator alerts")',
