@@ -189,7 +189,8 @@ async function main(): Promise<void> {
 
   // 1. The chain -----------------------------------------------------------------------------------
   step(1, "Starting an in-process EVM node (Hardhat's EDR) as ethereum/goerli, deploying the demo contracts...");
-  const node: EvmNode = await startEvmNode({ automine: true });
+  // A development chain's own id (Hardhat's and Anvil's), not goerli's 5: herald is told so below (chainId).
+  const node: EvmNode = await startEvmNode({ automine: true, chainId: 31337 });
   onCleanup('the EVM node', () => node.close());
   await compileContracts(); // solc from npm; cached under node_modules/.cache after the first run
   const account = (i: number) => node.accounts[i]?.address as Address;
@@ -230,7 +231,8 @@ async function main(): Promise<void> {
   // What an operator would put in herald.config.json for this setup.
   const configFile = join(dir, 'herald.config.json');
   const fileConfig = {
-    chains: [{ blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, wsUrl: node.wsUrl, pollIntervalMs: 200 }],
+    // chainId: the node is a local development chain, not goerli (README "Chain identity").
+    chains: [{ blockchain: 'ethereum', network: 'goerli', chainId: node.chainId, rpcUrl: node.url, wsUrl: node.wsUrl, pollIntervalMs: 200 }],
     delivery: { allowNetworks: ['127.0.0.1/32', '::1/128'], caFile, pollIntervalMs: 50 },
     logLevel: VERBOSE ? 'info' : 'warn',
   };

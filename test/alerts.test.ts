@@ -339,6 +339,26 @@ describe('node alerts', () => {
       await r.close();
     }
   });
+
+  it('a node on another chain than its label (README "Chain identity") is alerted at once, not after holdSeconds', async () => {
+    await resetAlerts();
+    const r = await startReceiver({ ca });
+    try {
+      const m = monitor(r);
+      const t0 = wholeSecond();
+      const at = (s: number) => new Date(t0.getTime() + s * SECOND);
+      await setChain(LTC, { height: 100, nodeHead: 100, blockTimestamp: at(-5), seenAt: at(0) });
+      const node = 'http://litecoind-3.internal:19332/';
+      const reason = "wrong chain: getblockchaininfo.chain is 'regtest', not 'test' (litecoin testnet's)";
+      await setNode(node, false, at(0), reason);
+      expect((await m.pass(at(0))).map((a) => a.kind)).toEqual(['node.wrong-chain']);
+      expect(await m.pass(at(10))).toEqual([]);
+      await r.waitFor(1);
+      expect(alertsAt(r)[0]).toMatchObject({ type: 'node.wrong-chain', data: { blockchain: 'litecoin', network: 'testnet', node, eligible: false, reason } });
+    } finally {
+      await r.close();
+    }
+  });
 });
 
 describe('two monitors on one database', () => {

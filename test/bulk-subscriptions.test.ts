@@ -33,7 +33,16 @@ beforeAll(async () => {
   btc = await startFakeUtxoDriver('bitcoin');
   t = await startTestApp({
     chains: [
-      { blockchain: btc.blockchain, network: btc.network, rpcUrl: btc.rpcUrl, confirmations: 1, pollIntervalMs: 20, concurrency: 4, requestTimeoutMs: 5000 },
+      {
+        blockchain: btc.blockchain,
+        network: btc.network,
+        rpcUrl: btc.rpcUrl,
+        ...btc.chainConfig,
+        confirmations: 1,
+        pollIntervalMs: 20,
+        concurrency: 4,
+        requestTimeoutMs: 5000,
+      },
     ],
   });
 });

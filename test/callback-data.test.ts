@@ -49,8 +49,8 @@ beforeAll(async () => {
   t = await startTestApp({
     chains: [
       { blockchain: 'ethereum', network: 'goerli', rpcUrl: evm.url, ...follow },
-      { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...follow },
-      { blockchain: 'tron', network: 'nile', rpcUrl: tron.rpcUrl, ...follow },
+      { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...xrp.chainConfig, ...follow },
+      { blockchain: 'tron', network: 'nile', rpcUrl: tron.rpcUrl, ...tron.chainConfig, ...follow },
       ...[...drivers.values()].map((d) => ({ blockchain: d.blockchain, network: d.network, rpcUrl: d.rpcUrl, ...d.chainConfig, ...follow })),
     ],
   });

@@ -108,7 +108,7 @@ describeWithRealNode('litecoind regtest harness', litecoind, () => {
     expect(info.blocks).toBe(102);
     expect(await driver.height()).toBe(102);
     expect(driver.rpcUrl).toBe(`http://127.0.0.1:${driver.node.rpcPort}`);
-    expect(driver.chainConfig).toEqual({ rpcCookieFile: driver.node.cookieFile });
+    expect(driver.chainConfig).toEqual({ chainId: 'regtest', rpcCookieFile: driver.node.cookieFile });
     expect(driver.node.cookieFile).toBe(`${driver.node.datadir}/regtest/.cookie`);
     // 100 coins of 0.49 LTC from the first coinbase, confirmed in block 102.
     expect(driver.fundingLeft).toBe(4_900_000_000n);
@@ -273,12 +273,12 @@ describeWithRealNode('litecoind regtest harness', litecoind, () => {
     const tip = await driver.height();
     await driver.node.restart({ rpcAuth: { user: 'herald', password: 'p4ss:word' } });
     expect(driver.node.cookieFile).toBeUndefined();
-    expect(driver.chainConfig).toEqual({ rpcUser: 'herald', rpcPassword: 'p4ss:word' });
+    expect(driver.chainConfig).toEqual({ chainId: 'regtest', rpcUser: 'herald', rpcPassword: 'p4ss:word' });
     expect(await driver.height()).toBe(tip);
     expect((await post('herald:p4ss:word')).status).toBe(200);
     expect((await post('herald:wrong')).status).toBe(401);
     await driver.node.restart({ rpcAuth: 'cookie' });
-    expect(driver.chainConfig).toEqual({ rpcCookieFile: driver.node.cookieFile });
+    expect(driver.chainConfig).toEqual({ chainId: 'regtest', rpcCookieFile: driver.node.cookieFile });
     expect(await driver.height()).toBe(tip);
   });
 });

@@ -75,6 +75,7 @@ describeWithRealNode('litecoin/testnet followed on two real litecoind nodes (reg
           blockchain: 'litecoin',
           network: 'testnet',
           rpcUrls: [pair.a.url, pair.b.url],
+          chainId: 'regtest',
           rpcUser: auth.user,
           rpcPassword: auth.password,
           maxLagBlocks: MAX_LAG_BLOCKS,

@@ -47,6 +47,7 @@ beforeAll(async () => {
         blockchain: 'bitcoin',
         network: 'testnet',
         rpcUrl: node.urlWithCredentials,
+        chainId: node.params.chainName, // the fake's own chain (README "Chain identity")
         confirmations: 2,
         pollIntervalMs: 50,
         mempoolPollIntervalMs: 50,

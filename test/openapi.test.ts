@@ -53,9 +53,9 @@ beforeAll(async () => {
   t = await startTestApp({
     chains: [
       { blockchain: 'ethereum', network: 'goerli', rpcUrl: evm.url, ...follow },
-      { blockchain: 'bitcoin', network: 'testnet', rpcUrl: btc.rpcUrl, ...follow },
-      { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...follow },
-      { blockchain: 'tron', network: 'nile', rpcUrl: tron.rpcUrl, ...follow },
+      { blockchain: 'bitcoin', network: 'testnet', rpcUrl: btc.rpcUrl, ...btc.chainConfig, ...follow },
+      { blockchain: 'xrp', network: 'testnet', rpcUrl: xrp.rpcUrl, ...xrp.chainConfig, ...follow },
+      { blockchain: 'tron', network: 'nile', rpcUrl: tron.rpcUrl, ...tron.chainConfig, ...follow },
     ],
     domainVerificationPort: receiver.port,
     delivery: {

@@ -41,7 +41,16 @@ beforeAll(async () => {
   [node, receiver] = await Promise.all([startFakeUtxoDriver('bitcoin'), startReceiver({ ca })]);
   t = await startTestApp({
     chains: [
-      { blockchain: node.blockchain, network: node.network, rpcUrl: node.rpcUrl, confirmations: 2, pollIntervalMs: 50, concurrency: 4, requestTimeoutMs: 5000 },
+      {
+        blockchain: node.blockchain,
+        network: node.network,
+        rpcUrl: node.rpcUrl,
+        ...node.chainConfig,
+        confirmations: 2,
+        pollIntervalMs: 50,
+        concurrency: 4,
+        requestTimeoutMs: 5000,
+      },
     ],
     delivery: {
       ...loadConfig({}, {}).delivery,

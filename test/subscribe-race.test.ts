@@ -43,7 +43,16 @@ async function setUp(roles: ('api' | 'delivery' | 'ingest')[]): Promise<Setup> {
   const t = await startTestApp({
     roles,
     chains: [
-      { blockchain: node.blockchain, network: node.network, rpcUrl: node.rpcUrl, confirmations: 2, pollIntervalMs: 10, concurrency: 8, requestTimeoutMs: 5000 },
+      {
+        blockchain: node.blockchain,
+        network: node.network,
+        rpcUrl: node.rpcUrl,
+        ...node.chainConfig,
+        confirmations: 2,
+        pollIntervalMs: 10,
+        concurrency: 8,
+        requestTimeoutMs: 5000,
+      },
     ],
     delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile, pollIntervalMs: 20 },
   });
@@ -201,6 +210,7 @@ describe('transaction-mined subscriptions across a killed ingest process (roles 
       HERALD_CONFIG: configFile,
       HERALD_ROLES: '',
       HERALD_RPC_BITCOIN_TESTNET: s.node.rpcUrl,
+      HERALD_CHAIN_ID_BITCOIN_TESTNET: 'test', // the fake's own chain (README "Chain identity")
       HERALD_LOG_LEVEL: 'warn',
     });
   };

@@ -236,7 +236,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
     const ca = await createTestCa();
     [d, receiver] = await Promise.all([startFakeTronDriver({ network: 'nile' }), startReceiver({ ca })]);
     t = await startTestApp({
-      chains: [{ blockchain: 'tron', network: 'nile', rpcUrl: d.rpcUrl, pollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 }],
+      chains: [{ blockchain: 'tron', network: 'nile', rpcUrl: d.rpcUrl, ...d.chainConfig, pollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 }],
       delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
     });
     c = await t.customer({ domains: ['localhost'] });

@@ -78,6 +78,7 @@ beforeAll(async () => {
         network: 'testnet',
         // b first: it is the node read from while it is eligible, so its troubles are the ones herald meets.
         rpcUrls: [b.urlWithCredentials, a.urlWithCredentials],
+        chainId: a.params.chainName, // the fakes' own chain (README "Chain identity")
         pollIntervalMs: 50,
         concurrency: 4,
         requestTimeoutMs: 2000,

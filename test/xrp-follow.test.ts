@@ -51,6 +51,7 @@ beforeAll(async () => {
         blockchain: 'xrp',
         network: 'testnet',
         rpcUrl: driver.rpcUrl,
+        ...driver.chainConfig,
         pollIntervalMs: 50,
         confirmations: CONFIRMATIONS,
         concurrency: 8,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createNodePool, type NodeView, NoEligibleNodeError } from './pool.ts';
+import { expectedIdentity } from '../domain/chain-identity.ts';
+import { createNodePool, type NodePoolOptions, type NodeView, NoEligibleNodeError } from './pool.ts';
 import type { ChainAdapter, NormalizedBlock } from './types.ts';
 
 /**
@@ -13,6 +14,9 @@ class ScriptedNode {
   retryAfterMs?: number;
   /** The head it reports, when it lags behind its own chain (a node that has not caught up). */
   reportedHead?: number;
+  /** What getNodeIdentity says (getblockchaininfo.chain, as a Bitcoin-family node would); absent: the adapter has none. */
+  chainId?: string;
+  identityCalls = 0;
   calls = 0;
 
   constructor(
@@ -46,7 +50,7 @@ class ScriptedNode {
       if (height > this.head || hash === undefined) throw new Error(`${this.name} has no block ${height} yet`);
       return hash;
     };
-    return {
+    const adapter: ChainAdapter = {
       getHead: async () => {
         this.check();
         return this.head;
@@ -70,10 +74,20 @@ class ScriptedNode {
         };
       },
     };
+    if (this.chainId !== undefined)
+      adapter.getNodeIdentity = async () => {
+        this.check();
+        this.identityCalls++;
+        return { chainId: this.chainId as string };
+      };
+    return adapter;
   }
 }
 
-function poolOf(nodes: ScriptedNode[], options: { maxLagBlocks?: number; reorgQuorumDepth?: number; now?: () => number } = {}) {
+function poolOf(
+  nodes: ScriptedNode[],
+  options: { maxLagBlocks?: number; reorgQuorumDepth?: number; now?: () => number; identity?: NodePoolOptions['identity'] } = {},
+) {
   const reports: NodeView[][] = [];
   const warnings: string[] = [];
   const pool = createNodePool({
@@ -371,5 +385,62 @@ describe('node pool: mempool', () => {
     stop?.();
     expect(wakes.size).toBe(0);
     await pool.close();
+  });
+});
+
+describe('node pool: chain identity (README "Chain identity")', () => {
+  // litecoin testnet as a declared regtest chain: only getblockchaininfo.chain is compared.
+  const identity = {
+    blockchain: 'litecoin',
+    network: 'testnet',
+    expected: expectedIdentity('litecoin', 'testnet', 'utxo', 'regtest') as NonNullable<ReturnType<typeof expectedIdentity>>,
+  };
+  const WRONG = "wrong chain: getblockchaininfo.chain is 'test', not 'regtest' (the chainId this installation declared for litecoin testnet)";
+
+  it('a node on another chain is never read, the others go on; it is asked again at every round and read once it is right', async () => {
+    const a = Object.assign(new ScriptedNode('a', 11), { chainId: 'test' });
+    const b = Object.assign(new ScriptedNode('b', 11, 'other'), { chainId: 'regtest' });
+    const { pool, view, warnings } = poolOf([a, b], { identity });
+    expect(await pool.getHead()).toBe(10);
+    expect(view('a')).toMatchObject({ eligible: false, reason: WRONG });
+    expect(view('b')).toMatchObject({ eligible: true, reason: null });
+    expect(warnings).toContain(`node ineligible: ${WRONG}`);
+    for (let h = 0; h <= 10; h++) expect((await pool.getBlock(h)).hash).toBe(`other-${h}`);
+    // Asked at every round while wrong; the right one only once while it answers.
+    await pool.refresh();
+    expect(a.identityCalls).toBe(2);
+    expect(b.identityCalls).toBe(1);
+    a.chainId = 'regtest';
+    await pool.refresh();
+    expect(view('a')).toMatchObject({ eligible: true, reason: null });
+    expect(a.identityCalls).toBe(3);
+  });
+
+  it('a pool of one on another chain: nothing is read (no crash), the reason is reported; after a reconnection it is asked again', async () => {
+    const a = Object.assign(new ScriptedNode('a', 11), { chainId: 'test' });
+    const { pool, view } = poolOf([a], { identity });
+    await expect(pool.getHead()).rejects.toThrow(NoEligibleNodeError);
+    await expect(pool.getBlock(3)).rejects.toThrow(WRONG);
+    expect(view('a')).toMatchObject({ eligible: false, reason: WRONG });
+    a.chainId = 'regtest';
+    expect(await pool.getHead()).toBe(10);
+    expect((await pool.getBlock(3)).hash).toBe('main-3');
+    const asked = a.identityCalls;
+    await pool.refresh();
+    expect(a.identityCalls).toBe(asked); // confirmed: not asked again while it answers
+    // Down, then back as another chain (an operator pointed the URL elsewhere): asked again, refused.
+    a.fault = 'down';
+    await expect(pool.getBlock(4)).rejects.toThrow('connection refused');
+    a.fault = undefined;
+    a.chainId = 'main';
+    await expect(pool.getBlock(4)).rejects.toThrow("getblockchaininfo.chain is 'main', not 'regtest'");
+    expect(view('a').reason).toMatch(/^wrong chain: /);
+  });
+
+  it('a node whose adapter tells no identity, or a chain without an expected one, is read as before', async () => {
+    const a = new ScriptedNode('a', 5);
+    const { pool } = poolOf([a], { identity });
+    expect(await pool.getHead()).toBe(4);
+    expect(expectedIdentity('litecoin', 'mordor', 'utxo')).toBeUndefined();
   });
 });

@@ -3,6 +3,8 @@
  * the Callback Data reads see one adapter; the pool reads from the nodes that are *eligible*:
  *
  * - answering: the last health probe (getNodeHealth) succeeded and no request failed since;
+ * - on the chain its label names (with `identity`): asked at its first answer and again after every failure,
+ *   and at every round while it is on another chain (node-identity.ts);
  * - not rate limited: a 429 keeps the node out for its Retry-After (or a doubling backoff without one);
  * - not syncing (each family's own signal, see getNodeHealth in the adapters);
  * - not on a fork of its own (a deep reorganisation no second node confirmed, see checkReorganisation);
@@ -13,7 +15,8 @@
  * follower then retries with backoff: nothing is skipped). Requests stick to the node that answered the
  * last one while it stays eligible, so the blocks of one walk (catching up, walking back to a common
  * ancestor) come from one node's chain. A pool of one behaves as the node alone: it is read whatever its
- * health (eligibility is reported, not enforced), and reorganisations are never held back.
+ * health (eligibility is reported, not enforced), and reorganisations are never held back; but it is not read
+ * while its chain identity is not confirmed (a node on another chain is never followed, however many there are).
  *
  * The pool knows nothing of the database: whoever creates it may pass onReport, called with every node's
  * view after each health round (the ingest role stores it in chain_nodes for the status endpoint, the
@@ -21,6 +24,7 @@
  */
 import type { Logger } from 'pino';
 import { rateLimitOf } from './node-http.ts';
+import { type IdentityCheck, identityMismatch } from './node-identity.ts';
 import type { ChainAdapter, MempoolReader, NodeHealth, NormalizedBlock, ReorganisationVerdict } from './types.ts';
 
 /** One node of the pool: its adapter and how it is named in logs and views (the redacted URL). */
@@ -61,6 +65,8 @@ export interface NodePoolOptions {
    * ask for the head (catching up, stopped): a node that failed comes back without waiting. Default 1000.
    */
   probeIntervalMs?: number;
+  /** The chain the nodes must be on (README "Chain identity"); absent: not checked. */
+  identity?: IdentityCheck;
   /** Told every node's view after each health round. */
   onReport?: (views: NodeView[]) => void;
   logger?: Pick<Logger, 'warn' | 'info'>;
@@ -105,6 +111,12 @@ interface NodeState {
   syncing?: string;
   /** The last probe or request failed: why (cleared by the next successful probe). */
   failure?: string;
+  /** The error of that failure: what a pool of one throws when it cannot read (its node's own error). */
+  lastError?: unknown;
+  /** Its chain identity was confirmed since its last failure (always true without options.identity). */
+  identified: boolean;
+  /** It said it is on another chain (the reason, beginning with WRONG_CHAIN): never read until it says otherwise. */
+  wrongChain?: string;
   rateLimitedUntil?: number;
   rateLimitBackoffMs: number;
   /** A deep reorganisation this node alone claimed: the block it had at that height. */
@@ -128,6 +140,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   const maxLag = options.maxLagBlocks ?? 3;
   const quorumDepth = options.reorgQuorumDepth ?? 2;
   const logger = options.logger;
+  const identity = options.identity;
   const log = { blockchain: options.blockchain, network: options.network };
   const single = options.nodes.length === 1;
   const started = now();
@@ -136,6 +149,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     adapter: n.adapter,
     rateLimitBackoffMs: RATE_LIMIT_MIN_MS,
     outcomes: [],
+    identified: options.identity === undefined,
     probed: false,
     judged: false,
     eligible: false,
@@ -159,6 +173,9 @@ export function createNodePool(options: NodePoolOptions): NodePool {
       node.latencyMs = node.latencyMs === undefined ? ms : node.latencyMs + LATENCY_WEIGHT * (ms - node.latencyMs);
       return;
     }
+    node.lastError = error;
+    // Asked again at the next answer: a node that went away may come back as another chain.
+    if (identity) node.identified = false;
     const limited = rateLimitOf(error);
     if (limited) {
       const wait = limited.retryAfterMs !== undefined ? Math.min(limited.retryAfterMs, MAX_RETRY_AFTER_MS) : node.rateLimitBackoffMs;
@@ -183,9 +200,10 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   function ownProblem(node: NodeState): string | undefined {
     if (node.rateLimitedUntil !== undefined && now() < node.rateLimitedUntil) return node.failure ?? 'rate limited (HTTP 429)';
     if (node.failure !== undefined) return node.failure;
+    if (node.wrongChain !== undefined) return node.wrongChain;
     if (node.inconsistent !== undefined && now() < node.inconsistent.until)
       return `serving inconsistent blocks (${node.inconsistent.reason}): left alone for ${Math.ceil(node.inconsistent.asideMs / 1000)} s`;
-    if (!node.probed || node.head === undefined) return 'not checked yet';
+    if (!node.probed || node.head === undefined || !node.identified) return 'not checked yet';
     if (node.syncing !== undefined) return `syncing: ${node.syncing}`;
     if (node.fork !== undefined) return `on a fork of its own: its block ${node.fork.height} (${node.fork.hash}) replaces ours and no second node agrees`;
     return undefined;
@@ -250,7 +268,9 @@ export function createNodePool(options: NodePoolOptions): NodePool {
       record(node, true, startedAt);
       node.head = { height: health.height, hash: health.hash };
       node.syncing = health.syncing;
+      if (!node.identified) await identify(node, health.height);
       node.failure = undefined;
+      node.lastError = undefined;
       node.rateLimitedUntil = undefined;
       node.rateLimitBackoffMs = RATE_LIMIT_MIN_MS;
       if (node.fork) await recheckFork(node);
@@ -259,6 +279,18 @@ export function createNodePool(options: NodePoolOptions): NodePool {
       node.checkedAt = now();
       record(node, false, startedAt, error);
     }
+  }
+
+  /**
+   * Asks the node which chain it is on. A node on another chain is set aside (evaluate logs it as ineligible;
+   * the status and the operator alert say why) and asked again at every round; one on the expected chain is
+   * asked again only after its next failure. Throws when the node does not answer (a failed probe).
+   */
+  async function identify(node: NodeState, height: number): Promise<void> {
+    const check = identity as IdentityCheck;
+    const wrong = await identityMismatch(node.adapter, check, height);
+    node.wrongChain = wrong;
+    node.identified = wrong === undefined;
   }
 
   /** A node marked on a fork of its own is back once it has another block than the one it claimed there. */
@@ -328,7 +360,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
    * last first, then in configuration order), then the other eligible ones. A pool of one: its node.
    */
   function candidates(minHeight?: number): NodeState[] {
-    if (single) return nodes;
+    if (single) return nodes.filter((n) => n.identified);
     const eligible = nodes.filter((n) => n.eligible);
     const ordered = [preferred, ...eligible.filter((n) => n !== preferred)].filter((n) => n.eligible);
     if (minHeight === undefined) return ordered;
@@ -346,6 +378,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
    */
   async function withNode<T>(call: (adapter: ChainAdapter) => Promise<T>, minHeight?: number): Promise<T> {
     if (!single && (lastRound === 0 || (!timer && now() - lastRound > STALE_MS))) await refresh();
+    if (single && !first.identified) await confirmSingle();
     let list = candidates(minHeight);
     // No eligible node has the height yet by the heads last seen: look again before asking one for it, and
     // when none has it still, say so without asking (a "not there yet" would count against a sound node).
@@ -375,6 +408,18 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     throw last ?? noneEligible();
   }
 
+  /**
+   * A pool of one reads its node whatever its health, but not before the node said it is on the expected
+   * chain: one round now, and when that did not confirm it, the node's own error (it does not answer) or why
+   * it is refused (another chain).
+   */
+  async function confirmSingle(): Promise<void> {
+    await refresh();
+    if (first.identified) return;
+    if (first.wrongChain === undefined && first.lastError !== undefined) throw first.lastError;
+    throw noneEligible();
+  }
+
   async function hashAt(adapter: ChainAdapter, height: number): Promise<string> {
     if (adapter.getBlockHash) return await adapter.getBlockHash(height);
     return (await adapter.getBlock(height)).hash;
@@ -393,7 +438,8 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     const height = claim.ancestorHeight + 1;
     const answers = await Promise.all(
       nodes.map(async (node) => {
-        if (node.syncing !== undefined || (node.rateLimitedUntil !== undefined && now() < node.rateLimitedUntil)) return undefined;
+        if (node.syncing !== undefined || node.wrongChain !== undefined || (node.rateLimitedUntil !== undefined && now() < node.rateLimitedUntil))
+          return undefined;
         try {
           return { node, hash: await hashAt(node.adapter, height) };
         } catch {
@@ -464,7 +510,10 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     const readerOf = (node: NodeState) => node.adapter.mempool as MempoolReader;
     const pick = (): NodeState => {
       if (current?.eligible) return current;
-      const next = nodes.find((n) => n.eligible && n.adapter.mempool) ?? current ?? first;
+      // Never a node on another chain, even as the last resort (its mempool is not this chain's).
+      const usable = (n: NodeState | undefined) => (n?.wrongChain === undefined ? n : undefined);
+      const next = nodes.find((n) => n.eligible && n.adapter.mempool) ?? usable(current) ?? usable(first) ?? nodes.find((n) => n.wrongChain === undefined);
+      if (next === undefined) throw noneEligible();
       if (current && next !== current) logger?.warn({ ...log, from: current.label, to: next.label }, `mempool now read from ${next.label}`);
       current = next;
       return next;
@@ -489,10 +538,28 @@ export function createNodePool(options: NodePoolOptions): NodePool {
     return reader;
   }
 
+  /** A pool of one's mempool, listed only while its node's chain is confirmed (as its blocks are read). */
+  function confirmedMempool(reader: MempoolReader): MempoolReader {
+    const confirmed: MempoolReader = {
+      get method() {
+        return reader.method;
+      },
+      async newTransactionIds() {
+        if (!first.identified) await confirmSingle();
+        return await reader.newTransactionIds();
+      },
+      readPending: (ids) => reader.readPending(ids),
+    };
+    if (reader.watch) confirmed.watch = (onNews) => (reader.watch as NonNullable<MempoolReader['watch']>)(() => first.identified && onNews());
+    if (reader.close) confirmed.close = () => (reader.close as NonNullable<MempoolReader['close']>)();
+    return confirmed;
+  }
+
   const pool: NodePool = {
     async getHead() {
       await refresh();
       if (single) {
+        if (!first.identified) await confirmSingle();
         if (first.head === undefined || first.failure !== undefined) return await first.adapter.getHead(); // throws its own error
         return first.head.height;
       }
@@ -525,12 +592,12 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   if (has('getBlockDetails')) pool.getBlockDetails = (block) => withNode((a) => (a.getBlockDetails as NonNullable<ChainAdapter['getBlockDetails']>)(block));
   if (has('getTransactionDetails'))
     pool.getTransactionDetails = (id) => withNode((a) => (a.getTransactionDetails as NonNullable<ChainAdapter['getTransactionDetails']>)(id));
-  if (first.adapter.mempool) pool.mempool = single ? first.adapter.mempool : mempoolOfEligible();
+  if (first.adapter.mempool) pool.mempool = single ? (identity ? confirmedMempool(first.adapter.mempool) : first.adapter.mempool) : mempoolOfEligible();
   if (nodes.some((n) => n.adapter.watchHeads)) {
     // Any node's announcement wakes the follower, but only an eligible node's: a node on a fork or far
     // ahead of the others would send it for a height no eligible node has.
     pool.watchHeads = (onHead) => {
-      const stops = nodes.map((node) => node.adapter.watchHeads?.((height) => (single || node.eligible) && onHead(height)));
+      const stops = nodes.map((node) => node.adapter.watchHeads?.((height) => ((single && node.identified) || node.eligible) && onHead(height)));
       return () => {
         for (const stop of stops) stop?.();
       };

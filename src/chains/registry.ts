@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { type ChainConfig, chainNodes, DEFAULT_BLOCK_WORKERS, DEFAULT_MAX_LAG_BLOCKS, DEFAULT_REORG_QUORUM_DEPTH } from '../config/config.ts';
+import { expectedIdentity } from '../domain/chain-identity.ts';
 import { CHAINS } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
 import type { ChainKey } from '../store/chain-state.ts';
@@ -41,12 +42,14 @@ export function createChainAdapter(chain: ChainConfig & ChainKey, deps: ChainAda
   const family = CHAINS[chain.blockchain].family;
   if (urls.length === 0 || !['evm', 'tron', 'xrp', 'utxo'].includes(family)) return undefined;
   const labels = nodeLabels(urls.map((u) => u.rpcUrl));
+  const expected = expectedIdentity(chain.blockchain, chain.network, family, chain.chainId);
   return createNodePool({
     blockchain: chain.blockchain,
     network: chain.network,
     nodes: urls.map((url, i) => ({ label: labels[i] as string, adapter: createNodeAdapter(chain, url, deps) as ChainAdapter })),
     maxLagBlocks: chain.maxLagBlocks ?? DEFAULT_MAX_LAG_BLOCKS,
     reorgQuorumDepth: chain.reorgQuorumDepth ?? DEFAULT_REORG_QUORUM_DEPTH,
+    identity: expected && { blockchain: chain.blockchain, network: chain.network, expected },
     probeIntervalMs: Math.min(Math.max(chain.pollIntervalMs, 50), 5_000),
     onReport: deps.onNodes,
     logger: deps.logger,

@@ -184,6 +184,17 @@ export interface NodeHealth {
   syncing?: string;
 }
 
+/**
+ * What a node says it is (ChainAdapter.getNodeIdentity), compared with the chain's expected identity
+ * (src/domain/chain-identity.ts) by src/chains/node-identity.ts.
+ */
+export interface NodeIdentity {
+  /** EVM: eth_chainId in decimal; Bitcoin family: getblockchaininfo.chain; Tron: its genesis block id; XRP: server_info's network_id ('0' when it prints none). */
+  chainId: string;
+  /** Bitcoin family: the hash of block 0. */
+  genesisHash?: string;
+}
+
 /** Whether the follower may rewind to a common ancestor (ChainAdapter.checkReorganisation). */
 export type ReorganisationVerdict = { act: true } | { act: false; reason: string };
 
@@ -195,6 +206,11 @@ export interface ChainAdapter {
    * nodes (pool.ts) asks it to tell which nodes may be read. Optional: getHead and getBlockHash stand in.
    */
   getNodeHealth?(): Promise<NodeHealth>;
+  /**
+   * Which chain the node is on, by its cheapest calls (NodeIdentity). A pool with an expected identity asks
+   * it at a node's first answer and after every failure, and does not read from a node on another chain.
+   */
+  getNodeIdentity?(): Promise<NodeIdentity>;
   /**
    * Asked by the follower before it rewinds `depth` blocks to `ancestorHeight` because the block read at
    * `ancestorHeight + 1` was not ours (`ourHash`). A pool of several nodes answers act: false when no second

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { BLOCKCHAINS, CHAINS, isBlockchain, isNetwork, networksText, supportsNetwork } from '../domain/chains.ts';
+import { BLOCKCHAINS, CHAINS, type ChainFamily, isBlockchain, isNetwork, networksText, supportsNetwork } from '../domain/chains.ts';
 import { keyringOf } from '../store/secret-box.ts';
 
 const Costs = Type.Object(
@@ -199,6 +199,12 @@ const Chain = Type.Object(
   {
     blockchain: Type.String(),
     network: Type.String(),
+    /**
+     * The chain the nodes run, when it is not the label's (README "Chain identity"): a development or test node,
+     * e.g. 31337 for a local EVM node, "regtest" for a Bitcoin-family one. Absent: the label's own (ethereum
+     * mainnet is eth_chainId 1, litecoin testnet getblockchaininfo.chain "test" with testnet's genesis block, ...).
+     */
+    chainId: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.String({ minLength: 1 })])),
     /** The node's JSON-RPC (or HTTP API) URL; credentials may be in it (they are never logged). A pool of one. */
     rpcUrl: Type.Optional(Type.String({ minLength: 1 })),
     /**
@@ -290,6 +296,18 @@ export function chainNodes(chain: ChainConfig): { rpcUrl: string; wsUrl?: string
   }));
 }
 
+/** Subscription creation (README "Chains without a node"). */
+const Subscriptions = Type.Object(
+  {
+    /**
+     * Accept subscriptions on chains no node of this installation follows (to set them up before the node is
+     * added); they send nothing until one is. Default false: such a create is refused with 409 invalid_data.
+     */
+    allowUnfollowedChains: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ROLES = ['api', 'ingest', 'delivery'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -300,6 +318,7 @@ export const ConfigSchema = Type.Object(
     delivery: Delivery,
     retention: Retention,
     blockJobs: BlockJobs,
+    subscriptions: Subscriptions,
     /** Operator alerts (delivery role): chains stopped or lagging, nodes ineligible, deactivations, exhausted callbacks. */
     alerts: Alerts,
     secrets: Secrets,
@@ -395,6 +414,13 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   return out;
 }
 
+/** Subscription settings from the environment, merged into the file's subscriptions section. */
+function subscriptionsFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (env.HERALD_SUBSCRIPTIONS_ALLOW_UNFOLLOWED_CHAINS) out.allowUnfollowedChains = booleanFromEnvironment(env.HERALD_SUBSCRIPTIONS_ALLOW_UNFOLLOWED_CHAINS);
+  return out;
+}
+
 /** true/1 and false/0; anything else is left as is, for the validation to name it. */
 function booleanFromEnvironment(value: string): unknown {
   if (value === 'true' || value === '1') return true;
@@ -466,8 +492,9 @@ function checkAlerts(alerts: AlertsConfig): string[] {
 /**
  * Chains from HERALD_RPC_<BLOCKCHAIN>_<NETWORK> (upper case, dashes as underscores; a comma-separated list
  * for several nodes), optional HERALD_WS_<BLOCKCHAIN>_<NETWORK> and HERALD_ZMQ_<BLOCKCHAIN>_<NETWORK> (likewise, in the same order) and
- * HERALD_RPC_COOKIE_<BLOCKCHAIN>_<NETWORK> (a Bitcoin-family node's cookie file), merged over the file's
- * entry for the same chain: the variable's nodes replace the file's.
+ * HERALD_RPC_COOKIE_<BLOCKCHAIN>_<NETWORK> (a Bitcoin-family node's cookie file) and HERALD_CHAIN_ID_<BLOCKCHAIN>_<NETWORK>
+ * (the chain a development node runs, see chainId), merged over the file's entry for the same chain: the
+ * variable's nodes replace the file's.
  */
 function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unknown[] {
   const chains = Array.isArray(fileChains) ? fileChains.map((c) => ({ ...(c as Record<string, unknown>) })) : [];
@@ -478,7 +505,8 @@ function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unk
       const wsUrl = env[`HERALD_WS_${envName(blockchain, network)}`];
       const zmqUrl = env[`HERALD_ZMQ_${envName(blockchain, network)}`];
       const cookieFile = env[`HERALD_RPC_COOKIE_${envName(blockchain, network)}`];
-      if (!rpcUrl && !wsUrl && !zmqUrl && !cookieFile) continue;
+      const chainId = env[`HERALD_CHAIN_ID_${envName(blockchain, network)}`];
+      if (!rpcUrl && !wsUrl && !zmqUrl && !cookieFile && !chainId) continue;
       let entry = chains.find((c) => c.blockchain === blockchain && c.network === network);
       if (!entry) {
         entry = { blockchain, network };
@@ -497,6 +525,7 @@ function chainsFromEnvironment(env: NodeJS.ProcessEnv, fileChains: unknown): unk
         entry.zmqUrls = urlList(zmqUrl);
       }
       if (cookieFile) entry.rpcCookieFile = cookieFile;
+      if (chainId) entry.chainId = chainId.trim();
     }
   }
   return chains;
@@ -531,6 +560,17 @@ function normaliseNodes(chain: ChainConfig): ChainConfig {
   return out;
 }
 
+/** A declared chainId must be one the family's nodes can say (node-identity.ts compares it with their answer). */
+function checkChainId(family: ChainFamily, chainId: string | number): string | undefined {
+  const value = String(chainId).trim();
+  if (family === 'evm' && !/^([0-9]+|0x[0-9a-fA-F]+)$/.test(value)) return `an EVM chain id is a number (eth_chainId, e.g. 31337), not '${value}'`;
+  if (family === 'xrp' && !/^[0-9]+$/.test(value)) return `an XRP network id is a number (server_info network_id, e.g. 1), not '${value}'`;
+  if (family === 'tron' && !/^[0-9a-fA-F]{64}$/.test(value)) return `a Tron chain is named by its genesis block id (64 hex digits), not '${value}'`;
+  if (family === 'utxo' && /^[0-9]+$/.test(value))
+    return `a Bitcoin-family chain is named as getblockchaininfo.chain says it ('main', 'test', 'regtest'), not ${value}`;
+  return undefined;
+}
+
 /** A chain entry must name a known pair, once. */
 function checkChains(chains: ChainConfig[]): string[] {
   const problems: string[] = [];
@@ -556,6 +596,8 @@ function checkChains(chains: ChainConfig[]): string[] {
       problems.push(`  /chains/${i}: rpcUser, rpcPassword and rpcCookieFile are for Bitcoin-family nodes; put other nodes' credentials in rpcUrl`);
     else if (credentials.every(Boolean)) problems.push(`  /chains/${i}: give either rpcUser and rpcPassword or rpcCookieFile, not both`);
     else if ((c.rpcUser === undefined) !== (c.rpcPassword === undefined)) problems.push(`  /chains/${i}: rpcUser and rpcPassword go together`);
+    const chainIdProblem = c.chainId !== undefined && isBlockchain(c.blockchain) ? checkChainId(CHAINS[c.blockchain].family, c.chainId) : undefined;
+    if (chainIdProblem) problems.push(`  /chains/${i}/chainId: ${chainIdProblem}`);
     const key = `${c.blockchain}/${c.network}`;
     if (seen.has(key)) problems.push(`  /chains/${i}: ${key} is configured twice`);
     seen.add(key);
@@ -579,6 +621,8 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   if (Object.keys(alerts).length > 0) merged.alerts = { ...(file.alerts as Record<string, unknown> | undefined), ...alerts };
   const secrets = secretsFromEnvironment(env);
   if (Object.keys(secrets).length > 0) merged.secrets = { ...(file.secrets as Record<string, unknown> | undefined), ...secrets };
+  const subscriptions = subscriptionsFromEnvironment(env);
+  if (Object.keys(subscriptions).length > 0) merged.subscriptions = { ...(file.subscriptions as Record<string, unknown> | undefined), ...subscriptions };
   if (overrides.roles) merged.roles = overrides.roles;
   const chains = chainsFromEnvironment(env, file.chains);
   if (chains.length > 0) merged.chains = chains;

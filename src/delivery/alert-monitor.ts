@@ -2,7 +2,7 @@
  * Operator alerts (README "Operator alerts"). A monitor in the delivery role looks, every
  * alerts.intervalSeconds, at what the other roles wrote to the database:
  *   chains    chain_cursors (stopped, or behind the node by more than alerts.lagSeconds, or silent)
- *   nodes     chain_nodes (eligible or not, as the ingest role judged them)
+ *   nodes     chain_nodes (eligible or not, as the ingest role judged them; on another chain than the label's)
  *   tallies   subscriptions deactivated and callbacks exhausted, counted by the delivery worker
  * and raises one alert per change of state: a state must hold for alerts.holdSeconds first (a chain
  * stopped is alerted at once), and counted events give one alert per customer, destination and reason
@@ -16,6 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { WRONG_CHAIN } from '../chains/node-identity.ts';
 import type { Config } from '../config/config.ts';
 import { chainLag } from '../domain/chain-lag.ts';
 import type { Metrics } from '../metrics.ts';
@@ -31,6 +32,7 @@ export type AlertKind =
   | 'chain.lagging'
   | 'chain.recovered'
   | 'node.ineligible'
+  | 'node.wrong-chain'
   | 'node.eligible'
   | 'subscription.deactivated'
   | 'callbacks.exhausted'
@@ -88,6 +90,7 @@ function kindOf(subject: string, from: string, to: string): AlertKind | undefine
     return from === 'unknown' ? undefined : 'chain.recovered';
   }
   if (to === 'ineligible') return 'node.ineligible';
+  if (to === 'wrong-chain') return 'node.wrong-chain';
   return from === 'unknown' ? undefined : 'node.eligible';
 }
 
@@ -142,12 +145,14 @@ async function observe(deps: AlertMonitorDeps, now: Date): Promise<Observation[]
     });
   }
   for (const n of fresh) {
-    const state = n.eligible ? 'eligible' : 'ineligible';
+    // A node on another chain than its label's is alerted at once, as a stopped chain: it never comes right by waiting.
+    const wrongChain = !n.eligible && n.reason?.startsWith(WRONG_CHAIN) === true;
+    const state = n.eligible ? 'eligible' : wrongChain ? 'wrong-chain' : 'ineligible';
     observations.push({
       subject: `node/${n.blockchain}/${n.network}/${n.node}`,
       state,
       healthy: n.eligible,
-      holdSeconds: alerts.holdSeconds,
+      holdSeconds: wrongChain ? 0 : alerts.holdSeconds,
       data: {
         blockchain: n.blockchain,
         network: n.network,
@@ -176,6 +181,8 @@ function summary(kind: AlertKind, data: Record<string, unknown>): string {
       return `chain ${chain} recovered (was ${data.previousState})`;
     case 'node.ineligible':
       return `node ${data.node} of ${chain} ineligible: ${data.reason}`;
+    case 'node.wrong-chain':
+      return `node ${data.node} of ${chain} refused, not followed: ${data.reason}`;
     case 'node.eligible':
       return `node ${data.node} of ${chain} eligible again`;
     case 'subscription.deactivated':

@@ -26,6 +26,7 @@ import { isDomainVerified } from '../store/domains.ts';
 import * as store from '../store/subscriptions.ts';
 import { bulkChunkTurns } from './bulk-turns.ts';
 import type { Caller, Common } from './context.ts';
+import { assertChainFollowed } from './followed-chains.ts';
 import { watchAfterCommit } from './subscribed-addresses.ts';
 import { assertMainnetAllowed, CREATE_COST, callbackUrlNotVerified, newSubscriptionOf, type SubscriptionItemInput } from './subscriptions.ts';
 
@@ -102,6 +103,7 @@ export async function createSubscriptionsInBulk(
   options: { onChunk?: (done: number) => void; onResults?: (start: number, results: BulkItemResult[]) => void | Promise<void> } = {},
 ): Promise<BulkOutcome> {
   assertMainnetAllowed(caller, network);
+  await assertChainFollowed(common, blockchain, network);
   const customerId = caller.owner.customerId;
   const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
   const results: BulkItemResult[] = new Array(items.length);

@@ -1,17 +1,20 @@
 /**
  * Chain following status for GET /blockchain-events/status: what the followers stored (cursor, last
- * head seen, block time) joined with the chains this deployment is configured to follow.
+ * head seen, block time) joined with the chains this deployment is configured to follow, and the chains
+ * that have active subscriptions but no node (state no-node; README "Chains without a node").
  */
 import { chainLag } from '../domain/chain-lag.ts';
 import { type ChainNodeRow, listChainNodes } from '../store/chain-nodes.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
 import { listMempoolStatus, type MempoolStatusRow } from '../store/mempool.ts';
+import { activeSubscriptionChains } from '../store/subscriptions.ts';
 import type { Caller, Common } from './context.ts';
+import { NODE_REPORT_FRESH_MS, noNodeReason } from './followed-chains.ts';
 
 export interface ChainStatusItem {
   blockchain: string;
   network: string;
-  state: 'starting' | 'following' | 'catching-up' | 'stopped' | 'not-configured';
+  state: 'starting' | 'following' | 'catching-up' | 'stopped' | 'not-configured' | 'no-node';
   nodeHeight: number | null;
   processedHeight: number | null;
   processedHash: string | null;
@@ -49,13 +52,22 @@ export interface ChainNodeItem {
 }
 
 export async function chainStatus(common: Common, caller: Caller, now: Date) {
-  const items = await chainStatusItems(common, now);
+  // The chains without a node that matter to this customer: those of its own active subscriptions.
+  const items = await chainStatusItems(common, now, caller.owner.customerId);
   return { value: items, ...(await common.credits.charge(caller.owner.customerId, 0n, caller.endpoint)) };
 }
 
-/** Every chain configured or followed before, with its nodes: the status endpoint's and the operator's view. */
-export async function chainStatusItems(common: Pick<Common, 'db' | 'config'>, now: Date): Promise<ChainStatusItem[]> {
-  const [rows, nodeRows, mempoolRows] = await Promise.all([listChainStatus(common.db), listChainNodes(common.db), listMempoolStatus(common.db)]);
+/**
+ * Every chain configured or followed before, with its nodes, and every chain with active subscriptions (of
+ * `customerId`, or of anyone) that no node follows: the status endpoint's and the operator's view.
+ */
+export async function chainStatusItems(common: Pick<Common, 'db' | 'config'>, now: Date, customerId?: string): Promise<ChainStatusItem[]> {
+  const [rows, nodeRows, mempoolRows, subscribed] = await Promise.all([
+    listChainStatus(common.db),
+    listChainNodes(common.db),
+    listMempoolStatus(common.db),
+    activeSubscriptionChains(common.db, customerId),
+  ]);
   const mempoolOf = new Map(mempoolRows.map((m) => [`${m.blockchain}/${m.network}`, mempoolItem(m, now)]));
   const nodesOf = new Map<string, ChainNodeItem[]>();
   for (const n of nodeRows) {
@@ -64,13 +76,25 @@ export async function chainStatusItems(common: Pick<Common, 'db' | 'config'>, no
   }
   const byKey = new Map(rows.map((r) => [`${r.blockchain}/${r.network}`, r]));
   const configured = new Set(common.config.chains.map((c) => `${c.blockchain}/${c.network}`));
+  // Followed: configured here, or nodes checked lately by an ingest process elsewhere (as followed-chains.ts decides).
+  const fresh = now.getTime() - NODE_REPORT_FRESH_MS;
+  const followed = new Set([...configured, ...nodeRows.filter((n) => n.checkedAt.getTime() >= fresh).map((n) => `${n.blockchain}/${n.network}`)]);
+  const noNode = new Map(subscribed.filter((s) => !followed.has(`${s.blockchain}/${s.network}`)).map((s) => [`${s.blockchain}/${s.network}`, s.active]));
   const items: ChainStatusItem[] = [];
-  for (const key of new Set([...configured, ...byKey.keys()])) {
+  for (const key of new Set([...configured, ...byKey.keys(), ...noNode.keys()])) {
     const [blockchain, network] = key.split('/') as [string, string];
     const row = byKey.get(key);
     const nodes = nodesOf.get(key) ?? [];
     const mempool = mempoolOf.get(key) ?? null;
-    items.push(row ? { ...itemOf(row, configured.has(key), now), nodes, mempool } : { ...EMPTY, blockchain, network, state: 'starting', nodes, mempool });
+    const item: ChainStatusItem = row
+      ? { ...itemOf(row, configured.has(key), now), nodes, mempool }
+      : { ...EMPTY, blockchain, network, state: 'starting', nodes, mempool };
+    const active = noNode.get(key);
+    if (active !== undefined) {
+      item.state = 'no-node';
+      item.stopReason = noNodeReason(active);
+    }
+    items.push(item);
   }
   items.sort((a, b) => a.blockchain.localeCompare(b.blockchain) || a.network.localeCompare(b.network));
   return items;

@@ -19,6 +19,7 @@ import * as store from '../store/subscriptions.ts';
 import { assertQueueRoom } from './block-job-queue.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
+import { assertChainFollowed } from './followed-chains.ts';
 import { capReachedError } from './grouped-creates.ts';
 import { activationScope, startRecoveryIn } from './recoveries.ts';
 import { watchAfterCommit } from './subscribed-addresses.ts';
@@ -303,6 +304,7 @@ export async function createSubscription(
 ): Promise<Charged<Subscription>> {
   const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, item);
   const customerId = caller.owner.customerId;
+  await assertChainFollowed(common, blockchain, network);
   if (!(await common.access.isDomainVerified(customerId, host))) throw callbackUrlNotVerified(host);
   const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
   const cap = caller.owner.maxActiveSubscriptions;

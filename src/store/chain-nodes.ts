@@ -91,3 +91,13 @@ export async function listChainNodes(q: Queryable): Promise<(ChainNodeRow & Chai
     changedAt: r.changed_at,
   }));
 }
+
+/** Whether an ingest process checked a node of `chain` since `since` (the chain is followed somewhere). */
+export async function hasNodeCheckedSince(q: Queryable, chain: ChainKey, since: Date): Promise<boolean> {
+  const rows = await q.query<{ one: number }>(
+    'chain-nodes:checked-since',
+    'SELECT 1 AS one FROM chain_nodes WHERE blockchain = $1 AND network = $2 AND checked_at >= $3 LIMIT 1',
+    [chain.blockchain, chain.network, since],
+  );
+  return rows.length > 0;
+}

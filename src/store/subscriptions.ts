@@ -673,3 +673,18 @@ export async function announceSubscription(tx: Queryable, s: { id: string; block
     [s.id, s.blockchain, s.network],
   );
 }
+
+/**
+ * The chains with active subscriptions (of `customerId`, or of every customer) and how many, from the
+ * per-chain counts (migration 018): a few rows whatever the number of subscriptions.
+ */
+export async function activeSubscriptionChains(q: Queryable, customerId?: string): Promise<{ blockchain: string; network: string; active: number }[]> {
+  const rows = await q.query<{ blockchain: string; network: string; active: number }>(
+    customerId === undefined ? 'subscriptions:active-chains' : 'subscriptions:active-chains-of-customer',
+    `SELECT blockchain, network, sum(active)::int AS active FROM subscription_counts
+     ${customerId === undefined ? '' : 'WHERE customer_id = $1'}
+     GROUP BY blockchain, network HAVING sum(active) > 0 ORDER BY blockchain, network`,
+    customerId === undefined ? [] : [customerId],
+  );
+  return rows;
+}

@@ -131,7 +131,7 @@ export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriv
     blockchain: options.blockchain,
     network: options.network,
     rpcUrl: node.url,
-    chainConfig: { wsUrl: node.wsUrl },
+    chainConfig: { wsUrl: node.wsUrl, chainId: node.chainId },
     node,
     tokens,
     internal: {

@@ -921,6 +921,7 @@ export async function startFakeXrpDriver(options: FakeRippledOptions = {}): Prom
     blockchain: 'xrp',
     network: 'testnet',
     rpcUrl: fake.url,
+    chainConfig: { chainId: options.networkId ?? 1 },
     fake,
     height: async () => fake.validatedIndex,
     blockHash,

@@ -988,6 +988,8 @@ export async function startFakeTronDriver(options: FakeTronNodeOptions & { netwo
     blockchain: 'tron',
     network: options.network ?? 'nile',
     rpcUrl: node.url,
+    // The fake's genesis block is its own, not Nile's: declared, as a test node is.
+    chainConfig: { chainId: node.blockHash(0) },
     node,
     token: node.token,
     height: async () => node.height(),

@@ -444,7 +444,7 @@ describe('chain growth and reorganisations', () => {
   it('the ChainDriver drives a fake node (credentials in the URL or in the chain config)', async () => {
     const driver = await startFakeUtxoDriver('dogecoin', { initialBlocks: 2, credentials: 'config' });
     started.push(driver.node);
-    expect(driver).toMatchObject({ blockchain: 'dogecoin', network: 'testnet', chainConfig: { rpcUser: driver.node.user } });
+    expect(driver).toMatchObject({ blockchain: 'dogecoin', network: 'testnet', chainConfig: { chainId: 'test', rpcUser: driver.node.user } });
     expect(driver.rpcUrl).toBe(driver.node.url);
     const to = await driver.newAddress();
     const txid = await driver.send(to, 123_456_789n);
@@ -460,7 +460,7 @@ describe('chain growth and reorganisations', () => {
     const withUrl = await startFakeUtxoDriver('zcash', { initialBlocks: 1 });
     started.push(withUrl.node);
     expect(new URL(withUrl.rpcUrl).password).toBe(encodeURIComponent(withUrl.node.password));
-    expect(withUrl.chainConfig).toBeUndefined();
+    expect(withUrl.chainConfig).toEqual({ chainId: 'test' });
   });
 });
 

@@ -226,13 +226,12 @@ export async function startFakeUtxoDriver(dialect: UtxoDialect, options: FakeUtx
     blockchain: node.params.blockchain,
     network: node.params.network,
     rpcUrl: inConfig ? node.url : node.urlWithCredentials,
-    chainConfig:
-      inConfig || options.blockWorkers !== undefined
-        ? {
-            ...(inConfig && { rpcUser: node.user, rpcPassword: node.password }),
-            ...(options.blockWorkers !== undefined && { blockWorkers: options.blockWorkers }),
-          }
-        : undefined,
+    chainConfig: {
+      // The fake's chain is its own (its genesis block is not the network's): declared, as a test node is.
+      chainId: node.params.chainName,
+      ...(inConfig && { rpcUser: node.user, rpcPassword: node.password }),
+      ...(options.blockWorkers !== undefined && { blockWorkers: options.blockWorkers }),
+    },
     height: async () => node.height(),
     blockHash: async (height) => node.blockHash(height),
     async mine(count) {

@@ -672,7 +672,8 @@ async function createDriver(node: LitecoinNode, options: LitecoinDriverOptions):
     rpcUrl: node.url,
     get chainConfig(): Record<string, unknown> {
       const auth = node.rpcAuth;
-      return auth === 'cookie' ? { rpcCookieFile: node.cookieFile } : { rpcUser: auth.user, rpcPassword: auth.password };
+      // A regtest node behind the testnet label: declared (README "Chain identity").
+      return { chainId: 'regtest', ...(auth === 'cookie' ? { rpcCookieFile: node.cookieFile } : { rpcUser: auth.user, rpcPassword: auth.password }) };
     },
     node,
     maxHeight: MAX_REGTEST_HEIGHT,

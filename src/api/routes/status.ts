@@ -16,10 +16,10 @@ export const ChainStatusItem = Type.Object({
   blockchain: Type.String(),
   network: Type.String(),
   state: Type.Union(
-    ['starting', 'following', 'catching-up', 'stopped', 'not-configured'].map((s) => Type.Literal(s)),
+    ['starting', 'following', 'catching-up', 'stopped', 'not-configured', 'no-node'].map((s) => Type.Literal(s)),
     {
       description:
-        "following: within a block of the node's head; catching-up: further behind; stopped: a reorganisation deeper than the window (see stopReason; an operator must look); starting: configured, no block processed yet; not-configured: followed before on this database, not now.",
+        "following: within a block of the node's head; catching-up: further behind; stopped: a reorganisation deeper than the window (see stopReason; an operator must look); starting: configured, no block processed yet; not-configured: followed before on this database, not now; no-node: your active subscriptions are on this chain but no node of this installation follows it, so they send no callbacks until the operator adds one (see stopReason).",
     },
   ),
   nodeHeight: Nullable(Type.Integer({ description: "The node's head height when last asked." })),
@@ -29,7 +29,7 @@ export const ChainStatusItem = Type.Object({
   lagSeconds: Nullable(Type.Integer({ description: 'Seconds from the last processed block to now when behind the head; 0 when caught up.' })),
   lastBlockTimestamp: Nullable(Type.Integer({ description: 'Timestamp (Unix seconds) of the last processed block.' })),
   nodeCheckedAt: Nullable(Type.String({ description: 'When the node was last asked for its head (ISO 8601).' })),
-  stopReason: Nullable(Type.String()),
+  stopReason: Nullable(Type.String({ description: 'Why the chain is stopped (state stopped) or not followed (state no-node).' })),
   mempool: Type.Union(
     [
       Type.Object({
@@ -54,8 +54,16 @@ export const ChainStatusItem = Type.Object({
   nodes: Type.Array(
     Type.Object({
       url: Type.String({ description: "The node's URL without credentials (an API key in the path shows as ***)." }),
-      eligible: Type.Boolean({ description: 'Blocks are read from this node: it answers, is not syncing, and its head is within maxLagBlocks of the best.' }),
-      reason: Nullable(Type.String({ description: 'Why the node is not eligible; null when it is.' })),
+      eligible: Type.Boolean({
+        description:
+          'Blocks are read from this node: it answers, is on the chain its label names, is not syncing, and its head is within maxLagBlocks of the best.',
+      }),
+      reason: Nullable(
+        Type.String({
+          description:
+            "Why the node is not eligible; null when it is. 'wrong chain: ...' when the node says it is another chain than the label's (it is never read).",
+        }),
+      ),
       headHeight: Nullable(Type.Integer()),
       lagBlocks: Nullable(Type.Integer({ description: 'Blocks behind the best eligible head.' })),
       errorRate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], { description: 'Failed / all requests over the last minute.' }),

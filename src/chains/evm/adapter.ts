@@ -24,7 +24,7 @@ import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '..
 import { mapLimit } from '../concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText, firstWord } from '../token-text.ts';
-import type { ChainAdapter, NodeHealth, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, NodeHealth, NodeIdentity, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
 import { createEvmDetailsReader } from './details.ts';
 import { createEvmMempoolReader } from './mempool.ts';
 import { type EvmBlockchain, type EvmBlockHeader, normalizeEvmBlock, normalizeEvmBlockHeader, parseQuantity } from './normalize.ts';
@@ -447,6 +447,14 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
     return { height: header.height, hash: header.hash, syncing: `eth_syncing says the node is syncing${detail}` };
   }
 
+  /** eth_chainId (EIP-695), in decimal. */
+  async function getNodeIdentity(): Promise<NodeIdentity> {
+    const id = await rpc.request<unknown>('eth_chainId', []);
+    const chainId = parseQuantity(id);
+    if (chainId === undefined) throw new EvmAdapterError(`eth_chainId at ${rpc.url} answered ${JSON.stringify(id)?.slice(0, 100)}, not a chain id`);
+    return { chainId: String(chainId) };
+  }
+
   const mempool = createEvmMempoolReader(
     rpc,
     blockchain,
@@ -466,6 +474,7 @@ export function createEvmAdapter(options: EvmAdapterOptions): EvmAdapter {
   const adapter: EvmAdapter = {
     getHead: () => rpc.blockNumber(),
     getNodeHealth,
+    getNodeIdentity,
     // Reading ahead while the follower applies a block is the follower's job (src/ingest/prefetch.ts).
     getBlock: readBlock,
     getBlockHash,

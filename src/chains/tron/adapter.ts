@@ -28,7 +28,7 @@ import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '..
 import { mapLimit } from '../concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
 import { decodeDecimals, decodeText } from '../token-text.ts';
-import type { ChainAdapter, NodeHealth, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, NodeHealth, NodeIdentity, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
 import { createTronDetailsReader } from './details.ts';
 import { normalizeTronBlock, normalizeTronBlockHeader, parseTronInt, type TronBlockHeader, type TronNetwork, TronNormalizeError } from './normalize.ts';
 import { createTronRpcClient, TronRpcError } from './rpc.ts';
@@ -144,6 +144,13 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
     const age = Math.floor(Date.now() / 1000) - head.timestamp;
     if (age <= STALE_HEAD_SECONDS) return { height: head.height, hash: head.hash };
     return { height: head.height, hash: head.hash, syncing: `its head block is ${age} s old (blocks come every 3 s): syncing or cut off from its peers` };
+  }
+
+  /** The id of the node's genesis block (getblockbynum 0): one per Tron network. */
+  async function getNodeIdentity(): Promise<NodeIdentity> {
+    const genesis = await blockByNum(0);
+    if (!genesis) throw new TronAdapterError(`getblockbynum 0 at ${rpc.url} answered no genesis block`);
+    return { chainId: headerOf(genesis, 'getblockbynum 0').hash };
   }
 
   /** The infos of the block's transactions: one call per block, or one per transaction when that is not served. */
@@ -345,6 +352,7 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
   return {
     getHead,
     getNodeHealth,
+    getNodeIdentity,
     getBlockHash,
     // Reading ahead while the follower applies a block is the follower's job (src/ingest/prefetch.ts).
     getBlock,

@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
 import type { Db } from '../../store/db.ts';
-import type { ChainAdapter, MempoolReader, NodeHealth, NormalizedBlock, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, MempoolReader, NodeHealth, NodeIdentity, NormalizedBlock, TransactionLocation } from '../types.ts';
 import { createBlockWorkerPool } from './block-workers.ts';
 import { type BlockVerbosity, createBlockFetcher, type Support } from './blocks.ts';
 import { createUtxoDetailsReader } from './details.ts';
@@ -76,6 +76,7 @@ export type UtxoAdapter = Required<
     ChainAdapter,
     | 'getHead'
     | 'getNodeHealth'
+    | 'getNodeIdentity'
     | 'getBlock'
     | 'getBlockHash'
     | 'findTransaction'
@@ -248,6 +249,14 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     return health;
   }
 
+  /** getblockchaininfo's chain name ('main', 'test', 'regtest', ...) and the hash of block 0. */
+  async function getNodeIdentity(): Promise<NodeIdentity> {
+    const [info, genesisHash] = await Promise.all([rpc.request<unknown>('getblockchaininfo', []), blockHash(0)]);
+    if (!isObject(info) || typeof info.chain !== 'string' || info.chain === '')
+      throw new UtxoAdapterError(`getblockchaininfo at ${rpc.url} answered no chain name`);
+    return { chainId: info.chain, genesisHash };
+  }
+
   const polling = createUtxoMempoolReader(rpc, chain, concurrency, omni);
   const mempool: MempoolReader = options.zmqUrl
     ? createZmqMempoolReader({
@@ -265,6 +274,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
   const adapter: UtxoAdapter = {
     getHead,
     getNodeHealth,
+    getNodeIdentity,
     getBlock,
     getBlockHash: blockHash,
     findTransaction,

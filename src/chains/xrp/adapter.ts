@@ -16,7 +16,7 @@
 import type { Logger } from 'pino';
 import { validateAddress } from '../../domain/addresses.ts';
 import type { Network } from '../../domain/chains.ts';
-import type { ChainAdapter, NodeHealth, NormalizedBlock, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, NodeHealth, NodeIdentity, NormalizedBlock, TransactionLocation } from '../types.ts';
 import { createXrpDetailsReader } from './details.ts';
 import { ledgerFromResponse, normalizeXrpLedger, normalizeXrpLedgerHeader } from './normalize.ts';
 import { createRippledClient, isRippledError } from './rpc.ts';
@@ -33,7 +33,16 @@ export interface XrpAdapterOptions {
 export type XrpAdapter = Required<
   Pick<
     ChainAdapter,
-    'getHead' | 'getNodeHealth' | 'getBlock' | 'getBlockHash' | 'findTransaction' | 'getCoinBalance' | 'getBlockDetails' | 'getTransactionDetails' | 'close'
+    | 'getHead'
+    | 'getNodeHealth'
+    | 'getNodeIdentity'
+    | 'getBlock'
+    | 'getBlockHash'
+    | 'findTransaction'
+    | 'getCoinBalance'
+    | 'getBlockDetails'
+    | 'getTransactionDetails'
+    | 'close'
   >
 >;
 
@@ -107,6 +116,20 @@ export function createXrpAdapter(options: XrpAdapterOptions): XrpAdapter {
     if (syncing && seq !== undefined && typeof validated?.hash === 'string' && HASH.test(validated.hash))
       return { height: seq, hash: validated.hash.toUpperCase(), syncing };
     throw head.reason;
+  }
+
+  /**
+   * server_info's network_id: rippled prints the [network_id] it was configured with (0 main, 1 testnet, 2
+   * devnet, or a number), and nothing without one, which is the main network (its default peers).
+   */
+  async function getNodeIdentity(): Promise<NodeIdentity> {
+    const result = await rpc.request<{ info?: Record<string, unknown> }>('server_info');
+    if (typeof result?.info !== 'object' || result.info === null) throw new XrpAdapterError(`${rpc.url} answered server_info without info`);
+    const id = result.info.network_id;
+    if (id === undefined) return { chainId: '0' };
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+      throw new XrpAdapterError(`${rpc.url} answered server_info with network_id ${JSON.stringify(id)?.slice(0, 60)}, not a network id`);
+    return { chainId: String(id) };
   }
 
   /** The latest validated ledger's index and hash (the header only: no transactions asked). */
@@ -211,6 +234,7 @@ export function createXrpAdapter(options: XrpAdapterOptions): XrpAdapter {
   return {
     getHead,
     getNodeHealth,
+    getNodeIdentity,
     getBlock,
     getBlockHash,
     findTransaction,
