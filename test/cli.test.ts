@@ -13,7 +13,8 @@ import { freePort } from '../src/store/embedded.ts';
 
 const run = promisify(execFile);
 const dataDir = mkdtempSync(join(tmpdir(), 'herald-cli-'));
-const env = { ...process.env, DATABASE_URL: '', HERALD_LOG_LEVEL: 'warn' };
+// No chain is followed here: subscriptions are accepted all the same (README "Chains without a node").
+const env = { ...process.env, DATABASE_URL: '', HERALD_LOG_LEVEL: 'warn', HERALD_SUBSCRIPTIONS_ALLOW_UNFOLLOWED_CHAINS: 'true' };
 const herald = (...args: string[]) => run('node', ['bin/herald.js', ...args, '--data-dir', dataDir], { env });
 
 interface Server {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChainConfig } from '../src/config/config.ts';
+import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 
 // Followed: a litecoin testnet node (nothing has to answer there for the creates).
@@ -95,6 +96,14 @@ describe('subscriptions.allowUnfollowedChains: true', () => {
       stopReason: 'no node follows this chain: its 2 active subscriptions send no callbacks until the operator adds one',
     });
     expect(await statusOf(t, other.key, 'bitcoin', 'testnet')).toBeUndefined();
+    // The operator's view (the console's chains page) lists it too, with every customer's subscriptions.
+    const token = (await createOperatorToken(t.app.database.db, 'ops')) as { token: string };
+    const chains = await t.request('GET', '/operator/chains', { headers: { authorization: `Bearer ${token.token}` } });
+    expect(chains.body.data.items.find((i: { blockchain: string }) => i.blockchain === 'bitcoin')).toMatchObject({
+      network: 'testnet',
+      state: 'no-node',
+      stoppedReason: 'no node follows this chain: its 2 active subscriptions send no callbacks until the operator adds one',
+    });
     // The followed chain is not no-node, whatever its subscriptions.
     expect((await t.request('POST', blockMined('litecoin/testnet'), { key: c.key, body })).status).toBe(200);
     expect((await statusOf(t, c.key, 'litecoin', 'testnet')).state).not.toBe('no-node');

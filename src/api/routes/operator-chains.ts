@@ -20,7 +20,12 @@ const OperatorChain = Type.Object({
   processedHeight: Nullable(Type.Integer()),
   lagBlocks: Nullable(Type.Integer()),
   lagSeconds: Nullable(Type.Integer()),
-  stoppedReason: Nullable(Type.String({ description: 'Why following stopped (state stopped): reset the chain once the cause is understood.' })),
+  stoppedReason: Nullable(
+    Type.String({
+      description:
+        'Why following stopped (state stopped): reset the chain once the cause is understood; or, state no-node, how many active subscriptions wait for a node of the chain.',
+    }),
+  ),
   reorganisations: Type.Integer({ description: 'Reorganisations followed in the last 24 hours.' }),
   nodes: ChainStatusItem.properties.nodes,
 });
@@ -44,7 +49,8 @@ export function operatorChainRoutes(app: FastifyInstance, common: Common): void 
       config: { operator: true },
       schema: {
         tags: ['operator'],
-        summary: 'Every followed chain: state, heights, lag, stop reason, reorganisations of the last 24 h, nodes',
+        summary:
+          'Every followed chain, and every chain with subscriptions but no node: state, heights, lag, stop reason, reorganisations of the last 24 h, nodes',
         querystring: ContextQuery,
         response: { 200: envelope(Type.Object({ items: Type.Array(OperatorChain) })) },
       },

@@ -74,7 +74,7 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
         <dd>{chain.reorganisations}</dd>
         {chain.stoppedReason && (
           <>
-            <dt>Stopped because</dt>
+            <dt>{chain.state === 'no-node' ? 'Not followed' : 'Stopped because'}</dt>
             <dd class="bad">{chain.stoppedReason}</dd>
           </>
         )}
