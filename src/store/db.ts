@@ -118,7 +118,7 @@ export interface DbOptions {
   preparedStatements?: boolean;
   /** The connections' application_name (pg_stat_activity tells pools apart by it); default PGAPPNAME's. */
   applicationName?: string;
-  /** Run on each new connection; its statements are sent before any other of that connection (e.g. backend-priority.ts). */
+  /** Run on each new connection before the pool hands it out: its statements run before any other of that connection (e.g. backend-priority.ts). */
   onConnect?: (client: pg.ClientBase) => Promise<void>;
   /** Put before each statement's label in the query-time metric (a second pool's statements apart). */
   metricsLabelPrefix?: string;
@@ -126,17 +126,21 @@ export interface DbOptions {
 
 export function createDb(url: string, options: DbOptions): Db {
   const prepare = options.preparedStatements ?? true;
+  const { onConnect } = options;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize,
     idleTimeoutMillis: 30_000,
     ...(options.applicationName && { application_name: options.applicationName }),
+    // pg-pool awaits this hook before it hands a new connection out: its statements run first and alone.
+    // (A 'connect' listener cannot: the connection is not ready for queries yet when it fires, so the
+    // hook's statement and the pool's first one would queue on one busy client, which pg 9 refuses.)
+    // A hook that fails is reported, not fatal: the connection still serves.
+    ...(onConnect && { onConnect: (client: pg.ClientBase) => onConnect(client).catch((error: Error) => options.onError?.(error)) }),
   });
   // An idle client whose server went away emits 'error' on the pool; without a listener that would
   // crash the process. The next query gets a fresh connection.
   pool.on('error', (error) => options.onError?.(error));
-  const { onConnect } = options;
-  if (onConnect) pool.on('connect', (client) => void onConnect(client).catch((error: Error) => options.onError?.(error)));
   const query = timedQuery(pool, options.metrics, prepare, options.metricsLabelPrefix);
 
   return {
