@@ -94,6 +94,7 @@ export async function startApp(
   });
   opened = database;
   if (database.applied.length > 0) logger.info({ migrations: database.applied }, 'database migrations applied');
+  if (database.poolerNotice) logger.warn(database.poolerNotice);
   metrics.setPoolSource(database.db.poolStats);
   const stops: (() => Promise<void>)[] = [() => database.close()];
   const closeAll = async () => {
@@ -121,7 +122,7 @@ export async function startApp(
       stops.push(() => runner.stop());
       metrics.setQueueSource(() => queueStats(database.db, new Date()));
       if (config.retention.enabled) {
-        const prunerDb = openPrunerDb(database.url, config.retention, { preparedStatements: config.databasePreparedStatements, logger });
+        const prunerDb = openPrunerDb(database.url, config.retention, { preparedStatements: database.preparedStatements, logger });
         const pruner = startRetentionPruner({ db: prunerDb, retention: config.retention, logger, metrics });
         stops.push(async () => {
           await pruner.stop();

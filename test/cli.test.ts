@@ -4,7 +4,7 @@
  * restart that finds everything written before.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -164,19 +164,112 @@ describe('herald on a new data directory', () => {
     });
   });
 
+  it('lists customers, keys, domains, subscriptions and chains, as text and with --json, through the services the API uses', async () => {
+    const customers = JSON.parse((await herald('customers', 'list', '--json')).stdout) as { total: number; items: { name: string; credits: number }[] };
+    expect(customers.total).toBe(3);
+    expect(customers.items.map((c) => c.name)).toEqual(['acme', 'default', 'offline']);
+    expect(typeof customers.items[0]?.credits).toBe('number');
+    expect((await herald('customers', 'list', '--limit', '1', '--offset', '1')).stdout).toMatch(
+      /^default: credits .*\n\(1 of 3 from offset 1; next: --offset 2\)\n$/,
+    );
+
+    // The key revoked in the second test, by its prefix.
+    expect((await herald('keys', 'list', '--customer', 'acme')).stdout).toMatch(new RegExp(`^key \\d+ ${acmeKey.slice(0, 10)}\\.\\.\\. revoked \\d{4}-`));
+    const domains = JSON.parse((await herald('domains', 'list', '--customer', 'acme', '--json')).stdout) as { items: { domain: string; verifiedAt: string }[] };
+    expect(domains.items).toMatchObject([{ domain: 'hooks.acme.example', verifiedAt: expect.stringMatching(/^\d{4}-/) }]);
+
+    const subscriptions = JSON.parse((await herald('subscriptions', 'list', '--customer', 'acme', '--json')).stdout) as {
+      total: number;
+      items: Record<string, unknown>[];
+    };
+    expect(subscriptions.total).toBe(1);
+    expect(subscriptions.items[0]).toMatchObject({
+      referenceId: subscriptionId,
+      eventType: 'TRANSACTION_MINED',
+      blockchain: 'ethereum',
+      network: 'goerli',
+      callbackUrl: 'https://hooks.acme.example/cb',
+      isActive: true,
+      callbacks: { delivered: 0, failed: 0, pending: 0 },
+    });
+    expect(JSON.stringify(subscriptions)).not.toContain('callbackSecretKey');
+    expect((await herald('subscriptions', 'list', '--customer', 'acme', '--search', subscriptionId.toUpperCase())).stdout).toContain(
+      `${subscriptionId} TRANSACTION_MINED ethereum/goerli 0x${'1'.repeat(64)} -> https://hooks.acme.example/cb active`,
+    );
+    expect((await herald('subscriptions', 'list', '--customer', 'acme', '--inactive')).stdout).toContain("customer 'acme' has no subscriptions that match");
+
+    expect((await herald('chains', 'status', '--json')).stdout).toMatch(/^\{\s*"items": \[\]\s*\}\n$/); // this data directory follows no chain
+    await expect(herald('keys', 'list', '--customer', 'nobody')).rejects.toMatchObject({ stderr: expect.stringContaining("no customer named 'nobody'") });
+  }, 180_000);
+
+  it('--json on the commands that print data: one JSON document on stdout', async () => {
+    expect(JSON.parse((await herald('credits', 'add', '--customer', 'offline', '--amount', '5', '--json')).stdout)).toEqual({
+      customer: 'offline',
+      credits: 10_000_005,
+    });
+    const shown = JSON.parse((await herald('customers', 'show', '--name', 'offline', '--json')).stdout);
+    expect(shown).toMatchObject({ name: 'offline', credits: 10_000_005, plan: { mainnetAllowed: false }, allowNetworks: [], keys: [] });
+    const created = await herald('keys', 'create', '--customer', 'offline', '--json');
+    const key = JSON.parse(created.stdout) as { customer: string; keyId: string; apiKey: string };
+    expect(key.apiKey).toMatch(/^hk_/);
+    expect(JSON.parse((await herald('keys', 'revoke', '--customer', 'offline', '--key', key.keyId, '--json')).stdout)).toEqual({
+      customer: 'offline',
+      revoked: 1,
+    });
+    expect(JSON.parse((await herald('migrate', '--json')).stdout)).toEqual({ applied: [] });
+  }, 120_000);
+
+  it('a command other than serve and migrate, run where there is no database, stops with a message and creates nothing there', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'herald-cli-elsewhere-'));
+    try {
+      for (const args of [
+        ['customers', 'show', '--name', 'acme'],
+        ['customers', 'list'],
+        ['prune', '--dry-run'],
+      ]) {
+        // From another directory, without --data-dir: ./data there is where it would look.
+        const failed = await run('node', [join(process.cwd(), 'bin/herald.js'), ...args], { env, cwd: elsewhere }).then(
+          () => undefined,
+          (error: { code: number; stderr: string }) => error,
+        );
+        expect(failed?.code).toBe(2);
+        expect(failed?.stderr).toContain(`There is no herald database in ${join(realpathSync(elsewhere), 'data')}`);
+        expect(failed?.stderr).toContain('--data-dir');
+        expect(failed?.stderr).toContain('DATABASE_URL');
+        expect(readdirSync(elsewhere)).toEqual([]); // no initdb, not even the directory
+      }
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('--version prints the version in package.json', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect((await run('node', ['bin/herald.js', '--version'], { env })).stdout.trim()).toBe(version);
+  });
+
   it.each([
-    [[]],
-    [['serve']],
-    [['customers', 'create']],
-    [['customers', 'update']],
-    [['keys', 'create']],
-    [['keys', 'revoke']],
-    [['credits', 'add']],
-    [['domains', 'add']],
-    [['migrate']],
-  ])('--help for %j', async (args) => {
+    [[], undefined],
+    [['serve'], undefined],
+    [['customers', 'create'], '--name <name>'],
+    [['customers', 'update'], '--name <name>'],
+    [['keys', 'create'], '--customer <name>'],
+    [['keys', 'revoke'], '--key <id-or-prefix>'],
+    [['credits', 'add'], '--amount <n>'],
+    [['domains', 'add'], '--domain <host>'],
+    [['migrate'], undefined],
+    [['customers', 'list'], undefined],
+    [['keys', 'list'], '--customer <name>'],
+    [['domains', 'list'], '--customer <name>'],
+    [['subscriptions', 'list'], '--customer <name>'],
+    [['chains', 'status'], undefined],
+    [['chains', 'reset'], '--yes'],
+  ])('--help for %j marks its required options', async (args, required) => {
     const { stdout } = await run('node', ['bin/herald.js', ...args, '--help'], { env });
     expect(stdout).toContain('Usage: herald');
     if (args.length > 0) expect(stdout).toContain('--data-dir');
+    if (required) expect(stdout).toMatch(new RegExp(`${required.replace(/[<>]/g, '.')}\\s+\\(required\\) `));
+    if (args.length > 1 && args[0] !== 'serve') expect(stdout).toMatch(/--json\s+print the result as JSON/);
+    expect(stdout).not.toMatch(/--(data-dir|json|label|limit).*\(required\)/);
   });
 });

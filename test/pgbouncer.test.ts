@@ -4,15 +4,20 @@
  * the server (`listenDatabaseUrl`). API, delivery and ingest in one process on a fake Bitcoin Core node;
  * callbacks to a real HTTPS receiver. Checks that migrations ran through PgBouncer, subscriptions are
  * created, blocks followed, callbacks delivered, and a revoked key stops working within a second (the key
- * cache, which relies on LISTEN). Also shows why the setting exists: named statements break through it.
+ * cache, which relies on LISTEN). Also shows why the setting exists: named statements break through it;
+ * and that without the setting herald finds the pooler by itself (issue 28, point 9), CLI commands too.
  *
  * Needs Debian's pgbouncer: skipped with a banner when it is missing locally, failed under CI.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
 import { revokeApiKey } from '../src/store/customers.ts';
 import { createDb } from '../src/store/db.ts';
 import { listMigrations } from '../src/store/migrate.ts';
+import { openDatabase } from '../src/store/open.ts';
 import { createTestDatabase, type TestApp, type TestCustomer } from './harness.ts';
 import type { ChainDriver } from './support/chain-driver.ts';
 import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
@@ -24,6 +29,7 @@ import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-pgbouncer';
+const run = promisify(execFile);
 
 describeWithRealNode('herald behind PgBouncer in transaction pooling mode (LISTEN direct)', pgbouncerBinary, () => {
   let bouncer: PgBouncer;
@@ -112,6 +118,45 @@ describeWithRealNode('herald behind PgBouncer in transaction pooling mode (LISTE
     }
     expect(Date.now() - revokedAt).toBeLessThan(1000);
   });
+
+  it('without databasePreparedStatements set, opening through it finds the pooler and sends statements unnamed: 300 at once all succeed', async () => {
+    const viaBouncer = await openDatabase(loadConfig({}, { DATABASE_URL: bouncer.url(databaseName), HERALD_LISTEN_DATABASE_URL: direct }), { poolSize: 6 });
+    try {
+      expect(viaBouncer.preparedStatements).toBe(false);
+      expect(viaBouncer.poolerNotice).toMatch(/pooler in transaction mode .* Set HERALD_DB_PREPARED_STATEMENTS=false/);
+      expect(viaBouncer.poolerNotice).not.toContain('HERALD_LISTEN_DATABASE_URL'); // it is set
+      const results = await Promise.allSettled(
+        Array.from({ length: 300 }, (_, i) => viaBouncer.db.query('test:pgbouncer-named', 'SELECT $1::int + 1 AS n', [i])),
+      );
+      expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    } finally {
+      await viaBouncer.close();
+    }
+    // Without a direct LISTEN URL the notice says that LISTEN needs one too.
+    const noListen = await openDatabase(loadConfig({}, { DATABASE_URL: bouncer.url(databaseName) }), { poolSize: 1 });
+    await noListen.close();
+    expect(noListen.poolerNotice).toContain('give HERALD_LISTEN_DATABASE_URL');
+    // A direct connection is never taken for a pooler: named statements stay.
+    for (let i = 0; i < 5; i++) {
+      const straight = await openDatabase(loadConfig({}, { DATABASE_URL: direct }), { poolSize: 1 });
+      await straight.close();
+      expect(straight.preparedStatements).toBe(true);
+      expect(straight.poolerNotice).toBeUndefined();
+    }
+    // The setting, when given, wins: no probe.
+    const told = await openDatabase(loadConfig({}, { DATABASE_URL: bouncer.url(databaseName), HERALD_DB_PREPARED_STATEMENTS: 'false' }), { poolSize: 1 });
+    await told.close();
+    expect(told).toMatchObject({ preparedStatements: false, poolerNotice: undefined });
+  });
+
+  it('a CLI command through it works without HERALD_DB_PREPARED_STATEMENTS and says on stderr what it found', async () => {
+    const env = { ...process.env, DATABASE_URL: bouncer.url(databaseName), HERALD_LISTEN_DATABASE_URL: direct, HERALD_DB_PREPARED_STATEMENTS: '' };
+    const created = await run('node', ['bin/herald.js', 'customers', 'create', '--name', 'pooled', '--json'], { env });
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: 'pooled' });
+    expect(created.stderr).toContain('HERALD_DB_PREPARED_STATEMENTS=false');
+    const listed = await run('node', ['bin/herald.js', 'customers', 'list', '--json', '--limit', '10000'], { env });
+    expect((JSON.parse(listed.stdout) as { items: { name: string }[] }).items.map((c) => c.name)).toContain('pooled');
+  }, 60_000);
 
   it('named prepared statements do break through it (why databasePreparedStatements exists)', async () => {
     const named = createDb(bouncer.url(databaseName), { poolSize: 6, preparedStatements: true });

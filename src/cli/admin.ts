@@ -1,11 +1,14 @@
-/** Operator commands: migrate, customers, keys, credits, domains, chains, operator tokens. Each opens the store, acts, closes. */
+/**
+ * Operator commands: migrate, customers, keys, credits, domains, chains, operator tokens. Each opens the
+ * store, acts, closes; each that prints data takes --json. The list commands are in lists.ts.
+ */
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import type { Config } from '../config/config.ts';
 import { NetworkList } from '../delivery/destinations.ts';
 import { isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
 import { ENDPOINT_NAMES } from '../domain/endpoints.ts';
 import { resetChain } from '../services/chains.ts';
+import { customerKeys } from '../services/operator-customers.ts';
 import { parseCallbackUrl } from '../services/subscriptions.ts';
 import {
   addCredits,
@@ -14,35 +17,23 @@ import {
   createApiKey,
   createCustomer,
   findCustomerByName,
-  listApiKeys,
   revokeApiKey,
   setAllowNetworks,
   updatePlan,
 } from '../store/customers.ts';
 import type { Db } from '../store/db.ts';
 import { upsertDomain } from '../store/domains.ts';
-import { openDatabase } from '../store/open.ts';
 import { createOperatorToken, listOperatorTokens, revokeOperatorToken } from '../store/operator-tokens.ts';
-import { configFrom, integer, withStoreOptions } from './options.ts';
+import { withDatabase } from './database.ts';
+import { commandGroup, configFrom, integer, printResult, withJsonOption, withStoreOptions } from './options.ts';
 
 class UsageError extends Error {}
-
-async function withDatabase<T>(config: Config, work: (db: Db, applied: string[]) => Promise<T>): Promise<T> {
-  const database = await openDatabase(config, { poolSize: 2 });
-  try {
-    return await work(database.db, database.applied);
-  } finally {
-    await database.close();
-  }
-}
 
 async function customerNamed(db: Db, name: string): Promise<Customer> {
   const customer = await findCustomerByName(db, name);
   if (!customer) throw new UsageError(`There is no customer named '${name}'. Create it with: herald customers create --name ${name}`);
   return customer;
 }
-
-const print = (line: string) => process.stdout.write(`${line}\n`);
 
 /** --allow-networks: comma-separated networks, each checked as the destination guard reads it; '' is none. */
 function parseAllowNetworks(value: string): string[] {
@@ -62,20 +53,30 @@ function parseAllowNetworks(value: string): string[] {
 }
 
 export function registerAdminCommands(program: Command): void {
-  withStoreOptions(program.command('migrate').description('apply database migrations (serve also does this at start)')).action(async (o) => {
-    await withDatabase(configFrom(o), async (_db, applied) => print(applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date'));
+  withStoreOptions(
+    withJsonOption(
+      program.command('migrate').description('create the database if there is none (embedded) and apply its migrations (serve also does this at start)'),
+    ),
+  ).action(async (o) => {
+    await withDatabase(
+      configFrom(o),
+      async (_db, applied) => printResult(o, { applied }, () => [applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date']),
+      { create: true },
+    );
   });
 
-  const customers = program.command('customers').description('create and change customers (tenants) and their plans');
+  const customers = commandGroup(program, 'customers', 'create, change and list customers (tenants) and their plans');
   withStoreOptions(
-    customers
-      .command('create')
-      .description('create a customer; prints nothing secret (make a key with `herald keys create`)')
-      .requiredOption('--name <name>', 'unique customer name')
-      .addOption(new Option('--credits <n>', 'starting credits (default from the config: 10000000)').argParser(integer('--credits')))
-      .option('--no-mainnet', 'plan without mainnet access (test networks only)')
-      .addOption(new Option('--max-subscriptions <n>', 'cap on active subscriptions (default: none)').argParser(integer('--max-subscriptions')))
-      .addOption(new Option('--rate-limit <n>', 'requests per second per API key (default 100)').argParser(integer('--rate-limit', 1))),
+    withJsonOption(
+      customers
+        .command('create')
+        .description('create a customer; prints nothing secret (make a key with `herald keys create`)')
+        .requiredOption('--name <name>', 'unique customer name')
+        .addOption(new Option('--credits <n>', 'starting credits (default from the config: 10000000)').argParser(integer('--credits')))
+        .option('--no-mainnet', 'plan without mainnet access (test networks only)')
+        .addOption(new Option('--max-subscriptions <n>', 'cap on active subscriptions (default: none)').argParser(integer('--max-subscriptions')))
+        .addOption(new Option('--rate-limit <n>', 'requests per second per API key (default 100)').argParser(integer('--rate-limit', 1))),
+    ),
   ).action(async (o) => {
     const config = configFrom(o);
     await withDatabase(config, async (db) => {
@@ -86,114 +87,118 @@ export function registerAdminCommands(program: Command): void {
         requestsPerSecond: o.rateLimit ?? config.defaultPlan.requestsPerSecond,
       };
       const c = await createCustomer(db, o.name, plan, BigInt(o.credits ?? config.defaultPlan.credits));
-      print(
-        `created customer '${c.name}': credits ${c.credits}, mainnet ${c.mainnetAllowed ? 'yes' : 'no'}, ` +
-          `max active subscriptions ${c.maxActiveSubscriptions ?? 'unlimited'}, ${c.requestsPerSecond} requests/s per key`,
-      );
-      print(`next: herald keys create --customer ${c.name}`);
+      printResult(o, customerItem(c, []), () => [`created customer '${c.name}': ${planText(c)}`, `next: herald keys create --customer ${c.name}`]);
     });
   });
   withStoreOptions(
-    customers
-      .command('update')
-      .description("change a customer's plan")
-      .requiredOption('--name <name>', 'customer name')
-      .option('--mainnet', 'allow mainnets')
-      .option('--no-mainnet', 'test networks only')
-      .addOption(new Option('--max-subscriptions <n>', 'cap on active subscriptions').argParser(integer('--max-subscriptions')))
-      .option('--unlimited-subscriptions', 'remove the cap on active subscriptions')
-      .addOption(new Option('--rate-limit <n>', 'requests per second per API key').argParser(integer('--rate-limit', 1)))
-      .option(
-        '--allow-networks <cidrs>',
-        "non-public networks this customer's callbacks and domain verification may reach, comma-separated (e.g. 10.1.0.0/16,fd00:1::/64), " +
-          "on top of delivery.allowNetworks; replaces the customer's list, '' removes it",
-      ),
+    withJsonOption(
+      customers
+        .command('update')
+        .description("change a customer's plan")
+        .requiredOption('--name <name>', 'customer name')
+        .option('--mainnet', 'allow mainnets')
+        .option('--no-mainnet', 'test networks only')
+        .addOption(new Option('--max-subscriptions <n>', 'cap on active subscriptions').argParser(integer('--max-subscriptions')))
+        .option('--unlimited-subscriptions', 'remove the cap on active subscriptions')
+        .addOption(new Option('--rate-limit <n>', 'requests per second per API key').argParser(integer('--rate-limit', 1)))
+        .option(
+          '--allow-networks <cidrs>',
+          "non-public networks this customer's callbacks and domain verification may reach, comma-separated (e.g. 10.1.0.0/16,fd00:1::/64), " +
+            "on top of delivery.allowNetworks; replaces the customer's list, '' removes it",
+        ),
+    ),
   ).action(async (o) => {
     const allowNetworks = o.allowNetworks === undefined ? undefined : parseAllowNetworks(o.allowNetworks);
     await withDatabase(configFrom(o), async (db) => {
       const c = await customerNamed(db, o.name);
       const cap = o.unlimitedSubscriptions ? null : o.maxSubscriptions;
-      const stored = await db.transaction('cli:customers-update', async (tx) => {
+      await db.transaction('cli:customers-update', async (tx) => {
         await updatePlan(tx, c.id, { mainnetAllowed: o.mainnet, maxActiveSubscriptions: cap, requestsPerSecond: o.rateLimit });
-        return allowNetworks && (await setAllowNetworks(tx, c.id, allowNetworks));
+        if (allowNetworks) await setAllowNetworks(tx, c.id, allowNetworks);
       });
-      print(`updated customer '${c.name}'`);
-      if (stored) print(`  allowed non-public networks: ${stored.length > 0 ? stored.join(', ') : 'none of its own'} (plus delivery.allowNetworks)`);
+      const updated = await customerNamed(db, o.name);
+      const networks = await allowNetworksOf(db, c.id);
+      printResult(o, customerItem(updated, networks), () => [
+        `updated customer '${c.name}'`,
+        ...(allowNetworks ? [`  allowed non-public networks: ${networksText(networks)}`] : []),
+      ]);
     });
   });
   withStoreOptions(
-    customers.command('show').description('show a customer, its plan, credits and keys').requiredOption('--name <name>', 'customer name'),
+    withJsonOption(customers.command('show').description('show a customer, its plan, credits and keys').requiredOption('--name <name>', 'customer name')),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
       const c = await customerNamed(db, o.name);
-      print(
-        `customer '${c.name}' (id ${c.id}): credits ${c.credits}, mainnet ${c.mainnetAllowed ? 'yes' : 'no'}, max active subscriptions ${c.maxActiveSubscriptions ?? 'unlimited'}, ${c.requestsPerSecond} requests/s per key`,
-      );
       const networks = await allowNetworksOf(db, c.id);
-      print(`  allowed non-public networks: ${networks.length > 0 ? networks.join(', ') : 'none of its own'} (plus delivery.allowNetworks)`);
-      for (const k of await listApiKeys(db, c.id)) {
-        print(
-          `  key ${k.id} ${k.key_prefix}... ${k.revoked_at ? `revoked ${k.revoked_at.toISOString()}` : 'active'}${k.label ? ` (${k.label})` : ''}${k.allowed_endpoints ? ` only: ${k.allowed_endpoints.join(',')}` : ''}`,
-        );
-      }
+      const keys = await customerKeys({ db }, c.name);
+      printResult(o, { ...customerItem(c, networks), keys }, () => [
+        `customer '${c.name}' (id ${c.id}): ${planText(c)}`,
+        `  allowed non-public networks: ${networksText(networks)}`,
+        ...keys.map((k) => `  ${keyText(k)}`),
+      ]);
     });
   });
 
-  const keys = program.command('keys').description('API keys: shown once at creation, stored only as hashes');
+  const keys = commandGroup(program, 'keys', 'API keys: shown once at creation, stored only as hashes');
   withStoreOptions(
-    keys
-      .command('create')
-      .description('create an API key for a customer and print it (the only time it is shown)')
-      .requiredOption('--customer <name>', 'customer name')
-      .option('--label <text>', 'a note to tell keys apart')
-      .addOption(new Option('--allow <endpoints...>', 'restrict the key to these endpoints').choices([...ENDPOINT_NAMES])),
+    withJsonOption(
+      keys
+        .command('create')
+        .description('create an API key for a customer and print it (the only time it is shown)')
+        .requiredOption('--customer <name>', 'customer name')
+        .option('--label <text>', 'a note to tell keys apart')
+        .addOption(new Option('--allow <endpoints...>', 'restrict the key to these endpoints').choices([...ENDPOINT_NAMES])),
+    ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
       const c = await customerNamed(db, o.customer);
       const { id, key } = await createApiKey(db, c.id, { label: o.label, allowedEndpoints: o.allow });
       process.stderr.write(`API key ${id} for customer '${c.name}' (store it now; it cannot be shown again):\n`);
-      print(key);
+      printResult(o, { customer: c.name, keyId: id, apiKey: key }, () => [key]);
     });
   });
   withStoreOptions(
-    keys
-      .command('revoke')
-      .description('revoke an API key at once')
-      .requiredOption('--customer <name>', 'customer name')
-      .requiredOption('--key <id-or-prefix>', 'the key id or its first 10 characters (see `herald customers show`)'),
+    withJsonOption(
+      keys
+        .command('revoke')
+        .description('revoke an API key at once')
+        .requiredOption('--customer <name>', 'customer name')
+        .requiredOption('--key <id-or-prefix>', 'the key id or its first 10 characters (see `herald keys list`)'),
+    ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
       const c = await customerNamed(db, o.customer);
       const n = await revokeApiKey(db, c.id, o.key);
-      if (n === 0) throw new UsageError(`No active key '${o.key}' of customer '${c.name}'. List keys with: herald customers show --name ${c.name}`);
-      print(`revoked ${n} key${n > 1 ? 's' : ''}`);
+      if (n === 0) throw new UsageError(`No active key '${o.key}' of customer '${c.name}'. List keys with: herald keys list --customer ${c.name}`);
+      printResult(o, { customer: c.name, revoked: n }, () => [`revoked ${n} key${n > 1 ? 's' : ''}`]);
     });
   });
 
   withStoreOptions(
-    program
-      .command('credits')
-      .description('manage credits')
-      .command('add')
-      .description("add credits to a customer's balance")
-      .requiredOption('--customer <name>', 'customer name')
-      .requiredOption('--amount <n>', 'credits to add', integer('--amount', 1)),
+    withJsonOption(
+      commandGroup(program, 'credits', 'manage credits')
+        .command('add')
+        .description("add credits to a customer's balance")
+        .requiredOption('--customer <name>', 'customer name')
+        .requiredOption('--amount <n>', 'credits to add', integer('--amount', 1)),
+    ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
       const c = await customerNamed(db, o.customer);
-      print(`customer '${c.name}' now has ${await addCredits(db, c.id, BigInt(o.amount))} credits`);
+      const credits = await addCredits(db, c.id, BigInt(o.amount));
+      printResult(o, { customer: c.name, credits }, () => [`customer '${c.name}' now has ${credits} credits`]);
     });
   });
 
   withStoreOptions(
-    program
-      .command('domains')
-      .description('callback domains of customers')
-      .command('add')
-      .description('register a callback domain for a customer; with --verified, mark it verified (operator override)')
-      .requiredOption('--customer <name>', 'customer name')
-      .requiredOption('--domain <host>', 'exact host name of callback URLs, e.g. hooks.example.com')
-      .option('--verified', 'mark the domain verified without a proof'),
+    withJsonOption(
+      commandGroup(program, 'domains', 'callback domains of customers')
+        .command('add')
+        .description('register a callback domain for a customer; with --verified, mark it verified (operator override)')
+        .requiredOption('--customer <name>', 'customer name')
+        .requiredOption('--domain <host>', 'exact host name of callback URLs, e.g. hooks.example.com')
+        .option('--verified', 'mark the domain verified without a proof'),
+    ),
   ).action(async (o) => {
     const parsed = parseCallbackUrl(`https://${o.domain}/`);
     if ('error' in parsed || parsed.host !== o.domain.toLowerCase())
@@ -201,72 +206,107 @@ export function registerAdminCommands(program: Command): void {
     await withDatabase(configFrom(o), async (db) => {
       const c = await customerNamed(db, o.customer);
       const d = await upsertDomain(db, c.id, parsed.host, o.verified ? 'operator' : null);
-      print(
+      printResult(o, { customer: c.name, domain: d.domain, verifiedAt: d.verifiedAt, verificationToken: d.verificationToken }, () => [
         d.verifiedAt
           ? `domain ${d.domain} is verified for customer '${c.name}'`
           : `domain ${d.domain} registered for '${c.name}'; verification token: ${d.verificationToken}`,
-      );
+      ]);
     });
   });
 
   withStoreOptions(
-    program
-      .command('chains')
-      .description('chain following state')
-      .command('reset')
-      .description(
-        "forget where a chain's following stands (cursor, window of recent blocks, events waiting for confirmations, " +
-          'unsent callbacks of those blocks) so it starts again at its configured startHeight or the node head: ' +
-          'the way out of a chain stopped by a reorganisation deeper than the window. Events of the blocks skipped are not sent.',
-      )
-      .requiredOption('--blockchain <name>', 'e.g. ethereum')
-      .requiredOption('--network <name>', 'e.g. mainnet')
-      .requiredOption('--yes', 'confirm: blocks between the old cursor and the new start are not followed'),
+    withJsonOption(
+      commandGroup(program, 'chains', 'chain following state')
+        .command('reset')
+        .description(
+          "forget where a chain's following stands (cursor, window of recent blocks, events waiting for confirmations, " +
+            'unsent callbacks of those blocks) so it starts again at its configured startHeight or the node head: ' +
+            'the way out of a chain stopped by a reorganisation deeper than the window. Events of the blocks skipped are not sent.',
+        )
+        .requiredOption('--blockchain <name>', 'e.g. ethereum')
+        .requiredOption('--network <name>', 'e.g. mainnet')
+        .requiredOption('--yes', 'confirm: blocks between the old cursor and the new start are not followed'),
+    ),
   ).action(async (o) => {
     if (!isBlockchain(o.blockchain) || !isNetwork(o.network) || !supportsNetwork(o.blockchain, o.network))
       throw new UsageError(`'${o.blockchain}' '${o.network}' is not a blockchain and network herald knows.`);
     await withDatabase(configFrom(o), async (db) => {
       const removed = await resetChain(db, { blockchain: o.blockchain, network: o.network });
-      print(
+      printResult(o, { blockchain: o.blockchain, network: o.network, ...removed }, () => [
         removed.cursor
           ? `${o.blockchain} ${o.network}: forgot the cursor at ${removed.cursor.height} (${removed.cursor.state}), ${removed.pendingDeleted} waiting event(s) and ${removed.callbacksCancelled} unsent callback(s); a running ingest process starts again within 10 s at the configured startHeight or the node head`
           : `${o.blockchain} ${o.network} had no following state`,
-      );
+      ]);
     });
   });
 
-  const tokens = program
-    .command('operator-tokens')
-    .description('Bearer tokens of the operator console and the /operator/* routes: shown once at creation, stored only as hashes');
+  const tokens = commandGroup(
+    program,
+    'operator-tokens',
+    'Bearer tokens of the operator console and the /operator/* routes: shown once at creation, stored only as hashes',
+  );
   withStoreOptions(
-    tokens
-      .command('create')
-      .description('create an operator token and print it (the only time it is shown)')
-      .requiredOption('--name <name>', 'who or what holds it, e.g. alice or grafana; one active token per name'),
+    withJsonOption(
+      tokens
+        .command('create')
+        .description('create an operator token and print it (the only time it is shown)')
+        .requiredOption('--name <name>', 'who or what holds it, e.g. alice or grafana; one active token per name'),
+    ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
       const created = await createOperatorToken(db, o.name);
       if (!created) throw new UsageError(`An active operator token named '${o.name}' exists. Revoke it first: herald operator-tokens revoke --name ${o.name}`);
       process.stderr.write(`operator token '${o.name}' (store it now; it cannot be shown again):\n`);
-      print(created.token);
+      printResult(o, { name: o.name, token: created.token }, () => [created.token]);
     });
   });
-  withStoreOptions(tokens.command('list').description('list operator tokens: name, prefix, created, revoked')).action(async (o) => {
+  withStoreOptions(withJsonOption(tokens.command('list').description('list operator tokens: name, prefix, created, revoked'))).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
       const all = await listOperatorTokens(db);
-      if (all.length === 0) print('no operator tokens (make one with: herald operator-tokens create --name NAME)');
-      for (const t of all) {
-        print(`${t.name} ${t.prefix}... created ${t.createdAt.toISOString()} ${t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : 'active'}`);
-      }
+      printResult(o, { items: all }, () =>
+        all.length === 0
+          ? ['no operator tokens (make one with: herald operator-tokens create --name NAME)']
+          : all.map((t) => `${t.name} ${t.prefix}... created ${t.createdAt.toISOString()} ${t.revokedAt ? `revoked ${t.revokedAt.toISOString()}` : 'active'}`),
+      );
     });
   });
   withStoreOptions(
-    tokens.command('revoke').description('revoke the active operator token of a name at once').requiredOption('--name <name>', 'the token name'),
+    withJsonOption(
+      tokens.command('revoke').description('revoke the active operator token of a name at once').requiredOption('--name <name>', 'the token name'),
+    ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
       if (!(await revokeOperatorToken(db, o.name)))
         throw new UsageError(`No active operator token named '${o.name}'. List them with: herald operator-tokens list`);
-      print(`revoked operator token '${o.name}'`);
+      printResult(o, { name: o.name, revoked: true }, () => [`revoked operator token '${o.name}'`]);
     });
   });
+}
+
+/** A customer as --json shows it (customers create, update, show). */
+function customerItem(c: Customer, allowNetworks: string[]) {
+  return {
+    name: c.name,
+    id: c.id,
+    credits: c.credits,
+    plan: { mainnetAllowed: c.mainnetAllowed, maxActiveSubscriptions: c.maxActiveSubscriptions, requestsPerSecond: c.requestsPerSecond },
+    allowNetworks,
+  };
+}
+
+export function planText(c: { credits: bigint; mainnetAllowed: boolean; maxActiveSubscriptions: number | null; requestsPerSecond: number }): string {
+  return (
+    `credits ${c.credits}, mainnet ${c.mainnetAllowed ? 'yes' : 'no'}, ` +
+    `max active subscriptions ${c.maxActiveSubscriptions ?? 'unlimited'}, ${c.requestsPerSecond} requests/s per key`
+  );
+}
+
+const networksText = (networks: string[]) => `${networks.length > 0 ? networks.join(', ') : 'none of its own'} (plus delivery.allowNetworks)`;
+
+/** One key on one line (customers show, keys list). */
+export function keyText(k: Awaited<ReturnType<typeof customerKeys>>[number]): string {
+  return (
+    `key ${k.keyId} ${k.prefix}... ${k.revokedAt ? `revoked ${k.revokedAt.toISOString()}` : 'active'}` +
+    `${k.label ? ` (${k.label})` : ''}${k.allowedEndpoints ? ` only: ${k.allowedEndpoints.join(',')}` : ''}`
+  );
 }

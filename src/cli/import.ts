@@ -20,8 +20,8 @@ import { ApiError } from '../domain/errors.ts';
 import { BULK_MAX_ITEMS, type BulkItemResult, createSubscriptionsInBulk } from '../services/bulk-subscriptions.ts';
 import type { Caller } from '../services/context.ts';
 import { findCustomerByName } from '../store/customers.ts';
-import { openDatabase } from '../store/open.ts';
-import { configFrom, withStoreOptions } from './options.ts';
+import { openForCommand } from './database.ts';
+import { commandGroup, configFrom, withStoreOptions } from './options.ts';
 
 interface Line {
   number: number;
@@ -77,7 +77,7 @@ function answer(line: number, result: BulkItemResult) {
 }
 
 export function registerImportCommand(program: Command): void {
-  const subscriptions = program.command('subscriptions').description("a customer's subscriptions");
+  const subscriptions = commandGroup(program, 'subscriptions', "a customer's subscriptions");
   withStoreOptions(
     subscriptions
       .command('import')
@@ -90,7 +90,7 @@ export function registerImportCommand(program: Command): void {
   ).action(async (o: { customer: string; file: string; blockchain?: string; network?: string; event?: string; dataDir?: string; config?: string }) => {
     const config = configFrom(o);
     const size = statSync(o.file).size;
-    const database = await openDatabase(config, { poolSize: 2 });
+    const database = await openForCommand(config);
     try {
       const customer = await findCustomerByName(database.db, o.customer);
       if (!customer) throw new Error(`There is no customer named '${o.customer}'. Create it with: herald customers create --name ${o.customer}`);

@@ -1,15 +1,32 @@
 /**
  * The `herald` command line. Every command takes --data-dir (or DATABASE_URL) and works whether or not
- * a server is running on that data directory: the embedded database is shared, not started twice.
+ * a server is running on that data directory: the embedded database is shared, not started twice. Only
+ * serve and migrate make one where there is none (cli/database.ts).
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, ROLES } from '../config/config.ts';
+import { NoDatabaseError } from '../store/embedded.ts';
 import { registerAdminCommands } from './admin.ts';
 import { registerImportCommand } from './import.ts';
-import { configFrom, integer, withStoreOptions } from './options.ts';
+import { registerListCommands } from './lists.ts';
+import { configFrom, integer, markRequiredOptions, withStoreOptions } from './options.ts';
 import { registerPruneCommand } from './prune.ts';
 import { registerSecretsCommands } from './secrets.ts';
 import { serve } from './serve.ts';
+
+/** The version in package.json: two levels up from src/cli/, three from the compiled dist/src/cli/. */
+function packageVersion(): string {
+  for (const path of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'herald' && pkg.version) return pkg.version;
+    } catch {
+      // not at this level
+    }
+  }
+  return 'unknown';
+}
 
 const program = new Command('herald')
   .description(
@@ -19,6 +36,7 @@ const program = new Command('herald')
       'Make a customer a key:  herald customers create --name acme && herald keys create --customer acme\n' +
       'Follow a chain:         HERALD_RPC_ETHEREUM_MAINNET=http://node:8545 herald serve',
   )
+  .version(packageVersion(), '-V, --version', 'print the version of herald')
   .showHelpAfterError('(add --help for usage)')
   .configureHelp({ showGlobalOptions: true });
 
@@ -76,14 +94,16 @@ withStoreOptions(
 });
 
 registerAdminCommands(program);
+registerListCommands(program);
 registerPruneCommand(program);
 registerImportCommand(program);
 registerSecretsCommands(program);
+markRequiredOptions(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof NoDatabaseError) {
     process.stderr.write(`herald: ${error.message}\n`);
     process.exit(2);
   }

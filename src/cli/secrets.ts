@@ -4,24 +4,26 @@
  * run that was stopped is run again, and it rewrites only the rows not yet under the current key.
  */
 import type { Command } from 'commander';
-import { openDatabase } from '../store/open.ts';
 import { currentKeyId } from '../store/secret-box.ts';
 import { reencryptSecrets } from '../store/subscriptions.ts';
-import { configFrom, integer, withStoreOptions } from './options.ts';
+import { openForCommand } from './database.ts';
+import { commandGroup, configFrom, integer, printResult, withJsonOption, withStoreOptions } from './options.ts';
 
 export function registerSecretsCommands(program: Command): void {
-  const secrets = program.command('secrets').description('callback secrets at rest: encrypted with secrets.encryptionKey');
+  const secrets = commandGroup(program, 'secrets', 'callback secrets at rest: encrypted with secrets.encryptionKey');
   withStoreOptions(
-    secrets
-      .command('rotate-key')
-      .description(
-        'encrypt every callback secret with the current key (secrets.encryptionKey or the first line of secrets.encryptionKeyFile); ' +
-          'the older keys must still be given (secrets.previousEncryptionKeys) to read the rows they encrypted',
-      )
-      .option('--batch-size <n>', 'subscriptions per transaction', integer('--batch-size', 1), 1000),
-  ).action(async (o: { batchSize: number; dataDir?: string; config?: string }) => {
+    withJsonOption(
+      secrets
+        .command('rotate-key')
+        .description(
+          'encrypt every callback secret with the current key (secrets.encryptionKey or the first line of secrets.encryptionKeyFile); ' +
+            'the older keys must still be given (secrets.previousEncryptionKeys) to read the rows they encrypted',
+        )
+        .option('--batch-size <n>', 'subscriptions per transaction', integer('--batch-size', 1), 1000),
+    ),
+  ).action(async (o: { batchSize: number; json?: boolean; dataDir?: string; config?: string }) => {
     const config = configFrom(o);
-    const database = await openDatabase(config, { poolSize: 2 });
+    const database = await openForCommand(config);
     // Ctrl-C stops after the batch under way: every batch is its own transaction, and a new run resumes.
     let stopped = false;
     const onSignal = () => {
@@ -49,10 +51,10 @@ export function registerSecretsCommands(program: Command): void {
         if (batch.last === undefined) break;
         after = batch.last;
       }
-      process.stdout.write(
+      printResult(o, { keyId, read, encrypted: changed, stopped }, () => [
         `${stopped ? 'stopped: run it again to go on; ' : ''}encrypted ${changed} of ${read} subscriptions' callback secrets with key ${keyId}` +
-          `${stopped ? '' : '; every secret is now under that key'}\n`,
-      );
+          `${stopped ? '' : '; every secret is now under that key'}`,
+      ]);
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);

@@ -179,7 +179,7 @@ describe('database behind a pooler', () => {
   it('takes listenDatabaseUrl and databasePreparedStatements from HERALD_LISTEN_DATABASE_URL and HERALD_DB_PREPARED_STATEMENTS', () => {
     const defaults = loadConfig({}, {});
     expect(defaults.listenDatabaseUrl).toBeUndefined();
-    expect(defaults.databasePreparedStatements).toBe(true);
+    expect(defaults.databasePreparedStatements).toBeUndefined(); // decided at start: store/pooler-probe.ts
     const config = loadConfig(
       {},
       { DATABASE_URL: 'postgres://h@pgbouncer:6432/herald', HERALD_LISTEN_DATABASE_URL: 'postgres://h@db:5432/herald', HERALD_DB_PREPARED_STATEMENTS: 'false' },

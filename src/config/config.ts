@@ -342,8 +342,11 @@ export const ConfigSchema = Type.Object(
      * connection to the server when databaseUrl goes through a transaction-mode pooler. Default databaseUrl.
      */
     listenDatabaseUrl: Type.Optional(Type.String()),
-    /** Named prepared statements per connection; false behind a transaction-mode pooler (PgBouncer 1.18). */
-    databasePreparedStatements: Type.Boolean({ default: true }),
+    /**
+     * Named prepared statements per connection; false behind a transaction-mode pooler (PgBouncer 1.18).
+     * Unset: true, except that with databaseUrl a probe at start looks for such a pooler (store/pooler-probe.ts).
+     */
+    databasePreparedStatements: Type.Optional(Type.Boolean()),
     logLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
       { default: 'info' },

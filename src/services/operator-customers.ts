@@ -13,14 +13,14 @@ import {
   revokeApiKeyById,
 } from '../store/customers.ts';
 import { listDomains, upsertDomain } from '../store/domains.ts';
-import { countActive } from '../store/subscriptions.ts';
+import { countActive, type SubscriptionFilter, searchSubscriptions } from '../store/subscriptions.ts';
 import type { Common } from './context.ts';
-import { parseCallbackUrl } from './subscriptions.ts';
+import { parseCallbackUrl, searchTargets } from './subscriptions.ts';
 
 /** More than any customer registers; the detail lists them all. */
 const MAX_DOMAINS = 10_000;
 
-async function customerNamed(common: Common, name: string): Promise<Customer> {
+async function customerNamed(common: Pick<Common, 'db'>, name: string): Promise<Customer> {
   const customer = await findCustomerByName(common.db, name);
   if (!customer) throw new ApiError('resource_not_found', `There is no customer named '${truncate(name)}'.`);
   return customer;
@@ -32,7 +32,7 @@ const planOf = (c: Customer) => ({
   requestsPerSecond: c.requestsPerSecond,
 });
 
-export async function listCustomers(common: Common, page: { limit: number; offset: number }) {
+export async function listCustomers(common: Pick<Common, 'db'>, page: { limit: number; offset: number }) {
   return await listCustomerRows(common.db, page);
 }
 
@@ -50,6 +50,63 @@ export async function customerDetail(common: Common, name: string) {
     activeSubscriptions,
     keys: keys.map((k) => ({ keyId: k.id, prefix: k.key_prefix, createdAt: k.created_at, revokedAt: k.revoked_at })),
     domains: domains.items.map((d) => ({ domain: d.domain, verifiedAt: d.verifiedAt })),
+  };
+}
+
+/** Every API key of the customer, oldest first, as stored (prefix only): `herald keys list`. */
+export async function customerKeys(common: Pick<Common, 'db'>, name: string) {
+  const c = await customerNamed(common, name);
+  return (await listApiKeys(common.db, c.id)).map((k) => ({
+    keyId: k.id,
+    prefix: k.key_prefix,
+    label: k.label,
+    allowedEndpoints: k.allowed_endpoints,
+    createdAt: k.created_at,
+    revokedAt: k.revoked_at,
+  }));
+}
+
+/** Every callback domain of the customer, oldest first: `herald domains list`. */
+export async function customerDomains(common: Pick<Common, 'db'>, name: string) {
+  const c = await customerNamed(common, name);
+  return (await listDomains(common.db, c.id, { limit: MAX_DOMAINS, offset: 0 })).items.map((d) => ({
+    domain: d.domain,
+    verifiedAt: d.verifiedAt,
+    verificationToken: d.verificationToken,
+    createdAt: d.createdAt,
+  }));
+}
+
+/**
+ * The customer's subscriptions on every chain, oldest first, filtered as the console's list (q: a
+ * reference id, address or transaction id in any spelling), each with its delivery health; without
+ * secrets: `herald subscriptions list`.
+ */
+export async function customerSubscriptions(
+  common: Pick<Common, 'db'>,
+  name: string,
+  filter: Omit<SubscriptionFilter, 'targets'>,
+  page: { limit: number; offset: number },
+) {
+  const c = await customerNamed(common, name);
+  const targets = filter.q === undefined ? undefined : searchTargets(filter.q);
+  const result = await searchSubscriptions(common.db, c.id, { ...filter, targets }, page);
+  return {
+    total: result.total,
+    items: result.items.map((s) => ({
+      referenceId: s.id,
+      eventType: s.eventType,
+      blockchain: s.blockchain,
+      network: s.network,
+      address: s.address,
+      transactionId: s.transactionId,
+      contractAddress: s.contractAddress ?? null,
+      callbackUrl: s.callbackUrl,
+      isActive: s.isActive,
+      deactivationReasons: s.deactivationReasons,
+      createdAt: s.createdAt,
+      callbacks: { delivered: s.health.delivered, failed: s.health.failed, pending: s.health.pending, lastDeliveredAt: s.health.lastDeliveredAt },
+    })),
   };
 }
 

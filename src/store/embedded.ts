@@ -212,12 +212,29 @@ async function waitUntilReady(url: string, child: ChildProcess | undefined, logF
   throw new Error(`The embedded PostgreSQL server was not ready after ${READY_TIMEOUT_MS} ms (${String(lastError)}); see ${logFile}.`);
 }
 
-export async function openEmbeddedDatabase(dataDir: string, hooks: SupervisionHooks = {}): Promise<EmbeddedDatabase> {
+/** Refused by a command that must not make a database (all but serve and migrate): the data directory has none. */
+export class NoDatabaseError extends Error {
+  constructor(readonly dataDir: string) {
+    super(
+      `There is no herald database in ${dataDir}. Give the data directory herald serve uses with --data-dir (or HERALD_DATA_DIR), ` +
+        'or set DATABASE_URL to your PostgreSQL server. (herald serve and herald migrate make a new database there.)',
+    );
+    this.name = 'NoDatabaseError';
+  }
+}
+
+/**
+ * The server of the data directory `dataDir`: the one running there, else started. Without a database
+ * there, one is made (initdb) only with `create` (the default); otherwise NoDatabaseError, and nothing
+ * is written.
+ */
+export async function openEmbeddedDatabase(dataDir: string, hooks: SupervisionHooks = {}, options: { create?: boolean } = {}): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
   const pgdata = join(root, 'postgres');
   const passwordFile = join(root, 'postgres-password');
   const logFile = join(root, 'postgres.log');
   const created = !existsSync(join(pgdata, 'PG_VERSION'));
+  if (created && options.create === false) throw new NoDatabaseError(root);
   const owner = serverUser();
   mkdirSync(root, { recursive: true });
   // The server's user must be able to reach its data directory inside ours.

@@ -9,6 +9,7 @@ import { createBackgroundDb } from './backend-priority.ts';
 import { createDb, type Db } from './db.ts';
 import { type EmbeddedDatabase, openEmbeddedDatabase, type SupervisionHooks } from './embedded.ts';
 import { migrate } from './migrate.ts';
+import { transactionPoolerInFront } from './pooler-probe.ts';
 import { keyringOf, useKeyring } from './secret-box.ts';
 import { syncChainUnits } from './wallets.ts';
 
@@ -39,25 +40,40 @@ export interface OpenDatabase {
   embedded?: EmbeddedDatabase;
   /** Migrations applied by this open. */
   applied: string[];
+  /** Whether the pools name their statements: databasePreparedStatements, or what the probe at open found. */
+  preparedStatements: boolean;
+  /**
+   * Set when databasePreparedStatements was not set and the probe found a transaction-mode pooler behind
+   * databaseUrl: the pools' statements are unnamed. What to tell the operator (the log, the CLI's stderr).
+   */
+  poolerNotice?: string;
   close(): Promise<void>;
 }
 
 export async function openDatabase(
   config: Config,
-  options: { metrics?: Metrics; onError?: (error: Error) => void; poolSize?: number; supervision?: SupervisionHooks } = {},
+  options: {
+    metrics?: Metrics;
+    onError?: (error: Error) => void;
+    poolSize?: number;
+    supervision?: SupervisionHooks;
+    /** Make the embedded database when the data directory has none (serve, migrate); otherwise refuse (store/embedded.ts). */
+    create?: boolean;
+  } = {},
 ): Promise<OpenDatabase> {
   // The callback secrets are encrypted and decrypted with these keys wherever the store reads or writes them.
   useKeyring(keyringOf(config.secrets));
-  const embedded = config.databaseUrl ? undefined : await openEmbeddedDatabase(config.dataDir, options.supervision);
+  const embedded = config.databaseUrl ? undefined : await openEmbeddedDatabase(config.dataDir, options.supervision, { create: options.create ?? true });
   const url = config.databaseUrl ?? (embedded as EmbeddedDatabase).url;
   let db: Db | undefined;
   let lowPriorityDb: Db | undefined;
   try {
+    const { preparedStatements, poolerNotice } = await statementNaming(config, url);
     db = createDb(url, {
       poolSize: options.poolSize ?? config.databasePoolSize,
       metrics: options.metrics,
       onError: options.onError,
-      preparedStatements: config.databasePreparedStatements,
+      preparedStatements,
     });
     lowPriorityDb = createBackgroundDb(url, {
       poolSize: LOW_PRIORITY_POOL_SIZE,
@@ -65,7 +81,7 @@ export async function openDatabase(
       metrics: options.metrics,
       metricsLabelPrefix: 'low-priority:',
       onError: options.onError,
-      preparedStatements: config.databasePreparedStatements,
+      preparedStatements,
       applicationName: 'herald-bulk',
     });
     const applied = await migrate(db);
@@ -81,6 +97,8 @@ export async function openDatabase(
       listenUrl: (config.databaseUrl ? config.listenDatabaseUrl : undefined) ?? url,
       embedded,
       applied,
+      preparedStatements,
+      ...(poolerNotice && { poolerNotice }),
       async close() {
         await (db as Db).close();
         await (lowPriorityDb as Db).close();
@@ -93,4 +111,22 @@ export async function openDatabase(
     await embedded?.stop();
     throw error;
   }
+}
+
+/**
+ * Named statements unless the configuration says otherwise or, with databaseUrl and no setting, the probe
+ * finds a transaction-mode pooler in front (the embedded server has none).
+ */
+async function statementNaming(config: Config, url: string): Promise<{ preparedStatements: boolean; poolerNotice?: string }> {
+  if (config.databasePreparedStatements !== undefined) return { preparedStatements: config.databasePreparedStatements };
+  if (!config.databaseUrl || !(await transactionPoolerInFront(url))) return { preparedStatements: true };
+  const listen = config.listenDatabaseUrl
+    ? ''
+    : ' LISTEN (key revocation, delivery wake-up, new subscriptions) needs a session of its own: give HERALD_LISTEN_DATABASE_URL, a direct connection to the server.';
+  return {
+    preparedStatements: false,
+    poolerNotice:
+      'DATABASE_URL leads to a pooler in transaction mode (one server session answered two clients): statements are sent unnamed. ' +
+      `Set HERALD_DB_PREPARED_STATEMENTS=false (databasePreparedStatements) to say so and skip this check at start.${listen}`,
+  };
 }
