@@ -115,6 +115,8 @@ const run: Benchmark = async ({ duration }) => {
         db,
         claimed.map((c) => ({
           callbackId: c.id,
+          destination: c.destination,
+          probe: c.probe,
           result: 'delivered' as const,
           nextAttemptAt: null,
           startedAt: now,

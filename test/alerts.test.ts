@@ -19,7 +19,7 @@ import { type AlertMonitorDeps, detectAlerts } from '../src/delivery/alert-monit
 import { sendDueAlerts } from '../src/delivery/alert-sender.ts';
 import { CallbackSender } from '../src/delivery/sender.ts';
 import { createMetrics, type Metrics } from '../src/metrics.ts';
-import { type AttemptOutcome, enqueueCallbacks, recordOutcomes } from '../src/store/callbacks.ts';
+import { type AttemptOutcome, destinationOf, enqueueCallbacks, recordOutcomes } from '../src/store/callbacks.ts';
 import { createDb, type Db } from '../src/store/db.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
@@ -431,6 +431,8 @@ describe('deactivations and exhausted callbacks', () => {
     );
     const outcome: AttemptOutcome = {
       callbackId: id,
+      destination: destinationOf(callbackUrl),
+      probe: false,
       result,
       nextAttemptAt: null,
       startedAt: now,

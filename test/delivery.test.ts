@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config/config.ts';
 import type { Clock } from '../src/delivery/worker.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
-import { cancelPendingCallbacks, enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
+import { cancelPendingCallbacks, destinationOf, enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
 import { findCustomerByName } from '../src/store/customers.ts';
 import { listMigrations } from '../src/store/migrate.ts';
 import { deleteSubscription } from '../src/store/subscriptions.ts';
@@ -822,19 +822,78 @@ it('per-destination fairness: a destination that times out does not hold up anot
   const started = Date.now();
   for (let i = 0; i < 3; i++) await enqueue(c, fastSub, { i });
   await fast.waitFor(3);
-  // All three arrived while the slow destination's first two requests were still hanging: its other
-  // four wait for a slot (perDestinationConcurrency 2) instead of taking the fast one's.
-  expect(slow.received.length).toBeLessThanOrEqual(2);
+  // All three arrived without waiting for the slow destination's hanging requests, which never take
+  // more than their two slots (perDestinationConcurrency 2): the third came only once one had timed out.
   expect(Date.now() - started).toBeLessThan(2 * TIMEOUT_MS);
+  const firstSlow = slow.received[0]?.receivedAt as number;
+  expect(slow.received.filter((x) => x.receivedAt < firstSlow + TIMEOUT_MS - 100).length).toBeLessThanOrEqual(2);
 
-  // The other four are claimed as slots free up (a saturated destination is skipped by the claim).
-  await slow.waitFor(6, 5 * TIMEOUT_MS + 2000);
+  // Once its first requests time out, the slow destination is parked (see the next test): what was
+  // already claimed for it is still sent, two at a time; the rest waits for its probe, unattempted.
+  await sleep(2 * TIMEOUT_MS + 500);
   await worker().settled();
-  expect(slow.received).toHaveLength(6);
-  const times = slow.received.map((x) => x.receivedAt).sort((a, b) => a - b);
-  // Two at a time: the third request only once one of the first two has timed out.
-  expect((times[2] as number) - (times[0] as number)).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
   expect(new Set((await callbackLog(c, fastSub)).map((e) => e.status))).toEqual(new Set(['delivered']));
   const slowLog = await callbackLog(c, slowSub);
-  expect(slowLog.flatMap((e) => e.attempts.map((a) => a.error?.class))).toEqual(Array(6).fill('timeout'));
+  const attempts = slowLog.flatMap((e) => e.attempts.map((a) => a.error?.class));
+  expect(attempts.length).toBe(slow.received.length);
+  expect(new Set(attempts)).toEqual(new Set(['timeout']));
+  expect(slowLog.every((e) => e.status === 'pending')).toBe(true);
+  const [parked] = await t.app.database.db.query<{ n: number }>('test:parked', 'SELECT count(*)::int AS n FROM destination_parking WHERE destination = $1', [
+    destinationOf(slowSub.callbackUrl),
+  ]);
+  expect(parked?.n).toBe(1);
+});
+
+it('an unreachable destination is parked: its other callbacks wait for the probe (across a restart), none early, then all go at once', async () => {
+  const r = await receiver(status(503));
+  const c = await customer();
+  const s = await subscribe(c, `${r.url}/parked`);
+  const db = () => t.app.database.db;
+  const parking = async () =>
+    (
+      await db().query<{ parked_until: Date; probe_callback_id: string; failures: number }>(
+        'test:parking',
+        'SELECT parked_until, probe_callback_id, failures FROM destination_parking WHERE destination = $1',
+        [destinationOf(s.callbackUrl)],
+      )
+    )[0];
+
+  // The first callback finds the destination unreachable (503) and parks it until its own next retry.
+  const first = await enqueue(c, s, { n: 0 });
+  await arrived(r, 1);
+  const parked = await parking();
+  expect(parked).toMatchObject({ probe_callback_id: first.id, failures: 1 });
+  // Parked until the probe's own next retry (the log gives it in whole seconds).
+  const firstRetry = parked?.parked_until.getTime() as number;
+  expect(Math.floor(firstRetry / SECOND)).toBe((await entryOf(c, s, first.id)).nextAttemptTimestamp);
+
+  // Callbacks due meanwhile are not sent, before or after a restart of the service.
+  const waiting = [await enqueue(c, s, { n: 1 }), await enqueue(c, s, { n: 2 })];
+  await moveClockTo(clock.ms + 5 * SECOND);
+  expect(r.received).toHaveLength(1);
+  await t.restart();
+  await moveClockTo(firstRetry - SECOND);
+  expect(r.received).toHaveLength(1);
+  for (const w of waiting) expect((await entryOf(c, s, w.id)).attempts).toHaveLength(0);
+
+  // At the probe's retry time, the probe alone is sent; still 503: parked again, until its next retry.
+  await moveClockTo(firstRetry);
+  await arrived(r, 2);
+  await moveClockTo(clock.ms + 5 * SECOND);
+  expect(r.received).toHaveLength(2);
+  const keyOf = (x: ReceivedRequest | undefined) => JSON.parse(x?.rawBody.toString('utf8') ?? '{}').idempotencyKey;
+  expect(keyOf(r.received[1])).toBe(first.key);
+  const again = await parking();
+  expect(again).toMatchObject({ probe_callback_id: first.id, failures: 2 });
+  const secondRetry = again?.parked_until.getTime() as number;
+  expect(Math.floor(secondRetry / SECOND)).toBe((await entryOf(c, s, first.id)).nextAttemptTimestamp);
+
+  // The receiver is back: the probe is delivered at its time and the waiting callbacks follow at once.
+  r.setDefault(status(200));
+  await moveClockTo(secondRetry);
+  await arrived(r, 4);
+  expect(await parking()).toBeUndefined();
+  for (const q of [first, ...waiting]) expect((await entryOf(c, s, q.id)).status).toBe('delivered');
+  for (const w of waiting) expect((await entryOf(c, s, w.id)).attempts).toHaveLength(1);
+  expect(new Set(r.received.slice(2).map(keyOf))).toEqual(new Set([first.key, ...waiting.map((w) => w.key)]));
 });

@@ -69,7 +69,7 @@ export function prepareHeaders(
 
 /** What an attempt's result means for the callback: the retry policy applied. */
 export function decideOutcome(
-  callback: Pick<ClaimedCallback, 'id' | 'seriesAttempts'>,
+  callback: Pick<ClaimedCallback, 'id' | 'seriesAttempts' | 'destination' | 'probe'>,
   result: Omit<SendResult, 'headers'> & { headers?: SendResult['headers'] },
   policy: RetryPolicy,
   now: Date,
@@ -77,6 +77,8 @@ export function decideOutcome(
 ): AttemptOutcome {
   const base = {
     callbackId: callback.id,
+    destination: callback.destination,
+    probe: callback.probe,
     startedAt: result.startedAt,
     durationMs: result.durationMs,
     httpStatus: result.httpStatus,
@@ -91,9 +93,6 @@ export function decideOutcome(
   if (delay === null) return { ...base, result: 'exhausted', nextAttemptAt: null };
   return { ...base, result: 'retry', nextAttemptAt: new Date(now.getTime() + delay) };
 }
-
-/** How far before a wake-up new callbacks may be due (see wake). */
-const WAKE_MARGIN_MS = 5_000;
 
 export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const { db, sender, config, logger, metrics } = deps;
@@ -118,17 +117,6 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   // a finished callback is worth another pass only when it frees one of those.
   let skipped = new Set<string>();
   let roomLimited = false;
-  // What the last claims proved about the due callbacks outside the destinations they skipped (a
-  // claim that skips a destination must otherwise walk past all of its due rows: the whole backlog of
-  // one that hangs, or of the one busy destination). `exhausted`: none was left when a claim came back
-  // short, so another claim that skips at least those destinations is not run; once new callbacks were
-  // announced (`upTo` set: see announced), one is, starting there. `cursor`: every one due before
-  // `dueFrom` is claimed, so the next claim that skips at least those starts there. Both hold until the
-  // poll interval passes (callbacks become due with time, subscriptions are activated), and only while
-  // those destinations are still skipped.
-  let exhausted: { skip: Set<string>; since: number; upTo?: Date } | undefined;
-  let cursor: { skip: Set<string>; since: number; dueFrom: Date } | undefined;
-  let announcements = 0;
   const idleWaiters: (() => void)[] = [];
 
   /** Runs the loop again now, or as soon as its current pass ends. */
@@ -136,27 +124,8 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     if (wakeUp) wakeUp();
     else woken = true;
   };
-  /**
-   * A due time up to which a proof (every callback due up to `proven` outside the skipped destinations
-   * is claimed) still holds once new callbacks were announced: those are due about now, so it holds for
-   * the ones due before a moment ago (WAKE_MARGIN_MS, for a producer's transaction and clock), and the
-   * next claim starts there instead of walking once more past every due row of a skipped destination.
-   * A callback due earlier than that is still claimed at the next poll, which forgets every proof.
-   */
-  const announcedUpTo = (proven: number) => new Date(Math.min(proven, clock.now().getTime() - WAKE_MARGIN_MS));
-  /**
-   * New callbacks may be due (NOTIFY, a moved clock). Forgetting what the claims proved instead made every
-   * NOTIFY cost a walk past a busy destination's whole backlog, and a walk longer than the NOTIFYs'
-   * interval never got to record its proof: with 400,000 due behind one receiver and a NOTIFY ten times a
-   * second (chain following at every block), the worker claimed nothing else and delivery fell from about
-   * 3,500 to 520 callbacks/s (`npm run bench -- retention`'s baselines, 2026-11-25).
-   */
-  const wake = () => {
-    announcements++;
-    if (exhausted) exhausted = { ...exhausted, upTo: announcedUpTo(exhausted.upTo?.getTime() ?? exhausted.since - 1) };
-    if (cursor) cursor = { ...cursor, dueFrom: announcedUpTo(cursor.dueFrom.getTime()) };
-    signal();
-  };
+  /** New callbacks may be due (NOTIFY, a moved clock). */
+  const wake = signal;
 
   // Group commit: one flush at a time, and the one waiting its turn takes every outcome that arrived
   // meanwhile, so the busier the worker, the larger (and fewer) its recording transactions.
@@ -174,6 +143,8 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       for (let attempt = 1; ; attempt++) {
         try {
           await recordOutcomes(db, batch, clock.now());
+          // A probe's outcome may have let its destination go: its due callbacks are claimable now.
+          if (batch.some((o) => o.probe)) signal();
           return;
         } catch (error) {
           // The attempts were made; keep trying to record them. Until then the lease protects the
@@ -251,44 +222,21 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       let claimed: ClaimedCallback[] = [];
       roomLimited = room < Math.min(settings.batchSize, settings.maxInFlight) / 2;
       if (!roomLimited) {
-        const now = clock.now();
-        const skip = sender.saturated();
-        skipped = new Set(skip);
-        const t = now.getTime();
-        if (exhausted && t - exhausted.since >= settings.pollIntervalMs) exhausted = undefined;
-        if (cursor && t - cursor.since >= settings.pollIntervalMs) cursor = undefined;
-        const holds = (fact: { skip: Set<string> } | undefined) => fact !== undefined && [...fact.skip].every((d) => skipped.has(d));
-        if (!holds(exhausted) || exhausted?.upTo) {
-          // Where the claim may start: the later of what the proofs that still hold allow (and the older
-          // of their times, for the poll to forget what follows from them).
-          const proofs: { since: number; dueFrom: Date }[] = [];
-          if (exhausted?.upTo && holds(exhausted)) proofs.push({ since: exhausted.since, dueFrom: exhausted.upTo });
-          if (cursor && holds(cursor)) proofs.push(cursor);
-          const from = proofs.length > 0 ? new Date(Math.max(...proofs.map((p) => p.dueFrom.getTime()))) : undefined;
-          const fromSince = proofs.length > 0 ? Math.min(...proofs.map((p) => p.since)) : t;
-          const seen = announcements;
-          try {
-            claimed = await claimDueCallbacks(db, {
-              now,
-              limit: room,
-              leaseMs: settings.leaseSeconds * 1000,
-              skipDestinations: skip,
-              dueFrom: from,
-            });
-            // What this claim proved: a short one, that nothing due by its time was left; a full one, that
-            // nothing due before the latest it took was (less a millisecond: timestamps come back truncated).
-            // Callbacks announced meanwhile may have come after its snapshot: then the proof holds up to a moment ago.
-            const ann = seen !== announcements;
-            if (claimed.length < room) exhausted = { skip: skipped, since: t, ...(ann && { upTo: announcedUpTo(t - 1) }) };
-            else {
-              let latest = from?.getTime() ?? Number.NEGATIVE_INFINITY;
-              for (const c of claimed) latest = Math.max(latest, c.dueAt.getTime() - 1);
-              cursor = { skip: skipped, since: fromSince, dueFrom: ann ? announcedUpTo(latest) : new Date(latest) };
-            }
-            if (claimed.length > 0) logger.debug({ callbacks: claimed.length, inFlight: inFlight + claimed.length }, 'callbacks claimed');
-          } catch (error) {
-            logger[retryLogLevel(error)]({ err: error }, 'could not claim due callbacks; trying again shortly');
-          }
+        skipped = new Set(sender.saturated());
+        try {
+          // Each claim costs one index probe per destination with pending callbacks, however many wait
+          // for a skipped or parked one (store/callbacks.ts, claimDueCallbacks): no proof of what earlier
+          // claims left behind is needed.
+          claimed = await claimDueCallbacks(db, {
+            now: clock.now(),
+            limit: room,
+            leaseMs: settings.leaseSeconds * 1000,
+            skipDestinations: [...skipped],
+            minShare: settings.perDestinationConcurrency,
+          });
+          if (claimed.length > 0) logger.debug({ callbacks: claimed.length, inFlight: inFlight + claimed.length }, 'callbacks claimed');
+        } catch (error) {
+          logger[retryLogLevel(error)]({ err: error }, 'could not claim due callbacks; trying again shortly');
         }
       }
       for (const callback of claimed) {
@@ -307,14 +255,13 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
             }
           });
       }
-      if (claimed.length === room && room > 0) continue; // there may be more due right now
+      // There may be more due right now: the claim was full, or a destination took its whole share.
+      if (room > 0 && (claimed.length === room || claimed.some((c) => c.shareFilled))) continue;
       if (woken) continue;
       await new Promise<void>((resume) => {
         const timer = setTimeout(() => {
           wakeUp = undefined; // a later signal must set `woken`, not call this spent function
-          exhausted = undefined; // the poll: callbacks may have become due with time (retries, leases)
-          cursor = undefined;
-          resume();
+          resume(); // the poll: callbacks may have become due with time (retries, leases, parking)
         }, settings.pollIntervalMs);
         wakeUp = () => {
           clearTimeout(timer);

@@ -178,6 +178,10 @@ export interface ClaimedCallback extends NewCallback {
   dueAt: Date;
   /** Queued again by a bulk recovery job: the worker's live load (what recoveries give way to) leaves it out. */
   recovered: boolean;
+  /** Claimed as the probe of a parked destination: its outcome parks the destination again or lets it go. */
+  probe: boolean;
+  /** Its destination took its whole share of the claim: more of it may be due. */
+  shareFilled: boolean;
 }
 
 interface ClaimRow {
@@ -198,26 +202,65 @@ interface ClaimRow {
   allow_networks: string[];
   due_at: Date;
   recovered: boolean;
+  probe: boolean;
+  share_filled: boolean;
 }
 
 /**
- * Claims up to `limit` due callbacks of active subscriptions, oldest due first, skipping rows other
- * workers hold and destinations in `skipDestinations` (those already at their concurrency cap here).
- * The claim is a lease: the rows are due again at now + leaseMs unless an outcome is recorded first.
- * `dueFrom` starts the search at that due time: a caller that knows every earlier due callback outside
- * the destinations it skips is already claimed need not walk past the skipped ones' rows again.
+ * Claims up to `limit` due callbacks of active subscriptions, skipping rows other workers hold,
+ * destinations in `skipDestinations` (those already at their concurrency cap here) and parked
+ * destinations (see destination_parking in migration 035). The claim is a lease: the rows are due again
+ * at now + leaseMs unless an outcome is recorded first.
+ *
+ * It goes destination by destination (README, "Delivery: one customer's outage costs the others
+ * nothing"): a skip scan lists the destinations with pending callbacks and their earliest due time,
+ * then each open destination due now gets an equal share of `limit` (at least `minShare`), oldest due
+ * first. A skipped or parked destination costs one index probe, however many callbacks wait for it; a
+ * claim never walks past another destination's backlog. A parked destination whose time has come gets
+ * one callback, its probe (the one that parked it when it is still due, else its oldest due), and is
+ * held for the lease meanwhile, so that concurrent claims do not probe it again.
  */
 export async function claimDueCallbacks(
   db: Db,
-  options: { now: Date; limit: number; leaseMs: number; skipDestinations: string[]; dueFrom?: Date },
+  options: { now: Date; limit: number; leaseMs: number; skipDestinations: string[]; minShare?: number },
 ): Promise<ClaimedCallback[]> {
   const rows = await db.query<ClaimRow>(
     'callbacks:claim',
-    `WITH due AS (
-       SELECT c.id, c.next_attempt_at AS due_at FROM callbacks c
-       WHERE c.status = 'pending' AND c.next_attempt_at <= $1 AND c.next_attempt_at >= $5 AND c.destination <> ALL ($4::text[])
+    `WITH RECURSIVE dests AS (
+       (SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c WHERE c.status = 'pending'
+        ORDER BY c.destination, c.next_attempt_at LIMIT 1)
+       UNION ALL
+       SELECT n.destination, n.first_due FROM dests d CROSS JOIN LATERAL (
+         SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c
+         WHERE c.status = 'pending' AND c.destination > d.destination
+         ORDER BY c.destination, c.next_attempt_at LIMIT 1) n),
+     open AS (
+       SELECT d.destination, p.destination IS NOT NULL AS probing, p.probe_callback_id, count(*) OVER () AS n
+       FROM dests d LEFT JOIN destination_parking p ON p.destination = d.destination
+       WHERE d.first_due <= $1 AND d.destination <> ALL ($4::text[]) AND (p.parked_until IS NULL OR p.parked_until <= $1)),
+     -- A parked destination's probe: the callback that parked it, while still pending and due.
+     probe AS (
+       SELECT c.id, c.next_attempt_at AS due_at, o.destination FROM open o JOIN callbacks c ON c.id = o.probe_callback_id
+       WHERE o.probing AND c.status = 'pending' AND c.next_attempt_at <= $1
          AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)
-       ORDER BY c.next_attempt_at LIMIT $2 FOR UPDATE OF c SKIP LOCKED)
+       FOR UPDATE OF c SKIP LOCKED),
+     picked AS (
+       SELECT p.id, p.due_at, p.destination, true AS probing, false AS share_filled FROM probe p
+       UNION ALL
+       SELECT x.id, x.due_at, o.destination, o.probing,
+         NOT o.probing AND count(*) OVER (PARTITION BY o.destination) >= greatest($5, ceil($2::float8 / o.n)) AS share_filled
+       FROM open o CROSS JOIN LATERAL (
+         SELECT c.id, c.next_attempt_at AS due_at FROM callbacks c
+         WHERE c.status = 'pending' AND c.destination = o.destination AND c.next_attempt_at <= $1
+           AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)
+         ORDER BY c.next_attempt_at
+         LIMIT CASE WHEN o.probing THEN 1 ELSE greatest($5, ceil($2::float8 / o.n))::int END
+         FOR UPDATE OF c SKIP LOCKED) x
+       WHERE NOT o.probing OR o.destination NOT IN (SELECT destination FROM probe)),
+     due AS (SELECT * FROM picked ORDER BY due_at LIMIT $2),
+     held AS (
+       UPDATE destination_parking p SET parked_until = $1::timestamptz + $3 * interval '1 millisecond', probe_callback_id = due.id
+       FROM due WHERE due.probing AND p.destination = due.destination)
      UPDATE callbacks c SET next_attempt_at = $1::timestamptz + $3 * interval '1 millisecond'
      FROM due, subscriptions s
      WHERE c.id = due.id AND s.id = c.subscription_id
@@ -226,8 +269,8 @@ export async function claimDueCallbacks(
        CASE WHEN s.previous_secret_until > $1 THEN s.previous_callback_secret_key END AS previous_secret,
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
        (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
-       due.due_at, c.recovery_id IS NOT NULL AS recovered`,
-    [options.now, options.limit, options.leaseMs, options.skipDestinations, options.dueFrom ?? '-infinity'],
+       due.due_at, c.recovery_id IS NOT NULL AS recovered, due.probing AS probe, due.share_filled`,
+    [options.now, options.limit, options.leaseMs, options.skipDestinations, options.minShare ?? 1],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -248,6 +291,8 @@ export async function claimDueCallbacks(
     allowNetworks: r.allow_networks ?? [],
     dueAt: r.due_at,
     recovered: r.recovered,
+    probe: r.probe,
+    shareFilled: r.share_filled,
   }));
 }
 
@@ -266,6 +311,9 @@ export interface AttemptRecord {
 /** What one attempt did, and what becomes of the callback. */
 export interface AttemptOutcome extends AttemptRecord {
   callbackId: string;
+  /** The callback's destination, and whether it was claimed as the probe of a parked one (see claimDueCallbacks). */
+  destination: string;
+  probe: boolean;
   /** delivered; retry at nextAttemptAt; gone (410: stop, deactivate); exhausted (no retry left). */
   result: 'delivered' | 'retry' | 'gone' | 'exhausted';
   nextAttemptAt: Date | null;
@@ -288,8 +336,9 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
     await tx.query(
       'callbacks:record-outcomes',
       `WITH o AS (
-         SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])
-           AS o(id, status, next_at, outcome, started_at, duration_ms, http_status, error_class, error_message, response_body)),
+         SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[], $5::timestamptz[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[],
+             $12::text[], $13::boolean[])
+           AS o(id, status, next_at, outcome, started_at, duration_ms, http_status, error_class, error_message, response_body, destination, probe)),
        updated AS (
          UPDATE callbacks c SET
            attempts = c.attempts + 1,
@@ -306,7 +355,26 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
          SELECT date_trunc('minute', o.started_at), CASE o.status WHEN 'delivered' THEN 'delivered' WHEN 'pending' THEN 'retried' ELSE 'failed' END, count(*)
          FROM o JOIN updated u ON u.id = o.id
          GROUP BY 1, 2 ORDER BY 1, 2
-         ON CONFLICT (minute, outcome) DO UPDATE SET attempts = m.attempts + EXCLUDED.attempts)
+         ON CONFLICT (minute, outcome) DO UPDATE SET attempts = m.attempts + EXCLUDED.attempts),
+       -- Parking (migration 035): a destination that answered is let go; one that could not be reached is
+       -- parked until the next retry of the callback that found it so (the probe, when the batch has its
+       -- outcome), unless it is parked already and this was not its probe (a callback sent before it was).
+       reach AS (
+         SELECT o.id, o.destination, o.probe, o.next_at, o.error_message,
+           CASE WHEN o.http_status IN (429, 502, 503, 504) OR o.error_class IN ('timeout', 'connection_refused', 'connection_reset', 'tls', 'dns')
+             THEN 'unreachable' WHEN o.http_status IS NOT NULL THEN 'answered' END AS verdict
+         FROM o),
+       unparked AS (
+         DELETE FROM destination_parking p WHERE p.destination IN (SELECT destination FROM reach WHERE verdict = 'answered')),
+       parked AS (
+         INSERT INTO destination_parking AS p (destination, parked_until, probe_callback_id, parked_at, last_error)
+         SELECT DISTINCT ON (r.destination) r.destination, coalesce(r.next_at, $11::timestamptz), r.id, $11::timestamptz, r.error_message
+         FROM reach r
+         WHERE r.verdict = 'unreachable' AND r.destination NOT IN (SELECT destination FROM reach WHERE verdict = 'answered')
+         ORDER BY r.destination, r.probe DESC, r.next_at
+         ON CONFLICT (destination) DO UPDATE SET parked_until = EXCLUDED.parked_until, probe_callback_id = EXCLUDED.probe_callback_id,
+           failures = p.failures + 1, last_error = EXCLUDED.last_error
+         WHERE p.probe_callback_id = EXCLUDED.probe_callback_id OR p.parked_until <= $11::timestamptz)
        INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status, error_class, error_message, response_body)
        SELECT o.id, u.attempts, o.started_at, o.duration_ms, o.http_status, o.error_class, o.error_message, o.response_body
        FROM o JOIN updated u ON u.id = o.id`,
@@ -322,6 +390,8 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
         outcomes.map((o) => o.errorMessage),
         outcomes.map((o) => o.responseBody),
         now,
+        outcomes.map((o) => o.destination),
+        outcomes.map((o) => o.probe),
       ],
     );
     if (ended.length > 0) {
