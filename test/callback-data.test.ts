@@ -9,7 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
-import { enqueueCallbacks, recordOutcomes } from '../src/store/callbacks.ts';
+import { destinationOf, enqueueCallbacks, recordOutcomes } from '../src/store/callbacks.ts';
 import { creditBalance } from '../src/store/customers.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestResponse } from './harness.ts';
 import { checkUtxoReads } from './support/callback-data-checks.ts';
@@ -385,6 +385,8 @@ describe('the address read (CATALOGUE.md 3.1, 7.10)', () => {
       [
         {
           callbackId: id,
+          destination: destinationOf(SAMPLE.callbackUrl),
+          probe: false,
           result: 'gone',
           nextAttemptAt: null,
           startedAt: now,

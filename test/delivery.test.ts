@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config/config.ts';
 import type { Clock } from '../src/delivery/worker.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
-import { cancelPendingCallbacks, destinationOf, enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
+import { cancelPendingCallbacks, destinationOf, enqueueCallbacks, listCallbacks, PARK_AFTER_FAILURES } from '../src/store/callbacks.ts';
 import { findCustomerByName } from '../src/store/customers.ts';
 import { listMigrations } from '../src/store/migrate.ts';
 import { deleteSubscription } from '../src/store/subscriptions.ts';
@@ -858,11 +858,14 @@ it('an unreachable destination is parked: its other callbacks wait for the probe
       )
     )[0];
 
-  // The first callback finds the destination unreachable (503) and parks it until its own next retry.
-  const first = await enqueue(c, s, { n: 0 });
-  await arrived(r, 1);
+  // Three callbacks find the destination unreachable (503): it is parked until the next retry of the
+  // one that found it so last, its probe.
+  const initial = [await enqueue(c, s, { n: 0 }), await enqueue(c, s, { n: 1 }), await enqueue(c, s, { n: 2 })];
+  await arrived(r, 3);
   const parked = await parking();
-  expect(parked).toMatchObject({ probe_callback_id: first.id, failures: 1 });
+  expect(parked?.failures).toBeGreaterThanOrEqual(PARK_AFTER_FAILURES);
+  const first = initial.find((q) => q.id === parked?.probe_callback_id) as Queued;
+  expect(first).toBeDefined();
   // Parked until the probe's own next retry (the log gives it in whole seconds).
   const firstRetry = parked?.parked_until.getTime() as number;
   expect(Math.floor(firstRetry / SECOND)).toBe((await entryOf(c, s, first.id)).nextAttemptTimestamp);
@@ -870,30 +873,32 @@ it('an unreachable destination is parked: its other callbacks wait for the probe
   // Callbacks due meanwhile are not sent, before or after a restart of the service.
   const waiting = [await enqueue(c, s, { n: 1 }), await enqueue(c, s, { n: 2 })];
   await moveClockTo(clock.ms + 5 * SECOND);
-  expect(r.received).toHaveLength(1);
+  expect(r.received).toHaveLength(3);
   await t.restart();
   await moveClockTo(firstRetry - SECOND);
-  expect(r.received).toHaveLength(1);
+  expect(r.received).toHaveLength(3);
   for (const w of waiting) expect((await entryOf(c, s, w.id)).attempts).toHaveLength(0);
 
   // At the probe's retry time, the probe alone is sent; still 503: parked again, until its next retry.
   await moveClockTo(firstRetry);
-  await arrived(r, 2);
+  await arrived(r, 4);
   await moveClockTo(clock.ms + 5 * SECOND);
-  expect(r.received).toHaveLength(2);
+  expect(r.received).toHaveLength(4);
   const keyOf = (x: ReceivedRequest | undefined) => JSON.parse(x?.rawBody.toString('utf8') ?? '{}').idempotencyKey;
-  expect(keyOf(r.received[1])).toBe(first.key);
+  expect(keyOf(r.received[3])).toBe(first.key);
   const again = await parking();
-  expect(again).toMatchObject({ probe_callback_id: first.id, failures: 2 });
+  expect(again).toMatchObject({ probe_callback_id: first.id, failures: (parked?.failures as number) + 1 });
   const secondRetry = again?.parked_until.getTime() as number;
   expect(Math.floor(secondRetry / SECOND)).toBe((await entryOf(c, s, first.id)).nextAttemptTimestamp);
 
-  // The receiver is back: the probe is delivered at its time and the waiting callbacks follow at once.
+  // The receiver is back: the probe is delivered at its time and every due callback follows at once.
   r.setDefault(status(200));
   await moveClockTo(secondRetry);
-  await arrived(r, 4);
+  await arrived(r, 9);
   expect(await parking()).toBeUndefined();
-  for (const q of [first, ...waiting]) expect((await entryOf(c, s, q.id)).status).toBe('delivered');
+  for (const q of [...initial, ...waiting]) expect((await entryOf(c, s, q.id)).status).toBe('delivered');
   for (const w of waiting) expect((await entryOf(c, s, w.id)).attempts).toHaveLength(1);
-  expect(new Set(r.received.slice(2).map(keyOf))).toEqual(new Set([first.key, ...waiting.map((w) => w.key)]));
+  for (const q of initial.filter((q) => q !== first)) expect((await entryOf(c, s, q.id)).attempts).toHaveLength(2);
+  expect(keyOf(r.received[4])).toBe(first.key);
+  expect(new Set(r.received.slice(5).map(keyOf))).toEqual(new Set([...initial.filter((q) => q !== first), ...waiting].map((q) => q.key)));
 });

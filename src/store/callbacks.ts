@@ -158,6 +158,13 @@ export async function notifyCallbacks(tx: Queryable): Promise<void> {
   await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
 }
 
+/**
+ * Unreachable outcomes in a row (no answer between them) that park a destination (migration 035): one
+ * reset connection or timeout is the callback's own retry, not a reason to hold back every other callback
+ * of a busy receiver; a receiver that is down fills its concurrency with failures within one timeout.
+ */
+export const PARK_AFTER_FAILURES = 3;
+
 /** A claimed callback: what was enqueued, plus what sending it needs. */
 export interface ClaimedCallback extends NewCallback {
   destination: string;
@@ -221,7 +228,7 @@ interface ClaimRow {
  * held for the lease meanwhile, so that concurrent claims do not probe it again.
  */
 export async function claimDueCallbacks(
-  db: Db,
+  db: Queryable,
   options: { now: Date; limit: number; leaseMs: number; skipDestinations: string[]; minShare?: number },
 ): Promise<ClaimedCallback[]> {
   const rows = await db.query<ClaimRow>(
@@ -235,9 +242,9 @@ export async function claimDueCallbacks(
          WHERE c.status = 'pending' AND c.destination > d.destination
          ORDER BY c.destination, c.next_attempt_at LIMIT 1) n),
      open AS (
-       SELECT d.destination, p.destination IS NOT NULL AS probing, p.probe_callback_id, count(*) OVER () AS n
+       SELECT d.destination, coalesce(p.failures >= $6, false) AS probing, p.probe_callback_id, count(*) OVER () AS n
        FROM dests d LEFT JOIN destination_parking p ON p.destination = d.destination
-       WHERE d.first_due <= $1 AND d.destination <> ALL ($4::text[]) AND (p.parked_until IS NULL OR p.parked_until <= $1)),
+       WHERE d.first_due <= $1 AND d.destination <> ALL ($4::text[]) AND (p.failures IS NULL OR p.failures < $6 OR p.parked_until <= $1)),
      -- A parked destination's probe: the callback that parked it, while still pending and due.
      probe AS (
        SELECT c.id, c.next_attempt_at AS due_at, o.destination FROM open o JOIN callbacks c ON c.id = o.probe_callback_id
@@ -270,7 +277,7 @@ export async function claimDueCallbacks(
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
        (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
        due.due_at, c.recovery_id IS NOT NULL AS recovered, due.probing AS probe, due.share_filled`,
-    [options.now, options.limit, options.leaseMs, options.skipDestinations, options.minShare ?? 1],
+    [options.now, options.limit, options.leaseMs, options.skipDestinations, options.minShare ?? 1, PARK_AFTER_FAILURES],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -356,9 +363,10 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
          FROM o JOIN updated u ON u.id = o.id
          GROUP BY 1, 2 ORDER BY 1, 2
          ON CONFLICT (minute, outcome) DO UPDATE SET attempts = m.attempts + EXCLUDED.attempts),
-       -- Parking (migration 035): a destination that answered is let go; one that could not be reached is
-       -- parked until the next retry of the callback that found it so (the probe, when the batch has its
-       -- outcome), unless it is parked already and this was not its probe (a callback sent before it was).
+       -- Parking (migration 035): a destination that answered is let go; one that could not be reached
+       -- PARK_AFTER_FAILURES times in a row is parked until the next retry of the callback that found it
+       -- so last (the probe, when the batch has its outcome), unless it is parked already and this was not
+       -- its probe (a callback sent before it was).
        reach AS (
          SELECT o.id, o.destination, o.probe, o.next_at, o.error_message,
            CASE WHEN o.http_status IN (429, 502, 503, 504) OR o.error_class IN ('timeout', 'connection_refused', 'connection_reset', 'tls', 'dns')
@@ -367,14 +375,14 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
        unparked AS (
          DELETE FROM destination_parking p WHERE p.destination IN (SELECT destination FROM reach WHERE verdict = 'answered')),
        parked AS (
-         INSERT INTO destination_parking AS p (destination, parked_until, probe_callback_id, parked_at, last_error)
-         SELECT DISTINCT ON (r.destination) r.destination, coalesce(r.next_at, $11::timestamptz), r.id, $11::timestamptz, r.error_message
-         FROM reach r
-         WHERE r.verdict = 'unreachable' AND r.destination NOT IN (SELECT destination FROM reach WHERE verdict = 'answered')
+         INSERT INTO destination_parking AS p (destination, parked_until, probe_callback_id, parked_at, failures, last_error)
+         SELECT DISTINCT ON (r.destination) r.destination, coalesce(r.next_at, $11::timestamptz), r.id, $11::timestamptz, r.n, r.error_message
+         FROM (SELECT reach.*, count(*) OVER (PARTITION BY reach.destination) AS n FROM reach WHERE reach.verdict = 'unreachable') r
+         WHERE r.destination NOT IN (SELECT destination FROM reach WHERE verdict = 'answered')
          ORDER BY r.destination, r.probe DESC, r.next_at
          ON CONFLICT (destination) DO UPDATE SET parked_until = EXCLUDED.parked_until, probe_callback_id = EXCLUDED.probe_callback_id,
-           failures = p.failures + 1, last_error = EXCLUDED.last_error
-         WHERE p.probe_callback_id = EXCLUDED.probe_callback_id OR p.parked_until <= $11::timestamptz)
+           failures = p.failures + EXCLUDED.failures, last_error = EXCLUDED.last_error
+         WHERE p.failures < $14 OR p.probe_callback_id = EXCLUDED.probe_callback_id OR p.parked_until <= $11::timestamptz)
        INSERT INTO callback_attempts (callback_id, attempt, started_at, duration_ms, http_status, error_class, error_message, response_body)
        SELECT o.id, u.attempts, o.started_at, o.duration_ms, o.http_status, o.error_class, o.error_message, o.response_body
        FROM o JOIN updated u ON u.id = o.id`,
@@ -392,6 +400,7 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
         now,
         outcomes.map((o) => o.destination),
         outcomes.map((o) => o.probe),
+        PARK_AFTER_FAILURES,
       ],
     );
     if (ended.length > 0) {

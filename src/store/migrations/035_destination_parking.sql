@@ -8,7 +8,7 @@ CREATE INDEX callbacks_due_by_destination ON callbacks (destination, next_attemp
 DROP INDEX callbacks_due;
 
 -- A destination that cannot be reached (timeouts, refused or reset connections, TLS, DNS, 429/502/503/504)
--- is parked: one row, with the callback that probes it and when. Until then no callback of it is claimed;
+-- three times in a row is parked: one row, with the callback that probes it and when. Until then no callback of it is claimed;
 -- then only the probe is, and its outcome parks the destination again (at the probe's next retry) or
 -- lets every due callback of it go. The probe follows its own retry schedule exactly, so a destination
 -- that stays down exhausts it and deactivates its subscriptions as the contract says; the other
@@ -18,7 +18,7 @@ CREATE TABLE destination_parking (
   parked_until timestamptz NOT NULL,
   probe_callback_id uuid,
   parked_at timestamptz NOT NULL,
-  -- Failed probes since the destination was parked (the first failure counts as one).
+  -- Unreachable outcomes in a row (PARK_AFTER_FAILURES of them park it; src/store/callbacks.ts).
   failures integer NOT NULL DEFAULT 1,
   last_error text
 );
