@@ -1,11 +1,18 @@
 /**
  * Benchmark entry: `npm run bench -- <name>...` runs the named benchmarks, `npm run bench` runs all.
- * Each benchmark logs progress to stderr and ends with ONE JSON line of figures on stdout.
+ * Each benchmark logs progress to stderr and ends with ONE JSON line of figures on stdout, also appended
+ * (with the time of the run) to bench/results/<name>.jsonl.
  * BENCH_DURATION sets the seconds of each measured load (default 10).
  *
  * To add a benchmark: a module under bench/ whose default export is a Benchmark, and a line below.
  */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { benchDuration, log, runCleanups } from './lib.ts';
+
+/** bench/results/<benchmark>.jsonl: one line of figures per run. */
+const RESULTS = join(dirname(fileURLToPath(import.meta.url)), 'results');
 
 export type Benchmark = (options: { duration: number }) => Promise<Record<string, unknown>>;
 
@@ -66,6 +73,9 @@ for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
   try {
     const figures = await (await load()).default({ duration });
     process.stdout.write(`${JSON.stringify(figures)}\n`);
+    // Every run's figures, appended: the docs show the latest; the file keeps the history.
+    mkdirSync(RESULTS, { recursive: true });
+    appendFileSync(join(RESULTS, `${name}.jsonl`), `${JSON.stringify({ at: new Date().toISOString(), ...figures })}\n`);
   } catch (error) {
     failed = true;
     process.stderr.write(`bench ${name} failed: ${(error as Error).stack ?? String(error)}\n`);
