@@ -219,6 +219,24 @@ export class CallbackSender {
     return out;
   }
 
+  /**
+   * How many more callbacks of a destination a claim should take: its free slots plus its queue allowance
+   * left (a destination not in use: its slots and the default allowance). A claim that took more would
+   * hold them in this process's in-flight budget, waiting: a receiver that hangs would take the others'.
+   */
+  capacity(destination: string): number {
+    const active = this.active.get(destination) ?? 0;
+    const waiting = this.waiting.get(destination)?.length ?? 0;
+    return Math.max(0, this.options.perDestination - active) + Math.max(0, this.queueAllowance(destination) - waiting);
+  }
+
+  /** The destinations in use (requests in flight), each with its capacity(). */
+  capacities(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const destination of this.active.keys()) out.set(destination, this.capacity(destination));
+    return out;
+  }
+
   private queueAllowance(destination: string): number {
     const mean = this.meanMs.get(destination);
     if (mean === undefined) return this.options.perDestination;

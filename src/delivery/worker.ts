@@ -233,6 +233,10 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
             leaseMs: settings.leaseSeconds * 1000,
             skipDestinations: [...skipped],
             minShare: settings.perDestinationConcurrency,
+            // No more of a destination than the sender can take now: the rest would wait here, in this
+            // worker's in-flight budget (a receiver that hangs would hold the others' share of it).
+            capacities: sender.capacities(),
+            maxPerDestination: settings.perDestinationConcurrency * 2,
           });
           if (claimed.length > 0) logger.debug({ callbacks: claimed.length, inFlight: inFlight + claimed.length }, 'callbacks claimed');
         } catch (error) {

@@ -221,15 +221,24 @@ interface ClaimRow {
  *
  * It goes destination by destination (README, "Delivery: one customer's outage costs the others
  * nothing"): a skip scan lists the destinations with pending callbacks and their earliest due time,
- * then each open destination due now gets an equal share of `limit` (at least `minShare`), oldest due
- * first. A skipped or parked destination costs one index probe, however many callbacks wait for it; a
+ * then each open destination due now gets an equal share of `limit` (at least `minShare`, at most its
+ * capacity: `capacities`, else `maxPerDestination`), oldest due first. A skipped or parked destination costs one index probe, however many callbacks wait for it; a
  * claim never walks past another destination's backlog. A parked destination whose time has come gets
  * one callback, its probe (the one that parked it when it is still due, else its oldest due), and is
  * held for the lease meanwhile, so that concurrent claims do not probe it again.
  */
 export async function claimDueCallbacks(
   db: Queryable,
-  options: { now: Date; limit: number; leaseMs: number; skipDestinations: string[]; minShare?: number },
+  options: {
+    now: Date;
+    limit: number;
+    leaseMs: number;
+    skipDestinations: string[];
+    minShare?: number;
+    /** At most this many of one destination (default: no cap but the share); `capacities` for the listed ones. */
+    maxPerDestination?: number;
+    capacities?: Map<string, number>;
+  },
 ): Promise<ClaimedCallback[]> {
   const rows = await db.query<ClaimRow>(
     'callbacks:claim',
@@ -242,8 +251,10 @@ export async function claimDueCallbacks(
          WHERE c.status = 'pending' AND c.destination > d.destination
          ORDER BY c.destination, c.next_attempt_at LIMIT 1) n),
      open AS (
-       SELECT d.destination, coalesce(p.failures >= $6, false) AS probing, p.probe_callback_id, count(*) OVER () AS n
+       SELECT d.destination, coalesce(p.failures >= $6, false) AS probing, p.probe_callback_id, count(*) OVER () AS n,
+         coalesce(cap.n, $9) AS cap
        FROM dests d LEFT JOIN destination_parking p ON p.destination = d.destination
+         LEFT JOIN unnest($7::text[], $8::int[]) AS cap(destination, n) ON cap.destination = d.destination
        WHERE d.first_due <= $1 AND d.destination <> ALL ($4::text[]) AND (p.failures IS NULL OR p.failures < $6 OR p.parked_until <= $1)),
      -- A parked destination's probe: the callback that parked it, while still pending and due.
      probe AS (
@@ -255,13 +266,13 @@ export async function claimDueCallbacks(
        SELECT p.id, p.due_at, p.destination, true AS probing, false AS share_filled FROM probe p
        UNION ALL
        SELECT x.id, x.due_at, o.destination, o.probing,
-         NOT o.probing AND count(*) OVER (PARTITION BY o.destination) >= greatest($5, ceil($2::float8 / o.n)) AS share_filled
+         NOT o.probing AND count(*) OVER (PARTITION BY o.destination) >= least(o.cap, greatest($5, ceil($2::float8 / o.n))) AS share_filled
        FROM open o CROSS JOIN LATERAL (
          SELECT c.id, c.next_attempt_at AS due_at FROM callbacks c
          WHERE c.status = 'pending' AND c.destination = o.destination AND c.next_attempt_at <= $1
            AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)
          ORDER BY c.next_attempt_at
-         LIMIT CASE WHEN o.probing THEN 1 ELSE greatest($5, ceil($2::float8 / o.n))::int END
+         LIMIT CASE WHEN o.probing THEN 1 ELSE least(o.cap, greatest($5, ceil($2::float8 / o.n)))::int END
          FOR UPDATE OF c SKIP LOCKED) x
        WHERE NOT o.probing OR o.destination NOT IN (SELECT destination FROM probe)),
      due AS (SELECT * FROM picked ORDER BY due_at LIMIT $2),
@@ -277,7 +288,17 @@ export async function claimDueCallbacks(
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
        (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
        due.due_at, c.recovery_id IS NOT NULL AS recovered, due.probing AS probe, due.share_filled`,
-    [options.now, options.limit, options.leaseMs, options.skipDestinations, options.minShare ?? 1, PARK_AFTER_FAILURES],
+    [
+      options.now,
+      options.limit,
+      options.leaseMs,
+      options.skipDestinations,
+      options.minShare ?? 1,
+      PARK_AFTER_FAILURES,
+      [...(options.capacities?.keys() ?? [])],
+      [...(options.capacities?.values() ?? [])],
+      options.maxPerDestination ?? options.limit,
+    ],
   );
   return rows.map((r) => ({
     id: r.id,
