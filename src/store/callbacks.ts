@@ -390,7 +390,7 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
        -- its probe (a callback sent before it was).
        reach AS (
          SELECT o.id, o.destination, o.probe, o.next_at, o.error_message,
-           CASE WHEN o.http_status IN (429, 502, 503, 504) OR o.error_class IN ('timeout', 'connection_refused', 'connection_reset', 'tls', 'dns')
+           CASE WHEN o.error_class IN ('timeout', 'connection_refused', 'connection_reset', 'tls', 'dns')
              THEN 'unreachable' WHEN o.http_status IS NOT NULL THEN 'answered' END AS verdict
          FROM o),
        unparked AS (

@@ -7,7 +7,7 @@
 CREATE INDEX callbacks_due_by_destination ON callbacks (destination, next_attempt_at) WHERE status = 'pending';
 DROP INDEX callbacks_due;
 
--- A destination that cannot be reached (timeouts, refused or reset connections, TLS, DNS, 429/502/503/504)
+-- A destination that cannot be reached (timeouts, refused or reset connections, TLS, DNS failures)
 -- three times in a row is parked: one row, with the callback that probes it and when. Until then no callback of it is claimed;
 -- then only the probe is, and its outcome parks the destination again (at the probe's next retry) or
 -- lets every due callback of it go. The probe follows its own retry schedule exactly, so a destination
