@@ -21,10 +21,6 @@
  *       (src/ingest/gate.ts: nothing started during a live step, nor anything that would still run when the
  *       next one is expected), its block workers at the background priority (the service's runner adapter).
  *       p99 (d) / p99 (c) is the target's ratio.
- *   (d') the same with the runner as before (near the next expected live block one fetch started when none
- *       was in flight; look-ups, evaluations and writes held only during a step), in the same run, (d) and
- *       (d') in alternating order from run to run: the change measured against the code before it on the
- *       same machine load. BENCH_BACKFILL_COMPARE=0 skips it.
  * The runner's adapter (and its block worker) is made and warmed once, before the runs, as the service's
  * runner keeps its adapter from its first job to the process's end: a worker thread starting under tsx
  * (compiling its TypeScript) took 0.65–2.2 s of one live step per run, a start-up the service pays once.
@@ -40,7 +36,7 @@
  * BENCH_BACKFILL_LIVE (300 live steps alone; beside a backfill, as many as it lasts, at most 4 times that), BENCH_BACKFILL_PACE_MS (25), BENCH_BACKFILL_WORKERS (the chain's blockWorkers,
  * default the service's: each adapter, the follower's and the backfill's, reads blocks in worker threads of its
  * own), BENCH_BACKFILL_JOB_CONCURRENCY (the backfill's blocks fetched at once, blockJobs.concurrency; default
- * 8, as the bare fetch), BENCH_BACKFILL_COMPARE (1: also (d'), the code before). BENCH_DURATION does not apply.
+ * 8, as the bare fetch). BENCH_DURATION does not apply.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -51,16 +47,19 @@ import pino from 'pino';
 import { createChainAdapter } from '../src/chains/registry.ts';
 import type { ChainAdapter } from '../src/chains/types.ts';
 import { type ChainConfig, DEFAULT_BLOCK_WORKERS, loadConfig } from '../src/config/config.ts';
+import type { ChainKey } from '../src/domain/chains.ts';
+import type { NewSubscription, Subscription } from '../src/domain/subscriptions.ts';
 import { startBlockJobRunner } from '../src/ingest/block-jobs.ts';
 import { applyNextBlock, type FollowerDeps } from '../src/ingest/follower.ts';
 import { FollowerGate } from '../src/ingest/gate.ts';
 import { BlockPrefetcher } from '../src/ingest/prefetch.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { createBlockJob, getBlockJob } from '../src/store/block-jobs.ts';
-import { type ChainKey, saveCursor } from '../src/store/chain-state.ts';
+import { saveCursor } from '../src/store/chain-state.ts';
 import { createCustomer } from '../src/store/customers.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
-import { insertUnlessTwin, type NewSubscription, type Subscription } from '../src/store/subscriptions.ts';
+import { insertUnlessTwin } from '../src/store/subscriptions.ts';
+import { tokenMetadataCache } from '../src/store/token-metadata.ts';
 import { type Child, envInt, firstStdoutLine, log, median, percentile, removeDataDirOnCleanup, sleep, startChild } from './lib.ts';
 import type { FakeUtxoNodeInfo } from './utxo-fake-node.ts';
 
@@ -120,60 +119,13 @@ async function bareFetch(adapter: ChainAdapter, blocks: number): Promise<number>
 }
 
 /**
- * The runner as it was before the stricter forecast (main at e6aa946): near the next expected live block it
- * still started one fetch when none was in flight, its look-ups, evaluations and writes waited only for the
- * step in progress, and it expected the next block one pace after the last one's start even when that step
- * took longer (this class keeps those starts itself: the gate's own forecast changed).
- */
-class OneFetchNearBlockGate extends FollowerGate {
-  private starts: number[] = [];
-  private started = 0;
-
-  override enter(): void {
-    super.enter();
-    this.started = performance.now();
-  }
-
-  override leave(applied = false): void {
-    if (applied) {
-      this.starts.push(this.started);
-      if (this.starts.length > 9) this.starts.shift();
-    }
-    super.leave(applied);
-  }
-
-  private oldForecast(): { at: number; lateMs: number } | undefined {
-    if (this.starts.length < 4) return undefined;
-    const intervals = this.starts
-      .slice(1)
-      .map((t, i) => t - (this.starts[i] as number))
-      .sort((a, b) => a - b);
-    const pace = intervals[Math.floor(intervals.length / 2)] as number;
-    return { at: (this.starts.at(-1) as number) + pace, lateMs: Math.min(1000, pace * 0.2) };
-  }
-
-  override async roomForFetch(inFlight: () => number, leadMs: number): Promise<void> {
-    for (;;) {
-      await this.idle();
-      if (inFlight() === 0) return;
-      const next = this.oldForecast();
-      const now = performance.now();
-      if (!next || now < next.at - leadMs || now > next.at + Math.max(leadMs, next.lateMs)) return;
-      await sleep(1);
-    }
-  }
-
-  override clearOfNextBlock(): Promise<void> {
-    return this.idle();
-  }
-}
-
-/**
  * The backfill runner's adapter, made and warmed once (the service's runner keeps its own from its first
  * job on); `background`: its block workers at the background priority, as the service makes it.
  */
 async function runnerAdapter(chainConfig: ChainConfig & ChainKey, database: OpenDatabase, background: boolean): Promise<ChainAdapter> {
-  const adapter = countingFetches(createChainAdapter(chainConfig, { db: database.db, logger: silent, background }) as ChainAdapter);
+  const adapter = countingFetches(
+    createChainAdapter(chainConfig, { tokenMetadataCache: tokenMetadataCache(database.db), logger: silent, background }) as ChainAdapter,
+  );
   await adapter.getBlock(1);
   return adapter;
 }
@@ -253,7 +205,7 @@ async function live(
   index.add({ ...sub, isActive: true });
   const deps: FollowerDeps = {
     db: database.db,
-    adapter: createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter,
+    adapter: createChainAdapter(chainConfig, { tokenMetadataCache: tokenMetadataCache(database.db), logger: silent }) as ChainAdapter,
     index: () => index,
     logger: silent,
     defaultConfirmations: 1,
@@ -367,16 +319,14 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     pollIntervalMs: 1000,
     blockWorkers,
   };
-  const adapter = createChainAdapter(chainConfig, { db: database.db, logger: silent }) as ChainAdapter;
+  const adapter = createChainAdapter(chainConfig, { tokenMetadataCache: tokenMetadataCache(database.db), logger: silent }) as ChainAdapter;
   const customer = await createCustomer(database.db, 'bench', { mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 1000 }, 0n);
   // An address paid in the chain (the paid-address sample needs larger blocks), one callback or more.
   const address = info.paidAddresses[0] ?? ((await adapter.getBlock(Math.ceil(blocks / 2))).coinMovements.find((m) => m.delta > 0n)?.address as string);
   const coins = (await insertUnlessTwin(database.db, customer.id, subscription(randomUUID(), 'ADDRESS_COINS_TRANSACTION_CONFIRMED', address))) as Subscription;
   const mined = (await insertUnlessTwin(database.db, customer.id, subscription(randomUUID(), 'BLOCK_MINED', null))) as Subscription;
 
-  const compare = (process.env.BENCH_BACKFILL_COMPARE ?? '1') !== '0';
   const gate = new FollowerGate();
-  const before = { gate: new OneFetchNearBlockGate(), adapter: compare ? await runnerAdapter(chainConfig, database, true) : undefined };
   const runnerAdapterNow = await runnerAdapter(chainConfig, database, true);
   await bareFetch(adapter, Math.min(500, blocks)); // warm-up (JIT, connections), not counted
   type Samples = Awaited<ReturnType<typeof live>>;
@@ -389,10 +339,9 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     withP50: number;
     withP99: number;
     withSteps: number;
-    beforeP99?: number;
   }[] = [];
-  const pooled: { alone: number[]; during: number[]; before: number[] } = { alone: [], during: [], before: [] };
-  /** (d) or (d'): live steps while a backfill of the whole range runs; the samples taken while it ran. */
+  const pooled: { alone: number[]; during: number[] } = { alone: [], during: [] };
+  /** (d): live steps while a backfill of the whole range runs; the samples taken while it ran. */
   const during = async (runnerGate: FollowerGate, runnerAdapterOf: ChainAdapter, label: string, run: number): Promise<Samples> => {
     await reset(database as OpenDatabase, adapter, blocks);
     const job = backfill(database as OpenDatabase, runnerAdapterOf, coins, blocks, runnerGate);
@@ -418,17 +367,10 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
     log(
       `run ${run}: (c) live alone p50 ${round(p(liveAlone, 50), 1)} ms, p90 ${round(p(liveAlone, 90), 1)} ms, p99 ${round(p(liveAlone, 99), 1)} ms; slowest tenth ${JSON.stringify(slowParts(aloneSamples))}`,
     );
-    // (d) and (d') in alternating order, so that neither always comes first after (c).
-    let withSamples: Samples = [];
-    let beforeSamples: Samples | undefined;
-    for (const which of run % 2 === 1 ? ['before', 'now'] : ['now', 'before']) {
-      if (which === 'now') withSamples = await during(gate, runnerAdapterNow, '(d) live during a backfill', run);
-      else if (before.adapter) beforeSamples = await during(before.gate, before.adapter, "(d') the same, the runner as before", run);
-    }
+    const withSamples = await during(gate, runnerAdapterNow, '(d) live during a backfill', run);
     const withBackfill = withSamples.map((s) => s.ms);
     pooled.alone.push(...liveAlone);
     pooled.during.push(...withBackfill);
-    if (beforeSamples) pooled.before.push(...beforeSamples.map((s) => s.ms));
     figures.push({
       bare,
       backfill: alone.blocksPerSecond,
@@ -438,21 +380,14 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
       withP50: p(withBackfill, 50),
       withP99: p(withBackfill, 99),
       withSteps: withBackfill.length,
-      beforeP99:
-        beforeSamples &&
-        p(
-          beforeSamples.map((s) => s.ms),
-          99,
-        ),
     });
   }
   await adapter.close?.();
   await runnerAdapterNow.close?.();
-  await before.adapter?.close?.();
   const m = (f: (x: (typeof figures)[number]) => number) => median(figures.map(f));
   const rateRatio = m((f) => f.backfill / f.bare);
   const p99Ratio = m((f) => f.withP99 / f.liveP99);
-  const pooledP99 = { alone: p(pooled.alone, 99), during: p(pooled.during, 99), before: compare ? p(pooled.before, 99) : undefined };
+  const pooledP99 = { alone: p(pooled.alone, 99), during: p(pooled.during, 99) };
   return {
     benchmark: 'backfill',
     blocks,
@@ -500,15 +435,6 @@ export default async function backfillBenchmark(): Promise<Record<string, unknow
       p99Ms: { alone: round(pooledP99.alone, 1), during: round(pooledP99.during, 1) },
       p99Ratio: round(pooledP99.during / pooledP99.alone),
     },
-    ...(compare && {
-      before: {
-        what: 'the runner as before (one fetch started near the next live block when none is in flight; look-ups, evaluations and writes wait only for the step in progress), same runs',
-        p99Ratio: round(m((f) => (f.beforeP99 as number) / f.liveP99)),
-        p99RatioPerRun: figures.map((f) => round((f.beforeP99 as number) / f.liveP99)),
-        pooledP99Ms: round(pooledP99.before as number, 1),
-        pooledP99Ratio: round((pooledP99.before as number) / pooledP99.alone),
-      },
-    }),
     targets: TARGETS,
     met: { rate: rateRatio >= TARGETS.rateRatio, latency: p99Ratio <= TARGETS.p99Ratio },
     loadAverage: loadavg().map((l) => round(l)),

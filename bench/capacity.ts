@@ -1,5 +1,5 @@
 /**
- * The capacity model of the README's "Running in production" (issue 12, point 8): per-process figures
+ * The capacity model of docs/operations/production-topology.md ("Capacity model") (issue 12, point 8): per-process figures
  * measured here, turned into how many processes and PostgreSQL cores a deployment needs.
  *
  * It runs three of the other benchmarks and reads their CPU samples (each process's share of one core,

@@ -1,11 +1,11 @@
 /**
  * The delivery benchmark. Targets (from the issue):
  *   - 50,000 callbacks queued, receiver on loopback HTTPS answering 200 at once, embedded database: at
- *     least 5,000 callbacks/s from queued to acknowledged, and at least 30 % of the ceiling measured in
+ *     least 5,000 callbacks/s from queued to acknowledged, and at least 50 % of the ceiling measured in
  *     the same run (the same number of POSTs from a bare undici loop with the same concurrency);
  *   - at an offered load of 1,000 callbacks/s, p99 from due to first byte sent at most 200 ms;
  *   - with one receiver that times out on every request and another that answers at once, the healthy
- *     one's throughput drops by at most 10 %;
+ *     one's throughput drops by at most 5 % (the median of three rounds, each against its own baseline);
  *   - worker RSS at most 300 MB during the 50,000 run.
  *
  * Processes: this one owns the embedded PostgreSQL of a fresh temporary data directory (opened with the
@@ -14,15 +14,18 @@
  * process of their own (this file, run with --receiver-child), so their CPU is separate; the worker under
  * test is `herald serve --roles delivery --data-dir <that directory>`, which finds the running database.
  *
- * Phases, all on one worker process:
+ * Phases, all on one worker process (the ratios are medians of ROUNDS runs, each measured against its
+ * own baseline of the same moment, since the machine's CPU is shared and sometimes stolen):
  *   1. ceiling: 50,000 POSTs of the same bodies to the same receiver, from a bare undici loop with the
  *      worker's concurrency per destination (16), here, before the worker starts;
  *   2. throughput: 50,000 callbacks queued (4 subscriptions, one destination), then the worker started;
- *      from its 'ready' log line to the last outcome recorded (finished_at of the last callback);
+ *      from its 'ready' log line to the last outcome recorded (finished_at of the last callback). Rounds
+ *      2 and 3 measure the ceiling again, then queue 50,000 more in one transaction with the worker
+ *      idle, from the commit to the last outcome;
  *   3. latency: callbacks enqueued at 1,000/s for BENCH_DURATION seconds (default 10), each due when
  *      enqueued, its due time (ms) in its body; the receiver takes arrival minus due time;
- *   4. fairness: 40,000 callbacks to the healthy receiver alone, then 40,000 to it and 40,000 to the
- *      timing-out one, interleaved; each set committed in one transaction, as 400 blocks' worth of
+ *   4. fairness, ROUNDS times: 40,000 callbacks to the healthy receiver alone, then 40,000 to it and
+ *      40,000 to the timing-out one, interleaved; each set committed in one transaction, as 400 blocks' worth of
  *      callbacks, each block's with a due time of its own (as chain following enqueues them); the
  *      healthy one's callbacks/s from the commit to its last outcome recorded, alone and alongside.
  *      (When all of them share one due time, the worker cannot resume its search for due callbacks
@@ -44,7 +47,8 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
-import { callbackOfEvent, enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import { callbackOfEvent, type NewCallback } from '../src/domain/events.ts';
+import { destinationOf, enqueueCallbacks } from '../src/store/callbacks.ts';
 import { createCustomer } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
@@ -52,11 +56,13 @@ import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
 import { createTestCa } from '../test/support/tls.ts';
 import {
   type Child,
+  firstStdoutLine,
   HERALD,
   isAlive,
   log,
   machineBusySeconds,
   measureCpu,
+  median,
   percentile,
   postmasterPid,
   processCpuSeconds,
@@ -78,11 +84,13 @@ const CONCURRENCY = 16;
 const LATENCY_RATE = 1_000;
 const FAIRNESS_EACH = 40_000;
 const FAIRNESS_BLOCKS = 400;
+/** Rounds of the throughput and fairness phases: their figures are medians (docs/benchmarks.md). */
+const ROUNDS = 3;
 const TARGETS = {
   callbacksPerSecond: 5_000,
-  ratioToCeiling: 0.3,
+  ratioToCeiling: 0.5,
   latencyP99Ms: 200,
-  fairnessDropPct: 10,
+  fairnessDropPct: 5,
   maxRssMb: 300,
 };
 
@@ -154,14 +162,7 @@ async function receiverChild(): Promise<void> {
 
 export async function startReceiverChild(): Promise<{ child: Child; info: ReceiverInfo; stats(): Promise<ReceiverStats>; latencies(): Promise<number[]> }> {
   const child = startChild(process.execPath, ['--import', 'tsx', THIS_FILE, '--receiver-child'], { label: 'receiver' });
-  const deadline = performance.now() + 30_000;
-  let info: ReceiverInfo | undefined;
-  while (!info) {
-    if (performance.now() > deadline || !isAlive(child.pid)) throw new Error(`the receiver child did not start:\n${child.output()}`);
-    const line = child.stdout().split('\n')[0];
-    if (line && child.stdout().includes('\n')) info = JSON.parse(line) as ReceiverInfo;
-    else await sleep(20);
-  }
+  const info = await firstStdoutLine<ReceiverInfo>(child, { what: 'receiver child', timeoutMs: 30_000, intervalMs: 20 });
   const control = `http://127.0.0.1:${info.control}`;
   return {
     child,
@@ -174,12 +175,12 @@ export async function startReceiverChild(): Promise<{ child: Child; info: Receiv
 // ---------------------------------------------------------------------------------------------------
 // Setup in the database.
 
-interface BenchSubscription {
+export interface BenchSubscription {
   id: string;
   callbackUrl: string;
 }
 
-async function createSubscriptions(db: Db, customerId: string, urls: string[]): Promise<BenchSubscription[]> {
+export async function createSubscriptions(db: Db, customerId: string, urls: string[]): Promise<BenchSubscription[]> {
   const out: BenchSubscription[] = [];
   for (const callbackUrl of urls) out.push({ id: await insertBenchSubscription(db, customerId, callbackUrl), callbackUrl });
   return out;
@@ -188,7 +189,7 @@ async function createSubscriptions(db: Db, customerId: string, urls: string[]): 
 let height = 18_000_000;
 
 /** One TRANSACTION_MINED callback of `s`, ~400 bytes of body as chain following makes them; `extra` goes in the item. */
-function makeCallback(customerId: string, s: BenchSubscription, extra: Record<string, unknown> = {}): NewCallback {
+export function makeCallback(customerId: string, s: BenchSubscription, extra: Record<string, unknown> = {}): NewCallback {
   const key = randomBytes(32).toString('hex');
   const h = height++;
   return callbackOfEvent({
@@ -212,21 +213,28 @@ async function enqueue(db: Db, callbacks: NewCallback[], now?: Date): Promise<vo
 }
 
 /** Callbacks of these subscriptions not yet delivered. */
-async function undelivered(db: Db, subscriptionIds: string[]): Promise<number> {
+async function undelivered(db: Db, subscriptionIds: string[], destinations: string[]): Promise<number> {
+  // By destination too, so that the partial index of pending callbacks serves it: counted over every
+  // row of the subscriptions, this poll took a third of a core once the outbox held 200,000 delivered
+  // callbacks, on the machine whose throughput is being measured.
   const [row] = await db.query<{ n: number }>(
     'bench:undelivered',
-    "SELECT count(*)::int AS n FROM callbacks WHERE status = 'pending' AND subscription_id = ANY ($1::uuid[])",
-    [subscriptionIds],
+    "SELECT count(*)::int AS n FROM callbacks WHERE status = 'pending' AND destination = ANY ($2::text[]) AND subscription_id = ANY ($1::uuid[])",
+    [subscriptionIds, destinations],
   );
   return row?.n ?? 0;
 }
 
 /** Polls until every callback of these subscriptions is delivered (none pending); fails when the worker dies or after timeoutMs. */
-async function waitDelivered(db: Db, subscriptionIds: string[], worker: Child, timeoutMs: number, label: string): Promise<void> {
+export async function waitDelivered(db: Db, subscriptionIds: string[], worker: Child, timeoutMs: number, label: string): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let lastLog = performance.now();
+  const urls = await db.query<{ callback_url: string }>('bench:callback-urls', 'SELECT callback_url FROM subscriptions WHERE id = ANY ($1::uuid[])', [
+    subscriptionIds,
+  ]);
+  const destinations = [...new Set(urls.map((u) => destinationOf(u.callback_url)))];
   for (;;) {
-    const left = await undelivered(db, subscriptionIds);
+    const left = await undelivered(db, subscriptionIds, destinations);
     if (left === 0) return;
     if (!isAlive(worker.pid)) throw new Error(`the worker exited during ${label}:\n${worker.output()}`);
     if (performance.now() > deadline) throw new Error(`${label}: ${left} callbacks still pending after ${timeoutMs} ms:\n${worker.output()}`);
@@ -239,7 +247,7 @@ async function waitDelivered(db: Db, subscriptionIds: string[], worker: Child, t
 }
 
 /** Outcomes of these subscriptions' callbacks: when the first attempt started and the last outcome was recorded (ms since the epoch). */
-async function deliveryWindow(
+export async function deliveryWindow(
   db: Db,
   subscriptionIds: string[],
 ): Promise<{ firstStartMs: number; lastFinishedMs: number; delivered: number; attempts: number }> {
@@ -287,7 +295,7 @@ async function bareLoop(bodies: string[], urls: string[], caPem: string): Promis
 }
 
 /** Waits for the worker's 'herald is ready' log line; returns its time (ms since the epoch, the worker's clock). */
-async function waitReady(worker: Child, timeoutMs: number): Promise<number> {
+export async function waitReady(worker: Child, timeoutMs: number): Promise<number> {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
     if (!isAlive(worker.pid)) break;
@@ -332,12 +340,10 @@ export default async function deliveryBenchmark(options: { duration: number }): 
       customer.id,
       Array.from({ length: THROUGHPUT_SUBSCRIPTIONS }, (_, i) => `${okUrl}/throughput/${i}`),
     );
-    const [latencySub, fairAloneSub, fairSharedSub, badSub] = (await createSubscriptions(db, customer.id, [
-      `${okUrl}/latency`,
-      `${okUrl}/fair-alone`,
-      `${okUrl}/fair-shared`,
-      `${badUrl}/timeout`,
-    ])) as [BenchSubscription, BenchSubscription, BenchSubscription, BenchSubscription];
+    const [latencySub, badSub] = (await createSubscriptions(db, customer.id, [`${okUrl}/latency`, `${badUrl}/timeout`])) as [
+      BenchSubscription,
+      BenchSubscription,
+    ];
 
     // 50,000 callbacks, queued before the worker starts.
     started = performance.now();
@@ -407,6 +413,33 @@ export default async function deliveryBenchmark(options: { duration: number }): 
         `worker RSS max ${maxRssMb} MB; CPU % ${JSON.stringify(throughputCpuPct)}`,
     );
 
+    // Rounds 2.. of the ceiling and the throughput: the same bare loop, then 50,000 callbacks queued in
+    // one transaction while the worker is idle, from the commit to the last outcome recorded.
+    const rounds = [{ ceilingPerSecond: ceiling.perSecond, callbacksPerSecond }];
+    for (let r = 2; r <= ROUNDS; r++) {
+      const again = await bareLoop(
+        bodies,
+        throughputSubs.map((s) => s.callbackUrl.replace('/throughput/', `/ceiling-${r}/`)),
+        info.caPem,
+      );
+      const subs = await createSubscriptions(
+        db,
+        customer.id,
+        Array.from({ length: THROUGHPUT_SUBSCRIPTIONS }, (_, i) => `${okUrl}/throughput-${r}/${i}`),
+      );
+      const batch = Array.from({ length: TOTAL }, (_, i) => makeCallback(customer.id, subs[i % THROUGHPUT_SUBSCRIPTIONS] as BenchSubscription));
+      await db.transaction('bench:enqueue-round', async (tx) => {
+        for (let i = 0; i < TOTAL; i += ENQUEUE_BATCH) await enqueueCallbacks(tx, batch.slice(i, i + ENQUEUE_BATCH));
+      });
+      const committedAt = Date.now();
+      const ids = subs.map((s) => s.id);
+      await waitDelivered(db, ids, worker, 300_000, `throughput, round ${r}`);
+      const w = await deliveryWindow(db, ids);
+      const perSecond = Math.round(TOTAL / ((w.lastFinishedMs - committedAt) / 1000));
+      rounds.push({ ceilingPerSecond: again.perSecond, callbacksPerSecond: perSecond });
+      log(`round ${r}: ceiling ${again.perSecond}/s, worker ${perSecond}/s from the commit: ${round(perSecond / again.perSecond, 3)} of the ceiling`);
+    }
+
     // 3. Latency at an offered load of 1,000 callbacks/s, each due when enqueued.
     log(`latency: enqueueing ${LATENCY_RATE} callbacks/s for ${options.duration} s`);
     const latencyStarted = performance.now();
@@ -465,11 +498,24 @@ export default async function deliveryBenchmark(options: { duration: number }): 
       log(`${label}: ${FAIRNESS_EACH} healthy callbacks delivered in ${round(seconds, 3)} s: ${perSecond}/s`);
       return { seconds: round(seconds, 3), perSecond };
     };
-    const alone = await fairRun('fairness, healthy alone', fairAloneSub, false);
-    const shared = await fairRun('fairness, healthy beside a timing-out receiver', fairSharedSub, true);
+    // Alone, then beside the timing-out receiver, ROUNDS times; each round's drop against its own
+    // baseline. The timing-out receiver's backlog grows by FAIRNESS_EACH per round: parked, it costs nothing.
+    const fairness: { alone: { seconds: number; perSecond: number }; shared: { seconds: number; perSecond: number }; dropPct: number }[] = [];
+    for (let r = 1; r <= ROUNDS; r++) {
+      const [aloneSub, sharedSub] = (await createSubscriptions(db, customer.id, [`${okUrl}/fair-alone-${r}`, `${okUrl}/fair-shared-${r}`])) as [
+        BenchSubscription,
+        BenchSubscription,
+      ];
+      const alone = await fairRun(`fairness round ${r}, healthy alone`, aloneSub, false);
+      const shared = await fairRun(`fairness round ${r}, healthy beside a timing-out receiver`, sharedSub, true);
+      fairness.push({ alone, shared, dropPct: round((1 - shared.perSecond / alone.perSecond) * 100) });
+    }
     const badAttempts = (await receiver.stats()).counts['/timeout'] ?? 0;
-    const dropPct = round((1 - shared.perSecond / alone.perSecond) * 100);
-    log(`fairness: healthy throughput drop ${dropPct} % (${badAttempts} requests reached the timing-out receiver meanwhile)`);
+    const dropPct = round(median(fairness.map((f) => f.dropPct)));
+    log(
+      `fairness: healthy throughput drop ${fairness.map((f) => `${f.dropPct} %`).join(', ')}: median ${dropPct} % ` +
+        `(${badAttempts} requests reached the timing-out receiver in all, for ${ROUNDS * FAIRNESS_EACH} callbacks due there)`,
+    );
 
     // Stop the receivers first: the worker's requests to the one that never answers then fail at once
     // and it stops without waiting for their timeouts.
@@ -477,9 +523,9 @@ export default async function deliveryBenchmark(options: { duration: number }): 
     const code = await worker.stop('SIGTERM', 20_000);
     if (code !== 0) log(`the worker exited with ${code} on SIGTERM:\n${worker.output()}`);
 
-    const ratio = round(callbacksPerSecond / ceiling.perSecond, 3);
+    const ratio = round(median(rounds.map((r) => r.callbacksPerSecond / r.ceilingPerSecond)), 3);
     const pass = {
-      callbacksPerSecond: callbacksPerSecond >= TARGETS.callbacksPerSecond,
+      callbacksPerSecond: median(rounds.map((r) => r.callbacksPerSecond)) >= TARGETS.callbacksPerSecond,
       ratioToCeiling: ratio >= TARGETS.ratioToCeiling,
       latencyP99: latency.p99Ms !== null && latency.p99Ms <= TARGETS.latencyP99Ms && latency.received >= offered,
       fairness: dropPct <= TARGETS.fairnessDropPct,
@@ -503,8 +549,9 @@ export default async function deliveryBenchmark(options: { duration: number }): 
       },
       ceiling: { ...ceiling, cpuPct: ceilingCpuPct },
       ratioToCeiling: ratio,
+      rounds,
       latency: { ...latency, durationS: options.duration },
-      fairness: { each: FAIRNESS_EACH, healthyAlone: alone, healthyBesideTimeouts: shared, dropPct, timeoutReceiverRequests: badAttempts },
+      fairness: { each: FAIRNESS_EACH, rounds: fairness, dropPct, timeoutReceiverRequests: badAttempts },
       maxRssMb,
       targets: {
         callbacksPerSecond: `>=${TARGETS.callbacksPerSecond}`,

@@ -426,6 +426,14 @@ export function envInt(name: string, fallback: number): number {
   return n;
 }
 
+/** A scale in (0, 1] from the environment variable `name` (default 1): every count of a benchmark times it. */
+export function envScale(name: string): number {
+  const raw = process.env[name];
+  const n = raw ? Number(raw) : 1;
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new Error(`${name} must be in (0, 1], not '${raw}'.`);
+  return n;
+}
+
 /** A 32-bit hash of (a, b): the same inputs always give the same synthetic data. */
 export function mix(a: number, b: number): number {
   let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul((b + 0x632be5ab) | 0, 0xc2b2ae35);

@@ -39,7 +39,8 @@ import { join } from 'node:path';
 import { defaultRetention, loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
-import { callbackOfEvent, enqueueCallbacks, listCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import { callbackOfEvent, type NewCallback } from '../src/domain/events.ts';
+import { enqueueCallbacks, listCallbacks } from '../src/store/callbacks.ts';
 import { createApiKey, createCustomer, debitCredits } from '../src/store/customers.ts';
 import type { Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
@@ -47,6 +48,7 @@ import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
 import { startReceiverChild } from './delivery.ts';
 import {
   type Child,
+  envScale,
   freePort,
   HERALD,
   isAlive,
@@ -68,12 +70,7 @@ import { BENCH_API_VERSION, insertBenchSubscription } from './subscriptions.ts';
 const TARGETS = { deliveryDropPct: 10, pruneRowsPerSecond: 50_000, logP99Ms: 20 };
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-function scale(): number {
-  const raw = process.env.BENCH_RETENTION_SCALE;
-  const n = raw ? Number(raw) : 1;
-  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new Error(`BENCH_RETENTION_SCALE must be in (0, 1], not '${raw}'.`);
-  return n;
-}
+const scale = (): number => envScale('BENCH_RETENTION_SCALE');
 
 async function createSubscriptions(db: Db, customerId: string, eventType: EventType, urls: string[]): Promise<string[]> {
   const ids: string[] = [];

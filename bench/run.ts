@@ -1,38 +1,31 @@
 /**
  * Benchmark entry: `npm run bench -- <name>...` runs the named benchmarks, `npm run bench` runs all.
  * Each benchmark logs progress to stderr and ends with ONE JSON line of figures on stdout, also appended
- * (with the time of the run) to bench/results/<name>.jsonl.
+ * to bench/results/<name>.jsonl with the date, the commit, the machine and its load (bench/results.ts).
  * BENCH_DURATION sets the seconds of each measured load (default 10).
  *
  * To add a benchmark: a module under bench/ whose default export is a Benchmark, and a line below.
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { benchDuration, log, runCleanups } from './lib.ts';
-
-/** bench/results/<benchmark>.jsonl: one line of figures per run. */
-const RESULTS = join(dirname(fileURLToPath(import.meta.url)), 'results');
+import { appendResult, runContext } from './results.ts';
 
 export type Benchmark = (options: { duration: number }) => Promise<Record<string, unknown>>;
 
 const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   api: () => import('./api.ts'),
   bulk: () => import('./bulk.ts'),
-  'callback-ids': () => import('./callback-ids.ts'),
   capacity: () => import('./capacity.ts'),
   console: () => import('./console.ts'),
-  'db-statements': () => import('./db-statements.ts'),
   delivery: () => import('./delivery.ts'),
+  'delivery-outage': () => import('./delivery-outage.ts'),
   'e2e-latency': () => import('./e2e-latency.ts'),
-  enqueue: () => import('./enqueue.ts'),
+  'event-stream': () => import('./event-stream.ts'),
   'evm-ingest': () => import('./evm-ingest.ts'),
   matching: () => import('./matching.ts'),
   mempool: () => import('./mempool.ts'),
   recovery: () => import('./recovery.ts'),
   retention: () => import('./retention.ts'),
   'tron-block': () => import('./tron-block.ts'),
-  usage: () => import('./usage.ts'),
   'utxo-block': () => import('./utxo-block.ts'),
   'xrp-ledger': () => import('./xrp-ledger.ts'),
   backfill: () => import('./backfill.ts'),
@@ -71,11 +64,11 @@ for (const name of names.length > 0 ? names : Object.keys(BENCHMARKS)) {
   const load = BENCHMARKS[name] as () => Promise<{ default: Benchmark }>;
   log(`=== ${name} ===`);
   try {
+    const context = runContext();
     const figures = await (await load()).default({ duration });
     process.stdout.write(`${JSON.stringify(figures)}\n`);
     // Every run's figures, appended: the docs show the latest; the file keeps the history.
-    mkdirSync(RESULTS, { recursive: true });
-    appendFileSync(join(RESULTS, `${name}.jsonl`), `${JSON.stringify({ at: new Date().toISOString(), ...figures })}\n`);
+    appendResult(name, context, figures);
   } catch (error) {
     failed = true;
     process.stderr.write(`bench ${name} failed: ${(error as Error).stack ?? String(error)}\n`);

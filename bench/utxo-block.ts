@@ -50,11 +50,11 @@ import { createUtxoRpcClient } from '../src/chains/utxo/rpc.ts';
 import type { RpcBlock } from '../src/chains/utxo/rpc-types.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { validateAddress } from '../src/domain/addresses.ts';
+import type { IndexableSubscription } from '../src/domain/subscriptions.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { matchBlock } from '../src/matching/match.ts';
 import { createCustomer } from '../src/store/customers.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
-import type { IndexableSubscription } from '../src/store/subscriptions.ts';
 import { insertWallet } from '../src/store/wallets.ts';
 import {
   type Child,

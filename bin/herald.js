@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-// Runs the compiled program (dist/, built by `npm install` through the prepare script) when it is at
-// least as new as every file under src/; otherwise the TypeScript sources through tsx, so an edit is
-// picked up at once without a build. The compiled form starts faster and uses ~30 MB less memory.
-import { readdirSync, statSync } from 'node:fs';
+// The installed package (`npm pack`, docs/operations/install.md) carries the compiled program only: dist/,
+// no src/. It runs as it is; nothing is built at install or at start.
+// A clone runs the compiled program (dist/, built by `npm install` through the prepare script) when it is
+// at least as new as every file under src/; otherwise the TypeScript sources through tsx (a development
+// dependency), so an edit is picked up at once without a build. The compiled form starts faster and uses
+// ~30 MB less memory.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const root = new URL('../', import.meta.url);
+const sources = new URL('src/', root);
 
 function newestMtime(dir) {
   let newest = 0;
@@ -16,7 +20,7 @@ function newestMtime(dir) {
 }
 
 const built = statSync(new URL('dist/.build-stamp', root), { throwIfNoEntry: false });
-if (built && built.mtimeMs >= newestMtime(new URL('src/', root))) {
+if (!existsSync(sources) || (built && built.mtimeMs >= newestMtime(sources))) {
   await import('../dist/src/cli/main.js');
 } else {
   const { register } = await import('tsx/esm/api');

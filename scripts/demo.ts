@@ -231,7 +231,7 @@ async function main(): Promise<void> {
   // What an operator would put in herald.config.json for this setup.
   const configFile = join(dir, 'herald.config.json');
   const fileConfig = {
-    // chainId: the node is a local development chain, not goerli (README "Chain identity").
+    // chainId: the node is a local development chain, not goerli (docs/reference/chains.md "Chain identity").
     chains: [{ blockchain: 'ethereum', network: 'goerli', chainId: node.chainId, rpcUrl: node.url, wsUrl: node.wsUrl, pollIntervalMs: 200 }],
     delivery: { allowNetworks: ['127.0.0.1/32', '::1/128'], caFile, pollIntervalMs: 50 },
     logLevel: VERBOSE ? 'info' : 'warn',

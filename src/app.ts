@@ -11,12 +11,13 @@ import { startOpsServer } from './api/ops-server.ts';
 import { API_VERSION } from './api/schemas.ts';
 import { buildServer } from './api/server.ts';
 import type { ChainAdapter } from './chains/types.ts';
-import type { Config } from './config/config.ts';
+import { type Config, withBilling } from './config/config.ts';
 import { raiseProcessAlert, startAlertMonitor } from './delivery/alert-monitor.ts';
 import { type RecoveryRunner, startRecoveryRunner } from './delivery/recovery.ts';
 import { openPrunerDb, startRetentionPruner } from './delivery/retention.ts';
 import { CallbackSender } from './delivery/sender.ts';
 import { type Clock, type DeliveryWorker, startDeliveryWorker } from './delivery/worker.ts';
+import type { ChainKey } from './domain/chains.ts';
 import type { IngestService } from './ingest/service.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { AccessCache } from './services/access.ts';
@@ -24,13 +25,15 @@ import { CreditCharger } from './services/credits.ts';
 import { GroupedCreates } from './services/grouped-creates.ts';
 import { startHistorySampler } from './services/history-sampler.ts';
 import { InFlightCap } from './services/in-flight-cap.ts';
+import { StreamWake } from './services/stream-wake.ts';
 import { queueStats } from './store/callbacks.ts';
 import { listChainNodes } from './store/chain-nodes.ts';
-import { type ChainKey, listChainStatus } from './store/chain-state.ts';
+import { listChainStatus } from './store/chain-state.ts';
 import { listenForChanges } from './store/changes.ts';
 import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
 import type { SupervisionHooks } from './store/embedded.ts';
 import { type OpenDatabase, openDatabase } from './store/open.ts';
+import { tokenMetadataCache } from './store/token-metadata.ts';
 
 export interface RunningApp {
   /** The HTTP server, when this process has the api role. */
@@ -81,10 +84,11 @@ export function createSender(config: Config): CallbackSender {
 }
 
 export async function startApp(
-  config: Config,
-  logger: Logger = createLogger(config),
+  given: Config,
+  logger: Logger = createLogger(given),
   options: { clock?: Clock; onFatal?: (error: Error) => void } = {},
 ): Promise<RunningApp> {
+  const config = withBilling(given);
   const metrics = createMetrics();
   let opened: OpenDatabase | undefined;
   const database = await openDatabase(config, {
@@ -134,24 +138,42 @@ export async function startApp(
     }
     const ingest = config.roles.includes('ingest') && config.chains.length > 0 ? await startChainFollowing(config, database, logger, metrics) : undefined;
     metrics.setChainSource(async () =>
-      (await listChainStatus(database.db)).map((r) => ({ ...r, processedHeight: r.height, nodeHeight: r.nodeHead, stopped: r.state === 'stopped' })),
+      (await listChainStatus(database.db)).map((r) => ({
+        ...r,
+        processedHeight: r.height,
+        nodeHeight: r.nodeHead,
+        stopped: r.state === 'stopped',
+        held: r.hold !== null,
+      })),
     );
     metrics.setNodeSource(() => listChainNodes(database.db));
     if (ingest) stops.push(() => ingest.close());
     let listenerLost = false;
+    // The event stream's long-polls wake on the same announcement as the delivery worker (services/stream-wake.ts).
+    const streamWake = config.roles.includes('api') ? new StreamWake() : undefined;
     const changes = listenForChanges(database.listenUrl, {
       onChange: (change) => {
         access.forgetCustomer(change.customerId);
         if (change.table === 'api_keys') access.forgetUnknownKeys();
         if (change.table === 'operator_tokens') access.forgetUnknownOperatorTokens();
       },
-      onCallbacks: worker ? () => worker.wake() : undefined,
+      onCallbacks:
+        worker || streamWake
+          ? () => {
+              worker?.wake();
+              streamWake?.notify();
+            }
+          : undefined,
       onSubscription: ingest ? (change) => ingest.onSubscriptionChange(change) : undefined,
       onLive: (live) => {
         // After a loss, say it is back: an operator (and the topology test) sees that the process recovered by itself.
         if (live && listenerLost) logger.info('change listener connected again; caches on');
         listenerLost = !live;
         access.setLive(live);
+        if (streamWake) {
+          streamWake.live = live;
+          streamWake.notify();
+        }
         // (Re)connected: announcements may have been missed, so the matching indexes are rebuilt.
         if (live && ingest) void ingest.reload().catch((error) => logger.error({ err: error }, 'matching indexes not loaded'));
       },
@@ -172,10 +194,11 @@ export async function startApp(
       dryRuns: new InFlightCap(config.blockJobs.dryRunsPerCustomer),
       chainReader: readers?.get,
       health: database.embedded?.health,
+      streamWake,
     };
     const server = config.roles.includes('api') ? await buildServer(common, { logger, metrics }) : undefined;
     if (server) {
-      // The operator's chain lag charts: sampled by the API role (README "Console API").
+      // The operator's chain lag charts: sampled by the API role (docs/reference/api-overview.md "Console API").
       const sampler = startHistorySampler({ db: database.db, logger });
       stops.push(() => sampler.stop());
     }
@@ -185,6 +208,8 @@ export async function startApp(
       const address = server.addresses()[0] as AddressInfo;
       url = `http://${address?.family === 'IPv6' ? `[${address.address}]` : address?.address}:${address?.port}`;
       stops.push(() => closeServer(server, config, logger));
+      // Before the server closes (stops run last first): long-polls answer now instead of holding it open.
+      stops.push(async () => streamWake?.close());
     }
     let metricsUrl: string | undefined;
     if (!server && config.metricsPort !== undefined) {
@@ -248,7 +273,7 @@ async function startChainFollowing(config: Config, database: OpenDatabase, logge
     metrics,
     createAdapter: (chain, options) =>
       createChainAdapter(chain, {
-        db: database.db,
+        tokenMetadataCache: tokenMetadataCache(database.db),
         logger,
         background: options?.background,
         ...(options?.reportNodes !== false && { onNodes: nodeReporter(database.db, chain, logger) }),
@@ -266,7 +291,7 @@ async function createChainReaders(config: Config, database: OpenDatabase, logger
   const adapters = new Map<string, ChainAdapter>();
   for (const chain of config.chains) {
     const key = { blockchain: chain.blockchain, network: chain.network } as ChainKey;
-    const adapter = createChainAdapter({ ...chain, ...key, wsUrl: undefined, wsUrls: [] }, { db: database.db, logger });
+    const adapter = createChainAdapter({ ...chain, ...key, wsUrl: undefined, wsUrls: [] }, { tokenMetadataCache: tokenMetadataCache(database.db), logger });
     if (adapter) adapters.set(`${chain.blockchain}/${chain.network}`, adapter);
   }
   return {

@@ -39,6 +39,8 @@ export interface ChainGaugeRow {
   processedHeight: number | null;
   nodeHeight: number | null;
   stopped: boolean;
+  /** Held by the deep-reorganisation breaker (store/chain-holds.ts). */
+  held: boolean;
 }
 
 export interface NodeGaugeRow {
@@ -121,6 +123,11 @@ export function createMetrics(): Metrics {
     r.nodeHeight === null || r.processedHeight === null ? null : Math.max(0, r.nodeHeight - r.processedHeight),
   );
   chainGauge('herald_chain_stopped', '1 when following stopped (a reorganisation deeper than the window): an operator must look.', (r) => (r.stopped ? 1 : 0));
+  chainGauge(
+    'herald_chain_held',
+    "1 when the deep-reorganisation breaker holds the chain's confirmed callbacks: an operator must look, then release it (herald chains release).",
+    (r) => (r.held ? 1 : 0),
+  );
 
   let nodeSource: (() => Promise<NodeGaugeRow[]>) | undefined;
   let nodeRead: Promise<NodeGaugeRow[]> | undefined;

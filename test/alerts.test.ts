@@ -340,7 +340,7 @@ describe('node alerts', () => {
     }
   });
 
-  it('a node on another chain than its label (README "Chain identity") is alerted at once, not after holdSeconds', async () => {
+  it('a node on another chain than its label (docs/reference/chains.md "Chain identity") is alerted at once, not after holdSeconds', async () => {
     await resetAlerts();
     const r = await startReceiver({ ca });
     try {

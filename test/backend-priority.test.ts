@@ -3,7 +3,7 @@
  * (local) server, over its Unix socket and over TCP; never the shared pool's backends; and a backend
  * that cannot be proven to be this connection's (here: behind a TCP relay standing in for a pooler or
  * another machine) is left alone without an error. The low-priority pool that bulk creation writes through
- * (README "Bulk subscription creation") is such a background pool: with the embedded database its backends
+ * (docs/guides/bulk-import.md) is such a background pool: with the embedded database its backends
  * run at nice 10 and the main pool's keep theirs.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

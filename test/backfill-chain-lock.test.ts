@@ -7,8 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type BatchResult, type BlockJob, createBlockJob, writeJobBatch } from '../src/store/block-jobs.ts';
-import { type ChainKey, lockChain, saveCursor } from '../src/store/chain-state.ts';
+import type { BlockJob } from '../src/domain/block-jobs.ts';
+import type { ChainKey } from '../src/domain/chains.ts';
+import { type BatchResult, createBlockJob, writeJobBatch } from '../src/store/block-jobs.ts';
+import { lockChain, saveCursor } from '../src/store/chain-state.ts';
 import { createDb, type Db } from '../src/store/db.ts';
 import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { startTestApp, type TestApp } from './harness.ts';

@@ -486,7 +486,7 @@ describe('herald subscriptions import', () => {
           '--event',
           'transaction-mined',
         ],
-        // ethereum goerli is not followed here (README "Chains without a node"): accepted all the same.
+        // ethereum goerli is not followed here (docs/reference/chains.md "Chains without a node"): accepted all the same.
         { env: { ...process.env, DATABASE_URL: t.config.databaseUrl, HERALD_LOG_LEVEL: 'warn', HERALD_SUBSCRIPTIONS_ALLOW_UNFOLLOWED_CHAINS: 'true' } },
       ).catch((error: { code: number; stdout: string; stderr: string }) => error);
       expect((result as { code?: number }).code).toBe(1); // some lines failed

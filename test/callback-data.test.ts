@@ -1,8 +1,8 @@
 /**
- * The Callback Data reads (CATALOGUE.md section 3) end to end: herald with every role, following a real
+ * The Callback Data reads (docs/reference/api.md#callback-data-reads) end to end: herald with every role, following a real
  * EVM node (EDR) as ethereum/goerli and the fake Bitcoin-family nodes (Bitcoin Core, Bitcoin Cash Node,
  * Dogecoin, Dash, zcashd) as their testnets; the reads answered from the nodes through the API role's
- * own adapters, and the address read from herald's wallet ledger. Access (7.10), credits (7.12), the
+ * own adapters, and the address read from herald's wallet ledger. Access (docs/reference/api.md#settled-callback-data-reads), credits (#settled-statuses-chains-and-prices), the
  * error answers and a fuzz of malformed path values.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -100,7 +100,7 @@ describe('EVM reads, on a real EVM node', () => {
       difficulty: BigInt(raw.difficulty).toString(),
     });
 
-    // By hash (any case): the same block, with the EVM fields at the top level too (section 3.2).
+    // By hash (any case): the same block, with the EVM fields at the top level too (docs/reference/api.md#block-by-hash).
     const byHash = await t.request('GET', `${EVM}/blocks/hash/0x${raw.hash.slice(2).toUpperCase()}`, { key: c.key });
     expect(byHash.status, byHash.text).toBe(200);
     const { blockchainSpecific, ...top } = byHash.body.data.item;
@@ -344,7 +344,7 @@ describe('Tron reads, on the fake java-tron', () => {
   });
 });
 
-describe('the address read (CATALOGUE.md 3.1, 7.10)', () => {
+describe('the address read (docs/reference/api.md#address-details and #settled-callback-data-reads)', () => {
   /** The chain's last processed block, as the status endpoint says. */
   const processed = async (key: string, blockchain: string): Promise<number | null> => {
     const s = await t.request('GET', '/blockchain-events/status', { key });
@@ -572,7 +572,7 @@ describe('access, credits and errors', () => {
     expect(codeOf(await t.request('GET', `/blockchain-events/litecoin/testnet/transactions/${'ab'.repeat(32)}`, { key: c.key }))).toBe(
       '404 resource_not_found',
     );
-    // Section 2.0: the address read has no tron.
+    // docs/reference/api.md#settled-statuses-chains-and-prices: the address read has no tron.
     const tronAddress = await t.request('GET', `/blockchain-events/tron/nile/addresses/${SAMPLE.tronAddress}`, { key: c.key });
     expect(codeOf(tronAddress)).toBe('400 uri_not_found');
     expect(tronAddress.body.error.details[0].attribute).toBe('blockchain');

@@ -1,5 +1,5 @@
 /**
- * A node must be the chain its label names (README "Chain identity"). Each family's adapter reads the node's
+ * A node must be the chain its label names (docs/reference/chains.md "Chain identity"). Each family's adapter reads the node's
  * identity from its real RPC (EDR's eth_chainId, a fake Bitcoin Core's getblockchaininfo and block 0, a fake
  * java-tron's genesis block, a fake rippled's server_info network_id); herald refuses to follow a node on
  * another chain (the status says why, the node is never read) and follows it once the configuration declares

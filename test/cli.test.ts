@@ -13,8 +13,9 @@ import { freePort } from '../src/store/embedded.ts';
 
 const run = promisify(execFile);
 const dataDir = mkdtempSync(join(tmpdir(), 'herald-cli-'));
-// No chain is followed here: subscriptions are accepted all the same (README "Chains without a node").
+// No chain is followed here: subscriptions are accepted all the same (docs/reference/chains.md "Chains without a node").
 const env = { ...process.env, DATABASE_URL: '', HERALD_LOG_LEVEL: 'warn', HERALD_SUBSCRIPTIONS_ALLOW_UNFOLLOWED_CHAINS: 'true' };
+const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 const herald = (...args: string[]) => run('node', ['bin/herald.js', ...args, '--data-dir', dataDir], { env });
 
 interface Server {
@@ -23,11 +24,11 @@ interface Server {
   stdout: () => string;
 }
 
-async function startServer(): Promise<Server> {
+async function startServer(moreEnv: Record<string, string> = {}): Promise<Server> {
   const port = await freePort();
   // Port and data directory from the environment: a flag's absence must leave them to HERALD_PORT and
   // HERALD_DATA_DIR (other tests give --port).
-  const child = spawn('node', ['bin/herald.js', 'serve'], { env: { ...env, HERALD_PORT: String(port), HERALD_DATA_DIR: dataDir } });
+  const child = spawn('node', ['bin/herald.js', 'serve'], { env: { ...env, HERALD_PORT: String(port), HERALD_DATA_DIR: dataDir, ...moreEnv } });
   let out = '';
   child.stdout?.on('data', (chunk) => {
     out += chunk;
@@ -76,6 +77,7 @@ describe('herald on a new data directory', () => {
     firstKey = match?.[0] ?? '';
     const r = await call(server, firstKey, 'GET', '/wallet-as-a-service/wallets/all-assets');
     expect(r.status).toBe(200);
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({ status: 'ok', version });
 
     // Operator commands while the server runs: they share its embedded database.
     await herald('customers', 'create', '--name', 'acme', '--credits', '50000', '--max-subscriptions', '10');
@@ -95,9 +97,16 @@ describe('herald on a new data directory', () => {
     expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
-  it('keeps everything across a restart and prints no new key', async () => {
-    const server = await startServer();
+  it('keeps everything across a restart and prints no new key; the ready line names the version', async () => {
+    const server = await startServer({ HERALD_LOG_LEVEL: 'info' });
     expect(server.stdout()).not.toMatch(/hk_/);
+    const ready = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; version?: string })
+      .find((line) => line.msg === 'herald is ready');
+    expect(ready?.version).toBe(version);
     const r = await call(server, acmeKey, 'GET', `/blockchain-events/subscriptions/${subscriptionId}`);
     expect(r.status).toBe(200);
     expect(((await r.json()) as { data: { item: { callbackUrl: string } } }).data.item.callbackUrl).toBe('https://hooks.acme.example/cb');
@@ -246,7 +255,6 @@ describe('herald on a new data directory', () => {
   }, 90_000);
 
   it('--version prints the version in package.json', async () => {
-    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
     expect((await run('node', ['bin/herald.js', '--version'], { env })).stdout.trim()).toBe(version);
   });
 

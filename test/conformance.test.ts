@@ -63,6 +63,7 @@ const CHAIN_DIRECTORIES = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'd
 /** What is in test/fixtures but not read here, and why. */
 const EXCLUDED: Record<string, string> = {
   'README.md': "the collection's documentation (its file index is checked against every file below), not node data",
+  upgrade: 'a database snapshot taken at an earlier release, read by test/upgrade.test.ts to migrate it forward; not node data',
 };
 
 // ---------------------------------------------------------------------------------------------------------

@@ -25,6 +25,9 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import type { Address } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
+import { tripBreaker } from '../src/store/chain-holds.ts';
+import { saveCursor } from '../src/store/chain-state.ts';
+import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { ensureConsoleBuilt } from './support/console-build.ts';
 import { startTestDns, type TestDns } from './support/dns.ts';
@@ -411,6 +414,20 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await visited(page, 'credits-and-usage');
   }, 60_000);
 
+  it('sets a default confirmation policy of a chain (tiers, then finality) and removes it', async () => {
+    await nav(page, 'Credits and usage');
+    await page.getByText('No policy: subscriptions default to receiveCallbackOn 3.').waitFor();
+    await page.getByLabel('Blockchain').selectOption('ethereum');
+    await page.getByLabel('Network').selectOption('sepolia');
+    await page.getByRole('button', { name: 'Set the policy of ethereum sepolia' }).click();
+    await page.getByRole('cell', { name: 'up to 1: 1 · up to 10: 3 · above: 6' }).waitFor();
+    await page.getByLabel('Policy', { exact: true }).selectOption('finality');
+    await page.getByRole('button', { name: 'Set the policy of ethereum sepolia' }).click();
+    await page.getByRole('cell', { name: 'When the block is final' }).waitFor();
+    await page.getByRole('button', { name: 'Remove the policy of ethereum sepolia' }).click();
+    await page.getByText('No policy: subscriptions default to receiveCallbackOn 3.').waitFor();
+  }, 60_000);
+
   it('operator: signs in with a token from herald operator-tokens create, adds credits, and revokes the key; the customer console signs out with a clear message', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/herald.js'), 'operator-tokens', 'create', '--name', 'ops'], {
       env: { ...process.env, DATABASE_URL: t.config.databaseUrl },
@@ -449,8 +466,10 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
       .click();
     await op.getByText(/is revoked\./).waitFor();
 
-    // The customer's console (still on the credits page, which refreshes itself every 10 s) makes its next
-    // request with the revoked key, is refused, signs out and says why.
+    // The customer's console makes its next request with the revoked key, is refused, signs out and says
+    // why. The credits page would refresh itself within 10 s; moving to another page asks at once, so the
+    // test does not wait for the timer.
+    await nav(page, 'Subscriptions');
     await page.getByRole('heading', { level: 1, name: 'Sign in to herald' }).waitFor({ timeout: 20_000 });
     expect(await page.getByRole('alert').first().textContent()).toContain('You have been signed out: the API key was not accepted');
     await expect(page.evaluate(() => sessionStorage.length)).resolves.toBe(0);
@@ -470,4 +489,75 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await op.getByRole('cell', { name: 'localhost' }).first().waitFor();
     await visited(op, 'operator-delivery');
   }, 120_000);
+
+  it('operator: a chain held by the deep-reorganisation breaker shows its depth and blocks; Release lets it go (as herald chains release)', async () => {
+    const dash = { blockchain: 'dash', network: 'testnet' } as const;
+    await t.app.database.db.transaction('test:hold', async (tx) => {
+      await saveCursor(tx, dash, { height: 40, hash: 'h40', timestamp: Math.floor(Date.now() / 1000) }, 40);
+      const blocks = [37, 38, 39, 40].map((height) => ({ height, orphanedHash: `orphaned-${height}`, newHash: `new-${height}` }));
+      const trip = { at: new Date().toISOString(), reason: 'reorganisation' as const, depth: 4, ancestorHeight: 36, ancestorHash: 'h36', blocks, detail: null };
+      await tripBreaker(tx, dash, trip, 3);
+    });
+    await nav(op, 'Delivery');
+    await nav(op, 'Chains');
+    const chain = op.locator('li.card', { has: op.getByRole('heading', { name: /dash \/ testnet/ }) });
+    const hold = chain.getByRole('region', { name: 'Held by the deep-reorganisation breaker' });
+    await hold.waitFor();
+    expect(await hold.textContent()).toContain('a reorganisation of 4 blocks (more than reorgBreakerDepth 3)');
+    await hold.getByRole('cell', { name: 'orphaned-38' }).waitFor();
+    await hold.getByRole('cell', { name: 'new-38' }).waitFor();
+    await visited(op, 'operator-chain-held');
+    await hold.getByRole('button', { name: 'Release dash / testnet' }).click();
+    await op.getByText('dash / testnet is released: 0 held callbacks are being sent.').waitFor();
+    await until('the hold gone', async () => (await t.app.database.db.query('test:holds', 'SELECT 1 FROM chain_holds')).length === 0);
+  }, 60_000);
+
+  it('billing off (docs/operations/single-tenant.md): no credits, prices or credit form, for the customer or the operator', async () => {
+    const free = await startTestApp({ billing: { enabled: false } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    /** Waits until `text` no longer mentions credits (the console reads the setting after its first render); fails if it still does after 10 s. */
+    const creditless = (what: string, text: () => Promise<string | null>) =>
+      until(`${what} without credits`, async () => !/credit/i.test((await text()) ?? ''));
+    try {
+      const customer = await free.customer({ name: 'solo' });
+      const created = await free.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/block-mined', {
+        key: customer.key,
+        body: { data: { item: { callbackUrl: 'https://hooks.example.com/blocks' } } },
+      });
+      expect(created.status, created.text).toBe(200);
+      const p = await context.newPage();
+      await p.goto(`${free.url}/console/`);
+      await p.getByLabel('API key').fill(customer.key);
+      await p.getByRole('button', { name: 'Sign in with the API key' }).click();
+      await p.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+      // The account page is named for what it shows: no balance, no usage.
+      await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account', exact: true }).waitFor();
+      await p.goto(`${free.url}/console/subscriptions/${created.body.data.item.referenceId}`);
+      await p.getByRole('heading', { level: 1, name: 'Subscription', exact: true }).waitFor();
+      for (const name of ['Recover failed callbacks', 'Replay a block range']) {
+        const panel = p.getByRole('region', { name });
+        await panel.waitFor();
+        await creditless(name, () => panel.textContent());
+      }
+      await visited(p, 'billing-off-subscription');
+
+      // The operator, in a tab of its own (a fresh console, which reads the setting from GET /operator/whoami).
+      const made = await createOperatorToken(free.app.database.db, 'solo-ops');
+      const o = await context.newPage();
+      await o.goto(`${free.url}/console/`);
+      await o.getByLabel('Operator token').fill(made?.token as string);
+      await o.getByRole('button', { name: 'Sign in as operator' }).click();
+      await o.getByRole('cell', { name: 'solo' }).waitFor();
+      await creditless('the customers', () => o.locator('main').textContent());
+      expect(await o.getByRole('columnheader').allTextContents()).toEqual(['Name', 'Plan', 'Active subscriptions', 'Keys']);
+      await o.getByRole('link', { name: 'solo' }).click();
+      await o.getByRole('heading', { name: 'API keys' }).waitFor();
+      await creditless('the customer', () => o.locator('main').textContent());
+      await expect(o.getByRole('button', { name: 'Add credits' }).count()).resolves.toBe(0);
+      await visited(o, 'billing-off-operator-customer');
+    } finally {
+      await context.close();
+      await free.close();
+    }
+  }, 60_000);
 });

@@ -1,5 +1,5 @@
 /**
- * The contract, table-driven: every endpoint is hit with every error row of CONTRACT.md section 3 it
+ * The contract, table-driven: every endpoint is hit with every error row of docs/reference/errors.md it
  * can produce, and each answer is checked for status, error.code, details and the envelope
  * (apiVersion, requestId = x-request-id, context echoed on errors too).
  */
@@ -57,7 +57,7 @@ interface Endpoint {
   /** The path names one of alice's resources: to anybody else it does not exist (404). */
   ownedResource?: boolean;
   charged: boolean;
-  /** allowDuplicates is required too (CATALOGUE.md section 2.4). */
+  /** allowDuplicates is required too (docs/reference/api.md#address-internal-transactions-confirmed). */
   requiresAllowDuplicates?: boolean;
 }
 
@@ -972,7 +972,7 @@ describe('success shapes of the create endpoints', () => {
     expect((await twin(true)).status).toBe(201);
   });
 
-  it('409 already_exists for block events: same event, chain and callbackUrl (and height), per CATALOGUE 7.11', async () => {
+  it('409 already_exists for block events: same event, chain and callbackUrl (and height), per docs/reference/api.md#settled-duplicates', async () => {
     const bob = await t.customer({ name: 'bob-blocks' });
     const post = (path: string, fields: Record<string, unknown>) => t.request('POST', withContext(path), { key: bob.key, body: item(fields) });
     expect((await post(blockMinedPath(), { callbackUrl: SAMPLE.callbackUrl })).status).toBe(200);
@@ -1040,7 +1040,7 @@ describe('success shapes of the create endpoints', () => {
     expect(tron.body.data.item).toMatchObject({ amountHigherThan: 0, contractAddress: SAMPLE.tronAddress, callbackSecretKey: 'k' });
   });
 
-  it('409 already_exists for the internal address and token amount events (CATALOGUE 7.11: address and receiveCallbackOn; amount and contract)', async () => {
+  it('409 already_exists for the internal address and token amount events (docs/reference/api.md#settled-duplicates: address and receiveCallbackOn; amount and contract)', async () => {
     const dave = await t.customer({ name: 'dave-internal' });
     const post = (path: string, fields: Record<string, unknown>) => t.request('POST', withContext(path), { key: dave.key, body: item(fields) });
     const internal = { address: SAMPLE.evmAddress, callbackUrl: SAMPLE.callbackUrl, callbackSecretKey: 'k', allowDuplicates: false };

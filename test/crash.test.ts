@@ -1,5 +1,5 @@
 /**
- * Crash safety of delivery (contract section 4, "Guarantees"): a delivery worker killed with SIGKILL in
+ * Crash safety of delivery (docs/reference/events/README.md#idempotency): a delivery worker killed with SIGKILL in
  * the middle of a batch loses nothing. ~3,000 callbacks are queued; a worker runs as a child process
  * (`herald serve --roles delivery`), is killed once the receiver has seen some hundreds of requests, and
  * a second worker, started after it, delivers the rest, the dead worker's claims included (its lease is
@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { callbackBody } from '../src/domain/callbacks.ts';
-import { enqueueCallbacks, type NewCallback } from '../src/store/callbacks.ts';
+import type { NewCallback } from '../src/domain/events.ts';
+import { enqueueCallbacks } from '../src/store/callbacks.ts';
 import { SAMPLE, startTestApp, type TestApp } from './harness.ts';
 import { type HeraldProcess, killAllHeralds, spawnHerald } from './support/herald-process.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';

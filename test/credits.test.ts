@@ -124,3 +124,51 @@ describe('credits', () => {
     expect(results.filter((r) => r.status === 403).every((r) => r.body.error.code === 'blockchain_events_callbacks_limit_reached')).toBe(true);
   });
 });
+
+describe('billing.enabled false (single-tenant installs, docs/operations/single-tenant.md)', () => {
+  let free: TestApp;
+  beforeAll(async () => {
+    free = await startTestApp({ billing: { enabled: false } });
+  });
+  afterAll(() => free.close());
+
+  it('charges nothing, refuses nothing for credits or plan, and sends no x-credits-* header', async () => {
+    // No credits at all, a plan without mainnets and a cap of one active subscription: none of it applies.
+    const c = await free.customer({ credits: 0n, plan: { mainnetAllowed: false, maxActiveSubscriptions: 1 } });
+    for (let n = 1; n <= 3; n++) {
+      const res = await free.request('POST', '/blockchain-events/ethereum/mainnet/subscriptions/transaction-mined', { key: c.key, body: txBody(n) });
+      expect(res.status, res.text).toBe(200);
+      expect(res.headers.get('x-credits-consumed')).toBeNull();
+      expect(res.headers.get('x-credits-available')).toBeNull();
+    }
+    const listed = await free.request('GET', '/blockchain-events/subscriptions', { key: c.key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.items).toHaveLength(3);
+    expect(listed.headers.get('x-credits-consumed')).toBeNull();
+    const assets = await free.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+    expect(assets.status, assets.text).toBe(200);
+    expect((await findCustomerByName(free.app.database.db, c.name))?.credits).toBe(0n);
+    // The account says billing is off, and the plan limits nothing but the request rate.
+    const account = await free.request('GET', '/account', { key: c.key });
+    expect(account.status, account.text).toBe(200);
+    expect(account.body.data.item).toMatchObject({ billingEnabled: false, plan: { mainnetAllowed: true, maxActiveSubscriptions: null } });
+    // Errors stay errors (a callback URL that is not https is refused), never a 402.
+    const bad = await free.request('POST', '/blockchain-events/ethereum/mainnet/subscriptions/transaction-mined', {
+      key: c.key,
+      body: txBody(4, { callbackUrl: 'ftp://x' }),
+    });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect(bad.status).toBeLessThan(500);
+    expect(bad.status).not.toBe(402);
+  });
+
+  it('billing stays on by default: the same customer is refused (402) and charged with billing', async () => {
+    const c = await t.customer({ credits: 0n });
+    expect((await t.request('POST', mined, { key: c.key, body: txBody(99) })).status).toBe(402);
+    const paying = await t.customer({ credits: 1000n });
+    const res = await t.request('POST', mined, { key: paying.key, body: txBody(99) });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get('x-credits-available')).toBe('0');
+    expect((await t.request('GET', '/account', { key: c.key })).body.data.item.billingEnabled).toBe(true);
+  });
+});

@@ -13,7 +13,10 @@ let db: Db;
 beforeAll(async () => {
   // One connection: the statements prepared by one query are there for the next.
   db = createDb(await createTestDatabase(), { poolSize: 1 });
-  await db.query('test:create', 'CREATE TABLE plan_probe (id uuid PRIMARY KEY, pad text NOT NULL)');
+  // No autovacuum on it: an automatic ANALYZE after the table grew would invalidate the cached plan and the
+  // prepared statement would be planned afresh (a CI run saw exactly that: Index Only Scan where the
+  // cached sequential scan was expected).
+  await db.query('test:create', 'CREATE TABLE plan_probe (id uuid PRIMARY KEY, pad text NOT NULL) WITH (autovacuum_enabled = false)');
   await db.query('test:seed', "INSERT INTO plan_probe SELECT gen_random_uuid(), repeat('x', 200) FROM generate_series(1, 20)");
   await db.query('test:analyze', 'ANALYZE plan_probe');
 });

@@ -1,5 +1,5 @@
 /**
- * Destination safety end to end (contract section 4): callbacks reach only public addresses, judged on
+ * Destination safety end to end (docs/reference/events/README.md): callbacks reach only public addresses, judged on
  * the address actually connected to, after DNS, unless the operator allow-lists a network. Names are
  * resolved through a test DNS server (config delivery.dnsServers), so a name can point anywhere.
  *

@@ -1,5 +1,5 @@
 /**
- * Callback-domain verification (contract section 5): register a domain, prove control with an HTTPS
+ * Callback-domain verification (docs/reference/api.md#callback-domains): register a domain, prove control with an HTTPS
  * file or a DNS TXT record, and the verified host is then accepted as a callbackUrl host. The HTTPS
  * file is served by a test receiver on loopback (allow-listed), names resolve through a test DNS server.
  */

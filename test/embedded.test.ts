@@ -30,6 +30,7 @@ import { startApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { freePort, openEmbeddedDatabase } from '../src/store/embedded.ts';
 import { OPEN_BASE } from '../src/store/server-user.ts';
+import { HERALD_VERSION } from '../src/version.ts';
 import { until } from './support/wait.ts';
 
 const isRoot = userInfo().uid === 0;
@@ -305,7 +306,7 @@ describe('supervision of the embedded server', () => {
         const res = await fetch(`${app.url}${path}`, { headers: key ? { 'x-api-key': key } : {} });
         return { status: res.status, body: (await res.json()) as Record<string, unknown> };
       };
-      expect(await get('/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
+      expect(await get('/healthz')).toEqual({ status: 200, body: { status: 'ok', version: HERALD_VERSION } });
       const before = postmaster();
 
       process.kill(before.pid, 'SIGKILL');
@@ -317,7 +318,11 @@ describe('supervision of the embedded server', () => {
       }
       expect(down).toEqual({
         status: 503,
-        body: { status: 'unhealthy', reason: expect.stringMatching(/embedded PostgreSQL server exited on signal SIGKILL; starting it again/) },
+        body: {
+          status: 'unhealthy',
+          reason: expect.stringMatching(/embedded PostgreSQL server exited on signal SIGKILL; starting it again/),
+          version: HERALD_VERSION,
+        },
       });
 
       await until('the embedded server to be started again', async () => (await get('/healthz')).status === 200, 60_000);

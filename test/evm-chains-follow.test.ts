@@ -3,12 +3,12 @@
  * shared follow scenarios (test/support/follow-scenarios.ts): the node runs with the chain id of the test
  * network herald is told it follows (BSC testnet 97, Mordor 63), and herald is configured with that chain.
  * ethereum/goerli has its own, fuller suite (test/evm-follow.test.ts); here is what differs per chain
- * (CONTRACT.md 4, CATALOGUE.md 1.1 and 7.9): the unit of coin callbacks (BNB, ETC), the fungible token type
+ * (docs/reference/events/README.md#token-objects; docs/reference/api.md#settled-callback-contents): the unit of coin callbacks (BNB, ETC), the fungible token type
  * (BEP-20 on BSC, ERC-20 on ETC; NFTs are ERC-721 on both) and the network names, over a representative
  * subset: coins to and from an address, coins each-confirmation, block events with a reorganisation, a
  * transaction mined again after one, fungible and NFT transfers (confirmed and each-confirmation), the NFT
  * in the wallet's all-assets, internal transfers (address events, each-confirmation, the amount event), and the Callback Data reads (no `transactionStatus` on these two chains,
- * CATALOGUE 3.6). ethereum/goerli runs the coin each-confirmation scenario here, which its own suite lacks.
+ * docs/reference/api.md#callback-data-reads). ethereum/goerli runs the coin each-confirmation scenario here, which its own suite lacks.
  *
  * The same scenarios run on a second real EVM node, Anvil (test/support/anvil-node.ts), as ethereum/goerli:
  * Anvil serves eth_getBlockReceipts and trace_block (and debug_traceBlockByNumber), as production nodes do
@@ -24,7 +24,7 @@ import { describeFollowScenarios, SCENARIOS as EVERY_SCENARIO, type ScenarioName
 import { describeWithRealNode } from './support/real-node.ts';
 
 const SCENARIOS: ScenarioName[] = ['mined', 'reorg', 'blocks', 'coins', 'coins-each', 'tokens', 'internal', 'reads'];
-/** CATALOGUE 3.5 and 3.6: the EVM block keys, and the transaction keys of ethereum-classic and BSC (ethereum's without `transactionStatus`). */
+/** docs/reference/api.md#callback-data-reads: the EVM block keys, and the transaction keys of ethereum-classic and BSC (ethereum's without `transactionStatus`). */
 const READS = {
   block: ['difficulty', 'extraData', 'gasLimit', 'gasUsed', 'minedInSeconds', 'nonce', 'sha3Uncles', 'size', 'totalDifficulty', 'uncles'],
   transaction: ['contract', 'gasLimit', 'gasPrice', 'gasUsed', 'inputData', 'nonce'],

@@ -24,6 +24,8 @@ import { until } from './support/wait.ts';
 
 const ETH = 10n ** 18n;
 const SECRET = 'whsec-evm-follow';
+/** The safety verdict of a callback nothing is wrong with (docs/concepts/deposit-safety.md). */
+const OK = { verdict: 'ok', flags: [] };
 
 let node: EvmNode;
 let receiver: Receiver;
@@ -45,7 +47,19 @@ beforeAll(async () => {
   await writeContract(node, 'TestToken', token, 'mint', [node.accounts[0]?.address, 1_000_000n * 10n ** 6n]);
   await node.setAutomine(false);
   t = await startTestApp({
-    chains: [{ blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, wsUrl: node.wsUrl, pollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 }],
+    chains: [
+      {
+        blockchain: 'ethereum',
+        network: 'goerli',
+        rpcUrl: node.url,
+        wsUrl: node.wsUrl,
+        pollIntervalMs: 50,
+        concurrency: 8,
+        requestTimeoutMs: 5000,
+        // The test token is this chain's well-known token: a copy of its symbol elsewhere is a look-alike.
+        knownTokens: [{ contract: getAddress(token), symbol: 'HTT', name: 'Herald Test Token' }],
+      },
+    ],
     delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
   });
   c = await t.customer({ domains: ['localhost'] });
@@ -150,6 +164,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       tokenType: 'ERC-20',
       token: { name: 'Herald Test Token', symbol: 'HTT', decimals: '6', amount: '2.5', contractAddress: token.toLowerCase() },
       direction: 'incoming',
+      safety: OK,
     });
     await mineAndProcess(); // 4th confirmation of the NFT block
     const both = await until('the ERC-721 callback', async () => callbacksOf(id).length === 2 && callbacksOf(id));
@@ -162,6 +177,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       tokenType: 'ERC-721',
       token: { name: 'Herald Test NFT', symbol: 'HNFT', tokenId: '42', contractAddress: nft.toLowerCase() },
       direction: 'incoming',
+      safety: OK,
     });
     for (let i = 0; i < 3; i++) await mineAndProcess();
     expect(callbacksOf(id)).toHaveLength(2);
@@ -192,6 +208,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       operationId: 'call_0',
       amount: '1',
       unit: 'ETH',
+      safety: OK,
     });
     expect(below.hash).not.toBe(equal.hash);
     // The one-wei-below transfer did happen (so its silence is the threshold's doing, not a failure).
@@ -232,12 +249,16 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       apiVersion: '2021-03-20',
       referenceId: inId,
       idempotencyKey: expect.stringMatching(/^[0-9a-f]{64}$/),
-      data: { product: 'BLOCKCHAIN_EVENTS', event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', item: { ...common, address: payee, direction: 'incoming' } },
+      data: {
+        product: 'BLOCKCHAIN_EVENTS',
+        event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+        item: { ...common, address: payee, direction: 'incoming', safety: OK },
+      },
     });
     expect(outgoing?.json.data).toEqual({
       product: 'BLOCKCHAIN_EVENTS',
       event: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
-      item: { ...common, address: contract, direction: 'outgoing' },
+      item: { ...common, address: contract, direction: 'outgoing', safety: OK },
     });
   });
 
@@ -262,6 +283,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       amount: '1',
       unit: 'ETH',
       direction: 'incoming',
+      safety: OK,
       targetConfirmations: 3,
     };
     expect(items).toEqual([1, 2, 3].map((currentConfirmations) => ({ ...item, currentConfirmations })));
@@ -298,6 +320,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
         minedInBlock,
         tokenType: 'ERC-20',
         token: { name: 'Herald Test Token', symbol: 'HTT', decimals: '6', amount: '2', contractAddress: token.toLowerCase() },
+        safety: OK,
       },
     });
     expect(nonFungible?.json.data.item).toEqual({
@@ -307,6 +330,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       minedInBlock,
       tokenType: 'ERC-721',
       token: { name: 'Herald Test NFT', symbol: 'HNFT', tokenId: '77', contractAddress: nft.toLowerCase() },
+      safety: OK,
     });
   });
 
@@ -455,6 +479,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       tokenType: 'ERC-20',
       token: tokenItem,
       direction: 'incoming',
+      safety: OK,
       currentConfirmations: current,
       targetConfirmations: 3,
     });
@@ -629,6 +654,7 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
       amount: formatEth(amount),
       unit: 'ETH',
       direction,
+      safety: OK,
     });
     const byTx = (list: { json: { data: { item: Record<string, unknown> } } }[]) =>
       list.map((cb) => cb.json.data.item).sort((a, b) => String(a.transactionId).localeCompare(String(b.transactionId)));
@@ -646,8 +672,8 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     expect(byTx(callbacksOf(amountId))).toEqual(
       byTx(
         [
-          { blockchain: 'ethereum', network: 'goerli', transactionId: incoming.hash, minedInBlock: first, amount: '2', unit: 'ETH' },
-          { blockchain: 'ethereum', network: 'goerli', transactionId: internal.hash, minedInBlock: first, amount: '1', unit: 'ETH' },
+          { blockchain: 'ethereum', network: 'goerli', transactionId: incoming.hash, minedInBlock: first, amount: '2', unit: 'ETH', safety: OK },
+          { blockchain: 'ethereum', network: 'goerli', transactionId: internal.hash, minedInBlock: first, amount: '1', unit: 'ETH', safety: OK },
         ].map((i) => ({ json: { data: { item: i } } })),
       ),
     );
@@ -690,6 +716,54 @@ describe('EVM chain following (ethereum/goerli on a local EDR node)', () => {
     expect(item.coins[0].totalReceived).toBe('0');
     expect(item.fungibleTokens).toEqual([expect.objectContaining({ identifier: token.toLowerCase(), amount: '1.25', symbol: 'HTT' })]);
     expect(item.nonFungibleTokens).toEqual([expect.objectContaining({ identifier: nft.toLowerCase(), tokenId: '7', symbol: 'HNFT', type: 'ERC-721' })]);
+  });
+
+  it('safety verdict: a look-alike of the listed token, a zero-value transfer of the listed one and a token without name or symbol are "review" with their flag; a failed transaction\'s fee callback says failed', async () => {
+    const holder = privateKeyToAddress(generatePrivateKey());
+    const payer = account(1);
+    // Deployed beside the listed token, with its very symbol and name.
+    await node.setAutomine(true);
+    const lookalike = await deployContract(node, 'TestToken', ['Herald Test Token', 'HTT', 6]);
+    const nameless = await deployContract(node, 'NoDecimalsToken', ['', '']);
+    await writeContract(node, 'TestToken', lookalike, 'mint', [account(0), 10n ** 12n]);
+    await writeContract(node, 'NoDecimalsToken', nameless, 'mint', [account(0), 10n ** 12n]);
+    await node.setAutomine(false);
+    await mineAndProcess();
+    const tokensId = await subscribe('address-tokens-transactions-confirmed', { address: holder, receiveCallbackOn: 1 });
+    const coinsId = await subscribe('address-coins-transactions-confirmed', { address: payer, receiveCallbackOn: 1 });
+    await t.app.ingest?.settled();
+
+    const copy = await writeContract(node, 'TestToken', lookalike, 'transfer', [holder, 1_000_000n], { wait: false });
+    const zero = await writeContract(node, 'TestToken', token, 'transfer', [holder, 0n], { wait: false });
+    const listed = await writeContract(node, 'TestToken', token, 'transfer', [holder, 1_000_000n], { wait: false });
+    const unnamed = await writeContract(node, 'NoDecimalsToken', nameless, 'transfer', [holder, 5n], { wait: false });
+    // More than the payer holds of the listed token: reverts on chain (gas given, so nothing estimates it first).
+    const failed = await writeContract(node, 'TestToken', token, 'transfer', [holder, 10n ** 18n], { wait: false, from: 1, gas: 200_000n });
+    const minedAt = await mineAndProcess();
+    expect((await publicClient(node).getTransactionReceipt({ hash: failed.hash })).status).toBe('reverted');
+    await until('the token callbacks', async () => callbacksOf(tokensId).length === 4);
+    await until("the failed transaction's fee callback", async () => callbacksOf(coinsId).length === 1);
+    for (const cb of [...callbacksOf(tokensId), ...callbacksOf(coinsId)]) expectSigned(cb);
+    const safetyOf = new Map(callbacksOf(tokensId).map((cb) => [cb.json.data.item.transactionId, cb.json.data.item.safety]));
+    expect(Object.fromEntries(safetyOf)).toEqual({
+      [copy.hash]: { verdict: 'review', flags: ['lookalike-token'] },
+      [zero.hash]: { verdict: 'review', flags: ['zero-value'] },
+      [listed.hash]: OK,
+      [unnamed.hash]: { verdict: 'review', flags: ['unknown-token'] },
+    });
+    const fee = await publicClient(node).getTransactionReceipt({ hash: failed.hash });
+    expect(callbacksOf(coinsId)[0]?.json.data.item).toEqual({
+      blockchain: 'ethereum',
+      network: 'goerli',
+      address: payer,
+      minedInBlock: await blockOf(minedAt),
+      transactionId: failed.hash,
+      amount: formatEth(fee.gasUsed * fee.effectiveGasPrice),
+      unit: 'ETH',
+      direction: 'outgoing',
+      safety: { verdict: 'review', flags: ['failed'] },
+    });
+    await t.request('DELETE', `/blockchain-events/ethereum/goerli/subscriptions/${coinsId}`, { key: c.key });
   });
 });
 

@@ -2,9 +2,9 @@
  * Unconfirmed events on the EVM test node with automine off (a real pending pool): the pending
  * transaction filter, the transactions read by hash, coin value and ERC-20 `transfer` calldata matched;
  * the unconfirmed callback before any block, then, once mined, the confirmed callback of the other
- * subscription; a replacement (same nonce, higher fee) fires nothing more.
+ * subscription; a replacement (same nonce, higher fee) fires nothing more but the original's DROPPED (reason replaced).
  */
-import type { Address } from 'viem';
+import { type Address, encodeFunctionData, parseAbi } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
@@ -81,6 +81,7 @@ it('a pending ETH payment fires ADDRESS_COINS_TRANSACTION_UNCONFIRMED before any
     unit: 'ETH',
     direction: 'incoming',
     firstSeenInMempoolTimestamp: expect.any(Number),
+    safety: { verdict: 'ok', flags: [] }, // rbf is the Bitcoin family's flag: every pending EVM transaction can be replaced by its nonce
   });
   expect(callbacksOf(confirmed)).toHaveLength(0);
   await mineAndProcess();
@@ -109,13 +110,14 @@ it('a pending ERC-20 transfer() fires ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED to 
       token: tokenObject,
       direction: 'incoming',
       firstSeenInMempoolTimestamp: expect.any(Number),
+      safety: { verdict: 'ok', flags: [] },
     },
   ]);
   expect(items(outgoing)).toEqual([expect.objectContaining({ address: from, transactionId: hash, token: tokenObject, direction: 'outgoing' })]);
   await mineAndProcess();
 });
 
-it('a replacement (same nonce, higher fee) of a pending payment already reported fires nothing more', async () => {
+it("a replacement (same nonce, higher fee) of a pending payment already reported fires nothing more but the original's DROPPED, replaced, naming the replacement", async () => {
   const to = node.accounts[7]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-replaced')).referenceId;
   await indexed();
@@ -137,7 +139,61 @@ it('a replacement (same nonce, higher fee) of a pending payment already reported
   expect(replacement).not.toBe(original);
   await new Promise((r) => setTimeout(r, 400));
   await t.app.worker?.settled();
-  expect(items(sub).map((i) => i.transactionId)).toEqual([original]);
+  await until('the dropped original', async () => callbacksOf(sub).length === 2);
+  // docs/reference/events/address-coins-transaction-unconfirmed-dropped.md: same sender and nonce.
+  expect(callbacksOf(sub).map((cb) => (cb.json.data as { event?: string }).event)).toEqual([
+    'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+    'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
+  ]);
+  expect(items(sub)[1]).toMatchObject({ transactionId: original, amount: '0.000000000000001', reason: 'replaced', replacedByTransactionId: replacement });
+  expectSigned(callbacksOf(sub)[1]);
+  await mineAndProcess();
+  await new Promise((r) => setTimeout(r, 400));
+  await t.app.worker?.settled();
+  expect(callbacksOf(sub)).toHaveLength(2);
+});
+
+it('a pending ERC-20 transfer() replaced by another call with the same nonce: the recipient gets ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED_DROPPED, replaced, naming the replacement', async () => {
+  const to = node.accounts[9]?.address as Address;
+  const sub = (await subscribe('address-tokens-transactions-unconfirmed', { address: to }, 'tt-replaced')).referenceId;
+  await indexed();
+  const wallet = walletClient(node, 0);
+  const account = wallet.account ?? null;
+  const transfer = (recipient: Address) =>
+    encodeFunctionData({
+      abi: parseAbi(['function transfer(address to, uint256 amount) returns (bool)']),
+      functionName: 'transfer',
+      args: [recipient, 1_000_000n],
+    });
+  const nonce = Number(await node.request<string>('eth_getTransactionCount', [node.accounts[0]?.address, 'pending']));
+  const fee = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+  const original = await wallet.sendTransaction({ to: token, data: transfer(to), gas: 100_000n, nonce, ...fee, account, chain: wallet.chain });
+  await until('the announced transfer', async () => callbacksOf(sub).length === 1);
+  const replacement = await wallet.sendTransaction({
+    to: token,
+    data: transfer(node.accounts[4]?.address as Address),
+    gas: 100_000n,
+    nonce,
+    maxFeePerGas: 3n * fee.maxFeePerGas,
+    maxPriorityFeePerGas: 3n * fee.maxPriorityFeePerGas,
+    account,
+    chain: wallet.chain,
+  });
+  await until('the dropped transfer', async () => callbacksOf(sub).length === 2);
+  expect(callbacksOf(sub)[1]?.json.data).toMatchObject({ event: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED_DROPPED' });
+  expect(items(sub)[1]).toEqual({
+    blockchain: 'ethereum',
+    network: 'goerli',
+    address: to,
+    transactionId: original,
+    tokenType: 'ERC-20',
+    token: { name: 'Test Token', symbol: 'TT', decimals: '6', amount: '1', contractAddress: token.toLowerCase() },
+    direction: 'incoming',
+    firstSeenInMempoolTimestamp: items(sub)[0]?.firstSeenInMempoolTimestamp,
+    reason: 'replaced',
+    replacedByTransactionId: replacement,
+  });
+  expectSigned(callbacksOf(sub)[1]);
   await mineAndProcess();
 });
 

@@ -1,5 +1,5 @@
 /**
- * Several nodes of one EVM chain (README "Several nodes per chain"): herald follows ethereum/goerli with
+ * Several nodes of one EVM chain (docs/reference/chains.md "Several nodes per chain"): herald follows ethereum/goerli with
  * rpcUrls [fault proxy, EVM test node], the proxy (test/support/fault-proxy.ts) standing in for a second
  * node in front of the same chain. Each fault a node shows in production (lagging, failing with 500 or a
  * reset connection, rate limiting with 429 + Retry-After, claiming to sync) makes the proxy's node

@@ -23,8 +23,9 @@ import { privateKeyToAccount, privateKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
+import type { ChainKey } from '../src/domain/chains.ts';
 import { DEFAULT_WINDOW } from '../src/ingest/follower.ts';
-import { type ChainKey, getCursor } from '../src/store/chain-state.ts';
+import { getCursor } from '../src/store/chain-state.ts';
 import { createApiKey, createCustomer } from '../src/store/customers.ts';
 import { upsertDomain } from '../src/store/domains.ts';
 import { freePort } from '../src/store/embedded.ts';
@@ -350,6 +351,7 @@ function expectTokenItem(cb: Callback, holder: Address, transfer: { hash: Hex; a
       contractAddress: token.toLowerCase(),
     },
     direction: 'incoming',
+    safety: { verdict: 'ok', flags: [] },
   });
 }
 

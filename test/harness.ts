@@ -63,7 +63,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, options: { c
     logLevel: (process.env.HERALD_TEST_LOG_LEVEL ?? 'silent') as Config['logLevel'],
     databasePoolSize: 10,
     // Most tests subscribe on chains they do not follow (no node needed to test the API); the refusal
-    // of such creates (README "Chains without a node") is tested with this set back to false.
+    // of such creates (docs/reference/chains.md "Chains without a node") is tested with this set back to false.
     subscriptions: { allowUnfollowedChains: true },
     ...overrides,
   };

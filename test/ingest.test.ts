@@ -1,6 +1,6 @@
 /**
  * Chain following against a real database and a fake node: an in-memory chain that can grow, fork and
- * reorganise. Proves the timing and reorganisation rules of contract section 4 and that a crash inside
+ * reorganise. Proves the timing and reorganisation rules of docs/reference/events/README.md and that a crash inside
  * a block's transaction loses and doubles nothing.
  */
 import { execFile } from 'node:child_process';
@@ -13,6 +13,9 @@ import type { ChainAdapter, NormalizedBlock, TokenTransfer } from '../src/chains
 import { applyNextBlock, type FollowerDeps, followChain, type StepResult } from '../src/ingest/follower.ts';
 import { startIngest } from '../src/ingest/service.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
+import { releaseChain } from '../src/services/chains.ts';
+import { claimDueCallbacks, recordOutcomes } from '../src/store/callbacks.ts';
+import { getHold } from '../src/store/chain-holds.ts';
 import { getCursor, loadIndexableSubscriptions } from '../src/store/chain-state.ts';
 import { type Db, DbError, type Queryable } from '../src/store/db.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
@@ -412,6 +415,98 @@ describe('chain following', () => {
     other.blocks = [...s.chain.blocks];
     expect((await s.follow(d)).at(-1)).toMatchObject({ kind: 'stopped', reason: expect.stringMatching(/deeper than the window of 4 blocks/) });
     expect(s.logger.error).toHaveBeenCalledTimes(1);
+    await pool.close();
+  });
+
+  it('the deep-reorganisation breaker: a rewind deeper than reorgBreakerDepth holds the confirmed callbacks (never claimed, an in-flight retry stays held) until the release; a shallower one does not', async () => {
+    const s = await setup();
+    const d = { ...s.deps, reorgBreakerDepth: 2 };
+    const tokens = await s.subscribe('tokens', { address: SAMPLE.evmAddress, receiveCallbackOn: 1 });
+    const mined = await s.subscribe('mined', { transactionId: txid(7) });
+    const claim = (now = new Date()) => claimDueCallbacks(s.db, { now, limit: 100, leaseMs: 60_000, skipDestinations: [] });
+    s.chain.grow([{ id: txid(6), tokenTransfers: [tokenTo(SAMPLE.evmAddress)] }]); // 1: its callback queued, claimed below (in flight)
+    s.chain.grow(); // 2
+    s.chain.grow(); // 3
+    await s.follow(d);
+    const [inFlight] = await claim();
+    expect(inFlight?.eventType).toBe('ADDRESS_TOKENS_TRANSACTION_CONFIRMED');
+
+    // A 2-block reorganisation: not deeper than the breaker.
+    s.chain.fork(2);
+    s.chain.grow();
+    s.chain.grow();
+    expect(await s.step(d)).toMatchObject({ kind: 'reorganised', depth: 2, held: false });
+    await s.follow(d);
+    expect(await getHold(s.db, CHAIN)).toBeUndefined();
+
+    // A 3-block one (4 is dropped too): held. The new transfer and the ones after queue held; TRANSACTION_MINED does not.
+    s.chain.grow();
+    await s.follow(d);
+    s.chain.fork(2);
+    s.chain.grow([{ id: txid(8), tokenTransfers: [tokenTo(SAMPLE.evmAddress, 9n)] }, { id: txid(7) }]);
+    s.chain.grow();
+    s.chain.grow();
+    s.chain.grow();
+    expect(await s.step(d)).toMatchObject({ kind: 'reorganised', depth: 3, held: true });
+    await s.follow(d);
+    const hold = await getHold(s.db, CHAIN);
+    expect(hold).toMatchObject({ reason: 'reorganisation', depth: 3, breakerDepth: 2, trips: [{ ancestorHeight: 1, depth: 3 }] });
+    expect(hold?.trips[0]?.blocks.map((b) => b.height)).toEqual([2, 3, 4]);
+    expect(hold?.trips[0]?.blocks.map((b) => b.newHash)).toEqual([2, 3, 4].map((h) => s.chain.blocks[h]?.hash));
+    const due = await claim(new Date(Date.now() + 86_400_000));
+    expect(due.map((c) => c.subscriptionId)).toEqual([mined]);
+    expect(await s.callbacks(tokens)).toHaveLength(2);
+
+    // The in-flight attempt fails with a retry: the retry stays held.
+    const attempt = { startedAt: new Date(), durationMs: 5, httpStatus: 500, errorClass: 'bad_status' as const, errorMessage: 'HTTP 500', responseBody: null };
+    await recordOutcomes(
+      s.db,
+      [
+        {
+          ...attempt,
+          callbackId: inFlight?.id as string,
+          destination: inFlight?.destination as string,
+          probe: false,
+          result: 'retry',
+          nextAttemptAt: new Date(),
+        },
+      ],
+      new Date(),
+    );
+    expect(await claim(new Date(Date.now() + 86_400_000))).toEqual([]);
+
+    // The release makes both due, once (the litecoind test restarts herald while held: test/reorg-breaker-litecoin.test.ts).
+    const released = await releaseChain(s.db, CHAIN);
+    expect(released).toMatchObject({ callbacksReleased: 2, hold: { depth: 3 } });
+    expect((await claim()).map((c) => c.subscriptionId).sort()).toEqual([tokens, tokens]);
+    expect(await releaseChain(s.db, CHAIN)).toEqual({ callbacksReleased: 0 });
+  });
+
+  it('the breaker trips when nodes disagree deeper than it: the chain is not rewound but held', async () => {
+    const s = await setup();
+    const other = new FakeChain();
+    for (let i = 0; i < 8; i++) s.chain.grow();
+    other.blocks = [...s.chain.blocks];
+    const pool = createNodePool({
+      blockchain: CHAIN.blockchain,
+      network: CHAIN.network,
+      nodes: [
+        { label: 'a', adapter: s.chain },
+        { label: 'b', adapter: other },
+      ],
+      logger: s.logger,
+    });
+    const d = { ...s.deps, adapter: pool, reorgBreakerDepth: 3 };
+    expect((await s.follow(d)).at(-1)).toEqual({ kind: 'caught-up', head: 8 });
+    s.chain.fork(4);
+    for (let i = 0; i < 6; i++) s.chain.grow();
+    expect((await s.follow(d))[0]).toMatchObject({ kind: 'reorganisation-refused', depth: 5 });
+    expect(await getHold(s.db, CHAIN)).toMatchObject({
+      reason: 'disagreement',
+      depth: 5,
+      trips: [{ ancestorHeight: 3, detail: expect.stringContaining('claimed by a alone') }],
+    });
+    expect(await getCursor(s.db, CHAIN)).toMatchObject({ height: 8, state: 'following' });
     await pool.close();
   });
 

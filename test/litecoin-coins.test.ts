@@ -7,6 +7,7 @@
  * all-assets over the same blocks (a payment without change back to the payer).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { formatUnits } from '../src/domain/amounts.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
@@ -84,6 +85,7 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
       amount: '0.4',
       unit: 'LTC',
       direction: 'incoming',
+      safety: { verdict: 'ok', flags: [] },
     });
     expect(callbacksOf(onBech32)).toHaveLength(0); // receiveCallbackOn defaults to 3
     await mineAndProcess(2);
@@ -106,9 +108,10 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
       address: bech32.toUpperCase(),
       minedInBlock: { height: spentAt, hash: await node.blockHash(spentAt), timestamp: expect.any(Number) },
       transactionId: fromBech32.transactionId,
-      amount: '0.2', // the sum of the address's inputs (CATALOGUE 1.2), not what it paid
+      amount: '0.2', // the sum of the address's inputs (docs/reference/events/README.md#amount-and-direction), not what it paid
       unit: 'LTC',
       direction: 'outgoing',
+      safety: { verdict: 'ok', flags: [] },
     });
     expect(coinsOf(onLegacy)[1]).toMatchObject({ transactionId: fromLegacy.transactionId, amount: '0.4', direction: 'outgoing' });
 
@@ -134,6 +137,53 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
       totalReceived: { amount: '0.4', unit: 'LTC' },
       totalSpent: { amount: '0.4', unit: 'LTC' },
     });
+  });
+
+  it("dust: a deposit below litecoind's own dust threshold of its output type is flagged (legacy 5460, bech32 key hash 2940: ten times Bitcoin Core's), one at the threshold is ok; litecoind refuses to relay exactly the flagged ones", async () => {
+    const rpc = node.node.rpc.bind(node.node);
+    const legacy = () => rpc<string>('getnewaddress', '', 'legacy');
+    const cases = [
+      { address: await legacy(), amount: 5459n, dust: true },
+      { address: await legacy(), amount: 5460n, dust: false },
+      { address: await node.newAddress(), amount: 2939n, dust: true },
+      { address: await node.newAddress(), amount: 2940n, dust: false },
+    ];
+    const ids: string[] = [];
+    for (const [i, c] of cases.entries())
+      ids.push((await subscribe('address-coins-transactions-confirmed', { address: c.address, receiveCallbackOn: 1 }, `dust-${i}`)).referenceId);
+    await t.app.ingest?.settled();
+    // One coin of 0.01 LTC to split; the wallet's coinbases and the driver's funding coins stay untouched.
+    const source = await node.newAddress();
+    await node.send(source, 1_000_000n);
+    await mineAndProcess();
+    const [coin] = await rpc<{ txid: string; vout: number }[]>('listunspent', 1, 9_999_999, [source]);
+    const change = await node.newAddress();
+    const ltc = (amount: bigint) => formatUnits(amount, 8);
+    const signedPaying = async (outputs: { address: string; amount: bigint }[]) => {
+      const paid = outputs.reduce((sum, o) => sum + o.amount, 0n);
+      const raw = await rpc<string>(
+        'createrawtransaction',
+        [{ txid: coin?.txid, vout: coin?.vout }],
+        [...outputs.map((o) => ({ [o.address]: ltc(o.amount) })), { [change]: ltc(1_000_000n - paid - 100_000n) }],
+      );
+      const signed = await rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
+      expect(signed.complete).toBe(true);
+      return signed.hex;
+    };
+    // The node's own verdict on each output alone: herald's thresholds are litecoind's.
+    for (const c of cases) {
+      const [accepted] = await rpc<{ allowed: boolean; 'reject-reason'?: string }[]>('testmempoolaccept', [await signedPaying([c])]);
+      expect(accepted?.allowed ? 'relayed' : accepted?.['reject-reason'], `${c.amount} to ${c.address}`).toBe(c.dust ? 'dust' : 'relayed');
+    }
+    // Dust is valid in a block: one transaction paying all four, mined directly.
+    await rpc('generateblock', node.node.miningAddress, [await signedPaying(cases)]);
+    await processed(await node.height());
+    for (const [i, c] of cases.entries()) {
+      const [cb] = await until(`the deposit of ${c.amount}`, async () => callbacksOf(ids[i] as string).length === 1 && callbacksOf(ids[i] as string));
+      expectSigned(cb);
+      expect(cb?.json.data.item).toMatchObject({ address: c.address, amount: ltc(c.amount), direction: 'incoming' });
+      expect(cb?.json.data.item.safety, `${c.amount} to ${c.address}`).toEqual(c.dust ? { verdict: 'review', flags: ['dust'] } : { verdict: 'ok', flags: [] });
+    }
   });
 
   it('each confirmation: a deposit to a bech32 address gives one callback at each confirmation 1..3 with its counts; after invalidateblock the count starts again at 1 in the new block', async () => {

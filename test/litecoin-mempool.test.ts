@@ -1,5 +1,5 @@
 /**
- * Unconfirmed coin events (CATALOGUE.md section 2.3) on a REAL litecoind 0.21 in regtest, read by polling
+ * Unconfirmed coin events (docs/reference/api.md#address-coins-transactions-unconfirmed) on a REAL litecoind 0.21 in regtest, read by polling
  * getrawmempool (Debian's litecoind has no ZMQ): a deposit seen before it is mined, a spend from the
  * watched address (outgoing, by the output the ledger recorded), a restart that resends nothing, an RBF
  * replacement that fires nothing more (litecoind takes replacements with -mempoolreplacement=1 only), and a transaction mined before it was read that fires nothing.
@@ -81,8 +81,11 @@ describeWithRealNode('unconfirmed coin events on a real litecoind (regtest, getr
         unit: 'LTC',
         direction: 'incoming',
         firstSeenInMempoolTimestamp: expect.any(Number),
+        safety: { verdict: 'ok', flags: [] },
       },
     });
+    // Not replaceable, as the node itself says: no `rbf` flag (docs/concepts/deposit-safety.md#rbf).
+    expect((await node.node.rpc<{ 'bip125-replaceable': boolean }>('getmempoolentry', txid))['bip125-replaceable']).toBe(false);
     expect(seen?.json.data.item.firstSeenInMempoolTimestamp).toBeGreaterThanOrEqual(before - 1);
     await mineAndProcess();
     await until('the confirmed deposit', async () => callbacksOf(confirmed).length === 1);
@@ -128,7 +131,7 @@ describeWithRealNode('unconfirmed coin events on a real litecoind (regtest, getr
     await mineAndProcess();
   });
 
-  it('an RBF replacement of a transaction already reported fires nothing more; the confirmed subscription reports the replacement when mined', async () => {
+  it('an RBF replacement of a transaction already reported fires nothing more; the original, signalling BIP125, was flagged rbf; the confirmed subscription reports the replacement when mined', async () => {
     const address = await node.newAddress();
     const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'rbf')).referenceId;
     const confirmed = (await subscribe('address-coins-transactions-confirmed', { address, receiveCallbackOn: 1 }, 'rbf-confirmed')).referenceId;
@@ -156,6 +159,9 @@ describeWithRealNode('unconfirmed coin events on a real litecoind (regtest, getr
     };
     const original = await payWithFee(0.2999);
     await until('the original', async () => callbacksOf(sub).length === 1);
+    // It signals BIP125 (an input's nSequence below 0xfffffffe), as the node says too: the callback is flagged.
+    expect((await node.node.rpc<{ 'bip125-replaceable': boolean }>('getmempoolentry', original))['bip125-replaceable']).toBe(true);
+    expect(items(sub)[0]?.safety).toEqual({ verdict: 'review', flags: ['rbf'] });
     const replacement = await payWithFee(0.299);
     expect(replacement).not.toBe(original);
     const mempool = await node.node.rpc<string[]>('getrawmempool');
@@ -165,8 +171,99 @@ describeWithRealNode('unconfirmed coin events on a real litecoind (regtest, getr
     await mineAndProcess();
     await until('the confirmed replacement', async () => callbacksOf(confirmed).length === 1);
     await settle();
-    expect(items(sub).map((i) => i.transactionId)).toEqual([original]);
+    // The original's only further callback: DROPPED, replaced by the replacement (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md).
+    expect(callbacksOf(sub).map((cb) => (cb.json.data as { event?: string }).event)).toEqual([
+      'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+      'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
+    ]);
+    expect(items(sub).map((i) => i.transactionId)).toEqual([original, original]);
+    expect(items(sub)[1]).toEqual({
+      blockchain: 'litecoin',
+      network: 'testnet',
+      address,
+      transactionId: original,
+      amount: '0.2',
+      unit: 'LTC',
+      direction: 'incoming',
+      firstSeenInMempoolTimestamp: items(sub)[0]?.firstSeenInMempoolTimestamp,
+      reason: 'replaced',
+      replacedByTransactionId: replacement,
+    });
+    expectSigned(callbacksOf(sub)[1]);
     expect(items(confirmed).map((i) => i.transactionId)).toEqual([replacement]);
+    // Mined, it is no longer replaceable: the confirmed callback carries no `rbf`.
+    expect(items(confirmed)[0]?.safety).toEqual({ verdict: 'ok', flags: [] });
+  });
+
+  /** A coin of the node's wallet at a fresh address, mined: the outpoint to spend twice. */
+  const fundedOutpoint = async (): Promise<{ txid: string; vout: number }> => {
+    const wallet = await node.newAddress();
+    const txid = await node.send(wallet, 50_000_000n);
+    await mineAndProcess();
+    const funded = await node.node.rpc<{ vout: { n: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>('getrawtransaction', txid, true);
+    const vout = funded.vout.find((o) => (o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0]) === wallet)?.n as number;
+    return { txid, vout };
+  };
+  /** A signed transaction spending `input` to `outputs`, not sent. */
+  const signedSpend = async (input: { txid: string; vout: number }, outputs: Record<string, number>[]): Promise<string> => {
+    const raw = await node.node.rpc<string>('createrawtransaction', [input], outputs);
+    const signed = await node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
+    expect(signed.complete).toBe(true);
+    return signed.hex;
+  };
+
+  it("an announced transaction whose outpoint a mined transaction spends is DROPPED, conflicted, naming the miner's transaction, once (a restart sends nothing again); one announced then mined gets no DROPPED", async () => {
+    const address = await node.newAddress();
+    const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'conflicted')).referenceId;
+    await indexed();
+    const input = await fundedOutpoint();
+    const original = await node.node.rpc<string>('sendrawtransaction', await signedSpend(input, [{ [address]: 0.2 }, { [await node.newAddress()]: 0.2999 }]));
+    await until('the original', async () => callbacksOf(sub).length === 1);
+    // The double spend, mined directly: the node's mempool would refuse it (txn-mempool-conflict).
+    const doubleSpend = await signedSpend(input, [{ [await node.newAddress()]: 0.4999 }]);
+    const conflicting = (await node.node.rpc<{ txid: string }>('decoderawtransaction', doubleSpend)).txid;
+    await node.node.rpc('generateblock', node.node.miningAddress, [doubleSpend]);
+    expect(await node.node.rpc<string[]>('getrawmempool')).not.toContain(original);
+    await mineAndProcess();
+    await until('the dropped callback', async () => callbacksOf(sub).length === 2);
+    const dropped = callbacksOf(sub)[1];
+    expectSigned(dropped);
+    expect(dropped?.json.data).toEqual({
+      product: 'BLOCKCHAIN_EVENTS',
+      event: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
+      item: {
+        blockchain: 'litecoin',
+        network: 'testnet',
+        address,
+        transactionId: original,
+        amount: '0.2',
+        unit: 'LTC',
+        direction: 'incoming',
+        firstSeenInMempoolTimestamp: items(sub)[0]?.firstSeenInMempoolTimestamp,
+        reason: 'conflicted',
+        replacedByTransactionId: conflicting,
+      },
+    });
+    expect(dropped?.json.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(dropped?.json.idempotencyKey).not.toBe(callbacksOf(sub)[0]?.json.idempotencyKey);
+    // A deposit announced then mined: its announcement is closed by the block, and nothing more is sent.
+    const deposit = await node.send(address, 15_000_000n);
+    await until('the deposit', async () => callbacksOf(sub).length === 3);
+    await mineAndProcess();
+    const open = await t.app.database.db.query<{ n: string }>(
+      'test:open',
+      'SELECT count(*) AS n FROM mempool_announced WHERE transaction_id = ANY ($1::text[])',
+      [[deposit, original]],
+    );
+    expect(Number(open[0]?.n)).toBe(0);
+    await t.restart();
+    await mineAndProcess();
+    await settle();
+    expect(callbacksOf(sub).map((cb) => [(cb.json.data as { event?: string }).event, cb.json.data.item.transactionId])).toEqual([
+      ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', original],
+      ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED', original],
+      ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', deposit],
+    ]);
   });
 
   it('a transaction mined before it is read fires nothing (the reader leaves it out); one mined before it is listed is never listed', async () => {

@@ -1,5 +1,5 @@
 /**
- * Two real nodes of one chain (README "Several nodes per chain"): two litecoind regtest nodes peered over
+ * Two real nodes of one chain (docs/reference/chains.md "Several nodes per chain"): two litecoind regtest nodes peered over
  * loopback (test/support/litecoin-node.ts startLitecoinPair: a connects to b) as the rpcUrls of herald's
  * litecoin/testnet, which delivers to a real HTTPS receiver. Each scenario acts on the nodes themselves:
  *

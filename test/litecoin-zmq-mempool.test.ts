@@ -1,5 +1,5 @@
 /**
- * Unconfirmed coin events pushed by ZMQ `rawtx` (CATALOGUE.md section 2.3). Debian's litecoind has no ZMQ,
+ * Unconfirmed coin events pushed by ZMQ `rawtx` (docs/reference/api.md#address-coins-transactions-unconfirmed). Debian's litecoind has no ZMQ,
  * so herald's zmqUrl points at a publisher of our own (an XPUB socket: it also tells when herald's
  * subscriber has subscribed) that sends the REAL raw transactions of a real litecoind in regtest, which
  * herald's rpcUrl points at. getrawmempool polling (the safety net) is set to a minute, so whatever fires

@@ -3,7 +3,7 @@
  * a fake Omni Core 0.12 (test/support/fake-utxo-node.ts: bitcoind plus the omni_* RPCs, Omni transactions
  * as class C OP_RETURN payloads whose validity the fake decides when their block is processed), delivers
  * to a real HTTPS receiver, and keeps the wallet ledger. Checked: ADDRESS_TOKENS_TRANSACTION_CONFIRMED
- * with tokenType OMNI and the exact token object of the contract (section 4) for incoming and outgoing
+ * with tokenType OMNI and the exact token object of docs/reference/events/README.md#token-objects for incoming and outgoing
  * Simple Sends and a Send All, fired on exactly the receiveCallbackOn-th confirmation, never for invalid
  * Omni transactions; and the Omni balances of a watched address in the all-assets endpoint (fungible,
  * identifier = property id), opening balance included, against the node's own balances. And
@@ -21,6 +21,8 @@ import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-omni-follow';
+/** The safety verdict of a callback nothing is wrong with (docs/concepts/deposit-safety.md). */
+const OK = { verdict: 'ok', flags: [] };
 const TOKEN = 100_000_000n; // one divisible token in base units
 const BTC_FOR_FEES = 1_000_000n;
 
@@ -47,7 +49,7 @@ beforeAll(async () => {
         blockchain: 'bitcoin',
         network: 'testnet',
         rpcUrl: node.urlWithCredentials,
-        chainId: node.params.chainName, // the fake's own chain (README "Chain identity")
+        chainId: node.params.chainName, // the fake's own chain (docs/reference/chains.md "Chain identity")
         confirmations: 2,
         pollIntervalMs: 50,
         mempoolPollIntervalMs: 50,
@@ -147,6 +149,7 @@ describe('Omni tokens followed on a fake Omni Core', () => {
       tokenType: 'OMNI',
       token: dollarToken('Simple Send', '25.5'),
       direction: 'incoming',
+      safety: OK,
     });
 
     const sendAll = node.omniSendAll(carol, holder); // carol's 4 dollars
@@ -163,6 +166,7 @@ describe('Omni tokens followed on a fake Omni Core', () => {
       tokenType: 'OMNI',
       token: dollarToken('Simple Send', '5'),
       direction: 'outgoing',
+      safety: OK,
     });
     await mineAndProcess();
     const three = await until('the Send All callback', async () => callbacksOf(id).length === 3 && callbacksOf(id));
@@ -175,6 +179,7 @@ describe('Omni tokens followed on a fake Omni Core', () => {
       tokenType: 'OMNI',
       token: dollarToken('Send All', '4'),
       direction: 'incoming',
+      safety: OK,
     });
     for (let i = 0; i < 3; i++) await mineAndProcess();
     expect(callbacksOf(id)).toHaveLength(3);
@@ -236,6 +241,8 @@ describe('Omni tokens followed on a fake Omni Core', () => {
     const two = await until('both pending OMNI callbacks', async () => callbacksOf(id).length === 2 && callbacksOf(id));
     expect(node.height()).toBe(height); // nothing mined
     for (const cb of two) expectSigned(cb);
+    // The fake node's wallet signals BIP125 as Bitcoin Core's does since 23.0: unconfirmed, replaceable.
+    const RBF = { verdict: 'review', flags: ['rbf'] };
     const items = two.map((cb) => cb.json.data.item).sort((a, b) => String(a.direction).localeCompare(String(b.direction)));
     expect(items).toEqual([
       {
@@ -247,6 +254,7 @@ describe('Omni tokens followed on a fake Omni Core', () => {
         token: dollarToken('Simple Send', '2.25'),
         direction: 'incoming',
         firstSeenInMempoolTimestamp: expect.any(Number),
+        safety: RBF,
       },
       {
         blockchain: 'bitcoin',
@@ -257,6 +265,7 @@ describe('Omni tokens followed on a fake Omni Core', () => {
         token: dollarToken('Simple Send', '1'),
         direction: 'outgoing',
         firstSeenInMempoolTimestamp: expect.any(Number),
+        safety: RBF,
       },
     ]);
     // The coin subscription of the same address heard the bitcoin payment (and the Omni transactions' bitcoins).

@@ -6,14 +6,20 @@
  * their path, method and status.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import AjvModule from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADDRESS_READ_CHAINS, CALLBACK_DATA_CHAINS } from '../src/api/routes/callback-data.ts';
 import { loadConfig } from '../src/config/config.ts';
+import { signCallback } from '../src/delivery/signing.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
-import { BLOCKCHAINS, CHAINS, EVENT_BLOCKCHAINS, NETWORKS } from '../src/domain/chains.ts';
+import { BLOCKCHAINS, CALLBACK_EVENT_TYPES, CHAINS, EVENT_BLOCKCHAINS, EVENT_TYPES, NETWORKS } from '../src/domain/chains.ts';
 import { enqueueCallbacks } from '../src/store/callbacks.ts';
+import { tripBreaker } from '../src/store/chain-holds.ts';
+import { saveCursor } from '../src/store/chain-state.ts';
 import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer, type TestResponse } from './harness.ts';
 import { startTestDns, type TestDns } from './support/dns.ts';
@@ -22,6 +28,7 @@ import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { startFakeXrpDriver } from './support/fake-rippled.ts';
 import { startFakeTronDriver } from './support/fake-tron-node.ts';
 import { startFakeUtxoDriver } from './support/fake-utxo-node.ts';
+import { testPublicKey } from './support/hd-keys.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -113,8 +120,8 @@ function parameter(op: Json, name: string): Json {
 }
 
 /**
- * OpenAPI 3.0 schema -> JSON Schema for Ajv: `nullable` (Ajv knows it, but not together with `enum`),
- * and objects closed, so that an answer with a field the document does not describe fails too.
+ * OpenAPI schema -> JSON Schema for Ajv: `nullable` (OpenAPI 3.0; Ajv knows it, but not together with
+ * `enum`), and objects closed, so that an answer with a field the document does not describe fails too.
  */
 function strictJsonSchema(schema: Json): Json {
   if (Array.isArray(schema)) return schema.map(strictJsonSchema);
@@ -128,6 +135,17 @@ function strictJsonSchema(schema: Json): Json {
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+
+/** The validator of a schema of the document, compiled once (the walk below validates hundreds of answers). */
+const validators = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+function validatorOf(schema: Json): ReturnType<typeof ajv.compile> {
+  let validate = validators.get(schema);
+  if (!validate) {
+    validate = ajv.compile(strictJsonSchema(schema));
+    validators.set(schema, validate);
+  }
+  return validate;
+}
 
 /** Operation key -> statuses answered during the walk. */
 const seen = new Map<string, Set<number>>();
@@ -144,7 +162,7 @@ async function call(
   const { template, op } = found as Operation;
   const schema = responseSchema(op, res.status);
   expect(schema, `${method} ${template} answered ${res.status} (${res.text.slice(0, 200)}), a status the document does not list`).toBeDefined();
-  const validate = ajv.compile(strictJsonSchema(schema));
+  const validate = validatorOf(schema);
   const valid = validate(res.body);
   expect(valid, `${method} ${path} ${res.status}: ${JSON.stringify(validate.errors)} in ${res.text.slice(0, 400)}`).toBe(true);
   const key = `${method} ${template}`;
@@ -155,8 +173,8 @@ async function call(
 // --- the document itself ----------------------------------------------------------------------------
 
 describe('the OpenAPI document', () => {
-  it('is a valid OpenAPI 3 document (swagger-parser)', async () => {
-    expect(doc.openapi).toMatch(/^3\.0\./);
+  it('is a valid OpenAPI 3.1 document (swagger-parser)', async () => {
+    expect(doc.openapi).toBe('3.1.0');
     await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
   });
 
@@ -181,7 +199,7 @@ describe('the OpenAPI document', () => {
       [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`POST ${SUBSCRIPTIONS}/tokens-transfers-for-specific-amount`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
       [`POST ${SUBSCRIPTIONS}/address-internal-transactions-confirmed-each-confirmation`]: ['ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
-      // CATALOGUE.md section 2.0 (tokens on bitcoin: Omni Core's pending transactions).
+      // docs/reference/api.md#settled-statuses-chains-and-prices (tokens on bitcoin: Omni Core's pending transactions).
       [`POST ${SUBSCRIPTIONS}/address-coins-transactions-unconfirmed`]: [
         'bitcoin',
         'bitcoin-cash',
@@ -204,9 +222,14 @@ describe('the OpenAPI document', () => {
       'GET /blockchain-events/{blockchain}/{network}/transactions/{transactionId}': CALLBACK_DATA_CHAINS,
       'GET /operator/chains/{blockchain}/{network}/lag': BLOCKCHAINS,
       'POST /operator/chains/{blockchain}/{network}/reset': BLOCKCHAINS,
+      'POST /operator/chains/{blockchain}/{network}/release': BLOCKCHAINS,
+      'PUT /account/confirmation-policies/{blockchain}/{network}': BLOCKCHAINS,
+      'DELETE /account/confirmation-policies/{blockchain}/{network}': BLOCKCHAINS,
     };
     // Each create endpoint's bulk form offers the same chains.
     for (const [k, chains] of Object.entries(expected)) if (k.startsWith(`POST ${SUBSCRIPTIONS}/`)) expected[`${k}/bulk`] = chains;
+    // docs/concepts/wallet-keys.md: the Bitcoin family (the account chains' keys are not served yet); no bulk form.
+    expected[`POST ${SUBSCRIPTIONS}/xpub-coins-transactions-confirmed`] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
     const withChain = operations().filter((o) => o.template.includes('{blockchain}'));
     expect(withChain.map((o) => `${o.method} ${o.template}`).sort()).toEqual(Object.keys(expected).sort());
     for (const o of withChain) {
@@ -290,12 +313,14 @@ describe('the OpenAPI document', () => {
     const itemOf = (template: string, method: string, status: number) => responseSchema(doc.paths[template][method], status).properties.data.properties.item;
     const base = ['referenceId', 'createdTimestamp', 'isActive', 'callbackUrl', 'eventType'];
     expect(itemOf(`${SUBSCRIPTIONS}/transaction-mined`, 'post', 200).required.sort()).toEqual([...base, 'callbackSecretKey', 'transactionId'].sort());
-    expect(itemOf(`${SUBSCRIPTIONS}/address-tokens-transactions-confirmed`, 'post', 201).required.sort()).toEqual(
-      [...base, 'callbackSecretKey', 'address', 'receiveCallbackOn'].sort(),
-    );
-    // CATALOGUE.md 2.1 and 7.2: the request takes the URL in either spelling (so neither is required by its schema); the answer always says callbackUrl.
+    // receiveCallbackOn: always present unless the extension's confirmationTiers or finality decide instead (docs/concepts/confirmations-and-reorganisations.md#confirmation-tiers-by-amount).
+    const tokens = itemOf(`${SUBSCRIPTIONS}/address-tokens-transactions-confirmed`, 'post', 201);
+    expect(tokens.required.sort()).toEqual([...base, 'callbackSecretKey', 'address'].sort());
+    expect(Object.keys(tokens.properties)).toEqual(expect.arrayContaining(['receiveCallbackOn', 'confirmationTiers', 'finality']));
+    // docs/reference/api.md#address-coins-transactions-confirmed and #settled-request-fields: the request takes the URL in either spelling (so neither is required by its schema); the answer always says callbackUrl.
     const coins = itemOf(`${SUBSCRIPTIONS}/address-coins-transactions-confirmed`, 'post', 200);
-    expect(coins.required.sort()).toEqual([...base, 'callbackSecretKey', 'address', 'receiveCallbackOn'].sort());
+    expect(coins.required.sort()).toEqual([...base, 'callbackSecretKey', 'address'].sort());
+    expect(Object.keys(coins.properties)).toEqual(expect.arrayContaining(['receiveCallbackOn', 'confirmationTiers', 'finality']));
     expect(Object.keys(coins.properties)).not.toContain('callbackURL');
     const coinsRequest =
       doc.paths[`${SUBSCRIPTIONS}/address-coins-transactions-confirmed`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
@@ -306,28 +331,34 @@ describe('the OpenAPI document', () => {
     const internal = itemOf(`${SUBSCRIPTIONS}/internal-transactions-for-specific-amount`, 'post', 201);
     expect(internal.required.sort()).toEqual([...base, 'amountHigherThan'].sort());
     expect(Object.keys(internal.properties)).toContain('callbackSecretKey');
-    // The block items of CATALOGUE.md 2.8 and 2.9 have no eventType; reverted-block has one (7.1).
+    // The block items of docs/reference/api.md#block-height-reached and #block-mined have no eventType; reverted-block has one (docs/reference/api.md#settled-answer-items).
     const blockBase = base.filter((f) => f !== 'eventType');
     const blockMined = itemOf(`${SUBSCRIPTIONS}/block-mined`, 'post', 200);
     expect(blockMined.required.sort()).toEqual([...blockBase, 'callbackSecretKey'].sort());
-    // backfill: the extension's optional progress of a create with fromBlockHeight (README "Backfill and replay").
-    expect(Object.keys(blockMined.properties).sort()).toEqual([...blockBase, 'callbackSecretKey', 'backfill'].sort());
+    // backfill: the extension's optional progress of a create with fromBlockHeight (docs/guides/recover-and-replay.md "Backfill and replay").
+    // pullOnly: the extension's flag, present (true) on a pull-only subscription only (docs/concepts/event-stream.md#pull-only-subscriptions).
+    expect(Object.keys(blockMined.properties).sort()).toEqual([...blockBase, 'callbackSecretKey', 'backfill', 'pullOnly'].sort());
+    expect(blockMined.required).not.toContain('pullOnly');
     expect(blockMined.required).not.toContain('backfill');
     const height = itemOf(`${SUBSCRIPTIONS}/block-height-reached`, 'post', 201);
     expect(height.required.sort()).toEqual([...blockBase, 'callbackSecretKey', 'blockHeightReached'].sort());
     expect(Object.keys(height.properties)).not.toContain('eventType');
     expect(itemOf(`${SUBSCRIPTIONS}/reverted-block`, 'post', 201).required.sort()).toEqual([...base, 'callbackSecretKey'].sort());
-    const revertedRequest = doc.paths[`${SUBSCRIPTIONS}/reverted-block`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
-    expect(revertedRequest.required.sort()).toEqual(['callbackSecretKey', 'callbackUrl']);
-    // CATALOGUE.md 2.4: the request requires callbackSecretKey and allowDuplicates; the response has every field.
     const requestItem = (path: string) =>
       doc.paths[`${SUBSCRIPTIONS}/${path}`].post.requestBody.content['application/json'].schema.properties.data.properties.item;
-    expect(requestItem('address-internal-transactions-confirmed').required.sort()).toEqual(['address', 'allowDuplicates', 'callbackSecretKey', 'callbackUrl']);
+    // What a request without pullOnly: true requires: the item's own required attributes and, in its `else`, the
+    // delivery attributes (with pullOnly: true, `then` refuses them instead: docs/concepts/event-stream.md#pull-only-subscriptions).
+    const requiredOf = (item: { required?: string[]; else?: { required?: string[] } }) => [...(item.required ?? []), ...(item.else?.required ?? [])].sort();
+    expect(requiredOf(requestItem('reverted-block'))).toEqual(['callbackSecretKey', 'callbackUrl']);
+    expect(requestItem('reverted-block').if).toEqual({ properties: { pullOnly: { enum: [true] } }, required: ['pullOnly'] });
+    expect(Object.keys(requestItem('reverted-block').then.properties).sort()).toEqual(['callbackSecretKey', 'callbackUrl']);
+    // docs/reference/api.md#address-internal-transactions-confirmed: the request requires callbackSecretKey and allowDuplicates; the response has every field.
+    expect(requiredOf(requestItem('address-internal-transactions-confirmed'))).toEqual(['address', 'allowDuplicates', 'callbackSecretKey', 'callbackUrl']);
     expect(itemOf(`${SUBSCRIPTIONS}/address-internal-transactions-confirmed`, 'post', 200).required.sort()).toEqual(
-      [...base, 'callbackSecretKey', 'address', 'receiveCallbackOn'].sort(),
+      [...base, 'callbackSecretKey', 'address'].sort(),
     );
-    // CATALOGUE.md 2.12: callbackSecretKey optional in the response.
-    expect(requestItem('tokens-transfers-for-specific-amount').required.sort()).toEqual(['amountHigherThan', 'callbackUrl', 'contractAddress']);
+    // docs/reference/api.md#tokens-transfers-for-specific-amount: callbackSecretKey optional in the response.
+    expect(requiredOf(requestItem('tokens-transfers-for-specific-amount'))).toEqual(['amountHigherThan', 'callbackUrl', 'contractAddress']);
     const tokenAmount = itemOf(`${SUBSCRIPTIONS}/tokens-transfers-for-specific-amount`, 'post', 201);
     expect(tokenAmount.required.sort()).toEqual([...base, 'amountHigherThan', 'contractAddress'].sort());
     expect(Object.keys(tokenAmount.properties)).toContain('callbackSecretKey');
@@ -504,6 +535,11 @@ describe('real answers match the document', () => {
     expect(crossChain.body.data.items[0].health.delivered).toBeGreaterThan(0);
     expect((await call('GET', '/account', { key })).status).toBe(200);
     expect((await call('GET', '/account/usage?days=7', { key })).body.data.items.length).toBeGreaterThan(0);
+    // The default confirmation policies (docs/reference/api.md#confirmation-policies).
+    const policy = { data: { item: { confirmationTiers: [{ upTo: '0.5', confirmations: 1 }, { confirmations: 4 }] } } };
+    expect((await call('PUT', '/account/confirmation-policies/ethereum/sepolia', { key, body: policy })).status).toBe(200);
+    expect((await call('GET', '/account/confirmation-policies', { key })).body.data.items).toHaveLength(1);
+    expect((await call('DELETE', '/account/confirmation-policies/ethereum/sepolia', { key })).status).toBe(200);
 
     // Recovery and rotation (issue 14).
     const since = Math.floor(Date.now() / 1000) - 3600;
@@ -601,6 +637,22 @@ describe('real answers match the document', () => {
     expect((await call('POST', address, { key, body: { data: { item: { address: SAMPLE.evmAddress } } } })).status).toBe(201);
     expect((await call('GET', `/blockchain-events/ethereum/goerli/addresses/${SAMPLE.evmAddress}`, { key })).status).toBe(200);
 
+    // A wallet key (issue 32): the create, its derived addresses and the next one, its get.
+    const xpub = await call('POST', '/blockchain-events/bitcoin/testnet/subscriptions/xpub-coins-transactions-confirmed', {
+      key,
+      body: { data: { item: { extendedPublicKey: testPublicKey("m/84'/1'/0'", 0x045f1cf6), gapLimit: 3, callbackUrl } } },
+    });
+    expect(xpub.status, xpub.text).toBe(201);
+    const xpubId = xpub.body.data.item.referenceId;
+    expect((await call('GET', `/blockchain-events/subscriptions/${xpubId}/addresses?change=false&used=false`, { key })).body.data.total).toBe(3);
+    expect((await call('GET', `/blockchain-events/subscriptions/${xpubId}/addresses/next`, { key })).status).toBe(200);
+    expect((await call('GET', `/blockchain-events/subscriptions/${xpubId}`, { key })).body.data.item.gapLimit).toBe(3);
+
+    // The event stream (issue 34): this customer's events so far, and a cursor older than nothing yet.
+    const stream = await call('GET', '/blockchain-events/events?limit=5', { key });
+    expect(stream.status).toBe(200);
+    expect(stream.body.data.items.length).toBeGreaterThan(0);
+
     // The operator's routes (issue 13), with an operator token.
     const made = await createOperatorToken(t.app.database.db, 'openapi');
     const operator = { headers: { authorization: `Bearer ${made?.token}` } };
@@ -612,10 +664,20 @@ describe('real answers match the document', () => {
     expect((await call('POST', `/operator/customers/${c.name}/keys/${newKey.body.data.item.keyId}/revoke`, operator)).status).toBe(200);
     expect((await call('POST', `/operator/customers/${c.name}/credits`, { ...operator, body: { data: { item: { amount: 10 } } } })).status).toBe(200);
     expect((await call('POST', `/operator/customers/${c.name}/domains/ops.example.com/verify`, operator)).status).toBe(200);
+    // A chain held by the deep-reorganisation breaker: its hold in the chains' answer, released below.
+    await t.app.database.db.transaction('test:hold', async (tx) => {
+      await saveCursor(tx, { blockchain: 'dash', network: 'testnet' }, { height: 20, hash: 'h20', timestamp: 1 }, 20);
+      const blocks = [{ height: 19, orphanedHash: 'o19', newHash: 'n19' }];
+      const trip = { at: new Date().toISOString(), reason: 'reorganisation' as const, depth: 4, ancestorHeight: 18, ancestorHash: 'h18', blocks, detail: null };
+      await tripBreaker(tx, { blockchain: 'dash', network: 'testnet' }, trip, 3);
+    });
     const chains = await call('GET', '/operator/chains', operator);
+    expect(chains.body.data.items.find((i: Json) => i.blockchain === 'dash').hold).toMatchObject({ depth: 4, heldCallbacks: 0 });
     expect(chains.body.data.items.map((i: Json) => i.blockchain)).toContain('ethereum');
     expect((await call('GET', '/operator/chains/ethereum/goerli/lag?minutes=60', operator)).status).toBe(200);
     expect((await call('GET', '/operator/delivery?minutes=5', operator)).body.data.item.attemptsPerMinute).toHaveLength(5);
+    const released = await call('POST', '/operator/chains/dash/testnet/release', operator);
+    expect(released.body.data.item).toMatchObject({ released: true, hold: { depth: 4 } });
     expect((await call('POST', '/operator/chains/dash/testnet/reset', operator)).status).toBe(200);
     const missing = await call('GET', '/operator/customers/nobody', operator);
     expect(missing.body.error.code).toBe('resource_not_found');
@@ -727,5 +789,226 @@ describe('real answers match the document', () => {
     const limited = await call('GET', '/blockchain-events/status', { key: slow.key });
     expect(codeOf(limited)).toBe('429 request_limit_reached');
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+});
+
+// --- callbacks: the webhooks of the document (docs/reference/events/README.md) ----------------------
+
+/** The schema of the body of a webhook (an event type's callback). */
+function webhookSchema(event: string): Json {
+  return doc.webhooks[event]?.post.requestBody.content['application/json'].schema;
+}
+
+describe('webhooks: the callbacks in the document', () => {
+  it('has one entry per event type, with its body schema and the callback headers', () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...CALLBACK_EVENT_TYPES].sort());
+    for (const event of CALLBACK_EVENT_TYPES) {
+      const schema = webhookSchema(event);
+      expect(schema.required, event).toEqual(['apiVersion', 'referenceId', 'idempotencyKey', 'data']);
+      expect(schema.properties.data.properties.event.const, event).toBe(event);
+      expect(schema.properties.data.properties.item.required, event).toEqual(expect.arrayContaining(['blockchain', 'network']));
+      const headers = doc.webhooks[event].post.parameters.map((p: Json) => `${p.in}:${p.name}`);
+      expect(headers, event).toEqual(
+        expect.arrayContaining([
+          'header:x-signature',
+          'header:webhook-id',
+          'header:webhook-timestamp',
+          'header:webhook-signature',
+          'header:x-callback-sequence',
+        ]),
+      );
+    }
+  });
+
+  it('describes exactly what herald sends: a signed test callback of every event type, body and headers', async () => {
+    const c = await t.customer({ domains: ['localhost'] });
+    const callbackUrl = `${receiver.url}/webhooks`;
+    const secret = 'webhook-secret';
+    const common = { callbackUrl, callbackSecretKey: secret, allowDuplicates: true };
+    const items: Record<string, Record<string, unknown>> = {
+      'transaction-mined': { transactionId: SAMPLE.evmTx },
+      'block-mined': {},
+      'block-height-reached': { blockHeightReached: 10 },
+      'reverted-block': {},
+      'internal-transactions-for-specific-amount': { amountHigherThan: 1 },
+      'coins-transactions-for-specific-amount': { amountHigherThan: 1 },
+      'tokens-transfers-for-specific-amount': { amountHigherThan: 1, contractAddress: SAMPLE.evmAddress },
+      'xpub-coins-transactions-confirmed': { extendedPublicKey: testPublicKey("m/44'/1'/0'", 0x043587cf) },
+    };
+    // Wallet keys are served on the Bitcoin family only (docs/concepts/wallet-keys.md).
+    const chainOf = (path: string) => (path === 'xpub-coins-transactions-confirmed' ? 'bitcoin/testnet' : 'ethereum/goerli');
+    const paths = operations()
+      .filter(
+        (o) => o.method === 'POST' && o.template.startsWith(`${SUBSCRIPTIONS}/`) && !o.template.endsWith('/bulk') && !o.template.includes('{referenceId}'),
+      )
+      .map((o) => o.template.slice(SUBSCRIPTIONS.length + 1));
+    expect(paths).toHaveLength(EVENT_TYPES.length);
+    const ids = new Map<string, string>();
+    for (const path of paths) {
+      const item = { ...common, ...(items[path] ?? { address: SAMPLE.evmAddress }) };
+      const created = await t.request('POST', `/blockchain-events/${chainOf(path)}/subscriptions/${path}`, { key: c.key, body: { data: { item } } });
+      expect(created.status, created.text).toBeLessThan(300);
+      const sent = await t.request('POST', `/blockchain-events/subscriptions/${created.body.data.item.referenceId}/test-callback`, { key: c.key });
+      expect(sent.body.data?.item?.delivered, sent.text).toBe(true);
+      ids.set(created.body.data.item.referenceId, path);
+    }
+    const received = receiver.received.filter((r) => r.path === '/webhooks');
+    const events = new Set<string>();
+    for (const request of received) {
+      const body = JSON.parse(request.rawBody.toString('utf8'));
+      if (!ids.has(body.referenceId)) continue;
+      const event = body.data.event;
+      events.add(event);
+      const validate = validatorOf(webhookSchema(event));
+      expect(validate(body), `${event}: ${JSON.stringify(validate.errors)} in ${request.rawBody}`).toBe(true);
+      const parameters: Json[] = doc.webhooks[event].post.parameters;
+      for (const p of parameters) {
+        const value = request.headers[p.name];
+        if (p.required) expect(value, `${event} header ${p.name}`).toBeDefined();
+        if (value === undefined) continue;
+        const check = ajv.compile(p.schema);
+        expect(check(value), `${event} header ${p.name}: ${value}`).toBe(true);
+      }
+      // Every header of herald's own (x-*, webhook-*) is one the document names.
+      const named = new Set(parameters.map((p) => p.name));
+      for (const name of Object.keys(request.headers).filter((h) => h.startsWith('x-') || h.startsWith('webhook-'))) {
+        expect(named.has(name), `${event} sends ${name}, which the webhook does not list`).toBe(true);
+      }
+      expect(request.headers['x-signature']).toBe(signCallback(secret, request.rawBody, body.idempotencyKey, 0)['x-signature']);
+    }
+    expect([...events].sort()).toEqual([...EVENT_TYPES].sort());
+  });
+});
+
+// --- docs/: the reference and its JSON examples, checked against the document -------------------
+
+const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
+
+function markdownFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? markdownFiles(path) : entry.name.endsWith('.md') ? [path] : [];
+  });
+}
+
+interface JsonExample {
+  file: string;
+  line: number;
+  /** The comment before the block: `webhook EVENT`, `METHOD /path request` or `METHOD /path response STATUS`. */
+  marker: string | undefined;
+  text: string;
+}
+
+/** The ```json blocks of a Markdown file, each with the `<!-- openapi: ... -->` comment on the line before it. */
+function jsonExamples(file: string): JsonExample[] {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const examples: JsonExample[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]?.trim() !== '```json') continue;
+    const end = lines.findIndex((l, j) => j > i && l.trim() === '```');
+    const marker = /^<!--\s*openapi:\s*(.+?)\s*-->$/.exec(lines[i - 1]?.trim() ?? '')?.[1];
+    examples.push({ file: file.slice(DOCS.length), line: i + 1, marker, text: lines.slice(i + 1, end).join('\n') });
+    i = end;
+  }
+  return examples;
+}
+
+/** The schema a marker names in the document. */
+function markedSchema(marker: string): Json {
+  const webhook = /^webhook (\w+)$/.exec(marker);
+  if (webhook) return webhookSchema(webhook[1] as string);
+  const [method = '', path = '', part, status] = marker.split(' ');
+  const op = doc.paths[path]?.[method.toLowerCase()];
+  if (!op) return undefined;
+  if (part === 'request') return op.requestBody?.content['application/json'].schema;
+  return part === 'response' ? responseSchema(op, Number(status)) : undefined;
+}
+
+describe('docs/: the API and events reference', () => {
+  const examples = markdownFiles(DOCS).flatMap(jsonExamples);
+
+  it('every JSON example of a request, response or callback names its part of the document and is valid against it', () => {
+    expect(examples.filter((e) => e.marker).length).toBeGreaterThan(15);
+    for (const example of examples) {
+      const where = `${example.file}:${example.line}`;
+      let value: Json;
+      expect(() => {
+        value = JSON.parse(example.text);
+      }, `${where} is not JSON`).not.toThrow();
+      if (!example.marker) {
+        // An unmarked block must not be an API body: those are checked, so they say which they are.
+        const apiLike = value && typeof value === 'object' && ('apiVersion' in value || value.data?.item !== undefined || value.data?.items !== undefined);
+        expect(
+          apiLike,
+          `${where}: an API example needs <!-- openapi: METHOD /path request|response STATUS --> or <!-- openapi: webhook EVENT --> before it`,
+        ).toBe(false);
+        continue;
+      }
+      const schema = markedSchema(example.marker);
+      expect(schema, `${where}: '${example.marker}' names nothing in the document`).toBeDefined();
+      const validate = validatorOf(schema);
+      expect(validate(value), `${where} (${example.marker}): ${JSON.stringify(validate.errors)}`).toBe(true);
+    }
+  });
+
+  it('docs/reference/api.md has every operation, and docs/reference/events/ a page per event with its example', () => {
+    const api = readFileSync(join(DOCS, 'reference/api.md'), 'utf8');
+    for (const { method, template } of operations()) {
+      const name = template.endsWith('/bulk') ? '/subscriptions/{create endpoint}/bulk' : `\`${method} ${template}\``;
+      expect(api, `${method} ${template}`).toContain(name);
+    }
+    for (const event of CALLBACK_EVENT_TYPES) {
+      const page = `reference/events/${event.toLowerCase().replaceAll('_', '-')}.md`;
+      expect(
+        examples.some((e) => e.file === page && e.marker === `webhook ${event}`),
+        page,
+      ).toBe(true);
+    }
+  });
+
+  it("the events pages' example signatures are those of their bodies", () => {
+    for (const file of readdirSync(join(DOCS, 'reference/events')).filter((f) => f !== 'README.md')) {
+      const text = readFileSync(join(DOCS, 'reference/events', file), 'utf8');
+      const secret = /`callbackSecretKey` `([^`]+)`/.exec(text)?.[1] as string;
+      const header = (name: string) => new RegExp(`^${name}: (.+)$`, 'm').exec(text)?.[1] as string;
+      const body = /```text\n(.+)\n```/.exec(text)?.[1] as string;
+      expect(JSON.parse(body), file).toEqual(JSON.parse(jsonExamples(join(DOCS, 'reference/events', file))[0]?.text as string));
+      const signed = signCallback(secret, Buffer.from(body), header('webhook-id'), Number(header('webhook-timestamp')));
+      expect([header('x-signature'), header('webhook-signature')], file).toEqual([signed['x-signature'], signed['webhook-signature']]);
+    }
+  });
+
+  it('the citations of docs/reference in src/ and test/ name pages and #anchors that exist', () => {
+    const ROOT = fileURLToPath(new URL('../', import.meta.url));
+    const slug = (heading: string) =>
+      heading
+        .replaceAll('`', '')
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-');
+    const anchorsOf = (page: string) =>
+      new Set(
+        [
+          ...readFileSync(join(ROOT, page), 'utf8')
+            .replace(/^```[\s\S]*?^```/gm, '')
+            .matchAll(/^#+\s+(.+)$/gm),
+        ].map((m) => slug(m[1] as string)),
+      );
+    const sources = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? sources(join(dir, e.name)) : /\.(ts|sql)$/.test(e.name) ? [join(dir, e.name)] : [],
+      );
+    let cited = 0;
+    for (const file of [...sources('src'), ...sources('test')]) {
+      for (const m of readFileSync(join(ROOT, file), 'utf8').matchAll(/(docs\/reference\/[a-z/-]+\.md)((?:#[a-z0-9-]+)?(?:(?:,| and) #[a-z0-9-]+)*)/g)) {
+        const page = m[1] as string;
+        const anchors = [...(m[2] as string).matchAll(/#([a-z0-9-]+)/g)].map((a) => a[1] as string);
+        const known = anchorsOf(page);
+        for (const anchor of anchors) expect(known.has(anchor), `${file} cites ${page}#${anchor}`).toBe(true);
+        cited++;
+      }
+    }
+    expect(cited).toBeGreaterThan(100);
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { createApiKey, createCustomer } from '../src/store/customers.ts';
+import { HERALD_VERSION } from '../src/version.ts';
 import { createTestDatabase, SAMPLE, startTestApp, type TestApp } from './harness.ts';
 
 let t: TestApp;
@@ -15,7 +16,7 @@ afterAll(() => t.close());
 
 describe('operations endpoints (no API key needed)', () => {
   it('/healthz and /readyz answer 200', async () => {
-    expect((await t.request('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await t.request('GET', '/healthz')).body).toEqual({ status: 'ok', version: HERALD_VERSION });
     expect((await t.request('GET', '/readyz')).body).toEqual({ status: 'ready' });
   });
 
@@ -60,15 +61,29 @@ describe('operations endpoints (no API key needed)', () => {
       expect(paths).toContain(p);
     }
     const mined = doc.paths['/blockchain-events/{blockchain}/{network}/subscriptions/transaction-mined'].post;
-    expect(mined.requestBody.content['application/json'].schema.properties.data.properties.item.required).toEqual(['transactionId', 'callbackUrl']);
+    // Required without pullOnly: true: the item's own list and its `else` (docs/concepts/event-stream.md#pull-only-subscriptions).
+    const item = mined.requestBody.content['application/json'].schema.properties.data.properties.item;
+    expect([...item.required, ...(item.else?.required ?? [])]).toEqual(['transactionId', 'callbackUrl']);
     expect(Object.keys(mined.responses)).toContain('200');
     expect(paths).not.toContain('/metrics');
   });
 
-  it('/docs renders the document', async () => {
+  it("/docs renders the document under herald's name and mark, not the framework's", async () => {
     const r = await fetch(`${t.url}/docs`, { redirect: 'follow' });
     expect(r.status).toBe(200);
-    expect(await r.text()).toContain('swagger');
+    const page = await r.text();
+    expect(page).toContain('swagger');
+    expect(page).toContain('<title>herald API reference</title>');
+    const initializer = await (await fetch(`${t.url}/docs/static/swagger-initializer.js`)).text();
+    const logo = Buffer.from(/data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(initializer)?.[1] ?? '', 'base64').toString('utf8');
+    expect(logo).toContain('aria-label="herald"');
+    expect(logo).not.toMatch(/fastify/i);
+  });
+
+  it('GET / on the API role redirects to the console', async () => {
+    const r = await fetch(`${t.url}/`, { redirect: 'manual' });
+    expect(r.status).toBe(302);
+    expect(r.headers.get('location')).toBe('/console/');
   });
 
   it('every response carries x-request-id, also the health endpoints', async () => {
@@ -241,7 +256,7 @@ describe('the metrics port of a process without the api role', () => {
     const text = await metrics.text();
     expect(text).toMatch(/^# HELP herald_db_pool_connections/m);
     expect(text).toMatch(/^herald_callbacks_due \d+/m);
-    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok', version: HERALD_VERSION });
     expect(await (await fetch(`${base}/readyz`)).json()).toEqual({ status: 'ready' });
     expect((await fetch(`${base}/blockchain-events/status`)).status).toBe(404);
   });

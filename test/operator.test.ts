@@ -1,5 +1,5 @@
 /**
- * The operator's API (README "Console API"): tokens made, listed and revoked by the real CLI
+ * The operator's API (docs/reference/api-overview.md "Console API"): tokens made, listed and revoked by the real CLI
  * (`herald operator-tokens`) on the test database, Bearer authentication of /operator/* (no, malformed,
  * unknown, revoked token, a customer's API key), and every operator endpoint on the services the CLI uses.
  */
@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleHistory, wholeMinute } from '../src/services/history-sampler.ts';
+import { tripBreaker } from '../src/store/chain-holds.ts';
 import { saveCursor, stopChain } from '../src/store/chain-state.ts';
 import { recordReorganisation } from '../src/store/history.ts';
 import { startTestApp, type TestApp, type TestResponse } from './harness.ts';
@@ -67,7 +68,7 @@ describe('operator tokens', () => {
 
     const whoami = await asOperator(token, 'GET', '/operator/whoami');
     expect(whoami.status, whoami.text).toBe(200);
-    expect(whoami.body.data.item).toEqual({ name: 'alice' });
+    expect(whoami.body.data.item).toEqual({ name: 'alice', billingEnabled: true });
 
     const twice = await herald('operator-tokens', 'create', '--name', 'alice');
     expect(twice.code).not.toBe(0);
@@ -273,6 +274,43 @@ describe('operator chain endpoints and the lag history', () => {
       expect(bad.body.error.code).toBe('uri_not_found');
     }
     expectInvalidToken(await t.request('POST', '/operator/chains/dash/testnet/reset'));
+  });
+
+  it('shows a chain held by the deep-reorganisation breaker with its depth and blocks; release lets it go once, as herald chains release', async () => {
+    const bch = { blockchain: 'bitcoin-cash', network: 'testnet' } as const;
+    const blocks = [11, 12, 13, 14].map((height) => ({ height, orphanedHash: `old${height}`, newHash: `new${height}` }));
+    await db().transaction('test:held', async (tx) => {
+      await saveCursor(tx, bch, block(20, 30), 20);
+      const trip = {
+        at: new Date().toISOString(),
+        reason: 'reorganisation' as const,
+        depth: 10,
+        ancestorHeight: 10,
+        ancestorHash: 'a10',
+        blocks,
+        detail: null,
+      };
+      await tripBreaker(tx, bch, trip, 6);
+      await tripBreaker(tx, bch, trip, 6); // the same trip again: not added twice
+    });
+    const res = await asOperator(token, 'GET', '/operator/chains');
+    expect(res.status, res.text).toBe(200);
+    const held = res.body.data.items.find((c: { blockchain: string }) => c.blockchain === 'bitcoin-cash');
+    expect(held).toMatchObject({
+      state: 'held',
+      hold: { reason: 'reorganisation', depth: 10, breakerDepth: 6, ancestorHeight: 10, ancestorHash: 'a10', blocks, trips: 1, heldCallbacks: 0 },
+    });
+    expect(held.hold.description).toContain('a reorganisation of 10 blocks (more than reorgBreakerDepth 6)');
+
+    const release = await asOperator(token, 'POST', '/operator/chains/bitcoin-cash/testnet/release');
+    expect(release.status, release.text).toBe(200);
+    expect(release.body.data.item).toMatchObject({ blockchain: 'bitcoin-cash', network: 'testnet', released: true, callbacksReleased: 0, hold: { depth: 10 } });
+    const after = await asOperator(token, 'GET', '/operator/chains');
+    expect(after.body.data.items.find((c: { blockchain: string }) => c.blockchain === 'bitcoin-cash')).toMatchObject({ state: 'not-configured', hold: null });
+    const again = await asOperator(token, 'POST', '/operator/chains/bitcoin-cash/testnet/release');
+    expect(again.body.data.item).toEqual({ blockchain: 'bitcoin-cash', network: 'testnet', released: false, callbacksReleased: 0, hold: null });
+    expect((await asOperator(token, 'POST', '/operator/chains/bitcoin-cash/goerli/release')).body.error.code).toBe('uri_not_found');
+    expectInvalidToken(await t.request('POST', '/operator/chains/bitcoin-cash/testnet/release'));
   });
 
   it('serves one lag sample per chain per minute over the minutes asked, the first sample of a minute kept, 7 days at most', async () => {

@@ -1,5 +1,5 @@
 /**
- * Callback secrets at rest (README "Secrets at rest"): with secrets.encryptionKey the database holds
+ * Callback secrets at rest (docs/operations/secrets-at-rest.md): with secrets.encryptionKey the database holds
  * them encrypted, the API and the delivery worker read them as given, and `herald secrets rotate-key`
  * (the real CLI) moves every row to a new key, after which the old key is not needed.
  */

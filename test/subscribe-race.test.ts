@@ -210,7 +210,7 @@ describe('transaction-mined subscriptions across a killed ingest process (roles 
       HERALD_CONFIG: configFile,
       HERALD_ROLES: '',
       HERALD_RPC_BITCOIN_TESTNET: s.node.rpcUrl,
-      HERALD_CHAIN_ID_BITCOIN_TESTNET: 'test', // the fake's own chain (README "Chain identity")
+      HERALD_CHAIN_ID_BITCOIN_TESTNET: 'test', // the fake's own chain (docs/reference/chains.md "Chain identity")
       HERALD_LOG_LEVEL: 'warn',
     });
   };

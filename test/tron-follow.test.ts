@@ -35,6 +35,8 @@ const keys = (o: unknown): string[] => Object.keys(o as Json).sort();
 /** A value deep in parsed JSON (undefined on the way: undefined). */
 const get = (o: unknown, ...path: (string | number)[]): unknown => path.reduce<unknown>((v, k) => (v as Record<string | number, unknown> | undefined)?.[k], o);
 const TRX = 1_000_000n;
+/** The safety verdict of a callback nothing is wrong with (docs/concepts/deposit-safety.md). */
+const OK = { verdict: 'ok', flags: [] };
 const textHex = (text: string): string => Buffer.from(text, 'utf8').toString('hex');
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -216,7 +218,7 @@ describeFollowScenarios('Tron (tron/nile, fake java-tron): shared follow scenari
   amount: 5n * TRX,
   // The fake keeps balance history (storage.balance.history.lookup) from genesis, as such a node does.
   opening: 'read',
-  // Tron's token events: TRC-20 and TRC-721 in the confirmed and each-confirmation callbacks (CATALOGUE 7.8).
+  // Tron's token events: TRC-20 and TRC-721 in the confirmed and each-confirmation callbacks (docs/reference/api.md#settled-callback-contents).
   scenarios: [...DEFAULT_SCENARIOS, 'coins-each', 'tokens', 'internal'],
 });
 
@@ -266,11 +268,12 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
 
   const formatTrx = (sun: bigint) => formatUnits(sun, 6);
 
-  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: TRC-20 in and out on exactly the 3rd confirmation; subscribed as 41-hex, answered in that spelling (what the client sent); a reverted transfer never', async () => {
+  it('ADDRESS_TOKENS_TRANSACTION_CONFIRMED: TRC-20 in and out on exactly the 3rd confirmation; subscribed as 41-hex, answered in that spelling (what the client sent); a reverted transfer never (its fee coin callback is flagged failed)', async () => {
     const holder = d.node.newAccount();
     const other = await d.newAddress();
     const { referenceId: id, item } = await subscribe('address-tokens-transactions-confirmed', { address: holder.hex, receiveCallbackOn: 3 });
     expect(item.address).toBe(holder.hex); // the response echoes the client's spelling
+    const { referenceId: coinsId } = await subscribe('address-coins-transactions-confirmed', { address: holder.hex, receiveCallbackOn: 3 });
     await t.app.ingest?.settled();
     await d.send(holder.address, 30n * TRX); // TRX for its own transfers' fees
     const incoming = await d.transferToken(holder.address, 2_500_000n);
@@ -294,6 +297,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
       tokenType: 'TRC-20',
       token: { ...token, amount: '2.5' },
       direction: 'incoming',
+      safety: OK,
     });
     await mineAndProcess();
     const both = await until('the outgoing callback', async () => callbacksOf(id).length === 2 && callbacksOf(id));
@@ -306,10 +310,16 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
       tokenType: 'TRC-20',
       token: { ...token, amount: '1' },
       direction: 'outgoing',
+      safety: OK,
     });
     for (let i = 0; i < 3; i++) await mineAndProcess();
     expect(callbacksOf(id)).toHaveLength(2);
     expect(d.node.tokenBalance(holder.address)).toBe(1_500_000n);
+    // The reverted transfer still burnt its fee: its coin callback says so (contractRet not SUCCESS: `failed`).
+    const coinItems = callbacksOf(coinsId).map((cb) => cb.json.data.item);
+    expect(coinItems.find((i) => i.transactionId === reverted)).toMatchObject({ direction: 'outgoing', safety: { verdict: 'review', flags: ['failed'] } });
+    expect(coinItems.find((i) => i.transactionId === outgoing)).toMatchObject({ direction: 'outgoing', safety: OK });
+    await t.request('DELETE', `/blockchain-events/tron/nile/subscriptions/${coinsId}`, { key: c.key });
   });
 
   it('CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: 1 TRX fires, one sun below does not, a rejected inner transfer never does', async () => {
@@ -337,6 +347,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
       operationId: 'internal_0',
       amount: '1',
       unit: 'TRX',
+      safety: OK,
     });
     // The one-sun-below transfer did reach the recipient and the swallowed one did not: the silence is the threshold's and the rejection's doing.
     expect(d.node.balance(recipient)).toBe(2n * TRX - 1n);
@@ -375,6 +386,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
       operationId: 'internal_0',
       amount: '3',
       unit: 'TRX',
+      safety: OK,
     };
     expect(incoming?.json.data).toEqual({
       product: 'BLOCKCHAIN_EVENTS',
@@ -411,6 +423,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
         minedInBlock: blockOf(minedAt),
         tokenType: 'TRC-20',
         token: { name: 'Herald Tether', symbol: 'HUSDT', decimals: '6', amount: '3', contractAddress: d.token.address },
+        safety: OK,
       },
     });
   });

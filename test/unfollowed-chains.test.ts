@@ -1,5 +1,5 @@
 /**
- * Subscriptions on chains this installation follows no node of (README "Chains without a node"): refused by
+ * Subscriptions on chains this installation follows no node of (docs/reference/chains.md "Chains without a node"): refused by
  * default with 409 invalid_data naming the chain (single and bulk creates); accepted with
  * subscriptions.allowUnfollowedChains, and then listed by GET /blockchain-events/status as no-node. A chain an
  * ingest process elsewhere reports nodes of (chain_nodes) counts as followed.

@@ -1,5 +1,5 @@
 /**
- * Several nodes of one Bitcoin-family chain (README "Several nodes per chain"), on two fake Bitcoin Core
+ * Several nodes of one Bitcoin-family chain (docs/reference/chains.md "Several nodes per chain"), on two fake Bitcoin Core
  * nodes (test/support/fake-utxo-node.ts) as rpcUrls of bitcoin/testnet. The fake chains are deterministic
  * (same clock, same operations: same blocks), so mining the same on both is two nodes in step, and mining
  * on one only is the other falling behind. Herald follows through each trouble one node can be in:
@@ -78,7 +78,7 @@ beforeAll(async () => {
         network: 'testnet',
         // b first: it is the node read from while it is eligible, so its troubles are the ones herald meets.
         rpcUrls: [b.urlWithCredentials, a.urlWithCredentials],
-        chainId: a.params.chainName, // the fakes' own chain (README "Chain identity")
+        chainId: a.params.chainName, // the fakes' own chain (docs/reference/chains.md "Chain identity")
         pollIntervalMs: 50,
         concurrency: 4,
         requestTimeoutMs: 2000,

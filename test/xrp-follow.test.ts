@@ -97,7 +97,10 @@ async function mineAndProcess(count = 1): Promise<number> {
   return height;
 }
 
-const { subscribeMined, callbacksOf, expectSigned } = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'xrp', network: 'testnet' }), SECRET);
+const { subscribe, subscribeMined, callbacksOf, expectSigned } = followHelpers(
+  () => ({ t, customer: c, receiver, blockchain: 'xrp', network: 'testnet' }),
+  SECRET,
+);
 
 function minedIn(height: number) {
   const ledger = fake.ledger(height);
@@ -161,7 +164,7 @@ describe('XRP chain following (xrp/testnet on the fake rippled)', () => {
     expect(callbacksOf(droppedId)).toHaveLength(0);
   });
 
-  it('the wallet ledger in XRP: the opening balance from account_info, a partial payment counts what it delivered, a failed payment only its fee', async () => {
+  it('the wallet ledger in XRP: the opening balance from account_info, a partial payment counts what it delivered, a failed payment only its fee; their coin callbacks say so (amount delivered, safety partial-payment; failed)', async () => {
     const watched = await driver.newAddress();
     const other = await driver.newAddress();
     await driver.send(watched, 40n * XRP); // before watching: only the opening balance sees it
@@ -176,11 +179,12 @@ describe('XRP chain following (xrp/testnet on the fake rippled)', () => {
     expect(added.status, added.text).toBe(201);
     expect(added.body.data.item.watchedFromBlock).toBe(fake.validatedIndex);
 
-    await driver.send(watched, 20n * XRP);
+    const deposit = await driver.send(watched, 20n * XRP);
     const partial = await driver.sendPartial(watched, 30n * XRP, 5n * XRP); // asks 30 XRP, delivers 5
     const failed = fake.pay(watched, other, 1_000n * XRP); // more than it has: tecUNFUNDED_PAYMENT
     const paid = fake.pay(watched, other, 7n * XRP);
     const failedSub = await subscribeMined(failed, 'failed');
+    const coinsSub = (await subscribe('address-coins-transactions-confirmed', { address: watched, receiveCallbackOn: 1 })).referenceId;
     await t.app.ingest?.settled();
     const height = await mineAndProcess();
     expect(fake.transaction(partial)?.meta).toMatchObject({ TransactionResult: 'tesSUCCESS', delivered_amount: String(5n * XRP) });
@@ -190,6 +194,16 @@ describe('XRP chain following (xrp/testnet on the fake rippled)', () => {
     // A tec transaction is final (its fee is burnt): it is mined.
     const [failedCb] = await until('the mined callback of the failed payment', async () => callbacksOf(failedSub).length === 1 && callbacksOf(failedSub));
     expect(failedCb?.json.data.item).toEqual({ blockchain: 'xrp', network: 'testnet', transactionId: failed, minedInBlock: minedIn(height) });
+    // The partial payment's callback says what arrived (delivered_amount, 5 XRP), never its Amount (30), and is flagged.
+    const coinItems = await until('the coin callbacks', async () => callbacksOf(coinsSub).length === 4 && callbacksOf(coinsSub).map((cb) => cb.json.data.item));
+    const byTx = Object.fromEntries(coinItems.map((i) => [i.transactionId, { amount: i.amount, direction: i.direction, safety: i.safety }]));
+    const ok = { verdict: 'ok', flags: [] };
+    expect(byTx).toEqual({
+      [partial]: { amount: '5', direction: 'incoming', safety: { verdict: 'review', flags: ['partial-payment'] } },
+      [failed]: { amount: formatXrp(FEE_DROPS), direction: 'outgoing', safety: { verdict: 'review', flags: ['failed'] } },
+      [paid]: { amount: formatXrp(7n * XRP + FEE_DROPS), direction: 'outgoing', safety: ok },
+      [deposit]: { amount: '20', direction: 'incoming', safety: ok },
+    });
 
     const coins = async () => {
       const res = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });

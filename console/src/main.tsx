@@ -1,5 +1,6 @@
 /** The console's entry: the shell (skip link, navigation, sign-out), the routes, and mounting. */
 import { render } from 'preact';
+import { useBillingEnabled } from './billing.ts';
 import { AccountPage } from './pages/customer/account.tsx';
 import { DomainsPage } from './pages/customer/domains.tsx';
 import { NewSubscriptionPage } from './pages/customer/new-subscription.tsx';
@@ -23,6 +24,8 @@ const CUSTOMER_NAV = [
   { to: '/wallets', label: 'Wallets' },
   { to: '/account', label: 'Credits and usage' },
 ];
+/** Billing off (docs/operations/single-tenant.md): the account page shows no credits, so it is named for what it shows. */
+const CUSTOMER_NAV_FREE = CUSTOMER_NAV.map((n) => (n.to === '/account' ? { ...n, label: 'Account' } : n));
 const OPERATOR_NAV = [
   { to: '/operator/customers', label: 'Customers' },
   { to: '/operator/chains', label: 'Chains' },
@@ -65,12 +68,13 @@ function NotFound() {
 function App() {
   const s = useValue(session);
   const { path } = useValue(location);
+  const billing = useBillingEnabled();
   if (!s) return <SignInPage />;
   if (path === '/' || path === '/sign-in') {
     queueMicrotask(() => navigate(home(s), { replace: true }));
     return null;
   }
-  const nav = s.kind === 'customer' ? CUSTOMER_NAV : OPERATOR_NAV;
+  const nav = s.kind === 'operator' ? OPERATOR_NAV : billing ? CUSTOMER_NAV : CUSTOMER_NAV_FREE;
   const page = s.kind === 'customer' ? customerPage(path) : operatorPage(path);
   const otherSide = s.kind === 'customer' ? operatorPage(path) : customerPage(path);
   return (

@@ -88,6 +88,8 @@ export interface WatchedAddress {
 
 export interface Account {
   customerName: string;
+  /** false on a single-tenant install: calls are free, no credits to show (docs/operations/single-tenant.md). */
+  billingEnabled: boolean;
   credits: number | string;
   plan: Record<string, unknown>;
   activeSubscriptions: number;
@@ -121,7 +123,22 @@ export interface OperatorChain {
   lagSeconds: number | null;
   stoppedReason: string | null;
   reorganisations: number;
+  /** The deep-reorganisation breaker's hold (state held); null when not held. */
+  hold: ChainHold | null;
   nodes: NodeStatus[];
+}
+
+export interface ChainHold {
+  heldSince: string;
+  reason: 'reorganisation' | 'disagreement';
+  depth: number;
+  breakerDepth: number;
+  description: string;
+  ancestorHeight: number;
+  ancestorHash: string | null;
+  blocks: { height: number; orphanedHash: string; newHash: string | null }[];
+  trips: number;
+  heldCallbacks: number;
 }
 
 export interface CustomerSummary {

@@ -31,7 +31,17 @@ export class RateLimiter {
   }
 }
 
-export async function authenticate(access: AccessCache, limiter: RateLimiter, request: FastifyRequest, endpoint: string): Promise<KeyOwner> {
+/**
+ * The caller of a request. options.billing false (billing.enabled, docs/operations/single-tenant.md): the
+ * plan's limits on mainnets and active subscriptions do not apply; the request rate does.
+ */
+export async function authenticate(
+  access: AccessCache,
+  limiter: RateLimiter,
+  request: FastifyRequest,
+  endpoint: string,
+  options: { billing: boolean } = { billing: true },
+): Promise<KeyOwner> {
   const header = request.headers['x-api-key'];
   const key = Array.isArray(header) ? header[0] : header;
   if (!key) throw new ApiError('missing_api_key', 'Send your API key in the x-api-key header.');
@@ -54,5 +64,5 @@ export async function authenticate(access: AccessCache, limiter: RateLimiter, re
       `This API key is restricted to: ${owner.allowedEndpoints.join(', ')}. The '${endpoint}' endpoint needs another key.`,
     );
   }
-  return owner;
+  return options.billing ? owner : { ...owner, mainnetAllowed: true, maxActiveSubscriptions: null };
 }

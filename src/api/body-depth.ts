@@ -1,5 +1,5 @@
 /**
- * How deep a JSON request body may nest (README "Limits"). JSON.parse of a body nested millions of
+ * How deep a JSON request body may nest (docs/reference/api-overview.md). JSON.parse of a body nested millions of
  * levels deep (16 MiB of `[`) held the event loop for seconds and built half a gigabyte of arrays, all
  * before the schema could say the body was wrong. So the raw text is scanned first, counting the
  * nesting of objects and arrays outside strings, and refused at the first level deeper than the route's

@@ -1,5 +1,5 @@
 /**
- * Response items of the Callback Data reads (CATALOGUE.md sections 3.1 to 3.6), as TypeBox schemas: the
+ * Response items of the Callback Data reads (docs/reference/api.md#address-details, #block-by-hash, #block-by-height, #transaction-details and #callback-data-reads), as TypeBox schemas: the
  * answers are serialised and documented with them. `blockchainSpecific` has no discriminator field (its
  * variant follows from the blockchain path parameter), so it is documented as any of the variants of
  * the chains the endpoint serves.
@@ -35,7 +35,7 @@ export const AddressDetailsItem = Type.Object({
   }),
 });
 
-// --- blocks (3.5) ---------------------------------------------------------------------------------
+// --- blocks ----------------------------------------------------------------------------------------
 
 const utxoBlockBase = { bits: S, chainwork: S, merkleRoot: S, nonce: I, size: I, version: I };
 const BitcoinBlock = Type.Object(
@@ -89,7 +89,7 @@ const blockBase = { hash: S, height: I, previousBlockHash: S, timestamp: I, tran
 
 export const BlockByHeightItem = Type.Object({ ...blockBase, blockchainSpecific: BlockSpecific });
 
-/** Section 3.2 puts the EVM fields at the top level too; herald gives them on the EVM chains only (CATALOGUE.md 7.10). */
+/** The block read by hash puts the EVM fields at the top level too; herald gives them on the EVM chains only (docs/reference/api.md#settled-callback-data-reads). */
 export const BlockByHashItem = Type.Object({
   ...blockBase,
   ...Object.fromEntries(Object.entries(evmBlockFields).map(([k, v]) => [k, Type.Optional(v as TSchema)])),
@@ -97,7 +97,7 @@ export const BlockByHashItem = Type.Object({
   blockchainSpecific: BlockSpecific,
 });
 
-// --- transactions (3.6) ---------------------------------------------------------------------------
+// --- transactions ------------------------------------------------------------------------------
 
 const Vin = Type.Object({
   addresses: Type.Array(S),

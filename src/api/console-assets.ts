@@ -135,4 +135,6 @@ export function consoleRoutes(app: FastifyInstance, dir = defaultConsoleDirector
     request.url.split('?')[0] === CONSOLE_PATH ? reply.redirect(`${CONSOLE_PATH}/`, 301) : serve(request, reply),
   );
   app.get(`${CONSOLE_PATH}/*`, options, serve);
+  // The API's root is where a person lands first: the console (a redirect that may change, so not 301).
+  app.get('/', options, (_request, reply) => reply.redirect(`${CONSOLE_PATH}/`, 302));
 }

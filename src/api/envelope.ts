@@ -101,8 +101,13 @@ export function sendJsonText(request: FastifyRequest, reply: FastifyReply, statu
   reply.header('content-type', 'application/json; charset=utf-8');
   const context = contextOf(request);
   const head = `{"apiVersion":"${API_VERSION}","requestId":"${request.id}",${context === undefined ? '' : `"context":${JSON.stringify(context)},`}`;
-  return reply.code(status).send(`${head}"data":${dataJson}}`);
+  const text = `${head}"data":${dataJson}}`;
+  // A large answer (a page of the event stream: half a megabyte) goes out as bytes encoded once: sent as a
+  // string, it was measured for its Content-Length and then encoded again by the socket's write.
+  return reply.code(status).send(text.length > LARGE_TEXT ? Buffer.from(text) : text);
 }
+
+const LARGE_TEXT = 16 * 1024;
 
 /**
  * Like sendJsonText, for data given as pieces of JSON text (a bulk answer: megabytes), made and written

@@ -8,10 +8,13 @@
  * service throws. A route that gains a check its service makes must name the code there; the
  * response-validation test (test/openapi.test.ts) fails on any answer the document does not list.
  */
+import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { ERROR_STATUS, type ErrorCode } from '../domain/errors.ts';
-import { errorEnvelope } from './schemas.ts';
+import { webhooks } from './callback-schemas.ts';
+import { API_VERSION, errorEnvelope } from './schemas.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -105,3 +108,42 @@ export function withErrorResponses({ schema, url, route }: { schema: FastifySche
   const security = route.config?.operator ? { security: [{ operatorToken: [] }] } : {};
   return { schema: { ...routeSchema, ...security, response: { ...routeSchema.response, ...errors } }, url };
 }
+
+/**
+ * The document served at /openapi.json: OpenAPI 3.1 (JSON Schema 2020-12, so `webhooks` can describe the
+ * callbacks), every route's schema with its error answers, and one webhook per callback event.
+ */
+export const swaggerOptions: SwaggerOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'herald: blockchain event callbacks and wallet assets',
+      version: API_VERSION,
+      description:
+        "Every response is an envelope { apiVersion, requestId, context?, data | error }. Authenticate with the x-api-key header. The callbacks herald POSTs to a subscription's callbackUrl are the webhooks. Reference: docs/reference/api.md and docs/reference/events/ in herald's repository.",
+    },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        operatorToken: { type: 'http', scheme: 'bearer', description: 'An operator token (herald operator-tokens create), for the /operator/* routes.' },
+      },
+    },
+    security: [{ apiKey: [] }],
+    webhooks: webhooks(),
+  },
+  transform: withErrorResponses,
+};
+
+/** herald's mark for the rendered document (/docs), in place of the framework's logo. */
+const HERALD_LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="150" height="40" viewBox="0 0 150 40" role="img" aria-label="herald">
+<circle cx="20" cy="20" r="6" fill="#ffffff"/><path d="M8 8a17 17 0 0 0 0 24M32 8a17 17 0 0 1 0 24" stroke="#ffffff" stroke-width="3" fill="none" stroke-linecap="round"/>
+<text x="44" y="28" font-family="system-ui, sans-serif" font-size="24" font-weight="600" fill="#ffffff">herald</text></svg>`;
+
+export const swaggerUiOptions: FastifySwaggerUiOptions = {
+  routePrefix: '/docs',
+  logo: { type: 'image/svg+xml', content: HERALD_LOGO, href: '/docs', target: '_self' },
+  theme: {
+    title: 'herald API reference',
+    favicon: [{ filename: 'herald.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: HERALD_LOGO.replaceAll('#ffffff', '#1f2937') }],
+  },
+};

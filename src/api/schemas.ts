@@ -83,7 +83,7 @@ export const ErrorEnvelope = errorEnvelope(undefined, { $id: 'ErrorEnvelope' });
 const CallbackUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL whose host is a verified callback domain.' });
 const SecretKey = Type.String({ maxLength: 512, description: 'Key of the HMAC-SHA256 x-signature of each callback.' });
 const AllowDuplicates = Type.Boolean({ description: 'Allow an active twin (same event, target and callbackUrl). Default false.' });
-/** Extension (README "Backfill and replay"). */
+/** Extension (docs/guides/recover-and-replay.md "Backfill and replay"). */
 const FromBlockHeight = Type.Optional(
   Type.Integer({
     minimum: 0,
@@ -93,73 +93,149 @@ const FromBlockHeight = Type.Optional(
   }),
 );
 
+/**
+ * Extension (docs/concepts/event-stream.md#pull-only-subscriptions): `pullOnly: true` creates a subscription
+ * whose events are read from the event stream only, with no callbackUrl and no callbackSecretKey.
+ */
+const PullOnly = Type.Optional(
+  Type.Boolean({
+    description:
+      'Extension: true creates a pull-only subscription: no callbackUrl and no callbackSecretKey (both refused with it), no callbacks sent; its events are read from the event stream (GET /blockchain-events/events). Default false: callbackUrl is required.',
+  }),
+);
+
+/**
+ * The options of a create item: no other attributes, and the delivery rule. Without `pullOnly: true` the
+ * attributes `required` (callbackUrl, and the secret where the contract requires it) are required as the
+ * contract says; with it, the URL attributes and the secret must be absent (a `not` error, api/validation.ts).
+ * JSON Schema's if/then/else (OpenAPI 3.1), so that Ajv still names every missing attribute at once.
+ */
+function deliveryRule(required: string[], urlAttributes: string[] = ['callbackUrl']) {
+  const absent = Object.fromEntries([...urlAttributes, 'callbackSecretKey'].map((a) => [a, { not: {} }]));
+  return {
+    additionalProperties: false,
+    if: { properties: { pullOnly: { enum: [true] } }, required: ['pullOnly'] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then`, a schema read by Ajv and the document, never awaited.
+    then: { properties: absent },
+    ...(required.length > 0 ? { else: { required } } : {}),
+  };
+}
+
 export const TransactionMinedItem = Type.Object(
   {
     transactionId: Type.String({ minLength: 1, maxLength: 128 }),
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
 );
 
 /** The fields the address subscriptions share (tokens, internal transfers and coins; once or at each confirmation). */
 const SubscribedAddress = Type.String({ minLength: 1, maxLength: 128 });
-const ReceiveCallbackOn = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Confirmation on which the callback is sent; default 3.' }));
+const ReceiveCallbackOn = Type.Optional(
+  Type.Integer({
+    minimum: 1,
+    maximum: 100,
+    description: 'Confirmation on which the callback is sent; default 3. At most one of receiveCallbackOn, confirmationTiers and finality.',
+  }),
+);
+/** docs/concepts/confirmations-and-reorganisations.md#confirmation-tiers-by-amount: one tier of confirmationTiers, as given and as shown. */
+export const ConfirmationTier = Type.Object(
+  {
+    upTo: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]{0,29})(\\.[0-9]{1,36})?$',
+        description:
+          'The largest amount of this tier, inclusive: a decimal string in the unit of the callback (whole coins, or whole tokens by their decimals; an NFT counts as 1). Left out on the last tier, and only there.',
+      }),
+    ),
+    confirmations: Type.Integer({ minimum: 1, maximum: 100, description: 'The confirmation on which the callback of an amount in this tier is sent.' }),
+  },
+  { additionalProperties: false },
+);
+/** docs/concepts/confirmations-and-reorganisations.md#confirmation-tiers-by-amount. */
+export const ConfirmationTiers = Type.Array(ConfirmationTier, {
+  minItems: 1,
+  maxItems: 10,
+  description:
+    'Confirmations by amount, instead of receiveCallbackOn: the callback waits for the confirmations of the first tier whose upTo is at or above its amount. upTo ascending; the last tier without upTo. Example: [{"upTo": "1", "confirmations": 1}, {"upTo": "10", "confirmations": 3}, {"confirmations": 6}].',
+});
+/** docs/concepts/confirmations-and-reorganisations.md#finality. */
+export const Finality = Type.String({
+  enum: ['finalized'],
+  description:
+    "Instead of receiveCallbackOn: the callback is sent once the event's block is final by the chain's own signal: ethereum and binance-smart-chain the node's finalized block, tron its solidified block, xrp validated ledgers (at once), dash ChainLocks. Refused (409 invalid_data) on the other chains.",
+});
+const ConfirmationFields = { confirmationTiers: Type.Optional(ConfirmationTiers), finality: Type.Optional(Finality) };
+/** What a subscription shows of its confirmation policy (docs/concepts/confirmations-and-reorganisations.md): present when it has one, receiveCallbackOn absent then. */
+const ShownConfirmationFields = {
+  confirmationTiers: Type.Optional({
+    ...ConfirmationTiers,
+    description: 'Present when the subscription waits by amount tiers (receiveCallbackOn is then absent).',
+  }),
+  finality: Type.Optional({ ...Finality, description: "Present when the subscription waits for the chain's finality (receiveCallbackOn is then absent)." }),
+};
 const ConfirmationsCount = Type.Optional(
   Type.Integer({ minimum: 1, maximum: 100, description: 'The last confirmation reported: one callback at each confirmation from 1 to this; default 3.' }),
 );
-/** CATALOGUE.md sections 2.4, 2.5 and 2.10 require the secret. */
+/** docs/reference/api.md#address-internal-transactions-confirmed, #address-internal-transactions-confirmed-each-confirmation and #reverted-block require the secret. */
 const RequiredSecretKey = Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' });
 
 export const AddressTokensItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
     receiveCallbackOn: ReceiveCallbackOn,
+    ...ConfirmationFields,
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
 );
 
-/** CATALOGUE.md sections 2.6 and 7.3: confirmationsCount optional, 1..100, default 3. */
+/** docs/reference/api.md#address-tokens-transactions-confirmed-each-confirmation and #settled-request-fields: confirmationsCount optional, 1..100, default 3. */
 export const AddressTokensEachConfirmationItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
     confirmationsCount: ConfirmationsCount,
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
 );
 
 export const InternalTransactionsItem = Type.Object(
   {
     amountHigherThan: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Threshold in whole coins of the native unit.' }),
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
 );
 
-/** CATALOGUE.md section 2.9: no target. */
+/** docs/reference/api.md#block-mined: no target. */
 export const BlockMinedItem = Type.Object(
   {
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
 );
 
-/** CATALOGUE.md section 2.8. */
+/** docs/reference/api.md#block-height-reached. */
 export const BlockHeightReachedItem = Type.Object(
   {
     blockHeightReached: Type.Integer({
@@ -167,57 +243,62 @@ export const BlockHeightReachedItem = Type.Object(
       maximum: Number.MAX_SAFE_INTEGER,
       description: 'The block height to be told of; a height the chain has already applied is told of at once.',
     }),
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
 );
 
-/** CATALOGUE.md sections 2.10 and 7.1: the secret is required; allowDuplicates may also be the strings "true" and "false". */
+/** docs/reference/api.md#reverted-block: the secret is required; allowDuplicates may also be the strings "true" and "false". */
 export const RevertedBlockItem = Type.Object(
   {
-    callbackUrl: CallbackUrl,
-    callbackSecretKey: RequiredSecretKey,
+    callbackUrl: Type.Optional(CallbackUrl),
+    callbackSecretKey: Type.Optional(RequiredSecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(
       Type.Union([Type.Boolean(), Type.String({ enum: ['true', 'false'] })], {
         description: 'Allow an active twin (same event and callbackUrl): a boolean, or the string "true" or "false". Default false.',
       }),
     ),
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl', 'callbackSecretKey']),
 );
 
 /**
- * CATALOGUE.md section 2.4: callbackSecretKey and allowDuplicates are required here (section 5); a
- * request without them gets 409 missing_required_attributes naming them (CONTRACT.md section 3).
+ * docs/reference/api.md#address-internal-transactions-confirmed: callbackSecretKey and allowDuplicates are required here (docs/reference/api.md#settled-request-fields); a
+ * request without them gets 409 missing_required_attributes naming them (docs/reference/errors.md).
  */
 export const AddressInternalItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: CallbackUrl,
-    callbackSecretKey: RequiredSecretKey,
+    callbackUrl: Type.Optional(CallbackUrl),
+    callbackSecretKey: Type.Optional(RequiredSecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, receiveCallbackOn and callbackUrl).' }),
     receiveCallbackOn: ReceiveCallbackOn,
+    ...ConfirmationFields,
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl', 'callbackSecretKey']),
 );
 
-/** CATALOGUE.md sections 2.5 and 7.3: secret and allowDuplicates required as in 2.4; confirmationsCount optional, 1..100, default 3. */
+/** docs/reference/api.md#address-internal-transactions-confirmed-each-confirmation and #settled-request-fields: secret and allowDuplicates required as in address-internal-transactions-confirmed; confirmationsCount optional, 1..100, default 3. */
 export const AddressInternalEachConfirmationItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: CallbackUrl,
-    callbackSecretKey: RequiredSecretKey,
+    callbackUrl: Type.Optional(CallbackUrl),
+    callbackSecretKey: Type.Optional(RequiredSecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, confirmationsCount and callbackUrl).' }),
     confirmationsCount: ConfirmationsCount,
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl', 'callbackSecretKey']),
 );
 
-/** CATALOGUE.md sections 2.12 and 7.7. */
+/** docs/reference/api.md#tokens-transfers-for-specific-amount and #settled-request-fields. */
 export const TokensAmountItem = Type.Object(
   {
     amountHigherThan: Type.Integer({
@@ -226,16 +307,17 @@ export const TokensAmountItem = Type.Object(
       description: "Threshold in whole tokens, compared exactly in base units after the token's decimals; an ERC-721/TRC-721 transfer counts as 1.",
     }),
     contractAddress: Type.String({ minLength: 1, maxLength: 128, description: 'The token contract (not a holder address).' }),
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl'], ['callbackURL', 'callbackUrl']),
 );
 
 /**
- * CATALOGUE.md sections 2.1 and 7.2: the SDK spells the URL `callbackURL` here; `callbackUrl` is accepted
+ * docs/reference/api.md#address-coins-transactions-confirmed and #settled-request-fields: the SDK spells the URL `callbackURL` here; `callbackUrl` is accepted
  * too. Both are optional in the schema; the service requires exactly one (409 missing_required_attributes
  * when none, 409 invalid_data when both). The answer always says `callbackUrl`.
  */
@@ -245,38 +327,42 @@ export const AddressCoinsItem = Type.Object(
     callbackURL: Type.Optional({ ...CallbackUrl, description: 'https URL whose host is a verified callback domain (give this or callbackUrl, not both).' }),
     callbackUrl: Type.Optional({ ...CallbackUrl, description: 'Accepted instead of callbackURL (not both); the answer says callbackUrl either way.' }),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
     receiveCallbackOn: ReceiveCallbackOn,
+    ...ConfirmationFields,
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule([], ['callbackURL', 'callbackUrl']),
 );
 
-/** CATALOGUE.md sections 2.2 and 7.3: confirmationsCount optional here too, 1..100, default 3. */
+/** docs/reference/api.md#address-coins-transactions-confirmed-each-confirmation and #settled-request-fields: confirmationsCount optional here too, 1..100, default 3. */
 export const AddressCoinsEachConfirmationItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
     confirmationsCount: ConfirmationsCount,
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
 );
 
-/** CATALOGUE.md sections 2.3 and 2.7: an address, no confirmations (fired from the mempool). */
+/** docs/reference/api.md#address-coins-transactions-unconfirmed and #address-tokens-transactions-unconfirmed: an address, no confirmations (fired from the mempool). */
 export const AddressUnconfirmedItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
 );
 
-/** CATALOGUE.md sections 2.11 and 7.7. */
+/** docs/reference/api.md#coins-transactions-for-specific-amount and #settled-request-fields. */
 export const CoinsAmountItem = Type.Object(
   {
     amountHigherThan: Type.Integer({
@@ -284,12 +370,57 @@ export const CoinsAmountItem = Type.Object(
       maximum: Number.MAX_SAFE_INTEGER,
       description: 'Threshold in whole coins of the native unit; a confirmed coin transaction moving at least this much is called back.',
     }),
-    callbackUrl: CallbackUrl,
+    callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
     allowDuplicates: Type.Optional(AllowDuplicates),
     fromBlockHeight: FromBlockHeight,
   },
-  { additionalProperties: false },
+  deliveryRule(['callbackUrl']),
+);
+
+/**
+ * docs/concepts/wallet-keys.md: exactly one of extendedPublicKey and descriptor (the service checks, naming the field); the
+ * Bitcoin family only in this release.
+ */
+export const XpubCoinsItem = Type.Object(
+  {
+    extendedPublicKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "An account's extended public key: xpub, ypub, zpub (tpub, upub, vpub on testnet) or the chain's own prefix (Ltub, Mtub, dgub...).",
+      }),
+    ),
+    descriptor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 400,
+        description:
+          "A BIP380 output descriptor over one extended public key: pkh(KEY), sh(wpkh(KEY)), wpkh(KEY), tr(KEY), KEY ending in /* or /<0;1>/*; '#checksum' checked when given.",
+      }),
+    ),
+    derivation: Type.Optional(
+      Type.String({
+        enum: ['legacy', 'p2sh-segwit', 'segwit', 'taproot'],
+        description: 'With a plain xpub/tpub: the script type of its addresses (default legacy). A prefix that names one (ypub, zpub...) must agree.',
+      }),
+    ),
+    gapLimit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 10_000,
+        description: 'Unused addresses watched beyond the highest used one, on the receive and the change chain. Default 20.',
+      }),
+    ),
+    receiveCallbackOn: ReceiveCallbackOn,
+    ...ConfirmationFields,
+    callbackUrl: Type.Optional(CallbackUrl),
+    callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
+    allowDuplicates: Type.Optional(AllowDuplicates),
+  },
+  deliveryRule(['callbackUrl']),
 );
 
 const DeactivationReason = Type.Object({ reason: Type.String(), timestamp: Type.Integer() });
@@ -308,21 +439,28 @@ export const BackfillItem = Type.Object(
   { description: 'Extension: present while the backfill of a subscription created with fromBlockHeight is not done.' },
 );
 
-/** The fields of every subscription item (contract section 2, "Response item"). */
+/** The fields of every subscription item (docs/reference/api.md#endpoints-at-a-glance). */
 const subscriptionBase = {
   referenceId: Type.String({ format: 'uuid' }),
   createdTimestamp: Type.Integer({ description: 'Creation time, Unix seconds.' }),
   isActive: Type.Boolean(),
-  callbackUrl: Type.String(),
+  callbackUrl: Type.String({ description: "The callback URL; '' on a pull-only subscription (pullOnly: true)." }),
+  pullOnly: Type.Optional(
+    Type.Boolean({ description: 'Extension: present (true) on a pull-only subscription only: no callbacks, its events are in the event stream.' }),
+  ),
   backfill: Type.Optional(BackfillItem),
 };
+/** Absent when the subscription has confirmationTiers or finality instead (docs/concepts/confirmations-and-reorganisations.md). */
+const ShownReceiveCallbackOn = Type.Optional(
+  Type.Integer({ description: "As given, or the chain's default when omitted; absent when confirmationTiers or finality decide instead." }),
+);
 const EchoedSecretKey = Type.String({ description: 'As given; an empty string when none was given.' });
 const OptionalSecretKey = Type.Optional(Type.String({ description: 'As given; absent when none was given.' }));
 
 /**
- * The item of each create endpoint: exactly the fields the seed (or CATALOGUE.md) lists for it, all of
+ * The item of each create endpoint: exactly the fields the hosted API publishes for it (docs/reference/api.md#settled-answer-items), all of
  * them always present but the internal-transactions secret. The block-mined and block-height-reached
- * items have no eventType (CATALOGUE.md section 5).
+ * items have no eventType (docs/reference/api.md#settled-answer-items).
  */
 export const CREATED_ITEMS = {
   TRANSACTION_MINED: Type.Object({
@@ -336,7 +474,8 @@ export const CREATED_ITEMS = {
     eventType: Type.Literal('ADDRESS_TOKENS_TRANSACTION_CONFIRMED'),
     callbackSecretKey: EchoedSecretKey,
     address: Type.String({ description: "As given (the client's spelling)." }),
-    receiveCallbackOn: Type.Integer({ description: "As given, or the chain's default when omitted." }),
+    receiveCallbackOn: ShownReceiveCallbackOn,
+    ...ShownConfirmationFields,
   }),
   CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: Type.Object({
     ...subscriptionBase,
@@ -347,7 +486,7 @@ export const CREATED_ITEMS = {
   BLOCK_MINED: Type.Object({ ...subscriptionBase, callbackSecretKey: EchoedSecretKey }),
   BLOCK_HEIGHT_REACHED: Type.Object({ ...subscriptionBase, callbackSecretKey: EchoedSecretKey, blockHeightReached: Type.Integer() }),
   BLOCK_REVERTED: Type.Object({ ...subscriptionBase, eventType: Type.Literal('BLOCK_REVERTED'), callbackSecretKey: Type.String() }),
-  // CATALOGUE.md section 2.6: the secret is optional in this response (absent when none was given).
+  // docs/reference/api.md#address-tokens-transactions-confirmed-each-confirmation: the secret is optional in this response (absent when none was given).
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: Type.Object({
     ...subscriptionBase,
     eventType: Type.Literal('ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION'),
@@ -360,7 +499,8 @@ export const CREATED_ITEMS = {
     eventType: Type.Literal('ADDRESS_INTERNAL_TRANSACTION_CONFIRMED'),
     callbackSecretKey: Type.String(),
     address: Type.String({ description: "As given (the client's spelling)." }),
-    receiveCallbackOn: Type.Integer({ description: "As given, or the chain's default when omitted." }),
+    receiveCallbackOn: ShownReceiveCallbackOn,
+    ...ShownConfirmationFields,
   }),
   CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: Type.Object({
     ...subscriptionBase,
@@ -376,13 +516,14 @@ export const CREATED_ITEMS = {
     address: Type.String({ description: "As given (the client's spelling)." }),
     confirmationsCount: Type.Integer({ description: 'As given, or 3 when omitted.' }),
   }),
-  // `callbackUrl` whichever spelling the request used (CATALOGUE.md section 2.1: every response says callbackUrl).
+  // `callbackUrl` whichever spelling the request used (docs/reference/api.md#address-coins-transactions-confirmed: every response says callbackUrl).
   ADDRESS_COINS_TRANSACTION_CONFIRMED: Type.Object({
     ...subscriptionBase,
     eventType: Type.Literal('ADDRESS_COINS_TRANSACTION_CONFIRMED'),
     callbackSecretKey: EchoedSecretKey,
     address: Type.String({ description: "As given (the client's spelling)." }),
-    receiveCallbackOn: Type.Integer({ description: "As given, or the chain's default when omitted." }),
+    receiveCallbackOn: ShownReceiveCallbackOn,
+    ...ShownConfirmationFields,
   }),
   CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: Type.Object({
     ...subscriptionBase,
@@ -409,6 +550,17 @@ export const CREATED_ITEMS = {
     callbackSecretKey: EchoedSecretKey,
     address: Type.String({ description: "As given (the client's spelling)." }),
   }),
+  XPUB_COINS_TRANSACTION_CONFIRMED: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('XPUB_COINS_TRANSACTION_CONFIRMED'),
+    callbackSecretKey: EchoedSecretKey,
+    extendedPublicKey: Type.Optional(Type.String({ description: 'As given; present when the subscription gave an extended public key.' })),
+    descriptor: Type.Optional(Type.String({ description: 'As given; present when the subscription gave a descriptor.' })),
+    derivation: Type.Optional(Type.String({ description: 'As given; present when the request gave it.' })),
+    gapLimit: Type.Integer({ description: 'As given, or 20.' }),
+    receiveCallbackOn: ShownReceiveCallbackOn,
+    ...ShownConfirmationFields,
+  }),
 } as const satisfies Record<EventType, TSchema>;
 
 /**
@@ -430,9 +582,11 @@ export const SubscriptionItem = Type.Object({
   address: Type.Optional(Type.String({ description: 'Present on the address events.' })),
   receiveCallbackOn: Type.Optional(
     Type.Integer({
-      description: 'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED, ADDRESS_INTERNAL_TRANSACTION_CONFIRMED and ADDRESS_COINS_TRANSACTION_CONFIRMED.',
+      description:
+        'Present on ADDRESS_TOKENS_TRANSACTION_CONFIRMED, ADDRESS_INTERNAL_TRANSACTION_CONFIRMED, ADDRESS_COINS_TRANSACTION_CONFIRMED (unless confirmationTiers or finality decide instead) and XPUB_COINS_TRANSACTION_CONFIRMED.',
     }),
   ),
+  ...ShownConfirmationFields,
   amountHigherThan: Type.Optional(
     Type.Integer({
       description: 'Present on the three amount events (internal, token, coin).',
@@ -442,6 +596,10 @@ export const SubscriptionItem = Type.Object({
   confirmationsCount: Type.Optional(Type.Integer({ description: 'Present on the each-confirmation events.' })),
   deactivationReasons: Type.Optional(Type.Array(DeactivationReason, { description: 'Present when isActive is false.' })),
   contractAddress: Type.Optional(Type.String({ description: 'Present on CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.' })),
+  extendedPublicKey: Type.Optional(Type.String({ description: 'Present on XPUB_COINS_TRANSACTION_CONFIRMED subscribed with an extended public key.' })),
+  descriptor: Type.Optional(Type.String({ description: 'Present on XPUB_COINS_TRANSACTION_CONFIRMED subscribed with a descriptor.' })),
+  derivation: Type.Optional(Type.String({ description: 'Present on XPUB_COINS_TRANSACTION_CONFIRMED when the request gave it.' })),
+  gapLimit: Type.Optional(Type.Integer({ description: 'Present on XPUB_COINS_TRANSACTION_CONFIRMED.' })),
 });
 
 const Coin = Type.Object({

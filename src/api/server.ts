@@ -19,13 +19,14 @@ import { authenticate, RateLimiter } from './auth.ts';
 import { bodyDepthLimit, nestsDeeperThan } from './body-depth.ts';
 import { consoleRoutes } from './console-assets.ts';
 import { handleError, newRequestId, sendError } from './envelope.ts';
-import { withErrorResponses } from './openapi.ts';
+import { swaggerOptions, swaggerUiOptions } from './openapi.ts';
 import { authenticateOperator } from './operator-auth.ts';
 import { accountRoutes } from './routes/account.ts';
 import { bulkSubscriptionRoutes } from './routes/bulk-subscriptions.ts';
 import { callbackDataRoutes } from './routes/callback-data.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
+import { eventStreamRoutes } from './routes/events.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { operatorRoutes } from './routes/operator.ts';
 import { recoveryRoutes } from './routes/recoveries.ts';
@@ -33,6 +34,7 @@ import { replayRoutes } from './routes/replays.ts';
 import { statusRoutes } from './routes/status.ts';
 import { rotateSecretRoutes, subscriptionRoutes } from './routes/subscriptions.ts';
 import { walletRoutes } from './routes/wallets.ts';
+import { xpubRoutes } from './routes/xpub.ts';
 import { API_VERSION, ErrorEnvelope } from './schemas.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -207,24 +209,8 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     ),
   );
 
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'herald: blockchain event callbacks and wallet assets',
-        version: API_VERSION,
-        description: 'Every response is an envelope { apiVersion, requestId, context?, data | error }. Authenticate with the x-api-key header.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-          operatorToken: { type: 'http', scheme: 'bearer', description: 'An operator token (herald operator-tokens create), for the /operator/* routes.' },
-        },
-      },
-      security: [{ apiKey: [] }],
-    },
-    transform: withErrorResponses,
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swagger, swaggerOptions);
+  await app.register(swaggerUi, swaggerUiOptions);
 
   let closing = false;
   app.addHook('preClose', async () => {
@@ -247,8 +233,17 @@ export async function buildServer(common: Common, options: { logger: Logger; met
     }
     const endpoint = request.routeOptions.config?.endpoint;
     if (!endpoint) return;
-    request.caller = { owner: await authenticate(common.access, limiter, request, endpoint), endpoint, apiVersion: API_VERSION, requestId: request.id };
+    const owner = await authenticate(common.access, limiter, request, endpoint, { billing: config.billing.enabled });
+    request.caller = { owner, endpoint, apiVersion: API_VERSION, requestId: request.id };
   });
+
+  if (!config.billing.enabled) {
+    // Single-tenant (docs/operations/single-tenant.md): calls are free, so no answer reports credits.
+    app.addHook('onSend', async (_request, reply) => {
+      reply.removeHeader('x-credits-consumed');
+      reply.removeHeader('x-credits-available');
+    });
+  }
 
   app.addHook('preValidation', async (request) => {
     const chains = request.routeOptions.config?.chains;
@@ -275,6 +270,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   });
 
   subscriptionRoutes(app, common);
+  xpubRoutes(app, common);
   bulkSubscriptionRoutes(app, common);
   rotateSecretRoutes(app, common);
   recoveryRoutes(app, common);
@@ -282,6 +278,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   walletRoutes(app, common);
   domainRoutes(app, common);
   callbackRoutes(app, common);
+  eventStreamRoutes(app, common);
   callbackDataRoutes(app, common);
   statusRoutes(app, common);
   accountRoutes(app, common);

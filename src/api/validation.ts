@@ -7,6 +7,7 @@ import AjvModule, { type ErrorObject } from 'ajv';
 import { ApiError, type ErrorCode, type ErrorDetail } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { BULK_MAX_ITEMS } from '../services/bulk-subscriptions.ts';
+import { pullOnlyConflict } from '../services/subscriptions.ts';
 
 // ajv is CommonJS: under NodeNext its class is the default export's `default`.
 const Ajv = AjvModule.default;
@@ -50,6 +51,9 @@ function sentence(error: ErrorObject, attribute: string): string {
       return `The attribute '${attribute}' must be at least ${String(p.limit)}.`;
     case 'maximum':
       return `The attribute '${attribute}' must be at most ${String(p.limit)}.`;
+    case 'not':
+      // The only `not` of the item schemas: an attribute refused beside pullOnly: true (schemas.ts deliveryRule).
+      return pullOnlyConflict(attribute);
     case 'alternatives':
       return `The attribute '${attribute}' must be ${(p.forms as string[]).join(', or ')}.`;
     default:
@@ -115,7 +119,8 @@ function isStructural(e: ErrorObject): boolean {
 }
 
 function bodyError(allErrors: ErrorObject[]): ApiError {
-  const errors = mergeAlternatives(allErrors);
+  // An if/then/else (schemas.ts deliveryRule) adds an error of its own beside its branch's: the branch's says what to change.
+  const errors = mergeAlternatives(allErrors.filter((e) => e.keyword !== 'if'));
   if (errors.some(isStructural)) {
     const bulk = errors.some((e) => e.instancePath.startsWith('/data/items') || (e.params as { missingProperty?: string }).missingProperty === 'items');
     return new ApiError(
@@ -148,7 +153,9 @@ function queryError(errors: ErrorObject[]): ApiError {
   if (pagination.some((e) => !limitTooHigh(e))) {
     return new ApiError('invalid_pagination', 'limit must be an integer from 1 to 50 and offset an integer from 0 to 2147483647.', details);
   }
-  if (pagination.length > 0) return new ApiError('limit_greater_than_allowed', 'limit must be at most 50.', details);
+  // The endpoint's own maximum (50 on the lists, 1,000 on the event stream), from its schema.
+  const maximum = (pagination.find(limitTooHigh)?.params as { limit?: number } | undefined)?.limit ?? 50;
+  if (pagination.length > 0) return new ApiError('limit_greater_than_allowed', `limit must be at most ${maximum}.`, details);
   return new ApiError('invalid_data', details[0]?.message ?? 'A query parameter is invalid.', details);
 }
 

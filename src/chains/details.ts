@@ -1,8 +1,8 @@
 /**
- * What the Callback Data reads (CATALOGUE.md section 3) ask a chain's node: one block or one transaction,
+ * What the Callback Data reads (docs/reference/api.md#callback-data-reads) ask a chain's node: one block or one transaction,
  * in the shapes of the hosted API, already formatted (amounts as decimal strings of whole coins with the
  * chain's unit). Adapters fill them; the API serves them as they are. `blockchainSpecific` is the
- * variant of the chain (CATALOGUE.md sections 3.5 and 3.6): there is no discriminator field, the
+ * variant of the chain (docs/reference/api.md#callback-data-reads): there is no discriminator field, the
  * variant follows from the blockchain.
  */
 
@@ -19,9 +19,9 @@ export interface BlockDetails {
   /** Unix seconds. */
   timestamp: number;
   transactionsCount: number;
-  /** The chain's block fields (section 3.5). */
+  /** The chain's block fields (docs/reference/api.md#callback-data-reads). */
   blockchainSpecific: Record<string, unknown>;
-  /** EVM chains only: the EVM-style fields section 3.2 also puts at the top level (CATALOGUE.md 7.10). */
+  /** EVM chains only: the EVM-style fields the block read by hash also puts at the top level (docs/reference/api.md#settled-callback-data-reads). */
   evm?: EvmBlockFields;
 }
 
@@ -44,7 +44,7 @@ export interface AddressAmount {
   amount: string;
 }
 
-/** A transaction mined in a block of the node's main chain (section 3.4). */
+/** A transaction mined in a block of the node's main chain (docs/reference/api.md#transaction-details). */
 export interface TransactionDetails {
   /** Position in the block. */
   index: number;

@@ -10,6 +10,7 @@
  */
 import { Agent, request as httpRequest } from 'undici';
 import { redactUrl } from '../domain/node-urls.ts';
+import { sleep } from '../lib/loop.ts';
 
 const NETWORK_RETRY_DELAY_MS = 150;
 
@@ -84,7 +85,7 @@ export async function retryOnDroppedConnection<T>(attempt: () => Promise<T>): Pr
     return await attempt();
   } catch (error) {
     if (!(error instanceof NodeTransportError) || error.kind !== 'network') throw error;
-    await new Promise((r) => setTimeout(r, NETWORK_RETRY_DELAY_MS));
+    await sleep(NETWORK_RETRY_DELAY_MS);
     return await attempt();
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Whether a node is the chain its label names (README "Chain identity"): its own word (ChainAdapter.getNodeIdentity)
+ * Whether a node is the chain its label names (docs/reference/chains.md "Chain identity"): its own word (ChainAdapter.getNodeIdentity)
  * against the identity expected of the chain (src/domain/chain-identity.ts). The pool (pool.ts) asks at a node's
  * first answer and after every failure, and reads nothing from a node that is on another chain.
  */

@@ -388,7 +388,7 @@ describe('node pool: mempool', () => {
   });
 });
 
-describe('node pool: chain identity (README "Chain identity")', () => {
+describe('node pool: chain identity (docs/reference/chains.md "Chain identity")', () => {
   // litecoin testnet as a declared regtest chain: only getblockchaininfo.chain is compared.
   const identity = {
     blockchain: 'litecoin',

@@ -1,5 +1,5 @@
 /**
- * Several nodes of one chain behind one ChainAdapter (README "Several nodes per chain"): the follower and
+ * Several nodes of one chain behind one ChainAdapter (docs/reference/chains.md "Several nodes per chain"): the follower and
  * the Callback Data reads see one adapter; the pool reads from the nodes that are *eligible*:
  *
  * - answering: the last health probe (getNodeHealth) succeeded and no request failed since;
@@ -23,6 +23,7 @@
  * metrics and the alerts).
  */
 import type { Logger } from 'pino';
+import type { NodeView } from '../domain/node-view.ts';
 import { rateLimitOf } from './node-http.ts';
 import { type IdentityCheck, identityMismatch } from './node-identity.ts';
 import type { ChainAdapter, MempoolReader, NodeHealth, NormalizedBlock, ReorganisationVerdict } from './types.ts';
@@ -33,24 +34,7 @@ export interface PoolNode {
   adapter: ChainAdapter;
 }
 
-/** A node as the pool sees it, after a health round. */
-export interface NodeView {
-  node: string;
-  eligible: boolean;
-  /** Why not eligible; null when eligible. */
-  reason: string | null;
-  headHeight: number | null;
-  headHash: string | null;
-  /** Blocks behind the best eligible head (0 at or above it); null before the first answer. */
-  lagBlocks: number | null;
-  /** Failed / all requests over the last minute, 0..1; null when there were none. */
-  errorRate: number | null;
-  /** Moving average (EWMA) of the answered requests' latency; null before the first answer. */
-  latencyMs: number | null;
-  checkedAt: Date;
-  /** When `eligible` last flipped (or the pool started). */
-  changedAt: Date;
-}
+export type { NodeView } from '../domain/node-view.ts';
 
 export interface NodePoolOptions {
   blockchain: string;
@@ -65,7 +49,7 @@ export interface NodePoolOptions {
    * ask for the head (catching up, stopped): a node that failed comes back without waiting. Default 1000.
    */
   probeIntervalMs?: number;
-  /** The chain the nodes must be on (README "Chain identity"); absent: not checked. */
+  /** The chain the nodes must be on (docs/reference/chains.md "Chain identity"); absent: not checked. */
   identity?: IdentityCheck;
   /** Told every node's view after each health round. */
   onReport?: (views: NodeView[]) => void;
@@ -588,6 +572,7 @@ export function createNodePool(options: NodePoolOptions): NodePool {
   if (has('getTokenBalance'))
     pool.getTokenBalance = (contract, address, height) =>
       withNode((a) => (a.getTokenBalance as NonNullable<ChainAdapter['getTokenBalance']>)(contract, address, height), height);
+  if (has('getFinalizedHeight')) pool.getFinalizedHeight = () => withNode((a) => (a.getFinalizedHeight as NonNullable<ChainAdapter['getFinalizedHeight']>)());
   if (has('tokenMetadata')) pool.tokenMetadata = (transfer) => withNode((a) => (a.tokenMetadata as NonNullable<ChainAdapter['tokenMetadata']>)(transfer));
   if (has('getBlockDetails')) pool.getBlockDetails = (block) => withNode((a) => (a.getBlockDetails as NonNullable<ChainAdapter['getBlockDetails']>)(block));
   if (has('getTransactionDetails'))

@@ -6,23 +6,22 @@
 import type { Logger } from 'pino';
 import { type ChainConfig, chainNodes, DEFAULT_BLOCK_WORKERS, DEFAULT_MAX_LAG_BLOCKS, DEFAULT_REORG_QUORUM_DEPTH } from '../config/config.ts';
 import { expectedIdentity } from '../domain/chain-identity.ts';
-import { CHAINS } from '../domain/chains.ts';
+import { CHAINS, type ChainKey } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
-import type { ChainKey } from '../store/chain-state.ts';
-import type { Db } from '../store/db.ts';
 import { createEvmAdapter } from './evm/adapter.ts';
 import type { EvmBlockchain } from './evm/normalize.ts';
 import { createNodePool, type NodePool, type NodeView } from './pool.ts';
 import { createTronAdapter } from './tron/adapter.ts';
 import type { TronNetwork } from './tron/normalize.ts';
-import type { ChainAdapter } from './types.ts';
+import type { ChainAdapter, TokenMetadataCache } from './types.ts';
 import { createUtxoAdapter } from './utxo/adapter.ts';
 import type { UtxoBlockchain } from './utxo/normalize.ts';
 import type { UtxoRpcAuth } from './utxo/rpc.ts';
 import { createXrpAdapter } from './xrp/adapter.ts';
 
 export interface ChainAdapterDeps {
-  db: Db;
+  /** Where the adapters keep token metadata between restarts (the store's, from the composition root). */
+  tokenMetadataCache: TokenMetadataCache;
   logger: Logger;
   /** Told every node's health after each round (the ingest role stores it; see pool.ts). */
   onNodes?: (views: NodeView[]) => void;
@@ -83,7 +82,7 @@ function createNodeAdapter(
         rpcUrl: node.rpcUrl,
         wsUrl: node.wsUrl,
         mempoolPollIntervalMs: chain.mempoolPollIntervalMs,
-        db: deps.db,
+        tokenMetadataCache: deps.tokenMetadataCache,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger, // the adapter names its chain and node in each line
@@ -92,7 +91,7 @@ function createNodeAdapter(
       return createTronAdapter({
         network: chain.network as TronNetwork,
         rpcUrl: node.rpcUrl,
-        db: deps.db,
+        tokenMetadataCache: deps.tokenMetadataCache,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger,
@@ -107,7 +106,7 @@ function createNodeAdapter(
         auth: nodeAuth(chain),
         zmqUrl: node.zmqUrl,
         mempoolPollIntervalMs: chain.mempoolPollIntervalMs,
-        db: deps.db,
+        tokenMetadataCache: deps.tokenMetadataCache,
         concurrency: chain.concurrency,
         timeoutMs: chain.requestTimeoutMs,
         logger: deps.logger,

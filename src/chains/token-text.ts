@@ -3,6 +3,7 @@
  * calls answer the same ABI) as text and numbers. Pure, and never throws: a hostile or broken contract
  * answers garbage, which reads as '' or 0.
  */
+import type { StoredTokenMetadata, TokenMetadataCache, TokenMetadataKey } from './types.ts';
 
 /** A contract's name or symbol is shown in every callback: a hostile token must not make them huge. */
 const MAX_TEXT_LENGTH = 256;
@@ -54,4 +55,23 @@ export function decodeDecimals(data: string | undefined): number {
   if (word === undefined) return 0;
   const value = BigInt(word);
   return value <= 255n ? Number(value) : 0;
+}
+
+/**
+ * A token contract's name, symbol and decimals (EVM and TRC-20: the same ABI): from the cache when it
+ * has them, else read from the contract at its latest state (the facts of a deployed token do not depend
+ * on the height), decoded, and stored.
+ */
+export async function contractTokenMetadata(
+  cache: TokenMetadataCache | undefined,
+  key: TokenMetadataKey,
+  tokenType: string,
+  call: (method: 'name' | 'symbol' | 'decimals') => Promise<string | undefined>,
+): Promise<StoredTokenMetadata> {
+  const stored = await cache?.get(key);
+  if (stored) return stored;
+  const [name, symbol, decimals] = await Promise.all([call('name'), call('symbol'), call('decimals')]);
+  const metadata = { name: decodeText(name), symbol: decodeText(symbol), decimals: decodeDecimals(decimals), tokenType };
+  await cache?.put(key, metadata);
+  return metadata;
 }

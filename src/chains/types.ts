@@ -81,6 +81,14 @@ export interface NormalizedBlock extends BlockRef {
    * thousands of movements and outputs on the main thread. Whoever adds movements keeps it complete.
    */
   addresses?: readonly string[];
+  /**
+   * Transactions of the block that failed (EVM receipt status 0, Tron contractRet not SUCCESS, XRP tec…
+   * results): their fee still moves, so a coin event may name them; its safety verdict says `failed`
+   * (src/matching/safety.ts). Absent: none.
+   */
+  failedTransactionIds?: string[];
+  /** XRP: Payments with the tfPartialPayment flag (safety verdict `partial-payment`). Absent: none. */
+  partialPaymentIds?: string[];
 }
 
 /**
@@ -99,6 +107,11 @@ export interface PendingTransactions {
    * EVM: `sender:nonce`): a later transaction with one of these keys replaces it (RBF) and fires nothing.
    */
   conflicts: { transactionId: string; key: string }[];
+  /**
+   * Bitcoin family: the transactions that signal BIP125 replaceability (an input's nSequence below
+   * 0xfffffffe), the safety verdict's `rbf` (src/matching/safety.ts). Absent: none.
+   */
+  replaceableTransactionIds?: string[];
 }
 
 /**
@@ -140,6 +153,8 @@ export interface TokenMetadata {
   /** OMNI: the Omni transaction type of the transfer; 'Simple Send' when not given. */
   transactionType?: string;
 }
+
+export type { StoredTokenMetadata, TokenMetadataCache, TokenMetadataKey } from '../domain/token-metadata.ts';
 
 /**
  * The one contract between a chain family's node client and chain following (ARCHITECTURE.md,
@@ -236,6 +251,12 @@ export interface ChainAdapter {
    * Optional: without it the follower uses getBlock. Throws like getBlock when the height is not there.
    */
   getBlockHash?(height: number): Promise<string>;
+  /**
+   * The highest block the chain's own finality signal covers (docs/concepts/confirmations-and-reorganisations.md#finality):
+   * EVM the node's `finalized` block tag, Tron the solidified block, Dash the highest ChainLocked block.
+   * Undefined when the node tells of none yet. Optional: only chains with such a signal have it.
+   */
+  getFinalizedHeight?(): Promise<number | undefined>;
   /** The block a transaction was mined in, or undefined when the node does not know it as mined. */
   findTransaction?(transactionId: string): Promise<TransactionLocation | undefined>;
   /**
@@ -265,7 +286,7 @@ export interface ChainAdapter {
    */
   watchHeads?(onHead: (height: number) => void): () => void;
   /**
-   * Callback Data reads (CATALOGUE.md section 3): the block at a height or with a hash on the node's main
+   * Callback Data reads (docs/reference/api.md#callback-data-reads): the block at a height or with a hash on the node's main
    * chain, or undefined when the node has no such block there. Throws NodeReadError when the node cannot
    * answer (down, pruned block).
    */
@@ -276,7 +297,7 @@ export interface ChainAdapter {
    */
   getTransactionDetails?(transactionId: string): Promise<TransactionDetails | undefined>;
   /**
-   * The node's mempool (CATALOGUE.md sections 2.3 and 2.7), read beside the block follower. Absent on
+   * The node's mempool (docs/reference/api.md#address-coins-transactions-unconfirmed and #address-tokens-transactions-unconfirmed), read beside the block follower. Absent on
    * families whose nodes expose none herald reads: their unconfirmed endpoints answer uri_not_found.
    */
   mempool?: MempoolReader;

@@ -7,33 +7,22 @@ import { Option } from 'commander';
 import { NetworkList } from '../delivery/destinations.ts';
 import { isBlockchain, isNetwork, supportsNetwork } from '../domain/chains.ts';
 import { ENDPOINT_NAMES } from '../domain/endpoints.ts';
-import { resetChain } from '../services/chains.ts';
-import { customerKeys } from '../services/operator-customers.ts';
-import { parseCallbackUrl } from '../services/subscriptions.ts';
+import { chainHolds, releaseChain, resetChain } from '../services/chains.ts';
 import {
-  addCredits,
-  allowNetworksOf,
-  type Customer,
-  createApiKey,
+  addCustomerCredits,
+  addDomain,
   createCustomer,
-  findCustomerByName,
-  revokeApiKey,
-  setAllowNetworks,
-  updatePlan,
-} from '../store/customers.ts';
-import type { Db } from '../store/db.ts';
-import { upsertDomain } from '../store/domains.ts';
-import { createOperatorToken, listOperatorTokens, revokeOperatorToken } from '../store/operator-tokens.ts';
+  createKey,
+  customerKeys,
+  customerWithNetworks,
+  revokeKeys,
+  updateCustomer,
+} from '../services/operator-customers.ts';
+import { createOperatorToken, listOperatorTokens, revokeOperatorToken } from '../services/operator-tokens.ts';
 import { withDatabase } from './database.ts';
 import { commandGroup, configFrom, integer, printResult, withJsonOption, withStoreOptions } from './options.ts';
 
 class UsageError extends Error {}
-
-async function customerNamed(db: Db, name: string): Promise<Customer> {
-  const customer = await findCustomerByName(db, name);
-  if (!customer) throw new UsageError(`There is no customer named '${name}'. Create it with: herald customers create --name ${name}`);
-  return customer;
-}
 
 /** --allow-networks: comma-separated networks, each checked as the destination guard reads it; '' is none. */
 function parseAllowNetworks(value: string): string[] {
@@ -80,13 +69,8 @@ export function registerAdminCommands(program: Command): void {
   ).action(async (o) => {
     const config = configFrom(o);
     await withDatabase(config, async (db) => {
-      if (await findCustomerByName(db, o.name)) throw new UsageError(`A customer named '${o.name}' already exists.`);
-      const plan = {
-        mainnetAllowed: o.mainnet !== false && config.defaultPlan.mainnetAllowed,
-        maxActiveSubscriptions: o.maxSubscriptions ?? config.defaultPlan.maxActiveSubscriptions,
-        requestsPerSecond: o.rateLimit ?? config.defaultPlan.requestsPerSecond,
-      };
-      const c = await createCustomer(db, o.name, plan, BigInt(o.credits ?? config.defaultPlan.credits));
+      const plan = { mainnetAllowed: o.mainnet, maxActiveSubscriptions: o.maxSubscriptions, requestsPerSecond: o.rateLimit };
+      const c = await createCustomer({ db, config }, o.name, plan, o.credits === undefined ? undefined : BigInt(o.credits));
       printResult(o, customerItem(c, []), () => [`created customer '${c.name}': ${planText(c)}`, `next: herald keys create --customer ${c.name}`]);
     });
   });
@@ -110,16 +94,11 @@ export function registerAdminCommands(program: Command): void {
   ).action(async (o) => {
     const allowNetworks = o.allowNetworks === undefined ? undefined : parseAllowNetworks(o.allowNetworks);
     await withDatabase(configFrom(o), async (db) => {
-      const c = await customerNamed(db, o.name);
       const cap = o.unlimitedSubscriptions ? null : o.maxSubscriptions;
-      await db.transaction('cli:customers-update', async (tx) => {
-        await updatePlan(tx, c.id, { mainnetAllowed: o.mainnet, maxActiveSubscriptions: cap, requestsPerSecond: o.rateLimit });
-        if (allowNetworks) await setAllowNetworks(tx, c.id, allowNetworks);
-      });
-      const updated = await customerNamed(db, o.name);
-      const networks = await allowNetworksOf(db, c.id);
+      const plan = { mainnetAllowed: o.mainnet, maxActiveSubscriptions: cap, requestsPerSecond: o.rateLimit };
+      const { customer: updated, allowNetworks: networks } = await updateCustomer({ db }, o.name, { plan, allowNetworks });
       printResult(o, customerItem(updated, networks), () => [
-        `updated customer '${c.name}'`,
+        `updated customer '${updated.name}'`,
         ...(allowNetworks ? [`  allowed non-public networks: ${networksText(networks)}`] : []),
       ]);
     });
@@ -128,8 +107,7 @@ export function registerAdminCommands(program: Command): void {
     withJsonOption(customers.command('show').description('show a customer, its plan, credits and keys').requiredOption('--name <name>', 'customer name')),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
-      const c = await customerNamed(db, o.name);
-      const networks = await allowNetworksOf(db, c.id);
+      const { customer: c, allowNetworks: networks } = await customerWithNetworks({ db }, o.name);
       const keys = await customerKeys({ db }, c.name);
       printResult(o, { ...customerItem(c, networks), keys }, () => [
         `customer '${c.name}' (id ${c.id}): ${planText(c)}`,
@@ -151,10 +129,9 @@ export function registerAdminCommands(program: Command): void {
     ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
-      const c = await customerNamed(db, o.customer);
-      const { id, key } = await createApiKey(db, c.id, { label: o.label, allowedEndpoints: o.allow });
-      process.stderr.write(`API key ${id} for customer '${c.name}' (store it now; it cannot be shown again):\n`);
-      printResult(o, { customer: c.name, keyId: id, apiKey: key }, () => [key]);
+      const { keyId: id, apiKey: key } = await createKey({ db }, o.customer, { label: o.label, allowedEndpoints: o.allow });
+      process.stderr.write(`API key ${id} for customer '${o.customer}' (store it now; it cannot be shown again):\n`);
+      printResult(o, { customer: o.customer, keyId: id, apiKey: key }, () => [key]);
     });
   });
   withStoreOptions(
@@ -167,10 +144,9 @@ export function registerAdminCommands(program: Command): void {
     ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
-      const c = await customerNamed(db, o.customer);
-      const n = await revokeApiKey(db, c.id, o.key);
-      if (n === 0) throw new UsageError(`No active key '${o.key}' of customer '${c.name}'. List keys with: herald keys list --customer ${c.name}`);
-      printResult(o, { customer: c.name, revoked: n }, () => [`revoked ${n} key${n > 1 ? 's' : ''}`]);
+      const n = await revokeKeys({ db }, o.customer, o.key);
+      if (n === 0) throw new UsageError(`No active key '${o.key}' of customer '${o.customer}'. List keys with: herald keys list --customer ${o.customer}`);
+      printResult(o, { customer: o.customer, revoked: n }, () => [`revoked ${n} key${n > 1 ? 's' : ''}`]);
     });
   });
 
@@ -184,9 +160,8 @@ export function registerAdminCommands(program: Command): void {
     ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
-      const c = await customerNamed(db, o.customer);
-      const credits = await addCredits(db, c.id, BigInt(o.amount));
-      printResult(o, { customer: c.name, credits }, () => [`customer '${c.name}' now has ${credits} credits`]);
+      const credits = await addCustomerCredits({ db }, o.customer, o.amount);
+      printResult(o, { customer: o.customer, credits }, () => [`customer '${o.customer}' now has ${credits} credits`]);
     });
   });
 
@@ -200,16 +175,12 @@ export function registerAdminCommands(program: Command): void {
         .option('--verified', 'mark the domain verified without a proof'),
     ),
   ).action(async (o) => {
-    const parsed = parseCallbackUrl(`https://${o.domain}/`);
-    if ('error' in parsed || parsed.host !== o.domain.toLowerCase())
-      throw new UsageError(`'${o.domain}' is not a host name; give only the host, e.g. hooks.example.com.`);
     await withDatabase(configFrom(o), async (db) => {
-      const c = await customerNamed(db, o.customer);
-      const d = await upsertDomain(db, c.id, parsed.host, o.verified ? 'operator' : null);
-      printResult(o, { customer: c.name, domain: d.domain, verifiedAt: d.verifiedAt, verificationToken: d.verificationToken }, () => [
+      const d = await addDomain({ db }, o.customer, o.domain, { verified: o.verified === true });
+      printResult(o, { customer: o.customer, domain: d.domain, verifiedAt: d.verifiedAt, verificationToken: d.verificationToken }, () => [
         d.verifiedAt
-          ? `domain ${d.domain} is verified for customer '${c.name}'`
-          : `domain ${d.domain} registered for '${c.name}'; verification token: ${d.verificationToken}`,
+          ? `domain ${d.domain} is verified for customer '${o.customer}'`
+          : `domain ${d.domain} registered for '${o.customer}'; verification token: ${d.verificationToken}`,
       ]);
     });
   });
@@ -240,6 +211,63 @@ export function registerAdminCommands(program: Command): void {
     });
   });
 
+  withStoreOptions(
+    withJsonOption(
+      commandGroup(program, 'chains', 'chain following state')
+        .command('release')
+        .description(
+          'release a chain held by the deep-reorganisation breaker (a reorganisation deeper than its reorgBreakerDepth, or its nodes ' +
+            'disagreeing that deep): its held confirmed callbacks are sent now. Look at the reorganisation first (herald chains holds, ' +
+            'or the console): see docs/operations/troubleshooting.md.',
+        )
+        .requiredOption('--blockchain <name>', 'e.g. litecoin')
+        .requiredOption('--network <name>', 'e.g. mainnet'),
+    ),
+  ).action(async (o) => {
+    if (!isBlockchain(o.blockchain) || !isNetwork(o.network) || !supportsNetwork(o.blockchain, o.network))
+      throw new UsageError(`'${o.blockchain}' '${o.network}' is not a blockchain and network herald knows.`);
+    await withDatabase(configFrom(o), async (db) => {
+      const released = await releaseChain(db, { blockchain: o.blockchain, network: o.network });
+      printResult(
+        o,
+        {
+          blockchain: o.blockchain,
+          network: o.network,
+          released: released.hold !== undefined,
+          callbacksReleased: released.callbacksReleased,
+          ...(released.hold && { hold: released.hold }),
+        },
+        () => [
+          released.hold
+            ? `${o.blockchain} ${o.network}: released (held since ${released.hold.heldAt.toISOString()}, ${released.hold.reason} of ${released.hold.depth} blocks); ${released.callbacksReleased} held callback(s) are due now`
+            : `${o.blockchain} ${o.network} was not held: nothing to release`,
+        ],
+      );
+    });
+  });
+
+  withStoreOptions(
+    withJsonOption(
+      commandGroup(program, 'chains', 'chain following state')
+        .command('holds')
+        .description(
+          'the chains held by the deep-reorganisation breaker: since when, why, how deep, the blocks involved (orphaned and new hash per height) and how many callbacks wait',
+        ),
+    ),
+  ).action(async (o) => {
+    await withDatabase(configFrom(o), async (db) => {
+      const holds = await chainHolds(db);
+      printResult(o, { items: holds }, () =>
+        holds.length === 0
+          ? ['no chain is held']
+          : holds.flatMap((h) => [
+              `${h.blockchain} ${h.network}: held since ${h.heldAt.toISOString()}, ${h.reason} of ${h.depth} blocks (breaker ${h.breakerDepth}), ${h.heldCallbacks} callback(s) held`,
+              ...(h.trips.at(-1)?.blocks ?? []).map((b) => `  ${b.height}: ${b.orphanedHash} -> ${b.newHash ?? '?'}`),
+            ]),
+      );
+    });
+  });
+
   const tokens = commandGroup(
     program,
     'operator-tokens',
@@ -254,7 +282,7 @@ export function registerAdminCommands(program: Command): void {
     ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
-      const created = await createOperatorToken(db, o.name);
+      const created = await createOperatorToken({ db }, o.name);
       if (!created) throw new UsageError(`An active operator token named '${o.name}' exists. Revoke it first: herald operator-tokens revoke --name ${o.name}`);
       process.stderr.write(`operator token '${o.name}' (store it now; it cannot be shown again):\n`);
       printResult(o, { name: o.name, token: created.token }, () => [created.token]);
@@ -262,7 +290,7 @@ export function registerAdminCommands(program: Command): void {
   });
   withStoreOptions(withJsonOption(tokens.command('list').description('list operator tokens: name, prefix, created, revoked'))).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
-      const all = await listOperatorTokens(db);
+      const all = await listOperatorTokens({ db });
       printResult(o, { items: all }, () =>
         all.length === 0
           ? ['no operator tokens (make one with: herald operator-tokens create --name NAME)']
@@ -276,7 +304,7 @@ export function registerAdminCommands(program: Command): void {
     ),
   ).action(async (o) => {
     await withDatabase(configFrom(o), async (db) => {
-      if (!(await revokeOperatorToken(db, o.name)))
+      if (!(await revokeOperatorToken({ db }, o.name)))
         throw new UsageError(`No active operator token named '${o.name}'. List them with: herald operator-tokens list`);
       printResult(o, { name: o.name, revoked: true }, () => [`revoked operator token '${o.name}'`]);
     });
@@ -284,7 +312,7 @@ export function registerAdminCommands(program: Command): void {
 }
 
 /** A customer as --json shows it (customers create, update, show). */
-function customerItem(c: Customer, allowNetworks: string[]) {
+function customerItem(c: Awaited<ReturnType<typeof createCustomer>>, allowNetworks: string[]) {
   return {
     name: c.name,
     id: c.id,

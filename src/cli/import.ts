@@ -1,6 +1,6 @@
 /**
  * `herald subscriptions import --customer NAME --file subs.ndjson`: the bulk create of the API from a
- * file (README "Bulk subscription creation"), charged to the customer as the API charges.
+ * file (docs/guides/bulk-import.md), charged to the customer as the API charges.
  *
  * One JSON object per line: either `{ "blockchain", "network", "event", "item": { ... } }`, or the item
  * alone with --blockchain, --network and --event giving the rest (they are also the defaults of the
@@ -19,7 +19,7 @@ import { type Blockchain, EVENT_BLOCKCHAINS, type EventType, isBlockchain, isNet
 import { ApiError } from '../domain/errors.ts';
 import { BULK_MAX_ITEMS, type BulkItemResult, createSubscriptionsInBulk } from '../services/bulk-subscriptions.ts';
 import type { Caller } from '../services/context.ts';
-import { findCustomerByName } from '../store/customers.ts';
+import { customerNamed } from '../services/operator-customers.ts';
 import { openForCommand } from './database.ts';
 import { commandGroup, configFrom, withStoreOptions } from './options.ts';
 
@@ -92,8 +92,7 @@ export function registerImportCommand(program: Command): void {
     const size = statSync(o.file).size;
     const database = await openForCommand(config);
     try {
-      const customer = await findCustomerByName(database.db, o.customer);
-      if (!customer) throw new Error(`There is no customer named '${o.customer}'. Create it with: herald customers create --name ${o.customer}`);
+      const customer = await customerNamed(database, o.customer);
       const caller: Caller = {
         owner: { ...customer, keyId: 'cli', customerId: customer.id, customerName: customer.name, allowedEndpoints: null },
         apiVersion: API_VERSION,

@@ -122,7 +122,7 @@ export function registerListCommands(program: Command): void {
           : []),
         ...result.items.map(
           (s) =>
-            `${s.referenceId} ${s.eventType} ${s.blockchain}/${s.network} ${s.address ?? s.transactionId ?? s.contractAddress ?? ''} -> ${s.callbackUrl} ` +
+            `${s.referenceId} ${s.eventType} ${s.blockchain}/${s.network} ${s.address ?? s.transactionId ?? s.contractAddress ?? ''} -> ${s.callbackUrl || '(pull-only)'} ` +
             `${s.isActive ? 'active' : `inactive (${s.deactivationReasons.map((r) => r.reason).join(', ') || 'deactivated'})`}; ` +
             `callbacks: ${s.callbacks.delivered} delivered, ${s.callbacks.failed} failed, ${s.callbacks.pending} pending`,
         ),

@@ -1,4 +1,4 @@
-/** `herald prune [--dry-run]`: the retention pass of the delivery role, on demand (README "Retention"). */
+/** `herald prune [--dry-run]`: the retention pass of the delivery role, on demand (docs/operations/retention.md). */
 import type { Command } from 'commander';
 import { openPrunerDb, pruneOldCallbacks } from '../delivery/retention.ts';
 import { openForCommand } from './database.ts';

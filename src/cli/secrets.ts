@@ -1,6 +1,6 @@
 /**
  * `herald secrets rotate-key`: encrypts every stored callback secret with the current key
- * (secrets.encryptionKey), in batches of one transaction each (README "Secrets at rest"). Resumable: a
+ * (secrets.encryptionKey), in batches of one transaction each (docs/operations/secrets-at-rest.md). Resumable: a
  * run that was stopped is run again, and it rewrites only the rows not yet under the current key.
  */
 import type { Command } from 'commander';

@@ -1,6 +1,7 @@
 /** `herald serve`: start everything, print the first key once, stop cleanly on SIGTERM/SIGINT. */
 import { createLogger, type RunningApp, startApp } from '../app.ts';
 import type { Config } from '../config/config.ts';
+import { HERALD_VERSION } from '../version.ts';
 
 /** How long a stop after the embedded database was lost may take before the process exits anyway. */
 const FATAL_STOP_MS = 10_000;
@@ -36,7 +37,12 @@ export async function serve(config: Config): Promise<void> {
   };
   app = await startApp(config, logger, { onFatal });
   logger.info(
-    { url: app.url, database: app.database.embedded ? `embedded (${config.dataDir})` : 'DATABASE_URL', startMs: Math.round(performance.now() - started) },
+    {
+      version: HERALD_VERSION,
+      url: app.url,
+      database: app.database.embedded ? `embedded (${config.dataDir})` : 'DATABASE_URL',
+      startMs: Math.round(performance.now() - started),
+    },
     'herald is ready',
   );
   if (app.firstKey) {

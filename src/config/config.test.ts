@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, chainNodes, loadConfig } from './config.ts';
+import { ConfigError, chainNodes, loadConfig, reorgBreakerDepthOf } from './config.ts';
 
 describe('chains configuration', () => {
   it('reads HERALD_RPC_<BLOCKCHAIN>_<NETWORK> and HERALD_WS_..., dashes as underscores', () => {
@@ -217,5 +217,22 @@ describe('alerts configuration', () => {
     expect(() => loadConfig({}, { HERALD_ALERTS_WEBHOOK_URL: 'https://ops.example.com/', HERALD_ALERTS_SECRET: 'whsec_AAAA' })).toThrow(/at least 16/);
     expect(() => loadConfig({}, { HERALD_ALERTS_SECRET: 's3cret' })).toThrow(/without alerts.webhookUrl/);
     expect(() => loadConfig({}, { HERALD_ALERTS_LAG_SECONDS: 'soon' })).toThrow(/alerts\/lagSeconds/);
+  });
+});
+
+describe('reorgBreakerDepth (docs/reference/configuration.md#the-deep-reorganisation-breaker)', () => {
+  it("is the chain's own when given (0: off), else its blockchain's default", () => {
+    expect(reorgBreakerDepthOf({ blockchain: 'litecoin' })).toBe(6);
+    expect(reorgBreakerDepthOf({ blockchain: 'bitcoin' })).toBe(3);
+    expect(reorgBreakerDepthOf({ blockchain: 'ethereum-classic' })).toBe(20);
+    expect(reorgBreakerDepthOf({ blockchain: 'ethereum', reorgBreakerDepth: 0 })).toBe(0);
+    expect(reorgBreakerDepthOf({ blockchain: 'litecoin', reorgBreakerDepth: 3 })).toBe(3);
+    const file = join(mkdtempSync(join(tmpdir(), 'herald-config-')), 'config.json');
+    const write = (depth: number) =>
+      writeFileSync(file, JSON.stringify({ chains: [{ blockchain: 'litecoin', network: 'testnet', rpcUrl: 'http://ltc:9332', reorgBreakerDepth: depth }] }));
+    write(3);
+    expect(loadConfig({ configFile: file }, {}).chains[0]?.reorgBreakerDepth).toBe(3);
+    write(-1);
+    expect(() => loadConfig({ configFile: file }, {})).toThrow(/reorgBreakerDepth/);
   });
 });

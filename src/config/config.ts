@@ -6,8 +6,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
-import { BLOCKCHAINS, CHAINS, type ChainFamily, isBlockchain, isNetwork, networksText, supportsNetwork } from '../domain/chains.ts';
+import { Value, type ValueError, ValueErrorType } from '@sinclair/typebox/value';
+import {
+  BLOCKCHAINS,
+  CHAINS,
+  type ChainFamily,
+  DEFAULT_REORG_BREAKER_DEPTH,
+  isBlockchain,
+  isNetwork,
+  networksText,
+  supportsNetwork,
+} from '../domain/chains.ts';
 import { keyringOf } from '../store/secret-box.ts';
 
 const Costs = Type.Object(
@@ -22,6 +31,8 @@ const Costs = Type.Object(
     allAssetsPerItem: Type.Integer({ minimum: 0, default: 500 }),
     listSubscriptionsPerItem: Type.Integer({ minimum: 0, default: 1 }),
     getSubscription: Type.Integer({ minimum: 0, default: 1 }),
+    /** The event stream (extension): per entry read, priced as an item of the callback log. */
+    streamPerEvent: Type.Integer({ minimum: 0, default: 1 }),
     deleteSubscription: Type.Integer({ minimum: 0, default: 1 }),
     activateSubscription: Type.Integer({ minimum: 0, default: 5 }),
     /** Secret rotation (extension): priced as activate, a write of the same weight. */
@@ -39,20 +50,20 @@ const Costs = Type.Object(
     replayPerBlock: Type.Integer({ minimum: 0, default: 1 }),
     /** Wallet and callback-domain endpoints (extensions): not priced by the contract. */
     walletsAndDomains: Type.Integer({ minimum: 0, default: 1 }),
-    /** Callback Data reads (CATALOGUE.md 3 and 7.12): 100 x the vendor's 5 credits each. */
+    /** Callback Data reads (docs/reference/api.md#callback-data-reads and #settled-statuses-chains-and-prices): 100 x the vendor's 5 credits each. */
     callbackDataAddress: Type.Integer({ minimum: 0, default: 500 }),
     callbackDataBlockByHash: Type.Integer({ minimum: 0, default: 500 }),
     callbackDataBlockByHeight: Type.Integer({ minimum: 0, default: 500 }),
     callbackDataTransaction: Type.Integer({ minimum: 0, default: 500 }),
-    /** CATALOGUE.md 2.4 and 2.12 (7.12): 100 x the vendor's 10 and 100 credits. */
+    /** docs/reference/api.md#address-internal-transactions-confirmed, #tokens-transfers-for-specific-amount and #settled-statuses-chains-and-prices: 100 x the vendor's 10 and 100 credits. */
     addressInternalTransactionsConfirmed: Type.Integer({ minimum: 0, default: 1000 }),
     addressInternalTransactionsConfirmedEachConfirmation: Type.Integer({ minimum: 0, default: 1000 }),
     tokensTransfersForSpecificAmount: Type.Integer({ minimum: 0, default: 10000 }),
-    /** Coin events (CATALOGUE.md 2.1, 2.11 and 7.12): 100 x the vendor's 10 and 100 credits. */
+    /** Coin events (docs/reference/api.md#address-coins-transactions-confirmed, #coins-transactions-for-specific-amount and #settled-statuses-chains-and-prices): 100 x the vendor's 10 and 100 credits. */
     addressCoinsTransactionsConfirmed: Type.Integer({ minimum: 0, default: 1000 }),
     coinsTransactionsForSpecificAmount: Type.Integer({ minimum: 0, default: 10000 }),
     addressCoinsTransactionsConfirmedEachConfirmation: Type.Integer({ minimum: 0, default: 1000 }),
-    /** Unconfirmed (mempool) events (CATALOGUE.md 2.3, 2.7 and 7.12): 100 x the vendor's 10 credits. */
+    /** Unconfirmed (mempool) events (docs/reference/api.md#address-coins-transactions-unconfirmed, #address-tokens-transactions-unconfirmed and #settled-statuses-chains-and-prices): 100 x the vendor's 10 credits. */
     addressCoinsTransactionsUnconfirmed: Type.Integer({ minimum: 0, default: 1000 }),
     addressTokensTransactionsUnconfirmed: Type.Integer({ minimum: 0, default: 1000 }),
   },
@@ -94,7 +105,7 @@ const Delivery = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-/** Backfill from a height and replay of a block range (README "Backfill and replay"). */
+/** Backfill from a height and replay of a block range (docs/guides/recover-and-replay.md "Backfill and replay"). */
 const BlockJobs = Type.Object(
   {
     /** How far back a subscription's fromBlockHeight may reach, in blocks below the chain's processed height. */
@@ -181,7 +192,7 @@ const Alerts = Type.Object(
 );
 export type AlertsConfig = Static<typeof Alerts>;
 
-/** Secrets at rest (README "Secrets at rest"): the callback secrets stored encrypted, with these keys. */
+/** Secrets at rest (docs/operations/secrets-at-rest.md): the callback secrets stored encrypted, with these keys. */
 const Secrets = Type.Object(
   {
     /** The key new secrets are encrypted with: 32 random bytes in base64 (openssl rand -base64 32). */
@@ -200,7 +211,7 @@ const Chain = Type.Object(
     blockchain: Type.String(),
     network: Type.String(),
     /**
-     * The chain the nodes run, when it is not the label's (README "Chain identity"): a development or test node,
+     * The chain the nodes run, when it is not the label's (docs/reference/chains.md "Chain identity"): a development or test node,
      * e.g. 31337 for a local EVM node, "regtest" for a Bitcoin-family one. Absent: the label's own (ethereum
      * mainnet is eth_chainId 1, litecoin testnet getblockchaininfo.chain "test" with testnet's genesis block, ...).
      */
@@ -235,12 +246,19 @@ const Chain = Type.Object(
      * chain; otherwise the node that claims it is made ineligible and herald does not rewind.
      */
     reorgQuorumDepth: Type.Optional(Type.Integer({ minimum: 0, default: 2 })),
+    /**
+     * The deep-reorganisation breaker (docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker): a
+     * reorganisation deeper than this many blocks, or nodes disagreeing deeper than it, holds every confirmed callback of
+     * the chain until an operator releases it (`herald chains release`). Default per blockchain
+     * (src/domain/chains.ts DEFAULT_REORG_BREAKER_DEPTH); 0 turns the breaker off.
+     */
+    reorgBreakerDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
     /** Confirmations of confirmed events and of the wallet ledger on this chain; default: defaultConfirmations. */
     confirmations: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
     /** How often the node's head is polled when caught up: every second, a block mined is seen within one (half a second on average) without push notifications. */
     pollIntervalMs: Type.Integer({ minimum: 10, default: 1000 }),
     /**
-     * Unconfirmed events (CATALOGUE.md 2.3, 2.7): read the node's mempool beside the block follower, on the
+     * Unconfirmed events (docs/reference/api.md#address-coins-transactions-unconfirmed and #address-tokens-transactions-unconfirmed): read the node's mempool beside the block follower, on the
      * families that have a mempool reader (Bitcoin family, EVM); default true.
      */
     mempool: Type.Optional(Type.Boolean()),
@@ -269,6 +287,26 @@ const Chain = Type.Object(
      * megabytes of JSON are never parsed on the main thread; 0: on the main thread. Default 1.
      */
     blockWorkers: Type.Optional(Type.Integer({ minimum: 0, maximum: 16 })),
+    /**
+     * The safety verdict's `dust` flag (docs/concepts/deposit-safety.md#dust): an incoming amount below this, in base
+     * units (satoshi, wei, sun, drop), is flagged; "0" turns it off. Default: Bitcoin family, the node's own
+     * threshold of the output's script type (Bitcoin Core: 546 legacy, 294 segwit v0 key hash, 330 segwit v0
+     * script hash and taproot; litecoin ten times that; dogecoin 1000000 for every output); other chains 0 (off).
+     */
+    dustThreshold: Type.Optional(Type.String({ pattern: '^[0-9]{1,40}$' })),
+    /**
+     * Well-known tokens of this chain besides those herald ships (src/matching/known-tokens.ts, mainnet only): a
+     * token with the same symbol or name and another contract is flagged `lookalike-token`. EVM and Tron: the
+     * contract address; Omni: the property id.
+     */
+    knownTokens: Type.Optional(
+      Type.Array(
+        Type.Object(
+          { contract: Type.String({ minLength: 1 }), symbol: Type.Optional(Type.String({ minLength: 1 })), name: Type.Optional(Type.String({ minLength: 1 })) },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -284,6 +322,12 @@ export const DEFAULT_MAX_LAG_BLOCKS = 3;
 export const DEFAULT_BLOCK_WORKERS = 1;
 export const DEFAULT_REORG_QUORUM_DEPTH = 2;
 
+/** The chain's breaker depth: its own reorgBreakerDepth, else the blockchain's default; 0: off. */
+export function reorgBreakerDepthOf(chain: Pick<ChainConfig, 'blockchain' | 'reorgBreakerDepth'>): number {
+  if (chain.reorgBreakerDepth !== undefined) return chain.reorgBreakerDepth;
+  return isBlockchain(chain.blockchain) ? DEFAULT_REORG_BREAKER_DEPTH[chain.blockchain] : 0;
+}
+
 /** The chain's nodes: each RPC URL with its WebSocket and ZMQ URLs when given (same order). A single rpcUrl is a pool of one. */
 export function chainNodes(chain: ChainConfig): { rpcUrl: string; wsUrl?: string; zmqUrl?: string }[] {
   const rpcUrls = chain.rpcUrls ?? (chain.rpcUrl !== undefined ? [chain.rpcUrl] : []);
@@ -296,7 +340,7 @@ export function chainNodes(chain: ChainConfig): { rpcUrl: string; wsUrl?: string
   }));
 }
 
-/** Subscription creation (README "Chains without a node"). */
+/** Subscription creation (docs/reference/chains.md "Chains without a node"). */
 const Subscriptions = Type.Object(
   {
     /**
@@ -304,6 +348,19 @@ const Subscriptions = Type.Object(
      * added); they send nothing until one is. Default false: such a create is refused with 409 invalid_data.
      */
     allowUnfollowedChains: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** Single-tenant installs (docs/operations/single-tenant.md). */
+const Billing = Type.Object(
+  {
+    /**
+     * false: no credits, plans or per-call prices anywhere: every call is free (costs read as 0), no 402, no
+     * x-credits-* headers, every customer may use mainnets and any number of subscriptions (the per-key
+     * request rate stays: it protects the service), and the console shows no credits.
+     */
+    enabled: Type.Boolean({ default: true }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -360,6 +417,7 @@ export const ConfigSchema = Type.Object(
     /** Confirmations of the confirmed events when a subscription does not say (contract: 3). */
     defaultConfirmations: Type.Integer({ minimum: 1, maximum: 100, default: 3 }),
     costs: Costs,
+    billing: Billing,
     /** Plan given to customers created without explicit values (and to the first-start `default`). */
     defaultPlan: Type.Object(
       {
@@ -395,10 +453,51 @@ function readFile(path: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('it is not a JSON object');
-    return parsed as Record<string, unknown>;
+    // "$schema" names the file's JSON Schema for editors (deploy/herald.config.schema.json): not a setting.
+    const { $schema: _schema, ...settings } = parsed as Record<string, unknown>;
+    return settings;
   } catch (error) {
     throw new ConfigError(`Cannot read the configuration file ${path}: ${(error as Error).message}.`);
   }
+}
+
+/**
+ * Every HERALD_* variable loadConfig reads (besides the per-chain ones, CHAIN_VARIABLE_PREFIXES): `herald
+ * config check` names any other as unknown, a misspelt name being otherwise silently ignored.
+ */
+const ENVIRONMENT_VARIABLES = [
+  'HERALD_CONFIG',
+  'HERALD_HOST',
+  'HERALD_PORT',
+  'HERALD_METRICS_PORT',
+  'HERALD_DATA_DIR',
+  'HERALD_LOG_LEVEL',
+  'HERALD_LOG_REQUESTS',
+  'HERALD_DB_POOL_SIZE',
+  'HERALD_LISTEN_DATABASE_URL',
+  'HERALD_DB_PREPARED_STATEMENTS',
+  'HERALD_ROLES',
+  'HERALD_SUBSCRIPTIONS_ALLOW_UNFOLLOWED_CHAINS',
+  'HERALD_DELIVERY_ALLOW_NETWORKS',
+  'HERALD_DELIVERY_CA_FILE',
+  'HERALD_ALERTS_WEBHOOK_URL',
+  'HERALD_ALERTS_SECRET',
+  'HERALD_ALERTS_LAG_SECONDS',
+  'HERALD_SECRETS_ENCRYPTION_KEY',
+  'HERALD_SECRETS_ENCRYPTION_KEY_FILE',
+  'HERALD_SECRETS_PREVIOUS_ENCRYPTION_KEYS',
+  'HERALD_BILLING_ENABLED',
+];
+/** HERALD_<PREFIX><BLOCKCHAIN>_<NETWORK>, read by chainsFromEnvironment. */
+const CHAIN_VARIABLE_PREFIXES = ['HERALD_RPC_COOKIE_', 'HERALD_RPC_', 'HERALD_WS_', 'HERALD_ZMQ_', 'HERALD_CHAIN_ID_'];
+
+/** The HERALD_* variables of `env` that herald does not read (a typo, or a chain it does not know); HERALD_TEST_* are the tests'. */
+export function unknownEnvironmentVariables(env: NodeJS.ProcessEnv): string[] {
+  const chainNames = new Set(BLOCKCHAINS.flatMap((b) => CHAINS[b].networks.map((n) => `${b}_${n}`.toUpperCase().replaceAll('-', '_'))));
+  return Object.keys(env)
+    .filter((name) => name.startsWith('HERALD_') && !name.startsWith('HERALD_TEST_') && !ENVIRONMENT_VARIABLES.includes(name))
+    .filter((name) => !CHAIN_VARIABLE_PREFIXES.some((prefix) => name.startsWith(prefix) && chainNames.has(name.slice(prefix.length))))
+    .sort();
 }
 
 function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
@@ -415,6 +514,11 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
   if (env.HERALD_DB_PREPARED_STATEMENTS) out.databasePreparedStatements = booleanFromEnvironment(env.HERALD_DB_PREPARED_STATEMENTS);
   if (env.HERALD_ROLES) out.roles = env.HERALD_ROLES.split(',').map((r) => r.trim());
   return out;
+}
+
+/** Billing settings from the environment, merged into the file's billing section. */
+function billingFromEnvironment(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  return env.HERALD_BILLING_ENABLED ? { enabled: booleanFromEnvironment(env.HERALD_BILLING_ENABLED) } : {};
 }
 
 /** Subscription settings from the environment, merged into the file's subscriptions section. */
@@ -608,6 +712,12 @@ function checkChains(chains: ChainConfig[]): string[] {
   return problems;
 }
 
+/** TypeBox's message, but an unknown key says so (a misspelt setting is the usual cause). */
+function errorText(error: ValueError): string {
+  if (error.type === ValueErrorType.ObjectAdditionalProperties) return 'unknown key (not a setting of herald: see deploy/herald.config.schema.json)';
+  return error.message;
+}
+
 export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const explicitFile = overrides.configFile ?? env.HERALD_CONFIG;
   const fileName = explicitFile ?? (existsSync('herald.config.json') ? 'herald.config.json' : undefined);
@@ -626,16 +736,27 @@ export function loadConfig(overrides: ConfigOverrides = {}, env: NodeJS.ProcessE
   if (Object.keys(secrets).length > 0) merged.secrets = { ...(file.secrets as Record<string, unknown> | undefined), ...secrets };
   const subscriptions = subscriptionsFromEnvironment(env);
   if (Object.keys(subscriptions).length > 0) merged.subscriptions = { ...(file.subscriptions as Record<string, unknown> | undefined), ...subscriptions };
+  const billing = billingFromEnvironment(env);
+  if (Object.keys(billing).length > 0) merged.billing = { ...(file.billing as Record<string, unknown> | undefined), ...billing };
   if (overrides.roles) merged.roles = overrides.roles;
   const chains = chainsFromEnvironment(env, file.chains);
   if (chains.length > 0) merged.chains = chains;
   const withDefaults = Value.Default(ConfigSchema, Value.Clone(merged));
   const errors = [...Value.Errors(ConfigSchema, withDefaults)];
-  const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${e.message}`);
+  const lines = errors.slice(0, 10).map((e) => `  ${e.path || '/'}: ${errorText(e)}`);
   const valid = withDefaults as Config;
   if (errors.length === 0) lines.push(...checkChains(valid.chains), ...checkAlerts(valid.alerts), ...checkSecrets(valid.secrets));
   if (lines.length > 0) {
     throw new ConfigError(`The configuration is invalid${fileName ? ` (file ${fileName})` : ''}:\n${lines.join('\n')}`);
   }
-  return { ...valid, chains: valid.chains.map(normaliseNodes) };
+  return withBilling({ ...valid, chains: valid.chains.map(normaliseNodes) });
+}
+
+/**
+ * Without billing every call is free: the prices read as 0 wherever a service charges (nothing is debited,
+ * nothing refused). loadConfig applies it, and startApp again for a configuration built in code.
+ */
+export function withBilling(config: Config): Config {
+  if (config.billing?.enabled !== false) return config;
+  return { ...config, costs: Object.fromEntries(Object.keys(config.costs).map((name) => [name, 0])) as Config['costs'] };
 }

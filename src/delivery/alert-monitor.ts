@@ -1,5 +1,5 @@
 /**
- * Operator alerts (README "Operator alerts"). A monitor in the delivery role looks, every
+ * Operator alerts (docs/operations/alerts.md). A monitor in the delivery role looks, every
  * alerts.intervalSeconds, at what the other roles wrote to the database:
  *   chains    chain_cursors (stopped, or behind the node by more than alerts.lagSeconds, or silent)
  *   nodes     chain_nodes (eligible or not, as the ingest role judged them; on another chain than the label's)
@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import { WRONG_CHAIN } from '../chains/node-identity.ts';
 import type { Config } from '../config/config.ts';
 import { chainLag } from '../domain/chain-lag.ts';
+import { holdReason } from '../domain/holds.ts';
 import type { Metrics } from '../metrics.ts';
 import { claimTransition, type DueTally, insertAlerts, type NewAlert, observeSubject, pruneAlertOutbox, takeDueTallies } from '../store/alerts.ts';
 import { listChainNodes } from '../store/chain-nodes.ts';
@@ -29,6 +30,7 @@ import type { CallbackSender } from './sender.ts';
 
 export type AlertKind =
   | 'chain.stopped'
+  | 'chain.held'
   | 'chain.lagging'
   | 'chain.recovered'
   | 'node.ineligible'
@@ -49,7 +51,7 @@ interface Observation {
 }
 
 export interface ChainHealth {
-  state: 'ok' | 'lagging' | 'stopped';
+  state: 'ok' | 'lagging' | 'held' | 'stopped';
   reason: string | null;
   lagBlocks: number | null;
   lagSeconds: number | null;
@@ -76,6 +78,8 @@ export function chainHealth(row: ChainStatusRow, bestNodeHead: number | null, no
       ...facts,
     };
   }
+  // Held by the deep-reorganisation breaker: following goes on, confirmed callbacks wait for the operator.
+  if (row.hold) return { state: 'held', reason: holdReason(row.hold), ...facts };
   if (lag.lagSeconds !== null && lag.lagSeconds > lagSeconds) {
     return { state: 'lagging', reason: `${lag.lagBlocks} blocks behind the node; the last processed block is ${lag.lagSeconds} s old`, ...facts };
   }
@@ -86,6 +90,7 @@ export function chainHealth(row: ChainStatusRow, bestNodeHead: number | null, no
 function kindOf(subject: string, from: string, to: string): AlertKind | undefined {
   if (subject.startsWith('chain/')) {
     if (to === 'stopped') return 'chain.stopped';
+    if (to === 'held') return 'chain.held';
     if (to === 'lagging') return 'chain.lagging';
     return from === 'unknown' ? undefined : 'chain.recovered';
   }
@@ -128,7 +133,7 @@ async function observe(deps: AlertMonitorDeps, now: Date): Promise<Observation[]
       subject: `chain/${key}`,
       state: health.state,
       healthy: health.state === 'ok',
-      holdSeconds: health.state === 'stopped' ? 0 : alerts.holdSeconds,
+      holdSeconds: health.state === 'stopped' || health.state === 'held' ? 0 : alerts.holdSeconds,
       data: {
         blockchain: row.blockchain,
         network: row.network,
@@ -141,6 +146,15 @@ async function observe(deps: AlertMonitorDeps, now: Date): Promise<Observation[]
         lagSeconds: health.lagSeconds,
         lastBlockTimestamp: row.blockTimestamp,
         lagLimitSeconds: alerts.lagSeconds,
+        ...(row.hold && {
+          hold: {
+            heldSince: row.hold.heldAt.toISOString(),
+            reason: row.hold.reason,
+            depth: row.hold.depth,
+            breakerDepth: row.hold.breakerDepth,
+            blocks: row.hold.trips.at(-1)?.blocks ?? [],
+          },
+        }),
       },
     });
   }
@@ -175,6 +189,8 @@ function summary(kind: AlertKind, data: Record<string, unknown>): string {
   switch (kind) {
     case 'chain.stopped':
       return `chain ${chain} stopped: ${data.reason}`;
+    case 'chain.held':
+      return `chain ${chain} held: ${data.reason}`;
     case 'chain.lagging':
       return `chain ${chain} lagging: ${data.reason}`;
     case 'chain.recovered':

@@ -1,5 +1,5 @@
 /**
- * Which IP addresses a callback may connect to (contract section 4, "Destination safety"). Judged on the
+ * Which IP addresses a callback may connect to (docs/reference/events/README.md#delivery). Judged on the
  * address the socket is about to connect to, after DNS, so a host that resolves to an internal address
  * (DNS rebinding) is refused like a literal one.
  *

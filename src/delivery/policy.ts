@@ -1,5 +1,5 @@
 /**
- * When to try a failed callback again (contract section 4, "Delivery"). Pure: no clock, no randomness of its
+ * When to try a failed callback again (docs/reference/events/README.md#delivery). Pure: no clock, no randomness of its
  * own, so the schedule can be tested exactly and the worker decides what "now" is.
  */
 

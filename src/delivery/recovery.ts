@@ -23,6 +23,7 @@
  * load stands for theirs.
  */
 import type { Logger } from 'pino';
+import { sleep, startPollLoop } from '../lib/loop.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { countUnattempted, queueRecoveryChunk, unfinishedRecoveries } from '../store/recoveries.ts';
 import { PROBE_MS, RecoveryPace, START_SHARE } from './recovery-pace.ts';
@@ -75,20 +76,11 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
   const pollMs = options.pollMs ?? 1000;
   const chunk = options.chunk ?? 500;
   const now = () => options.clock?.now() ?? new Date();
-  let running = true;
-  let wakeUp: (() => void) | undefined;
-  let woken = false;
-  let failures = 0;
-
   const liveShare = options.liveShare ?? START_SHARE;
-  let stopped: () => void = () => undefined;
-  const stopping = new Promise<void>((resolve) => {
-    stopped = resolve;
-  });
-  /** Waits `ms`, or less when the runner stops. */
-  const pause = (ms: number) => Promise.race([stopping, new Promise<void>((resolve) => setTimeout(resolve, ms))]);
 
-  const runJob = async (id: string) => {
+  const runJob = async (id: string, stopping: AbortSignal) => {
+    /** Waits `ms`, or less when the runner stops. */
+    const pause = (ms: number) => sleep(ms, stopping);
     // The chunk before the last: the next one waits until it has been sent (at most two chunks unsent).
     let previous: string[] = [];
     let last: string[] = [];
@@ -97,7 +89,7 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
     let beside: { sentTotal: number; at: number } | undefined;
     /** Waits (at most MAX_WAIT_MS) until every callback of `ids` has been sent once. */
     const sent = async (ids: string[]) => {
-      for (const started = performance.now(); running && performance.now() - started < MAX_WAIT_MS; await pause(50)) {
+      for (const started = performance.now(); !stopping.aborted && performance.now() - started < MAX_WAIT_MS; await pause(50)) {
         if ((await countUnattempted(db, ids)) === 0) return;
       }
     };
@@ -113,7 +105,7 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
         await sent(last);
         const from = { sentTotal: options.liveLoad().sentTotal, at: performance.now() };
         await pause(PROBE_MS);
-        if (!running) return;
+        if (stopping.aborted) return;
         load = options.liveLoad();
         adaptive.probed(((load.sentTotal - from.sentTotal) * 1000) / (performance.now() - from.at));
         logger.info(
@@ -132,57 +124,29 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
         if (result === 'finished') logger.info({ recoveryId: id }, 'recovery job finished');
         return;
       }
-      if (!running) return;
+      if (stopping.aborted) return;
       previous = last;
       last = queued;
       if (pace.spacingMs > 0 && load) beside = { sentTotal: load.sentTotal, at: performance.now() };
       if (pace.spacingMs > 0) await pause(queued.length * pace.spacingMs);
       else await new Promise((resolve) => setImmediate(resolve)); // let the delivery worker's own queries in
       await sent(previous);
-      if (!running) return;
+      if (stopping.aborted) return;
     }
   };
 
-  const loop = async () => {
-    while (running) {
-      woken = false;
-      try {
-        for (const id of await unfinishedRecoveries(db, 20)) {
-          if (!running) break;
-          await runJob(id);
-        }
-        failures = 0;
-      } catch (error) {
-        // The chunk in progress rolled back whole; the job resumes from its cursor on the next pass.
-        failures++;
-        logger[retryLogLevel(error)]({ err: error, failures }, 'recovery job failed; trying again');
+  return startPollLoop({
+    pass: async (stopping) => {
+      for (const id of await unfinishedRecoveries(db, 20)) {
+        if (stopping.aborted) break;
+        await runJob(id, stopping);
       }
-      if (!running || woken) continue;
-      const wait = failures > 0 ? Math.min(60_000, pollMs * 2 ** Math.min(failures, 6)) : pollMs;
-      await new Promise<void>((resume) => {
-        const timer = setTimeout(() => {
-          wakeUp = undefined;
-          resume();
-        }, wait);
-        wakeUp = () => {
-          clearTimeout(timer);
-          wakeUp = undefined;
-          resume();
-        };
-      });
-    }
-  };
-  const done = loop();
-  return {
-    wake() {
-      if (wakeUp) wakeUp();
-      else woken = true;
+      return false;
     },
-    async stop() {
-      running = false;
-      stopped();
-      wakeUp?.();
-      await done;
-    },
-  };
+    pollMs,
+    // pollMs doubled per failure in a row, at most 2^6 times and 60 s.
+    backoff: { firstMs: 2 * pollMs, maxMs: 60_000, maxDoublings: 5 },
+    // The chunk in progress rolled back whole; the job resumes from its cursor on the next pass.
+    onError: (error, failures) => logger[retryLogLevel(error)]({ err: error, failures }, 'recovery job failed; trying again'),
+  });
 }

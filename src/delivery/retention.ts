@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { RetentionConfig } from '../config/config.ts';
+import { sleep } from '../lib/loop.ts';
 import type { Metrics } from '../metrics.ts';
 import { createBackgroundDb } from '../store/backend-priority.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
@@ -101,22 +102,10 @@ export function pauseAfter(batchMs: number, retention: { pauseMs: number; dutyCy
   return Math.max(retention.pauseMs, (batchMs * (1 - retention.dutyCycle)) / retention.dutyCycle);
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', finish);
-      done();
-    }
-    signal?.addEventListener('abort', finish, { once: true });
-  });
-}
-
 /**
  * The pruner's own connection (a pool of one): its backend runs at retention.backendNice where it is a
- * local process herald may renice, so the batches use the CPU that delivery leaves idle (README
- * "Retention"); elsewhere (a remote server, a pooler in front) it is an ordinary connection.
+ * local process herald may renice, so the batches use the CPU that delivery leaves idle
+ * (docs/operations/retention.md, "CPU priority"); elsewhere (a remote server, a pooler in front) it is an ordinary connection.
  */
 export function openPrunerDb(url: string, retention: RetentionConfig, options: { preparedStatements?: boolean; logger?: Logger }): Db & { lowered(): boolean } {
   return createBackgroundDb(url, {

@@ -1,5 +1,5 @@
 /**
- * Callback signatures (contract section 4, "Signing"). Two schemes over the same key: `x-signature`, which
+ * Callback signatures (docs/reference/events/README.md#signatures). Two schemes over the same key: `x-signature`, which
  * clients of the established hosted API check, and the Standard Webhooks headers, whose signed timestamp lets
  * receivers refuse replays.
  */

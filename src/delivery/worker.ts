@@ -11,12 +11,17 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { unixSeconds } from '../domain/time.ts';
+import { Alarm, Backoff, sleep } from '../lib/loop.ts';
 import type { Metrics } from '../metrics.ts';
 import { type AttemptOutcome, type ClaimedCallback, claimDueCallbacks, recordOutcomes } from '../store/callbacks.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
+import { claimAgainAtOnce, claimRoom, worthAnotherPass } from './claiming.ts';
 import { nextRetryDelayMs, parseRetryAfter, type RetryPolicy } from './policy.ts';
 import type { CallbackSender, SendResult } from './sender.ts';
 import { signCallback } from './signing.ts';
+
+/** Recording outcomes again after a failure: 200 ms, doubling, at most 5 s between tries. */
+const RECORD_BACKOFF = { firstMs: 200, maxMs: 5_000 };
 
 export interface Clock {
   now(): Date;
@@ -108,11 +113,10 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   let pending: AttemptOutcome[] = [];
   let flushing: Promise<void> = Promise.resolve();
   let flushTimer: NodeJS.Timeout | undefined;
-  let wakeUp: (() => void) | undefined;
   // A signal while the loop is not asleep (it is claiming) must not be lost: the claim in progress may
   // not have seen what it announces (a freed destination, a new callback), so the loop claims again
-  // instead of sleeping until the next poll.
-  let woken = false;
+  // instead of sleeping until the next poll (the Alarm keeps it).
+  const news = new Alarm();
   // The destinations the last claim skipped, and whether the loop stopped claiming for want of room:
   // a finished callback is worth another pass only when it frees one of those.
   let skipped = new Set<string>();
@@ -120,10 +124,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   const idleWaiters: (() => void)[] = [];
 
   /** Runs the loop again now, or as soon as its current pass ends. */
-  const signal = () => {
-    if (wakeUp) wakeUp();
-    else woken = true;
-  };
+  const signal = () => news.ring();
   /** New callbacks may be due (NOTIFY, a moved clock). */
   const wake = signal;
 
@@ -140,7 +141,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       const batch = pending;
       pending = [];
       if (batch.length === 0) return;
-      for (let attempt = 1; ; attempt++) {
+      for (const backoff = new Backoff(RECORD_BACKOFF); ; ) {
         try {
           await recordOutcomes(db, batch, clock.now());
           // A probe's outcome may have let its destination go: its due callbacks are claimable now.
@@ -149,9 +150,10 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
         } catch (error) {
           // The attempts were made; keep trying to record them. Until then the lease protects the
           // callbacks, and if this process dies they are sent again (at least once, same key).
-          logger[retryLogLevel(error)]({ err: error, outcomes: batch.length, attempt }, 'could not record callback outcomes; retrying');
-          await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** attempt)));
-          if (!running && attempt > 5) return;
+          const wait = backoff.next();
+          logger[retryLogLevel(error)]({ err: error, outcomes: batch.length, attempt: backoff.failures }, 'could not record callback outcomes; retrying');
+          await sleep(wait);
+          if (!running && backoff.failures > 5) return;
         }
       }
     });
@@ -217,10 +219,10 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
 
   const loop = async () => {
     while (running) {
-      woken = false;
-      const room = Math.min(settings.batchSize, settings.maxInFlight - inFlight);
+      news.reset();
       let claimed: ClaimedCallback[] = [];
-      roomLimited = room < Math.min(settings.batchSize, settings.maxInFlight) / 2;
+      const { room, roomLimited: short } = claimRoom(settings, inFlight);
+      roomLimited = short;
       if (!roomLimited) {
         skipped = new Set(sender.saturated());
         try {
@@ -249,9 +251,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
           .catch((error) => logger.error({ err: error, callbackId: callback.id }, 'callback delivery failed unexpectedly'))
           .finally(() => {
             inFlight--;
-            // Another pass after every callback would claim (or decide not to) thousands of times a
-            // second for nothing: only a callback that frees room or a skipped destination is worth one.
-            if (roomLimited || (skipped.has(callback.destination) && !sender.saturated().includes(callback.destination))) signal();
+            if (worthAnotherPass({ roomLimited, skipped }, callback.destination, () => sender.saturated())) signal();
             if (inFlight === 0) {
               void record().then(() => {
                 for (const waiter of idleWaiters.splice(0)) waiter();
@@ -259,20 +259,9 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
             }
           });
       }
-      // There may be more due right now: the claim was full, or a destination took its whole share.
-      if (room > 0 && (claimed.length === room || claimed.some((c) => c.shareFilled))) continue;
-      if (woken) continue;
-      await new Promise<void>((resume) => {
-        const timer = setTimeout(() => {
-          wakeUp = undefined; // a later signal must set `woken`, not call this spent function
-          resume(); // the poll: callbacks may have become due with time (retries, leases, parking)
-        }, settings.pollIntervalMs);
-        wakeUp = () => {
-          clearTimeout(timer);
-          wakeUp = undefined;
-          resume();
-        };
-      });
+      if (claimAgainAtOnce(room, claimed)) continue;
+      // The poll: callbacks may have become due with time (retries, leases, parking).
+      await news.sleep(settings.pollIntervalMs);
     }
   };
 

@@ -196,17 +196,23 @@ const CASH_GENERATORS = [0x98f2bc8e61n, 0x79b76d99e2n, 0xf33e5fb3c4n, 0xae2eabe2
 /** Hash size in bytes by the version byte's low three bits. */
 const CASH_HASH_SIZES = [20, 24, 28, 32, 40, 48, 56, 64];
 
-function cashPolymod(values: readonly number[]): bigint {
+/**
+ * The 40-bit BCH-code checksum that cashaddr and output descriptors (BIP380, domain/wallet-keys.ts) share,
+ * each with its own generators; the caller applies the final xor.
+ */
+export function bchPolymod(generators: readonly bigint[], values: readonly number[]): bigint {
   let c = 1n;
   for (const value of values) {
     const top = c >> 35n;
     c = ((c & 0x07ffffffffn) << 5n) ^ BigInt(value);
-    CASH_GENERATORS.forEach((generator, i) => {
+    generators.forEach((generator, i) => {
       if ((top >> BigInt(i)) & 1n) c ^= generator;
     });
   }
-  return c ^ 1n;
+  return c;
 }
+
+const cashPolymod = (values: readonly number[]): bigint => bchPolymod(CASH_GENERATORS, values) ^ 1n;
 
 /** The checksum covers the lower 5 bits of each prefix character, a zero separator, then the data. */
 const cashPrefixWords = (prefix: string): number[] => [...prefix].map((c) => c.charCodeAt(0) & 31);

@@ -1,12 +1,12 @@
 /**
- * The callback payload of the contract (section 4), built once into the exact text that is POSTed and
+ * The callback payload (docs/reference/events/README.md#body), built once into the exact text that is POSTed and
  * signed. Producers (chain following) and test callbacks both use this.
  */
-import type { EventType } from './chains.ts';
+import type { CallbackEventType } from './chains.ts';
 
 export interface CallbackTarget {
   id: string;
-  eventType: EventType;
+  eventType: CallbackEventType;
   apiVersion: string;
 }
 

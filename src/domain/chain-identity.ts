@@ -1,5 +1,5 @@
 /**
- * Which chain a node must say it is for each (blockchain, network) label (README "Chain identity"), from the
+ * Which chain a node must say it is for each (blockchain, network) label (docs/reference/chains.md "Chain identity"), from the
  * labels' chains (chains.ts networkChains): herald asks every node at start and at every reconnection
  * (src/chains/node-identity.ts) and refuses to follow one that disagrees, so that a test network's node
  * behind a mainnet label never sends mainnet callbacks. No I/O.

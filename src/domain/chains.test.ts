@@ -1,6 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BLOCKCHAINS, CHAINS, NETWORKS, networkChain, supportsNetwork } from './chains.ts';
+import {
+  BLOCKCHAINS,
+  CHAINS,
+  DEFAULT_REORG_BREAKER_DEPTH,
+  EVENT_TYPES,
+  HELD_EVENTS,
+  NETWORKS,
+  networkChain,
+  supportsNetwork,
+  UNCONFIRMED_EVENTS,
+} from './chains.ts';
 
 describe('the chain each network label names', () => {
   it('ethereum takes sepolia and hoodi beside goerli, each with its EIP-155 chain id', () => {
@@ -40,8 +50,8 @@ describe('the chain each network label names', () => {
     }
   });
 
-  it("the README's networks table documents every label with its chain, chain id and node identity, as chains.ts has them", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it('the networks table of docs/reference/chains.md documents every label with its chain, chain id and node identity, as chains.ts has them', () => {
+    const readme = readFileSync(new URL('../../docs/reference/chains.md', import.meta.url), 'utf8');
     const start = readme.indexOf('| blockchain | network | chain | chain id | node identity |');
     expect(start, 'the networks table').toBeGreaterThan(0);
     const rows = readme
@@ -71,5 +81,18 @@ describe('the chain each network label names', () => {
         expect(chain.genesisHash.startsWith(head) && chain.genesisHash.endsWith(tail), `${label}: ${identity}`).toBe(true);
       }
     }
+  });
+});
+
+describe('the events the deep-reorganisation breaker holds (docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker)', () => {
+  it('are exactly the confirmed ones: a new event type is classified by its name until it says otherwise here', () => {
+    const confirmed = EVENT_TYPES.filter((t) => /CONFIRMED/.test(t) && !/UNCONFIRMED/.test(t));
+    expect([...HELD_EVENTS].sort()).toEqual([...confirmed].sort());
+    for (const t of ['TRANSACTION_MINED', 'BLOCK_MINED', 'BLOCK_HEIGHT_REACHED', 'BLOCK_REVERTED', ...UNCONFIRMED_EVENTS] as const)
+      expect(HELD_EVENTS.has(t)).toBe(false);
+  });
+
+  it('have a default breaker depth on every blockchain, 1 or more', () => {
+    for (const b of BLOCKCHAINS) expect(DEFAULT_REORG_BREAKER_DEPTH[b]).toBeGreaterThanOrEqual(1);
   });
 });

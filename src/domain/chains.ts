@@ -28,14 +28,20 @@ export type Blockchain = (typeof BLOCKCHAINS)[number];
 export const NETWORKS = ['mainnet', 'testnet', 'mordor', 'nile', 'sepolia', 'hoodi', 'goerli'] as const;
 export type Network = (typeof NETWORKS)[number];
 
+/** One followed chain: a blockchain on one of its networks (the unit of following, cursors and locks). */
+export interface ChainKey {
+  blockchain: Blockchain;
+  network: Network;
+}
+
 export type ChainFamily = 'utxo' | 'evm' | 'tron' | 'xrp';
 
 /**
- * The chain a network label names: what a node behind that label must be (README "Networks"). The
+ * The chain a network label names: what a node behind that label must be (docs/reference/chains.md "Blockchains and networks"). The
  * identifiers are those the chain's nodes tell about themselves, for checking a node against its label.
  */
 export interface NetworkChain {
-  /** The chain in words, as the README's table names it. */
+  /** The chain in words, as the networks table of docs/reference/chains.md names it. */
   name: string;
   /**
    * The EIP-155 chain id: EVM `eth_chainId`; on Tron the chain id of java-tron's JSON-RPC `eth_chainId`
@@ -122,10 +128,13 @@ export const CHAINS: Readonly<Record<Blockchain, ChainInfo>> = {
 };
 
 /**
- * The blockchains the Callback Data address read serves (CATALOGUE.md section 2.0: every chain but tron),
+ * The blockchains the Callback Data address read serves (docs/reference/api.md#settled-statuses-chains-and-prices: every chain but tron),
  * and so those whose subscribed addresses herald watches for its wallet ledger (services/subscribed-addresses.ts).
  */
 export const ADDRESS_READ_BLOCKCHAINS: readonly Blockchain[] = BLOCKCHAINS.filter((c) => c !== 'tron');
+
+/** The chains an extended public key or descriptor can be subscribed on (docs/concepts/wallet-keys.md). */
+export const XPUB_BLOCKCHAINS: readonly Blockchain[] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
 
 export const EVENT_TYPES = [
   'TRANSACTION_MINED',
@@ -143,10 +152,11 @@ export const EVENT_TYPES = [
   'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
   'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
   'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
+  'XPUB_COINS_TRANSACTION_CONFIRMED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** Which blockchains each subscription endpoint accepts (contract section 2; CATALOGUE.md section 2.0 and 7.1). */
+/** Which blockchains each subscription endpoint accepts (docs/reference/api.md#endpoints-at-a-glance; docs/reference/api.md#settled-statuses-chains-and-prices and #reverted-block). */
 export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]>> = {
   TRANSACTION_MINED: BLOCKCHAINS,
   ADDRESS_TOKENS_TRANSACTION_CONFIRMED: ['bitcoin', 'ethereum', 'ethereum-classic', 'binance-smart-chain', 'tron'],
@@ -162,7 +172,7 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   ADDRESS_COINS_TRANSACTION_CONFIRMED: BLOCKCHAINS,
   CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: BLOCKCHAINS,
   ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: BLOCKCHAINS,
-  // CATALOGUE.md section 2.0: not xrp nor tron (their nodes' pending pools are not read; see the README).
+  // docs/reference/api.md#settled-statuses-chains-and-prices: not xrp nor tron (their nodes' pending pools are not read; see docs/concepts/subscriptions.md).
   ADDRESS_COINS_TRANSACTION_UNCONFIRMED: [
     'bitcoin',
     'bitcoin-cash',
@@ -176,23 +186,88 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   ],
   // bitcoin: Omni transfers from Omni Core's omni_listpendingtransactions (chains/utxo/omni.ts).
   ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: ['bitcoin', 'ethereum', 'ethereum-classic'],
+  // docs/concepts/wallet-keys.md: the Bitcoin family (zcash transparent addresses only); the account chains' BIP44 keys are not served yet.
+  XPUB_COINS_TRANSACTION_CONFIRMED: XPUB_BLOCKCHAINS,
 };
 
 /**
- * Event types fired from the chain's mempool (CATALOGUE.md sections 2.3 and 2.7) by ingest/mempool.ts,
+ * Event types fired from the chain's mempool (docs/reference/api.md#address-coins-transactions-unconfirmed and #address-tokens-transactions-unconfirmed) by ingest/mempool.ts,
  * once per (transaction, subscription) when the transaction is first seen unconfirmed; never from a block.
  */
 export const UNCONFIRMED_EVENTS: ReadonlySet<EventType> = new Set(['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED']);
 
 /**
+ * The callback an unconfirmed subscription receives when a transaction it was told about goes away without
+ * being mined (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md): not subscription
+ * types of their own, sent on the UNCONFIRMED subscriptions (src/ingest/dropped.ts).
+ */
+export const DROPPED_EVENTS = {
+  ADDRESS_COINS_TRANSACTION_UNCONFIRMED: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
+  ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED_DROPPED',
+} as const;
+export type DroppedEventType = (typeof DROPPED_EVENTS)[keyof typeof DROPPED_EVENTS];
+export const DROPPED_EVENT_TYPES: readonly DroppedEventType[] = Object.values(DROPPED_EVENTS);
+/** What a callback's `data.event` can be: a subscription's event type, or a dropped event of an unconfirmed subscription. */
+export type CallbackEventType = EventType | DroppedEventType;
+/** Every callback's event type: the subscriptions' and the dropped ones (the `webhooks` of the OpenAPI document). */
+export const CALLBACK_EVENT_TYPES: readonly CallbackEventType[] = [...EVENT_TYPES, ...DROPPED_EVENT_TYPES];
+
+/**
  * Event types that send one callback at every confirmation from 1 to the subscription's count
- * (CATALOGUE.md sections 2.2, 2.5, 2.6), each with its current and target count and its own key.
+ * (docs/reference/api.md#address-coins-transactions-confirmed-each-confirmation, #address-internal-transactions-confirmed-each-confirmation and #address-tokens-transactions-confirmed-each-confirmation), each with its current and target count and its own key.
  */
 export const EACH_CONFIRMATION_EVENTS: ReadonlySet<EventType> = new Set([
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
   'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
   'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
 ]);
+
+/**
+ * The deep-reorganisation breaker's depth per blockchain when the chain entry gives no reorgBreakerDepth
+ * (docs/reference/configuration.md#the-deep-reorganisation-breaker says why each): a reorganisation deeper than
+ * this holds the chain's confirmed callbacks until an operator releases it.
+ */
+export const DEFAULT_REORG_BREAKER_DEPTH: Readonly<Record<Blockchain, number>> = {
+  bitcoin: 3,
+  'bitcoin-cash': 6,
+  litecoin: 6,
+  dogecoin: 10,
+  dash: 3,
+  zcash: 6,
+  ethereum: 2,
+  'ethereum-classic': 20,
+  'binance-smart-chain': 2,
+  tron: 2,
+  xrp: 1,
+};
+
+/**
+ * Event types whose item carries the safety verdict `safety` (docs/concepts/deposit-safety.md): every event that moves
+ * coins or tokens; not TRANSACTION_MINED nor the block events.
+ */
+export const SAFETY_EVENTS: ReadonlySet<EventType> = new Set([
+  'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
+  'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
+  'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
+  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED',
+  'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
+  'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+  'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
+  'XPUB_COINS_TRANSACTION_CONFIRMED',
+]);
+
+/**
+ * The confirmed events: those whose callback waits for the block's confirmations (receiveCallbackOn,
+ * confirmationsCount or the chain's), i.e. the events with a safety verdict but the unconfirmed ones. They
+ * are what the deep-reorganisation breaker holds while a chain is held
+ * (docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker); the block events,
+ * TRANSACTION_MINED (one confirmation, the block itself) and the unconfirmed events are not held.
+ */
+export const HELD_EVENTS: ReadonlySet<EventType> = new Set([...SAFETY_EVENTS].filter((e) => !UNCONFIRMED_EVENTS.has(e)));
 
 export function isBlockchain(value: string): value is Blockchain {
   return (BLOCKCHAINS as readonly string[]).includes(value);

@@ -29,5 +29,7 @@ export const ENDPOINT_NAMES = [
   'address-coins-transactions-unconfirmed',
   'address-tokens-transactions-unconfirmed',
   'replays',
+  'events',
+  'xpub-coins-transactions-confirmed',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

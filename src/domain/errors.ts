@@ -1,5 +1,5 @@
 /**
- * The closed set of API error codes (contract section 3) and the one table that maps each to its HTTP
+ * The closed set of API error codes (docs/reference/errors.md) and the one table that maps each to its HTTP
  * status. Services throw ApiError; the API layer turns it into the error envelope. Anything that is not
  * an ApiError becomes a bare 500 `unexpected_server_error`, logged with the requestId.
  */
@@ -21,6 +21,7 @@ export const ERROR_STATUS = {
   blockchain_data_block_not_found: 404,
   already_exists: 409,
   callback_url_not_verified: 409,
+  pull_only_subscription: 409,
   domain_verification_failed: 409,
   missing_required_attributes: 409,
   invalid_data: 409,
@@ -30,6 +31,7 @@ export const ERROR_STATUS = {
   missing_request_body: 409,
   request_entity_too_large: 413,
   unsupported_media_type: 415,
+  cursor_expired: 410,
   invalid_request_body_structure: 422,
   request_limit_reached: 429,
   unexpected_server_error: 500,
@@ -71,6 +73,16 @@ export function invalidData(details: ErrorDetail[]): ApiError {
 /** 409 callback_url_not_verified: `message` says which host and what to do; its detail names callbackUrl. */
 export function callbackUrlNotVerified(message: string): ApiError {
   return new ApiError('callback_url_not_verified', message, [{ attribute: 'callbackUrl', message }]);
+}
+
+/**
+ * 409 pull_only_subscription: `action` (a test callback, a resend, a recovery, a replay, a secret rotation)
+ * needs a callbackUrl, and this subscription has none: its events are read from the event stream
+ * (docs/concepts/event-stream.md#pull-only-subscriptions).
+ */
+export function pullOnlySubscription(id: string, action: string): ApiError {
+  const message = `Subscription '${truncate(id)}' is pull-only (created with pullOnly: true, no callbackUrl): ${action} does not apply to it, no callback is ever sent. Read its events from the event stream (GET /blockchain-events/events?referenceId=${truncate(id)}) from your last cursor.`;
+  return new ApiError('pull_only_subscription', message, [{ attribute: 'referenceId', message }]);
 }
 
 /** Shorten user input before putting it in a message, so a 64 KiB value never comes back whole. */

@@ -17,7 +17,7 @@ let poolOffset = pool.length;
  * another sort by time, so a table keyed by them (subscriptions, callbacks and through them their
  * attempts) grows its primary key index at the right edge instead of touching a random page of it per
  * row: a million bulk-created rows stay in a few hot index pages and write far less WAL than random
- * (version 4) ids (callbacks: 0.42–0.46 of the WAL, `npm run bench -- callback-ids`).
+ * (version 4) ids (callbacks: 0.42–0.46 of the WAL, docs/benchmarks.md, "Retired measurements").
  */
 export function uuidV7(now = Date.now()): string {
   if (poolOffset + 10 > pool.length) {

@@ -2,7 +2,7 @@
  * The already-mined check of TRANSACTION_MINED subscriptions: a transaction mined before (or while) it
  * was subscribed to gets its callback now (contract: mined at one confirmation), and exactly one of
  * this check and the follower sends it. BLOCK_HEIGHT_REACHED subscriptions get the same check for their
- * height (CATALOGUE.md section 7): a height the chain has applied (at or below the cursor) is called back
+ * height (docs/reference/api.md#settled-when-events-fire): a height the chain has applied (at or below the cursor) is called back
  * at once with the block the chain holds there; a height not applied yet is the follower's.
  *
  * Why no callback can fall between the two:
@@ -28,12 +28,14 @@
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
-import { Fifo } from '../domain/fifo.ts';
+import type { ChainKey } from '../domain/chains.ts';
+import { Fifo } from '../lib/fifo.ts';
+import { backoffMs } from '../lib/loop.ts';
+import { buildBlockEvents } from '../matching/events.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import { enqueueCallbacks } from '../store/callbacks.ts';
 import {
   type ChainCursor,
-  type ChainKey,
   getCursor,
   loadCallbackTargets,
   loadIndexableByIds,
@@ -44,7 +46,6 @@ import {
   windowBlockAt,
 } from '../store/chain-state.ts';
 import type { Db, Queryable } from '../store/db.ts';
-import { buildBlockEvents } from './events.ts';
 
 /** Checks (or batches of checks, below) in flight at once, per process. */
 const CONCURRENCY = 16;
@@ -232,7 +233,7 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
   /** Never dropped: a node or database in trouble delays the check, with backoff. */
   const retryLater = (check: Check, error: unknown, log: boolean) => {
     const failures = (check.failures ?? 0) + 1;
-    const retryInMs = Math.min(MAX_RETRY_MS, 250 * 2 ** failures);
+    const retryInMs = backoffMs(failures, { firstMs: 500, maxMs: MAX_RETRY_MS });
     parked.set(check.subscriptionId, { ...check, height: 0, seen: undefined, failures, retryAt: Date.now() + retryInMs });
     scheduleSweep();
     if (log)
@@ -304,7 +305,7 @@ export function startAlreadyMinedChecks(deps: { db: Db; logger: Pick<Logger, 'in
         },
         (ids) => loadCallbackTargets(tx, ids),
       );
-      const enqueued = await enqueueCallbacks(tx, events.now);
+      const enqueued = await enqueueCallbacks(tx, events.now, new Date(), { chain: chain.key });
       // In the window: recorded under its block, so a later reorganisation cancels it if unsent.
       if (now.block) {
         await recordBlockCallbacks(

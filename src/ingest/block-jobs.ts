@@ -15,11 +15,16 @@
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
-import { advanceQuietBatch, type BlockJob, nextJobPerCustomer, writeJobBatch } from '../store/block-jobs.ts';
-import { type ChainKey, getCursor, loadCallbackTargets, loadIndexableByIds, type PendingEvent } from '../store/chain-state.ts';
+import type { BlockJob } from '../domain/block-jobs.ts';
+import type { ChainKey } from '../domain/chains.ts';
+import type { PendingEvent } from '../domain/events.ts';
+import { startPollLoop } from '../lib/loop.ts';
+import { COIN_EVENTS, pastBlockEvaluator } from '../matching/evaluate.ts';
+import type { SafetyPolicy } from '../matching/safety.ts';
+import { advanceQuietBatch, nextJobPerCustomer, writeJobBatch } from '../store/block-jobs.ts';
+import { getCursor, loadCallbackTargets, loadIndexableByIds } from '../store/chain-state.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import * as ledger from '../wallets/ledger.ts';
-import { COIN_EVENTS, pastBlockEvaluator } from './evaluate.ts';
 import { DEFAULT_WINDOW } from './follower.ts';
 import type { FollowerGate } from './gate.ts';
 import { BlockPrefetcher } from './prefetch.ts';
@@ -31,6 +36,8 @@ export interface BlockJobRunnerOptions {
   createAdapter: () => ChainAdapter | undefined;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   defaultConfirmations: number;
+  /** The chain's safety thresholds and list (src/matching/safety.ts); default: the shipped defaults. */
+  safety?: SafetyPolicy;
   costs: { backfillPerCallback: bigint; replayPerCallback: bigint };
   /** Blocks fetched at once; default 8. */
   concurrency?: number;
@@ -108,29 +115,11 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
     }
   };
   const prefetch = new BlockPrefetcher({ getBlock: fetchBlock }, options.concurrency ?? 8);
-  let running = true;
-  let wakeUp: (() => void) | undefined;
-  let woken = false;
-  let failures = 0;
-
-  const sleep = (ms: number) =>
-    new Promise<void>((resume) => {
-      const timer = setTimeout(() => {
-        wakeUp = undefined;
-        resume();
-      }, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        wakeUp = undefined;
-        resume();
-      };
-    });
-
   /**
    * Works one job for a turn: until the turn is over, the job ends, pauses (subscription inactive), or the
    * chain is not settled. Returns whether to look again at once.
    */
-  const runJob = async (job: BlockJob): Promise<boolean> => {
+  const runJob = async (job: BlockJob, stopping: AbortSignal): Promise<boolean> => {
     const turnEnds = performance.now() + turnMs;
     const [subscription] = await loadIndexableByIds(db, [job.subscriptionId]);
     const target = (await loadCallbackTargets(db, [job.subscriptionId])).get(job.subscriptionId);
@@ -141,6 +130,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       target,
       chain,
       defaultConfirmations: options.defaultConfirmations,
+      safety: options.safety,
       tokenMetadata: (transfer) => adapterOf().tokenMetadata?.(transfer) ?? Promise.resolve(undefined),
     });
     resolveSpends = COIN_EVENTS.has(subscription.eventType);
@@ -150,7 +140,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
     let persisted = job.processedHeight;
     let persistedAt = performance.now();
     prefetch.clear();
-    while (running && after < job.toHeight) {
+    while (!stopping.aborted && after < job.toHeight) {
       await clearFor('lookup');
       const cursor = await getCursor(db, chain);
       const quietBelow = (cursor?.height ?? 0) - DEFAULT_WINDOW;
@@ -205,7 +195,7 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
       }
       if (performance.now() >= turnEnds) break;
     }
-    if (!running || after >= job.toHeight) return false;
+    if (stopping.aborted || after >= job.toHeight) return false;
     // The turn is over: the quiet progress kept in memory is written, as the next turn of this job
     // starts from the database's processed_height.
     if (after > persisted) {
@@ -215,43 +205,35 @@ export function startBlockJobRunner(options: BlockJobRunnerOptions): BlockJobRun
     return true;
   };
 
-  const loop = async () => {
-    while (running) {
-      woken = false;
+  const loop = startPollLoop({
+    pass: async (stopping) => {
       let again = false;
-      try {
-        // One turn per customer, the least recently served first.
-        const jobs = await nextJobPerCustomer(db, chain);
-        const lastTurn = (job: BlockJob) => servedAt.get(job.customerId) ?? 0;
-        jobs.sort((a, b) => lastTurn(a) - lastTurn(b));
-        for (const key of servedAt.keys()) if (!jobs.some((j) => j.customerId === key)) servedAt.delete(key);
-        for (const job of jobs) {
-          if (!running) break;
-          const more = await runJob(job);
-          servedAt.set(job.customerId, performance.now());
-          if (more) again = true;
-        }
-        failures = 0;
-      } catch (error) {
-        // The batch in progress rolled back whole; the job resumes from its processed_height.
-        failures++;
-        prefetch.clear();
-        logger[retryLogLevel(error)]({ err: error, ...chain, failures }, `backfill or replay batch failed; trying again: ${(error as Error).message}`);
+      // One turn per customer, the least recently served first.
+      const jobs = await nextJobPerCustomer(db, chain);
+      const lastTurn = (job: BlockJob) => servedAt.get(job.customerId) ?? 0;
+      jobs.sort((a, b) => lastTurn(a) - lastTurn(b));
+      for (const key of servedAt.keys()) if (!jobs.some((j) => j.customerId === key)) servedAt.delete(key);
+      for (const job of jobs) {
+        if (stopping.aborted) break;
+        const more = await runJob(job, stopping);
+        servedAt.set(job.customerId, performance.now());
+        if (more) again = true;
       }
-      if (!running || woken || again) continue;
-      await sleep(failures > 0 ? Math.min(10_000, pollMs * 2 ** Math.min(failures, 4)) : pollMs);
-    }
-  };
-  const done = loop();
-  return {
-    wake() {
-      if (wakeUp) wakeUp();
-      else woken = true;
+      return again;
     },
+    pollMs,
+    // pollMs doubled per failure in a row, at most 2^4 times and 10 s.
+    backoff: { firstMs: 2 * pollMs, maxMs: 10_000, maxDoublings: 3 },
+    onError: (error, failures) => {
+      // The batch in progress rolled back whole; the job resumes from its processed_height.
+      prefetch.clear();
+      logger[retryLogLevel(error)]({ err: error, ...chain, failures }, `backfill or replay batch failed; trying again: ${(error as Error).message}`);
+    },
+  });
+  return {
+    wake: loop.wake,
     async stop() {
-      running = false;
-      wakeUp?.();
-      await done;
+      await loop.stop();
       await made?.close?.();
     },
   };

@@ -13,20 +13,36 @@
  */
 import type { Logger } from 'pino';
 import type { ChainAdapter, NormalizedBlock } from '../chains/types.ts';
+import type { ChainKey } from '../domain/chains.ts';
+import type { BlockCallback } from '../domain/events.ts';
+import { callbackOfEvent, type NewCallback } from '../domain/events.ts';
+import { Alarm, Backoff, sleep } from '../lib/loop.ts';
+import { type BlockEvents, type BlockEventsInput, blockEventsOf, buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from '../matching/events.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
 import { matchBlock } from '../matching/match.ts';
-import { type BlockDue, type BlockState, blockTransactionPrelude, readAndTakeBlock, readBlockState, takeBlockDue, writeBlock } from '../store/block-apply.ts';
-import { callbackOfEvent, enqueueCallbacks, insertCallbacks, type NewCallback } from '../store/callbacks.ts';
+import type { SafetyPolicy } from '../matching/safety.ts';
 import {
-  type BlockCallback,
+  type BlockDue,
+  type BlockState,
+  blockTransactionPrelude,
+  readAndTakeBlock,
+  readBlockState,
+  takeBlockDue,
+  takeFinalizedPending,
+  writeBlock,
+} from '../store/block-apply.ts';
+import { enqueueCallbacks, insertCallbacks } from '../store/callbacks.ts';
+import { type BreakerTrip, tripBreaker } from '../store/chain-holds.ts';
+import {
   type ChainCursor,
-  type ChainKey,
   getCursor,
   loadCallbackTargets,
   loadIndexableByIds,
   lockChain,
+  recordBlockCallbacks,
   rewindAbove,
   saveCursor,
+  saveFinalizedHeight,
   saveNodeHead,
   stopChain,
   type WindowBlock,
@@ -37,9 +53,11 @@ import { recordReorganisation } from '../store/history.ts';
 import { insertLedgerEntries } from '../store/ledger.ts';
 import * as ledger from '../wallets/ledger.ts';
 import { WatchedAddressSet } from '../wallets/watched-set.ts';
-import { type BlockEvents, type BlockEventsInput, blockEventsOf, buildBlockEvents, buildRevertedEvents, type TokenMetadataLookup } from './events.ts';
+import { settleAnnounced } from './dropped.ts';
+import { type FinalityWatch, finalityWatchOf } from './finality.ts';
 import type { FollowerGate } from './gate.ts';
 import { BlockPrefetcher } from './prefetch.ts';
+import { forgetXpubUsesAbove, keepXpubGaps } from './xpub-gaps.ts';
 
 /** More than the largest receiveCallbackOn (100): a confirmed event's block stays in the window until it is due. */
 export const DEFAULT_WINDOW = 128;
@@ -56,11 +74,19 @@ export interface FollowerDeps {
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
   /** Confirmations of confirmed events whose subscription asked for none (and of internal transfers). */
   defaultConfirmations: number;
+  /**
+   * The deep-reorganisation breaker (docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker): a
+   * reorganisation deeper than this, or one this deep claimed by a node no other confirms, holds the chain's
+   * confirmed callbacks (store/chain-holds.ts) until an operator releases it. 0 or absent: off.
+   */
+  reorgBreakerDepth?: number;
   /** Blocks kept to find a common ancestor; a deeper reorganisation stops the chain. */
   window?: number;
   /** Where to begin when the chain has no cursor yet; the node's head when not given. */
   startHeight?: number;
   tokenMetadata?: TokenMetadataLookup;
+  /** The chain's safety thresholds and list (src/matching/safety.ts); default: the shipped defaults. */
+  safety?: SafetyPolicy;
   /** The node's head as last seen, kept between steps by whoever drives the follower. */
   lastHead?: { value?: number };
   /**
@@ -74,12 +100,27 @@ export interface FollowerDeps {
   prefetch?: BlockPrefetcher;
   /** The chain's watched addresses as this process knows them (wallets/watched-set.ts); made and loaded at the first block when not given. */
   watched?: WatchedAddressSet;
+  /**
+   * The chain's finalized height (finality.ts), where the adapter reads one: the callbacks waiting for
+   * finality are taken with each block and, when caught up, as soon as it moves. Made by followChain; read
+   * only while the index holds a finality subscription (no node call otherwise).
+   */
+  finality?: FinalityWatch;
 }
 
 export type StepResult =
   | { kind: 'applied'; height: number; hash: string; enqueued: number; pending: number }
   | { kind: 'caught-up'; head: number }
-  | { kind: 'reorganised'; ancestorHeight: number; depth: number; pendingDeleted: number; callbacksCancelled: number; revertedCallbacks: number }
+  | {
+      kind: 'reorganised';
+      ancestorHeight: number;
+      depth: number;
+      pendingDeleted: number;
+      callbacksCancelled: number;
+      revertedCallbacks: number;
+      /** Deeper than the breaker: the chain is held (its confirmed callbacks too). */
+      held: boolean;
+    }
   | { kind: 'stopped'; reason: string }
   /** A deep reorganisation claimed by one node of several and confirmed by no other: not followed (that node is set aside). */
   | { kind: 'reorganisation-refused'; depth: number; reason: string }
@@ -117,6 +158,7 @@ async function nextStep(deps: FollowerDeps, chain: ChainKey, known: ChainCursor 
       // blocks of a race) is a reorganisation now, not when the next block arrives: compare the node's
       // hash at the cursor with ours. One cheap call per poll, only when caught up.
       if (cursor.height === head && (await nodeHashAt(adapter, head)) !== cursor.hash) return await reconcile(deps, chain, cursor);
+      if (deps.finality && deps.index().hasFinality) await releaseFinalized(deps, chain, cursor);
     }
     return { kind: 'caught-up', head };
   }
@@ -140,6 +182,8 @@ async function applyBlock(
   deps.watched ??= new WatchedAddressSet();
   const watchedSet = deps.watched;
   if (!watchedSet.loaded) await watchedSet.load(deps.db, chain);
+  // Read before the transaction (a node call), at most once a second (finality.ts), while a subscription waits for finality.
+  const finalizedHeight = deps.index().hasFinality ? await deps.finality?.height() : undefined;
   // A few statements per block (store/block-apply.ts): BEGIN with the chain's lock, read, take what is due,
   // enqueue, write, COMMIT (one that does not wait for the disk: see blockTransactionPrelude).
   try {
@@ -152,6 +196,8 @@ async function applyBlock(
         // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
         const resolved = await ledger.resolveSpends(tx, chain, block);
         const matches = matchBlock(index, resolved, chain.blockchain);
+        // Wallet keys: used addresses marked and their gap windows extended in this block's transaction (ingest/xpub-gaps.ts).
+        if (index.hasXpub) await keepXpubGaps(tx, index, chain, matches, block.height);
         const touched = ledger.touchedAddresses(resolved);
         const wanted = {
           subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))],
@@ -164,14 +210,21 @@ async function applyBlock(
         const confirmedNow = confirmedHeight >= block.height;
         const state: BlockState & Partial<BlockDue> = confirmedNow
           ? await readBlockState(tx, chain, wanted)
-          : await readAndTakeBlock(tx, chain, { ...wanted, height: block.height, confirmedHeight });
+          : await readAndTakeBlock(tx, chain, { ...wanted, height: block.height, confirmedHeight, finalizedHeight });
         const { cursor, backfilling } = state;
         // Rolled back, not committed: the take may already have happened.
         if ((cursor?.height ?? null) !== (expected?.height ?? null) || (cursor?.hash ?? null) !== (expected?.hash ?? null))
           throw new Abandon({ kind: 'raced' });
         if (cursor?.state === 'stopped') throw new Abandon({ kind: 'stopped', reason: cursor.stopReason ?? 'stopped' });
 
-        const input = { index, block: resolved, chain, defaultConfirmations: deps.defaultConfirmations, tokenMetadata: deps.tokenMetadata };
+        const input = {
+          index,
+          block: resolved,
+          chain,
+          defaultConfirmations: deps.defaultConfirmations,
+          tokenMetadata: deps.tokenMetadata,
+          safety: deps.safety,
+        };
         const events = await blockEventsOf(matches, input, state.targets);
         // Subscriptions being backfilled (usually none, read with the cursor): matched even before this
         // process's index has heard of them, and their events held back (pending, due now) until their
@@ -183,7 +236,7 @@ async function applyBlock(
         const { due, confirmed } =
           state.due && state.confirmed
             ? { due: state.due, confirmed: state.confirmed }
-            : await takeBlockDue(tx, chain, { height: block.height, confirmedHeight, except: backfilling });
+            : await takeBlockDue(tx, chain, { height: block.height, confirmedHeight, except: backfilling, finalizedHeight });
         // Events of earlier blocks that are due now go first, then this block's: enqueueCallbacks numbers
         // each subscription's callbacks (x-callback-sequence) in this order, which is then the block order.
         const callbacks: NewCallback[] = [];
@@ -195,7 +248,7 @@ async function applyBlock(
         callbacks.push(...events.now);
         for (const c of events.now) records.push({ blockHeight: block.height, subscriptionId: c.subscriptionId, idempotencyKey: c.idempotencyKey });
         // Numbered, and the workers woken, by writeBlock's statement.
-        const { inserted: enqueued, numbering } = await insertCallbacks(tx, callbacks, new Date());
+        const { inserted: enqueued, numbering } = await insertCallbacks(tx, callbacks, new Date(), chain);
         const changes = await ledger.confirmedChanges(confirmed, deps.adapter);
         await writeBlock(tx, chain, {
           block,
@@ -209,7 +262,10 @@ async function applyBlock(
           ...changes,
           notify: callbacks.length > 0,
         });
-        return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued, pending: events.pending.length };
+        // Announced unconfirmed transactions this block settles (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md):
+        // mined ones closed, those whose outpoints it spends dropped as conflicted. Only while an unconfirmed subscription exists.
+        const dropped = index.hasUnconfirmed ? await settleAnnounced(tx, chain, block) : 0;
+        return { kind: 'applied' as const, height: block.height, hash: block.hash, enqueued: enqueued + dropped, pending: events.pending.length };
       },
       { prelude: blockTransactionPrelude(chain) },
     );
@@ -217,6 +273,35 @@ async function applyBlock(
     if (error instanceof Abandon) return error.result;
     throw error;
   }
+}
+
+/**
+ * Caught up, between blocks: sends the callbacks waiting for finality whose blocks the chain's finalized
+ * height now covers (a ChainLock or a solidified block arriving after its block), when that height moved
+ * since the last sweep. Under the chain's lock, at the cursor the step saw (else left to the next step),
+ * recorded under their blocks as the block path's are, so a reorganisation still finds them.
+ */
+async function releaseFinalized(deps: FollowerDeps, chain: ChainKey, cursor: { height: number; hash: string }): Promise<void> {
+  const watch = deps.finality as FinalityWatch;
+  const finalized = await watch.height();
+  if (finalized === undefined || finalized === watch.swept) return;
+  await deps.db.transaction('ingest:release-finalized', async (tx) => {
+    await lockChain(tx, chain);
+    const now = await getCursor(tx, chain);
+    if (now?.height !== cursor.height || now.hash !== cursor.hash) return;
+    await saveFinalizedHeight(tx, chain, Math.min(finalized, cursor.height));
+    const due = await takeFinalizedPending(tx, chain, Math.min(finalized, cursor.height));
+    if (due.length > 0) {
+      // With the chain named: a chain held by the deep-reorganisation breaker holds these too (store/callbacks.ts insertCallbacks).
+      await enqueueCallbacks(tx, due.map(callbackOfEvent), new Date(), { chain });
+      await recordBlockCallbacks(
+        tx,
+        chain,
+        due.map((e) => ({ blockHeight: e.blockHeight, subscriptionId: e.subscriptionId, idempotencyKey: e.idempotencyKey })),
+      );
+    }
+  });
+  watch.swept = finalized;
 }
 
 /** Thrown inside a block's transaction to roll it back and end the step with `result`. */
@@ -267,12 +352,29 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
   const window = deps.window ?? DEFAULT_WINDOW;
   const stored = await windowBlocks(deps.db, chain, cursor.height - window + 1);
   let ancestor: number | undefined;
+  // The node's hash at each height walked: the blocks involved, should the breaker trip.
+  const nodeHashes = new Map<number, string>();
   for (const ours of stored) {
-    if ((await nodeHashAt(deps.adapter, ours.height)) === ours.hash) {
+    const theirs = await nodeHashAt(deps.adapter, ours.height);
+    nodeHashes.set(ours.height, theirs);
+    if (theirs === ours.hash) {
       ancestor = ours.height;
       break;
     }
   }
+  const breaker = deps.reorgBreakerDepth ?? 0;
+  const tripOf = (reason: BreakerTrip['reason'], depth: number, ancestorHeight: number, detail: string | null): BreakerTrip => ({
+    at: new Date().toISOString(),
+    reason,
+    depth,
+    ancestorHeight,
+    ancestorHash: stored.find((b) => b.height === ancestorHeight)?.hash ?? null,
+    blocks: stored
+      .filter((b) => b.height > ancestorHeight)
+      .map((b) => ({ height: b.height, orphanedHash: b.hash, newHash: nodeHashes.get(b.height) ?? null }))
+      .reverse(),
+    detail,
+  });
 
   // The node agrees with our last block, yet the block it gave after it names another parent: no
   // reorganisation (nothing of ours is replaced), the node contradicts itself (or changed its chain twice
@@ -298,6 +400,18 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
         { blockchain: chain.blockchain, network: chain.network, cursorHeight: cursor.height, depth: claim.depth, reason: verdict.reason },
         'reorganisation not followed: no second node confirms it',
       );
+      // Nodes that disagree deeper than the breaker: which chain is right is the operator's call.
+      if (breaker > 0 && claim.depth > breaker) {
+        const trip = tripOf('disagreement', claim.depth, claim.ancestorHeight, verdict.reason);
+        await deps.db.transaction('ingest:trip-breaker', async (tx) => {
+          await lockChain(tx, chain);
+          const { held } = await tripBreaker(tx, chain, trip, breaker);
+          deps.logger.error(
+            { blockchain: chain.blockchain, network: chain.network, depth: claim.depth, breakerDepth: breaker, heldNow: held },
+            `chain held: its nodes disagree ${claim.depth} blocks deep (more than reorgBreakerDepth ${breaker}); confirmed callbacks wait for herald chains release`,
+          );
+        });
+      }
       return { kind: 'reorganisation-refused', depth: claim.depth, reason: verdict.reason };
     }
   }
@@ -327,9 +441,20 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     const reverted = await buildRevertedEvents({ index: deps.index(), blocks: dropped, chain }, (ids) => loadCallbackTargets(tx, ids));
     const revertedCallbacks = await enqueueCallbacks(tx, reverted);
     const ledgerReversed = await ledger.rewind(tx, chain, ancestorHeight);
+    await forgetXpubUsesAbove(tx, chain, ancestorHeight);
     const ancestorBlock = stored.find((b) => b.height === ancestorHeight) as WindowBlock;
     await saveCursor(tx, chain, { height: ancestorHeight, hash: ancestorHash, timestamp: ancestorBlock.timestamp });
-    await recordReorganisation(tx, chain, cursor.height - ancestorHeight);
+    const depth = cursor.height - ancestorHeight;
+    await recordReorganisation(tx, chain, depth);
+    // Deeper than the breaker: the chain's confirmed callbacks are held from this transaction on.
+    const held = breaker > 0 && depth > breaker;
+    if (held) {
+      const { held: heldNow } = await tripBreaker(tx, chain, tripOf('reorganisation', depth, ancestorHeight, null), breaker);
+      deps.logger.error(
+        { blockchain: chain.blockchain, network: chain.network, ancestorHeight, depth, breakerDepth: breaker, heldNow },
+        `chain held: a reorganisation of ${depth} blocks (more than reorgBreakerDepth ${breaker}); confirmed callbacks wait for herald chains release`,
+      );
+    }
     deps.logger.warn(
       {
         blockchain: chain.blockchain,
@@ -342,7 +467,7 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
       },
       'chain reorganisation: rewound to the common ancestor',
     );
-    return { kind: 'reorganised' as const, ancestorHeight, depth: cursor.height - ancestorHeight, revertedCallbacks, ...removed };
+    return { kind: 'reorganised' as const, ancestorHeight, depth, revertedCallbacks, held, ...removed };
   });
 }
 
@@ -386,32 +511,23 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
   const lastHead = deps.lastHead;
   deps.lastApplied ??= {};
   deps.prefetch ??= new BlockPrefetcher(deps.adapter, options.prefetchDepth ?? DEFAULT_PREFETCH_DEPTH);
+  deps.finality ??= finalityWatchOf(deps.adapter, chain, deps.logger);
   const prefetch = deps.prefetch;
   // A head announced by the node (WebSocket newHeads) ends the wait at once; polling stays the
-  // fallback, so a silent or dropped subscription only costs latency, never a block.
-  let wake: (() => void) | undefined;
-  let announced = false;
+  // fallback, so a silent or dropped subscription only costs latency, never a block. Woken early, the
+  // wait ends its sleep (timer and abort listener) too: every chain's follower listens on the ingest
+  // service's one signal, and a sleep left running after each announced head kept a listener there for
+  // up to pollMs (Node warned of 11 listeners on a service of many chains).
+  const announced = new Alarm();
   const unwatch = deps.adapter.watchHeads?.((height) => {
     if (lastHead.value === undefined || height > lastHead.value) lastHead.value = height;
-    announced = true;
-    wake?.();
+    announced.ring();
   });
-  // Woken early, the wait ends its sleep (timer and abort listener) too: every chain's follower listens on
-  // the ingest service's one signal, and a sleep left running after each announced head kept a listener
-  // there for up to pollMs (Node warned of 11 listeners on a service of many chains).
-  const wait = (ms: number) =>
-    announced
-      ? Promise.resolve()
-      : sleep(ms, options.signal, (end) => {
-          wake = end;
-        }).then(() => {
-          wake = undefined;
-        });
   try {
-    let delay = min;
+    const backoff = new Backoff({ firstMs: min, maxMs: max });
     while (!options.signal.aborted) {
       try {
-        announced = false;
+        announced.reset();
         options.gate?.enter();
         let result: StepResult | undefined;
         try {
@@ -423,39 +539,24 @@ export async function followChain(deps: FollowerDeps, chain: ChainKey, options: 
         if (result.kind === 'reorganised' || result.kind === 'raced' || result.kind === 'reorganisation-refused') prefetch.clear();
         // The head came from the node set aside: ask the eligible ones again.
         if (result.kind === 'reorganisation-refused') lastHead.value = undefined;
-        delay = min;
+        backoff.reset();
         // Stopped (a reorganisation deeper than the window): look again now and then, so that an
         // operator's `herald chains reset` resumes following without restarting the process.
         if (result.kind === 'stopped') await sleep(Math.max(pollMs, STOPPED_RECHECK_MS), options.signal);
-        if (result.kind === 'caught-up') await wait(pollMs);
+        if (result.kind === 'caught-up') await announced.sleep(pollMs, options.signal);
       } catch (error) {
         lastHead.value = undefined;
         prefetch.clear();
+        const delay = backoff.next();
         deps.logger.warn(
           { err: error, blockchain: chain.blockchain, network: chain.network, retryInMs: delay },
           `chain following step failed; retrying: ${(error as Error).message}`,
         );
         await sleep(delay, options.signal);
-        delay = Math.min(max, delay * 2);
       }
     }
     return undefined;
   } finally {
     unwatch?.();
   }
-}
-
-/** Resolves after `ms` or when `signal` aborts; `cut` receives a function that ends it early. */
-function sleep(ms: number, signal: AbortSignal, cut?: (end: () => void) => void): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    cut?.(done);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

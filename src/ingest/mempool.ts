@@ -1,5 +1,5 @@
 /**
- * Unconfirmed events (CATALOGUE.md sections 2.3 and 2.7): one loop per chain beside the block follower,
+ * Unconfirmed events (docs/reference/api.md#address-coins-transactions-unconfirmed and #address-tokens-transactions-unconfirmed): one loop per chain beside the block follower,
  * never inside it (its own timer and its own short transactions, so a 300,000-transaction mempool costs
  * the follower nothing but shared database connections).
  *
@@ -10,8 +10,9 @@
  * (matching/pending.ts): a transaction seen again (a restart, a second source) cannot fire twice while
  * its callback row lives. A transaction mined before it was read, or evicted, fires nothing here; nor
  * does a transaction that replaces one seen before (RBF: it spends an outpoint the earlier one spent; EVM:
- * the same sender and nonce), and the replaced one fires nothing more. Their confirmed events are the
- * confirmed subscriptions' business.
+ * the same sender and nonce), and the replaced one fires nothing more but its DROPPED callback (reason
+ * `replaced`, src/ingest/dropped.ts) to the subscriptions it was announced to. Their confirmed events are
+ * the confirmed subscriptions' business.
  *
  * The seen-set is bounded by age and count, in memory and in the store (mempool_seen), pruned once a
  * minute. Without any unconfirmed subscription on the chain the node is not read at all: a transaction
@@ -21,14 +22,20 @@ import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { MempoolReader, NormalizedBlock, PendingTransactions } from '../chains/types.ts';
 import { callbackBody } from '../domain/callbacks.ts';
+import type { ChainKey } from '../domain/chains.ts';
+import { callbackOfEvent, type NewCallback } from '../domain/events.ts';
+import { Alarm, Backoff, sleep } from '../lib/loop.ts';
+import type { TokenMetadataLookup } from '../matching/events.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
 import { matchPending, type PendingMatch, pendingIdempotencyKey, pendingItem } from '../matching/pending.ts';
-import { callbackOfEvent, enqueueCallbacks, type NewCallback } from '../store/callbacks.ts';
-import { type ChainKey, loadCallbackTargets } from '../store/chain-state.ts';
+import { type SafetyPolicy, safetyPolicy, safetyVerdict } from '../matching/safety.ts';
+import { enqueueCallbacks } from '../store/callbacks.ts';
+import { loadCallbackTargets } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
+import { type Announcement, pruneAnnounced, recordAnnounced, takeReplaced } from '../store/dropped.ts';
 import { claimConflicts, loadSeen, pruneSeen, recordSeen, saveMempoolStatus } from '../store/mempool.ts';
 import * as ledger from '../wallets/ledger.ts';
-import type { TokenMetadataLookup } from './events.ts';
+import { droppedCallbacks } from './dropped.ts';
 import type { FollowerGate } from './gate.ts';
 
 export const DEFAULT_MAX_SEEN = 500_000;
@@ -51,6 +58,8 @@ export interface MempoolDeps {
   index: () => SubscriptionIndex;
   logger: Pick<Logger, 'error' | 'warn' | 'info'>;
   tokenMetadata?: TokenMetadataLookup;
+  /** The chain's safety thresholds and list (src/matching/safety.ts); default: the shipped defaults. */
+  safety?: SafetyPolicy;
   maxSeen?: number;
   maxSeenAgeMs?: number;
   /** Transactions read and committed together. */
@@ -148,6 +157,8 @@ interface PreparedBatch {
   pending?: PendingTransactions;
   matches: PendingMatch[];
   tokens: Map<PendingMatch, Awaited<ReturnType<TokenMetadataLookup>>>;
+  /** The batch's transactions that signal BIP125 replaceability. */
+  replaceable?: ReadonlySet<string>;
 }
 
 /** Reads and matches one batch (node and database reads only). */
@@ -161,12 +172,13 @@ async function prepareBatch(deps: MempoolDeps, batch: string[], at: Date): Promi
   const pending: PendingTransactions = { ...(await ledger.resolveSpends(deps.db, deps.chain, asBlock(read))), conflicts: read.conflicts };
   const matches = matchPending(index, pending, deps.chain.blockchain);
   for (const m of matches) if (m.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED') tokens.set(m, await deps.tokenMetadata?.(m.transfer));
-  return { batch, at, pending, matches, tokens };
+  return { batch, at, pending, matches, tokens, replaceable: new Set(read.replaceableTransactionIds) };
 }
 
 /** Commits one prepared batch (its callbacks and its seen rows, in one transaction); returns the callbacks queued. */
 async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: PreparedBatch): Promise<number> {
-  const { batch, at, pending, matches, tokens } = prepared;
+  const { batch, at, pending, matches, tokens, replaceable } = prepared;
+  const policy = deps.safety ?? safetyPolicy(deps.chain);
   const firstSeen = Math.floor(at.getTime() / 1000);
   if (pending === undefined) {
     for (const id of batch) state.seen.set(id, firstSeen);
@@ -175,6 +187,9 @@ async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: Pre
   const fired = await deps.db.transaction('mempool:apply-batch', async (tx) => {
     // Replacements (RBF, same nonce) of transactions seen before fire nothing: the replaced one was reported.
     const replacements = await claimConflicts(tx, deps.chain, pending.conflicts, at);
+    // Announced transactions these replace (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md): closed, and their DROPPED callbacks queued below.
+    const replaced = await droppedCallbacks(tx, deps.chain, await takeReplaced(tx, deps.chain, pending.conflicts), 'replaced');
+    const announced: Announcement[] = [];
     const kept = matches.filter((m) => !replacements.has(m.transactionId));
     const targets = await loadCallbackTargets(tx, [...new Set(kept.map((m) => m.subscription.id))]);
     const callbacks: NewCallback[] = [];
@@ -184,6 +199,17 @@ async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: Pre
       if (!target?.isActive) continue;
       const key = pendingIdempotencyKey(m, deps.chain);
       const item = pendingItem(m, deps.chain, firstSeen, tokens.get(m), target.subscribedAs);
+      item.safety = safetyVerdict(
+        {
+          replaceable: replaceable?.has(m.transactionId) ?? false,
+          ...(m.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED'
+            ? { token: { transfer: m.transfer, metadata: tokens.get(m) } }
+            : m.direction === 'incoming' && { received: { address: m.address, amount: m.amount } }),
+        },
+        policy,
+      );
+      const { safety: _safety, ...announcedItem } = item;
+      announced.push({ transactionId: m.transactionId, subscriptionId: target.id, eventType: m.eventType, item: announcedItem });
       callbacks.push(
         callbackOfEvent({
           customerId: target.customerId,
@@ -195,7 +221,8 @@ async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: Pre
         }),
       );
     }
-    const queued = await enqueueCallbacks(tx, callbacks);
+    const queued = await enqueueCallbacks(tx, [...replaced, ...callbacks]);
+    await recordAnnounced(tx, deps.chain, announced, pending.conflicts, at);
     await recordSeen(tx, deps.chain, batch, at);
     return queued;
   });
@@ -219,6 +246,7 @@ async function prune(deps: MempoolDeps, state: MempoolState, at: Date): Promise<
     state.seen.delete(id);
   }
   await pruneSeen(deps.db, deps.chain, oldest, maxSeen);
+  await pruneAnnounced(deps.db, deps.chain, oldest);
   state.lastPrunedAt = at.getTime();
 }
 
@@ -232,34 +260,28 @@ export interface MempoolLoopOptions {
 
 /** Runs rounds until `signal` aborts; a failed round (node, database) is retried with backoff, its backlog kept. */
 export async function followMempool(deps: MempoolDeps, state: MempoolState, options: MempoolLoopOptions): Promise<void> {
-  const min = options.backoffMinMs ?? 500;
-  const max = options.backoffMaxMs ?? 10_000;
-  let delay = min;
+  const backoff = new Backoff({ firstMs: options.backoffMinMs ?? 500, maxMs: options.backoffMaxMs ?? 10_000 });
   let lastStatus = 0;
   // A push reader's news (ZMQ rawtx, WebSocket newPendingTransactions) ends the sleep, or the next one when
   // it comes during a round.
-  let news = false;
-  let wake: (() => void) | undefined;
-  const stopWatching = deps.reader.watch?.(() => {
-    news = true;
-    wake?.();
-  });
+  const news = new Alarm();
+  const stopWatching = deps.reader.watch?.(() => news.ring());
   while (!options.signal.aborted) {
     let failed = false;
     let changed = false;
-    news = false;
+    news.reset();
     try {
       const result = await pollMempool(deps, state);
       options.onRound?.(result);
       changed = result.read > 0 || state.error !== null;
       state.error = null;
-      delay = min;
+      backoff.reset();
     } catch (error) {
       if (options.signal.aborted) break;
       failed = true;
       state.error = (error as Error).message;
       deps.logger.warn(
-        { err: error, blockchain: deps.chain.blockchain, network: deps.chain.network, retryInMs: delay },
+        { err: error, blockchain: deps.chain.blockchain, network: deps.chain.network, retryInMs: backoff.next() },
         `mempool round failed; retrying: ${(error as Error).message}`,
       );
     }
@@ -268,9 +290,8 @@ export async function followMempool(deps: MempoolDeps, state: MempoolState, opti
       lastStatus = Date.now();
       await saveStatus(deps, state).catch(() => undefined);
     }
-    if (failed || !news) await sleep(failed ? delay : options.pollMs, options.signal, failed ? undefined : (w) => (wake = w));
-    wake = undefined;
-    if (failed) delay = Math.min(max, delay * 2);
+    if (failed) await sleep(backoff.current(), options.signal);
+    else await news.sleep(options.pollMs, options.signal);
   }
   stopWatching?.();
 }
@@ -286,20 +307,5 @@ async function saveStatus(deps: MempoolDeps, state: MempoolState): Promise<void>
     callbacksFired: state.callbacksFired,
     error: state.error,
     updatedAt: new Date(),
-  });
-}
-
-/** Sleeps `ms` unless `signal` aborts or the function given to `onWake` is called. */
-function sleep(ms: number, signal: AbortSignal, onWake?: (wake: () => void) => void): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    onWake?.(done);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
   });
 }

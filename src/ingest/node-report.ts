@@ -7,8 +7,8 @@
  */
 import type { Logger } from 'pino';
 import type { NodeView } from '../chains/pool.ts';
+import type { ChainKey } from '../domain/chains.ts';
 import { saveChainNodes } from '../store/chain-nodes.ts';
-import type { ChainKey } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 
 const MIN_WRITE_INTERVAL_MS = 1_000;

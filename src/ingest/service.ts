@@ -10,34 +10,42 @@
  * still buffered, until it succeeds.
  */
 import { setMaxListeners } from 'node:events';
-import { setTimeout as timeout } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ChainAdapter } from '../chains/types.ts';
-import { type ChainConfig, type Config, chainNodes } from '../config/config.ts';
-import type { Blockchain, Network } from '../domain/chains.ts';
+import { type ChainConfig, type Config, chainNodes, reorgBreakerDepthOf } from '../config/config.ts';
+import type { Blockchain, ChainKey, Network } from '../domain/chains.ts';
 import { redactUrl } from '../domain/node-urls.ts';
+import type { IndexableSubscription } from '../domain/subscriptions.ts';
+import { Backoff, sleep } from '../lib/loop.ts';
 import { SubscriptionIndex } from '../matching/index.ts';
+import { safetyPolicy } from '../matching/safety.ts';
 import type { Metrics } from '../metrics.ts';
-import { type ChainKey, loadIndexableByIds, loadIndexableInRange, loadIndexableSubscriptions } from '../store/chain-state.ts';
-import type { SubscriptionChange, SubscriptionRangeChange } from '../store/changes.ts';
+import { loadIndexableByIds, loadIndexableInRange, loadIndexableSubscriptions } from '../store/chain-state.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
-import type { IndexableSubscription } from '../store/subscriptions.ts';
 import { readOpenings } from '../wallets/openings.ts';
 import { startAlreadyMinedChecks } from './already-mined.ts';
 import { type BlockJobRunner, startBlockJobRunner } from './block-jobs.ts';
+import {
+  type AnnouncedChange,
+  chainIdOf,
+  changeKey,
+  indexUpdateOf,
+  mempoolRoundMs,
+  openingsWaitMs,
+  requeueFailed,
+  splitChanges,
+  stepEffectsOf,
+} from './decisions.ts';
 import { DEFAULT_WINDOW, type FollowerDeps, followChain, type StepResult } from './follower.ts';
 import { FollowerGate } from './gate.ts';
 import { followMempool, type MempoolState, newMempoolState } from './mempool.ts';
 
 /** The longest a follower waits for announced subscriptions to be indexed before matching a block. */
 const INDEX_WAIT_MS = 2_000;
-/** Between two runs of a chain's opening balances while blocks keep coming (catching up; none once caught up). */
-const OPENINGS_MIN_GAP_MS = 1_000;
 /** The longest the start-up look-back of a chain waits for its follower to reach the head (see `lookBackWhenCaughtUp`). */
 const LOOK_BACK_MAX_WAIT_MS = 60_000;
-
-/** Waits `ms` (nothing when <= 0), or until `signal` aborts. */
-const sleepUnlessAborted = (ms: number, signal: AbortSignal) => (ms > 0 ? timeout(ms, undefined, { signal }).catch(() => undefined) : Promise.resolve());
+/** Reading the subscriptions again after a failure: from 250 ms, doubling, at most 10 s between tries. */
+const RETRY_BACKOFF = { firstMs: 250, maxMs: 10_000 };
 
 /**
  * `options.reportNodes: false`: a second adapter of a chain (backfill and replay jobs), whose pool must not
@@ -51,7 +59,7 @@ export interface IngestService {
   readonly chains: ChainKey[];
   /** Rebuilds every index from the database (at start and after the listener reconnects). */
   reload(): Promise<void>;
-  onSubscriptionChange(change: SubscriptionChange | SubscriptionRangeChange): void;
+  onSubscriptionChange(change: AnnouncedChange): void;
   /** Resolves when the pending subscription announcements have been applied (tests, shutdown). */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -88,7 +96,7 @@ export function startIngest(deps: {
   db: Db;
   /**
    * Where the bulk-created ranges are read (the low-priority pool, niced like the bulk chunks that wrote
-   * them: README "Bulk subscription creation"); `db` when not given.
+   * them: docs/guides/bulk-import.md); `db` when not given.
    */
   rangeDb?: Db;
   config: Config;
@@ -107,7 +115,7 @@ export function startIngest(deps: {
       logger.error({ ...key }, `${key.blockchain} ${key.network} is configured but this version cannot follow ${key.blockchain} yet; skipping it`);
       continue;
     }
-    followed.set(`${key.blockchain}/${key.network}`, {
+    followed.set(chainIdOf(key), {
       key,
       config: chain,
       adapter,
@@ -123,14 +131,12 @@ export function startIngest(deps: {
   setMaxListeners(10 + 4 * followed.size, abort.signal);
 
   let loading: Promise<void> | undefined;
-  let replay: (SubscriptionChange | SubscriptionRangeChange)[] | undefined;
+  let replay: AnnouncedChange[] | undefined;
   /**
    * Announced changes not yet applied, by subscription id (the row is read afresh, so the last one is
    * enough), and bulk-created ranges, by their range.
    */
-  const pendingChanges = new Map<string, SubscriptionChange | SubscriptionRangeChange>();
-  const keyOf = (c: SubscriptionChange | SubscriptionRangeChange) =>
-    c.op === 'INSERT_RANGE' ? `range:${c.customerId}/${c.blockchain}/${c.network}/${c.from}/${c.to}` : c.id;
+  const pendingChanges = new Map<string, AnnouncedChange>();
   /** Already-mined lookups, run a few at a time beside the index updates (which never wait for RPC). */
   const minedChecks = startAlreadyMinedChecks({ db, logger });
   /** Start-up look-backs waiting for their follower or running (`lookBackWhenCaughtUp`). */
@@ -152,6 +158,7 @@ export function startIngest(deps: {
       createAdapter: () => deps.createAdapter({ ...f.config, ...f.key, wsUrl: undefined, wsUrls: [] }, { reportNodes: false, background: true }),
       logger,
       defaultConfirmations: f.confirmations,
+      safety: safetyPolicy(f.key, f.config),
       costs: { backfillPerCallback: BigInt(config.costs.backfillPerCallback), replayPerCallback: BigInt(config.costs.replayPerCallback) },
       concurrency: config.blockJobs.concurrency,
       batchBlocks: config.blockJobs.batchBlocks,
@@ -171,20 +178,24 @@ export function startIngest(deps: {
       logger, // the follower names its chain in each line
       defaultConfirmations: f.confirmations,
       window: DEFAULT_WINDOW,
+      reorgBreakerDepth: reorgBreakerDepthOf(f.config),
       startHeight: f.config.startHeight,
       tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter),
+      safety: safetyPolicy(f.key, f.config),
     };
     const nodes = chainNodes(f.config);
     logger.info({ ...f.key, rpc: nodes.map((n) => redactUrl(n.rpcUrl)), ws: nodes.flatMap((n) => (n.wsUrl ? [redactUrl(n.wsUrl)] : [])) }, 'following chain');
     const labels = { blockchain: f.key.blockchain, network: f.key.network };
     const onStep = (result: StepResult) => {
+      const effects = stepEffectsOf(result);
       if (result.kind === 'applied') {
         deps.metrics?.chainBlocks.inc(labels);
         // One line per block at debug: which process applied which block (several ingest processes may follow one chain).
         logger.debug({ ...labels, height: result.height, hash: result.hash, callbacks: result.enqueued }, 'block applied');
-      } else if (result.kind === 'reorganised') deps.metrics?.chainReorganisations.inc(labels);
-      if (result.kind === 'applied' || result.kind === 'caught-up') wakeOpenings(f, result.kind === 'caught-up');
-      if (result.kind === 'caught-up' || result.kind === 'stopped') f.head.reach();
+      }
+      if (effects.reorganised) deps.metrics?.chainReorganisations.inc(labels);
+      if (effects.openings) wakeOpenings(f, effects.openings.caughtUp);
+      if (effects.headReached) f.head.reach();
     };
     f.done = followChain(followerDeps, f.key, { signal: abort.signal, pollMs: f.config.pollIntervalMs, onStep, gate: f.gate }).catch((error) =>
       logger.error({ err: error, ...f.key }, 'chain follower ended with an error'),
@@ -207,14 +218,13 @@ export function startIngest(deps: {
       index: () => f.index,
       logger,
       tokenMetadata: f.adapter.tokenMetadata?.bind(f.adapter),
+      safety: safetyPolicy(f.key, f.config),
       gate: f.gate,
       catchUpYieldMs: f.config.mempoolCatchUpYieldMs,
     };
     const done = followMempool(mempoolDeps, state, {
       signal: abort.signal,
-      // A push reader (ZMQ, WebSocket) decides itself when to poll its node (mempoolPollIntervalMs, 30 s by
-      // default there) and its news wakes the loop at once; a round at least every second lets it see a gap.
-      pollMs: reader.watch ? Math.min(f.config.mempoolPollIntervalMs ?? 1000, 1000) : (f.config.mempoolPollIntervalMs ?? 1000),
+      pollMs: mempoolRoundMs(f.config.mempoolPollIntervalMs, Boolean(reader.watch)),
       onRound: (round) => {
         if (round.read > 0) deps.metrics?.mempoolTransactionsSeen.inc(labels, round.read);
         if (round.fired > 0) deps.metrics?.mempoolCallbacksFired.inc(labels, round.fired);
@@ -253,7 +263,7 @@ export function startIngest(deps: {
             const cut = new Promise<void>((resolve) => {
               run.cutWait = resolve;
             });
-            await Promise.race([sleepUnlessAborted((lastOpeningRun.get(f) ?? 0) + OPENINGS_MIN_GAP_MS - Date.now(), abort.signal), cut]);
+            await Promise.race([sleep(openingsWaitMs(lastOpeningRun.get(f), Date.now(), false), abort.signal), cut]);
             run.cutWait = undefined;
           }
           if (abort.signal.aborted) return;
@@ -310,7 +320,7 @@ export function startIngest(deps: {
    * have had no already-mined check: every one still without a callback gets one, once the follower has
    * reached the head, or after LOOK_BACK_MAX_WAIT_MS at most. Those checks are tens of thousands at an
    * exchange (one node lookup each, in batches): run beside a catch-up, they took about a fifth of its
-   * speed (README, utxo-block), and a catch-up delays every customer's callbacks. After it, they are
+   * speed (docs/benchmarks.md, utxo-block), and a catch-up delays every customer's callbacks. After it, they are
    * also fewer: a transaction mined in a block the catch-up applied has its callback from the follower
    * and is not looked up at all. Only the callbacks of transactions mined before the cursor (and heights
    * below it) wait, and never longer than the bound. Nothing is lost meanwhile: the follower matches the
@@ -322,7 +332,8 @@ export function startIngest(deps: {
     f.lookBackPending = true;
     const run = (async () => {
       await untilHeadOrBound(f);
-      for (let delay = 250; !abort.signal.aborted; delay = Math.min(delay * 2, 10_000)) {
+      const backoff = new Backoff(RETRY_BACKOFF);
+      while (!abort.signal.aborted) {
         f.lookBackPending = false;
         try {
           const queued = await minedChecks.checkAllUncalled(f);
@@ -335,8 +346,9 @@ export function startIngest(deps: {
         } catch (error) {
           if (abort.signal.aborted) return;
           f.lookBackPending = true;
+          const delay = backoff.next();
           logger[retryLogLevel(error)]({ err: error, ...f.key, retryInMs: delay }, 'could not read the subscriptions to look back for yet; retrying');
-          await sleepUnlessAborted(delay, abort.signal);
+          await sleep(delay, abort.signal);
         }
       }
     })();
@@ -350,22 +362,16 @@ export function startIngest(deps: {
    * to log in again); giving up would leave every later change buffered and, at start, no follower.
    */
   const reload = async () => {
-    for (let delay = 250; !abort.signal.aborted; delay = Math.min(delay * 2, 10_000)) {
+    const backoff = new Backoff(RETRY_BACKOFF);
+    while (!abort.signal.aborted) {
       try {
         await loadIndexes();
         return;
       } catch (error) {
         if (abort.signal.aborted) return;
+        const delay = backoff.next();
         logger.warn({ err: error, retryInMs: delay }, `matching indexes not loaded yet; retrying: ${(error as Error).message}`);
-        await new Promise<void>((resume) => {
-          const timer = setTimeout(done, delay);
-          abort.signal.addEventListener('abort', done, { once: true });
-          function done() {
-            clearTimeout(timer);
-            abort.signal.removeEventListener('abort', done);
-            resume();
-          }
-        });
+        await sleep(delay, abort.signal);
       }
     }
   };
@@ -407,8 +413,8 @@ export function startIngest(deps: {
     });
   };
 
-  const enqueueChange = (change: SubscriptionChange | SubscriptionRangeChange) => {
-    const f = followed.get(`${change.blockchain}/${change.network}`);
+  const enqueueChange = (change: AnnouncedChange) => {
+    const f = followed.get(chainIdOf(change));
     if (!f) return;
     // A new subscription may come with a backfill, and a replay is announced as a change: look for jobs.
     f.jobs?.wake();
@@ -417,7 +423,7 @@ export function startIngest(deps: {
       return;
     }
     if (change.op === 'INSERT_RANGE') received++;
-    pendingChanges.set(keyOf(change), change);
+    pendingChanges.set(changeKey(change), change);
     if (!draining) {
       draining = true;
       void track(drainChanges().finally(() => (draining = false)));
@@ -426,14 +432,15 @@ export function startIngest(deps: {
 
   /** Applies one row read afresh: indexed when active, removed otherwise. */
   const apply = (f: Followed, id: string, row: IndexableSubscription | undefined) => {
-    if (!row?.isActive) {
+    const update = indexUpdateOf(row);
+    if (update.kind === 'remove' || !row) {
       f.index.remove(id);
       return;
     }
     f.index.add(row);
     // Queued only now that the index holds it: see already-mined.ts for why that order matters.
-    if (row.eventType === 'TRANSACTION_MINED' && row.target) minedChecks.check(f, row.id, row.target);
-    else if (row.eventType === 'BLOCK_HEIGHT_REACHED' && typeof row.blockHeight === 'number') minedChecks.checkHeight(f, row.id, row.blockHeight);
+    if (update.check?.kind === 'transaction') minedChecks.check(f, row.id, update.check.transactionId);
+    else if (update.check?.kind === 'height') minedChecks.checkHeight(f, row.id, update.check.height);
   };
 
   /**
@@ -446,8 +453,7 @@ export function startIngest(deps: {
       const upTo = received;
       pendingChanges.clear();
       try {
-        const single = batch.filter((c): c is SubscriptionChange => c.op !== 'INSERT_RANGE');
-        const ranges = batch.filter((c): c is SubscriptionRangeChange => c.op === 'INSERT_RANGE');
+        const { single, ranges } = splitChanges(batch);
         const rows = new Map(
           (
             await loadIndexableByIds(
@@ -459,16 +465,16 @@ export function startIngest(deps: {
         // A bulk import's ranges are read at the bulk's low priority (a thousand rows each, one per chunk):
         // other customers' statements get the database's CPU first.
         const rangeRows = await Promise.all(ranges.map((range) => loadIndexableInRange(deps.rangeDb ?? db, range)));
-        for (const change of single) apply(followed.get(`${change.blockchain}/${change.network}`) as Followed, change.id, rows.get(change.id));
+        for (const change of single) apply(followed.get(chainIdOf(change)) as Followed, change.id, rows.get(change.id));
         ranges.forEach((range, i) => {
-          const f = followed.get(`${range.blockchain}/${range.network}`) as Followed;
+          const f = followed.get(chainIdOf(range)) as Followed;
           for (const row of rangeRows[i] ?? []) apply(f, row.id, row);
         });
         noteApplied(upTo);
       } catch (error) {
         logger[retryLogLevel(error)]({ err: error, changes: batch.length }, 'subscription changes not applied yet; retrying');
-        for (const change of batch) if (!pendingChanges.has(keyOf(change))) pendingChanges.set(keyOf(change), change);
-        await new Promise((r) => setTimeout(r, 500));
+        requeueFailed(pendingChanges, batch);
+        await sleep(500);
       }
     }
   };

@@ -3,14 +3,14 @@
  * wallets/ledger.ts resolveSpends) turned into one coin transaction per (transaction, address) with a
  * direction and an amount, and into one amount per transaction. Pure.
  *
- * - UTXO chains (CATALOGUE.md section 1.2): the movements are nets (outputs received minus inputs
+ * - UTXO chains (docs/reference/events/README.md#amount-and-direction): the movements are nets (outputs received minus inputs
  *   spent); the outputs paid to each address are in `utxo.outputs`, so the inputs an address spent are
  *   outputs - net. An address that spent an input is `outgoing` with the sum of its inputs (even when
  *   change comes back to it); otherwise `incoming` with the sum of its outputs.
  * - Account chains: the movement's net is the amount, fee included for the payer (so the signed sum
  *   of an address's coin callbacks is its balance change); negative is `outgoing`, so a transaction
  *   to itself is outgoing (by its fee).
- * - Amount of a transaction (section 7.7): UTXO, the sum of its outputs to addresses none of its known
+ * - Amount of a transaction (docs/reference/api.md#settled-callback-contents): UTXO, the sum of its outputs to addresses none of its known
  *   inputs spend from (change excluded); account chains, the sum of what its recipients received (the
  *   value moved; a transaction to itself moves nothing). A transaction with amount 0 is left out.
  */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
-import type { IndexableSubscription } from '../store/subscriptions.ts';
+import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { callbackItem, type IdempotencyParts, idempotencyKey, matchIdempotencyKey } from './identity.ts';
 import { SubscriptionIndex } from './index.ts';
 import { type Match, matchBlock, matchRevertedBlock } from './match.ts';

@@ -1,5 +1,5 @@
 /**
- * What a match becomes in its callback: the idempotency key (contract section 4) and the `data.item`
+ * What a match becomes in its callback: the idempotency key (docs/reference/events/README.md) and the `data.item`
  * of each event. Pure functions of the match, the block and looked-up token metadata, so that a
  * retry, a resend or a rebuild after a crash gives the same key and the same item.
  */
@@ -74,7 +74,7 @@ export function matchIdempotencyKey(match: Match, chain: ChainRef, block: Pick<B
 
 /**
  * The item of the callback of an each-confirmation event at confirmation `current` of `target`
- * (CATALOGUE.md sections 2.2, 2.5, 2.6): the event's item with the two counts.
+ * (docs/reference/api.md#address-coins-transactions-confirmed-each-confirmation, #address-internal-transactions-confirmed-each-confirmation and #address-tokens-transactions-confirmed-each-confirmation): the event's item with the two counts.
  */
 export function eachConfirmationItem(item: Record<string, unknown>, current: number, target: number): Record<string, unknown> {
   return { ...item, currentConfirmations: current, targetConfirmations: target };
@@ -83,7 +83,7 @@ export function eachConfirmationItem(item: Record<string, unknown>, current: num
 const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
 
 /**
- * The `data.item` of the callback of `match`, per contract section 4. `subscribedAs` is the subscription's
+ * The `data.item` of the callback of `match`, per docs/reference/events/README.md. `subscribedAs` is the subscription's
  * transaction id or address as the customer spelled it (e.g. a checksummed EVM address, a Tron 41-hex
  * address): the item echoes that spelling, so a client comparing strings finds its own; matching and the
  * idempotency key use the normalised form, which names the same thing.
@@ -122,7 +122,7 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
         unit,
       };
     }
-    // CATALOGUE.md section 2.4: unit is the chain's native symbol in upper case (section 7.9).
+    // docs/reference/api.md#address-internal-transactions-confirmed: unit is the chain's native symbol in upper case (#settled-callback-contents).
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
       const { transfer } = match;
@@ -139,7 +139,7 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
         direction: match.direction,
       };
     }
-    // CATALOGUE.md sections 2.12 and 7.8: no address or direction; tron sends its TRC-20/TRC-721 objects.
+    // docs/reference/api.md#tokens-transfers-for-specific-amount and #settled-callback-contents: no address or direction; tron sends its TRC-20/TRC-721 objects.
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
       const { transfer } = match;
       return {
@@ -151,7 +151,7 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
         token: tokenOf(transfer, token ?? UNKNOWN_TOKEN),
       };
     }
-    // CATALOGUE.md sections 2.1 and 2.11.
+    // docs/reference/api.md#address-coins-transactions-confirmed and #coins-transactions-for-specific-amount.
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
       const { unit, decimals } = CHAINS[blockchain];
@@ -170,7 +170,26 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
       const { unit, decimals } = CHAINS[blockchain];
       return { blockchain, network, transactionId: match.transactionId, minedInBlock, amount: formatUnits(match.amount, decimals), unit };
     }
-    // CATALOGUE.md sections 2.8 to 2.10: flat, the block itself (for BLOCK_REVERTED the dropped one).
+    // docs/reference/events/xpub-coins-transaction-confirmed.md: the key as subscribed, every address of the wallet touched.
+    case 'XPUB_COINS_TRANSACTION_CONFIRMED': {
+      const { unit, decimals } = CHAINS[blockchain];
+      const item: Record<string, unknown> = { blockchain, network, [match.walletKey.field]: match.walletKey.text };
+      item.transactionId = match.transactionId;
+      item.minedInBlock = minedInBlock;
+      item.direction = match.direction;
+      item.amount = formatUnits(match.amount, decimals);
+      item.unit = unit;
+      if (match.fee !== null) item.fee = formatUnits(match.fee, decimals);
+      item.addresses = match.addresses.map((a) => ({
+        address: a.address,
+        derivationPath: a.derivationPath,
+        change: a.change,
+        received: formatUnits(a.received, decimals),
+        sent: formatUnits(a.sent, decimals),
+      }));
+      return item;
+    }
+    // docs/reference/api.md#block-height-reached, #block-mined and #reverted-block: flat, the block itself (for BLOCK_REVERTED the dropped one).
     case 'BLOCK_MINED':
     case 'BLOCK_HEIGHT_REACHED':
     case 'BLOCK_REVERTED':

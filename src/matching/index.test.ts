@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { IndexableSubscription } from '../store/subscriptions.ts';
+import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { formatUuid, IdSlots, parseUuid } from './id-slots.ts';
 import { SubscriptionIndex } from './index.ts';
 import { SortedThresholds } from './thresholds.ts';
@@ -57,6 +57,7 @@ describe('SubscriptionIndex', () => {
       eventType: 'TRANSACTION_MINED',
       target: TX,
       receiveCallbackOn: null,
+      confirmationPolicy: null,
       amountHigherThan: null,
       threshold: null,
       blockHeight: null,
@@ -66,6 +67,30 @@ describe('SubscriptionIndex', () => {
     expect(index.has(s.id)).toBe(false);
     expect(index.size).toBe(0);
     expect(index.firstTransactionSlot(TX)).toBe(-1);
+  });
+
+  it('keeps a confirmation policy (tiers, finality) beside the slot, instead of receiveCallbackOn, until the slot is freed', () => {
+    const index = new SubscriptionIndex('ethereum', 'mainnet');
+    const tiers = {
+      tiers: [
+        { upTo: '1', confirmations: 1 },
+        { upTo: null, confirmations: 6 },
+      ],
+    };
+    const address = '0x2222222222222222222222222222222222222222';
+    const withTiers = sub({ eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED', target: address, confirmationPolicy: tiers });
+    const finality = sub({ eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', target: address, confirmationPolicy: { finality: 'finalized' } });
+    const plain = sub({ eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED', target: address, receiveCallbackOn: 4 });
+    for (const s of [withTiers, finality, plain]) index.add(s);
+    expect(index.get(withTiers.id)).toMatchObject({ receiveCallbackOn: null, confirmationPolicy: tiers });
+    expect(index.get(finality.id)).toMatchObject({ receiveCallbackOn: null, confirmationPolicy: { finality: 'finalized' } });
+    expect(index.get(plain.id)).toMatchObject({ receiveCallbackOn: 4, confirmationPolicy: null });
+    expect(index.hasFinality).toBe(true);
+    index.remove(finality.id);
+    expect(index.hasFinality).toBe(false);
+    index.remove(withTiers.id);
+    index.add({ ...plain, id: '01900000-0000-7000-8000-0000000000ff' }); // reuses the freed slot
+    expect(index.get('01900000-0000-7000-8000-0000000000ff')).toMatchObject({ receiveCallbackOn: 4, confirmationPolicy: null });
   });
 
   it('replaces on a second add of the same id, and removes on an inactive one', () => {

@@ -22,7 +22,8 @@
  * results carry a SubscriptionRecord (the id and what matching used), never a bare slot.
  */
 import { type Blockchain, CHAINS, type EventType, type Network, supportsNetwork } from '../domain/chains.ts';
-import type { IndexableSubscription } from '../store/subscriptions.ts';
+import type { ConfirmationPolicy } from '../domain/confirmations.ts';
+import type { DerivedAddressRow, IndexableSubscription, SubscribedWalletKey } from '../domain/subscriptions.ts';
 import { IdSlots } from './id-slots.ts';
 import { SlotChain } from './slot-chain.ts';
 import { CUSTOMER, KIND, NEXT, SLOT_BYTES, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';
@@ -38,6 +39,8 @@ export interface SubscriptionRecord {
   target: string | null;
   /** Address events (tokens, internal): the confirmations asked, null for the chain default; null for other events. */
   receiveCallbackOn: number | null;
+  /** Address events given confirmation tiers or finality instead of receiveCallbackOn (docs/concepts/confirmations-and-reorganisations.md); null otherwise. */
+  confirmationPolicy: ConfirmationPolicy | null;
   /** Threshold events: whole coins of the native unit (whole tokens for the token amount event), as subscribed; null otherwise. */
   amountHigherThan: bigint | null;
   /**
@@ -77,6 +80,17 @@ const COIN_EACH = 13;
 const COIN_UNCONFIRMED = 14;
 /** Token transfers of an address seen unconfirmed in the mempool (in the address table; matchPending only). */
 const TOKENS_UNCONFIRMED = 15;
+/**
+ * The confirmations byte of a slot whose subscription has a confirmation policy (tiers or finality):
+ * the policy is in `policies` (few next to the plain ones, so not a column of every slot). Above the
+ * largest receiveCallbackOn the index takes (255 is refused for it).
+ */
+const POLICY_MARK = 255;
+/**
+ * A wallet key (XPUB_COINS_TRANSACTION_CONFIRMED, docs/concepts/wallet-keys.md): the slot names the subscription; its
+ * derived addresses are in xpubByAddress, not in the address table (one subscription, many addresses).
+ */
+const XPUB = 16;
 /** Whole-token amounts below this are kept in the slot (16 bits, the amount + 1; 0 = in tokenAmounts). */
 const SMALL_TOKEN_AMOUNT = 0xffffn;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
@@ -96,12 +110,27 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
   'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
   'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
+  'XPUB_COINS_TRANSACTION_CONFIRMED',
 ];
 /** Kinds whose target is an address (one address table serves them all). */
 const ADDRESS_KINDS: readonly number[] = [ADDRESS, INTERNAL_ADDRESS, TOKENS_EACH, INTERNAL_EACH, COIN_ADDRESS, COIN_EACH, COIN_UNCONFIRMED, TOKENS_UNCONFIRMED];
 /** 1 for an address kind, by kind (record() asks per match: one load instead of six comparisons). */
 const IS_ADDRESS_KIND = Uint8Array.from(EVENT_OF_KIND, (_, kind) => (ADDRESS_KINDS.includes(kind) ? 1 : 0));
 const isAddressKind = (kind: number) => IS_ADDRESS_KIND[kind] === 1;
+
+/** One derived address of a wallet-key subscription, as the index keeps it. */
+export interface XpubAddressEntry {
+  subscriptionId: string;
+  change: boolean;
+  index: number;
+  derivationPath: string;
+}
+
+/** What the index keeps of a wallet-key subscription beside its slot. */
+interface XpubState {
+  key: SubscribedWalletKey;
+  addresses: Set<string>;
+}
 
 export class SubscriptionIndex {
   readonly blockchain: Blockchain;
@@ -141,9 +170,20 @@ export class SubscriptionIndex {
    * amount + 1), read with the slot and compared as numbers.
    */
   private readonly tokenAmounts = new Map<number, bigint>();
+  /** The confirmation policies of the slots whose confirmations byte is POLICY_MARK. */
+  private readonly policies = new Map<number, ConfirmationPolicy>();
+  /** Indexed subscriptions whose policy is finality: the follower reads the chain's finalized height only while there are some. */
+  private finalityCount = 0;
   private readonly coinThresholds = new SortedThresholds();
   /** Indexed mempool (unconfirmed) subscriptions. */
   private unconfirmedCount = 0;
+  /**
+   * Wallet-key subscriptions: derived address -> its entries (one per subscription deriving it), and each
+   * subscription's key and addresses. Plain Maps: simple and correct first; the memory target of issue 32
+   * (200 bytes per derived address) is not met by them (docs/concepts/wallet-keys.md says so).
+   */
+  private readonly xpubByAddress = new Map<string, XpubAddressEntry[]>();
+  private readonly xpubs = new Map<string, XpubState>();
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -224,10 +264,11 @@ export class SubscriptionIndex {
         // receiveCallbackOn; for the each-confirmation kind, the last confirmation to report (confirmationsCount).
         const on = sub.receiveCallbackOn;
         if (isAddressKind(kind) && on !== null) {
-          if (!(Number.isInteger(on) && on >= 1 && on <= 255))
-            throw new Error(`subscription ${sub.id}: receiveCallbackOn ${on} is not an integer from 1 to 255`);
+          if (!(Number.isInteger(on) && on >= 1 && on < POLICY_MARK))
+            throw new Error(`subscription ${sub.id}: receiveCallbackOn ${on} is not an integer from 1 to ${POLICY_MARK - 1}`);
           confirmations = on;
         }
+        if (isAddressKind(kind) && sub.confirmationPolicy) confirmations = POLICY_MARK;
         break;
       }
       case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
@@ -252,6 +293,19 @@ export class SubscriptionIndex {
         if (whole === null || whole < 0n) throw new Error(`subscription ${sub.id}: amountHigherThan ${whole} is not an integer >= 0`);
         target = sub.target;
         kind = TOKEN_AMOUNT;
+        break;
+      }
+      case 'XPUB_COINS_TRANSACTION_CONFIRMED': {
+        if (!sub.walletKey) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no wallet key`);
+        const on = sub.receiveCallbackOn;
+        if (on !== null) {
+          if (!(Number.isInteger(on) && on >= 1 && on < POLICY_MARK))
+            throw new Error(`subscription ${sub.id}: receiveCallbackOn ${on} is not an integer from 1 to ${POLICY_MARK - 1}`);
+          confirmations = on;
+        }
+        if (sub.confirmationPolicy) confirmations = POLICY_MARK;
+        target = undefined;
+        kind = XPUB;
         break;
       }
       case 'BLOCK_MINED':
@@ -282,10 +336,57 @@ export class SubscriptionIndex {
       else this.tokenAmounts.set(slot, whole);
     }
     words[slot * SLOT_WORDS + KIND] = kind | (confirmations << 8) | (small << 16);
+    if (confirmations === POLICY_MARK) {
+      const policy = sub.confirmationPolicy as ConfirmationPolicy;
+      this.policies.set(slot, policy);
+      if ('finality' in policy) this.finalityCount++;
+    }
     this.targets[slot] = target;
     this.link(kind, target, slot);
+    if (kind === XPUB) {
+      this.xpubs.set(sub.id, { key: sub.walletKey as SubscribedWalletKey, addresses: new Set() });
+      this.addDerived(sub.id, sub.derived ?? []);
+    }
     this.count++;
     return true;
+  }
+
+  /** Whether any wallet-key subscription is indexed. */
+  get hasXpub(): boolean {
+    return this.xpubs.size > 0;
+  }
+
+  /** The wallet-key subscriptions deriving `address` (normalised), or undefined. */
+  xpubEntriesOf(address: string): readonly XpubAddressEntry[] | undefined {
+    return this.xpubByAddress.get(address);
+  }
+
+  /** The key of indexed wallet-key subscription `id`. */
+  walletKeyOf(id: string): SubscribedWalletKey | undefined {
+    return this.xpubs.get(id)?.key;
+  }
+
+  /**
+   * Watches more derived addresses of indexed wallet-key subscription `id` (the follower extends the gap
+   * window, ingest/xpub-gaps.ts); an address already watched is skipped. False when `id` is not indexed.
+   */
+  addDerived(id: string, rows: readonly Pick<DerivedAddressRow, 'address' | 'derivationPath' | 'change' | 'index'>[]): boolean {
+    const state = this.xpubs.get(id);
+    if (!state) return false;
+    for (const row of rows) {
+      if (state.addresses.has(row.address)) continue;
+      state.addresses.add(row.address);
+      const entry: XpubAddressEntry = { subscriptionId: id, change: row.change, index: row.index, derivationPath: row.derivationPath };
+      const list = this.xpubByAddress.get(row.address);
+      if (list) list.push(entry);
+      else this.xpubByAddress.set(row.address, [entry]);
+    }
+    return true;
+  }
+
+  /** The record of indexed subscription `id` (any kind), or undefined. */
+  recordOf(id: string): SubscriptionRecord | undefined {
+    return this.get(id);
   }
 
   /** Forgets subscription `id`; false when it was not indexed. */
@@ -357,9 +458,16 @@ export class SubscriptionIndex {
   /** Whether an address-coins subscription (once or at each confirmation) watches `address`. */
   hasCoinAddress(address: string): boolean {
     if (this.firstCoinAddressSlot(address) >= 0) return true;
+    // A wallet key's derived address: its outputs are recorded so that their spending (outgoing) is resolved.
+    if (this.xpubByAddress.has(address)) return true;
     // The outputs of an address watched unconfirmed are recorded too: the mempool resolves their spending (outgoing) by them.
     for (let slot = this.byAddress.first(address); slot >= 0; slot = this.nextSlot(slot)) if (this.kindOf(slot) === COIN_UNCONFIRMED) return true;
     return false;
+  }
+
+  /** Whether any subscription waiting for the chain's finality is indexed (docs/concepts/confirmations-and-reorganisations.md#finality). */
+  get hasFinality(): boolean {
+    return this.finalityCount > 0;
   }
 
   /** Whether any mempool (unconfirmed) subscription is indexed: the mempool loop reads nothing without one. */
@@ -450,12 +558,14 @@ export class SubscriptionIndex {
     // Told by the kind, not by the target's type: reading the target (a string or bigint elsewhere in the heap) is a cache miss per match.
     const target = keyed && key !== undefined ? key : this.targets[slot];
     const threshold = kind === THRESHOLD || kind === COIN_THRESHOLD ? (target as bigint) : null;
+    const confirmations = isAddressKind(kind) || kind === XPUB ? (kindWord >>> 8) & 255 : 0;
     return {
       id: this.ids.idOf(slot),
       customerId: this.customerTexts[words[slot * SLOT_WORDS + CUSTOMER] as number] as string,
       eventType,
       target: keyed ? (target as string) : null,
-      receiveCallbackOn: isAddressKind(kind) ? (kindWord >>> 8) & 255 || null : null,
+      receiveCallbackOn: confirmations === 0 || confirmations === POLICY_MARK ? null : confirmations,
+      confirmationPolicy: confirmations === POLICY_MARK ? (this.policies.get(slot) ?? null) : null,
       amountHigherThan: threshold === null ? (kind === TOKEN_AMOUNT ? this.tokenAmountOf(slot) : null) : threshold / this.scale,
       threshold,
       blockHeight: kind === HEIGHT ? Number(target) : null,
@@ -476,11 +586,15 @@ export class SubscriptionIndex {
   }
 
   private release(slot: number): void {
+    if (this.kindOf(slot) === XPUB) this.forgetXpub(this.ids.idOf(slot));
     this.unlink(this.kindOf(slot), this.targets[slot], slot);
     this.ids.delete(slot);
     this.links.words[slot * SLOT_WORDS + KIND] = FREE;
     this.targets[slot] = undefined;
     this.tokenAmounts.delete(slot);
+    const policy = this.policies.get(slot);
+    if (policy && 'finality' in policy) this.finalityCount--;
+    this.policies.delete(slot);
     this.freeSlots.push(slot);
     this.count--;
   }
@@ -566,6 +680,19 @@ export class SubscriptionIndex {
         this.coinThresholds.remove(slot);
         return;
     }
+  }
+
+  private forgetXpub(id: string): void {
+    const state = this.xpubs.get(id);
+    if (!state) return;
+    for (const address of state.addresses) {
+      const list = this.xpubByAddress.get(address);
+      if (!list) continue;
+      const kept = list.filter((e) => e.subscriptionId !== id);
+      if (kept.length > 0) this.xpubByAddress.set(address, kept);
+      else this.xpubByAddress.delete(address);
+    }
+    this.xpubs.delete(id);
   }
 
   /** The position of `customer` in customerTexts, added on first sight. */

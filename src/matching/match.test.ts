@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
-import type { IndexableSubscription } from '../store/subscriptions.ts';
+import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { SubscriptionIndex } from './index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from './match.ts';
 
@@ -216,7 +216,7 @@ describe('block events', () => {
   });
 });
 
-describe('internal transfers of an address and token amounts (CATALOGUE.md 2.4 and 2.12)', () => {
+describe('internal transfers of an address and token amounts (docs/reference/api.md#address-internal-transactions-confirmed and #tokens-transfers-for-specific-amount)', () => {
   const internalSub = (target: string, receiveCallbackOn: number | null = null) =>
     sub({ eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED', target, receiveCallbackOn });
   const amountSub = (whole: bigint, contract = TOKEN) =>

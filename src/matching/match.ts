@@ -18,6 +18,7 @@ import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains
 import type { Blockchain } from '../domain/chains.ts';
 import { coinTransactions, type KeyOf } from './coins.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
+import { matchXpub, type XpubCoinsMatch } from './xpub.ts';
 
 export type Direction = 'incoming' | 'outgoing';
 
@@ -47,7 +48,7 @@ export interface TokenTransferMatch {
   identity: ItemIdentity;
   /** The subscribed address (the transfer's sender when outgoing, its recipient when incoming). */
   address: string;
-  /** A transfer from the address to itself is outgoing (contract section 4). */
+  /** A transfer from the address to itself is outgoing (docs/reference/events/README.md). */
   direction: Direction;
   transfer: TokenTransfer;
 }
@@ -66,7 +67,7 @@ export interface BlockMatch {
   identity: ItemIdentity;
 }
 
-/** CATALOGUE.md section 2.4: an internal transfer to or from the subscribed address. */
+/** docs/reference/api.md#address-internal-transactions-confirmed: an internal transfer to or from the subscribed address. */
 export interface AddressInternalMatch {
   eventType: 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED' | 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION';
   subscription: SubscriptionRecord;
@@ -78,7 +79,7 @@ export interface AddressInternalMatch {
   transfer: InternalTransfer;
 }
 
-/** CATALOGUE.md section 2.12: a transfer of the subscribed contract; a candidate until tokenAmountReached() says yes. */
+/** docs/reference/api.md#tokens-transfers-for-specific-amount: a transfer of the subscribed contract; a candidate until tokenAmountReached() says yes. */
 export interface TokenAmountMatch {
   eventType: 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER';
   subscription: SubscriptionRecord;
@@ -110,6 +111,7 @@ export interface CoinsAmountMatch {
 }
 
 export type Match =
+  | XpubCoinsMatch
   | TransactionMinedMatch
   | TokenTransferMatch
   | InternalTransferMatch
@@ -221,6 +223,8 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
   }
   // The key of a coin entry (movement, then output) is its address's first coin slot.
   pushCoinMatches(matches, index, block, (_address, entry) => index.coinSlotFrom(addressSlots[coinsAt + entry] as number));
+  // Wallet keys last (docs/concepts/wallet-keys.md): one match per transaction and subscription, however many of its addresses.
+  if (index.hasXpub) for (const m of matchXpub(index, block)) matches.push(m);
   return matches;
 }
 
@@ -228,7 +232,7 @@ const isNonFungible = (transfer: TokenTransfer): boolean =>
   transfer.tokenType === 'ERC-721' || transfer.tokenType === 'TRC-721' || transfer.amount === undefined;
 
 /**
- * CATALOGUE.md section 7.7: whether the transfer of a token amount match reaches the subscribed whole
+ * docs/reference/api.md#settled-request-fields: whether the transfer of a token amount match reaches the subscribed whole
  * tokens, compared exactly in base units after the token's `decimals`; an ERC-721/TRC-721 transfer
  * counts as 1 whatever its decimals.
  */
@@ -303,15 +307,16 @@ export function confirmationsDue(match: Match, chainDefault: number): number {
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
       return match.subscription.receiveCallbackOn ?? chainDefault;
-    // CATALOGUE.md section 7.4: at the chain's confirmations, as the internal amount event.
+    // docs/reference/api.md#settled-when-events-fire: at the chain's confirmations, as the internal amount event.
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+    case 'XPUB_COINS_TRANSACTION_CONFIRMED':
       return match.subscription.receiveCallbackOn ?? chainDefault;
-    // CATALOGUE.md section 7.4: at the chain's confirmations, like the internal amount event.
+    // docs/reference/api.md#settled-when-events-fire: at the chain's confirmations, like the internal amount event.
     case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
       return chainDefault;
-    // CATALOGUE.md section 7.4: when the block is applied (its first confirmation).
+    // docs/reference/api.md#settled-when-events-fire: when the block is applied (its first confirmation).
     case 'BLOCK_MINED':
     case 'BLOCK_HEIGHT_REACHED':
     case 'BLOCK_REVERTED':

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../chains/types.ts';
-import type { IndexableSubscription } from '../store/subscriptions.ts';
+import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { SubscriptionIndex } from './index.ts';
 import { matchBlock } from './match.ts';
 import { NEXT, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';

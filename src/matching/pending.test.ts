@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { NormalizedBlock, PendingTransactions } from '../chains/types.ts';
-import type { IndexableSubscription } from '../store/subscriptions.ts';
+import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { SubscriptionIndex } from './index.ts';
 import { matchBlock } from './match.ts';
 import { matchPending, pendingIdempotencyKey, pendingItem } from './pending.ts';

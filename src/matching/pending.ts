@@ -1,6 +1,6 @@
 /**
- * Matching of mempool transactions (CATALOGUE.md sections 2.3 and 2.7): the same address table and the
- * same coin rule (coins.ts: UTXO direction and amount per section 1.2) as the block events, for the two
+ * Matching of mempool transactions (docs/reference/api.md#address-coins-transactions-unconfirmed and #address-tokens-transactions-unconfirmed): the same address table and the
+ * same coin rule (coins.ts: UTXO direction and amount per docs/reference/events/README.md#amount-and-direction) as the block events, for the two
  * unconfirmed kinds only. Pure and synchronous.
  *
  * Identity: one event per (transaction, subscription), and for tokens per direction as well (a transfer
@@ -122,7 +122,7 @@ export function pendingIdempotencyKey(match: PendingMatch, chain: { blockchain: 
 const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
 
 /**
- * The callback `data.item` (CATALOGUE.md sections 2.3 and 2.7; no minedInBlock). `firstSeen` is Unix
+ * The callback `data.item` (docs/reference/api.md#address-coins-transactions-unconfirmed and #address-tokens-transactions-unconfirmed; no minedInBlock). `firstSeen` is Unix
  * seconds when herald first saw the transaction in the node's mempool; `subscribedAs` the address as the
  * customer spelled it.
  */
@@ -158,4 +158,29 @@ export function pendingItem(
     direction: match.direction,
     firstSeenInMempoolTimestamp: firstSeen,
   };
+}
+
+/** Why an announced unconfirmed transaction went away (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md). */
+export type DropReason = 'replaced' | 'conflicted' | 'evicted';
+
+/** The marker that stands for the block hash in a dropped event's idempotency key: one per (subscription, transaction). */
+export const DROPPED_BLOCK_HASH = 'dropped';
+
+/** The key of a dropped event: (subscription, chain, transaction, 'dropped'), so that a restart or a second sighting can never send it twice. */
+export function droppedIdempotencyKey(subscriptionId: string, chain: { blockchain: Blockchain; network: Network }, transactionId: string): string {
+  return idempotencyKey({
+    subscriptionId,
+    blockchain: chain.blockchain,
+    network: chain.network,
+    blockHash: DROPPED_BLOCK_HASH,
+    transactionId,
+    position: null,
+    direction: null,
+  });
+}
+
+/** The dropped callback's `data.item`: the unconfirmed one's, with why it went and what took its place. */
+export function droppedItem(announced: Record<string, unknown>, reason: DropReason, replacedByTransactionId?: string): Record<string, unknown> {
+  const { safety: _safety, ...item } = announced;
+  return { ...item, reason, ...(replacedByTransactionId !== undefined && { replacedByTransactionId }) };
 }

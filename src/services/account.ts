@@ -9,11 +9,18 @@ export async function account(common: Common, caller: Caller) {
   const [customer, activeSubscriptions] = await Promise.all([findCustomerByName(common.db, customerName), countActive(common.db, customerId)]);
   const charge = await common.credits.charge(customerId, 0n, caller.endpoint);
   const plan = customer ?? caller.owner;
+  // Without billing (docs/operations/single-tenant.md) the plan's limits do not apply: it says so.
+  const billing = common.config.billing.enabled;
   return {
     value: {
       customerName,
+      billingEnabled: billing,
       credits: charge.available,
-      plan: { mainnetAllowed: plan.mainnetAllowed, maxActiveSubscriptions: plan.maxActiveSubscriptions, requestsPerSecond: plan.requestsPerSecond },
+      plan: {
+        mainnetAllowed: billing ? plan.mainnetAllowed : true,
+        maxActiveSubscriptions: billing ? plan.maxActiveSubscriptions : null,
+        requestsPerSecond: plan.requestsPerSecond,
+      },
       activeSubscriptions,
     },
     ...charge,

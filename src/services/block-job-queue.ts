@@ -1,6 +1,6 @@
 /**
  * The cap on the blocks one customer may have waiting in the backfill and replay jobs of a chain
- * (config blockJobs.maxQueuedBlocksPerCustomer, README "Backfill and replay"). Jobs take turns between
+ * (config blockJobs.maxQueuedBlocksPerCustomer, docs/guides/recover-and-replay.md "Backfill and replay"). Jobs take turns between
  * customers, so a long queue does not hold up others; the cap bounds what one customer can pile up.
  */
 import type { Blockchain, Network } from '../domain/chains.ts';

@@ -1,5 +1,5 @@
 /**
- * Bulk subscription creation (README "Bulk subscription creation"): up to BULK_MAX_ITEMS items of one
+ * Bulk subscription creation (docs/guides/bulk-import.md): up to BULK_MAX_ITEMS items of one
  * event type, each validated and answered on its own. Items are written in chunks of BULK_CHUNK, one
  * transaction each: the chunk's rows, the customer's counters (triggers) and its charge commit
  * together (one statement inserts the rows and debits their price, both or neither), so a crash leaves
@@ -20,11 +20,13 @@
 import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
 import { ApiError, invalidData } from '../domain/errors.ts';
+import type { NewSubscription, Subscription } from '../domain/subscriptions.ts';
 import { creditBalance } from '../store/customers.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
 import * as store from '../store/subscriptions.ts';
 import { bulkChunkTurns } from './bulk-turns.ts';
+import { defaultPolicyFor } from './confirmation-policies.ts';
 import type { Caller, Common } from './context.ts';
 import { assertChainFollowed } from './followed-chains.ts';
 import { watchAfterCommit } from './subscribed-addresses.ts';
@@ -42,7 +44,7 @@ const CHUNK_ATTEMPTS = 5;
 const SLICE = 200;
 
 export type BulkItemResult =
-  | { status: 'created'; subscription: store.Subscription }
+  | { status: 'created'; subscription: Subscription }
   | { status: 'duplicate'; referenceId: string }
   | { status: 'failed'; error: ApiError };
 
@@ -105,6 +107,8 @@ export async function createSubscriptionsInBulk(
   assertMainnetAllowed(caller, network);
   await assertChainFollowed(common, blockchain, network);
   const customerId = caller.owner.customerId;
+  // The customer's default confirmation policy for the chain, read once for the request.
+  const defaultPolicy = await defaultPolicyFor(common, customerId, eventType, { blockchain, network }, items);
   const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
   const results: BulkItemResult[] = new Array(items.length);
   const verified = new Map<string, boolean>();
@@ -117,7 +121,7 @@ export async function createSubscriptionsInBulk(
   /** Checks the items of one chunk (no writes): the valid ones become candidates, the others failed results. */
   const check = async (start: number): Promise<Checked> => {
     const end = Math.min(items.length, start + BULK_CHUNK);
-    const candidates: store.NewSubscription[] = [];
+    const candidates: NewSubscription[] = [];
     const indexes: number[] = [];
     for (let i = start; i < end; i++) {
       if (i > start && (i - start) % SLICE === 0) await yieldToOthers();
@@ -131,13 +135,16 @@ export async function createSubscriptionsInBulk(
             { attribute: 'fromBlockHeight', message: 'A bulk create takes no fromBlockHeight: create a subscription to backfill with the single create.' },
           ]);
         }
-        const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, item);
-        let ok = verified.get(host);
-        if (ok === undefined) {
-          ok = await isDomainVerified(common.db, customerId, host);
-          verified.set(host, ok);
+        const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, item, defaultPolicy);
+        // A pull-only item (no host) sends no callbacks: no domain to verify.
+        if (host !== null) {
+          let ok = verified.get(host);
+          if (ok === undefined) {
+            ok = await isDomainVerified(common.db, customerId, host);
+            verified.set(host, ok);
+          }
+          if (!ok) throw callbackUrlNotVerified(host);
         }
-        if (!ok) throw callbackUrlNotVerified(host);
         candidates.push(candidate);
         indexes.push(i);
       } catch (error) {
@@ -180,7 +187,7 @@ export async function createSubscriptionsInBulk(
 /** A checked chunk: the candidates of its valid items, `candidates[k]` made from the item at `indexes[k]`. */
 interface Checked {
   indexes: number[];
-  candidates: store.NewSubscription[];
+  candidates: NewSubscription[];
 }
 
 interface ChunkOutcome {
@@ -205,14 +212,14 @@ async function writeChunk(
   caller: Caller,
   cost: bigint,
   indexes: number[],
-  candidates: store.NewSubscription[],
+  candidates: NewSubscription[],
   known: Map<string, string>,
   /** The request counted in the credit usage: 1 for the request's first chunk, 0 for the others. */
   requests: number,
 ): Promise<ChunkOutcome> {
   for (let attempt = 1; ; attempt++) {
     try {
-      // On the low-priority pool: the chunk's statements give way to other customers' (README "Sharing the service").
+      // On the low-priority pool: the chunk's statements give way to other customers' (docs/guides/bulk-import.md "Sharing the service").
       const outcome = await decideAndWrite(common.lowPriorityDb ?? common.db, caller, cost, indexes, candidates, known, requests);
       if (outcome) {
         for (const [key, id] of outcome.seen) known.set(key, id);
@@ -238,7 +245,7 @@ async function decideAndWrite(
   caller: Caller,
   cost: bigint,
   indexes: number[],
-  candidates: store.NewSubscription[],
+  candidates: NewSubscription[],
   known: Map<string, string>,
   requests: number,
 ): Promise<(ChunkOutcome & { seen: Map<string, string> }) | undefined> {
@@ -274,7 +281,7 @@ async function decideAndWrite(
     admitted.push(k);
     if (!c.allowDuplicates) seen.set(key, c.id);
   });
-  const list = admitted.map((k) => candidates[k] as store.NewSubscription);
+  const list = admitted.map((k) => candidates[k] as NewSubscription);
   const charge = cost * BigInt(list.length);
   let created: Map<string, Date>;
   let available = balance;
@@ -292,7 +299,7 @@ async function decideAndWrite(
     created = await store.insertMany(q, customerId, list, { twins: 'fail' });
   }
   for (const k of admitted) {
-    const c = candidates[k] as store.NewSubscription;
+    const c = candidates[k] as NewSubscription;
     results.set(indexes[k] as number, { status: 'created', subscription: store.createdSubscription(customerId, c, created.get(c.id) as Date) });
   }
   return { results, consumed: charge, available, stopped, seen };

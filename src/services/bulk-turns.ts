@@ -1,5 +1,5 @@
 /**
- * Turns for bulk chunks (README "Bulk subscription creation", "Sharing the service"): one chunk is
+ * Turns for bulk chunks (docs/guides/bulk-import.md "Sharing the service"): one chunk is
  * written at a time in the whole process, whichever request (or `herald subscriptions import`) it
  * belongs to, and after each one the database is left to everything else for a rest in proportion to
  * the time the chunk took.

@@ -1,5 +1,5 @@
 /**
- * The Callback Data reads (CATALOGUE.md section 3, settled in 7.10 and 7.12): an address the customer's
+ * The Callback Data reads (docs/reference/api.md#callback-data-reads, #settled-callback-data-reads and #settled-statuses-chains-and-prices): an address the customer's
  * subscriptions name, or any block or transaction of a chain herald follows here. Each read costs its
  * `costs.callbackData*` credits, taken only when it answers (an error takes nothing).
  *

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
-import type { Subscription } from '../store/subscriptions.ts';
+import type { Subscription } from '../domain/subscriptions.ts';
 import { exampleItem } from './callbacks.ts';
 
 const NOW = new Date('2026-01-02T03:04:05Z');
@@ -66,6 +66,7 @@ describe('exampleItem', () => {
       tokenType: 'OMNI',
       token: { name: expect.any(String), propertyId: expect.any(String), transactionType: expect.any(String), createdByTransactionId: ZERO, amount: '0' },
       direction: 'incoming',
+      safety: { verdict: 'ok', flags: [] },
     });
   });
 
@@ -107,6 +108,7 @@ describe('exampleItem', () => {
       operationId: expect.any(String),
       amount: '0',
       unit: 'BNB',
+      safety: { verdict: 'ok', flags: [] },
     });
     expect(exampleItem(subscription('tron', 'nile', event, { amountHigherThan: 1n }), NOW)).toMatchObject({
       parentTransactionId: ZERO,

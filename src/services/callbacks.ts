@@ -7,13 +7,14 @@ import { randomBytes } from 'node:crypto';
 import type { SendResult } from '../delivery/sender.ts';
 import { prepareHeaders } from '../delivery/worker.ts';
 import { callbackBody } from '../domain/callbacks.ts';
-import { CHAINS } from '../domain/chains.ts';
-import { ApiError, callbackUrlNotVerified, notFound, truncate } from '../domain/errors.ts';
+import { CHAINS, SAFETY_EVENTS } from '../domain/chains.ts';
+import { ApiError, callbackUrlNotVerified, notFound, pullOnlySubscription, truncate } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
+import type { Subscription } from '../domain/subscriptions.ts';
 import { unixSeconds } from '../domain/time.ts';
+import { deriveWindow, parseSubscribedKey } from '../domain/wallet-windows.ts';
 import * as store from '../store/callbacks.ts';
 import { allowNetworksOf } from '../store/customers.ts';
-import type { Subscription } from '../store/subscriptions.ts';
 import { getSubscription } from '../store/subscriptions.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
@@ -27,7 +28,7 @@ async function ownSubscription(common: Common, caller: Caller, id: string): Prom
 /**
  * A page of the log, charged per callback listed. The page's own statements prove the subscription is
  * the caller's (no look-up before them), and the charge, a read's, does not wait for the WAL flush
- * (CreditCharger.charge): the log's p99 target (README "Retention").
+ * (CreditCharger.charge): the log's p99 target (docs/operations/retention.md).
  */
 export async function listCallbacks(common: Common, caller: Caller, subscriptionId: string, page: { limit: number; offset: number }) {
   const result = isUuid(subscriptionId) ? await store.listCallbacks(common.db, caller.owner.customerId, subscriptionId, page) : undefined;
@@ -56,6 +57,7 @@ export async function resendCallback(common: Common, caller: Caller, callbackId:
   return await common.db.transaction('callbacks:resend', async (tx) => {
     const state = await store.requeueCallback(tx, customerId, callbackId, new Date());
     if (state === 'not-found') throw notFound('callback', callbackId);
+    if (typeof state === 'object') throw pullOnlySubscription(state.pullOnly, 'a resend');
     if (state === 'subscription-deleted') {
       throw new ApiError(
         'resource_not_found',
@@ -85,6 +87,12 @@ function testIdempotencyKey(): string {
  * misses the isTest marker still cannot match it to a real transaction or credit anything.
  */
 export function exampleItem(s: Subscription, now: Date): Record<string, unknown> {
+  const item = exampleEventItem(s, now);
+  // A test callback moves nothing: its verdict is ok (docs/concepts/deposit-safety.md).
+  return SAFETY_EVENTS.has(s.eventType) ? { ...item, safety: { verdict: 'ok', flags: [] } } : item;
+}
+
+function exampleEventItem(s: Subscription, now: Date): Record<string, unknown> {
   const { family, unit } = CHAINS[s.blockchain];
   const zeroHash = family === 'evm' ? `0x${'0'.repeat(64)}` : '0'.repeat(64);
   const minedInBlock = { height: 18_000_000, hash: zeroHash, timestamp: unixSeconds(now) };
@@ -164,6 +172,22 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
         firstSeenInMempoolTimestamp: minedInBlock.timestamp,
       };
     }
+    // docs/concepts/wallet-keys.md: the wallet's first receive address, nothing moved.
+    case 'XPUB_COINS_TRANSACTION_CONFIRMED': {
+      const key = s.walletKey;
+      const parsed = key ? parseSubscribedKey(s.blockchain, s.network, key) : undefined;
+      const first = parsed?.ok ? deriveWindow(parsed.key, false, 0, 0, key?.regtest ?? false)[0] : undefined;
+      return {
+        ...base,
+        ...(key && { [key.field]: key.text }),
+        transactionId: zeroHash,
+        minedInBlock,
+        direction: 'incoming',
+        amount: '0',
+        unit,
+        addresses: [{ address: first?.address ?? '', derivationPath: first?.derivationPath ?? 'm/0/0', change: false, received: '0', sent: '0' }],
+      };
+    }
     default:
       return {
         ...base,
@@ -191,6 +215,8 @@ export function exampleItem(s: Subscription, now: Date): Record<string, unknown>
 export async function sendTestCallback(common: Common, caller: Caller, subscriptionId: string) {
   const customerId = caller.owner.customerId;
   const s = await ownSubscription(common, caller, subscriptionId);
+  if (s.callbackUrl === null || s.callbackHost === null) throw pullOnlySubscription(subscriptionId, 'a test callback');
+  const { callbackUrl } = s;
   if (!(await common.access.isDomainVerified(customerId, s.callbackHost))) {
     throw callbackUrlNotVerified(
       `The callbackUrl host '${truncate(s.callbackHost)}' is no longer a verified callback domain of this customer. Verify it again (POST /blockchain-events/callback-domains/{domain}/verify) before sending a test callback.`,
@@ -211,7 +237,7 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
   let result: SendResult;
   try {
     // The customer waits for this answer: the timeout covers the wait for a free connection to the destination too.
-    result = await common.sender.send('POST', s.callbackUrl, store.destinationOf(s.callbackUrl), body, headers, { allowNetworks, timeoutCoversWait: true });
+    result = await common.sender.send('POST', callbackUrl, store.destinationOf(callbackUrl), body, headers, { allowNetworks, timeoutCoversWait: true });
   } catch (error) {
     await common.credits
       .refund(customerId, charge, caller.endpoint)
@@ -219,6 +245,16 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
         common.logger.error({ err: refundError, customerId, credits: String(charge.consumed) }, 'could not give back the credits of a failed test callback'),
       );
     throw error;
+  }
+  if (result.httpStatus !== null) {
+    // The receiver answered: if its destination was parked (unreachable), its callbacks go now, not at
+    // the probe's next retry, which may be hours away (docs/concepts/delivery.md). A failure here
+    // leaves the parking to its probe: the customer's answer is the test callback's.
+    const destination = store.destinationOf(callbackUrl);
+    await store
+      .releaseParkedDestination(common.db, destination)
+      .then((released) => released && common.logger.info({ destination, subscriptionId }, 'a test callback reached a parked destination: released'))
+      .catch((error) => common.logger.warn({ err: error, destination }, 'could not release a parked destination after a test callback'));
   }
   if (result.errorDetail) {
     // The answer has the generic reason; the operator's log has what exactly happened, by requestId.

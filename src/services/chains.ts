@@ -1,7 +1,10 @@
 /**
- * Operator actions on chain following, shared by `herald chains reset` and POST /operator/chains/.../reset.
+ * Operator actions on chain following, shared by `herald chains reset`/`release` and POST /operator/chains/.../reset and .../release.
  */
-import { type ChainKey, getCursor, lockChain, resetCursor, rewindAbove } from '../store/chain-state.ts';
+
+import type { ChainKey } from '../domain/chains.ts';
+import { type ChainHold, getHold, listHolds, releaseHold } from '../store/chain-holds.ts';
+import { getCursor, lockChain, resetCursor, rewindAbove } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { takeOrphanedEntries } from '../store/ledger.ts';
 
@@ -31,4 +34,35 @@ export async function resetChain(db: Db, chain: ChainKey): Promise<ChainReset> {
       callbacksCancelled: rewound.callbacksCancelled,
     };
   });
+}
+
+export interface ChainRelease {
+  /** The hold released; undefined when the chain was not held. */
+  hold?: ChainHold;
+  /** Held callbacks made due now. */
+  callbacksReleased: number;
+}
+
+/**
+ * Releases a chain held by the deep-reorganisation breaker (docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker),
+ * shared by `herald chains release` and POST /operator/chains/.../release: in one transaction under the
+ * chain's lock, its hold is deleted and its held confirmed callbacks are made due now (those whose events
+ * left the chain were cancelled by the rewinds meanwhile). Following never stopped, so nothing else changes.
+ */
+export async function releaseChain(db: Db, chain: ChainKey, now = new Date()): Promise<ChainRelease> {
+  return await db.transaction('chains:release', async (tx) => {
+    await lockChain(tx, chain);
+    const released = await releaseHold(tx, chain, now);
+    return released ? { hold: released.hold, callbacksReleased: released.released } : { callbacksReleased: 0 };
+  });
+}
+
+/** The chain's hold, if it is held. */
+export async function chainHold(db: Db, chain: ChainKey): Promise<ChainHold | undefined> {
+  return await getHold(db, chain);
+}
+
+/** Every held chain with how many callbacks it holds (`herald chains holds`, the operator's chain view). */
+export async function chainHolds(db: Db) {
+  return await listHolds(db);
 }

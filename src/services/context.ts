@@ -11,6 +11,7 @@ import type { AccessCache } from './access.ts';
 import type { Charge, CreditCharger } from './credits.ts';
 import type { GroupedCreates } from './grouped-creates.ts';
 import type { InFlightCap } from './in-flight-cap.ts';
+import type { StreamWake } from './stream-wake.ts';
 
 /**
  * The node reads of the API role's own adapters (one per configured chain): the Callback Data endpoints,
@@ -37,6 +38,8 @@ export interface Common {
   sender: CallbackSender;
   /** The adapter reading `blockchain` `network`'s node; undefined when this deployment has no node for it. */
   chainReader?: (blockchain: string, network: string) => ChainReader | undefined;
+  /** Wakes the event stream's long-polls on the database's announcements; without it they poll. */
+  streamWake?: StreamWake;
   /** Whether what this process runs itself is up (the embedded database it started); /healthz answers it. */
   health?: ProcessHealth;
 }

@@ -54,7 +54,7 @@ export class CreditCharger {
    * Takes `cost` from the customer for a call of `endpoint` (402 when the balance does not cover it).
    *
    * `read`: the call is a read with nothing durable of its own (the callback log, a GET), so its debit
-   * commits without waiting for the WAL flush (README "Retention", the callback log's p99). The one thing
+   * commits without waiting for the WAL flush (docs/operations/retention.md, the callback log's p99). The one thing
    * a database crash in the next fraction of a second can lose is that debit: the customer got that read
    * free. The balance is never overdrawn (the debit checks it under the row lock, and every later
    * transaction sees it at once), and any later commit that waits for its flush (delivery's, a write's)

@@ -1,5 +1,5 @@
 /**
- * Callback domains (contract section 5): registration with a verification token, proof of control (an
+ * Callback domains (docs/reference/api.md#callback-domains): registration with a verification token, proof of control (an
  * HTTPS file or a DNS TXT record), listing and removal. The host must match exactly: a subdomain is a
  * domain of its own, verified on its own.
  */

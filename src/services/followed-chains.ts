@@ -1,5 +1,5 @@
 /**
- * Which chains this installation follows (README "Chains without a node"): a subscription on a chain no node
+ * Which chains this installation follows (docs/reference/chains.md "Chains without a node"): a subscription on a chain no node
  * follows would stay "active, no callbacks yet" for ever, so it is refused unless the operator accepts them
  * (subscriptions.allowUnfollowedChains, to set them up before the node is added).
  *

@@ -23,6 +23,7 @@
  * under locks that keep its read true: every create gets its answer, never a server error.
  */
 import { ApiError } from '../domain/errors.ts';
+import type { NewSubscription, Subscription } from '../domain/subscriptions.ts';
 import { type Db, DbError } from '../store/db.ts';
 import * as store from '../store/subscriptions.ts';
 import { type Charge, chargeInTransaction, insufficient } from './credits.ts';
@@ -32,13 +33,13 @@ interface Waiting {
   cap: number | null;
   cost: bigint;
   endpoint: string;
-  candidate: store.NewSubscription;
+  candidate: NewSubscription;
   done: (result: GroupedCreate) => void;
   fail: (error: unknown) => void;
 }
 
 /** A create's answer: the row made and its charge, or undefined when an active twin refused it (nothing charged). */
-export type GroupedCreate = { subscription: store.Subscription; charge: Charge } | undefined;
+export type GroupedCreate = { subscription: Subscription; charge: Charge } | undefined;
 
 /**
  * A group whose reads went stale before its write (another charge of the customer lowered the
@@ -78,7 +79,7 @@ export class GroupedCreates {
    * Inserts `candidate` for the customer and charges `cost` for it in the same statement. Undefined
    * when an active twin forbids it; throws insufficient_credits or the cap's error.
    */
-  create(customerId: string, request: { cap: number | null; cost: bigint; endpoint: string; candidate: store.NewSubscription }): Promise<GroupedCreate> {
+  create(customerId: string, request: { cap: number | null; cost: bigint; endpoint: string; candidate: NewSubscription }): Promise<GroupedCreate> {
     return new Promise((done, fail) => {
       const queue = this.waiting.get(customerId) ?? [];
       queue.push({ ...request, done, fail });

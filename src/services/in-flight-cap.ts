@@ -1,5 +1,5 @@
 /**
- * At most a few calls of one kind in flight per customer or API key (README "Limits"): the call over the
+ * At most a few calls of one kind in flight per customer or API key (docs/reference/api-overview.md): the call over the
  * cap is refused at once (429) instead of queueing, so one customer's burst of heavy calls (dry-run
  * replays, bulk creates) takes a bounded share of the process and the others' requests do not wait
  * behind it. Per process: N API processes allow N times the cap.

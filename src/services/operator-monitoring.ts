@@ -4,8 +4,9 @@
  * destinations. Read from the database, so any API process answers for every ingest and delivery process.
  */
 
+import type { ChainKey } from '../domain/chains.ts';
 import { queueStats } from '../store/callbacks.ts';
-import type { ChainKey } from '../store/chain-state.ts';
+import { listHolds } from '../store/chain-holds.ts';
 import { deliveryHistory, lagHistory, reorganisationCounts, slowestDestinations } from '../store/history.ts';
 import type { Common } from './context.ts';
 import { wholeMinute } from './history-sampler.ts';
@@ -15,8 +16,16 @@ const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
 export async function chains(common: Common, now: Date) {
-  const [items, reorganisations] = await Promise.all([chainStatusItems(common, now), reorganisationCounts(common.db, new Date(now.getTime() - DAY_MS))]);
-  return items.map((c) => ({ ...c, reorganisations: reorganisations.get(`${c.blockchain}/${c.network}`) ?? 0 }));
+  const [items, reorganisations, holds] = await Promise.all([
+    chainStatusItems(common, now),
+    reorganisationCounts(common.db, new Date(now.getTime() - DAY_MS)),
+    listHolds(common.db),
+  ]);
+  const heldCallbacks = new Map(holds.map((h) => [`${h.blockchain}/${h.network}`, h.heldCallbacks]));
+  return items.map((c) => {
+    const key = `${c.blockchain}/${c.network}`;
+    return { ...c, reorganisations: reorganisations.get(key) ?? 0, hold: c.hold && { ...c.hold, heldCallbacks: heldCallbacks.get(key) ?? 0 } };
+  });
 }
 
 /** The lag samples of the last `minutes` minutes (the current one included), oldest first. */

@@ -1,12 +1,12 @@
 /**
- * Bulk recovery (extension, README "Recovering callbacks"): start a job that queues again the failed
+ * Bulk recovery (extension, docs/guides/recover-and-replay.md "Recovering callbacks"): start a job that queues again the failed
  * callbacks of a time window (of one subscription, or of every subscription with a callbackUrl), and
  * read its progress. The job itself runs in the delivery role (src/delivery/recovery.ts), which charges
  * costs.recoverPerCallback per callback as it queues each chunk.
  */
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '../domain/chains.ts';
-import { ApiError, invalidData, notFound } from '../domain/errors.ts';
+import { ApiError, invalidData, notFound, pullOnlySubscription } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { creditBalance } from '../store/customers.ts';
 import type { Queryable } from '../store/db.ts';
@@ -67,6 +67,7 @@ export async function recoverSubscription(common: Common, caller: Caller, id: st
   const recovery = await common.db.transaction('recoveries:start-subscription', async (tx) => {
     const s = await getSubscription(tx, customerId, id);
     if (!s) throw notFound('subscription', id);
+    if (s.callbackUrl === null) throw pullOnlySubscription(id, 'a recovery');
     if (!s.isActive) {
       throw new ApiError(
         'invalid_data',

@@ -1,5 +1,5 @@
 /**
- * Replay of a block range (extension, README "Backfill and replay"): evaluate blocks again for one
+ * Replay of a block range (extension, docs/guides/recover-and-replay.md "Backfill and replay"): evaluate blocks again for one
  * subscription and send what matches, with the idempotencyKeys and bodies live following gave them.
  *
  * - Every replay costs costs.replayPerBlock per block of its range, charged when it is asked for (in the
@@ -18,13 +18,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NormalizedBlock } from '../chains/types.ts';
-import type { Blockchain, Network } from '../domain/chains.ts';
-import { ApiError, invalidData, notFound } from '../domain/errors.ts';
+import type { BlockJob } from '../domain/block-jobs.ts';
+import type { Blockchain, ChainKey, Network } from '../domain/chains.ts';
+import { FINALIZED_DUE_HEIGHT } from '../domain/confirmations.ts';
+import { ApiError, invalidData, notFound, pullOnlySubscription } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
-import { COIN_EVENTS, pastBlockEvaluator, transactionIdOf } from '../ingest/evaluate.ts';
 import { BlockPrefetcher } from '../ingest/prefetch.ts';
+import { COIN_EVENTS, pastBlockEvaluator, transactionIdOf } from '../matching/evaluate.ts';
+import { safetyPolicy } from '../matching/safety.ts';
 import * as jobs from '../store/block-jobs.ts';
-import { type ChainKey, getCursor, loadCallbackTargets, loadIndexableByIds } from '../store/chain-state.ts';
+import { getCursor, loadCallbackTargets, loadIndexableByIds, readFinalizedHeight } from '../store/chain-state.ts';
 import { creditBalance, debitCredits } from '../store/customers.ts';
 import { announceSubscription, getSubscription } from '../store/subscriptions.ts';
 import * as ledger from '../wallets/ledger.ts';
@@ -51,7 +54,7 @@ export interface DryRun {
   callbacks: DryRunCallback[];
 }
 
-export type ReplayResult = { dryRun: true; value: DryRun } | { dryRun: false; value: jobs.BlockJob };
+export type ReplayResult = { dryRun: true; value: DryRun } | { dryRun: false; value: BlockJob };
 
 /** Blocks fetched at once by a dry run. */
 const DRY_RUN_CONCURRENCY = 8;
@@ -80,6 +83,8 @@ async function replay(common: Common, caller: Caller, id: string, input: ReplayI
   const customerId = caller.owner.customerId;
   const s = await getSubscription(common.db, customerId, id);
   if (!s) throw notFound('subscription', id);
+  // A replay sends callbacks again (docs/guides/recover-and-replay.md): a pull-only subscription has none to send.
+  if (s.callbackUrl === null) throw pullOnlySubscription(id, 'a replay');
   if (s.eventType === 'BLOCK_REVERTED') {
     throw invalidData([
       {
@@ -188,16 +193,22 @@ async function dryRun(common: Common, chain: ChainKey, id: string, input: Replay
     target,
     chain,
     defaultConfirmations: confirmationsOf(common, chain.blockchain, chain.network),
+    safety: safetyPolicy(
+      chain,
+      common.config.chains.find((c) => c.blockchain === chain.blockchain && c.network === chain.network),
+    ),
     tokenMetadata: reader.tokenMetadata?.bind(reader),
     ...(COIN_EVENTS.has(subscription.eventType) && { resolveSpends: (block: NormalizedBlock) => ledger.resolveSpends(common.db, chain, block) }),
   });
+  const finalized = await readFinalizedHeight(common.db, chain);
   const prefetch = new BlockPrefetcher({ getBlock: (h) => (reader.getBlock as (h: number) => Promise<NormalizedBlock>)(h) }, DRY_RUN_CONCURRENCY);
   const callbacks: DryRunCallback[] = [];
   try {
     for (let h = input.fromBlockHeight; h <= input.toBlockHeight; h++) {
       const block = await prefetch.get(h, input.toBlockHeight);
       for (const c of await evaluator.evaluate(block)) {
-        if (c.dueHeight > processed) continue; // not due yet: live following sends it
+        // Not due yet: live following sends it (an event waiting for finality: until its block is final).
+        if (c.dueHeight === FINALIZED_DUE_HEIGHT ? c.blockHeight > finalized : c.dueHeight > processed) continue;
         callbacks.push({
           idempotencyKey: c.idempotencyKey,
           blockHeight: c.blockHeight,
@@ -224,7 +235,7 @@ function confirmationsOf(common: Common, blockchain: Blockchain, network: Networ
   return chain?.confirmations ?? common.config.defaultConfirmations;
 }
 
-export async function getReplay(common: Common, caller: Caller, id: string): Promise<Charged<jobs.BlockJob>> {
+export async function getReplay(common: Common, caller: Caller, id: string): Promise<Charged<BlockJob>> {
   const found = isUuid(id) ? await jobs.getBlockJob(common.db, caller.owner.customerId, 'replay', id) : undefined;
   if (!found) throw notFound('replay', id);
   return { value: found, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.getSubscription), caller.endpoint)) };

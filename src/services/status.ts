@@ -1,9 +1,10 @@
 /**
  * Chain following status for GET /blockchain-events/status: what the followers stored (cursor, last
  * head seen, block time) joined with the chains this deployment is configured to follow, and the chains
- * that have active subscriptions but no node (state no-node; README "Chains without a node").
+ * that have active subscriptions but no node (state no-node; docs/reference/chains.md "Chains without a node").
  */
 import { chainLag } from '../domain/chain-lag.ts';
+import { holdReason } from '../domain/holds.ts';
 import { type ChainNodeRow, listChainNodes } from '../store/chain-nodes.ts';
 import { type ChainStatusRow, listChainStatus } from '../store/chain-state.ts';
 import { listMempoolStatus, type MempoolStatusRow } from '../store/mempool.ts';
@@ -14,7 +15,7 @@ import { NODE_REPORT_FRESH_MS, noNodeReason } from './followed-chains.ts';
 export interface ChainStatusItem {
   blockchain: string;
   network: string;
-  state: 'starting' | 'following' | 'catching-up' | 'stopped' | 'not-configured' | 'no-node';
+  state: 'starting' | 'following' | 'catching-up' | 'held' | 'stopped' | 'not-configured' | 'no-node';
   nodeHeight: number | null;
   processedHeight: number | null;
   processedHash: string | null;
@@ -23,10 +24,43 @@ export interface ChainStatusItem {
   lastBlockTimestamp: number | null;
   nodeCheckedAt: string | null;
   stopReason: string | null;
+  /** The deep-reorganisation breaker's hold (state held): why, how deep, the blocks involved; null when not held. */
+  hold: HoldItem | null;
   /** The chain's nodes as the ingest role last saw them (chain_nodes). */
   nodes: ChainNodeItem[];
   /** The mempool reader as the ingest role last reported it (mempool_status); null without one. */
   mempool: MempoolItem | null;
+}
+
+export interface HoldItem {
+  heldSince: string;
+  reason: 'reorganisation' | 'disagreement';
+  /** The deepest reorganisation (or disagreement) while held, in blocks. */
+  depth: number;
+  breakerDepth: number;
+  /** The sentence the alert and the status show. */
+  description: string;
+  /** The last trip's common ancestor and blocks: herald's (orphaned) and the node's (new) hash per height, lowest first. */
+  ancestorHeight: number;
+  ancestorHash: string | null;
+  blocks: { height: number; orphanedHash: string; newHash: string | null }[];
+  /** Trips of the breaker since the chain was held (at most the last 20 kept). */
+  trips: number;
+}
+
+export function holdItem(hold: NonNullable<ChainStatusRow['hold']>): HoldItem {
+  const last = hold.trips.at(-1);
+  return {
+    heldSince: hold.heldAt.toISOString(),
+    reason: hold.reason,
+    depth: hold.depth,
+    breakerDepth: hold.breakerDepth,
+    description: holdReason(hold),
+    ancestorHeight: last?.ancestorHeight ?? 0,
+    ancestorHash: last?.ancestorHash ?? null,
+    blocks: last?.blocks ?? [],
+    trips: hold.trips.length,
+  };
 }
 
 export interface MempoolItem {
@@ -88,7 +122,7 @@ export async function chainStatusItems(common: Pick<Common, 'db' | 'config'>, no
     const mempool = mempoolOf.get(key) ?? null;
     const item: ChainStatusItem = row
       ? { ...itemOf(row, configured.has(key), now), nodes, mempool }
-      : { ...EMPTY, blockchain, network, state: 'starting', nodes, mempool };
+      : { ...EMPTY, blockchain, network, state: 'starting', hold: null, nodes, mempool };
     const active = noNode.get(key);
     if (active !== undefined) {
       item.state = 'no-node';
@@ -139,7 +173,9 @@ function nodeItem(n: ChainNodeRow): ChainNodeItem {
 function itemOf(row: ChainStatusRow, configured: boolean, now: Date): Omit<ChainStatusItem, 'nodes' | 'mempool'> {
   const { lagBlocks, lagSeconds } = chainLag(row, now);
   let state: ChainStatusItem['state'] = lagBlocks !== null && lagBlocks > 1 ? 'catching-up' : 'following';
+  // Held before not-configured: an API process is often given no chains, and a hold needs the operator wherever it is looked at.
   if (row.state === 'stopped') state = 'stopped';
+  else if (row.hold) state = 'held';
   else if (!configured) state = 'not-configured';
   return {
     blockchain: row.blockchain,
@@ -153,5 +189,6 @@ function itemOf(row: ChainStatusRow, configured: boolean, now: Date): Omit<Chain
     lastBlockTimestamp: row.blockTimestamp,
     nodeCheckedAt: row.nodeHeadSeenAt?.toISOString() ?? null,
     stopReason: row.stopReason,
+    hold: row.hold && holdItem(row.hold),
   };
 }

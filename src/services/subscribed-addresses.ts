@@ -1,7 +1,7 @@
 /**
  * An address subscription watches its address for herald's wallet ledger from the moment it is created
  * (or activated), as a wallet's address is: the Callback Data address read answers from that ledger
- * (README "Callback Data reads"). Called once the create's or the activation's own transaction has
+ * (docs/concepts/callback-data.md). Called once the create's or the activation's own transaction has
  * committed: the create paths write without the chain's lock (grouped and bulk creates, one statement
  * each), and waiting for the chain's follower inside them would hold the customer's rows meanwhile.
  *
@@ -10,8 +10,8 @@
  * subscribed address left out (store/subscribed-addresses.ts reconcileSubscribedAddresses).
  */
 import type { Logger } from 'pino';
-import { ADDRESS_READ_BLOCKCHAINS } from '../domain/chains.ts';
-import { type ChainKey, getCursor, lockChainStatement } from '../store/chain-state.ts';
+import { ADDRESS_READ_BLOCKCHAINS, type ChainKey } from '../domain/chains.ts';
+import { getCursor, lockChainStatement } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import * as store from '../store/subscribed-addresses.ts';
 

@@ -7,16 +7,34 @@ import { hash, randomUUID } from 'node:crypto';
 import type { CostName } from '../config/config.ts';
 import { validateAddress, validateTransactionId } from '../domain/addresses.ts';
 import { BLOCKCHAINS, type Blockchain, CHAINS, EACH_CONFIRMATION_EVENTS, type EventType, isMainnet, type Network } from '../domain/chains.ts';
-import { ApiError, type ErrorDetail, invalidData, notFound, truncate, callbackUrlNotVerified as unverifiedCallbackUrl } from '../domain/errors.ts';
+import {
+  type ConfirmationPolicy,
+  finalityRefusal,
+  normalizedTiers,
+  policyText,
+  supportsFinality,
+  TAKES_CONFIRMATIONS,
+  tierProblems,
+} from '../domain/confirmations.ts';
+import {
+  ApiError,
+  type ErrorDetail,
+  invalidData,
+  notFound,
+  pullOnlySubscription,
+  truncate,
+  callbackUrlNotVerified as unverifiedCallbackUrl,
+} from '../domain/errors.ts';
 import { isUuid, uuidV7 } from '../domain/ids.ts';
+import type { NewSubscription, Subscription } from '../domain/subscriptions.ts';
 import { createBlockJob } from '../store/block-jobs.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
-import type { Subscription } from '../store/subscriptions.ts';
 import * as store from '../store/subscriptions.ts';
 import { assertQueueRoom } from './block-job-queue.ts';
+import { defaultPolicyFor } from './confirmation-policies.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
 import { assertChainFollowed } from './followed-chains.ts';
@@ -29,6 +47,10 @@ export interface SubscriptionItemInput {
   address?: string;
   amountHigherThan?: number;
   receiveCallbackOn?: number;
+  /** Instead of receiveCallbackOn: confirmations by the callback's amount (docs/concepts/confirmations-and-reorganisations.md#confirmation-tiers-by-amount). */
+  confirmationTiers?: { upTo?: string; confirmations: number }[];
+  /** Instead of receiveCallbackOn: the chain's finality (docs/concepts/confirmations-and-reorganisations.md#finality). */
+  finality?: 'finalized';
   /** Each-confirmation events: the last confirmation to report (stored as receiveCallbackOn). */
   confirmationsCount?: number;
   /** BLOCK_HEIGHT_REACHED. */
@@ -37,13 +59,18 @@ export interface SubscriptionItemInput {
   contractAddress?: string;
   /** Absent when address-coins-transactions-confirmed was given `callbackURL` instead. */
   callbackUrl?: string;
-  /** address-coins-transactions-confirmed only: the SDK's spelling (CATALOGUE.md sections 2.1 and 7.2). */
+  /** address-coins-transactions-confirmed only: the SDK's spelling (docs/reference/api.md#address-coins-transactions-confirmed and #settled-request-fields). */
   callbackURL?: string;
   callbackSecretKey?: string;
-  /** reverted-block also takes the strings "true" and "false" (CATALOGUE.md section 7.1). */
+  /** reverted-block also takes the strings "true" and "false" (docs/reference/api.md#reverted-block). */
   allowDuplicates?: boolean | 'true' | 'false';
   /** Backfill (extension): evaluate the chain's blocks from this height up to now for the new subscription. */
   fromBlockHeight?: number;
+  /**
+   * Extension: no callbackUrl (nor secret); the events are read from the event stream only
+   * (docs/concepts/event-stream.md#pull-only-subscriptions).
+   */
+  pullOnly?: boolean;
 }
 
 /**
@@ -115,14 +142,9 @@ export const CREATE_COST: Record<EventType, CostName> = {
   ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: 'addressCoinsTransactionsConfirmedEachConfirmation',
   ADDRESS_COINS_TRANSACTION_UNCONFIRMED: 'addressCoinsTransactionsUnconfirmed',
   ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: 'addressTokensTransactionsUnconfirmed',
+  // docs/concepts/wallet-keys.md: priced as an address coin subscription (one create, however many addresses it derives).
+  XPUB_COINS_TRANSACTION_CONFIRMED: 'addressCoinsTransactionsConfirmed',
 };
-
-/** The event types whose subscriptions take receiveCallbackOn (filled with the chain default when omitted). */
-const TAKES_CONFIRMATIONS: ReadonlySet<EventType> = new Set([
-  'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
-  'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED',
-  'ADDRESS_COINS_TRANSACTION_CONFIRMED',
-]);
 
 /**
  * Control characters (C0, DEL, C1): the URL parser silently drops a tab, CR or LF and keeps the rest, so the
@@ -154,7 +176,7 @@ export function parseCallbackUrl(value: string): { host: string } | { error: str
 
 /**
  * The callback URL of a create request. address-coins-transactions-confirmed takes `callbackURL` (the
- * SDK's spelling) or `callbackUrl`, exactly one (CATALOGUE.md section 7.2); the schema lets both be
+ * SDK's spelling) or `callbackUrl`, exactly one (docs/reference/api.md#settled-request-fields); the schema lets both be
  * optional there, so the rule is checked here. Every other endpoint's schema requires `callbackUrl`.
  */
 function callbackUrlOf(item: SubscriptionItemInput): string {
@@ -174,7 +196,42 @@ function callbackUrlOf(item: SubscriptionItemInput): string {
   return value;
 }
 
-function duplicateKey(eventType: EventType, blockchain: Blockchain, network: Network, target: string | null, threshold: string, callbackUrl: string): Buffer {
+/**
+ * The confirmation policy of an address subscription that takes receiveCallbackOn: confirmationTiers or
+ * finality as given (at most one of the three), else the customer's default for the chain when
+ * receiveCallbackOn is not given either, else none. Problems go to `details`.
+ */
+function policyOf(blockchain: Blockchain, item: SubscriptionItemInput, details: ErrorDetail[], defaultPolicy?: ConfirmationPolicy): ConfirmationPolicy | null {
+  const given = (['receiveCallbackOn', 'confirmationTiers', 'finality'] as const).filter((k) => item[k] !== undefined);
+  if (given.length > 1) {
+    const message = `Give at most one of receiveCallbackOn, confirmationTiers and finality (this request gives ${given.join(' and ')}).`;
+    for (const attribute of given) details.push({ attribute, message });
+    return null;
+  }
+  if (item.finality !== undefined) {
+    if (!supportsFinality(blockchain)) {
+      details.push({ attribute: 'finality', message: finalityRefusal(blockchain) });
+      return null;
+    }
+    return { finality: 'finalized' };
+  }
+  if (item.confirmationTiers !== undefined) {
+    const problems = tierProblems(item.confirmationTiers);
+    details.push(...problems);
+    return problems.length > 0 ? null : { tiers: normalizedTiers(item.confirmationTiers) };
+  }
+  if (item.receiveCallbackOn !== undefined) return null;
+  return defaultPolicy ?? null;
+}
+
+export function duplicateKey(
+  eventType: EventType,
+  blockchain: Blockchain,
+  network: Network,
+  target: string | null,
+  threshold: string,
+  callbackUrl: string | null,
+): Buffer {
   // The one-shot hash, in hex, copied into a pooled Buffer: a Hash object and a digest() Buffer (its own
   // memory each) cost ten times as much, which a bulk create pays per item.
   return Buffer.from(hash('sha256', JSON.stringify([eventType, blockchain, network, target, threshold, callbackUrl]), 'hex'), 'hex');
@@ -197,7 +254,7 @@ export function alreadyExists(): ApiError {
 }
 
 /** Rejects when the plan's cap on active subscriptions is reached; holds the customer's cap lock until the transaction ends. */
-async function checkActiveCap(tx: Queryable, caller: Caller): Promise<void> {
+export async function checkActiveCap(tx: Queryable, caller: Caller): Promise<void> {
   const cap = caller.owner.maxActiveSubscriptions;
   if (cap === null) return;
   await store.lockActiveCap(tx, caller.owner.customerId);
@@ -216,7 +273,9 @@ export function newSubscriptionOf(
   blockchain: Blockchain,
   network: Network,
   item: SubscriptionItemInput,
-): { candidate: store.NewSubscription; host: string } {
+  /** The customer's default policy for the chain (services/confirmation-policies.ts), used when the item gives none. */
+  defaultPolicy?: ConfirmationPolicy,
+): { candidate: NewSubscription; host: string | null } {
   const details: ErrorDetail[] = [];
   let target: string | null = null;
   if (item.transactionId !== undefined) {
@@ -229,28 +288,43 @@ export function newSubscriptionOf(
     if (v.ok) target = v.normalized;
     else details.push({ attribute: 'address', message: v.message });
   }
-  // The token contract is the target of a token amount subscription (CATALOGUE.md section 7.11).
+  // The token contract is the target of a token amount subscription (docs/reference/api.md#settled-duplicates).
   if (item.contractAddress !== undefined) {
     const v = validateAddress(blockchain, network, item.contractAddress);
     if (v.ok) target = v.normalized;
     else details.push({ attribute: 'contractAddress', message: v.message });
   }
-  const callbackUrl = callbackUrlOf(item);
-  const url = parseCallbackUrl(callbackUrl);
-  if ('error' in url) details.push({ attribute: 'callbackUrl', message: url.error });
-  if (details.length > 0 || 'error' in url) throw invalidData(details);
+  // A pull-only subscription has no URL (and no secret: nothing is signed); the schema says so too
+  // (api/schemas.ts deliveryTarget), checked again here for any caller that skips it.
+  let callbackUrl: string | null = null;
+  let host: string | null = null;
+  if (item.pullOnly === true) {
+    for (const attribute of ['callbackUrl', 'callbackURL', 'callbackSecretKey'] as const) {
+      if (item[attribute] !== undefined) details.push({ attribute, message: pullOnlyConflict(attribute) });
+    }
+  } else {
+    callbackUrl = callbackUrlOf(item);
+    const url = parseCallbackUrl(callbackUrl);
+    if ('error' in url) details.push({ attribute: 'callbackUrl', message: url.error });
+    else host = url.host;
+  }
+  const confirmationPolicy = TAKES_CONFIRMATIONS.has(eventType) ? policyOf(blockchain, item, details, defaultPolicy) : null;
+  if (details.length > 0) throw invalidData(details);
   assertMainnetAllowed(caller, network);
 
-  // The confirmation of the callback, or the last one reported by an each-confirmation event (CATALOGUE.md section 7.3).
+  // The confirmation of the callback, or the last one reported by an each-confirmation event (docs/reference/api.md#settled-request-fields);
+  // none when a confirmation policy (tiers, finality) decides instead.
   const receiveCallbackOn = TAKES_CONFIRMATIONS.has(eventType)
-    ? (item.receiveCallbackOn ?? common.config.defaultConfirmations)
+    ? confirmationPolicy
+      ? null
+      : (item.receiveCallbackOn ?? common.config.defaultConfirmations)
     : EACH_CONFIRMATION_EVENTS.has(eventType)
       ? (item.confirmationsCount ?? common.config.defaultConfirmations)
       : null;
   const amountHigherThan = item.amountHigherThan === undefined ? null : BigInt(item.amountHigherThan);
   const blockHeight = item.blockHeightReached ?? null;
   const allowDuplicates = item.allowDuplicates === true || item.allowDuplicates === 'true';
-  const candidate: store.NewSubscription = {
+  const candidate: NewSubscription = {
     id: uuidV7(),
     eventType,
     blockchain,
@@ -259,19 +333,27 @@ export function newSubscriptionOf(
     address: item.address ?? null,
     target,
     receiveCallbackOn,
+    confirmationPolicy,
     amountHigherThan,
     blockHeight,
     contractAddress: item.contractAddress ?? null,
     callbackUrl,
-    callbackHost: url.host,
+    callbackHost: host,
     // Stored as given: NULL when absent, '' when given empty (neither signs; delivery signs with a non-empty key
     // only). Kept apart so that every create answer echoes an empty secret as given: the endpoints whose answer
-    // leaves an absent secret out (CATALOGUE.md section 2.6, the amount events) echo a given '' as the others do.
+    // leaves an absent secret out (docs/reference/api.md#address-tokens-transactions-confirmed-each-confirmation, the amount events) echo a given '' as the others do.
     callbackSecretKey: item.callbackSecretKey ?? null,
     allowDuplicates,
-    // CATALOGUE.md section 7.11: the height is the target of BLOCK_HEIGHT_REACHED; BLOCK_MINED and BLOCK_REVERTED have none;
+    // docs/reference/api.md#settled-duplicates: the height is the target of BLOCK_HEIGHT_REACHED; BLOCK_MINED and BLOCK_REVERTED have none;
     // a token amount subscription's are its contract (target) and its amount.
-    duplicateKey: duplicateKey(eventType, blockchain, network, target, String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''), callbackUrl),
+    duplicateKey: duplicateKey(
+      eventType,
+      blockchain,
+      network,
+      target,
+      confirmationPolicy ? policyText(confirmationPolicy) : String(receiveCallbackOn ?? amountHigherThan ?? blockHeight ?? ''),
+      callbackUrl,
+    ),
     apiVersion: caller.apiVersion,
   };
   if (item.fromBlockHeight !== undefined && NOT_BACKFILLED.has(eventType)) {
@@ -285,7 +367,12 @@ export function newSubscriptionOf(
       },
     ]);
   }
-  return { candidate, host: url.host };
+  return { candidate, host };
+}
+
+/** Why `attribute` is refused beside pullOnly: true (also the schema's message, api/validation.ts). */
+export function pullOnlyConflict(attribute: string): string {
+  return `The attribute '${attribute}' is not accepted with pullOnly: true: a pull-only subscription sends no callbacks (its events are read from the event stream). Remove it, or remove pullOnly to get callbacks.`;
 }
 
 export function callbackUrlNotVerified(host: string): ApiError {
@@ -302,10 +389,12 @@ export async function createSubscription(
   network: Network,
   item: SubscriptionItemInput,
 ): Promise<Charged<Subscription>> {
-  const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, item);
   const customerId = caller.owner.customerId;
+  const defaultPolicy = await defaultPolicyFor(common, customerId, eventType, { blockchain, network }, [item]);
+  const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, item, defaultPolicy);
   await assertChainFollowed(common, blockchain, network);
-  if (!(await common.access.isDomainVerified(customerId, host))) throw callbackUrlNotVerified(host);
+  // Domain verification is about where callbacks go: a pull-only subscription sends none.
+  if (host !== null && !(await common.access.isDomainVerified(customerId, host))) throw callbackUrlNotVerified(host);
   const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
   const cap = caller.owner.maxActiveSubscriptions;
   const { fromBlockHeight } = item;
@@ -403,7 +492,7 @@ export async function deleteSubscription(common: Common, caller: Caller, blockch
 
 /**
  * Activates a subscription; with `recoverSince` (Unix seconds), also starts a recovery of its failed
- * callbacks since then, in the same transaction (README "Recovering callbacks").
+ * callbacks since then, in the same transaction (docs/guides/recover-and-replay.md "Recovering callbacks").
  */
 export async function activateSubscription(
   common: Common,
@@ -419,8 +508,9 @@ export async function activateSubscription(
     const found = await store.getSubscription(tx, customerId, id, { forUpdate: true });
     if (!found) throw notFound('subscription', id);
     assertMainnetAllowed(caller, found.network);
+    if (found.callbackHost === null && scope) throw pullOnlySubscription(id, 'recoverSince (a recovery of its callbacks)');
     if (!found.isActive) {
-      if (!(await isDomainVerified(tx, customerId, found.callbackHost))) {
+      if (found.callbackHost !== null && !(await isDomainVerified(tx, customerId, found.callbackHost))) {
         throw unverifiedCallbackUrl(
           `The callbackUrl host '${truncate(found.callbackHost)}' is no longer a verified callback domain of this customer. Verify it again before activating.`,
         );
@@ -470,6 +560,8 @@ export async function rotateSecret(
   const overlap = input.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS;
   const customerId = caller.owner.customerId;
   return await common.db.transaction('subscriptions:rotate-secret', async (tx) => {
+    const found = await store.getSubscription(tx, customerId, id);
+    if (found && found.callbackUrl === null) throw pullOnlySubscription(id, 'a secret rotation');
     const rotated = await store.rotateSecret(tx, customerId, id, input.callbackSecretKey, new Date(now.getTime() + overlap * 1000));
     if (!rotated) throw notFound('subscription', id);
     return { value: rotated, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.rotateSecret), caller.endpoint)) };

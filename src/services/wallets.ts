@@ -1,5 +1,5 @@
 /**
- * Watch-only wallets (contract section 6) and the all-assets listing (endpoint 4). Balances come from
+ * Watch-only wallets (docs/reference/api.md#wallets) and the all-assets listing (endpoint 4). Balances come from
  * the ledger rows that chain following keeps; an address added now shows zero totals until then.
  */
 

@@ -19,10 +19,13 @@
  * statement touches (the comments say why they are disjoint). The single-table functions of
  * chain-state.ts and ledger.ts remain for the other paths (reorganisations, backfills, tests).
  */
-import type { EventType } from '../domain/chains.ts';
-import { CALLBACKS_CHANNEL, type CallbackNumbering, numberingCtes, numberingParameters } from './callbacks.ts';
-import { type BlockCallback, type CallbackTargetRow, type ChainCursor, type ChainKey, lockChainStatement, type PendingEvent } from './chain-state.ts';
+import type { ChainKey, EventType } from '../domain/chains.ts';
+import { FINALIZED_DUE_HEIGHT } from '../domain/confirmations.ts';
+import type { BlockCallback, CallbackTargetRow, PendingEvent } from '../domain/events.ts';
+import { CALLBACKS_CHANNEL, type CallbackNumbering, dueOrHeldSql, numberingCtes, numberingParameters } from './callbacks.ts';
+import { type ChainCursor, lockChainStatement } from './chain-state.ts';
 import type { Queryable } from './db.ts';
+import { REINSTATED_CTE } from './event-stream.ts';
 import { type CoinTotals, type LedgerEntry, ledgerEntryColumns, type NftHolding, type StoredLedgerEntry, type TokenDelta, type WatchedRow } from './ledger.ts';
 
 /**
@@ -154,10 +157,17 @@ export interface BlockDue {
   confirmed: TakenEntry[];
 }
 
-/** takeBlockDue's CTEs (due, dropped, confirmed), given the parameter references ($n) of the height, the confirmed height and the subscriptions left out. */
-function takeCtes(height: string, confirmedHeight: string, except: string): string {
+/**
+ * takeBlockDue's CTEs (due, dropped, confirmed), given the parameter references ($n) of the height, the
+ * confirmed height, the subscriptions left out and the chain's finalized height (-1 when none): the events
+ * waiting for finality (due_height FINALIZED_DUE_HEIGHT, docs/concepts/confirmations-and-reorganisations.md#finality)
+ * are due once their block is at or below it. The literal due height (not a parameter) is what lets
+ * the planner use the partial index of the waiting ones (migration 060) for that arm of the OR.
+ */
+function takeCtes(height: string, confirmedHeight: string, except: string, finalized: string): string {
   return `due AS (
-       DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height <= ${height} AND subscription_id <> ALL (${except})
+       DELETE FROM pending_events WHERE blockchain = $1 AND network = $2
+         AND (due_height <= ${height} OR (due_height = ${FINALIZED_DUE_HEIGHT} AND block_height <= ${finalized}::bigint)) AND subscription_id <> ALL (${except})
        RETURNING subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key, body, callback_url, event_type, position),
      dropped AS (
        DELETE FROM ledger_entries e USING wallet_addresses a
@@ -215,6 +225,26 @@ function parseTake(row: TakeRow | undefined): BlockDue {
 }
 
 /**
+ * The pending events of blocks at or below `finalizedHeight` that wait for finality, except those of
+ * subscriptions being backfilled, deleted and returned in block order, then match order: what the
+ * follower sends when the chain's finalized height moves while no block is applied (a ChainLock arriving
+ * after its block).
+ */
+export async function takeFinalizedPending(tx: Queryable, chain: ChainKey, finalizedHeight: number): Promise<PendingEvent[]> {
+  const [row] = await tx.query<Pick<TakeRow, 'due'>>(
+    'block:take-finalized',
+    `WITH due AS (
+       DELETE FROM pending_events WHERE blockchain = $1 AND network = $2 AND due_height = ${FINALIZED_DUE_HEIGHT} AND block_height <= $3
+         AND subscription_id <> ALL (${BACKFILLING})
+       RETURNING subscription_id, customer_id, block_height, block_hash, due_height, idempotency_key, body, callback_url, event_type, position)
+     SELECT (SELECT coalesce(json_agg(json_build_array(subscription_id, customer_id::text, block_height, block_hash, due_height, idempotency_key, body,
+            callback_url, event_type) ORDER BY block_height, position), '[]') FROM due) AS due`,
+    [chain.blockchain, chain.network, finalizedHeight],
+  );
+  return parseTake({ due: row?.due ?? [], confirmed: [] }).due;
+}
+
+/**
  * Takes what becomes due at `height`: the pending events due (due_height <= height) except those of
  * subscriptions in `except` (held for their backfill), deleted and returned in block order, then match
  * order; and the ledger entries of blocks up to `confirmedHeight` not yet applied: those after their
@@ -222,13 +252,18 @@ function parseTake(row: TakeRow | undefined): BlockDue {
  * or of an address not yet anchored) deleted, since the opening balance holds them. The two ledger CTEs
  * take complementary rows.
  */
-export async function takeBlockDue(tx: Queryable, chain: ChainKey, at: { height: number; confirmedHeight: number; except: string[] }): Promise<BlockDue> {
-  const [row] = await tx.query<TakeRow>('block:take-due', `WITH ${takeCtes('$3', '$4', '$5::uuid[]')} SELECT ${TAKE_COLUMNS}`, [
+export async function takeBlockDue(
+  tx: Queryable,
+  chain: ChainKey,
+  at: { height: number; confirmedHeight: number; except: string[]; finalizedHeight?: number },
+): Promise<BlockDue> {
+  const [row] = await tx.query<TakeRow>('block:take-due', `WITH ${takeCtes('$3', '$4', '$5::uuid[]', '$6')} SELECT ${TAKE_COLUMNS}`, [
     chain.blockchain,
     chain.network,
     at.height,
     at.confirmedHeight,
     at.except,
+    at.finalizedHeight ?? -1,
   ]);
   return parseTake(row);
 }
@@ -243,13 +278,13 @@ export async function takeBlockDue(tx: Queryable, chain: ChainKey, at: { height:
 export async function readAndTakeBlock(
   tx: Queryable,
   chain: ChainKey,
-  at: BlockLookups & { height: number; confirmedHeight: number },
+  at: BlockLookups & { height: number; confirmedHeight: number; finalizedHeight?: number },
 ): Promise<BlockState & BlockDue> {
   if (at.confirmedHeight >= at.height) throw new Error("readAndTakeBlock: the block's own entries are confirmed now; read, insert them, then take");
   const [row] = await tx.query<StateRow & TakeRow>(
     'block:read-and-take',
-    `WITH ${takeCtes('$5', '$6', BACKFILLING)} SELECT ${stateColumns('$3', '$4', '$7')}, ${TAKE_COLUMNS} ${STATE_SOURCE}`,
-    [chain.blockchain, chain.network, at.subscriptionIds, at.candidates.join('\n'), at.height, at.confirmedHeight, at.since],
+    `WITH ${takeCtes('$5', '$6', BACKFILLING, '$8')} SELECT ${stateColumns('$3', '$4', '$7')}, ${TAKE_COLUMNS} ${STATE_SOURCE}`,
+    [chain.blockchain, chain.network, at.subscriptionIds, at.candidates.join('\n'), at.height, at.confirmedHeight, at.since, at.finalizedHeight ?? -1],
   );
   return { ...parseState(row), ...parseTake(row) };
 }
@@ -305,10 +340,14 @@ export async function writeBlock(tx: Queryable, chain: ChainKey, w: BlockWrite):
        INSERT INTO chain_block_callbacks (blockchain, network, block_height, subscription_id, idempotency_key)
        SELECT $1, $2, * FROM unnest($18::bigint[], $19::uuid[], $20::text[]) ON CONFLICT DO NOTHING),
      revived AS (
-       UPDATE callbacks c SET status = 'pending', outcome = NULL, finished_at = NULL, next_attempt_at = clock_timestamp()
+       UPDATE callbacks c SET status = CASE WHEN c.callback_url IS NULL THEN 'cancelled' ELSE 'pending' END,
+         outcome = CASE WHEN c.callback_url IS NULL THEN 'pull_only' END, finished_at = CASE WHEN c.callback_url IS NULL THEN clock_timestamp() END,
+         next_attempt_at = CASE WHEN c.callback_url IS NULL THEN clock_timestamp() ELSE ${dueOrHeldSql('c.event_type', 'clock_timestamp()', '$1', '$2')} END
        FROM unnest($19::uuid[], $20::text[]) AS k (subscription_id, idempotency_key)
        WHERE c.subscription_id = k.subscription_id AND c.idempotency_key = k.idempotency_key
-         AND c.status = 'cancelled' AND c.outcome = 'reorganised'),
+         AND c.status = 'cancelled' AND c.outcome = 'reorganised'
+       RETURNING c.id, c.customer_id, c.stream_xid),
+     ${REINSTATED_CTE},
      entries AS (
        INSERT INTO ledger_entries (blockchain, network, block_height, wallet_address_id, kind, identifier, token_id, received, spent, delta, symbol,
          token_type, decimals, incoming_count, outgoing_count)

@@ -1,5 +1,5 @@
 /**
- * Backfill and replay jobs (README "Backfill and replay"): one row per request, worked through by the
+ * Backfill and replay jobs (docs/guides/recover-and-replay.md "Backfill and replay"): one row per request, worked through by the
  * ingest role of the subscription's chain (src/ingest/block-jobs.ts), which fetches and evaluates the
  * blocks outside any transaction and hands each batch here.
  *
@@ -20,49 +20,25 @@
  * queue as a resend (same row, body and sequence number, a new retry series), one still pending is left
  * to its retries, one cancelled is left cancelled.
  */
-import type { Blockchain, Network } from '../domain/chains.ts';
-import { CALLBACKS_CHANNEL, callbackOfEvent, enqueueCallbacks } from './callbacks.ts';
+
+import type { BlockJob, BlockJobKind, BlockJobState } from '../domain/block-jobs.ts';
+import type { Blockchain, ChainKey, Network } from '../domain/chains.ts';
+import { FINALIZED_DUE_HEIGHT } from '../domain/confirmations.ts';
+import type { PendingEvent } from '../domain/events.ts';
+import { callbackOfEvent } from '../domain/events.ts';
+import { CALLBACKS_CHANNEL, dueOrHeldSql, enqueueCallbacks } from './callbacks.ts';
 import {
-  type ChainKey,
   deletePendingEventsOf,
   getCursor,
   insertPendingEvents,
   lockChain,
-  type PendingEvent,
+  readFinalizedHeight,
   recordBlockCallbacks,
   takeDuePendingEventsOf,
   windowBlocks,
 } from './chain-state.ts';
 import { creditBalance, debitCredits } from './customers.ts';
 import type { Db, Queryable } from './db.ts';
-
-export type BlockJobKind = 'backfill' | 'replay';
-export type BlockJobState = 'running' | 'done' | 'out_of_credits';
-
-export interface BlockJob {
-  id: string;
-  kind: BlockJobKind;
-  customerId: string;
-  subscriptionId: string;
-  blockchain: Blockchain;
-  network: Network;
-  fromHeight: number;
-  toHeight: number;
-  processedHeight: number;
-  state: BlockJobState;
-  queued: number;
-  creditsConsumed: bigint;
-  createdAt: Date;
-  finishedAt: Date | null;
-}
-
-/** What a subscription item shows of its backfill until it is done. */
-export interface BackfillProgress {
-  fromBlockHeight: number;
-  toBlockHeight: number;
-  processedHeight: number;
-  state: BlockJobState;
-}
 
 interface BlockJobRow {
   id: string;
@@ -262,7 +238,9 @@ export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResul
       await insertPendingEvents(tx, chain, batch.callbacks);
       due = await takeDuePendingEventsOf(tx, chain, job.subscriptionId, Math.min(batch.through, job.toHeight), job.toHeight);
     } else {
-      due = batch.callbacks.filter((c) => c.dueHeight <= cursor.height);
+      // Events waiting for finality (FINALIZED_DUE_HEIGHT): due when their block is at or below the finalized height the follower recorded.
+      const finalized = batch.callbacks.some((c) => c.dueHeight === FINALIZED_DUE_HEIGHT) ? await readFinalizedHeight(tx, chain) : -1;
+      due = batch.callbacks.filter((c) => c.dueHeight <= cursor.height || (c.dueHeight === FINALIZED_DUE_HEIGHT && c.blockHeight <= finalized));
     }
     const { queue, requeue } = job.kind === 'replay' ? await splitReplay(tx, job.subscriptionId, due) : { queue: due, requeue: [] };
 
@@ -283,7 +261,7 @@ export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResul
     const toQueue = queue.filter((c) => paid.has(c));
     const toRequeue = requeue.filter((c) => paid.has(c));
     const inserted = await enqueue(tx, chain, toQueue, windowLow);
-    const resent = await resend(tx, job.subscriptionId, toRequeue, batch.now);
+    const resent = await resend(tx, chain, job.subscriptionId, toRequeue, batch.now);
     const queued = inserted + resent;
 
     const finished = outOfCredits || batch.through >= job.toHeight;
@@ -310,7 +288,7 @@ export async function writeJobBatch(db: Db, batch: JobBatch): Promise<BatchResul
 async function enqueue(tx: Queryable, chain: ChainKey, events: PendingEvent[], windowLow: number): Promise<number> {
   if (events.length === 0) return 0;
   const callbacks = events.map(callbackOfEvent);
-  const inserted = await enqueueCallbacks(tx, callbacks);
+  const inserted = await enqueueCallbacks(tx, callbacks, new Date(), { chain });
   await recordBlockCallbacks(
     tx,
     chain,
@@ -344,13 +322,15 @@ async function splitReplay(tx: Queryable, subscriptionId: string, due: PendingEv
 }
 
 /** Puts delivered or failed callbacks back in the queue, due now, as a resend does (same row: body, key and sequence number). */
-async function resend(tx: Queryable, subscriptionId: string, events: PendingEvent[], now: Date): Promise<number> {
+async function resend(tx: Queryable, chain: ChainKey, subscriptionId: string, events: PendingEvent[], now: Date): Promise<number> {
   if (events.length === 0) return 0;
+  // A held chain's confirmed events are sent again on its release, as its new ones (store/chain-holds.ts).
   const rows = await tx.query(
     'block-jobs:resend',
-    `UPDATE callbacks SET status = 'pending', next_attempt_at = $3, series_start = attempts, finished_at = NULL, outcome = NULL
+    `UPDATE callbacks SET status = 'pending', next_attempt_at = ${dueOrHeldSql('event_type', '$3::timestamptz', '$4', '$5')}, series_start = attempts,
+       finished_at = NULL, outcome = NULL
      WHERE subscription_id = $1 AND idempotency_key = ANY ($2::text[]) AND status IN ('delivered', 'failed') RETURNING id`,
-    [subscriptionId, events.map((e) => e.idempotencyKey), now],
+    [subscriptionId, events.map((e) => e.idempotencyKey), now, chain.blockchain, chain.network],
   );
   if (rows.length > 0) await tx.query('callbacks:notify', `SELECT pg_notify('${CALLBACKS_CHANNEL}', '')`);
   return rows.length;

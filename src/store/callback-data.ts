@@ -1,5 +1,5 @@
 /**
- * What the address read of the Callback Data (CATALOGUE.md 3.1) needs from herald's own records: whether
+ * What the address read of the Callback Data (docs/reference/api.md#address-details) needs from herald's own records: whether
  * one of the customer's active subscriptions on the chain names the address, and the customer's wallet
  * ledger of that address (the row its subscriptions watch, store/subscribed-addresses.ts, or one of its
  * wallets'). Tenant-scoped like every customer-facing query.

@@ -4,8 +4,8 @@
  * send outside any transaction, and record outcomes in batches.
  */
 
-import type { EventType } from '../domain/chains.ts';
-import { uuidV7 } from '../domain/ids.ts';
+import { type CallbackEventType, type ChainKey, type EventType, HELD_EVENTS } from '../domain/chains.ts';
+import type { NewCallback } from '../domain/events.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { addToTallies, type TallyKind } from './alerts.ts';
 import type { Db, Queryable } from './db.ts';
@@ -13,30 +13,20 @@ import { openSecret } from './secret-box.ts';
 
 export const CALLBACKS_CHANNEL = 'herald_callbacks';
 
-export interface NewCallback {
-  id: string;
-  customerId: string;
-  subscriptionId: string;
-  eventType: EventType;
-  idempotencyKey: string;
-  body: string;
-  callbackUrl: string;
-}
+/** The event types a held chain holds (domain/chains.ts HELD_EVENTS) as an SQL array literal: a constant, no parameter on the hot path. */
+export const HELD_TYPES_SQL = `ARRAY[${[...HELD_EVENTS].map((t) => `'${t}'`).join(', ')}]::text[]`;
 
 /**
- * The callback of an event due now (a block's match, a mempool sighting, a pending event of chain following
- * or a block job) under a new id: every new callback's id is made here, time-ordered (domain/ids.ts).
+ * Whether the chain named by the SQL expressions `blockchain`, `network` is held (store/chain-holds.ts):
+ * uncorrelated with the rows, so PostgreSQL evaluates it once per statement (an InitPlan).
  */
-export function callbackOfEvent(e: Omit<NewCallback, 'id'>): NewCallback {
-  return {
-    id: uuidV7(),
-    customerId: e.customerId,
-    subscriptionId: e.subscriptionId,
-    eventType: e.eventType,
-    idempotencyKey: e.idempotencyKey,
-    body: e.body,
-    callbackUrl: e.callbackUrl,
-  };
+export function chainHeldSql(blockchain: string, network: string): string {
+  return `EXISTS (SELECT 1 FROM chain_holds h WHERE h.blockchain = ${blockchain} AND h.network = ${network})`;
+}
+
+/** The due time a revived callback of event type `eventType` (an SQL expression) gets: 'infinity' (held) when its chain is held and it is a confirmed event. */
+export function dueOrHeldSql(eventType: string, due: string, blockchain: string, network: string): string {
+  return `CASE WHEN ${eventType} = ANY (${HELD_TYPES_SQL}) AND ${chainHeldSql(blockchain, network)} THEN 'infinity'::timestamptz ELSE ${due} END`;
 }
 
 /** scheme://host:port of a URL: callbacks to one destination share its concurrency cap. */
@@ -60,12 +50,17 @@ export function destinationOf(url: string): string {
  * `notify` is false: a caller that wakes them in a statement of its own). A single statement that first left out the
  * keys already queued was tried: the planner turned that check into a hash anti-join over the whole
  * outbox (seen with EXPLAIN on a small table), a cost that grows with the table. The price of the
- * numbering, measured with `npm run bench -- enqueue`, is in the README ("Callback order").
+ * numbering, measured once, is in docs/concepts/callbacks-and-retries.md ("Callback order").
  */
-export async function enqueueCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date = new Date(), options: { notify?: boolean } = {}): Promise<number> {
+export async function enqueueCallbacks(
+  tx: Queryable,
+  callbacks: NewCallback<CallbackEventType>[],
+  now: Date = new Date(),
+  options: { notify?: boolean; chain?: ChainKey } = {},
+): Promise<number> {
   if (callbacks.length === 0) return 0;
   const notify = options.notify ?? true;
-  const { inserted, numbering } = await insertCallbacks(tx, callbacks, now);
+  const { inserted, numbering } = await insertCallbacks(tx, callbacks, now, options.chain);
   if (inserted > 0) {
     await tx.query(
       notify ? 'callbacks:number-notify' : 'callbacks:number',
@@ -90,13 +85,32 @@ export interface CallbackNumbering {
  * enqueueCallbacks' first half, for a caller that numbers the rows in a statement of its own (the block
  * transaction's write, store/block-apply.ts, with numberingCtes): the insert, and the numbering it calls for.
  */
-export async function insertCallbacks(tx: Queryable, callbacks: NewCallback[], now: Date): Promise<{ inserted: number; numbering: CallbackNumbering }> {
+export async function insertCallbacks(
+  tx: Queryable,
+  callbacks: NewCallback<CallbackEventType>[],
+  now: Date,
+  chain?: ChainKey,
+): Promise<{ inserted: number; numbering: CallbackNumbering }> {
   const counts = new Map<string, number>();
   if (callbacks.length === 0) return { inserted: 0, numbering: { counts, fresh: [] } };
+  // With the chain named (every producer of confirmed callbacks, under the chain's lock): a held chain's
+  // confirmed callbacks go in held, due at 'infinity' and out of the event stream until the release. The
+  // chain's hold is an InitPlan (one index probe per statement, EXPLAIN ANALYZE: loops=1), tested first so
+  // that a chain not held evaluates nothing per row; the statement's server time was within the run's noise
+  // of the plain insert's (20 and 200 rows, medians of 150 to 300 alternating runs, 2026-12-02).
+  const held = chain ? `${chainHeldSql('$10', '$11')} AND u.url IS NOT NULL AND u.event_type = ANY (${HELD_TYPES_SQL})` : 'false';
   const rows = await tx.query<{ id: string }>(
-    'callbacks:enqueue',
-    `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, next_attempt_at)
-     SELECT *, $9::timestamptz FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+    chain ? 'callbacks:enqueue-holding' : 'callbacks:enqueue',
+    // A pull-only subscription's callback (no URL) is written already finished, cancelled with outcome
+    // pull_only: the event stream reads it, delivery, recovery and replay never see it (migration 055).
+    // It is never held: the breaker holds deliveries (docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker).
+    `INSERT INTO callbacks (id, customer_id, subscription_id, event_type, idempotency_key, body, callback_url, destination, next_attempt_at,
+       status, outcome, finished_at${chain ? ', stream_xid' : ''})
+     SELECT u.*, ${chain ? `CASE WHEN ${held} THEN 'infinity'::timestamptz ELSE $9::timestamptz END` : '$9::timestamptz'},
+       CASE WHEN u.url IS NULL THEN 'cancelled' ELSE 'pending' END, CASE WHEN u.url IS NULL THEN 'pull_only' END,
+       CASE WHEN u.url IS NULL THEN $9::timestamptz END${chain ? `, CASE WHEN ${held} THEN NULL ELSE pg_current_xact_id() END` : ''}
+     FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+       AS u (id, customer_id, subscription_id, event_type, idempotency_key, body, url, destination)
      ON CONFLICT (subscription_id, idempotency_key) DO NOTHING
      RETURNING id`,
     [
@@ -107,8 +121,9 @@ export async function insertCallbacks(tx: Queryable, callbacks: NewCallback[], n
       callbacks.map((c) => c.idempotencyKey),
       callbacks.map((c) => c.body),
       callbacks.map((c) => c.callbackUrl),
-      callbacks.map((c) => destinationOf(c.callbackUrl)),
+      callbacks.map((c) => (c.callbackUrl === null ? null : destinationOf(c.callbackUrl))),
       now,
+      ...(chain ? [chain.blockchain, chain.network] : []),
     ],
   );
   // In the order given (RETURNING promises none): each new row's rank among its subscription's new rows.
@@ -127,7 +142,7 @@ export async function insertCallbacks(tx: Queryable, callbacks: NewCallback[], n
  * The CTEs that bump the counters and number the new rows, given the parameter references ($n) of
  * numberingParameters' six arrays: a subscription's new numbers are last - count + 1 .. last, by rank.
  * The UPDATE names the rows by id = ANY: joined to the unnest alone, the prepared statement's generic
- * plan scanned the whole outbox, 10 to 25 times slower for blocks of many callbacks (bench/enqueue.ts).
+ * plan scanned the whole outbox, 10 to 25 times slower for blocks of many callbacks (docs/benchmarks.md, "Retired measurements").
  * The rows must have been inserted by an earlier statement (a CTE does not see its siblings' rows).
  */
 export function numberingCtes(subscriptions: string, counts: string, ids: string, idSubscriptions: string, ranks: string, idCounts: string): string {
@@ -167,6 +182,8 @@ export const PARK_AFTER_FAILURES = 3;
 
 /** A claimed callback: what was enqueued, plus what sending it needs. */
 export interface ClaimedCallback extends NewCallback {
+  /** Never null here: a pull-only subscription's callbacks are never pending (migration 055's check). */
+  callbackUrl: string;
   destination: string;
   /** Attempts before this one. */
   attempts: number;
@@ -219,8 +236,7 @@ interface ClaimRow {
  * destinations (see destination_parking in migration 035). The claim is a lease: the rows are due again
  * at now + leaseMs unless an outcome is recorded first.
  *
- * It goes destination by destination (README, "Delivery: one customer's outage costs the others
- * nothing"): a skip scan lists the destinations with pending callbacks and their earliest due time,
+ * It goes destination by destination (docs/concepts/delivery.md): a skip scan lists the destinations with pending callbacks and their earliest due time,
  * then each open destination due now gets an equal share of `limit` (at least `minShare`, at most its
  * capacity: `capacities`, else `maxPerDestination`), oldest due first. A skipped or parked destination costs one index probe, however many callbacks wait for it; a
  * claim never walks past another destination's backlog. A parked destination whose time has come gets
@@ -371,7 +387,8 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
          UPDATE callbacks c SET
            attempts = c.attempts + 1,
            status = CASE WHEN c.status = 'pending' THEN o.status ELSE c.status END,
-           next_attempt_at = CASE WHEN c.status = 'pending' AND o.status = 'pending' THEN o.next_at ELSE c.next_attempt_at END,
+           -- A callback held while it was in flight (store/chain-holds.ts tripBreaker) stays held.
+           next_attempt_at = CASE WHEN c.status = 'pending' AND o.status = 'pending' AND c.next_attempt_at <> 'infinity' THEN o.next_at ELSE c.next_attempt_at END,
            finished_at = CASE WHEN c.status = 'pending' AND o.status <> 'pending' THEN $11::timestamptz ELSE c.finished_at END,
            outcome = CASE WHEN c.status = 'pending' THEN o.outcome ELSE c.outcome END
          FROM o WHERE c.id = o.id
@@ -460,6 +477,20 @@ export async function recordOutcomes(db: Db, outcomes: AttemptOutcome[], now: Da
   else await db.transaction('callbacks:record', write);
 }
 
+/**
+ * Lets a parked destination go because it answered outside the worker (a test callback got an HTTP
+ * answer: docs/concepts/delivery.md, "Parking a destination that cannot be reached"), and wakes the
+ * workers: its due callbacks are claimed at once rather than at its probe's next retry. False when it
+ * was not parked.
+ */
+export async function releaseParkedDestination(db: Db, destination: string): Promise<boolean> {
+  return db.transaction('callbacks:release-parking', async (tx) => {
+    const rows = await tx.query('callbacks:release-parking', 'DELETE FROM destination_parking WHERE destination = $1 RETURNING destination', [destination]);
+    if (rows.length > 0) await notifyCallbacks(tx);
+    return rows.length > 0;
+  });
+}
+
 /** Cancels a subscription's callbacks not yet delivered (its deletion, in the same transaction). */
 export async function cancelPendingCallbacks(tx: Queryable, customerId: string, subscriptionId: string, now: Date = new Date()): Promise<number> {
   const rows = await tx.query(
@@ -471,11 +502,11 @@ export async function cancelPendingCallbacks(tx: Queryable, customerId: string, 
   return rows.length;
 }
 
-export type RequeueState = 'queued' | 'not-found' | 'subscription-deleted' | 'pending' | 'cancelled';
+export type RequeueState = 'queued' | 'not-found' | 'subscription-deleted' | 'pending' | 'cancelled' | { pullOnly: string };
 
 /**
  * Puts a delivered or failed callback back in the queue, due now, same body and idempotencyKey; a new
- * retry series. Call it inside a transaction (the caller charges in the same one, so a refused charge
+ * retry series (never a pull-only subscription's: { pullOnly: its subscription }). Call it inside a transaction (the caller charges in the same one, so a refused charge
  * leaves nothing queued).
  *
  * A callback whose subscription is gone is left alone: workers only claim callbacks of existing
@@ -484,12 +515,14 @@ export type RequeueState = 'queued' | 'not-found' | 'subscription-deleted' | 'pe
  * no subscription) or waits for this transaction and then cancels the callback it queued.
  */
 export async function requeueCallback(tx: Queryable, customerId: string, callbackId: string, now: Date): Promise<RequeueState> {
-  const [found] = await tx.query<{ subscription_id: string }>(
+  const [found] = await tx.query<{ subscription_id: string; pull_only: boolean }>(
     'callbacks:requeue-find',
-    'SELECT subscription_id FROM callbacks WHERE customer_id = $1 AND id = $2',
+    'SELECT subscription_id, callback_url IS NULL AS pull_only FROM callbacks WHERE customer_id = $1 AND id = $2',
     [customerId, callbackId],
   );
   if (!found) return 'not-found';
+  // A pull-only subscription's callback has nowhere to go (migration 055): never queued.
+  if (found.pull_only) return { pullOnly: found.subscription_id };
   const subscribed = await tx.query('callbacks:requeue-lock-subscription', 'SELECT 1 FROM subscriptions WHERE customer_id = $1 AND id = $2 FOR KEY SHARE', [
     customerId,
     found.subscription_id,
@@ -523,7 +556,8 @@ export interface CallbackLogEntry {
   /** x-callback-sequence; null for callbacks older than the numbering. */
   sequence: number | null;
   createdAt: Date;
-  nextAttemptAt: Date;
+  /** null: held by the deep-reorganisation breaker (due at 'infinity', store/chain-holds.ts) until the chain is released. */
+  nextAttemptAt: Date | null;
   attempts: { attempt: number; startedAt: Date; durationMs: number; httpStatus: number | null; errorClass: string | null; errorMessage: string | null }[];
 }
 
@@ -546,7 +580,7 @@ export async function listCallbacks(
       outcome: string | null;
       sequence: string | null;
       created_at: Date;
-      next_attempt_at: Date;
+      next_attempt_at: Date | number;
       attempts: {
         attempt: number;
         started_at: string;
@@ -583,7 +617,7 @@ export async function listCallbacks(
       outcome: r.outcome,
       sequence: r.sequence === null ? null : Number(r.sequence),
       createdAt: r.created_at,
-      nextAttemptAt: r.next_attempt_at,
+      nextAttemptAt: dueDate(r.next_attempt_at),
       attempts: r.attempts.map((a) => ({
         attempt: a.attempt,
         startedAt: new Date(a.started_at),
@@ -594,6 +628,11 @@ export async function listCallbacks(
       })),
     })),
   };
+}
+
+/** A callback's due time as read: a held one's 'infinity' (which pg reads as the number Infinity) is null. */
+function dueDate(value: Date | number): Date | null {
+  return value instanceof Date && Number.isFinite(value.getTime()) ? value : null;
 }
 
 /** Queue depth and the age of the oldest due callback, for /metrics. */
@@ -625,7 +664,7 @@ export async function getCallback(q: Queryable, customerId: string, callbackId: 
     outcome: string | null;
     sequence: string | null;
     created_at: Date;
-    next_attempt_at: Date;
+    next_attempt_at: Date | number;
     body: string;
     attempts: {
       attempt: number;
@@ -655,7 +694,7 @@ export async function getCallback(q: Queryable, customerId: string, callbackId: 
     outcome: row.outcome,
     sequence: row.sequence === null ? null : Number(row.sequence),
     createdAt: row.created_at,
-    nextAttemptAt: row.next_attempt_at,
+    nextAttemptAt: dueDate(row.next_attempt_at),
     body: row.body,
     attempts: row.attempts.map((a) => ({
       attempt: a.attempt,

@@ -2,22 +2,13 @@
  * chain_nodes (migration 013): each configured node's health as the ingest role last saw it, so that any
  * process (the status endpoint, the metrics, the operator alerts) shows the same view.
  */
-import type { ChainKey } from './chain-state.ts';
+
+import type { ChainKey } from '../domain/chains.ts';
+import type { NodeView } from '../domain/node-view.ts';
 import type { Queryable } from './db.ts';
 
-export interface ChainNodeRow {
-  /** The node's redacted URL. */
-  node: string;
-  eligible: boolean;
-  reason: string | null;
-  headHeight: number | null;
-  headHash: string | null;
-  lagBlocks: number | null;
-  errorRate: number | null;
-  latencyMs: number | null;
-  checkedAt: Date;
-  changedAt: Date;
-}
+/** A node's row: the pool's view of it (domain/node-view.ts). */
+export type ChainNodeRow = NodeView;
 
 /**
  * The chain's nodes as they are now: one statement that writes every row and deletes the rows of nodes no

@@ -8,14 +8,14 @@
  * - every pending event's block is in the canonical chain (a reorganisation deletes the orphaned ones).
  */
 import type { BlockRef } from '../domain/blocks.ts';
-import type { Blockchain, EventType, Network } from '../domain/chains.ts';
+import type { ChainKey, EventType } from '../domain/chains.ts';
+import type { ConfirmationPolicy } from '../domain/confirmations.ts';
+import type { BlockCallback, CallbackTargetRow, PendingEvent } from '../domain/events.ts';
+import type { IndexableSubscription, SubscribedWalletKey } from '../domain/subscriptions.ts';
+import { dueOrHeldSql } from './callbacks.ts';
+import type { BreakerTrip } from './chain-holds.ts';
 import type { Queryable } from './db.ts';
-import type { IndexableSubscription } from './subscriptions.ts';
-
-export interface ChainKey {
-  blockchain: Blockchain;
-  network: Network;
-}
+import { markRetracted, REINSTATED_CTE } from './event-stream.ts';
 
 export interface ChainCursor {
   height: number;
@@ -29,37 +29,6 @@ export interface WindowBlock {
   hash: string;
   parentHash: string;
   timestamp: number;
-}
-
-export interface PendingEvent {
-  subscriptionId: string;
-  customerId: string;
-  blockHeight: number;
-  blockHash: string;
-  dueHeight: number;
-  idempotencyKey: string;
-  body: string;
-  callbackUrl: string;
-  eventType: EventType;
-}
-
-/** A callback the follower enqueued, by the block its event was mined in. */
-export interface BlockCallback {
-  blockHeight: number;
-  subscriptionId: string;
-  idempotencyKey: string;
-}
-
-/** What the follower needs of a matched subscription to build its callback. */
-export interface CallbackTargetRow {
-  id: string;
-  customerId: string;
-  eventType: EventType;
-  callbackUrl: string;
-  apiVersion: string;
-  isActive: boolean;
-  /** The transaction id or address as the customer spelled it when subscribing (callbacks echo it); null for threshold subscriptions. */
-  subscribedAs: string | null;
 }
 
 /** Advisory lock key space (first int4 of the two-int4 form; subscriptions.ts uses 1 and 2). */
@@ -123,9 +92,11 @@ export interface ChainStatusRow extends ChainKey {
   nodeHeadSeenAt: Date | null;
   blockTimestamp: number | null;
   updatedAt: Date;
+  /** The deep-reorganisation breaker's hold (store/chain-holds.ts), when the chain is held. */
+  hold: { heldAt: Date; reason: 'reorganisation' | 'disagreement'; depth: number; breakerDepth: number; trips: BreakerTrip[] } | null;
 }
 
-/** Every chain that has been followed on this database. */
+/** Every chain that has been followed on this database, with its hold if it is held. */
 export async function listChainStatus(q: Queryable): Promise<ChainStatusRow[]> {
   const rows = await q.query<{
     blockchain: ChainKey['blockchain'];
@@ -138,10 +109,17 @@ export async function listChainStatus(q: Queryable): Promise<ChainStatusRow[]> {
     node_head_seen_at: Date | null;
     block_timestamp: string | null;
     updated_at: Date;
+    held_at: Date | null;
+    reason: 'reorganisation' | 'disagreement' | null;
+    depth: number | null;
+    breaker_depth: number | null;
+    trips: BreakerTrip[] | null;
   }>(
     'chain:status',
-    `SELECT blockchain, network, height, hash, state, stop_reason, node_head, node_head_seen_at, block_timestamp, updated_at
-     FROM chain_cursors ORDER BY blockchain, network`,
+    `SELECT c.blockchain, c.network, c.height, c.hash, c.state, c.stop_reason, c.node_head, c.node_head_seen_at, c.block_timestamp, c.updated_at,
+       h.held_at, h.reason, h.depth, h.breaker_depth, h.trips
+     FROM chain_cursors c LEFT JOIN chain_holds h ON h.blockchain = c.blockchain AND h.network = c.network
+     ORDER BY c.blockchain, c.network`,
   );
   return rows.map((r) => ({
     blockchain: r.blockchain,
@@ -154,6 +132,10 @@ export async function listChainStatus(q: Queryable): Promise<ChainStatusRow[]> {
     nodeHeadSeenAt: r.node_head_seen_at,
     blockTimestamp: r.block_timestamp === null ? null : Number(r.block_timestamp),
     updatedAt: r.updated_at,
+    hold:
+      r.held_at === null
+        ? null
+        : { heldAt: r.held_at, reason: r.reason ?? 'reorganisation', depth: r.depth ?? 0, breakerDepth: r.breaker_depth ?? 0, trips: r.trips ?? [] },
   }));
 }
 
@@ -331,27 +313,38 @@ export async function recordBlockCallbacks(tx: Queryable, chain: ChainKey, callb
   );
   await tx.query(
     'chain:revive-reorg-cancelled',
-    `UPDATE callbacks c SET status = 'pending', outcome = NULL, finished_at = NULL, next_attempt_at = clock_timestamp()
-     FROM unnest($1::uuid[], $2::text[]) AS k (subscription_id, idempotency_key)
-     WHERE c.subscription_id = k.subscription_id AND c.idempotency_key = k.idempotency_key
-       AND c.status = 'cancelled' AND c.outcome = 'reorganised'`,
-    [params[3], params[4]],
+    `WITH revived AS (
+       UPDATE callbacks c SET status = CASE WHEN c.callback_url IS NULL THEN 'cancelled' ELSE 'pending' END,
+         outcome = CASE WHEN c.callback_url IS NULL THEN 'pull_only' END, finished_at = CASE WHEN c.callback_url IS NULL THEN clock_timestamp() END,
+         next_attempt_at = CASE WHEN c.callback_url IS NULL THEN clock_timestamp() ELSE ${dueOrHeldSql('c.event_type', 'clock_timestamp()', '$3', '$4')} END
+       FROM unnest($1::uuid[], $2::text[]) AS k (subscription_id, idempotency_key)
+       WHERE c.subscription_id = k.subscription_id AND c.idempotency_key = k.idempotency_key
+         AND c.status = 'cancelled' AND c.outcome = 'reorganised'
+       RETURNING c.id, c.customer_id, c.stream_xid),
+     ${REINSTATED_CTE}
+     SELECT 1`,
+    [params[3], params[4], chain.blockchain, chain.network],
   );
 }
 
 /**
  * Forgets every block above `ancestorHeight` (they left the canonical chain): their window rows, their
  * pending events (never to be sent) and, among the callbacks already enqueued for them, those not yet
- * delivered (cancelled with outcome 'reorganised'). Returns what it removed.
+ * delivered (cancelled with outcome 'reorganised'), pull-only ones too (migration 055: so that the chain
+ * coming back to their block revives them as it does the others, with a reinstatement in the stream).
+ * Returns what it removed.
  */
 export async function rewindAbove(tx: Queryable, chain: ChainKey, ancestorHeight: number): Promise<{ pendingDeleted: number; callbacksCancelled: number }> {
   const params = [chain.blockchain, chain.network, ancestorHeight];
+  // The event stream's retractions first: they read the records and blocks deleted below.
+  await markRetracted(tx, chain, ancestorHeight);
   const cancelled = await tx.query(
     'chain:cancel-orphaned-callbacks',
     `UPDATE callbacks c SET status = 'cancelled', outcome = 'reorganised', finished_at = clock_timestamp()
      FROM chain_block_callbacks b
      WHERE b.blockchain = $1 AND b.network = $2 AND b.block_height > $3
-       AND c.subscription_id = b.subscription_id AND c.idempotency_key = b.idempotency_key AND c.status = 'pending'
+       AND c.subscription_id = b.subscription_id AND c.idempotency_key = b.idempotency_key
+       AND (c.status = 'pending' OR (c.status = 'cancelled' AND c.outcome = 'pull_only'))
      RETURNING c.id`,
     params,
   );
@@ -377,12 +370,22 @@ interface IndexableRow {
   network: ChainKey['network'];
   target: string | null;
   receive_callback_on: number | null;
+  confirmation_policy: ConfirmationPolicy | null;
   amount_higher_than: string | null;
   block_height: string | null;
   is_active: boolean;
+  wallet_key: SubscribedWalletKey | null;
+  /** [change, index, address, derivation path] of each derived address (wallet-key subscriptions only). */
+  derived: [boolean, number, string, string][] | null;
 }
 
-const INDEXABLE_COLUMNS = 'id, customer_id, event_type, blockchain, network, target, receive_callback_on, amount_higher_than, block_height, is_active';
+/**
+ * A wallet-key subscription (docs/concepts/wallet-keys.md) comes with its derived addresses, read by the same
+ * statement (null for every other row: the subquery runs for those rows only).
+ */
+const INDEXABLE_COLUMNS = `id, customer_id, event_type, blockchain, network, target, receive_callback_on, confirmation_policy, amount_higher_than, block_height,
+  is_active, wallet_key, CASE WHEN wallet_key IS NOT NULL THEN (SELECT json_agg(json_build_array(x.change, x.index, x.address, x.derivation_path))
+    FROM xpub_addresses x WHERE x.subscription_id = subscriptions.id) END AS derived`;
 
 const toIndexable = (r: IndexableRow): IndexableSubscription => ({
   id: r.id,
@@ -392,9 +395,14 @@ const toIndexable = (r: IndexableRow): IndexableSubscription => ({
   network: r.network,
   target: r.target,
   receiveCallbackOn: r.receive_callback_on,
+  confirmationPolicy: r.confirmation_policy,
   amountHigherThan: r.amount_higher_than === null ? null : BigInt(r.amount_higher_than),
   blockHeight: r.block_height === null ? null : Number(r.block_height),
   isActive: r.is_active,
+  ...(r.wallet_key !== null && {
+    walletKey: r.wallet_key,
+    derived: (r.derived ?? []).map(([change, index, address, derivationPath]) => ({ change, index, address, derivationPath })),
+  }),
 });
 
 /** The active subscriptions of one chain, as the matching index reads them. */
@@ -466,4 +474,23 @@ export async function subscriptionsWithCallbacks(q: Queryable, ids: string[]): P
     [ids],
   );
   return new Set(rows.map((r) => r.subscription_id));
+}
+
+/** Records the chain's finalized height as the follower read it (it only moves forward). */
+export async function saveFinalizedHeight(tx: Queryable, chain: ChainKey, height: number): Promise<void> {
+  await tx.query(
+    'chain:save-finalized',
+    'UPDATE chain_cursors SET finalized_height = greatest(coalesce(finalized_height, -1), $3) WHERE blockchain = $1 AND network = $2',
+    [chain.blockchain, chain.network, height],
+  );
+}
+
+/** The chain's finalized height last recorded by its follower; -1 when none (no finality subscription followed yet). */
+export async function readFinalizedHeight(q: Queryable, chain: ChainKey): Promise<number> {
+  const [row] = await q.query<{ h: string | null }>(
+    'chain:read-finalized',
+    'SELECT finalized_height AS h FROM chain_cursors WHERE blockchain = $1 AND network = $2',
+    [chain.blockchain, chain.network],
+  );
+  return row?.h == null ? -1 : Number(row.h);
 }

@@ -4,6 +4,7 @@
  * newly enqueued callbacks (NOTIFY herald_callbacks, which wakes the delivery worker).
  */
 import pg from 'pg';
+import { Backoff } from '../lib/loop.ts';
 import { CALLBACKS_CHANNEL } from './callbacks.ts';
 
 export interface Change {
@@ -53,7 +54,7 @@ export function listenForChanges(
 ): ChangeListener {
   let client: pg.Client | undefined;
   let closed = false;
-  let retryMs = 250;
+  const reconnect = new Backoff({ firstMs: 250, maxMs: 5_000 });
   let timer: NodeJS.Timeout | undefined;
 
   const connect = async () => {
@@ -82,7 +83,7 @@ export function listenForChanges(
       await next.query('LISTEN herald_changes');
       if (handlers.onCallbacks) await next.query(`LISTEN ${CALLBACKS_CHANNEL}`);
       if (handlers.onSubscription) await next.query(`LISTEN ${SUBSCRIPTIONS_CHANNEL}`);
-      retryMs = 250;
+      reconnect.reset();
       handlers.onLive(true);
       handlers.onCallbacks?.(); // anything enqueued while we were not listening
     } catch (error) {
@@ -98,8 +99,7 @@ export function listenForChanges(
     timer = setTimeout(() => {
       timer = undefined;
       void connect();
-    }, retryMs);
-    retryMs = Math.min(retryMs * 2, 5_000);
+    }, reconnect.next());
   };
 
   void connect();

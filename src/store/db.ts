@@ -4,6 +4,7 @@
  * deadlock) and non-retryable errors. Nothing outside src/store/ builds SQL.
  */
 import pg from 'pg';
+import { sleep } from '../lib/loop.ts';
 import type { Metrics } from '../metrics.ts';
 
 // int8 (bigint) and numeric come back as strings by default; bigint columns here hold credits and
@@ -154,7 +155,7 @@ export function createDb(url: string, options: DbOptions): Db {
         } catch (error) {
           const conflict = error instanceof DbError && (error.sqlstate === '40P01' || error.sqlstate === '40001');
           if (!conflict || attempt >= TRANSACTION_ATTEMPTS) throw error;
-          await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+          await sleep(Math.random() * 10 * attempt);
         }
       }
     },

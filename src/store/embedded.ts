@@ -15,7 +15,7 @@
  *
  * Supervised: the process that owns the server (started or adopted it) notices when it dies (killed,
  * out of memory, crashed) and starts it again on the same port, with a growing delay between tries
- * (README "Embedded database supervision"). While it is down, health() says so (/healthz answers 503).
+ * (docs/operations/embedded-database.md "Supervision"). While it is down, health() says so (/healthz answers 503).
  * When it cannot be started again after the last try, onGiveUp is called: `herald serve` then exits
  * non-zero, so that a process manager restarts the whole program.
  */
@@ -39,6 +39,7 @@ import {
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
+import { sleep } from '../lib/loop.ts';
 import { type Binaries, firstClosedStep, placeServerData, reachableBinaries, type ServerUser, serverUser, unreachableMessage } from './server-user.ts';
 
 export interface EmbeddedDatabase {
@@ -174,7 +175,7 @@ async function stopByPid(pid: number): Promise<void> {
   } catch {
     return;
   }
-  while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
+  while (isAlive(pid)) await sleep(20);
 }
 
 /**
@@ -206,7 +207,7 @@ async function waitUntilReady(url: string, child: ChildProcess | undefined, logF
     } catch (error) {
       lastError = error;
       await client.end().catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 15));
+      await sleep(15);
     }
   }
   throw new Error(`The embedded PostgreSQL server was not ready after ${READY_TIMEOUT_MS} ms (${String(lastError)}); see ${logFile}.`);

@@ -4,7 +4,8 @@
  * (added by recordOutcomes in store/callbacks.ts); plus the slowest destinations of the last hour, read
  * from the attempts themselves.
  */
-import type { ChainKey } from './chain-state.ts';
+
+import type { ChainKey } from '../domain/chains.ts';
 import type { Queryable } from './db.ts';
 
 /** How long the history tables keep a row. */

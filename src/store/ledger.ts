@@ -4,7 +4,8 @@
  * confirmed) and the balance columns of wallet_addresses, wallet_token_balances and wallet_nfts. Every
  * function runs inside the follower's block transaction.
  */
-import type { ChainKey } from './chain-state.ts';
+
+import type { ChainKey } from '../domain/chains.ts';
 import type { Queryable } from './db.ts';
 
 export interface WatchedAddress {

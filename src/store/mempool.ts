@@ -2,7 +2,8 @@
  * mempool_seen and mempool_status (migration 021): the mempool loop's persisted seen-set (bounded by age
  * and count) and its state for the status endpoint.
  */
-import type { ChainKey } from './chain-state.ts';
+
+import type { ChainKey } from '../domain/chains.ts';
 import type { Queryable } from './db.ts';
 
 /** The newest `limit` seen transactions of the chain: id -> first seen (Unix seconds). */

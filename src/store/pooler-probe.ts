@@ -1,7 +1,7 @@
 /**
  * Is there a pooler in transaction (or statement) mode between us and the server at `url`? Behind one,
  * a named prepared statement lives on a server connection that the pooler hands to another client next,
- * so herald's named statements fail (README "Behind PgBouncer"). Asked at start when
+ * so herald's named statements fail (docs/operations/pgbouncer.md). Asked at start when
  * `databasePreparedStatements` is not set (store/open.ts).
  *
  * The probe: two client connections, open at the same time, take turns asking `pg_backend_pid()`, the

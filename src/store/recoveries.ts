@@ -1,5 +1,5 @@
 /**
- * Bulk recovery jobs (README "Recovering callbacks"): a row per request, worked through in chunks by
+ * Bulk recovery jobs (docs/guides/recover-and-replay.md "Recovering callbacks"): a row per request, worked through in chunks by
  * the delivery role. A chunk is one transaction: lock the job, pick the next callbacks of its window
  * after the cursor, charge them, queue them again (same row: same body, idempotencyKey and sequence
  * number, a new retry series, as a resend), move the cursor. A crash loses or repeats no chunk; a
@@ -82,7 +82,7 @@ function toRecovery(r: RecoveryRow): Recovery {
  * The callbacks a job queues again, as a condition on callbacks c joined to their subscription s, with
  * the job's scope as parameters $1..$7 (scopeParams): of the customer, in the window by creation time,
  * failed (or, asked for, cancelled other than by a reorganisation: a reorganised event is not
- * canonical), of a subscription that exists and is active (workers send only those: a callback queued
+ * canonical; nor a pull-only subscription's, which has nowhere to go: migration 055), of a subscription that exists and is active (workers send only those: a callback queued
  * for an inactive one would be paid for and wait; activate takes recoverSince for that case).
  *
  * Written so that the index callbacks_recoverable (customer_id, created_at, id) of failed and cancelled
@@ -97,7 +97,7 @@ const CANDIDATES = `c.customer_id = $1::bigint AND c.status IN ('failed', 'cance
   AND ($4::uuid IS NULL OR c.subscription_id = $4::uuid)
   AND ($5::text IS NULL OR s.callback_url = $5::text)
   AND ($6::text IS NULL OR c.event_type = $6::text)
-  AND (c.status = 'failed' OR ($7::boolean AND c.outcome IS DISTINCT FROM 'reorganised'))`;
+  AND (c.status = 'failed' OR ($7::boolean AND c.outcome IS DISTINCT FROM 'reorganised' AND c.outcome IS DISTINCT FROM 'pull_only'))`;
 
 function scopeParams(customerId: string, scope: RecoveryScope): unknown[] {
   return [customerId, scope.since, scope.until, scope.subscriptionId ?? null, scope.callbackUrl ?? null, scope.eventType ?? null, scope.includeCancelled];

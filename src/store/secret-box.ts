@@ -1,5 +1,5 @@
 /**
- * Secrets at rest (README "Secrets at rest"): the callback secrets (subscriptions.callback_secret_key and
+ * Secrets at rest (docs/operations/secrets-at-rest.md): the callback secrets (subscriptions.callback_secret_key and
  * previous_callback_secret_key) are stored encrypted when the operator gives an encryption key, with
  * AES-256-GCM, as `enc:v1:<keyId>:<iv>:<tag>:<ciphertext>` (base64url). The key id (8 hex characters of
  * the key's SHA-256) names the key a row was encrypted with, so older keys keep decrypting their rows
@@ -18,7 +18,6 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { SecretsConfig } from '../config/config.ts';
 
 const SEALED = 'enc:v1:';
 const ESCAPED = 'raw:';
@@ -47,8 +46,15 @@ function parseKey(text: string, where: string): SecretKey {
   return { id: createHash('sha256').update(bytes).digest('hex').slice(0, 8), key: createSecretKey(bytes) };
 }
 
+/** Where the keys come from: the configuration's `secrets` (src/config/config.ts) has this shape. */
+export interface KeySources {
+  encryptionKey?: string;
+  encryptionKeyFile?: string;
+  previousEncryptionKeys: string[];
+}
+
 /** The keys the configuration names; undefined without any (secrets are then stored as given). Throws on a malformed key. */
-export function keyringOf(secrets: SecretsConfig): SecretKeyring | undefined {
+export function keyringOf(secrets: KeySources): SecretKeyring | undefined {
   if (secrets.encryptionKey !== undefined && secrets.encryptionKeyFile !== undefined) {
     throw new Error('give encryptionKey or encryptionKeyFile, not both');
   }

@@ -6,7 +6,8 @@
  * holds the chain's lock and gives the chain's last processed block as watchedFromBlock. Removing one is
  * the migration's triggers' job, in the transaction that ends the last subscription naming it.
  */
-import type { ChainKey } from './chain-state.ts';
+
+import type { ChainKey } from '../domain/chains.ts';
 import type { Queryable } from './db.ts';
 
 /** The columns every insert below writes, from subscriptions `s` ($3 is watchedFromBlock, null when the chain has no cursor yet). */

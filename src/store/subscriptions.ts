@@ -2,50 +2,14 @@
  * Subscription rows. Every function takes the customer id: a customer never reads, changes or even
  * learns of another customer's subscriptions.
  */
+
+import type { BackfillProgress } from '../domain/block-jobs.ts';
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
-import type { BackfillProgress } from './block-jobs.ts';
+import { type ConfirmationPolicy, policyText } from '../domain/confirmations.ts';
+import type { DeactivationReason, DeliveryHealth, NewSubscription, ShownSubscription, SubscribedWalletKey, Subscription } from '../domain/subscriptions.ts';
 import { debitSql, type UsageEntry, usageParams } from './customers.ts';
 import type { Db, Queryable } from './db.ts';
 import { isCurrent, openSecret, sealSecret } from './secret-box.ts';
-
-export interface DeactivationReason {
-  reason: string;
-  timestamp: number;
-}
-
-export interface Subscription {
-  id: string;
-  customerId: string;
-  eventType: EventType;
-  blockchain: Blockchain;
-  network: Network;
-  transactionId: string | null;
-  address: string | null;
-  /** Normalised transaction id or address: what matching and the duplicate check compare. */
-  target: string | null;
-  receiveCallbackOn: number | null;
-  amountHigherThan: bigint | null;
-  /** BLOCK_HEIGHT_REACHED: the height waited for (the request's blockHeightReached); null otherwise. */
-  blockHeight: number | null;
-  /** CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER: the token contract as given (target holds it normalised); null otherwise. */
-  contractAddress?: string | null;
-  callbackUrl: string;
-  callbackHost: string;
-  callbackSecretKey: string | null;
-  /** The secret the last rotation replaced: it signs beside the current one until previousSecretUntil. */
-  previousCallbackSecretKey?: string | null;
-  previousSecretUntil?: Date | null;
-  allowDuplicates: boolean;
-  duplicateKey: Buffer;
-  isActive: boolean;
-  deactivationReasons: DeactivationReason[];
-  apiVersion: string;
-  createdAt: Date;
-  /** Its backfill (a create with fromBlockHeight) until done; read by the services that show it. */
-  backfill?: BackfillProgress;
-}
-
-export type NewSubscription = Omit<Subscription, 'customerId' | 'isActive' | 'deactivationReasons' | 'createdAt' | 'backfill'>;
 
 interface SubscriptionRow {
   id: string;
@@ -57,6 +21,7 @@ interface SubscriptionRow {
   address: string | null;
   target: string | null;
   receive_callback_on: number | null;
+  confirmation_policy: ConfirmationPolicy | null;
   amount_higher_than: string | null;
   block_height: string | null;
   contract_address: string | null;
@@ -71,6 +36,7 @@ interface SubscriptionRow {
   deactivation_reasons: DeactivationReason[];
   api_version: string;
   created_at: Date;
+  wallet_key: SubscribedWalletKey | null;
 }
 
 /** The columns BACKFILL_JOIN adds: the subscription's unfinished backfill, all null when it has none. */
@@ -114,6 +80,7 @@ function toSubscription(row: SubscriptionRow): Subscription {
     address: row.address,
     target: row.target,
     receiveCallbackOn: row.receive_callback_on,
+    confirmationPolicy: row.confirmation_policy,
     amountHigherThan: row.amount_higher_than === null ? null : BigInt(row.amount_higher_than),
     blockHeight: row.block_height === null ? null : Number(row.block_height),
     contractAddress: row.contract_address,
@@ -128,6 +95,7 @@ function toSubscription(row: SubscriptionRow): Subscription {
     deactivationReasons: row.deactivation_reasons,
     apiVersion: row.api_version,
     createdAt: row.created_at,
+    walletKey: row.wallet_key,
   };
 }
 
@@ -193,9 +161,9 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
     'subscriptions:insert',
     `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
        receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
-       duplicate_key, api_version, block_height, contract_address)
+       duplicate_key, api_version, block_height, contract_address, confirmation_policy, wallet_key)
      SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::integer, $10::numeric,
-            $11::text, $12::text, $13::text, $14::boolean, $15::bytea, $16::text, $17::bigint, $18::text
+            $11::text, $12::text, $13::text, $14::boolean, $15::bytea, $16::text, $17::bigint, $18::text, $19::jsonb, $20::jsonb
      WHERE $14::boolean OR NOT EXISTS (${activeTwins('1', '$2::bigint', '$15::bytea')})
      ON CONFLICT (customer_id, duplicate_key) WHERE is_active AND NOT allow_duplicates DO NOTHING
      RETURNING *`,
@@ -218,6 +186,8 @@ export async function insertUnlessTwin(q: Queryable, customerId: string, s: NewS
       s.apiVersion,
       s.blockHeight,
       s.contractAddress ?? null,
+      policyJson(s.confirmationPolicy),
+      s.walletKey ? JSON.stringify(s.walletKey) : null,
     ],
   );
   return row ? toSubscription(row) : undefined;
@@ -245,6 +215,10 @@ export async function beforeBulkChunk(
              FROM (SELECT DISTINCT k FROM unnest($2::text[]) AS k) u CROSS JOIN LATERAL (
                SELECT id FROM (${activeTwins('id, created_at', '$1', "decode(k, 'hex')")}) a ORDER BY created_at, id LIMIT 1) x) t`,
     [customerId, keys.map((k) => k.toString('hex'))],
+    // Planned each time: the generic plan of a statement prepared while the customer had few rows read every
+    // row of the customer per identity (a 10,000-item bulk create took 19 s instead of 0.5 s in
+    // test/bulk-subscriptions.test.ts; the same statement with its values planned probes the twin indexes, 0.5 ms a chunk).
+    { planEachTime: true },
   );
   const twinKeys = row?.keys ?? [];
   const twinIds = row?.ids ?? [];
@@ -317,13 +291,13 @@ export async function insertManyPaid(
 ): Promise<{ created: Map<string, Date>; available: bigint; day: string | undefined } | undefined> {
   // With a cap, the debit's condition also counts under the cap lock: an InitPlan, run once, after the
   // customer's row is found and before it is written.
-  const capCondition = cap ? ' AND herald_active_under_cap_lock($1) <= $23' : '';
+  const capCondition = cap ? ' AND herald_active_under_cap_lock($1) <= $24' : '';
   // The created rows come back as one JSON object, id -> created_at in Unix milliseconds: parsed
   // natively, where two arrays of a thousand elements each (a bulk chunk) took the pg driver's
   // per-character array and date parsers.
   const [row] = await q.query<{ credits: string | null; day: string | null; created: Record<string, number> | null }>(
     cap ? 'subscriptions:insert-paid-capped' : 'subscriptions:insert-paid',
-    `WITH ${debitSql(1, 19, 20, capCondition)},
+    `WITH ${debitSql(1, 20, 21, capCondition)},
      ins AS (${insertManySql('', 'WHERE EXISTS (SELECT 1 FROM d)')} RETURNING id, created_at)
      SELECT (SELECT credits FROM d) AS credits, (SELECT min(day)::text FROM u) AS day,
        (SELECT json_object_agg(id, floor(extract(epoch FROM created_at) * 1000)::bigint) FROM ins) AS created`,
@@ -335,18 +309,19 @@ export async function insertManyPaid(
   return { created, available: BigInt(row.credits), day: row.day ?? undefined };
 }
 
-/** The multi-row insert of insertMany and insertManyPaid (parameters $1 to $18: insertManyParams). */
+/** The multi-row insert of insertMany and insertManyPaid (parameters $1 to $19: insertManyParams). */
 function insertManySql(onConflict: string, where = ''): string {
   return `INSERT INTO subscriptions (id, customer_id, event_type, blockchain, network, transaction_id, address, target,
        receive_callback_on, amount_higher_than, callback_url, callback_host, callback_secret_key, allow_duplicates,
-       duplicate_key, api_version, block_height, contract_address)
+       duplicate_key, api_version, block_height, contract_address, confirmation_policy)
      SELECT u.id, $1::bigint, u.event_type, u.blockchain, u.network, u.transaction_id, u.address, u.target, u.receive_callback_on,
             u.amount_higher_than, u.callback_url, u.callback_host, u.callback_secret_key, u.allow_duplicates, decode(u.duplicate_key, 'hex'),
-            u.api_version, u.block_height, u.contract_address
+            u.api_version, u.block_height, u.contract_address, u.confirmation_policy::jsonb
      FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::integer[], $10::numeric[],
-                 $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::text[], $17::bigint[], $18::text[])
+                 $11::text[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::text[], $17::bigint[], $18::text[], $19::text[])
        AS u(id, event_type, blockchain, network, transaction_id, address, target, receive_callback_on, amount_higher_than,
-            callback_url, callback_host, callback_secret_key, allow_duplicates, duplicate_key, api_version, block_height, contract_address)
+            callback_url, callback_host, callback_secret_key, allow_duplicates, duplicate_key, api_version, block_height, contract_address,
+            confirmation_policy)
      ${where}
      ${onConflict}`;
 }
@@ -372,6 +347,7 @@ function insertManyParams(customerId: string, list: NewSubscription[]): unknown[
     column((s) => s.apiVersion),
     column((s) => s.blockHeight),
     column((s) => s.contractAddress ?? null),
+    column((s) => policyJson(s.confirmationPolicy)),
   ];
 }
 
@@ -388,6 +364,7 @@ export function createdSubscription(customerId: string, s: NewSubscription, crea
     address: s.address,
     target: s.target,
     receiveCallbackOn: s.receiveCallbackOn,
+    confirmationPolicy: s.confirmationPolicy ?? null,
     amountHigherThan: s.amountHigherThan,
     blockHeight: s.blockHeight,
     contractAddress: s.contractAddress ?? null,
@@ -422,27 +399,6 @@ export async function getSubscriptionShown(q: Queryable, customerId: string, id:
   return row ? withBackfill(row) : undefined;
 }
 
-/** What the API shows of a subscription (list, get, delete...): the columns a list page reads. */
-export type ShownSubscription = Pick<
-  Subscription,
-  | 'id'
-  | 'eventType'
-  | 'blockchain'
-  | 'network'
-  | 'transactionId'
-  | 'address'
-  | 'receiveCallbackOn'
-  | 'amountHigherThan'
-  | 'blockHeight'
-  | 'contractAddress'
-  | 'callbackUrl'
-  | 'callbackSecretKey'
-  | 'isActive'
-  | 'deactivationReasons'
-  | 'createdAt'
-  | 'backfill'
->;
-
 type ShownRow = Pick<
   SubscriptionRow,
   | 'id'
@@ -452,12 +408,14 @@ type ShownRow = Pick<
   | 'transaction_id'
   | 'address'
   | 'receive_callback_on'
+  | 'confirmation_policy'
   | 'amount_higher_than'
   | 'block_height'
   | 'contract_address'
   | 'callback_url'
   | 'callback_secret_key'
   | 'is_active'
+  | 'wallet_key'
 > &
   BackfillColumns & { deactivation_reasons: DeactivationReason[] | null; created_ms: string };
 
@@ -467,8 +425,8 @@ type ShownRow = Pick<
  * number to parse, not a timestamp string): a 50-item page took 0.69 ms of the server's CPU with every
  * column, 0.46 ms with these (pg's parsing, the items and their JSON, bench/api.ts's list pages).
  */
-const SHOWN_COLUMNS = `s.id, s.event_type, s.blockchain, s.network, s.transaction_id, s.address, s.receive_callback_on, s.amount_higher_than,
-  s.block_height, s.contract_address, s.callback_url, s.callback_secret_key, s.is_active,
+const SHOWN_COLUMNS = `s.id, s.event_type, s.blockchain, s.network, s.transaction_id, s.address, s.receive_callback_on, s.confirmation_policy, s.amount_higher_than,
+  s.block_height, s.contract_address, s.callback_url, s.callback_secret_key, s.is_active, s.wallet_key,
   CASE WHEN s.is_active THEN NULL ELSE s.deactivation_reasons END AS deactivation_reasons,
   floor(extract(epoch FROM s.created_at) * 1000)::int8 AS created_ms`;
 
@@ -481,6 +439,7 @@ function toShown(row: ShownRow): ShownSubscription {
     transactionId: row.transaction_id,
     address: row.address,
     receiveCallbackOn: row.receive_callback_on,
+    confirmationPolicy: row.confirmation_policy,
     amountHigherThan: row.amount_higher_than === null ? null : BigInt(row.amount_higher_than),
     blockHeight: row.block_height === null ? null : Number(row.block_height),
     contractAddress: row.contract_address,
@@ -489,6 +448,7 @@ function toShown(row: ShownRow): ShownSubscription {
     isActive: row.is_active,
     deactivationReasons: row.deactivation_reasons ?? [],
     createdAt: new Date(Number(row.created_ms)),
+    walletKey: row.wallet_key,
     backfill:
       row.backfill_state === null
         ? undefined
@@ -538,14 +498,6 @@ export interface SubscriptionFilter {
   q?: string;
   /** The normalised forms of q as an address or transaction id of any chain, compared with the targets. */
   targets?: string[];
-}
-
-/** Delivery health of a subscription: its callbacks by status, and when one was last delivered. */
-export interface DeliveryHealth {
-  delivered: number;
-  failed: number;
-  pending: number;
-  lastDeliveredAt: Date | null;
 }
 
 /**
@@ -654,14 +606,6 @@ export async function reencryptSecrets(db: Db, after: string | null, limit: numb
   });
 }
 
-/** The columns of a subscription row the matching index reads (loaded by chain-state.ts). */
-export type IndexableSubscription = Pick<
-  Subscription,
-  'id' | 'customerId' | 'eventType' | 'blockchain' | 'network' | 'target' | 'receiveCallbackOn' | 'amountHigherThan' | 'isActive'
-> &
-  /** BLOCK_HEIGHT_REACHED only (may be left out for other events). */
-  Partial<Pick<Subscription, 'blockHeight'>>;
-
 /**
  * Announces a change of the subscription to the ingest processes (as the table's trigger does for
  * creates, deletes and activations): a new replay job wakes the chain's job runner at once.
@@ -687,4 +631,9 @@ export async function activeSubscriptionChains(q: Queryable, customerId?: string
     customerId === undefined ? [] : [customerId],
   );
   return rows;
+}
+
+/** The policy column's value: its JSON text (docs/concepts/confirmations-and-reorganisations.md), or null. */
+function policyJson(policy: ConfirmationPolicy | null | undefined): string | null {
+  return policy ? policyText(policy) : null;
 }

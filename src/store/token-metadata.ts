@@ -2,25 +2,8 @@
  * Token metadata read from token contracts (name, symbol, decimals), one row per contract and chain:
  * the adapters' cache behind their in-memory one, so a restart does not call every contract again.
  */
+import type { StoredTokenMetadata, TokenMetadataCache, TokenMetadataKey } from '../domain/token-metadata.ts';
 import type { Queryable } from './db.ts';
-
-export interface TokenMetadataKey {
-  blockchain: string;
-  network: string;
-  /** EVM: lower-case 0x address. */
-  contract: string;
-}
-
-export interface StoredTokenMetadata {
-  name: string;
-  symbol: string;
-  /** As the contract reports it; 0 when it has none. */
-  decimals: number;
-  /** The token type of the transfer that first asked. */
-  tokenType: string;
-  /** Omni: the transaction that created the property; '' (or absent) for contract tokens. */
-  createdByTransactionId?: string;
-}
 
 export async function getTokenMetadata(db: Queryable, key: TokenMetadataKey): Promise<StoredTokenMetadata | undefined> {
   const rows = await db.query<{ name: string; symbol: string; decimals: number; token_type: string; created_by_transaction_id: string }>(
@@ -45,4 +28,9 @@ export async function putTokenMetadata(db: Queryable, key: TokenMetadataKey, met
                    created_by_transaction_id = EXCLUDED.created_by_transaction_id, fetched_at = now()`,
     [key.blockchain, key.network, key.contract, metadata.name, metadata.symbol, metadata.decimals, metadata.tokenType, metadata.createdByTransactionId ?? ''],
   );
+}
+
+/** The adapters' token-metadata cache (src/chains/types.ts) over this table. */
+export function tokenMetadataCache(db: Queryable): TokenMetadataCache {
+  return { get: (key) => getTokenMetadata(db, key), put: (key, metadata) => putTokenMetadata(db, key, metadata) };
 }

@@ -1,6 +1,6 @@
 /**
  * The wallet ledger of watched addresses, kept by chain following inside each block's transaction
- * (contract section 6: only confirmed blocks count, totals from watchedFromBlock, opening balance read
+ * (docs/reference/api.md#wallets: only confirmed blocks count, totals from watchedFromBlock, opening balance read
  * from the node).
  *
  * - blockEntries: when block h is applied, its effect on watched addresses becomes ledger entries
@@ -24,7 +24,7 @@
  * first movement) and cached by the adapter, and a failure rolls the block back to be retried.
  */
 import type { ChainAdapter, CoinMovement, NormalizedBlock, TokenTransfer, UtxoSpend } from '../chains/types.ts';
-import type { ChainKey } from '../store/chain-state.ts';
+import type { ChainKey } from '../domain/chains.ts';
 import type { Queryable } from '../store/db.ts';
 import {
   addCoinTotals,

@@ -1,5 +1,5 @@
 /**
- * Opening balances of watched addresses (contract section 6: read from the node where it can tell), read
+ * Opening balances of watched addresses (docs/reference/api.md#wallets: read from the node where it can tell), read
  * OUTSIDE the follower's block transactions: a Bitcoin-family node answers with a scan of its whole UTXO
  * set (`scantxoutset`, minutes on mainnet), and neither the chain's lock nor its follower may wait for
  * that. Each chain's ingest runs readOpenings after it applies blocks.
@@ -14,9 +14,10 @@
  *   outputs would have gone unrecognised), so a scan older than the follower's cursor is read again.
  */
 import type { Logger } from 'pino';
-import { mapLimit } from '../chains/concurrency.ts';
 import type { UnspentOutputs } from '../chains/types.ts';
-import { type ChainKey, getCursor, lockChain } from '../store/chain-state.ts';
+import type { ChainKey } from '../domain/chains.ts';
+import { mapLimit } from '../lib/concurrency.ts';
+import { getCursor, lockChain } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { pendingOpenings, recordOutputs, setOpenings } from '../store/ledger.ts';
 import type { LedgerNode } from './ledger.ts';

@@ -3,7 +3,7 @@
  * database about the few of its addresses that may be watched instead of all of them. A 2,000-transaction
  * Bitcoin block touches about 7,000 addresses: they went as one text (about 280 KB) with every block, to be
  * split and joined against wallet_addresses by PostgreSQL, for a handful of matches (utxo-block benchmark:
- * PostgreSQL 22-23 % of a core before, 20-21 % after, at about the same blocks/s; README, Benchmarks).
+ * PostgreSQL 22-23 % of a core before, 20-21 % after, at about the same blocks/s; docs/benchmarks.md).
  *
  * The database stays the judge: the block's statement (store/block-apply.ts) reads, under the chain's
  * lock, the watched rows of the candidates this set names and every address of the chain added after the
@@ -12,8 +12,7 @@
  * address subscription ended) stays in the set (a candidate the statement then finds no row for) until
  * the process restarts.
  */
-import { ADDRESS_READ_BLOCKCHAINS } from '../domain/chains.ts';
-import type { ChainKey } from '../store/chain-state.ts';
+import { ADDRESS_READ_BLOCKCHAINS, type ChainKey } from '../domain/chains.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { lastWatchedId, type WatchedAddress, type WatchedRow, watchedAddressPage } from '../store/ledger.ts';

@@ -54,8 +54,12 @@ function killOnExit(child: ChildProcess): void {
   });
 }
 
-/** Starts Anvil with EDR's defaults (evm-node.ts): chain id 5, automine on, 10 accounts of 10,000 ETH. */
-export async function startAnvilNode(options: Omit<EvmNodeOptions, 'failRequests'> = {}): Promise<AnvilNode> {
+/**
+ * Starts Anvil with EDR's defaults (evm-node.ts): chain id 5, automine on, 10 accounts of 10,000 ETH.
+ * `slotsInAnEpoch`: Anvil's `finalized` block tag is two epochs below the head (default 32 slots: 64
+ * blocks), so a small epoch makes finality a few blocks behind, as a test needs (EDR's is the head itself).
+ */
+export async function startAnvilNode(options: Omit<EvmNodeOptions, 'failRequests'> & { slotsInAnEpoch?: number } = {}): Promise<AnvilNode> {
   if (!anvil.path) throw new Error(`anvil is not installed: ${anvil.install}`);
   const chainId = options.chainId ?? 5;
   const accounts = testAccounts(options.accounts ?? 10);
@@ -79,6 +83,7 @@ export async function startAnvilNode(options: Omit<EvmNodeOptions, 'failRequests
     '60000000',
     ...(options.hardfork ? ['--hardfork', options.hardfork] : []),
     ...(options.automine === false ? ['--no-mining'] : []),
+    ...(options.slotsInAnEpoch === undefined ? [] : ['--slots-in-an-epoch', String(options.slotsInAnEpoch)]),
   ];
   const child = spawn(anvil.path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   killOnExit(child);

@@ -9,7 +9,7 @@ import { CHAINS } from '../../src/domain/chains.ts';
 import type { TestApp, TestCustomer } from '../harness.ts';
 import type { ChainDriver } from './chain-driver.ts';
 
-/** Section 3.5 and 3.6: the blockchainSpecific keys of each Bitcoin-family chain. */
+/** docs/reference/api.md#callback-data-reads: the blockchainSpecific keys of each Bitcoin-family chain. */
 export const BLOCK_KEYS: Record<string, string[]> = {
   bitcoin: ['bits', 'chainwork', 'difficulty', 'merkleRoot', 'nonce', 'size', 'strippedSize', 'version', 'versionHex', 'weight'],
   'bitcoin-cash': ['bits', 'chainwork', 'difficulty', 'merkleRoot', 'nonce', 'size', 'version', 'versionHex'],
@@ -81,7 +81,7 @@ export async function checkUtxoReads(
   expect(block.blockchainSpecific.bits).toBe(raw.bits);
   const byHash = await t.request('GET', `${base}/blocks/hash/${hash.toUpperCase()}`, { key: c.key });
   expect(byHash.status, byHash.text).toBe(200);
-  // Not an EVM chain: no EVM fields at the top level (CATALOGUE.md 7.10).
+  // Not an EVM chain: no EVM fields at the top level (docs/reference/api.md#settled-callback-data-reads).
   expect(byHash.body.data.item).toEqual(block);
 
   // The spend: A's coin in, B's amount and the change out, the fee the node took.

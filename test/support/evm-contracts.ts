@@ -144,6 +144,8 @@ export interface TxOptions {
   value?: bigint;
   /** Wait for the receipt (default true). */
   wait?: boolean;
+  /** Gas limit; given, the node does not estimate it (so a transaction that reverts can still be sent). */
+  gas?: bigint;
 }
 
 export interface TxResult {
@@ -189,7 +191,16 @@ export async function writeContract(
 ): Promise<TxResult> {
   const wallet = walletClient(node, options.from ?? 0);
   const abi = await abiOf(contract);
-  const hash = await wallet.writeContract({ address, abi, functionName, args, value: options.value, account: wallet.account ?? null, chain: wallet.chain });
+  const hash = await wallet.writeContract({
+    address,
+    abi,
+    functionName,
+    args,
+    value: options.value,
+    gas: options.gas,
+    account: wallet.account ?? null,
+    chain: wallet.chain,
+  });
   return finish(node, hash, options.wait);
 }
 

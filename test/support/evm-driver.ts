@@ -36,13 +36,15 @@ export interface EvmDriverOptions {
   nft: { name: string; symbol: string };
   /** Which node runs the chain; default 'edr'. */
   node?: 'edr' | 'anvil';
+  /** Anvil only: its finalized block is 2 × this below the head (anvil-node.ts). */
+  slotsInAnEpoch?: number;
 }
 
 export type EvmDriver = ChainDriver & { node: EvmRpcNode; tokens: TokenDriver; internal: InternalDriver };
 
 export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriver> {
   const edr = options.node === 'anvil' ? undefined : await startEvmNode({ chainId: options.chainId, automine: true });
-  const node: EvmRpcNode = edr ?? (await startAnvilNode({ chainId: options.chainId, automine: true }));
+  const node: EvmRpcNode = edr ?? (await startAnvilNode({ chainId: options.chainId, automine: true, slotsInAnEpoch: options.slotsInAnEpoch }));
   const contracts = await compileContracts();
   const token = await deployContract(node, 'TestToken', [options.token.name, options.token.symbol, options.token.decimals]);
   const nft = await deployContract(node, 'TestNft', [options.nft.name, options.nft.symbol]);

@@ -20,7 +20,10 @@
  * supportsInterface for the TRC-721, which reverts on decimals() as a contract without it does).
  *
  * Served: wallet/getnowblock, getblockbynum, gettransactioninfobyblocknum, gettransactioninfobyid,
- * gettransactionbyid, getaccount, getaccountbalance, getblockbalance, triggerconstantcontract.
+ * gettransactionbyid, getaccount, getaccountbalance, getblockbalance, triggerconstantcontract; and
+ * walletsolidity/getnowblock, the solidified block (the solidity API, same block format), `solidifiedLag`
+ * blocks below the tip (a block is solidified once 2/3 of the 27 super representatives built on it: 19
+ * on mainnet, the default).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -312,6 +315,8 @@ export interface FakeTronNode {
   count(path: string): number;
   /** Answers a request instead of the node when it returns a reply (failure injection). */
   intercept?: (path: string, body: Json) => FakeReply | undefined;
+  /** How far below the tip walletsolidity/getnowblock's solidified block is (default 19); settable. */
+  solidifiedLag: number;
   height(): number;
   blockHash(height: number): string;
   newAccount(): TronAccount;
@@ -778,6 +783,8 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
     switch (path) {
       case 'wallet/getnowblock':
         return tip().json;
+      case 'walletsolidity/getnowblock':
+        return (blocks[Math.max(0, tip().height - node.solidifiedLag)] as StoredBlock).json;
       case 'wallet/getblockbynum':
         return blockAt(body.num)?.json ?? {};
       case 'wallet/gettransactioninfobyblocknum': {
@@ -882,6 +889,7 @@ export async function startFakeTronNode(options: FakeTronNodeOptions = {}): Prom
     blocks,
     requests,
     count: (path) => requests.filter((r) => r.path === path).length,
+    solidifiedLag: 19,
     height: () => tip().height,
     blockHash(height) {
       const b = blocks[height];

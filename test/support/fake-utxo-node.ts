@@ -63,6 +63,8 @@ export interface FakeUtxoNode {
   send(to: string, amount: bigint): string;
   /** Spends `from`'s coins: `amount` to `to`, the rest less the fee back to the faucet. */
   spend(from: string, to: string, amount: bigint): { txid: string; fee: bigint };
+  /** RBF: pending `txid` (a spend of `from`) leaves the mempool for a new spend of the same coins of `from` to `to`; returns its txid. */
+  replace(txid: string, from: string, to: string, amount: bigint): string;
   /** Replaces the last `depth` blocks with `depth + 1` new ones; returns the new blocks' hashes. */
   reorg(depth: number, options?: { drop?: string[] }): string[];
   /** Confirmed balance of `address` at the tip (sum of its unspent outputs), base units. */
@@ -157,6 +159,7 @@ export async function startFakeUtxoNode(dialect: UtxoDialect, options: FakeUtxoN
       const tx = chain.spend(from, to, amount);
       return { txid: tx.txid, fee: tx.fee ?? 0n };
     },
+    replace: (txid, from, to, amount) => chain.replace(txid, from, to, amount).txid,
     reorg: (depth, o = {}) => hashes(chain.reorg(depth, o.drop)),
     balance: (address) => chain.confirmedCoins(address).reduce((n, c) => n + c.value, 0n),
     rpc<T>(method: string, rpcParams: unknown[] = []): T {

@@ -672,7 +672,7 @@ async function createDriver(node: LitecoinNode, options: LitecoinDriverOptions):
     rpcUrl: node.url,
     get chainConfig(): Record<string, unknown> {
       const auth = node.rpcAuth;
-      // A regtest node behind the testnet label: declared (README "Chain identity").
+      // A regtest node behind the testnet label: declared (docs/reference/chains.md "Chain identity").
       return { chainId: 'regtest', ...(auth === 'cookie' ? { rpcCookieFile: node.cookieFile } : { rpcUser: auth.user, rpcPassword: auth.password }) };
     },
     node,

@@ -36,6 +36,8 @@ export type RealNodePolicy = 'run' | 'skip' | 'fail';
 const INSTALL_HINTS: Readonly<Record<string, string>> = {
   litecoind: '.ci/run installs it with apt-get install -y litecoind (Debian package, Litecoin Core 0.21)',
   chromium: ".ci/run installs it with apt-get install -y chromium (Debian package; the console's browser tests drive it with playwright-core)",
+  'python3-psycopg':
+    ".ci/run installs it with apt-get install -y python3-psycopg (Debian package: psycopg 3 for Debian's /usr/bin/python3, which the Python receiver kit's test prefers)",
 };
 
 export function installHint(name: string): string {

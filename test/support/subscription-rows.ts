@@ -3,7 +3,7 @@
  * through the API: an Ethereum mainnet subscription with a verified sample callback URL, each field overridable.
  */
 import { randomUUID } from 'node:crypto';
-import type { NewSubscription } from '../../src/store/subscriptions.ts';
+import type { NewSubscription } from '../../src/domain/subscriptions.ts';
 import { SAMPLE } from '../harness.ts';
 
 export function ethereumSubscription(fields: Pick<NewSubscription, 'eventType' | 'target'> & Partial<NewSubscription>): NewSubscription {

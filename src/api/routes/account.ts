@@ -1,10 +1,14 @@
 /** The customer's account (the console's credits page): balance, plan, and credits spent per endpoint and UTC day. Free. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { type Blockchain, EVENT_BLOCKCHAINS, type Network } from '../../domain/chains.ts';
+import { unixSeconds } from '../../domain/time.ts';
 import * as service from '../../services/account.ts';
+import * as policies from '../../services/confirmation-policies.ts';
 import type { Common } from '../../services/context.ts';
+import type { StoredConfirmationPolicy } from '../../store/confirmation-policies.ts';
 import { sendData } from '../envelope.ts';
-import { Context, ContextQuery, envelope } from '../schemas.ts';
+import { ConfirmationTiers, Context, ContextQuery, chainParams, envelope, Finality, requestBody } from '../schemas.ts';
 
 export const PlanItem = Type.Object({
   mainnetAllowed: Type.Boolean(),
@@ -20,7 +24,97 @@ const UsageQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** docs/concepts/confirmations-and-reorganisations.md#a-default-policy-per-chain: exactly one of the two. */
+const PolicyInput = Type.Object(
+  {
+    confirmationTiers: Type.Optional(ConfirmationTiers),
+    finality: Type.Optional(Finality),
+  },
+  { additionalProperties: false, description: 'Exactly one of confirmationTiers and finality.' },
+);
+const PolicyItem = Type.Object({
+  blockchain: Type.String(),
+  network: Type.String(),
+  confirmationTiers: Type.Optional({ ...ConfirmationTiers, description: 'Present when the policy is tiers (the last tier without upTo).' }),
+  finality: Type.Optional({ ...Finality, description: 'Present when the policy is finality.' }),
+  updatedTimestamp: Type.Integer({ description: 'When the policy was last set, Unix seconds.' }),
+});
+/** Any chain: a policy is kept whether or not this install follows the chain. */
+const POLICY_CHAINS = EVENT_BLOCKCHAINS.TRANSACTION_MINED;
+type PolicyParams = { blockchain: Blockchain; network: Network };
+
+function policyItem(p: StoredConfirmationPolicy) {
+  return {
+    blockchain: p.blockchain,
+    network: p.network,
+    ...('tiers' in p.policy
+      ? {
+          confirmationTiers: p.policy.tiers.map((t) =>
+            t.upTo === null ? { confirmations: t.confirmations } : { upTo: t.upTo, confirmations: t.confirmations },
+          ),
+        }
+      : { finality: p.policy.finality }),
+    updatedTimestamp: unixSeconds(p.updatedAt),
+  };
+}
+
 export function accountRoutes(app: FastifyInstance, common: Common): void {
+  app.get(
+    '/account/confirmation-policies',
+    {
+      config: { endpoint: 'account' },
+      schema: {
+        tags: ['account'],
+        summary:
+          "The customer's default confirmation policies per chain: used by the address coin, token and internal-transfer creates that give none of receiveCallbackOn, confirmationTiers and finality",
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ items: Type.Array(PolicyItem) })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await policies.listPolicies(common, request.caller);
+      return sendData(request, reply, 200, { items: result.value.map(policyItem) }, result);
+    },
+  );
+
+  app.put<{ Params: PolicyParams; Body: { data: { item: policies.PolicyInput } } }>(
+    '/account/confirmation-policies/:blockchain/:network',
+    {
+      config: { endpoint: 'account', chains: POLICY_CHAINS },
+      schema: {
+        tags: ['account'],
+        summary:
+          "Sets the customer's default confirmation policy of a chain (tiers by amount, or finality where the chain has it); subscriptions created afterwards without a confirmation field of their own take it, existing ones keep theirs",
+        params: chainParams(POLICY_CHAINS),
+        querystring: ContextQuery,
+        body: requestBody(PolicyInput),
+        response: { 200: envelope(Type.Object({ item: PolicyItem })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await policies.putPolicy(common, request.caller, request.params, request.body.data.item);
+      return sendData(request, reply, 200, { item: policyItem(result.value) }, result);
+    },
+  );
+
+  app.delete<{ Params: PolicyParams }>(
+    '/account/confirmation-policies/:blockchain/:network',
+    {
+      config: { endpoint: 'account', chains: POLICY_CHAINS, errors: ['resource_not_found'] },
+      schema: {
+        tags: ['account'],
+        summary: "Removes the customer's default confirmation policy of a chain (creates then default to receiveCallbackOn's default again)",
+        params: chainParams(POLICY_CHAINS),
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: PolicyItem })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await policies.deletePolicy(common, request.caller, request.params);
+      return sendData(request, reply, 200, { item: policyItem(result.value) }, result);
+    },
+  );
+
   app.get(
     '/account',
     {
@@ -32,7 +126,16 @@ export function accountRoutes(app: FastifyInstance, common: Common): void {
         response: {
           200: envelope(
             Type.Object({
-              item: Type.Object({ customerName: Type.String(), credits: Type.Integer(), plan: PlanItem, activeSubscriptions: Type.Integer() }),
+              item: Type.Object({
+                customerName: Type.String(),
+                billingEnabled: Type.Boolean({
+                  description:
+                    'false on a single-tenant install (billing.enabled false): calls are free, credits are not used and the plan limits nothing but the request rate.',
+                }),
+                credits: Type.Integer(),
+                plan: PlanItem,
+                activeSubscriptions: Type.Integer(),
+              }),
             }),
           ),
         },

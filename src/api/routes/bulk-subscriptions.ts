@@ -1,5 +1,5 @@
 /**
- * Bulk creation (README "Bulk subscription creation"): POST .../subscriptions/{event}/bulk with
+ * Bulk creation (docs/guides/bulk-import.md): POST .../subscriptions/{event}/bulk with
  * `data.items`, up to 10,000 items of one event type, each the item of that event's single create and
  * each answered on its own. Thin: schema, per-item validation, service, mapping.
  */

@@ -1,6 +1,6 @@
 /**
- * The Callback Data reads (CATALOGUE.md section 3): an address, a block by hash or height, a
- * transaction, on the chains of section 2.0 (the address read has no tron: 400 uri_not_found naming the
+ * The Callback Data reads (docs/reference/api.md#callback-data-reads): an address, a block by hash or height, a
+ * transaction, on the chains of docs/reference/api.md#settled-statuses-chains-and-prices (the address read has no tron: 400 uri_not_found naming the
  * blockchain).
  */
 import { Type } from '@sinclair/typebox';
@@ -12,7 +12,7 @@ import { AddressDetailsItem, BlockByHashItem, BlockByHeightItem, TransactionItem
 import { sendData } from '../envelope.ts';
 import { ContextQuery, chainParams, envelope } from '../schemas.ts';
 
-/** Section 2.0: the block and transaction reads take every chain, the address read every chain but tron. */
+/** docs/reference/api.md#settled-statuses-chains-and-prices: the block and transaction reads take every chain, the address read every chain but tron. */
 export const CALLBACK_DATA_CHAINS: readonly Blockchain[] = BLOCKCHAINS;
 export const ADDRESS_READ_CHAINS: readonly Blockchain[] = ADDRESS_READ_BLOCKCHAINS;
 

@@ -37,7 +37,10 @@ const CallbackItem = Type.Object({
       'Its x-callback-sequence: 1, 2, 3, ... per subscription in event order. A number whose callback is cancelled (reorganised) is never sent. Null for callbacks older than the numbering.',
   }),
   createdTimestamp: Type.Integer(),
-  nextAttemptTimestamp: Type.Union([Type.Integer(), Type.Null()]),
+  nextAttemptTimestamp: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      "When a pending callback is tried next (Unix seconds); null when it is not pending, or when it is held because its chain's deep-reorganisation breaker tripped (sent once the operator releases the chain: docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker).",
+  }),
   attempts: Type.Array(Attempt),
 });
 
@@ -81,7 +84,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
         outcome: c.outcome,
         sequence: c.sequence,
         createdTimestamp: unixSeconds(c.createdAt),
-        nextAttemptTimestamp: c.status === 'pending' ? unixSeconds(c.nextAttemptAt) : null,
+        nextAttemptTimestamp: c.status === 'pending' && c.nextAttemptAt ? unixSeconds(c.nextAttemptAt) : null,
         referenceId: c.subscriptionId,
         attempts: c.attempts.map((a) => ({ ...attemptItem(a), responseExcerpt: a.responseExcerpt })),
       };
@@ -114,7 +117,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
         outcome: c.outcome,
         sequence: c.sequence,
         createdTimestamp: unixSeconds(c.createdAt),
-        nextAttemptTimestamp: c.status === 'pending' ? unixSeconds(c.nextAttemptAt) : null,
+        nextAttemptTimestamp: c.status === 'pending' && c.nextAttemptAt ? unixSeconds(c.nextAttemptAt) : null,
         attempts: c.attempts.map(attemptItem),
       }));
       return sendData(request, reply, 200, { limit, offset, total: result.value.total, items }, result);
@@ -124,7 +127,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { callbackId: string } }>(
     '/blockchain-events/callbacks/:callbackId/resend',
     {
-      config: { endpoint: 'callbacks', errors: ['resource_not_found', 'insufficient_credits', 'already_exists', 'invalid_data'] },
+      config: { endpoint: 'callbacks', errors: ['resource_not_found', 'insufficient_credits', 'already_exists', 'invalid_data', 'pull_only_subscription'] },
       schema: {
         tags: ['callbacks'],
         summary: 'Queue a delivered or failed callback again, same body and idempotencyKey',
@@ -142,7 +145,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { referenceId: string } }>(
     '/blockchain-events/subscriptions/:referenceId/test-callback',
     {
-      config: { endpoint: 'callbacks', errors: ['resource_not_found', 'insufficient_credits', 'callback_url_not_verified'] },
+      config: { endpoint: 'callbacks', errors: ['resource_not_found', 'insufficient_credits', 'callback_url_not_verified', 'pull_only_subscription'] },
       schema: {
         tags: ['callbacks'],
         summary:

@@ -1,4 +1,4 @@
-/** Callback domains (contract section 5): registration, proof of control, listing and removal. */
+/** Callback domains (docs/reference/api.md#callback-domains): registration, proof of control, listing and removal. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Common } from '../../services/context.ts';

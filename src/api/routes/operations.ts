@@ -1,9 +1,10 @@
-/** Operations endpoints (contract section 7): no API key, no envelope, for probes and scrapers. */
+/** Operations endpoints (docs/reference/api.md#endpoints-without-credentials): no API key, no envelope, for probes and scrapers. */
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../../metrics.ts';
 import type { Common, ProcessHealth } from '../../services/context.ts';
 import { Readiness } from '../../services/readiness.ts';
 import type { Queryable } from '../../store/db.ts';
+import { HERALD_VERSION } from '../../version.ts';
 
 const hidden = { schema: { hide: true } };
 
@@ -16,13 +17,14 @@ export function operationsRoutes(app: FastifyInstance, common: Common, metrics: 
  * Health, readiness and metrics: served by API processes and by the others' metrics port (ops-server.ts).
  * /healthz is 503 while something this process is responsible for is down (the embedded database it
  * started, while it is being started again): a process manager's liveness probe must not see it healthy.
+ * Both answers carry herald's version, so an operator sees which one runs where during a rolling upgrade.
  */
 export function probeRoutes(app: FastifyInstance, db: Queryable, metrics: Metrics, health?: ProcessHealth): void {
   app.get('/healthz', hidden, async (_request, reply) => {
     const state = health?.();
-    if (!state || state.up) return { status: 'ok' };
+    if (!state || state.up) return { status: 'ok', version: HERALD_VERSION };
     reply.code(503);
-    return { status: 'unhealthy', reason: state.reason };
+    return { status: 'unhealthy', reason: state.reason, version: HERALD_VERSION };
   });
 
   const readiness = new Readiness(db);

@@ -3,15 +3,20 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.ts';
 import { unixSeconds } from '../../domain/time.ts';
-import { resetChain } from '../../services/chains.ts';
+import { releaseChain, resetChain } from '../../services/chains.ts';
 import type { Common } from '../../services/context.ts';
 import * as monitoring from '../../services/operator-monitoring.ts';
+import { holdItem } from '../../services/status.ts';
 import { sendData } from '../envelope.ts';
 import { Context, ContextQuery, chainParams, envelope } from '../schemas.ts';
 import { NO_CREDITS } from './operator-credits.ts';
-import { ChainStatusItem } from './status.ts';
+import { ChainStatusItem, HoldItem } from './status.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+const OperatorHold = Type.Composite([
+  HoldItem,
+  Type.Object({ heldCallbacks: Type.Integer({ description: 'Confirmed callbacks of the chain held now: sent when the chain is released.' }) }),
+]);
 const OperatorChain = Type.Object({
   blockchain: Type.String(),
   network: Type.String(),
@@ -27,6 +32,10 @@ const OperatorChain = Type.Object({
     }),
   ),
   reorganisations: Type.Integer({ description: 'Reorganisations followed in the last 24 hours.' }),
+  hold: Type.Union([OperatorHold, Type.Null()], {
+    description:
+      'The deep-reorganisation breaker (state held): why, how deep, the blocks involved and how many callbacks wait; null when not held. Release with POST .../release.',
+  }),
   nodes: ChainStatusItem.properties.nodes,
 });
 /** 1 minute to 7 days (the history kept). */
@@ -66,6 +75,7 @@ export function operatorChainRoutes(app: FastifyInstance, common: Common): void 
         lagSeconds: c.lagSeconds,
         stoppedReason: c.stopReason,
         reorganisations: c.reorganisations,
+        hold: c.hold,
         nodes: c.nodes,
       }));
       return sendData(request, reply, 200, { items }, NO_CREDITS);
@@ -139,6 +149,49 @@ export function operatorChainRoutes(app: FastifyInstance, common: Common): void 
         forgottenHeight: removed.cursor?.height ?? null,
         pendingEventsDeleted: removed.pendingDeleted,
         callbacksCancelled: removed.callbacksCancelled,
+      };
+      return sendData(request, reply, 200, { item }, NO_CREDITS);
+    },
+  );
+
+  app.post<{ Params: ChainParamsT }>(
+    '/operator/chains/:blockchain/:network/release',
+    {
+      config: { operator: true, chains: BLOCKCHAINS },
+      schema: {
+        tags: ['operator'],
+        summary:
+          'Release a chain held by the deep-reorganisation breaker (herald chains release): its held confirmed callbacks are due now; a chain not held is left as it is (released false)',
+        params: ChainParams,
+        querystring: ContextQuery,
+        response: {
+          200: envelope(
+            Type.Object({
+              item: Type.Object({
+                blockchain: Type.String(),
+                network: Type.String(),
+                released: Type.Boolean({ description: 'false: the chain was not held (released already, or never held): nothing changed.' }),
+                callbacksReleased: Type.Integer({ description: 'Held callbacks made due now (each is sent once).' }),
+                hold: Type.Union([HoldItem, Type.Null()], { description: 'The hold released; null when the chain was not held.' }),
+              }),
+            }),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { blockchain, network } = request.params;
+      const released = await releaseChain(common.db, { blockchain, network });
+      request.log.warn(
+        { operator: request.operator, blockchain, network, released: released.hold !== undefined, callbacks: released.callbacksReleased },
+        'chain released by an operator',
+      );
+      const item = {
+        blockchain,
+        network,
+        released: released.hold !== undefined,
+        callbacksReleased: released.callbacksReleased,
+        hold: released.hold ? holdItem(released.hold) : null,
       };
       return sendData(request, reply, 200, { item }, NO_CREDITS);
     },

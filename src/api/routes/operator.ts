@@ -19,12 +19,24 @@ export function operatorRoutes(app: FastifyInstance, common: Common): void {
       config: { operator: true },
       schema: {
         tags: ['operator'],
-        summary: "The operator token's name",
+        summary: "The operator token's name, and whether this installation charges credits",
         querystring: ContextQuery,
-        response: { 200: envelope(Type.Object({ item: Type.Object({ name: Type.String() }) })) },
+        response: {
+          200: envelope(
+            Type.Object({
+              item: Type.Object({
+                name: Type.String(),
+                billingEnabled: Type.Boolean({
+                  description:
+                    'false on a single-tenant install (billing.enabled false, docs/operations/single-tenant.md): the operator console then shows no credits.',
+                }),
+              }),
+            }),
+          ),
+        },
       },
     },
-    async (request, reply) => sendData(request, reply, 200, { item: { name: request.operator } }, NO_CREDITS),
+    async (request, reply) => sendData(request, reply, 200, { item: { name: request.operator, billingEnabled: common.config.billing.enabled } }, NO_CREDITS),
   );
 
   operatorCustomerRoutes(app, common);

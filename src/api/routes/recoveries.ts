@@ -85,7 +85,7 @@ export function recoveryRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { referenceId: string }; Body: Static<ReturnType<typeof requestBody<typeof SubscriptionRecoverItem>>> }>(
     '/blockchain-events/subscriptions/:referenceId/recover',
     {
-      config: { endpoint: 'recoveries', errors: [...ERRORS] },
+      config: { endpoint: 'recoveries', errors: [...ERRORS, 'pull_only_subscription'] },
       schema: {
         tags: ['callbacks'],
         summary:

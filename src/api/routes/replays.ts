@@ -2,10 +2,10 @@
 
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { BlockJob } from '../../domain/block-jobs.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/replays.ts';
-import type { BlockJob } from '../../store/block-jobs.ts';
 import { sendData } from '../envelope.ts';
 import { ContextQuery, envelope, requestBody } from '../schemas.ts';
 
@@ -77,7 +77,7 @@ export function replayRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { referenceId: string }; Body: Static<ReturnType<typeof requestBody<typeof ReplayRequestItem>>> }>(
     '/blockchain-events/subscriptions/:referenceId/replay',
     {
-      config: { endpoint: 'replays', errors: ['resource_not_found', 'insufficient_credits'] },
+      config: { endpoint: 'replays', errors: ['resource_not_found', 'insufficient_credits', 'pull_only_subscription'] },
       schema: {
         tags: ['callbacks'],
         summary:

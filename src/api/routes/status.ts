@@ -1,5 +1,5 @@
 /**
- * GET /blockchain-events/status (contract section 7): per followed chain, the node's head, the last
+ * GET /blockchain-events/status (docs/reference/api.md#endpoints-without-credentials): per followed chain, the node's head, the last
  * processed block, the lag in blocks and seconds, and the state. Read from the database, so any
  * process with the api role answers for the ingest processes. Costs nothing; needs an API key.
  */
@@ -12,14 +12,36 @@ import { ContextQuery, envelope } from '../schemas.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.Integer> | ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
+export const HoldItem = Type.Object({
+  heldSince: Type.String({ description: 'When the breaker tripped (ISO 8601).' }),
+  reason: Type.Union([Type.Literal('reorganisation'), Type.Literal('disagreement')], {
+    description:
+      'reorganisation: the chain was rewound deeper than reorgBreakerDepth; disagreement: a node claimed such a reorganisation and no second node confirmed it (several nodes per chain).',
+  }),
+  depth: Type.Integer({ description: 'The deepest reorganisation (or disagreement) since the chain was held, in blocks.' }),
+  breakerDepth: Type.Integer({ description: "The chain's reorgBreakerDepth when it tripped." }),
+  description: Type.String({ description: 'The same in one sentence, as the alert says it.' }),
+  ancestorHeight: Type.Integer({ description: "The last trip's common ancestor: the highest block herald and the node agreed on." }),
+  ancestorHash: Nullable(Type.String()),
+  blocks: Type.Array(
+    Type.Object({
+      height: Type.Integer(),
+      orphanedHash: Type.String({ description: "herald's block at this height, which left the chain (or which a node claims left it)." }),
+      newHash: Nullable(Type.String({ description: "The node's block at this height when the breaker tripped; null when not read." })),
+    }),
+    { description: 'The blocks involved in the last trip, lowest first.' },
+  ),
+  trips: Type.Integer({ description: 'How often the breaker tripped since the chain was held (the last 20 are kept).' }),
+});
+
 export const ChainStatusItem = Type.Object({
   blockchain: Type.String(),
   network: Type.String(),
   state: Type.Union(
-    ['starting', 'following', 'catching-up', 'stopped', 'not-configured', 'no-node'].map((s) => Type.Literal(s)),
+    ['starting', 'following', 'catching-up', 'held', 'stopped', 'not-configured', 'no-node'].map((s) => Type.Literal(s)),
     {
       description:
-        "following: within a block of the node's head; catching-up: further behind; stopped: a reorganisation deeper than the window (see stopReason; an operator must look); starting: configured, no block processed yet; not-configured: followed before on this database, not now; no-node: your active subscriptions are on this chain but no node of this installation follows it, so they send no callbacks until the operator adds one (see stopReason).",
+        "following: within a block of the node's head; catching-up: further behind; held: the deep-reorganisation breaker tripped (see hold): the chain is followed, its unconfirmed and block events are sent, its confirmed callbacks wait until the operator releases it; stopped: a reorganisation deeper than the window (see stopReason; an operator must look); starting: configured, no block processed yet; not-configured: followed before on this database, not now; no-node: your active subscriptions are on this chain but no node of this installation follows it, so they send no callbacks until the operator adds one (see stopReason).",
     },
   ),
   nodeHeight: Nullable(Type.Integer({ description: "The node's head height when last asked." })),
@@ -30,6 +52,10 @@ export const ChainStatusItem = Type.Object({
   lastBlockTimestamp: Nullable(Type.Integer({ description: 'Timestamp (Unix seconds) of the last processed block.' })),
   nodeCheckedAt: Nullable(Type.String({ description: 'When the node was last asked for its head (ISO 8601).' })),
   stopReason: Nullable(Type.String({ description: 'Why the chain is stopped (state stopped) or not followed (state no-node).' })),
+  hold: Type.Union([HoldItem, Type.Null()], {
+    description:
+      'The deep-reorganisation breaker (docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker): why the chain is held, how deep, the blocks involved; null when it is not held.',
+  }),
   mempool: Type.Union(
     [
       Type.Object({

@@ -3,10 +3,10 @@
 import { type Static, type TObject, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BLOCKCHAINS, type Blockchain, EVENT_BLOCKCHAINS, EVENT_TYPES, type EventType, NETWORKS, type Network } from '../../domain/chains.ts';
+import type { DeliveryHealth as DeliveryHealthT, ShownSubscription } from '../../domain/subscriptions.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/subscriptions.ts';
-import type { DeliveryHealth as DeliveryHealthT, ShownSubscription } from '../../store/subscriptions.ts';
 import { sendData } from '../envelope.ts';
 import {
   AddressCoinsEachConfirmationItem,
@@ -41,18 +41,31 @@ const FIELD_READERS: Record<string, FieldReader> = {
   referenceId: (s) => s.id,
   createdTimestamp: (s) => unixSeconds(s.createdAt),
   isActive: (s) => s.isActive,
-  // Always this spelling, also when address-coins-transactions-confirmed was given `callbackURL` (CATALOGUE.md section 2.1):
+  // Always this spelling, also when address-coins-transactions-confirmed was given `callbackURL` (docs/reference/api.md#address-coins-transactions-confirmed):
   // the SDK's response model reads only `callbackUrl`.
-  callbackUrl: (s) => s.callbackUrl,
+  // A pull-only subscription has none: '' (as an absent secret is echoed), and pullOnly: true says why.
+  callbackUrl: (s) => s.callbackUrl ?? '',
+  pullOnly: (s) => (s.callbackUrl === null ? true : undefined),
   backfill: (s) => s.backfill,
   eventType: (s) => s.eventType,
   transactionId: (s) => s.transactionId,
   address: (s) => s.address,
   receiveCallbackOn: (s) => s.receiveCallbackOn,
+  // docs/concepts/confirmations-and-reorganisations.md: the policy as given (tiers' upTo left out on the last tier).
+  confirmationTiers: (s) =>
+    s.confirmationPolicy && 'tiers' in s.confirmationPolicy
+      ? s.confirmationPolicy.tiers.map((t) => (t.upTo === null ? { confirmations: t.confirmations } : { upTo: t.upTo, confirmations: t.confirmations }))
+      : undefined,
+  finality: (s) => (s.confirmationPolicy && 'finality' in s.confirmationPolicy ? s.confirmationPolicy.finality : undefined),
   confirmationsCount: (s) => s.receiveCallbackOn,
   blockHeightReached: (s) => s.blockHeight,
   amountHigherThan: (s) => Number(s.amountHigherThan),
   contractAddress: (s) => s.contractAddress,
+  // XPUB_COINS_TRANSACTION_CONFIRMED (docs/concepts/wallet-keys.md): the field the key was given in, echoed as given.
+  extendedPublicKey: (s) => (s.walletKey?.field === 'extendedPublicKey' ? s.walletKey.text : undefined),
+  descriptor: (s) => (s.walletKey?.field === 'descriptor' ? s.walletKey.text : undefined),
+  derivation: (s) => s.walletKey?.derivation ?? undefined,
+  gapLimit: (s) => s.walletKey?.gapLimit,
 };
 
 interface ItemField {
@@ -82,7 +95,7 @@ const CREATED_ITEM_FIELDS = Object.fromEntries(
 ) as Record<EventType, ItemField[]>;
 
 /**
- * The item of a create response: exactly the fields the seed (or CATALOGUE.md) lists for that endpoint,
+ * The item of a create response: exactly the fields the hosted API publishes for that endpoint (docs/reference/api.md#settled-answer-items),
  * in its schema's order. Built field by field rather than by spreading partial objects: object spread
  * took V8's slow path here (microseconds per item), which a bulk create's 10,000 answers paid in full.
  */
@@ -411,6 +424,7 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
           'blockchain_events_callbacks_limit_reached',
           'already_exists',
           'callback_url_not_verified',
+          'pull_only_subscription',
         ],
       },
       schema: {
@@ -455,7 +469,7 @@ export function rotateSecretRoutes(app: FastifyInstance, common: Common): void {
   app.post<{ Params: { referenceId: string }; Body: Static<ReturnType<typeof requestBody<typeof RotateSecretItem>>> }>(
     '/blockchain-events/subscriptions/:referenceId/rotate-secret',
     {
-      config: { endpoint: 'rotate-secret', errors: ['resource_not_found', 'insufficient_credits'] },
+      config: { endpoint: 'rotate-secret', errors: ['resource_not_found', 'insufficient_credits', 'pull_only_subscription'] },
       schema: {
         tags: ['subscriptions'],
         summary:

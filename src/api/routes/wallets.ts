@@ -1,4 +1,4 @@
-/** Endpoint 4 (all assets) and the wallet endpoints of contract section 6. */
+/** Endpoint 4 (all assets) and the wallet endpoints of docs/reference/api.md#wallets. */
 
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';

@@ -8,12 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { createTestDatabase } from '../../../test/harness.ts';
+import { mapLimit } from '../../lib/concurrency.ts';
 import { createDb, type Db } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
-import { mapLimit } from '../concurrency.ts';
+import { tokenMetadataCache } from '../../store/token-metadata.ts';
 import { decodeDecimals, decodeText } from '../token-text.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
-import { createEvmAdapter, EvmAdapterError } from './adapter.ts';
+import { createEvmAdapter } from './adapter.ts';
+import { EvmAdapterError } from './node.ts';
 import { EvmRpcError } from './rpc.ts';
 import type { CallFrame, CallTraceEntry, ParityTrace, RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 
@@ -652,7 +654,7 @@ describe('tokenMetadata: database cache', () => {
 
   it('a second adapter instance reads from the database without calling the node', async () => {
     const node = await fakeNode(tokenNode);
-    const options = { blockchain: 'ethereum', network: 'mainnet', rpcUrl: node.url, db } as const;
+    const options = { blockchain: 'ethereum', network: 'mainnet', rpcUrl: node.url, tokenMetadataCache: tokenMetadataCache(db) } as const;
     const first = createEvmAdapter(options);
     expect(await first.tokenMetadata(transfer(`0x${'B2'.repeat(20)}`))).toEqual({ name: 'Maker', symbol: 'MKR', decimals: 18 });
     expect(await first.tokenMetadata(transfer(`0x${'d4'.repeat(20)}`))).toEqual({ name: '', symbol: '', decimals: 0 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codeMayMoveValue } from './adapter.ts';
+import { codeMayMoveValue } from './code-analysis.ts';
 
 // Opcodes used below: PUSH1 60, PUSH2 61, PUSH32 7f, JUMPDEST 5b, STOP 00, RETURN f3, REVERT fd, JUMP 56,
 // CALL f1, STATICCALL fa, DELEGATECALL f4, CREATE f0, CREATE2 f5, SELFDESTRUCT ff, ADD 01.

@@ -1,5 +1,5 @@
 /**
- * The Callback Data reads on the EVM chains (CATALOGUE.md sections 3.2 to 3.6): one block by height or
+ * The Callback Data reads on the EVM chains (docs/reference/api.md#block-by-hash, #block-by-height, #transaction-details and #callback-data-reads): one block by height or
  * hash, one mined transaction, from standard JSON-RPC methods every node serves (eth_getBlockBy*,
  * eth_getTransactionByHash, eth_getTransactionReceipt). Only blocks of the node's main chain are
  * answered: a block asked by hash is checked against the block at its height.
@@ -8,9 +8,10 @@
 import { formatUnits } from '../../domain/amounts.ts';
 import { CHAINS } from '../../domain/chains.ts';
 import { type BlockDetails, type BlockSelector, NodeReadError, type TransactionDetails } from '../details.ts';
+import { NodeRpcError } from '../rpc-error.ts';
 import type { EvmBlockchain } from './normalize.ts';
 import { parseQuantity } from './normalize.ts';
-import { type EvmRpcClient, EvmRpcError } from './rpc.ts';
+import type { EvmRpcClient } from './rpc.ts';
 import type { RpcBlock, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 
 const HASH = /^0x[0-9a-fA-F]{64}$/;
@@ -29,7 +30,7 @@ export function createEvmDetailsReader(rpc: EvmRpcClient, blockchain: EvmBlockch
     try {
       return await rpc.request<T>(method, params);
     } catch (error) {
-      const what = error instanceof EvmRpcError && (error.kind === 'timeout' || error.kind === 'network') ? 'did not answer' : 'answered with an error';
+      const what = error instanceof NodeRpcError && error.unanswered ? 'did not answer' : 'answered with an error';
       throw new NodeReadError('unavailable', `The ${blockchain} node ${what} (${method}); retry in a moment.`, { cause: error });
     }
   }
@@ -117,7 +118,7 @@ export function createEvmDetailsReader(rpc: EvmRpcClient, blockchain: EvmBlockch
       inputData: typeof tx.input === 'string' ? tx.input : '0x',
       nonce: Number(parseQuantity(tx.nonce) ?? 0n),
     };
-    // Only ethereum's variant has it (section 3.6); pre-Byzantium receipts have no status: success.
+    // Only ethereum's variant has it (docs/reference/api.md#callback-data-reads); pre-Byzantium receipts have no status: success.
     if (blockchain === 'ethereum') specific.transactionStatus = status === undefined ? '0x1' : `0x${status.toString(16)}`;
     return {
       index: Number(quantity(tx.transactionIndex, 'transactionIndex')),

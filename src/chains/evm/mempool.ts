@@ -25,7 +25,7 @@
  */
 import { decodeFunctionData, type Hex, parseAbi } from 'viem';
 import type { Blockchain } from '../../domain/chains.ts';
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../lib/concurrency.ts';
 import { createPushQueue } from '../push-queue.ts';
 import type { CoinMovement, MempoolReader, PendingTransactions, TokenTransfer } from '../types.ts';
 import type { EvmRpcClient } from './rpc.ts';

@@ -430,6 +430,8 @@ describe('hand-built: internal transfers and coin movements', () => {
     );
     expect(n.internalTransfers).toEqual([]);
     expect(n.coinMovements).toEqual([{ transactionId: tx, address: eoa, delta: -300n }]);
+    // Named as failed: the sender's coin event (its fee) carries the safety flag `failed`.
+    expect(n.failedTransactionIds).toEqual([tx]);
   });
 
   it('top frame with error excludes everything even if the receipt were inconsistent', () => {

@@ -2,7 +2,7 @@
  * Pure EVM block normaliser: turns the JSON-RPC results of one block (block with full transactions,
  * its receipts, optionally its callTracer traces) into the chain-independent NormalizedBlock. No I/O.
  *
- * Rules (see also the README of the recorded fixtures and CONTRACT.md section 4):
+ * Rules (see also the README of the recorded fixtures and docs/reference/events/README.md):
  * - Header quantities are hex; a malformed header, a hash-only block, a missing receipt, a receipt from
  *   another block or a trace that cannot be attributed to a transaction throws EvmNormalizeError (the
  *   caller should refetch: normalising half a block would lose ledger entries).
@@ -219,6 +219,7 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
   const tokenTransfers: TokenTransfer[] = [];
   const internalTransfers: InternalTransfer[] = [];
   const book = new MovementBook();
+  const failed: string[] = [];
 
   txs.forEach((tx, i) => {
     const txId = header.transactionIds[i] as string;
@@ -238,7 +239,10 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
     if (blobGasUsed !== undefined && blobGasPrice !== undefined) fee += blobGasUsed * blobGasPrice;
     book.add(from, -fee);
 
-    if (status !== 'success') return;
+    if (status !== 'success') {
+      failed.push(txId);
+      return;
+    }
 
     const value = requireQuantity(tx.value ?? '0x0', `value of ${txId}`);
     if (value > 0n) {
@@ -263,5 +267,7 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
 
   tokenTransfers.sort((a, b) => a.logIndex - b.logIndex);
 
-  return { ...header, tokenTransfers, internalTransfers, coinMovements: book.movements };
+  const block: NormalizedBlock = { ...header, tokenTransfers, internalTransfers, coinMovements: book.movements };
+  if (failed.length > 0) block.failedTransactionIds = failed;
+  return block;
 }

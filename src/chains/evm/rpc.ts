@@ -12,6 +12,7 @@
  * JSON as it is: the normaliser wants it raw.
  */
 import { clientFailure, createNodeHttp, nodeEndpoint, rateLimited } from '../node-http.ts';
+import { NodeRpcError } from '../rpc-error.ts';
 
 /** Hex data as JSON-RPC prints it. */
 export type Hex = `0x${string}`;
@@ -29,21 +30,9 @@ const MAX_RESPONSE_BYTES = 512 * 1024 * 1024;
  */
 export type EvmRpcErrorKind = 'unsupported' | 'reverted' | 'rpc' | 'http' | 'timeout' | 'network';
 
-export class EvmRpcError extends Error {
+export class EvmRpcError extends NodeRpcError<EvmRpcErrorKind> {
   override name = 'EvmRpcError';
-
-  constructor(
-    readonly method: string,
-    /** The node URL without credentials. */
-    readonly url: string,
-    readonly kind: EvmRpcErrorKind,
-    /** What the node (or the connection) said. */
-    readonly nodeMessage: string,
-    readonly code?: number,
-    readonly status?: number,
-  ) {
-    super(`${method} failed at ${url}: ${kind}${code === undefined ? '' : ` ${code}`}${status === undefined ? '' : ` (HTTP ${status})`}: ${nodeMessage}`);
-  }
+  declare readonly code?: number;
 }
 
 /** Codes of "this node does not serve the method": JSON-RPC method not found, EIP-1474 method not supported. */

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import { BaseError, webSocket } from 'viem';
 import { redactUrl } from '../../domain/node-urls.ts';
+import { Backoff } from '../../lib/loop.ts';
 
 const MAX_RECONNECT_DELAY_MS = 30_000;
 
@@ -43,7 +44,7 @@ export function createSubscription<T>(options: SubscriptionOptions<T>): Subscrip
   const listeners = new Set<(item: T) => void>();
   const initialDelay = options.reconnectDelayMs ?? 1_000;
   const node = redactUrl(wsUrl);
-  let delay = initialDelay;
+  const reconnect = new Backoff({ firstMs: initialDelay, maxMs: MAX_RECONNECT_DELAY_MS });
   let generation = 0;
   let timer: NodeJS.Timeout | undefined;
   let closeSocket: (() => void) | undefined;
@@ -61,10 +62,10 @@ export function createSubscription<T>(options: SubscriptionOptions<T>): Subscrip
     if (listeners.size === 0) return;
     // The short message only: viem's full one carries the URL.
     const reason = error instanceof BaseError ? error.shortMessage : error instanceof Error ? error.message : describeSocketFailure(error);
+    const delay = reconnect.next();
     logger?.warn({ ...log, node, reason, retryInMs: delay }, `${what} subscription lost; reconnecting`);
     options.onDown?.(reason);
     timer = setTimeout(connect, delay);
-    delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
   }
 
   async function connect(): Promise<void> {
@@ -81,7 +82,7 @@ export function createSubscription<T>(options: SubscriptionOptions<T>): Subscrip
         params: options.params as ['newHeads'],
         onData: (data) => {
           if (current !== generation) return;
-          delay = initialDelay;
+          reconnect.reset();
           const item = options.parse((data as { result?: unknown })?.result);
           if (item === undefined) return;
           for (const listener of listeners) listener(item);
@@ -108,7 +109,7 @@ export function createSubscription<T>(options: SubscriptionOptions<T>): Subscrip
     watch(listener) {
       listeners.add(listener);
       if (listeners.size === 1) {
-        delay = initialDelay;
+        reconnect.reset();
         void connect();
       }
       return () => {

@@ -10,6 +10,7 @@ import { createTestDatabase } from '../../../test/harness.ts';
 import { abiString, type FakeReply, type FakeTronNode, FEES, startFakeTronNode, toBase58, toHex } from '../../../test/support/fake-tron-node.ts';
 import { createDb, type Db } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
+import { tokenMetadataCache } from '../../store/token-metadata.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
 import { createTronAdapter, type TronAdapter, TronAdapterError } from './adapter.ts';
 import { TronRpcError } from './rpc.ts';
@@ -293,7 +294,7 @@ describe('getBlock: fallback and failures', () => {
     const h = node.height();
     const adapter = adapterFor(node, { timeoutMs: 200 });
     const cases: [FakeReply, Record<string, unknown>][] = [
-      ['hang', { kind: 'timeout', path: 'wallet/gettransactioninfobyblocknum' }],
+      ['hang', { kind: 'timeout', method: 'wallet/gettransactioninfobyblocknum' }],
       [
         { status: 500, body: 'java.lang.OutOfMemoryError' },
         { kind: 'http', status: 500 },
@@ -326,7 +327,7 @@ describe('getBlock: fallback and failures', () => {
     adapters.push(adapter);
     await node.down();
     const error = await adapter.getHead().catch((e: unknown) => e);
-    expect(error).toMatchObject({ kind: 'network', path: 'wallet/getnowblock' });
+    expect(error).toMatchObject({ kind: 'network', method: 'wallet/getnowblock' });
     expect((error as Error).message).toContain(`${node.url}/`);
     expect((error as Error).message).not.toContain('secret');
     await node.up();
@@ -532,17 +533,17 @@ describe('tokenMetadata (name, symbol, decimals through triggerconstantcontract)
     });
 
     it('a second adapter reads the database, not the node; rows keyed by the base58 contract', async () => {
-      const first = adapterFor(node, { db });
+      const first = adapterFor(node, { tokenMetadataCache: tokenMetadataCache(db) });
       expect(await first.tokenMetadata(transfer(toHex(tokens.bytes32 as string)))).toEqual({ name: 'Maker', symbol: 'MKR', decimals: 18 });
       node.requests.length = 0;
-      const second = adapterFor(node, { db });
+      const second = adapterFor(node, { tokenMetadataCache: tokenMetadataCache(db) });
       expect(await second.tokenMetadata(transfer(tokens.bytes32 as string))).toEqual({ name: 'Maker', symbol: 'MKR', decimals: 18 });
       expect(node.count('wallet/triggerconstantcontract')).toBe(0);
       expect(
         await db.query('test:tron-token-metadata', 'SELECT blockchain, network, contract, name, symbol, decimals, token_type FROM token_metadata'),
       ).toEqual([{ blockchain: 'tron', network: 'nile', contract: tokens.bytes32, name: 'Maker', symbol: 'MKR', decimals: 18, token_type: 'TRC-20' }]);
       // Mainnet does not see nile's row.
-      await adapterFor(node, { db, network: 'mainnet' }).tokenMetadata(transfer(tokens.bytes32 as string));
+      await adapterFor(node, { tokenMetadataCache: tokenMetadataCache(db), network: 'mainnet' }).tokenMetadata(transfer(tokens.bytes32 as string));
       expect(node.count('wallet/triggerconstantcontract')).toBe(3);
     });
   });

@@ -23,12 +23,20 @@ import { sha256 } from '@noble/hashes/sha256';
 import { createBase58check, hex } from '@scure/base';
 import type { Logger } from 'pino';
 import { validateAddress } from '../../domain/addresses.ts';
-import type { Db } from '../../store/db.ts';
-import { getTokenMetadata, putTokenMetadata, type StoredTokenMetadata } from '../../store/token-metadata.ts';
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../lib/concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
-import { decodeDecimals, decodeText } from '../token-text.ts';
-import type { ChainAdapter, NodeHealth, NodeIdentity, NormalizedBlock, TokenMetadata, TokenTransfer, TransactionLocation } from '../types.ts';
+import { contractTokenMetadata } from '../token-text.ts';
+import type {
+  ChainAdapter,
+  NodeHealth,
+  NodeIdentity,
+  NormalizedBlock,
+  StoredTokenMetadata,
+  TokenMetadata,
+  TokenMetadataCache,
+  TokenTransfer,
+  TransactionLocation,
+} from '../types.ts';
 import { createTronDetailsReader } from './details.ts';
 import { normalizeTronBlock, normalizeTronBlockHeader, parseTronInt, type TronBlockHeader, type TronNetwork, TronNormalizeError } from './normalize.ts';
 import { createTronRpcClient, TronRpcError } from './rpc.ts';
@@ -38,8 +46,8 @@ export interface TronAdapterOptions {
   network: TronNetwork;
   /** The node's HTTP API base, e.g. http://127.0.0.1:8090 (see rpc.ts for credentials and keys). */
   rpcUrl: string;
-  /** Token metadata is cached here too (table token_metadata); memory only without it. */
-  db?: Db;
+  /** Token metadata is cached here too (the store's token_metadata); memory only without it. */
+  tokenMetadataCache?: TokenMetadataCache;
   /** Parallel gettransactioninfobyid requests when the node lacks gettransactioninfobyblocknum; default 8. */
   concurrency?: number;
   /** Per request; default 10 s. */
@@ -94,7 +102,7 @@ export function tronHexAddress(address: string, network: TronNetwork): string {
 }
 
 export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
-  const { network, db, logger } = options;
+  const { network, tokenMetadataCache, logger } = options;
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const rpc = createTronRpcClient({ url: options.rpcUrl, timeoutMs: options.timeoutMs });
   const caps: { blockTransactionInfos: Support; balanceHistory: Support } = { blockTransactionInfos: 'unknown', balanceHistory: 'unknown' };
@@ -132,6 +140,17 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
 
   async function getHead(): Promise<number> {
     return (await nowBlock()).height;
+  }
+
+  /**
+   * The solidified block (docs/concepts/confirmations-and-reorganisations.md#finality): the solidity API's
+   * getnowblock, in the same format as the full node's. TronGrid serves /walletsolidity on the node's URL;
+   * a self-hosted java-tron on its solidity port (node.http.solidityPort, 8091), which the URL must reach.
+   */
+  async function getFinalizedHeight(): Promise<number | undefined> {
+    const block = await rpc.post<TronBlock>('walletsolidity/getnowblock');
+    if (block === null || typeof block !== 'object' || Array.isArray(block) || Object.keys(block).length === 0) return undefined;
+    return headerOf(block, 'walletsolidity/getnowblock').height;
   }
 
   /**
@@ -313,21 +332,12 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
     return data === undefined || data.length < 66 ? undefined : BigInt(data.slice(0, 66));
   }
 
-  async function fetchMetadata(contract: string, tokenType: string): Promise<StoredTokenMetadata> {
-    const key = { blockchain: 'tron', network, contract };
-    const stored = db ? await getTokenMetadata(db, key) : undefined;
-    if (stored) return stored;
+  /** Same decoding as the EVM tokens: an ABI string or a bytes32, anything else '' (capped, cleaned). */
+  function fetchMetadata(contract: string, tokenType: string): Promise<StoredTokenMetadata> {
     const contractHex = tronHexAddress(contract, network);
-    // Latest state: the facts of a deployed token do not depend on the height.
-    const [name, symbol, decimals] = await Promise.all([
-      constantCall(contractHex, SIGNATURE.name),
-      constantCall(contractHex, SIGNATURE.symbol),
-      constantCall(contractHex, SIGNATURE.decimals),
-    ]);
-    // Same decoding as the EVM tokens: an ABI string or a bytes32, anything else '' (capped, cleaned).
-    const metadata = { name: decodeText(name), symbol: decodeText(symbol), decimals: decodeDecimals(decimals), tokenType };
-    if (db) await putTokenMetadata(db, key, metadata);
-    return metadata;
+    return contractTokenMetadata(tokenMetadataCache, { blockchain: 'tron', network, contract }, tokenType, (method) =>
+      constantCall(contractHex, SIGNATURE[method]),
+    );
   }
 
   async function tokenMetadata(transfer: TokenTransfer): Promise<TokenMetadata | undefined> {
@@ -351,6 +361,7 @@ export function createTronAdapter(options: TronAdapterOptions): TronAdapter {
 
   return {
     getHead,
+    getFinalizedHeight,
     getNodeHealth,
     getNodeIdentity,
     getBlockHash,

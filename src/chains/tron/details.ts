@@ -1,5 +1,5 @@
 /**
- * The Callback Data reads on Tron (CATALOGUE.md sections 3.2 to 3.6), from java-tron's HTTP API:
+ * The Callback Data reads on Tron (docs/reference/api.md#block-by-hash, #block-by-height, #transaction-details and #callback-data-reads), from java-tron's HTTP API:
  * `getblockbynum` (a block asked by hash is looked up at the height its first 8 bytes give, and must be
  * the node's block there), `gettransactioninfobyblocknum` (or `gettransactioninfobyid` per transaction on
  * nodes without it) for the block's fees and resources, `gettransactionbyid` + `gettransactioninfobyid`
@@ -11,8 +11,9 @@
 
 import { validateAddress } from '../../domain/addresses.ts';
 import { formatUnits } from '../../domain/amounts.ts';
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../lib/concurrency.ts';
 import { type BlockDetails, type BlockSelector, NodeReadError, type TransactionDetails } from '../details.ts';
+import { NodeRpcError } from '../rpc-error.ts';
 import { normalizeTronBlockHeader, parseTronInt, TRANSFER_TOPIC, type TronNetwork } from './normalize.ts';
 import { type TronRpcClient, TronRpcError } from './rpc.ts';
 import type { TronBlock, TronTransaction, TronTransactionInfo } from './rpc-types.ts';
@@ -37,7 +38,7 @@ export function createTronDetailsReader(rpc: TronRpcClient, network: TronNetwork
     try {
       return await rpc.post<T>(path, body);
     } catch (error) {
-      const what = error instanceof TronRpcError && (error.kind === 'timeout' || error.kind === 'network') ? 'did not answer' : 'answered with an error';
+      const what = error instanceof NodeRpcError && error.unanswered ? 'did not answer' : 'answered with an error';
       throw new NodeReadError('unavailable', `The tron node ${what} (${path}); retry in a moment.`, { cause: error });
     }
   }

@@ -173,7 +173,9 @@ describe('recorded gettransactioninfobyid efde2ab4 (mainnet 29129143): a TRC-20 
       const n = normalize(block, [failed]);
       expect(n.tokenTransfers).toEqual([]);
       expect(n.coinMovements).toEqual([{ transactionId: txId, address: OWNER_B58, delta: -1231300n }]);
+      expect(n.failedTransactionIds).toEqual([txId]);
     }
+    expect(normalize(block, [info]).failedTransactionIds).toBeUndefined();
     const byRet = normalize(header(29129143, 1617807429000, [{ ...call, ret: [{ contractRet: 'REVERT' }] }]), [info]);
     expect(byRet.tokenTransfers).toEqual([]);
   });

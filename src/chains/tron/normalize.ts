@@ -329,6 +329,7 @@ export function normalizeTronBlock(input: TronBlockInput, chain: { network: Tron
   const internal: InternalTransfer[] = [];
   const book = new MovementBook();
   let logIndex = 0;
+  const failed: string[] = [];
 
   txs.forEach((tx, i) => {
     const txId = header.transactionIds[i] as string;
@@ -347,7 +348,10 @@ export function normalizeTronBlock(input: TronBlockInput, chain: { network: Tron
     const logs = Array.isArray(info.log) ? info.log : [];
     const firstLogIndex = logIndex;
     logIndex += logs.length;
-    if (!tronTransactionSucceeded(tx, info)) return;
+    if (!tronTransactionSucceeded(tx, info)) {
+      failed.push(txId);
+      return;
+    }
 
     switch (type) {
       case 'TransferContract': {
@@ -382,5 +386,7 @@ export function normalizeTronBlock(input: TronBlockInput, chain: { network: Tron
   });
   book.flush();
 
-  return { ...header, tokenTransfers, internalTransfers: internal, coinMovements: book.movements };
+  const block: NormalizedBlock = { ...header, tokenTransfers, internalTransfers: internal, coinMovements: book.movements };
+  if (failed.length > 0) block.failedTransactionIds = failed;
+  return block;
 }

@@ -80,7 +80,7 @@ describe('createTronRpcClient', () => {
     const error = 'class org.tron.core.exception.ItemNotFoundException : This block does not exist';
     respond(() => [200, { Error: error }]);
     const e = await failure(rpc.post('wallet/getblockbalance', { hash: '00', number: 1 }));
-    expect(e).toMatchObject({ kind: 'node', path: 'wallet/getblockbalance', nodeMessage: error });
+    expect(e).toMatchObject({ kind: 'node', method: 'wallet/getblockbalance', nodeMessage: error });
     expect(e.message).toBe(`wallet/getblockbalance failed at ${base}/: node: ${error}`);
   });
 

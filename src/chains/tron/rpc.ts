@@ -18,6 +18,7 @@
  * literals of 16 digits or more are read as decimal strings, which the normaliser takes losslessly.
  */
 import { clientFailure, createNodeHttp, nodeEndpoint, rateLimited } from '../node-http.ts';
+import { NodeRpcError } from '../rpc-error.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** getblockbynum of a busy mainnet block is a few MiB; the timeout bounds a runaway body. */
@@ -32,20 +33,13 @@ const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
  */
 export type TronRpcErrorKind = 'unsupported' | 'node' | 'http' | 'timeout' | 'network';
 
-export class TronRpcError extends Error {
+/** `method` is the HTTP path (e.g. wallet/getblockbynum); Tron's errors have no code. */
+export class TronRpcError extends NodeRpcError<TronRpcErrorKind> {
   override name = 'TronRpcError';
+  declare readonly code?: undefined;
 
-  constructor(
-    /** e.g. wallet/getblockbynum */
-    readonly path: string,
-    /** The node URL without credentials. */
-    readonly url: string,
-    readonly kind: TronRpcErrorKind,
-    /** What the node (or the connection) said. */
-    readonly nodeMessage: string,
-    readonly status?: number,
-  ) {
-    super(`${path} failed at ${url}: ${kind}${status === undefined ? '' : ` (HTTP ${status})`}: ${nodeMessage}`);
+  constructor(path: string, url: string, kind: TronRpcErrorKind, nodeMessage: string, status?: number) {
+    super(path, url, kind, nodeMessage, undefined, status);
   }
 }
 

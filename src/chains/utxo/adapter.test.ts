@@ -21,6 +21,7 @@ import { type StubReply, startUtxoRpcStub, type UtxoRpcStub } from '../../../tes
 import { callbackItem } from '../../matching/identity.ts';
 import { createDb, type Db } from '../../store/db.ts';
 import { migrate } from '../../store/migrate.ts';
+import { tokenMetadataCache } from '../../store/token-metadata.ts';
 import type { NormalizedBlock, TokenTransfer, UnspentOutputs } from '../types.ts';
 import { createUtxoAdapter, type UtxoAdapter, UtxoAdapterError, type UtxoAdapterOptions } from './adapter.ts';
 import { normalizeUtxoBlock, type UtxoBlockchain } from './normalize.ts';
@@ -827,7 +828,7 @@ describe('Omni transfers in bitcoin blocks', () => {
     try {
       db = createDb(await createTestDatabase(), { poolSize: 2 });
       await migrate(db);
-      const adapter = adapterFor(node, { db });
+      const adapter = adapterFor(node, { tokenMetadataCache: tokenMetadataCache(db) });
       const b = await adapter.getBlock(50001);
       const [send, sendAll31, sendAll3] = b.tokenTransfers as [TokenTransfer, TokenTransfer, TokenTransfer];
       const meta = await adapter.tokenMetadata?.(send);
@@ -870,7 +871,7 @@ describe('Omni transfers in bitcoin blocks', () => {
         { contract: '31', name: 'TetherUS', decimals: 8, token_type: 'OMNI', created_by_transaction_id: OMNI_CREATE.txid },
       ]);
       // A restart with the database: the property comes from token_metadata, not from the node.
-      const cached = adapterFor(node, { db });
+      const cached = adapterFor(node, { tokenMetadataCache: tokenMetadataCache(db) });
       node.stub.calls.length = 0;
       expect(await cached.tokenMetadata?.(sendAll3)).toEqual({
         name: 'tokenmagic.com',

@@ -16,8 +16,7 @@
  */
 import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
-import type { Db } from '../../store/db.ts';
-import type { ChainAdapter, MempoolReader, NodeHealth, NodeIdentity, NormalizedBlock, TransactionLocation } from '../types.ts';
+import type { ChainAdapter, MempoolReader, NodeHealth, NodeIdentity, NormalizedBlock, TokenMetadataCache, TransactionLocation } from '../types.ts';
 import { createBlockWorkerPool } from './block-workers.ts';
 import { type BlockVerbosity, createBlockFetcher, type Support } from './blocks.ts';
 import { createUtxoDetailsReader } from './details.ts';
@@ -40,8 +39,8 @@ export interface UtxoAdapterOptions {
   rpcUrl: string;
   /** rpcuser/rpcpassword, or the node's cookie file; wins over credentials in the URL. */
   auth?: UtxoRpcAuth;
-  /** Omni property metadata is written to token_metadata too. */
-  db?: Db;
+  /** Omni property metadata is kept here too (the store's token_metadata). */
+  tokenMetadataCache?: TokenMetadataCache;
   /** Parallel per-transaction requests (getrawtransaction, omni_gettransaction batches); default 8. */
   concurrency?: number;
   /** Per request; default 10 s (scantxoutset gets minutes). */
@@ -88,11 +87,13 @@ export type UtxoAdapter = Required<
     | 'close'
   >
 > &
-  Pick<ChainAdapter, 'getTokenBalance' | 'tokenMetadata'> & {
+  Pick<ChainAdapter, 'getTokenBalance' | 'tokenMetadata' | 'getFinalizedHeight'> & {
     capabilities(): UtxoCapabilities;
   };
 
 const HASH = /^[0-9a-fA-F]{64}$/;
+/** Blocks getFinalizedHeight reads back from the best block at most (a ChainLock follows its block within seconds). */
+const CHAINLOCK_WALK = 24;
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Chains whose coin supply stays below 2^26 coins: a JSON number holds any of their amounts to the satoshi. */
@@ -106,7 +107,8 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
   const rpc = createUtxoRpcClient({ url: options.rpcUrl, auth: options.auth, timeoutMs: options.timeoutMs, exactAmounts });
   const log = { blockchain, network, node: rpc.url };
   const blocks = createBlockFetcher({ rpc, concurrency, logger, log });
-  const omni: OmniReader | undefined = blockchain === 'bitcoin' ? createOmniReader({ rpc, network, db: options.db, concurrency, logger, log }) : undefined;
+  const omni: OmniReader | undefined =
+    blockchain === 'bitcoin' ? createOmniReader({ rpc, network, tokenMetadataCache: options.tokenMetadataCache, concurrency, logger, log }) : undefined;
 
   const reader = createBlockReader(rpc, blocks);
   const { blockHash, fetchBlock, readBlock } = reader;
@@ -249,6 +251,28 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
     return health;
   }
 
+  /**
+   * Dash: the highest ChainLocked block (docs/concepts/confirmations-and-reorganisations.md#finality), by
+   * getblock's `chainlock` walking back from the best block: a ChainLock covers the block's ancestors, so
+   * the walk stops at the first locked block, or at the last height found (finality only moves forward),
+   * or after CHAINLOCK_WALK blocks (a node whose locks lag that far: the last height found stands).
+   */
+  let chainLocked: number | undefined;
+  async function getFinalizedHeight(): Promise<number | undefined> {
+    let hash = await rpc.request<unknown>('getbestblockhash', []);
+    for (let i = 0; i < CHAINLOCK_WALK && typeof hash === 'string' && HASH.test(hash); i++) {
+      const block = await rpc.request<unknown>('getblock', [hash, 1]);
+      if (!isObject(block) || typeof block.height !== 'number') throw new UtxoAdapterError(`getblock ${hash} at ${rpc.url} answered no block`);
+      if (chainLocked !== undefined && block.height <= chainLocked) break;
+      if (block.chainlock === true) {
+        chainLocked = block.height;
+        break;
+      }
+      hash = block.previousblockhash;
+    }
+    return chainLocked;
+  }
+
   /** getblockchaininfo's chain name ('main', 'test', 'regtest', ...) and the hash of block 0. */
   async function getNodeIdentity(): Promise<NodeIdentity> {
     const [info, genesisHash] = await Promise.all([rpc.request<unknown>('getblockchaininfo', []), blockHash(0)]);
@@ -294,6 +318,7 @@ export function createUtxoAdapter(options: UtxoAdapterOptions): UtxoAdapter {
       await Promise.all([rpc.close(), workers?.close()]);
     },
   };
+  if (blockchain === 'dash') adapter.getFinalizedHeight = getFinalizedHeight;
   if (omni) {
     adapter.tokenMetadata = (transfer) => omni.tokenMetadata(transfer);
     adapter.getTokenBalance = (contract, address, height) => omni.getTokenBalance(contract, address, height);

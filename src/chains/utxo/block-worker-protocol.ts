@@ -55,7 +55,7 @@ export interface SerializedError {
 
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof UtxoRpcError) {
-    const retryAfterMs = (error as UtxoRpcError & { retryAfterMs?: number }).retryAfterMs;
+    const retryAfterMs = error.retryAfterMs;
     return {
       name: error.name,
       message: error.message,
@@ -70,7 +70,7 @@ export function reviveError(e: SerializedError): Error {
   if (e.rpc) {
     const r = e.rpc;
     const error = new UtxoRpcError(r.method, r.url, r.kind, r.nodeMessage, r.code, r.status);
-    if (r.retryAfterMs !== undefined) (error as UtxoRpcError & { retryAfterMs?: number }).retryAfterMs = r.retryAfterMs;
+    if (r.retryAfterMs !== undefined) error.retryAfterMs = r.retryAfterMs;
     return error;
   }
   if (e.name === 'UtxoNormalizeError') return new UtxoNormalizeError(e.message);

@@ -48,9 +48,11 @@ async function start(override = new Map<string, (params: unknown[]) => StubReply
     }
     return { error: { code: -32601, message: 'Method not found' } };
   });
+  // timeoutMs: the stub answers from this thread, which is busy while two workers load the TypeScript
+  // sources through tsx; on Node 22 under load that took more than 400 ms (CI runs these tests on Node 22 too).
   const pool = createBlockWorkerPool(
     2,
-    { ...BTC, rpcUrl: stub.url, timeoutMs: 400, exactAmounts: true, concurrency: 4, nice, log: {} },
+    { ...BTC, rpcUrl: stub.url, timeoutMs: 1500, exactAmounts: true, concurrency: 4, nice, log: {} },
     { info: () => undefined, warn: () => undefined },
   );
   cleanups.push(

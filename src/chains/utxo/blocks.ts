@@ -18,7 +18,7 @@
  * thrown, so a busy node is retried rather than read at a lower verbosity for good.
  */
 import type { Logger } from 'pino';
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../lib/concurrency.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { type UtxoRpcClient, UtxoRpcError } from './rpc.ts';
 import type { RpcBlock, RpcTransaction } from './rpc-types.ts';

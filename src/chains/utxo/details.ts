@@ -1,5 +1,5 @@
 /**
- * The Callback Data reads on the Bitcoin-family chains (CATALOGUE.md sections 3.2 to 3.6), from the RPC
+ * The Callback Data reads on the Bitcoin-family chains (docs/reference/api.md#block-by-hash, #block-by-height, #transaction-details and #callback-data-reads), from the RPC
  * methods every Bitcoin Core fork serves: getblockhash, getblock <hash> true (verbosity 1, as the
  * boolean-only nodes take it), getrawtransaction <txid> true, gettxout.
  *
@@ -14,6 +14,7 @@
 import { formatUnits } from '../../domain/amounts.ts';
 import { CHAINS } from '../../domain/chains.ts';
 import { type AddressAmount, type BlockDetails, type BlockSelector, NodeReadError, type TransactionDetails } from '../details.ts';
+import { NodeRpcError } from '../rpc-error.ts';
 import { parseCoinAmount, type UtxoBlockchain } from './normalize.ts';
 import { type UtxoRpcClient, UtxoRpcError } from './rpc.ts';
 
@@ -38,7 +39,7 @@ export function createUtxoDetailsReader(rpc: UtxoRpcClient, blockchain: UtxoBloc
   const coins = (units: bigint) => formatUnits(units, decimals);
 
   function unavailable(method: string, error: unknown): NodeReadError {
-    const what = error instanceof UtxoRpcError && (error.kind === 'timeout' || error.kind === 'network') ? 'did not answer' : 'answered with an error';
+    const what = error instanceof NodeRpcError && error.unanswered ? 'did not answer' : 'answered with an error';
     return new NodeReadError('unavailable', `The ${blockchain} node ${what} (${method}); retry in a moment.`, { cause: error });
   }
 
@@ -219,7 +220,7 @@ export function createUtxoDetailsReader(rpc: UtxoRpcClient, blockchain: UtxoBloc
     // Zcash: value leaving the shielded pools counts as an input.
     const shielded = blockchain === 'zcash' ? shieldedNet(tx) : 0n;
     const fee = coinbase ? 0n : totalIn + shielded - totalOut;
-    // A sender pays its inputs; the fee is in them (section 3.4).
+    // A sender pays its inputs; the fee is in them (docs/reference/api.md#callback-data-reads).
     const senderList = [...senders].map(([address, amount]) => ({ address, amount: coins(amount) }));
     return {
       index,
@@ -272,7 +273,7 @@ function shieldedNet(tx: Json): bigint {
   return net;
 }
 
-/** Section 3.5: the block fields of each chain, in its spelling. */
+/** docs/reference/api.md#callback-data-reads: the block fields of each chain, in its spelling. */
 function blockSpecific(blockchain: UtxoBlockchain, b: Json): Json {
   const common = { bits: str(b.bits), chainwork: str(b.chainwork), merkleRoot: str(b.merkleroot) };
   const difficulty = b.difficulty === undefined || b.difficulty === null ? '' : String(b.difficulty);
@@ -312,7 +313,7 @@ function blockSpecific(blockchain: UtxoBlockchain, b: Json): Json {
   }
 }
 
-/** Section 3.6: the transaction fields of each chain. */
+/** docs/reference/api.md#callback-data-reads: the transaction fields of each chain. */
 function transactionSpecific(blockchain: UtxoBlockchain, tx: Json, vin: Json[], vout: Json[], coins: (units: bigint) => string): Json {
   const size = typeof tx.size === 'number' ? tx.size : str(tx.hex).length / 2;
   const base = { locktime: int(tx.locktime), size, version: int(tx.version), vin, vout };

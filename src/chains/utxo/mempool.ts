@@ -9,7 +9,7 @@
  * On bitcoin the Omni reader adds the Omni token transfers of the batch's transactions still pending
  * (omni.ts pendingTransfers: `omni_listpendingtransactions`, nothing on a node that is not Omni Core).
  */
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../lib/concurrency.ts';
 import type { MempoolReader, PendingTransactions } from '../types.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { normalizeUtxoBlock, prevoutKey, type UtxoChainRef, ZERO_HASH } from './normalize.ts';
@@ -24,6 +24,13 @@ const BATCH = 100;
 const NOT_FOUND = -5;
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** BIP125: an input whose nSequence is below 0xfffffffe makes the transaction replaceable (explicit signalling; inherited signalling is not read). */
+const FINAL_SEQUENCE_MINUS_ONE = 0xfffffffe;
+
+function signalsReplaceability(tx: RpcTransaction): boolean {
+  return Array.isArray(tx.vin) && tx.vin.some((vin) => typeof vin.sequence === 'number' && vin.sequence < FINAL_SEQUENCE_MINUS_ONE);
+}
 
 export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef, concurrency = 4, omni?: Pick<OmniReader, 'pendingTransfers'>): MempoolReader {
   /** The ids of the last poll; a 300,000-transaction mempool is about 30 MB of strings, kept once. */
@@ -80,7 +87,15 @@ export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef,
     );
     // Asked after getrawtransaction: what Omni Core lists of these is still pending (mined ones it leaves out).
     const tokenTransfers = omni ? await omni.pendingTransfers(new Set(normalized.transactionIds)) : [];
-    return { transactionIds: normalized.transactionIds, coinMovements: normalized.coinMovements, tokenTransfers, utxo: normalized.utxo, conflicts };
+    const replaceable = transactions.filter(signalsReplaceability).map((tx) => String(tx.txid).toLowerCase());
+    return {
+      transactionIds: normalized.transactionIds,
+      coinMovements: normalized.coinMovements,
+      tokenTransfers,
+      utxo: normalized.utxo,
+      conflicts,
+      ...(replaceable.length > 0 && { replaceableTransactionIds: replaceable }),
+    };
   }
 
   return { method: 'getrawmempool polling', newTransactionIds, readPending };

@@ -20,11 +20,9 @@
 
 import type { Logger } from 'pino';
 import type { Network } from '../../domain/chains.ts';
-import type { Db } from '../../store/db.ts';
-import { getTokenMetadata, putTokenMetadata } from '../../store/token-metadata.ts';
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../lib/concurrency.ts';
 import { LookupCache } from '../lookup-cache.ts';
-import type { TokenMetadata, TokenTransfer } from '../types.ts';
+import type { TokenMetadata, TokenMetadataCache, TokenTransfer } from '../types.ts';
 import type { Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
 import { normalizeUtxoAddress, parseCoinAmount } from './normalize.ts';
@@ -181,8 +179,8 @@ function cleanName(value: unknown): string {
 export interface OmniReaderOptions {
   rpc: UtxoRpcClient;
   network: Network;
-  /** Property metadata is written to token_metadata too. */
-  db?: Db;
+  /** Property metadata is kept here too (the store's token_metadata). */
+  tokenMetadataCache?: TokenMetadataCache;
   concurrency: number;
   logger?: Pick<Logger, 'warn' | 'info'>;
   log: Record<string, unknown>;
@@ -207,7 +205,7 @@ export interface OmniReader {
 }
 
 export function createOmniReader(options: OmniReaderOptions): OmniReader {
-  const { rpc, network, db, logger, log } = options;
+  const { rpc, network, tokenMetadataCache, logger, log } = options;
   const concurrency = Math.max(1, options.concurrency);
   let support: Support = 'unknown';
   let detecting: Promise<boolean> | undefined;
@@ -326,7 +324,7 @@ export function createOmniReader(options: OmniReaderOptions): OmniReader {
 
   async function fetchProperty(id: string): Promise<OmniProperty | undefined> {
     const key = { blockchain: 'bitcoin', network, contract: id };
-    const stored = db ? await getTokenMetadata(db, key) : undefined;
+    const stored = await tokenMetadataCache?.get(key);
     if (stored?.tokenType === 'OMNI') return { name: stored.name, divisible: stored.decimals === 8, creationtxid: stored.createdByTransactionId ?? '' };
     let answer: unknown;
     try {
@@ -342,14 +340,13 @@ export function createOmniReader(options: OmniReaderOptions): OmniReader {
       divisible: answer.divisible,
       creationtxid: typeof answer.creationtxid === 'string' && HASH.test(answer.creationtxid) ? answer.creationtxid.toLowerCase() : '',
     };
-    if (db)
-      await putTokenMetadata(db, key, {
-        name: property.name,
-        symbol: '',
-        decimals: property.divisible ? 8 : 0,
-        tokenType: 'OMNI',
-        createdByTransactionId: property.creationtxid,
-      });
+    await tokenMetadataCache?.put(key, {
+      name: property.name,
+      symbol: '',
+      decimals: property.divisible ? 8 : 0,
+      tokenType: 'OMNI',
+      createdByTransactionId: property.creationtxid,
+    });
     return property;
   }
 

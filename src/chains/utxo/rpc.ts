@@ -20,6 +20,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basicAuthorization, clientFailure, createNodeHttp, type NodeResponse, nodeEndpoint, rateLimited, retryOnDroppedConnection } from '../node-http.ts';
+import { NodeRpcError } from '../rpc-error.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** A verbosity-3 block of 4 MB is some tens of MB of JSON; the timeout bounds a runaway body. */
@@ -34,21 +35,9 @@ const MAX_RESPONSE_BYTES = 512 * 1024 * 1024;
  */
 export type UtxoRpcErrorKind = 'unsupported' | 'rpc' | 'auth' | 'http' | 'timeout' | 'network';
 
-export class UtxoRpcError extends Error {
+export class UtxoRpcError extends NodeRpcError<UtxoRpcErrorKind> {
   override name = 'UtxoRpcError';
-
-  constructor(
-    readonly method: string,
-    /** The node URL without credentials. */
-    readonly url: string,
-    readonly kind: UtxoRpcErrorKind,
-    /** What the node (or the connection) said. */
-    readonly nodeMessage: string,
-    readonly code?: number,
-    readonly status?: number,
-  ) {
-    super(`${method} failed at ${url}: ${kind}${code === undefined ? '' : ` ${code}`}${status === undefined ? '' : ` (HTTP ${status})`}: ${nodeMessage}`);
-  }
+  declare readonly code?: number;
 }
 
 export type UtxoRpcAuth = { user: string; password: string } | { cookieFile: string };

@@ -17,7 +17,8 @@
  * Core < 0.17) cannot tell: undefined.
  */
 import type { Logger } from 'pino';
-import { mapLimit } from '../concurrency.ts';
+import { mapLimit } from '../../lib/concurrency.ts';
+import { backoffMs, sleep } from '../../lib/loop.ts';
 import type { UnspentOutput, UnspentOutputs } from '../types.ts';
 import type { FetchedBlock, Support } from './blocks.ts';
 import { UtxoAdapterError } from './errors.ts';
@@ -29,7 +30,8 @@ export const MAX_ADD_BACK_BLOCKS = 2016;
 /** A scan of the whole UTXO set takes minutes on mainnet. */
 const SCAN_TIMEOUT_MS = 15 * 60_000;
 /** Waits while another scan runs: 0.25 s doubling to 5 s, about 2 minutes in all, then thrown (the caller retries). */
-const BUSY_DELAYS_MS = [250, 500, 1_000, 2_000, 4_000, ...Array.from({ length: 22 }, () => 5_000)];
+const BUSY_BACKOFF = { firstMs: 250, maxMs: 5_000 };
+const BUSY_RETRIES = 27;
 /** Addresses per scan: one pass over the UTXO set serves them all (scantxoutset takes many scan objects). */
 const MAX_SCAN_BATCH = 200;
 /** Verbosity-3 blocks are tens of MB of JSON each: few at a time. */
@@ -94,8 +96,8 @@ export function createUnspentReader(options: UnspentReaderOptions): UnspentReade
           return undefined;
         }
         const busy = error.kind === 'rpc' && /scan already in progress/i.test(error.nodeMessage);
-        if (busy && attempt < BUSY_DELAYS_MS.length) {
-          await new Promise((r) => setTimeout(r, BUSY_DELAYS_MS[attempt]));
+        if (busy && attempt < BUSY_RETRIES) {
+          await sleep(backoffMs(attempt + 1, BUSY_BACKOFF));
           continue;
         }
         // An address the node cannot put in a descriptor (validated here, so a node of another network or fork).

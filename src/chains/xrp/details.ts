@@ -1,5 +1,5 @@
 /**
- * The Callback Data reads on the XRP Ledger (CATALOGUE.md sections 3.2 to 3.6): a validated ledger by
+ * The Callback Data reads on the XRP Ledger (docs/reference/api.md#block-by-hash, #block-by-height, #transaction-details and #callback-data-reads): a validated ledger by
  * index or hash (`ledger`), a transaction of a validated ledger (`tx`). Like chain following, only
  * validated ledgers are answered: a closed ledger that is not validated yet may still be replaced.
  * Amounts: XRP in drops inside, whole XRP (6 decimals) out; an issued currency's amount is its value
@@ -7,8 +7,9 @@
  */
 import { formatUnits } from '../../domain/amounts.ts';
 import { type BlockDetails, type BlockSelector, NodeReadError, type TransactionDetails, type UnitAmount } from '../details.ts';
+import { NodeRpcError } from '../rpc-error.ts';
 import { ledgerFromResponse, normalizeXrpLedgerHeader, RIPPLE_EPOCH_OFFSET, readXrpTransaction, xrpDeliveredDrops } from './normalize.ts';
-import { isRippledError, type RippledClient, XrpRpcError } from './rpc.ts';
+import { isRippledError, type RippledClient } from './rpc.ts';
 import type { RpcAmount, RpcLedgerTransaction } from './rpc-types.ts';
 
 const DROPS = /^\d{1,20}$/;
@@ -33,7 +34,7 @@ export function createXrpDetailsReader(rpc: RippledClient): XrpDetailsReader {
       return await rpc.request<Record<string, unknown>>(method, params);
     } catch (error) {
       if (notFound.some((code) => isRippledError(error, code))) return undefined;
-      const what = error instanceof XrpRpcError && (error.kind === 'timeout' || error.kind === 'network') ? 'did not answer' : 'answered with an error';
+      const what = error instanceof NodeRpcError && error.unanswered ? 'did not answer' : 'answered with an error';
       throw new NodeReadError('unavailable', `The xrp node ${what} (${method}); retry in a moment.`, { cause: error });
     }
   }

@@ -116,6 +116,8 @@ describe('ledgerFull7501326.json: bare ledger object, 17 expanded transactions (
     for (const id of n.transactionIds) expect(validateTransactionId('xrp', 'mainnet', id)).toEqual({ ok: true, normalized: id });
     const results = txs.map((t) => t.metaData?.TransactionResult);
     expect(results.filter((r) => r !== 'tesSUCCESS')).toEqual(['tecUNFUNDED_OFFER', 'tecPATH_DRY']);
+    // The tec… transactions are named as failed (safety flag `failed` on their fee-only coin events).
+    expect(new Set(n.failedTransactionIds)).toEqual(new Set(txs.filter((t) => t.metaData?.TransactionResult !== 'tesSUCCESS').map((t) => t.hash)));
   });
 
   it('movements: literal values of fee-only, tec, XRP-crossing offer and XRP-bridged IOU payments', () => {
@@ -242,6 +244,8 @@ describe('ledgerWithPartialPayment.json: WebSocket envelope, 6 transactions, an 
     expect(entry.metaData?.DeliveredAmount).toEqual({ currency: 'USD', issuer: 'rvYAfWj5gh67oV6fW32ZzP3Aw4Eubs59B', value: '9.980039920159681' });
     expect(xrpDeliveredDrops(entry, entry.metaData as RpcTransactionMeta)).toBeUndefined();
     expect(movementsOf(n.coinMovements, partialId)).toEqual([['rGFuMiw48HdbnrUbkRYuitXTmfrDBNTCnX', -10000n]]);
+    // The recorded validated ledger's tfPartialPayment Payment is named (safety flag `partial-payment`).
+    expect(n.partialPaymentIds).toEqual([partialId]);
   });
 
   it('every transaction here moves only its fee: movements sum to minus the fees, and equal the Payment rule', () => {

@@ -2,7 +2,7 @@
  * Pure XRP Ledger normaliser: turns a rippled `ledger` result (`transactions: true, expand: true`) into the
  * chain-independent NormalizedBlock. No I/O.
  *
- * Rules (see also section 5 of the recorded fixtures' README and CONTRACT.md section 4):
+ * Rules (see also section 5 of the recorded fixtures' README and docs/reference/events/README.md):
  * - Header: height = `ledger_index` (a string in API v1, a number in API v2; both accepted), hash =
  *   `ledger_hash` (or `hash`; both present and different throws), parentHash = `parent_hash`, timestamp =
  *   `close_time` + 946684800 (Ripple epoch 2000-01-01 → Unix seconds). Hashes and transaction ids are
@@ -332,10 +332,18 @@ export function xrpPaymentRuleChanges(tx: XrpTransaction): Map<string, bigint> {
 export function normalizeXrpLedger(ledger: RpcLedger, _chain: XrpChain): NormalizedBlock {
   const header = normalizeXrpLedgerHeader(ledger);
   const coinMovements: CoinMovement[] = [];
+  const failed: string[] = [];
+  const partial: string[] = [];
   (ledger.transactions ?? []).forEach((entry) => {
     if (typeof entry === 'string') throw new XrpNormalizeError('ledger must be fetched with expanded transactions (transactions: true, expand: true)');
     const tx = readXrpTransaction(entry);
     for (const [address, delta] of xrpBalanceChanges(tx.meta)) coinMovements.push({ transactionId: tx.id, address, delta });
+    // A tec… result claimed the fee only; a partial payment's movements above are what it delivered, never its Amount.
+    if (tx.result !== 'tesSUCCESS') failed.push(tx.id);
+    else if (tx.type === 'Payment' && typeof tx.fields.Flags === 'number' && (tx.fields.Flags & TF_PARTIAL_PAYMENT) !== 0) partial.push(tx.id);
   });
-  return { ...header, tokenTransfers: [], internalTransfers: [], coinMovements };
+  const block: NormalizedBlock = { ...header, tokenTransfers: [], internalTransfers: [], coinMovements };
+  if (failed.length > 0) block.failedTransactionIds = failed;
+  if (partial.length > 0) block.partialPaymentIds = partial;
+  return block;
 }

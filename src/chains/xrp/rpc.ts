@@ -11,6 +11,7 @@
  * The envelope is read by the normaliser's unwrapRippledResult, so the two agree on every shape.
  */
 import { clientFailure, createNodeHttp, nodeEndpoint, rateLimited } from '../node-http.ts';
+import { NodeRpcError } from '../rpc-error.ts';
 import { RippledError, unwrapRippledResult, XrpNormalizeError } from './normalize.ts';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -27,23 +28,22 @@ export type XrpRpcErrorKind = 'rippled' | 'http' | 'timeout' | 'network';
 
 type JsonObject = Record<string, unknown>;
 
-export class XrpRpcError extends Error {
+export class XrpRpcError extends NodeRpcError<XrpRpcErrorKind> {
   override name = 'XrpRpcError';
+  /** rippled's error token (kind 'rippled'). */
+  declare readonly code?: string;
 
   constructor(
-    readonly method: string,
-    /** The node URL without credentials. */
-    readonly url: string,
-    readonly kind: XrpRpcErrorKind,
-    /** What the node (or the connection) said. */
-    readonly nodeMessage: string,
-    /** rippled's error token (kind 'rippled'). */
-    readonly code?: string,
-    readonly status?: number,
+    method: string,
+    url: string,
+    kind: XrpRpcErrorKind,
+    nodeMessage: string,
+    code?: string,
+    status?: number,
     /** kind 'rippled': the error answer's result object (it may say `validated`, `ledger_index`, ...). */
     readonly answer?: JsonObject,
   ) {
-    super(`${method} failed at ${url}: ${kind}${code === undefined ? '' : ` ${code}`}${status === undefined ? '' : ` (HTTP ${status})`}: ${nodeMessage}`);
+    super(method, url, kind, nodeMessage, code, status);
   }
 }
 

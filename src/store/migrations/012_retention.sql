@@ -1,4 +1,4 @@
--- Retention (README "Retention"): the pruner finds finished callbacks older than their status's window
+-- Retention (docs/operations/retention.md): the pruner finds finished callbacks older than their status's window
 -- by (status, finished_at), oldest first, without reading the pending ones.
 CREATE INDEX callbacks_finished ON callbacks (status, finished_at) WHERE status <> 'pending';
 -- The pruner keeps a callback still recorded under a block of a chain's window (a reorganisation may

@@ -1,4 +1,4 @@
--- Several nodes per chain (README "Several nodes per chain"): the ingest role's view of each configured
+-- Several nodes per chain (docs/reference/chains.md "Several nodes per chain"): the ingest role's view of each configured
 -- node, one row per node, rewritten as its health is checked. The status endpoint, the metrics and the
 -- operator alerts read it, so every process (not only the one following) shows the same view.
 CREATE TABLE chain_nodes (

@@ -1,4 +1,4 @@
--- Operator alerts (README "Operator alerts"). Every process of the delivery role runs the monitor, so
+-- Operator alerts (docs/operations/alerts.md). Every process of the delivery role runs the monitor, so
 -- what has been alerted lives here, not in a process: a transition is claimed by one UPDATE that only
 -- one process can win, and the alert it produces is written to the outbox in the same transaction, so a
 -- crash between deciding and sending neither loses the alert nor makes a second one.

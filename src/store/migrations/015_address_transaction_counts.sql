@@ -1,4 +1,4 @@
--- The Callback Data address read's transaction counts (CATALOGUE.md 3.1): counted by the wallet ledger
+-- The Callback Data address read's transaction counts (docs/reference/api.md#address-details): counted by the wallet ledger
 -- like the totals, from the confirmed blocks after an address is watched. A ledger entry carries the
 -- block's count of transactions that paid the address (incoming) and that spent from it (outgoing; a
 -- transaction to itself counts here), netted per transaction as the totals are.

@@ -1,4 +1,4 @@
--- Recovery and ordering (README "Callback order", "Secret rotation", "Recovering callbacks").
+-- Recovery and ordering (docs/concepts/callbacks-and-retries.md, docs/guides/recover-and-replay.md).
 
 -- x-callback-sequence: each callback's number in its subscription's stream, given when it is enqueued
 -- (1, 2, 3, ... per subscription, in the order chain following produces the events). NULL for callbacks

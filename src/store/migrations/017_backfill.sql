@@ -1,4 +1,4 @@
--- Backfill from a height and replay of a block range (README "Backfill and replay").
+-- Backfill from a height and replay of a block range (docs/guides/recover-and-replay.md "Backfill and replay").
 
 -- One row per backfill (a subscription created with fromBlockHeight) or replay request. The ingest
 -- role of the subscription's chain evaluates blocks from_height..to_height for that subscription alone,

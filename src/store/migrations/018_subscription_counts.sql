@@ -1,4 +1,4 @@
--- Costs that do not grow with the customer (README "Plans and caps", "Bulk subscription creation").
+-- Costs that do not grow with the customer (docs/design/how-it-works.md, docs/guides/bulk-import.md).
 
 -- Subscriptions per customer and chain, all and active, kept by statement triggers in the transaction
 -- of every insert, delete and (de)activation, wherever it comes from (API, bulk import, the delivery

@@ -1,4 +1,4 @@
--- The web console's backend (README "Console API"): credit usage per day, operator tokens, and the
+-- The web console's backend (docs/reference/api-overview.md "Console API"): credit usage per day, operator tokens, and the
 -- bounded history behind the operator's charts.
 
 -- Credits spent per customer, endpoint and UTC day. Written by the statement that debits the credits

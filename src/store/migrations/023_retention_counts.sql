@@ -1,4 +1,4 @@
--- Retention (README "Retention"): a prune batch of 2,000 callbacks spread over as many subscriptions
+-- Retention (docs/operations/retention.md): a prune batch of 2,000 callbacks spread over as many subscriptions
 -- decrements up to 2,000 rows of callback_counts (migration 018) in its statement trigger; that trigger
 -- was about a third of the pruner's CPU per callback. Two changes make it cheaper:
 --

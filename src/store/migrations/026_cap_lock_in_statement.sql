@@ -1,5 +1,5 @@
--- The plan cap checked inside the one statement that inserts a group of creates (README "Plans and
--- caps"): the statement takes the customer's cap lock and counts its active subscriptions itself, so
+-- The plan cap checked inside the one statement that inserts a group of creates (docs/design/how-it-works.md,
+-- "Duplicates and caps are race-free"): the statement takes the customer's cap lock and counts its active subscriptions itself, so
 -- the lock is held for that statement alone, not for a transaction of several round trips.
 --
 -- A statement's own snapshot is taken before it waits for the lock, so it would not see rows that a

@@ -1,4 +1,4 @@
--- Retention (README "Retention"): a prune batch now deletes the callbacks it found without locking them
+-- Retention (docs/operations/retention.md): a prune batch now deletes the callbacks it found without locking them
 -- first (one write per row instead of two), waiting at most a moment (lock_timeout, set by the batch)
 -- for a row another transaction holds before it runs again the old way, skipping held rows.
 --

@@ -1,4 +1,4 @@
--- The address read of the Callback Data (README "Callback Data reads") answers for any address an active
+-- The address read of the Callback Data (docs/concepts/callback-data.md) answers for any address an active
 -- address subscription of the customer names, from herald's wallet ledger: such an address is watched
 -- for the ledger from the moment the subscription is created, as a wallet's address is. Its ledger row is
 -- a wallet_addresses row that belongs to the customer instead of a wallet (subscribed_by), one per

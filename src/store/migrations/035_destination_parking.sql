@@ -1,4 +1,4 @@
--- Delivery isolation (README, "Delivery: one customer's outage costs the others nothing").
+-- Delivery isolation (docs/concepts/delivery.md).
 --
 -- Claims reach each destination's due callbacks through (destination, next_attempt_at): a destination the
 -- worker skips (its connections are full) or that is parked costs a claim one index probe, however many

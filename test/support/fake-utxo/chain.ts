@@ -132,6 +132,17 @@ export class FakeChain {
     return this.main[block.height] === block;
   }
 
+  /**
+   * Dash: the highest ChainLocked height (the LLMQ's lock on a block covers its ancestors); undefined: every
+   * block of the main chain is locked as soon as it is mined (what the fake always said). Settable.
+   */
+  chainLockedHeight: number | undefined;
+
+  /** Dash getblock's `chainlock`: a main-chain block at or below the ChainLocked height. */
+  isChainLocked(block: Block): boolean {
+    return this.isMain(block) && (this.chainLockedHeight === undefined || block.height <= this.chainLockedHeight);
+  }
+
   // --- wallet ------------------------------------------------------------------------------------
 
   newAddress(type: AddressType = this.params.defaultAddressType): string {
@@ -278,6 +289,18 @@ export class FakeChain {
 
   send(to: string, amount: bigint): Tx {
     return this.createTransaction({ from: this.minerAddress, outputs: [{ value: amount, script: this.scriptFor(to) }], change: this.minerAddress });
+  }
+
+  /**
+   * A BIP125 replacement, as Bitcoin Core's mempool takes one: `txid` (a pending spend of `from`'s coins)
+   * leaves the mempool and a new spend of `from`'s coins (the same ones, the wallet choosing in the same
+   * order) to `to` takes its place.
+   */
+  replace(txid: string, from: string, to: string, amount: bigint): Tx {
+    const at = this.mempool.findIndex((tx) => tx.txid === txid);
+    if (at < 0) throw new Error(`${txid} is not in the mempool`);
+    this.mempool.splice(at, 1);
+    return this.spend(from, to, amount);
   }
 
   spend(from: string, to: string, amount: bigint): Tx {

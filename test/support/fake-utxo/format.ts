@@ -194,7 +194,7 @@ export class Formatter {
           blocktime: mined?.blocktime,
           instantlock: main,
           instantlock_internal: false,
-          chainlock: main,
+          chainlock: block !== undefined && this.chain.isChainLocked(block),
         };
       default:
         return { ...head, ...body, ...mined };
@@ -312,7 +312,7 @@ export class Formatter {
           previousblockhash: common.previousblockhash,
           nextblockhash: common.nextblockhash,
           ablastate: this.profile === 'bchn' ? this.ablastate(block) : undefined,
-          chainlock: this.profile === 'dash' ? this.chain.isMain(block) : undefined,
+          chainlock: this.profile === 'dash' ? this.chain.isChainLocked(block) : undefined,
         };
       case 'zcash':
         return {

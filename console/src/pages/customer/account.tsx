@@ -5,6 +5,7 @@ import { api, type Page } from '../../api.ts';
 import { COLORS, type Series, TimeChart } from '../../chart.tsx';
 import type { Account, UsageRow } from '../../types.ts';
 import { Empty, Failure, Loading, PageTitle, useLoad } from '../../ui.tsx';
+import { ConfirmationPolicies } from './confirmation-policies.tsx';
 
 /** Rows (newest day first, one per day and endpoint) -> one series per endpoint over consecutive days. */
 export function usageSeries(rows: UsageRow[], days: number, today = new Date()): { x: number[]; series: Series[] } {
@@ -31,9 +32,10 @@ export function AccountPage() {
   const usage = useLoad(() => api<Page<UsageRow>>('GET', `/account/usage?days=${days}`), String(days));
   const chart = useMemo(() => (usage.data ? usageSeries(usage.data.items, days) : undefined), [usage.data, days]);
   const a = account.data?.item;
+  const billing = a?.billingEnabled !== false;
   return (
     <>
-      <PageTitle>Credits and usage</PageTitle>
+      <PageTitle>{billing ? 'Credits and usage' : 'Account'}</PageTitle>
       <Failure error={account.error} />
       {!a ? (
         account.loading && <Loading what="the account" />
@@ -41,39 +43,53 @@ export function AccountPage() {
         <dl class="facts">
           <dt>Customer</dt>
           <dd>{a.customerName}</dd>
-          <dt>Credits available</dt>
-          <dd class="big">{String(a.credits)}</dd>
+          {billing ? (
+            <>
+              <dt>Credits available</dt>
+              <dd class="big">{String(a.credits)}</dd>
+            </>
+          ) : (
+            <>
+              <dt>Billing</dt>
+              <dd>Off on this installation: every call is free.</dd>
+            </>
+          )}
           <dt>Active subscriptions</dt>
           <dd>{a.activeSubscriptions}</dd>
-          {Object.entries(a.plan).map(([k, v]) => (
-            <Fragment key={k}>
-              <dt>Plan: {k}</dt>
-              <dd>{v === null ? 'no limit' : String(v)}</dd>
-            </Fragment>
-          ))}
+          {Object.entries(a.plan)
+            .filter(([k]) => billing || k === 'requestsPerSecond')
+            .map(([k, v]) => (
+              <Fragment key={k}>
+                <dt>Plan: {k}</dt>
+                <dd>{v === null ? 'no limit' : String(v)}</dd>
+              </Fragment>
+            ))}
         </dl>
       )}
-      <section aria-labelledby="usage-heading">
-        <h2 id="usage-heading">Credits spent per endpoint and day (UTC)</h2>
-        <div class="field inline">
-          <label for="usage-days">Days</label>
-          <select id="usage-days" value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
-            {[7, 30, 90].map((d) => (
-              <option key={d} value={d}>
-                {d}
-              </option>
-            ))}
-          </select>
-        </div>
-        <Failure error={usage.error} />
-        {!usage.data ? (
-          usage.loading && <Loading what="the usage" />
-        ) : usage.data.items.length === 0 ? (
-          <Empty>No credits spent in the last {days} days.</Empty>
-        ) : (
-          chart && <TimeChart title={`Credits per day, last ${days} days`} x={chart.x} series={chart.series} unit="credits" bars xLabel={dayLabel} />
-        )}
-      </section>
+      {billing && (
+        <section aria-labelledby="usage-heading">
+          <h2 id="usage-heading">Credits spent per endpoint and day (UTC)</h2>
+          <div class="field inline">
+            <label for="usage-days">Days</label>
+            <select id="usage-days" value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
+              {[7, 30, 90].map((d) => (
+                <option key={d} value={d}>
+                  {d}
+                </option>
+              ))}
+            </select>
+          </div>
+          <Failure error={usage.error} />
+          {!usage.data ? (
+            usage.loading && <Loading what="the usage" />
+          ) : usage.data.items.length === 0 ? (
+            <Empty>No credits spent in the last {days} days.</Empty>
+          ) : (
+            chart && <TimeChart title={`Credits per day, last ${days} days`} x={chart.x} series={chart.series} unit="credits" bars xLabel={dayLabel} />
+          )}
+        </section>
+      )}
+      <ConfirmationPolicies />
     </>
   );
 }

@@ -1,11 +1,12 @@
 /**
- * A subscription's Recover panel (README "Recovering callbacks"): queue again, as one background job,
+ * A subscription's Recover panel (docs/guides/recover-and-replay.md "Recovering callbacks"): queue again, as one background job,
  * the failed callbacks created in a time window, then follow the job live (found, queued, delivered,
  * failed again). An inactive subscription is activated and recovered in one step (activate with
  * recoverSince): a recovery alone would queue callbacks that an inactive subscription does not send.
  */
 import { useState } from 'preact/hooks';
 import { ApiFailure, api, fieldErrors, query } from '../../api.ts';
+import { useBillingEnabled } from '../../billing.ts';
 import type { Recovery } from '../../types.ts';
 import { Failure, Field, useJob } from '../../ui.tsx';
 
@@ -47,6 +48,7 @@ function RecoveryJob({ id, active }: { id: string; active: boolean }) {
     { resumeOn: active },
   );
   const r = job.data;
+  const billing = useBillingEnabled();
   return (
     <div class="job">
       <p role="status" aria-live="polite" class="job-state">
@@ -73,10 +75,12 @@ function RecoveryJob({ id, active }: { id: string; active: boolean }) {
             <dt>Failed again</dt>
             <dd>{r.failed}</dd>
           </div>
-          <div>
-            <dt>Credits consumed</dt>
-            <dd>{r.creditsConsumed}</dd>
-          </div>
+          {billing && (
+            <div>
+              <dt>Credits consumed</dt>
+              <dd>{r.creditsConsumed}</dd>
+            </div>
+          )}
         </dl>
       )}
       <Failure error={job.error} />
@@ -93,6 +97,7 @@ export function RecoverPanel({ referenceId, active, onActivated }: { referenceId
   const [recoveryId, setRecoveryId] = useState<string | null>(null);
   const { fields, rest } = fieldErrors(error, ['since', 'until', 'includeCancelled', 'recoverSince']);
   const path = `/blockchain-events/subscriptions/${encodeURIComponent(referenceId)}`;
+  const billing = useBillingEnabled();
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -127,7 +132,7 @@ export function RecoverPanel({ referenceId, active, onActivated }: { referenceId
       <h2 id="recover-heading">Recover failed callbacks</h2>
       <p>
         Queues again the callbacks of this subscription that failed (after their last retry) and were created in a time window: same body, idempotency key and
-        sequence number. Costs {PRICE_PER_CALLBACK} credits per callback queued again, charged as the job queues them.
+        sequence number.{billing && ` Costs ${PRICE_PER_CALLBACK} credits per callback queued again, charged as the job queues them.`}
       </p>
       {!active && (
         <p class="notice warn">The subscription is inactive: recovering activates it too (callbacks queued again are sent only while it is active).</p>

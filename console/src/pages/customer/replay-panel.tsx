@@ -1,10 +1,11 @@
 /**
- * A subscription's Replay panel (README "Backfill and replay"): evaluate a block range again and send
+ * A subscription's Replay panel (docs/guides/recover-and-replay.md "Backfill and replay"): evaluate a block range again and send
  * what matches, with the idempotency keys live following gave. The dry run lists what a replay would
  * send (free); the replay is a background job, followed live (blocks evaluated, callbacks queued).
  */
 import { useState } from 'preact/hooks';
 import { api, fieldErrors } from '../../api.ts';
+import { useBillingEnabled } from '../../billing.ts';
 import type { DryRun, Replay } from '../../types.ts';
 import { Empty, Failure, Field, Pre, Scroll, useJob, useLoad } from '../../ui.tsx';
 import { PRICE_PER_CALLBACK } from './recover-panel.tsx';
@@ -36,6 +37,7 @@ function ReplayJob({ id }: { id: string }) {
     (j) => j.state !== 'running',
   );
   const j = job.data;
+  const billing = useBillingEnabled();
   return (
     <div class="job">
       <p role="status" aria-live="polite" class="job-state">
@@ -58,10 +60,12 @@ function ReplayJob({ id }: { id: string }) {
             <dt>Callbacks queued</dt>
             <dd>{j.queued}</dd>
           </div>
-          <div>
-            <dt>Credits consumed</dt>
-            <dd>{j.creditsConsumed}</dd>
-          </div>
+          {billing && (
+            <div>
+              <dt>Credits consumed</dt>
+              <dd>{j.creditsConsumed}</dd>
+            </div>
+          )}
         </dl>
       )}
       <Failure error={job.error} />
@@ -71,13 +75,16 @@ function ReplayJob({ id }: { id: string }) {
 
 function DryRunList({ dry }: { dry: DryRun }) {
   const n = dry.callbacks.length;
+  const billing = useBillingEnabled();
   if (n === 0) return <Empty>Nothing matches in blocks {`${dry.fromBlockHeight}–${dry.toBlockHeight}`}: a replay of them would send nothing.</Empty>;
   return (
     <>
       <p>
-        A replay of blocks {dry.fromBlockHeight}–{dry.toBlockHeight} would send {n} callback{n === 1 ? '' : 's'}, for {n * PRICE_PER_CALLBACK} credits, plus{' '}
-        {(dry.toBlockHeight - dry.fromBlockHeight + 1) * PRICE_PER_BLOCK} for the blocks it reads. Receivers that already have one discard it by its idempotency
-        key.
+        A replay of blocks {dry.fromBlockHeight}–{dry.toBlockHeight} would send {n} callback{n === 1 ? '' : 's'}
+        {billing
+          ? `, for ${n * PRICE_PER_CALLBACK} credits, plus ${(dry.toBlockHeight - dry.fromBlockHeight + 1) * PRICE_PER_BLOCK} for the blocks it reads`
+          : ''}
+        . Receivers that already have one discard it by its idempotency key.
       </p>
       <Scroll>
         <table class="dry-run">
@@ -127,6 +134,7 @@ export function ReplayPanel(props: { referenceId: string; blockchain: string; ne
   );
   const processed = status.data?.items.find((c) => c.blockchain === props.blockchain && c.network === props.network)?.processedHeight;
   const { fields, rest } = fieldErrors(error, ['fromBlockHeight', 'toBlockHeight']);
+  const billing = useBillingEnabled();
 
   const send = async (dryRun: boolean) => {
     setBusy(dryRun ? 'dry' : 'replay');
@@ -156,8 +164,9 @@ export function ReplayPanel(props: { referenceId: string; blockchain: string; ne
       <h2 id="replay-heading">Replay a block range</h2>
       <p>
         Evaluates blocks again for this subscription and sends what matches, with the idempotency keys and bodies live following gave them. At most 10,000
-        blocks (1,000 for a dry run). Costs {PRICE_PER_BLOCK} credit per block read (a dry run too, though it sends nothing) and {PRICE_PER_CALLBACK} credits
-        per callback sent.
+        blocks (1,000 for a dry run).
+        {billing &&
+          ` Costs ${PRICE_PER_BLOCK} credit per block read (a dry run too, though it sends nothing) and ${PRICE_PER_CALLBACK} credits per callback sent.`}
       </p>
       {!props.active && <p class="notice warn">The subscription is inactive: activate it to replay.</p>}
       {rest && <Failure error={error} />}

@@ -1,8 +1,8 @@
-/** Operator: every followed chain: state, lag over the last hour (chart), nodes, reorganisations, stop reason and reset. */
+/** Operator: every followed chain: state, lag over the last hour (chart), nodes, reorganisations, stop reason and reset; a held chain's hold and its release. */
 import { useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../../api.ts';
 import { COLORS, TimeChart } from '../../chart.tsx';
-import type { OperatorChain } from '../../types.ts';
+import type { ChainHold, OperatorChain } from '../../types.ts';
 import { Empty, Failure, Loading, Notice, PageTitle, Scroll, useAction, useLoad } from '../../ui.tsx';
 
 function LagChart({ chain }: { chain: OperatorChain }) {
@@ -37,6 +37,73 @@ function LagChart({ chain }: { chain: OperatorChain }) {
       unit="blocks / seconds"
       span={[now - 3600, now]}
     />
+  );
+}
+
+/**
+ * A chain held by the deep-reorganisation breaker (docs/concepts/confirmations-and-reorganisations.md#the-deep-reorganisation-breaker):
+ * the reorganisation's depth and blocks, and the Release button (as herald chains release).
+ */
+function HoldPanel({ chain, hold, onReleased }: { chain: OperatorChain; hold: ChainHold; onReleased: (message: string) => void }) {
+  const name = `${chain.blockchain} / ${chain.network}`;
+  const release = useAction(async () => {
+    if (
+      !window.confirm(
+        `Release ${name}? Its ${hold.heldCallbacks} held confirmed callbacks are sent now. Check the new blocks against a source you trust first.`,
+      )
+    )
+      return;
+    const r = await api<{ item: { released: boolean; callbacksReleased: number } }>('POST', `/operator/chains/${chain.blockchain}/${chain.network}/release`);
+    // Said by the chain's card: this panel goes away with the hold when the list is read again.
+    onReleased(r.item.released ? `${name} is released: ${r.item.callbacksReleased} held callbacks are being sent.` : `${name} was not held any more.`);
+  });
+  const id = `hold-${chain.blockchain}-${chain.network}`;
+  return (
+    <section class="hold" aria-labelledby={id}>
+      <h3 id={id}>Held by the deep-reorganisation breaker</h3>
+      <p class="bad">{hold.description}</p>
+      <dl class="facts">
+        <dt>Held since</dt>
+        <dd>{new Date(hold.heldSince).toLocaleString()}</dd>
+        <dt>Depth</dt>
+        <dd>
+          {hold.depth} blocks ({hold.reason === 'disagreement' ? 'nodes disagree' : 'reorganisation'}; breaker {hold.breakerDepth})
+        </dd>
+        <dt>Common ancestor</dt>
+        <dd class="mono wrap">
+          {hold.ancestorHeight} {hold.ancestorHash ?? ''}
+        </dd>
+        <dt>Callbacks held</dt>
+        <dd>{hold.heldCallbacks}</dd>
+      </dl>
+      <Scroll>
+        <table>
+          <caption>Blocks involved</caption>
+          <thead>
+            <tr>
+              <th scope="col">Height</th>
+              <th scope="col">Orphaned (herald's)</th>
+              <th scope="col">New (the node's)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {hold.blocks.map((b) => (
+              <tr key={b.height}>
+                <td>{b.height}</td>
+                <td class="mono wrap">{b.orphanedHash}</td>
+                <td class="mono wrap">{b.newHash ?? '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Scroll>
+      <div class="buttons">
+        <button type="button" class="danger" onClick={() => release.run()} disabled={release.busy}>
+          Release {name}
+        </button>
+      </div>
+      <Failure error={release.error} />
+    </section>
   );
 }
 
@@ -79,6 +146,16 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
           </>
         )}
       </dl>
+      {chain.hold && (
+        <HoldPanel
+          chain={chain}
+          hold={chain.hold}
+          onReleased={(message) => {
+            setDone(message);
+            onReset();
+          }}
+        />
+      )}
       <div class="buttons">
         <button type="button" class={chain.state === 'stopped' ? 'danger' : 'secondary'} onClick={() => reset.run()} disabled={reset.busy}>
           Reset {name}

@@ -1,6 +1,7 @@
 /** Operator: one customer: create and revoke API keys, add credits, mark a callback domain verified. */
 import { useState } from 'preact/hooks';
 import { ApiFailure, api } from '../../api.ts';
+import { useBillingEnabled } from '../../billing.ts';
 import type { CustomerDetail } from '../../types.ts';
 import { CopyButton, Empty, Failure, Field, Link, Loading, Notice, PageTitle, Scroll, Time, useAction, useLoad } from '../../ui.tsx';
 import { planText } from './customers.tsx';
@@ -12,6 +13,7 @@ export function CustomerPage({ name }: { name: string }) {
   const [newKey, setNewKey] = useState<{ keyId: string; apiKey: string } | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [amount, setAmount] = useState('');
+  const billing = useBillingEnabled();
 
   const createKey = useAction(async () => {
     setNotice(null);
@@ -55,31 +57,37 @@ export function CustomerPage({ name }: { name: string }) {
           <dl class="facts">
             <dt>Plan</dt>
             <dd>{planText(c.plan)}</dd>
-            <dt>Credits</dt>
-            <dd class="big">{String(c.credits)}</dd>
+            {billing && (
+              <>
+                <dt>Credits</dt>
+                <dd class="big">{String(c.credits)}</dd>
+              </>
+            )}
             <dt>Active subscriptions</dt>
             <dd>{c.activeSubscriptions}</dd>
           </dl>
 
-          <section aria-labelledby="credits-heading">
-            <h2 id="credits-heading">Add credits</h2>
-            <form
-              class="inline"
-              onSubmit={(e) => {
-                e.preventDefault();
-                addCredits.run();
-              }}
-            >
-              <Field id="credit-amount" label="Credits to add" error={addCredits.error instanceof ApiFailure ? addCredits.error.message : undefined}>
-                {(aria) => (
-                  <input {...aria} type="text" inputMode="numeric" autoComplete="off" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
-                )}
-              </Field>
-              <button type="submit" disabled={addCredits.busy}>
-                Add credits
-              </button>
-            </form>
-          </section>
+          {billing && (
+            <section aria-labelledby="credits-heading">
+              <h2 id="credits-heading">Add credits</h2>
+              <form
+                class="inline"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  addCredits.run();
+                }}
+              >
+                <Field id="credit-amount" label="Credits to add" error={addCredits.error instanceof ApiFailure ? addCredits.error.message : undefined}>
+                  {(aria) => (
+                    <input {...aria} type="text" inputMode="numeric" autoComplete="off" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
+                  )}
+                </Field>
+                <button type="submit" disabled={addCredits.busy}>
+                  Add credits
+                </button>
+              </form>
+            </section>
+          )}
 
           <section aria-labelledby="keys-heading">
             <h2 id="keys-heading">API keys</h2>

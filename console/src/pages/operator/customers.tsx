@@ -1,6 +1,7 @@
 /** Operator: every customer with plan, credits, active subscriptions and number of keys. */
 import { useState } from 'preact/hooks';
 import { api, type Page, query } from '../../api.ts';
+import { useBillingEnabled } from '../../billing.ts';
 import type { CustomerSummary } from '../../types.ts';
 import { Empty, Failure, Link, Loading, Pager, PageTitle, Scroll, useLoad } from '../../ui.tsx';
 
@@ -14,11 +15,12 @@ export function planText(plan: Record<string, unknown>): string {
 
 export function CustomersPage() {
   const [offset, setOffset] = useState(0);
+  const billing = useBillingEnabled();
   const list = useLoad(() => api<Page<CustomerSummary>>('GET', `/operator/customers${query({ limit: LIMIT, offset })}`), String(offset));
   return (
     <>
       <PageTitle>Customers</PageTitle>
-      <p class="hint">Customers are created with herald customers create; keys, credits and domains are managed here.</p>
+      <p class="hint">Customers are created with herald customers create; keys, {billing && 'credits '}and domains are managed here.</p>
       <Failure error={list.error} />
       {list.data === undefined ? (
         list.loading && <Loading what="the customers" />
@@ -33,7 +35,7 @@ export function CustomersPage() {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Plan</th>
-                  <th scope="col">Credits</th>
+                  {billing && <th scope="col">Credits</th>}
                   <th scope="col">Active subscriptions</th>
                   <th scope="col">Keys</th>
                 </tr>
@@ -45,7 +47,7 @@ export function CustomersPage() {
                       <Link to={`/operator/customers/${encodeURIComponent(c.name)}`}>{c.name}</Link>
                     </td>
                     <td>{planText(c.plan)}</td>
-                    <td class="num">{String(c.credits)}</td>
+                    {billing && <td class="num">{String(c.credits)}</td>}
                     <td class="num">{c.activeSubscriptions}</td>
                     <td class="num">{c.keys}</td>
                   </tr>

@@ -1,0 +1,3 @@
+module example.com/herald-receiver
+
+go 1.19

@@ -1,0 +1,123 @@
+/**
+ * Wallet-key subscriptions (docs/concepts/wallet-keys.md): the create of XPUB_COINS_TRANSACTION_CONFIRMED and the
+ * reads of its derived addresses. Its list, get, delete and activate are every subscription's
+ * (routes/subscriptions.ts). Thin: schema, service, mapping.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { type Blockchain, type Network, XPUB_BLOCKCHAINS } from '../../domain/chains.ts';
+import type { DerivedAddressRow } from '../../domain/subscriptions.ts';
+import type { Common } from '../../services/context.ts';
+import * as service from '../../services/xpub-subscriptions.ts';
+import { sendData } from '../envelope.ts';
+import { ContextQuery, CREATED_ITEMS, chainParams, envelope, PageQuery, page, requestBody, XpubCoinsItem } from '../schemas.ts';
+import { createdItem } from './subscriptions.ts';
+
+export const XPUB_PATH = 'xpub-coins-transactions-confirmed';
+
+const ReferenceParams = Type.Object({ referenceId: Type.String({ maxLength: 100 }) });
+
+const AddressesQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    change: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'Only the change chain (true) or the receive chain (false).' })),
+    used: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'Only used (true) or unused (false) addresses.' })),
+  },
+  { additionalProperties: false },
+);
+
+const DerivedAddress = Type.Object({
+  address: Type.String({ description: 'The derived address (normalised: lower-case bech32, cashaddr with its prefix).' }),
+  derivationPath: Type.String({ description: "From the descriptor's origin when it gives one (m/84'/0'/0'/0/5), else from the key (m/0/5)." }),
+  index: Type.Integer({ minimum: 0 }),
+  change: Type.Boolean({ description: 'true: the change chain (/1/i); false: the receive chain (/0/i).' }),
+  used: Type.Boolean({ description: 'A confirmed-chain transaction herald followed paid to or spent from it.' }),
+  firstSeenHeight: Type.Union([Type.Integer(), Type.Null()], { description: 'The block where herald first saw it used; null while unused.' }),
+});
+
+const addressItem = (a: DerivedAddressRow) => ({
+  address: a.address,
+  derivationPath: a.derivationPath,
+  index: a.index,
+  change: a.change,
+  used: a.used,
+  firstSeenHeight: a.firstSeenHeight,
+});
+
+const flag = (value: 'true' | 'false' | undefined) => (value === undefined ? undefined : value === 'true');
+
+export function xpubRoutes(app: FastifyInstance, common: Common): void {
+  app.post<{ Params: { blockchain: Blockchain; network: Network }; Body: Static<ReturnType<typeof requestBody<typeof XpubCoinsItem>>> }>(
+    `/blockchain-events/:blockchain/:network/subscriptions/${XPUB_PATH}`,
+    {
+      config: {
+        endpoint: XPUB_PATH,
+        chains: XPUB_BLOCKCHAINS,
+        errors: [
+          'insufficient_credits',
+          'feature_mainnets_not_allowed_for_plan',
+          'blockchain_events_callbacks_limit_reached',
+          'already_exists',
+          'callback_url_not_verified',
+        ],
+      },
+      schema: {
+        tags: ['subscriptions'],
+        summary:
+          "Subscribe an extended public key or output descriptor: one callback per confirmed transaction of the wallet, gapLimit unused addresses watched beyond the highest used (Bitcoin family; the account chains' keys are refused for now)",
+        params: chainParams(XPUB_BLOCKCHAINS),
+        querystring: ContextQuery,
+        body: requestBody(XpubCoinsItem),
+        response: { 201: envelope(Type.Object({ item: CREATED_ITEMS.XPUB_COINS_TRANSACTION_CONFIRMED })) },
+      },
+    },
+    async (request, reply) => {
+      const { blockchain, network } = request.params;
+      const result = await service.createXpubSubscription(common, request.caller, blockchain, network, request.body.data.item as service.XpubItemInput);
+      return sendData(request, reply, 201, { item: createdItem(result.value) }, result);
+    },
+  );
+
+  app.get<{ Params: { referenceId: string }; Querystring: { limit: number; offset: number; change?: 'true' | 'false'; used?: 'true' | 'false' } }>(
+    '/blockchain-events/subscriptions/:referenceId/addresses',
+    {
+      config: { endpoint: 'get-subscription', errors: ['resource_not_found', 'insufficient_credits'] },
+      schema: {
+        tags: ['subscriptions'],
+        summary: 'The derived addresses of an XPUB_COINS_TRANSACTION_CONFIRMED subscription (receive chain first, by index), filtered by change and used',
+        params: ReferenceParams,
+        querystring: AddressesQuery,
+        response: { 200: envelope(page(DerivedAddress)) },
+      },
+    },
+    async (request, reply) => {
+      const { limit, offset, change, used } = request.query;
+      const result = await service.listAddresses(
+        common,
+        request.caller,
+        request.params.referenceId,
+        { change: flag(change), used: flag(used) },
+        { limit, offset },
+      );
+      return sendData(request, reply, 200, { limit, offset, total: result.value.total, items: result.value.items.map(addressItem) }, result);
+    },
+  );
+
+  app.get<{ Params: { referenceId: string } }>(
+    '/blockchain-events/subscriptions/:referenceId/addresses/next',
+    {
+      config: { endpoint: 'get-subscription', errors: ['resource_not_found', 'insufficient_credits'] },
+      schema: {
+        tags: ['subscriptions'],
+        summary: 'The receive address after the highest used one of an XPUB_COINS_TRANSACTION_CONFIRMED subscription: the one a wallet hands out next',
+        params: ReferenceParams,
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: DerivedAddress })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.nextAddress(common, request.caller, request.params.referenceId);
+      return sendData(request, reply, 200, { item: addressItem(result.value) }, result);
+    },
+  );
+}

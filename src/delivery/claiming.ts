@@ -1,0 +1,40 @@
+/**
+ * The delivery worker's decisions about claiming (worker.ts), pure so that they are tested with plain
+ * numbers: how many callbacks the next claim may take, whether to claim again without sleeping, and
+ * whether a finished callback is worth another pass (docs/concepts/delivery.md).
+ */
+
+export interface ClaimLimits {
+  /** The most one claim takes. */
+  batchSize: number;
+  /** The most callbacks on their way at once. */
+  maxInFlight: number;
+}
+
+/**
+ * How many callbacks the next claim may take with `inFlight` on their way. `roomLimited`: less than half
+ * a claim's worth of room, so the worker does not claim (a claim costs the same for 3 callbacks as for
+ * 300) and waits for callbacks to finish instead.
+ */
+export function claimRoom(limits: ClaimLimits, inFlight: number): { room: number; roomLimited: boolean } {
+  const room = Math.min(limits.batchSize, limits.maxInFlight - inFlight);
+  return { room, roomLimited: room < Math.min(limits.batchSize, limits.maxInFlight) / 2 };
+}
+
+/** More may be due right now, so the worker claims again without sleeping: the claim was full, or a destination took its whole share. */
+export function claimAgainAtOnce(room: number, claimed: readonly { shareFilled?: boolean }[]): boolean {
+  return room > 0 && (claimed.length === room || claimed.some((c) => c.shareFilled));
+}
+
+/**
+ * A callback to `destination` finished: another pass is worth it only when the worker was short of room,
+ * or when the last claim skipped that destination (saturated then) and it is not saturated now. Another
+ * pass after every callback would claim, or decide not to, thousands of times a second for nothing.
+ */
+export function worthAnotherPass(
+  lastClaim: { roomLimited: boolean; skipped: ReadonlySet<string> },
+  destination: string,
+  saturatedNow: () => readonly string[],
+): boolean {
+  return lastClaim.roomLimited || (lastClaim.skipped.has(destination) && !saturatedNow().includes(destination));
+}

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { TEST_MASTER, testPublicKey } from '../../test/support/hd-keys.ts';
+import { deriveAddress, descriptorChecksum, parseDescriptor, parseExtendedKey, type WalletKey } from './wallet-keys.ts';
+
+const master = TEST_MASTER;
+const VERSION = { xpub: 0x0488b21e, ypub: 0x049d7cb2, zpub: 0x04b24746, tpub: 0x043587cf, Ltub: 0x019da462 };
+const accountKey = testPublicKey;
+function must(result: ReturnType<typeof parseExtendedKey>): WalletKey {
+  if (!result.ok) throw new Error(result.message);
+  return result.key;
+}
+const at = (key: WalletKey, change: 0 | 1, index: number) => {
+  const branch = key.branches.find((b) => b.change === change);
+  if (!branch) throw new Error(`no branch ${change}`);
+  return deriveAddress(key, branch, index).address;
+};
+
+describe('extended public keys: the BIP test vectors', () => {
+  it('BIP84 (zpub, native segwit): the published key and addresses', () => {
+    const zpub = accountKey("m/84'/0'/0'", VERSION.zpub);
+    expect(zpub).toBe('zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs');
+    const key = must(parseExtendedKey('bitcoin', 'mainnet', zpub));
+    expect(key.scriptType).toBe('segwit');
+    expect(at(key, 0, 0)).toBe('bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu');
+    expect(at(key, 0, 1)).toBe('bc1qnjg0jd8228aq7egyzacy8cys3knf9xvrerkf9g');
+    expect(at(key, 1, 0)).toBe('bc1q8c6fshw2dlwun7ekn9qwf37cu2rn755upcp6el');
+  });
+
+  it('BIP86 (taproot through a tr() descriptor): the published addresses', () => {
+    const xpub = accountKey("m/86'/0'/0'", VERSION.xpub);
+    expect(xpub).toBe('xpub6BgBgsespWvERF3LHQu6CnqdvfEvtMcQjYrcRzx53QJjSxarj2afYWcLteoGVky7D3UKDP9QyrLprQ3VCECoY49yfdDEHGCtMMj92pReUsQ');
+    const key = must(parseDescriptor('bitcoin', 'mainnet', `tr([73c5da0a/86h/0h/0h]${xpub}/<0;1>/*)`));
+    expect(at(key, 0, 0)).toBe('bc1p5cyxnuxmeuwuvkwfem96lqzszd02n6xdcjrs20cac6yqjjwudpxqkedrcr');
+    expect(at(key, 0, 1)).toBe('bc1p4qhjn9zdvkux4e44uhx8tc55attvtyu358kutcqkudyccelu0was9fqzwh');
+    expect(at(key, 1, 0)).toBe('bc1p3qkhfews2uk44qtvauqyr2ttdsw7svhkl9nkm9s9c3x4ax5h60wqwruhk7');
+    expect(deriveAddress(key, key.branches[1] as never, 0).derivationPath).toBe("m/86'/0'/0'/1/0");
+  });
+
+  it('BIP44 and BIP49 (xpub legacy, ypub nested segwit), and an xpub with derivation', () => {
+    const legacy = must(parseExtendedKey('bitcoin', 'mainnet', accountKey("m/44'/0'/0'", VERSION.xpub)));
+    expect(at(legacy, 0, 0)).toBe('1LqBGSKuX5yYUonjxT5qGfpUsXKYYWeabA');
+    const nested = must(parseExtendedKey('bitcoin', 'mainnet', accountKey("m/49'/0'/0'", VERSION.ypub)));
+    expect(at(nested, 0, 0)).toBe('37VucYSaXLCAsxYyAPfbSi9eh4iEcbShgf');
+    const asXpub = must(parseExtendedKey('bitcoin', 'mainnet', accountKey("m/84'/0'/0'", VERSION.xpub), 'segwit'));
+    expect(at(asXpub, 0, 0)).toBe('bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu');
+  });
+
+  it('account chains: a BIP44 account key gives the receive addresses of ethereum and tron', () => {
+    const eth = must(parseExtendedKey('ethereum', 'mainnet', accountKey("m/44'/60'/0'", VERSION.xpub)));
+    expect(eth.branches).toHaveLength(1);
+    expect(at(eth, 0, 0)).toBe('0x9858effd232b4033e47d90003d41ec34ecaeda94');
+    const tron = must(parseExtendedKey('tron', 'mainnet', accountKey("m/44'/195'/0'", VERSION.xpub)));
+    expect(at(tron, 0, 0)).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+  });
+
+  it('bitcoin-cash addresses come out in cashaddr, zcash as t1, litecoin Ltub as L...', () => {
+    const bch = must(parseExtendedKey('bitcoin-cash', 'mainnet', accountKey("m/44'/145'/0'", VERSION.xpub)));
+    expect(at(bch, 0, 0)).toMatch(/^bitcoincash:q[a-z0-9]{41}$/);
+    const zec = must(parseExtendedKey('zcash', 'mainnet', accountKey("m/44'/133'/0'", VERSION.xpub)));
+    expect(at(zec, 0, 0)).toMatch(/^t1[1-9A-HJ-NP-Za-km-z]{33}$/);
+    const ltc = must(parseExtendedKey('litecoin', 'mainnet', accountKey("m/44'/2'/0'", VERSION.Ltub)));
+    expect(at(ltc, 0, 0)).toBe('LUWPbpM43E2p7ZSh8cyTBEkvpHmr3cB8Ez');
+  });
+});
+
+describe('what is refused, with a message naming the problem', () => {
+  const xprv = master.derive("m/84'/0'/0'").privateExtendedKey;
+  const tpub = accountKey("m/84'/1'/0'", VERSION.tpub);
+  const xpub = accountKey("m/84'/0'/0'", VERSION.xpub);
+  it.each([
+    ['a private key', () => parseExtendedKey('bitcoin', 'mainnet', xprv), /private key/],
+    ['a private key in a descriptor', () => parseDescriptor('bitcoin', 'mainnet', `wpkh(${xprv}/0/*)`), /private key/],
+    ['a testnet key on mainnet', () => parseExtendedKey('bitcoin', 'mainnet', tpub), /testnet and regtest.*bitcoin mainnet/],
+    ['a typo', () => parseExtendedKey('bitcoin', 'mainnet', `${xpub.slice(0, -1)}${xpub.endsWith('a') ? 'b' : 'a'}`), /checksum/],
+    ['a hardened step after the key', () => parseDescriptor('bitcoin', 'mainnet', `wpkh(${xpub}/0h/*)`), /hardened/],
+    ['a wrong descriptor checksum', () => parseDescriptor('bitcoin', 'mainnet', `wpkh(${xpub}/0/*)#aaaaaaaa`), /checksum #aaaaaaaa does not match/],
+    ['no /* at the end', () => parseDescriptor('bitcoin', 'mainnet', `wpkh(${xpub}/0/5)`), /must end with \/\*/],
+    ['a multisig descriptor', () => parseDescriptor('bitcoin', 'mainnet', `wsh(multi(1,${xpub}/0/*))`), /multisig/],
+    ['segwit on dogecoin', () => parseExtendedKey('dogecoin', 'mainnet', xpub, 'segwit'), /dogecoin has no segwit/],
+    ['xrp', () => parseExtendedKey('xrp', 'mainnet', xpub), /cannot be subscribed on xrp/],
+    ['a zpub with derivation legacy', () => parseExtendedKey('bitcoin', 'mainnet', accountKey("m/84'/0'/0'", VERSION.zpub), 'legacy'), /contradicts/],
+    ['an Ltub on bitcoin', () => parseExtendedKey('bitcoin', 'mainnet', accountKey("m/44'/2'/0'", VERSION.Ltub)), /belongs to litecoin/],
+  ])('%s', (_, parse, message) => {
+    const result = parse();
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.message).toMatch(message);
+      expect(result.message).not.toContain(xprv.slice(4, 30));
+    }
+  });
+
+  it('a descriptor with its right checksum is taken, and the checksum is that of BIP380', () => {
+    // The example of BIP380's checksum section.
+    expect(descriptorChecksum('raw(deadbeef)')).toBe('89f8spxm');
+    const body = `wpkh(${xpub}/<0;1>/*)`;
+    const parsed = parseDescriptor('bitcoin', 'mainnet', `${body}#${descriptorChecksum(body)}`);
+    expect(parsed.ok).toBe(true);
+  });
+});

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import type { NormalizedBlock } from '../chains/types.ts';
+import type { SubscribedWalletKey } from '../domain/subscriptions.ts';
+import { SubscriptionIndex } from './index.ts';
+import { matchBlock } from './match.ts';
+import { matchXpub } from './xpub.ts';
+
+const base = { height: 7, hash: 'h', parentHash: 'p', timestamp: 0, tokenTransfers: [], internalTransfers: [] };
+const KEY: SubscribedWalletKey = { field: 'extendedPublicKey', text: 'tpubTEST', derivation: 'segwit', gapLimit: 20, regtest: true };
+const ID = '019ad8c2-3a5d-7ede-85db-f7e4f1b8e3d0';
+const OTHER = '019ad8c2-3a5d-7ede-85db-f7e4f1b8e3d1';
+
+function indexWith(...ids: string[]): SubscriptionIndex {
+  const index = new SubscriptionIndex('litecoin', 'testnet');
+  for (const id of ids) {
+    index.add({
+      id,
+      customerId: '1',
+      eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED',
+      blockchain: 'litecoin',
+      network: 'testnet',
+      target: KEY.text,
+      receiveCallbackOn: 2,
+      amountHigherThan: null,
+      isActive: true,
+      walletKey: KEY,
+      derived: [
+        { address: 'R0', derivationPath: 'm/0/0', change: false, index: 0 },
+        { address: 'R1', derivationPath: 'm/0/1', change: false, index: 1 },
+        { address: 'C0', derivationPath: 'm/1/0', change: true, index: 0 },
+      ],
+    });
+  }
+  return index;
+}
+
+/** tx1 spends 1000 of R0 (resolved) and `foreign` of X, pays `out` to `to` and 290 to C0. */
+function spendBlock(to: string, out: bigint, foreign = 0n): NormalizedBlock {
+  return {
+    ...base,
+    transactionIds: ['tx0', 'tx1'],
+    coinMovements: [
+      { transactionId: 'tx1', address: to, delta: out },
+      { transactionId: 'tx1', address: 'C0', delta: 290n },
+      { transactionId: 'tx1', address: 'R0', delta: -1000n },
+      ...(foreign > 0n ? [{ transactionId: 'tx1', address: 'X', delta: -foreign }] : []),
+    ],
+    utxo: {
+      outputs: [
+        { transactionId: 'tx1', outpoint: 'tx1:0', address: to, value: out },
+        { transactionId: 'tx1', outpoint: 'tx1:1', address: 'C0', value: 290n },
+      ],
+      spends: [],
+    },
+  };
+}
+
+describe('wallet-key matches (matching/xpub.ts)', () => {
+  it('a spend to an outside address with change to the change chain: outgoing, the fee, both addresses, receive chain first', () => {
+    const [m, ...rest] = matchXpub(indexWith(ID), spendBlock('B', 700n));
+    expect(rest).toEqual([]);
+    expect(m).toMatchObject({ transactionId: 'tx1', direction: 'outgoing', amount: 710n, fee: 10n });
+    expect(m?.addresses).toEqual([
+      { address: 'R0', derivationPath: 'm/0/0', change: false, index: 0, received: 0n, sent: 1000n },
+      { address: 'C0', derivationPath: 'm/1/0', change: true, index: 0, received: 290n, sent: 0n },
+    ]);
+    expect(m?.subscription).toMatchObject({ id: ID, receiveCallbackOn: 2 });
+  });
+
+  it('every output back in the wallet is self (amount = the fee); an input of another address leaves the fee out', () => {
+    expect(matchXpub(indexWith(ID), spendBlock('R1', 700n))[0]).toMatchObject({ direction: 'self', amount: 10n, fee: 10n });
+    expect(matchXpub(indexWith(ID), spendBlock('B', 700n, 500n))[0]).toMatchObject({ direction: 'outgoing', fee: null });
+    const unresolved = spendBlock('B', 700n);
+    unresolved.utxo?.spends.push({ transactionId: 'tx1', outpoint: 'zz:0' });
+    expect(matchXpub(indexWith(ID), unresolved)[0]?.fee).toBeNull();
+  });
+
+  it('one match per subscription of the same key; none for a block without the addresses; matchBlock includes them', () => {
+    const index = indexWith(ID, OTHER);
+    const block = spendBlock('B', 700n);
+    expect(matchXpub(index, block).map((m) => m.subscription.id)).toEqual([ID, OTHER]);
+    expect(matchBlock(index, block, 'litecoin').filter((m) => m.eventType === 'XPUB_COINS_TRANSACTION_CONFIRMED')).toHaveLength(2);
+    expect(matchXpub(index, { ...block, coinMovements: [], utxo: { outputs: [], spends: [] } })).toEqual([]);
+    index.remove(OTHER);
+    expect(index.xpubEntriesOf('R0')?.map((e) => e.subscriptionId)).toEqual([ID]);
+    expect(index.hasCoinAddress('C0')).toBe(true);
+  });
+
+  it('addDerived: a window extended while indexed is matched at once', () => {
+    const index = indexWith(ID);
+    index.addDerived(ID, [{ address: 'R20', derivationPath: 'm/0/20', change: false, index: 20 }]);
+    const block: NormalizedBlock = {
+      ...base,
+      transactionIds: ['tx9'],
+      coinMovements: [{ transactionId: 'tx9', address: 'R20', delta: 5n }],
+      utxo: { outputs: [{ transactionId: 'tx9', outpoint: 'tx9:0', address: 'R20', value: 5n }], spends: [] },
+    };
+    expect(matchXpub(index, block)[0]).toMatchObject({ direction: 'incoming', amount: 5n, fee: null, addresses: [{ derivationPath: 'm/0/20' }] });
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * The event stream (docs/concepts/event-stream.md): a customer's events in order from a cursor, with
+ * the retractions of reorganised ones, long-polled on the database's announcements, priced per entry like
+ * the callback log.
+ */
+import type { EventType } from '../domain/chains.ts';
+import { ApiError, invalidData } from '../domain/errors.ts';
+import { isUuid } from '../domain/ids.ts';
+import { decodeCursor, encodeCursor, positionBefore, STREAM_START, type StreamCursor, type StreamPosition } from '../domain/stream-cursor.ts';
+import { hasUnsettledEntries, readStream, type StreamFilters, type StreamRow, streamHorizon } from '../store/event-stream.ts';
+import type { Caller, Common } from './context.ts';
+
+/** Without a connected change listener, a long-poll reads again this often. */
+export const POLL_WITHOUT_LISTENER_MS = 250;
+/**
+ * A read that found nothing while entries of the customer's still sit behind a running transaction (see
+ * migration 050) reads again this soon: their announcement may have come before they could be read.
+ */
+export const UNSETTLED_RETRY_MS = 5;
+
+export interface StreamRequest {
+  cursor?: string;
+  limit: number;
+  waitSeconds: number;
+  filters: StreamFilters;
+}
+
+export interface StreamPage {
+  /** Each entry as JSON text (the callback body spliced in as stored). */
+  items: string[];
+  nextCursor: string;
+  hasMore: boolean;
+}
+
+/** A cursor older than retention: 410 with the oldest cursor still complete (message, details and the x-oldest-cursor header). */
+export function cursorExpired(oldest: string): ApiError {
+  const message = `This cursor is older than the event retention: events after it were deleted. Read on from the oldest cursor still complete, '${oldest}' (also in the x-oldest-cursor header), and reconcile what may have been missed.`;
+  return new ApiError('cursor_expired', message, [{ attribute: 'cursor', message: oldest }], { 'x-oldest-cursor': oldest });
+}
+
+export async function readEvents(common: Common, caller: Caller, request: StreamRequest, signal?: AbortSignal) {
+  const customerId = caller.owner.customerId;
+  let cursor: StreamCursor | undefined;
+  if (request.cursor !== undefined) {
+    cursor = decodeCursor(request.cursor);
+    if (!cursor) {
+      throw invalidData([
+        {
+          attribute: 'cursor',
+          message: "The cursor is not one herald gave: pass a response's nextCursor unchanged, or leave cursor out to start at the oldest event.",
+        },
+      ]);
+    }
+  }
+  if (request.filters.referenceId !== undefined && !isUuid(request.filters.referenceId)) {
+    throw invalidData([
+      { attribute: 'referenceId', message: `The referenceId '${request.filters.referenceId.slice(0, 60)}' is not a subscription id (a UUID).` },
+    ]);
+  }
+  // With a cursor, the first read goes out beside the horizon's (one round trip less a page: the
+  // horizon only decides whether the cursor expired, and a cursor at or past it reads from itself).
+  let prefetched = cursor && readStream(common.db, customerId, cursor, request.limit + 1, request.filters);
+  // Settled (awaited below, or dropped with the horizon's failure): never an unhandled rejection.
+  if (prefetched) prefetched.catch(() => undefined);
+  const horizon = await streamHorizon(common.db, customerId);
+  if (cursor && horizon && positionBefore(cursor, horizon)) throw cursorExpired(encodeCursor(horizon));
+  const from: StreamPosition = cursor ?? horizon ?? STREAM_START;
+
+  const wake = common.streamWake;
+  const deadline = Date.now() + request.waitSeconds * 1000;
+  let rows: StreamRow[];
+  for (;;) {
+    const left = deadline - Date.now();
+    // Armed before the read: an announcement during it wakes the wait below at once.
+    const woken = left > 0 && wake && !wake.isClosed ? wake.next(Math.min(left, wake.live ? left : POLL_WITHOUT_LISTENER_MS), signal) : undefined;
+    // One more than asked: whether there is more is known without a second read. The prefetched read
+    // went out before the wait was armed: when it found nothing and a wait follows, it is read again.
+    rows = prefetched ? await prefetched : [];
+    if (rows.length === 0 && (!prefetched || woken)) rows = await readStream(common.db, customerId, from, request.limit + 1, request.filters);
+    prefetched = undefined;
+    if (rows.length > 0 || !woken || signal?.aborted) break;
+    if (await hasUnsettledEntries(common.db, customerId)) await Promise.race([woken, sleep(UNSETTLED_RETRY_MS)]);
+    else if (wake) await woken;
+    if (Date.now() >= deadline || signal?.aborted) {
+      rows = await readStream(common.db, customerId, from, request.limit + 1, request.filters);
+      break;
+    }
+  }
+  const hasMore = rows.length > request.limit;
+  if (hasMore) rows = rows.slice(0, request.limit);
+  const last = rows.at(-1);
+  let block = cursor?.block;
+  for (const row of rows) block = entryBlock(row) ?? block;
+  const nextCursor = encodeCursor({ ...(last ? last.position : from), ...(block && { block }) });
+  const cost = BigInt(common.config.costs.streamPerEvent) * BigInt(rows.length);
+  const page: StreamPage = { items: rows.map(entryJson), nextCursor, hasMore };
+  return { value: page, ...(await common.credits.charge(customerId, cost, caller.endpoint, { read: true })) };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+const BLOCK_EVENTS: ReadonlySet<EventType> = new Set(['BLOCK_MINED', 'BLOCK_REVERTED', 'BLOCK_HEIGHT_REACHED']);
+// The body is JSON.stringify's text (domain/callbacks.ts): no spaces, keys in the item's order. A block
+// event's item holds no object; every other event of a block names it in minedInBlock. Read with indexOf,
+// not a regular expression: this runs for every entry of a page (docs/benchmarks.md, the event stream).
+const ITEM = '"item":{';
+const MINED_IN_BLOCK = '"minedInBlock":{"height":';
+const HEIGHT = '"height":';
+const HASH = ',"hash":"';
+
+/** At `at`: digits, then ,"hash":" and a string: the block; else undefined. */
+function heightAndHash(body: string, at: number): { height: number; hash: string } | undefined {
+  let end = at;
+  while (end < body.length && body.charCodeAt(end) >= 48 && body.charCodeAt(end) <= 57) end++;
+  if (end === at || !body.startsWith(HASH, end)) return undefined;
+  const close = body.indexOf('"', end + HASH.length);
+  return close < 0 ? undefined : { height: Number(body.slice(at, end)), hash: body.slice(end + HASH.length, close) };
+}
+
+/** The first "height":N,"hash":"H" of an "item":{ before any nested brace. */
+function blockItem(body: string): { height: number; hash: string } | undefined {
+  for (let item = body.indexOf(ITEM); item >= 0; item = body.indexOf(ITEM, item + 1)) {
+    const start = item + ITEM.length;
+    const open = body.indexOf('{', start);
+    const close = body.indexOf('}', start);
+    const brace = Math.min(open < 0 ? body.length : open, close < 0 ? body.length : close);
+    for (let h = body.indexOf(HEIGHT, start); h >= 0 && h < brace; h = body.indexOf(HEIGHT, h + 1)) {
+      const found = heightAndHash(body, h + HEIGHT.length);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+function minedInBlock(body: string): { height: number; hash: string } | undefined {
+  for (let m = body.indexOf(MINED_IN_BLOCK); m >= 0; m = body.indexOf(MINED_IN_BLOCK, m + 1)) {
+    const found = heightAndHash(body, m + MINED_IN_BLOCK.length);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The block of an entry: a mark's, else the one its body names (none for a mempool event). */
+export function entryBlock(row: StreamRow): { height: number; hash: string } | undefined {
+  if (row.block) return row.block;
+  return BLOCK_EVENTS.has(row.eventType) ? blockItem(row.body) : minedInBlock(row.body);
+}
+
+/**
+ * An entry as JSON text. An event: its callback body byte for byte, plus sequence, createdAt and (for
+ * events of a block) blockHash; a reinstated one (its block is back) the same with reinstated: true. A retraction: the event's apiVersion,
+ * referenceId, idempotencyKey and type, retracted: true, and the block that left the chain.
+ */
+export function entryJson(row: StreamRow): string {
+  const block = entryBlock(row);
+  const extra = `"sequence":${row.sequence ?? 'null'},"createdAt":${row.createdAt}${block ? `,"blockHash":${JSON.stringify(block.hash)}` : ''}`;
+  if (row.mark === 'reinstated') return `${row.body.slice(0, -1)},${extra},"reinstated":true}`;
+  if (row.mark !== 'retracted') return `${row.body.slice(0, -1)},${extra}}`;
+  const { apiVersion } = JSON.parse(row.body) as { apiVersion: string };
+  const retraction = {
+    apiVersion,
+    referenceId: row.subscriptionId,
+    idempotencyKey: row.idempotencyKey,
+    retracted: true,
+    event: row.eventType,
+  };
+  const json = JSON.stringify(retraction);
+  return `${json.slice(0, -1)},${extra}${block ? `,"blockHeight":${block.height}` : ''}}`;
+}

@@ -1,0 +1,169 @@
+/**
+ * Wallet-key subscriptions on a REAL litecoind 0.21 (regtest; docs/concepts/wallet-keys.md): a tpub of the BIP84
+ * test seed (segwit, regtest's rltc1 addresses) subscribed with gapLimit 20, paid from litecoind's own
+ * wallet. Payments to receive indexes 0, 19 and 38 in successive blocks each give one callback with the
+ * right path (the window is extended in the block that first sees an address used); one transaction paying
+ * two derived addresses gives one callback listing both; a spend from index 0 (its key imported into
+ * litecoind) with change to the change chain's index 0 is `outgoing` with the fee; addresses/next moves as
+ * the payments land; a reorganisation re-fires a callback with a new idempotencyKey, and one that drops a
+ * payment clears the used flag it set (the window stays).
+ */
+import { createHash } from 'node:crypto';
+import { createBase58check } from '@scure/base';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { formatUnits } from '../src/domain/amounts.ts';
+import { deriveAddress, parseExtendedKey } from '../src/domain/wallet-keys.ts';
+import type { TestApp, TestCustomer } from './harness.ts';
+import { followHelpers } from './support/follow-helpers.ts';
+import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { TEST_MASTER, testPublicKey } from './support/hd-keys.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { describeWithRealNode } from './support/real-node.ts';
+import type { Receiver } from './support/receiver.ts';
+import { until } from './support/wait.ts';
+
+const SECRET = 'whsec-xpub-litecoin';
+const ACCOUNT = "m/84'/1'/0'";
+const tpub = testPublicKey(ACCOUNT, 0x043587cf);
+const parsed = parseExtendedKey('litecoin', 'testnet', tpub, 'segwit');
+if (!parsed.ok) throw new Error(parsed.message);
+const key = parsed.key;
+const at = (change: 0 | 1, index: number) => deriveAddress(key, key.branches[change] as (typeof key.branches)[number], index, { regtest: true }).address;
+
+/** The WIF of the key at `path` of the test seed, for litecoind's regtest (version 0xef, compressed). */
+function wifOf(path: string): string {
+  const privateKey = TEST_MASTER.derive(path).privateKey as Uint8Array;
+  const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest();
+  return createBase58check(sha256).encode(Uint8Array.from([0xef, ...privateKey, 0x01]));
+}
+
+const ltc = (units: bigint) => formatUnits(units, 8);
+
+describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', litecoind, () => {
+  let node: LitecoinDriver;
+  let receiver: Receiver;
+  let t: TestApp;
+  let c: TestCustomer;
+  let env: FollowedApp<LitecoinDriver>;
+  let mineAndProcess: FollowedApp['mineAndProcess'];
+  const { subscribe, callbacksOf, expectSigned, indexed } = followHelpers(
+    () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
+    SECRET,
+  );
+
+  beforeAll(async () => {
+    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 10 }));
+    ({ node, receiver, t, c, mineAndProcess } = env);
+  }, 60_000);
+
+  afterAll(() => env?.close());
+
+  const items = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item as Record<string, unknown>);
+  const next = async (id: string) => (await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses/next`, { key: c.key })).body.data.item;
+
+  it('indexes 0, 19, 38 in successive blocks, two addresses in one transaction, a spend with change, next, a reorganisation', async () => {
+    const { referenceId: id } = await subscribe('xpub-coins-transactions-confirmed', { extendedPublicKey: tpub, derivation: 'segwit', receiveCallbackOn: 1 });
+    await indexed();
+    expect((await next(id)).address).toBe(at(0, 0));
+    expect(at(0, 0)).toMatch(/^rltc1/);
+
+    // 0, then 19 (the last of the first window), then 38 (watched only since 19 was used).
+    const paid: Record<number, string> = {};
+    for (const [n, index] of [0, 19, 38].entries()) {
+      paid[index] = await node.send(at(0, index), 10_000_000n + BigInt(index));
+      const height = await mineAndProcess();
+      const got = await until(`the callback of index ${index}`, async () => items(id).length === n + 1 && items(id));
+      const item = got[n] as Record<string, unknown>;
+      expect(item).toMatchObject({
+        blockchain: 'litecoin',
+        network: 'testnet',
+        extendedPublicKey: tpub,
+        transactionId: paid[index],
+        minedInBlock: { height, hash: await node.blockHash(height) },
+        direction: 'incoming',
+        amount: ltc(10_000_000n + BigInt(index)),
+        unit: 'LTC',
+        addresses: [{ address: at(0, index), derivationPath: `m/0/${index}`, change: false, received: ltc(10_000_000n + BigInt(index)), sent: '0' }],
+        safety: { verdict: 'ok', flags: [] },
+      });
+      expect(item.fee).toBeUndefined();
+      expect((await next(id)).index).toBe(index + 1);
+    }
+    expectSigned(callbacksOf(id)[0]);
+    const used = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=false`, { key: c.key });
+    expect(used.body.data.items.map((a: { index: number; firstSeenHeight: number }) => a.index)).toEqual([0, 19, 38]);
+    const receive = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
+    expect(receive.body.data.total).toBe(38 + 20 + 1);
+    const change = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=true&limit=1`, { key: c.key });
+    expect(change.body.data.total).toBe(20);
+
+    // One transaction paying two derived addresses: one callback listing both.
+    const both = await node.node.rpc<string>('sendmany', '', { [at(0, 40)]: '0.03', [at(0, 39)]: '0.02' });
+    await mineAndProcess();
+    const [pair] = await until('the callback of the two-address payment', async () => {
+      const found = items(id).filter((i) => i.transactionId === both);
+      return found.length === 1 && found;
+    });
+    expect(pair).toMatchObject({
+      direction: 'incoming',
+      amount: '0.05',
+      addresses: [
+        { address: at(0, 39), derivationPath: 'm/0/39', change: false, received: '0.02', sent: '0' },
+        { address: at(0, 40), derivationPath: 'm/0/40', change: false, received: '0.03', sent: '0' },
+      ],
+    });
+    expect((await next(id)).index).toBe(41);
+
+    // A spend from index 0 (its key given to litecoind): 0.05 out, change to the change chain's index 0.
+    await node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'xpub-0', false);
+    const decoded = await node.node.rpc<{ vout: { n: number; value: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>(
+      'getrawtransaction',
+      paid[0],
+      true,
+    );
+    const vout = decoded.vout.find((o) => (o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0]) === at(0, 0))?.n;
+    const external = await node.newAddress();
+    const raw = await node.node.rpc<string>('createrawtransaction', [{ txid: paid[0], vout }], [{ [external]: '0.05' }, { [at(1, 0)]: '0.0499' }]);
+    const signed = await node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
+    expect(signed.complete).toBe(true);
+    const spend = await node.node.rpc<string>('sendrawtransaction', signed.hex);
+    await mineAndProcess();
+    const [out] = await until('the outgoing callback', async () => {
+      const found = items(id).filter((i) => i.transactionId === spend);
+      return found.length === 1 && found;
+    });
+    expect(out).toMatchObject({
+      direction: 'outgoing',
+      amount: '0.0501',
+      fee: '0.0001',
+      addresses: [
+        { address: at(0, 0), derivationPath: 'm/0/0', change: false, received: '0', sent: '0.1' },
+        { address: at(1, 0), derivationPath: 'm/1/0', change: true, received: '0.0499', sent: '0' },
+      ],
+    });
+    const usedChange = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=true`, { key: c.key });
+    expect(usedChange.body.data.items.map((a: { index: number }) => a.index)).toEqual([0]);
+
+    // A reorganisation of the last block: the spend is mined again in the new block, and called back again with a new key.
+    const before = callbacksOf(id).find((cb) => cb.json.data.item.transactionId === spend)?.json.idempotencyKey;
+    const height = await node.reorg(1);
+    await env.t.app.ingest?.settled();
+    await mineAndProcess(0);
+    const again = await until('the spend called back from its new block', async () => {
+      const found = callbacksOf(id).filter((cb) => cb.json.data.item.transactionId === spend);
+      return found.length === 2 && found;
+    });
+    expect(again[1]?.json.idempotencyKey).not.toBe(before);
+    expect((again[1]?.json.data.item.minedInBlock as { height: number } | undefined)?.height).toBeLessThanOrEqual(height);
+
+    // A payment whose block is dropped and not mined again: the used flag it set is cleared, the window stays.
+    const lost = await node.send(at(0, 41), 1_000_000n);
+    await mineAndProcess();
+    await until('index 41 used', async () => (await next(id)).index === 42);
+    await node.reorg(1, { drop: [lost] });
+    await mineAndProcess(0);
+    await until('index 41 unused again', async () => (await next(id)).index === 41);
+    const window = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
+    expect(window.body.data.total).toBe(41 + 20 + 1);
+  }, 60_000);
+});
