@@ -228,8 +228,19 @@ describe('the OpenAPI document', () => {
     };
     // Each create endpoint's bulk form offers the same chains.
     for (const [k, chains] of Object.entries(expected)) if (k.startsWith(`POST ${SUBSCRIPTIONS}/`)) expected[`${k}/bulk`] = chains;
-    // docs/concepts/wallet-keys.md: the Bitcoin family (the account chains' keys are not served yet); no bulk form.
-    expected[`POST ${SUBSCRIPTIONS}/xpub-coins-transactions-confirmed`] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
+    // docs/concepts/wallet-keys.md: the Bitcoin family and the account chains' BIP44 keys, not xrp; no bulk form.
+    expected[`POST ${SUBSCRIPTIONS}/xpub-coins-transactions-confirmed`] = [
+      'bitcoin',
+      'bitcoin-cash',
+      'litecoin',
+      'dogecoin',
+      'dash',
+      'zcash',
+      'ethereum',
+      'ethereum-classic',
+      'binance-smart-chain',
+      'tron',
+    ];
     const withChain = operations().filter((o) => o.template.includes('{blockchain}'));
     expect(withChain.map((o) => `${o.method} ${o.template}`).sort()).toEqual(Object.keys(expected).sort());
     for (const o of withChain) {

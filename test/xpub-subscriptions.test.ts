@@ -2,7 +2,8 @@
  * Wallet-key subscriptions through the API (docs/concepts/wallet-keys.md) on a real database, no node: the create
  * of xpub-coins-transactions-confirmed (its answer, its first window of derived addresses on both chains,
  * its charge), the refusals naming the field (a private key, a key of the other network, a hardened step,
- * a bad checksum, both or neither field, an account chain, xrp), list/get/delete/activate as every
+ * a bad checksum, both or neither field, a derivation on an account chain, xrp), an account chain's key (receive
+ * chain only), list/get/delete/activate as every
  * subscription, and the addresses reads.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -114,14 +115,44 @@ it('refusals name the field; a private key is neither echoed nor stored', async 
   ]);
   expect(stored?.n).toBe(0);
 
-  const account = await create(
-    { extendedPublicKey: testPublicKey("m/44'/60'/0'", XPUB), ...cb },
+  // A key of an account chain with a derivation: the one address form.
+  const derived = await create(
+    { extendedPublicKey: testPublicKey("m/44'/60'/0'", XPUB), derivation: 'segwit', ...cb },
     '/blockchain-events/ethereum/sepolia/subscriptions/xpub-coins-transactions-confirmed',
   );
-  expect(account.status).toBe(400);
-  expect(account.body.error.code).toBe('uri_not_found');
-  expect(account.body.error.message).toMatch(/not supported here; use one of: bitcoin, bitcoin-cash, litecoin, dogecoin, dash, zcash/);
+  expect(derived.status).toBe(409);
+  expect(derived.body.error.details.find((d: { attribute: string }) => d.attribute.endsWith('extendedPublicKey'))?.message).toMatch(/one address form/);
   const xrp = await create({ extendedPublicKey: tpub, ...cb }, '/blockchain-events/xrp/testnet/subscriptions/xpub-coins-transactions-confirmed');
   expect(xrp.status).toBe(400);
   expect(xrp.body.error.code).toBe('uri_not_found');
+  expect(xrp.body.error.message).toMatch(
+    /not supported here; use one of: bitcoin, bitcoin-cash, litecoin, dogecoin, dash, zcash, ethereum, ethereum-classic, binance-smart-chain, tron/,
+  );
+});
+
+it('an account chain: a BIP44 account key gives gapLimit addresses on the receive chain only (EVM addresses, m/0/i)', async () => {
+  const xpub = testPublicKey("m/44'/60'/0'", XPUB);
+  const res = await create(
+    { extendedPublicKey: xpub, gapLimit: 3, callbackUrl: 'https://example.com/cb' },
+    '/blockchain-events/binance-smart-chain/testnet/subscriptions/xpub-coins-transactions-confirmed',
+  );
+  expect(res.status, res.text).toBe(201);
+  expect(res.body.data.item).toMatchObject({ extendedPublicKey: xpub, gapLimit: 3 });
+  const id = res.body.data.item.referenceId;
+  const all = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses`, { key: c.key });
+  expect(all.body.data.total).toBe(3);
+  expect(all.body.data.items.map((a: { address: string; derivationPath: string; change: boolean }) => [a.derivationPath, a.change])).toEqual([
+    ['m/0/0', false],
+    ['m/0/1', false],
+    ['m/0/2', false],
+  ]);
+  // The BIP44 test mnemonic's first Ethereum address (m/44'/60'/0'/0/0).
+  expect(all.body.data.items[0].address).toBe('0x9858effd232b4033e47d90003d41ec34ecaeda94');
+  const tron = await create(
+    { extendedPublicKey: testPublicKey("m/44'/195'/0'", XPUB), gapLimit: 1, callbackUrl: 'https://example.com/cb' },
+    '/blockchain-events/tron/nile/subscriptions/xpub-coins-transactions-confirmed',
+  );
+  expect(tron.status, tron.text).toBe(201);
+  const next = await t.request('GET', `/blockchain-events/subscriptions/${tron.body.data.item.referenceId}/addresses/next`, { key: c.key });
+  expect(next.body.data.item).toMatchObject({ address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', derivationPath: 'm/0/0', change: false });
 });

@@ -196,19 +196,25 @@ const ITEMS: Record<EventType, TObject> = {
       direction: Type.String({
         enum: ['incoming', 'outgoing', 'self'],
         description:
-          "incoming: the wallet's addresses spent nothing; outgoing: they spent, and something went outside the wallet; self: they spent, and every output stayed in the wallet.",
+          "incoming: the wallet's addresses spent nothing; outgoing: they spent, and something went outside the wallet; self: they spent, and every output stayed in the wallet (account chains: no address outside the wallet received coins, e.g. a token transfer or contract call paying only its fee).",
       }),
-      amount: Decimal("The wallet's net movement in whole coins, positive (|received - sent| over its addresses; for outgoing and self the fee is in it)."),
+      amount: Decimal(
+        "The wallet's net movement of the chain's coin in whole coins, positive (|received - sent| over its addresses; for outgoing and self the fee is in it).",
+      ),
       unit: Unit,
-      fee: Type.Optional(Decimal("The fee, in whole coins: present when every input of the transaction was one of the wallet's.")),
+      fee: Type.Optional(
+        Decimal(
+          "The fee, in whole coins: present when every input of the transaction was one of the wallet's (account chains: when one of the wallet's addresses paid it; absent when none was burnt, e.g. tron's free bandwidth).",
+        ),
+      ),
       addresses: Type.Array(
         Type.Object(
           {
             address: Type.String({ description: 'A derived address of the wallet (normalised).' }),
             derivationPath: Type.String({ description: "Where it was derived: from the descriptor's origin when it gives one, else from the key (m/0/5)." }),
-            change: Type.Boolean({ description: 'true: on the change chain (/1/i); false: the receive chain (/0/i).' }),
+            change: Type.Boolean({ description: 'true: on the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains).' }),
             received: Decimal('What the transaction paid to it, in whole coins.'),
-            sent: Decimal('What the transaction spent from it, in whole coins.'),
+            sent: Decimal('What the transaction spent from it, in whole coins (the fee it paid included).'),
           },
           closed,
         ),

@@ -380,8 +380,8 @@ export const CoinsAmountItem = Type.Object(
 );
 
 /**
- * docs/concepts/wallet-keys.md: exactly one of extendedPublicKey and descriptor (the service checks, naming the field); the
- * Bitcoin family only in this release.
+ * docs/concepts/wallet-keys.md: exactly one of extendedPublicKey and descriptor (the service checks, naming the field); on the
+ * account chains (ethereum, ethereum-classic, binance-smart-chain, tron) a BIP44 account key only.
  */
 export const XpubCoinsItem = Type.Object(
   {
@@ -389,7 +389,8 @@ export const XpubCoinsItem = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 200,
-        description: "An account's extended public key: xpub, ypub, zpub (tpub, upub, vpub on testnet) or the chain's own prefix (Ltub, Mtub, dgub...).",
+        description:
+          "An account's extended public key: xpub, ypub, zpub (tpub, upub, vpub on testnet) or the chain's own prefix (Ltub, Mtub, dgub...). On ethereum, ethereum-classic, binance-smart-chain and tron: the BIP44 account key (m/44'/60'/a', tron m/44'/195'/a') as xpub (or tpub), addresses derived at /0/i.",
       }),
     ),
     descriptor: Type.Optional(
@@ -397,20 +398,22 @@ export const XpubCoinsItem = Type.Object(
         minLength: 1,
         maxLength: 400,
         description:
-          "A BIP380 output descriptor over one extended public key: pkh(KEY), sh(wpkh(KEY)), wpkh(KEY), tr(KEY), KEY ending in /* or /<0;1>/*; '#checksum' checked when given.",
+          "A BIP380 output descriptor over one extended public key: pkh(KEY), sh(wpkh(KEY)), wpkh(KEY), tr(KEY), KEY ending in /* or /<0;1>/*; '#checksum' checked when given. The Bitcoin family only.",
       }),
     ),
     derivation: Type.Optional(
       Type.String({
         enum: ['legacy', 'p2sh-segwit', 'segwit', 'taproot'],
-        description: 'With a plain xpub/tpub: the script type of its addresses (default legacy). A prefix that names one (ypub, zpub...) must agree.',
+        description:
+          'With a plain xpub/tpub: the script type of its addresses (default legacy). A prefix that names one (ypub, zpub...) must agree. Not on the account chains (one address form).',
       }),
     ),
     gapLimit: Type.Optional(
       Type.Integer({
         minimum: 1,
         maximum: 10_000,
-        description: 'Unused addresses watched beyond the highest used one, on the receive and the change chain. Default 20.',
+        description:
+          'Unused addresses watched beyond the highest used one, on the receive and the change chain (the account chains: the receive chain only). Default 20.',
       }),
     ),
     receiveCallbackOn: ReceiveCallbackOn,

@@ -89,6 +89,20 @@ export interface NormalizedBlock extends BlockRef {
   failedTransactionIds?: string[];
   /** XRP: Payments with the tfPartialPayment flag (safety verdict `partial-payment`). Absent: none. */
   partialPaymentIds?: string[];
+  /**
+   * Account chains (EVM, Tron): the fee of each transaction that paid one and the address that paid it (it
+   * is in that address's coin movement too), for the wallet-key callbacks' `fee` (src/matching/xpub.ts).
+   * Absent: not told (the Bitcoin family, whose fee follows from inputs and outputs; XRP).
+   */
+  fees?: TransactionFee[];
+}
+
+/** The fee a transaction of an account chain paid, and its payer. */
+export interface TransactionFee {
+  transactionId: string;
+  payer: string;
+  /** Base units, > 0. */
+  amount: bigint;
 }
 
 /**

@@ -133,8 +133,22 @@ export const CHAINS: Readonly<Record<Blockchain, ChainInfo>> = {
  */
 export const ADDRESS_READ_BLOCKCHAINS: readonly Blockchain[] = BLOCKCHAINS.filter((c) => c !== 'tron');
 
-/** The chains an extended public key or descriptor can be subscribed on (docs/concepts/wallet-keys.md). */
-export const XPUB_BLOCKCHAINS: readonly Blockchain[] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
+/**
+ * The chains an extended public key or descriptor can be subscribed on (docs/concepts/wallet-keys.md): the Bitcoin
+ * family (zcash transparent addresses only), and the account chains' BIP44 account keys (receive chain only); not xrp.
+ */
+export const XPUB_BLOCKCHAINS: readonly Blockchain[] = [
+  'bitcoin',
+  'bitcoin-cash',
+  'litecoin',
+  'dogecoin',
+  'dash',
+  'zcash',
+  'ethereum',
+  'ethereum-classic',
+  'binance-smart-chain',
+  'tron',
+];
 
 export const EVENT_TYPES = [
   'TRANSACTION_MINED',
@@ -186,7 +200,7 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   ],
   // bitcoin: Omni transfers from Omni Core's omni_listpendingtransactions (chains/utxo/omni.ts).
   ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: ['bitcoin', 'ethereum', 'ethereum-classic'],
-  // docs/concepts/wallet-keys.md: the Bitcoin family (zcash transparent addresses only); the account chains' BIP44 keys are not served yet.
+  // docs/concepts/wallet-keys.md: the Bitcoin family (zcash transparent addresses only) and the account chains' BIP44 account keys; not xrp.
   XPUB_COINS_TRANSACTION_CONFIRMED: XPUB_BLOCKCHAINS,
 };
 

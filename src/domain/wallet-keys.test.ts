@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
+import { createBase58check, hex } from '@scure/base';
 import { describe, expect, it } from 'vitest';
-import { TEST_MASTER, testPublicKey } from '../../test/support/hd-keys.ts';
+import { HARDHAT_MASTER, TEST_MASTER, testPublicKey } from '../../test/support/hd-keys.ts';
 import { deriveAddress, descriptorChecksum, parseDescriptor, parseExtendedKey, type WalletKey } from './wallet-keys.ts';
 
 const master = TEST_MASTER;
@@ -51,6 +53,51 @@ describe('extended public keys: the BIP test vectors', () => {
     expect(at(eth, 0, 0)).toBe('0x9858effd232b4033e47d90003d41ec34ecaeda94');
     const tron = must(parseExtendedKey('tron', 'mainnet', accountKey("m/44'/195'/0'", VERSION.xpub)));
     expect(at(tron, 0, 0)).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+  });
+
+  it("account chains: Hardhat's mnemonic at m/44'/60'/0' gives its well-known accounts on ethereum, ethereum-classic and binance-smart-chain", () => {
+    const xpub = accountKey("m/44'/60'/0'", VERSION.xpub, HARDHAT_MASTER);
+    // Hardhat's and Anvil's default accounts #0, #1, #2 and #19, lower-cased (herald's spelling of EVM addresses).
+    const known: [number, string][] = [
+      [0, '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'],
+      [1, '0x70997970c51812dc3a010c7d01b50e0d17dc79c8'],
+      [2, '0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc'],
+      [19, '0x8626f6940e2eb28930efb4cef49b2d1f2c9c1199'],
+    ];
+    for (const blockchain of ['ethereum', 'ethereum-classic', 'binance-smart-chain'] as const) {
+      const key = must(parseExtendedKey(blockchain, 'mainnet', xpub));
+      expect(key.branches).toEqual([{ change: 0, steps: [0] }]);
+      for (const [index, address] of known)
+        expect(deriveAddress(key, key.branches[0] as WalletKey['branches'][number], index)).toEqual({
+          address,
+          derivationPath: `m/0/${index}`,
+          change: 0,
+          index,
+        });
+    }
+    // The account chains' wallets write their keys as xpub on their test networks too.
+    expect(at(must(parseExtendedKey('ethereum', 'sepolia', xpub)), 0, 19)).toBe('0x8626f6940e2eb28930efb4cef49b2d1f2c9c1199');
+  });
+
+  it('tron: the address is base58check of 0x41 and the same 20 bytes an EVM chain derives from that key', () => {
+    const xpub = accountKey("m/44'/195'/0'", VERSION.xpub, HARDHAT_MASTER);
+    const tron = must(parseExtendedKey('tron', 'mainnet', xpub));
+    const evm = must(parseExtendedKey('ethereum', 'mainnet', xpub));
+    const b58 = createBase58check((data: Uint8Array) => createHash('sha256').update(data).digest());
+    for (const index of [0, 1, 38]) {
+      const address = at(tron, 0, index);
+      expect(address).toMatch(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+      expect(hex.encode(b58.decode(address))).toBe(`41${at(evm, 0, index).slice(2)}`);
+    }
+    expect(at(must(parseExtendedKey('tron', 'nile', xpub)), 0, 0)).toBe(at(tron, 0, 0));
+  });
+
+  it('account chains refuse a ypub/zpub, a derivation and a descriptor', () => {
+    const xpub = accountKey("m/44'/60'/0'", VERSION.xpub, HARDHAT_MASTER);
+    const refused = (r: ReturnType<typeof parseExtendedKey>) => (r.ok ? '' : r.message);
+    expect(refused(parseExtendedKey('ethereum', 'mainnet', xpub, 'segwit'))).toMatch(/one address form/);
+    expect(refused(parseExtendedKey('tron', 'mainnet', accountKey("m/44'/195'/0'", VERSION.zpub, HARDHAT_MASTER)))).toMatch(/one address form/);
+    expect(refused(parseDescriptor('binance-smart-chain', 'mainnet', `wpkh(${xpub}/0/*)`))).toMatch(/Bitcoin-family/);
   });
 
   it('bitcoin-cash addresses come out in cashaddr, zcash as t1, litecoin Ltub as L...', () => {

@@ -98,3 +98,103 @@ describe('wallet-key matches (matching/xpub.ts)', () => {
     expect(matchXpub(index, block)[0]).toMatchObject({ direction: 'incoming', amount: 5n, fee: null, addresses: [{ derivationPath: 'm/0/20' }] });
   });
 });
+
+describe('wallet-key matches on an account chain (EVM, Tron: nets split by the block fees)', () => {
+  const A0 = '0xa0';
+  const A1 = '0xa1';
+  const A5 = '0xa5';
+  function accountIndex(): SubscriptionIndex {
+    const index = new SubscriptionIndex('ethereum', 'sepolia');
+    index.add({
+      id: ID,
+      customerId: '1',
+      eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED',
+      blockchain: 'ethereum',
+      network: 'sepolia',
+      target: 'xpubTEST',
+      receiveCallbackOn: 1,
+      amountHigherThan: null,
+      isActive: true,
+      walletKey: { ...KEY, derivation: null },
+      derived: [A0, A1, A5].map((address) => ({ address, derivationPath: `m/0/${Number(address.slice(3))}`, change: false, index: Number(address.slice(3)) })),
+    });
+    return index;
+  }
+  const block = (coinMovements: NormalizedBlock['coinMovements'], fees: NormalizedBlock['fees'] = []): NormalizedBlock => ({
+    ...base,
+    transactionIds: ['t0', 't1'],
+    coinMovements,
+    fees,
+  });
+
+  it('a payment from outside: incoming, no fee, received on the address', () => {
+    const [m, ...rest] = matchXpub(
+      accountIndex(),
+      block(
+        [
+          { transactionId: 't1', address: '0xout', delta: -1021n },
+          { transactionId: 't1', address: A5, delta: 1000n },
+        ],
+        [{ transactionId: 't1', payer: '0xout', amount: 21n }],
+      ),
+    );
+    expect(rest).toEqual([]);
+    expect(m).toMatchObject({ transactionId: 't1', direction: 'incoming', amount: 1000n, fee: null });
+    expect(m?.addresses).toEqual([{ address: A5, derivationPath: 'm/0/5', change: false, index: 5, received: 1000n, sent: 0n }]);
+  });
+
+  it('a payment out: outgoing with the fee in the amount; to another address of the wallet: self, amount the fee; fee only: self', () => {
+    const fee = [{ transactionId: 't0', payer: A0, amount: 21n }];
+    expect(
+      matchXpub(
+        accountIndex(),
+        block(
+          [
+            { transactionId: 't0', address: A0, delta: -1021n },
+            { transactionId: 't0', address: '0xout', delta: 1000n },
+          ],
+          fee,
+        ),
+      )[0],
+    ).toMatchObject({ direction: 'outgoing', amount: 1021n, fee: 21n, addresses: [{ address: A0, received: 0n, sent: 1021n }] });
+    const self = matchXpub(
+      accountIndex(),
+      block(
+        [
+          { transactionId: 't0', address: A0, delta: -1021n },
+          { transactionId: 't0', address: A1, delta: 1000n },
+        ],
+        fee,
+      ),
+    );
+    expect(self).toHaveLength(1);
+    expect(self[0]).toMatchObject({
+      direction: 'self',
+      amount: 21n,
+      fee: 21n,
+      addresses: [
+        { address: A0, sent: 1021n, received: 0n },
+        { address: A1, sent: 0n, received: 1000n },
+      ],
+    });
+    // A token transfer or a call without value: only the fee moved.
+    expect(matchXpub(accountIndex(), block([{ transactionId: 't0', address: A0, delta: -21n }], fee))[0]).toMatchObject({
+      direction: 'self',
+      amount: 21n,
+      fee: 21n,
+      addresses: [{ address: A0, received: 0n, sent: 21n }],
+    });
+  });
+
+  it('an internal transfer to the wallet from a call someone else paid: incoming; a block without fees leaves fee null', () => {
+    const [m] = matchXpub(
+      accountIndex(),
+      block([
+        { transactionId: 't1', address: '0xcontract', delta: -7n },
+        { transactionId: 't1', address: A1, delta: 7n },
+      ]),
+    );
+    expect(m).toMatchObject({ direction: 'incoming', amount: 7n, fee: null });
+    expect(matchXpub(accountIndex(), block([{ transactionId: 't1', address: '0xother', delta: 7n }]))).toEqual([]);
+  });
+});

@@ -1,17 +1,27 @@
 /**
  * Wallet-key matches (XPUB_COINS_TRANSACTION_CONFIRMED, docs/concepts/wallet-keys.md): the derived addresses a block's
  * transactions pay or spend from fold into ONE match per (transaction, subscription), never one per
- * address. Pure. UTXO blocks only (the Bitcoin family), with the ledger's spends resolved
- * (wallets/ledger.ts resolveSpends), as the coin events read them (coins.ts):
+ * address. Pure. From the block's coin movements, as the address coin events read them (coins.ts):
  *
+ * UTXO blocks (the Bitcoin family), with the ledger's spends resolved (wallets/ledger.ts resolveSpends):
  * - per address of a transaction, `received` is the sum of its outputs and `sent` = received - net (its
  *   movements are nets of outputs received and inputs spent);
  * - `incoming` when the wallet sent nothing; `self` when it sent and every addressed output of the
  *   transaction is the wallet's; `outgoing` otherwise; `amount` = |received - sent| over the wallet;
  * - `fee` (sent - outputs) only when every input is known to be the wallet's: no input left unresolved,
  *   and no other address of the transaction spent anything.
+ *
+ * Account blocks (EVM, Tron: native coin only, internal transfers included where the adapter reads them; token
+ * transfers are not coins and fire nothing here):
+ * - per address, the movement's net is split by the block's `fees`: the fee its address paid goes to `sent`,
+ *   and the rest of the net (what the transaction's value and internal transfers moved) to `received` when
+ *   positive, to `sent` when negative; so received - sent is the net, and an address paying itself shows
+ *   only the fee;
+ * - `incoming` when the wallet sent nothing; `self` when it sent and no address outside the wallet received
+ *   coins (a contract call or token transfer without value: the fee alone); `outgoing` otherwise;
+ * - `fee` when the payer of the transaction's fee is one of the wallet's addresses.
  */
-import type { NormalizedBlock } from '../chains/types.ts';
+import type { NormalizedBlock, TransactionFee } from '../chains/types.ts';
 import type { SubscribedWalletKey } from '../domain/subscriptions.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
 
@@ -38,7 +48,7 @@ export interface XpubCoinsMatch {
   direction: XpubDirection;
   /** Base units, >= 0: |received - sent| over the wallet's addresses. */
   amount: bigint;
-  /** Base units; null unless every input of the transaction is known to be the wallet's. */
+  /** Base units; UTXO: null unless every input of the transaction is known to be the wallet's; account chains: null unless the wallet paid it. */
   fee: bigint | null;
   /** Receive chain first, by index. */
   addresses: XpubAddressMovement[];
@@ -51,8 +61,11 @@ interface Tally {
 
 /** The wallet-key matches of `block`, in block order, then in the order the subscriptions were indexed. */
 export function matchXpub(index: SubscriptionIndex, block: NormalizedBlock): XpubCoinsMatch[] {
-  const utxo = block.utxo;
-  if (!index.hasXpub || utxo === undefined) return [];
+  if (!index.hasXpub) return [];
+  return block.utxo === undefined ? matchAccountBlock(index, block) : matchUtxoBlock(index, block, block.utxo);
+}
+
+function matchUtxoBlock(index: SubscriptionIndex, block: NormalizedBlock, utxo: NonNullable<NormalizedBlock['utxo']>): XpubCoinsMatch[] {
   const touched = new Set<string>();
   for (const m of block.coinMovements) if (index.xpubEntriesOf(m.address)) touched.add(m.transactionId);
   for (const o of utxo.outputs) if (index.xpubEntriesOf(o.address)) touched.add(o.transactionId);
@@ -120,6 +133,85 @@ export function matchXpub(index: SubscriptionIndex, block: NormalizedBlock): Xpu
         direction,
         amount: received > sent ? received - sent : sent - received,
         fee,
+        addresses,
+      });
+    }
+  }
+  return matches;
+}
+
+/** The touched transactions of `block` in block order (one it does not list last: never from our adapters). */
+function inBlockOrder(block: NormalizedBlock, touched: ReadonlySet<string>): string[] {
+  const ordered = block.transactionIds.filter((id) => touched.has(id));
+  if (ordered.length < touched.size) {
+    const listed = new Set(ordered);
+    for (const id of touched) if (!listed.has(id)) ordered.push(id);
+  }
+  return ordered;
+}
+
+/** Account chains (EVM, Tron): see the module's rules. */
+function matchAccountBlock(index: SubscriptionIndex, block: NormalizedBlock): XpubCoinsMatch[] {
+  const touched = new Set<string>();
+  for (const m of block.coinMovements) if (index.xpubEntriesOf(m.address)) touched.add(m.transactionId);
+  if (touched.size === 0) return [];
+  // Every address of the touched transactions: whether one outside the wallet received tells outgoing from self.
+  const nets = new Map<string, Map<string, bigint>>();
+  for (const m of block.coinMovements) {
+    if (!touched.has(m.transactionId)) continue;
+    let byAddress = nets.get(m.transactionId);
+    if (!byAddress) {
+      byAddress = new Map();
+      nets.set(m.transactionId, byAddress);
+    }
+    byAddress.set(m.address, (byAddress.get(m.address) ?? 0n) + m.delta);
+  }
+  const fees = new Map<string, TransactionFee>();
+  for (const f of block.fees ?? []) if (touched.has(f.transactionId)) fees.set(f.transactionId, f);
+
+  const matches: XpubCoinsMatch[] = [];
+  for (const transactionId of inBlockOrder(block, touched)) {
+    const byAddress = nets.get(transactionId) ?? new Map<string, bigint>();
+    const fee = fees.get(transactionId);
+    const bySubscription = new Map<string, XpubAddressMovement[]>();
+    for (const [address, net] of byAddress) {
+      const entries = index.xpubEntriesOf(address);
+      if (!entries) continue;
+      const paid = fee !== undefined && fee.payer === address ? fee.amount : 0n;
+      const moved = net + paid;
+      const received = moved > 0n ? moved : 0n;
+      const sent = (moved < 0n ? -moved : 0n) + paid;
+      for (const e of entries) {
+        const list = bySubscription.get(e.subscriptionId) ?? [];
+        list.push({ address, derivationPath: e.derivationPath, change: e.change, index: e.index, received, sent });
+        bySubscription.set(e.subscriptionId, list);
+      }
+    }
+    for (const [subscriptionId, addresses] of bySubscription) {
+      const subscription = index.recordOf(subscriptionId);
+      const walletKey = index.walletKeyOf(subscriptionId);
+      if (!subscription || !walletKey) continue;
+      let received = 0n;
+      let sent = 0n;
+      for (const a of addresses) {
+        received += a.received;
+        sent += a.sent;
+      }
+      if (received === 0n && sent === 0n) continue;
+      const mine = new Set(addresses.map((a) => a.address));
+      let othersReceived = false;
+      for (const [address, net] of byAddress) if (!mine.has(address) && net > 0n) othersReceived = true;
+      const direction: XpubDirection = sent === 0n ? 'incoming' : othersReceived ? 'outgoing' : 'self';
+      addresses.sort((a, b) => Number(a.change) - Number(b.change) || a.index - b.index);
+      matches.push({
+        eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED',
+        subscription,
+        identity: { transactionId, position: null, direction: null },
+        transactionId,
+        walletKey,
+        direction,
+        amount: received > sent ? received - sent : sent - received,
+        fee: fee !== undefined && mine.has(fee.payer) ? fee.amount : null,
         addresses,
       });
     }

@@ -1,8 +1,8 @@
 /**
  * Wallet-key subscriptions (XPUB_COINS_TRANSACTION_CONFIRMED, docs/concepts/wallet-keys.md): an extended public key
  * or an output descriptor subscribed once; herald derives its addresses, watches gapLimit unused ones beyond
- * the highest used on the receive and the change chain, and sends one callback per transaction of the
- * wallet. Created in one transaction with its first window of derived addresses and its charge; listed,
+ * the highest used on the receive and the change chain (the account chains' BIP44 account keys: the receive
+ * chain only), and sends one callback per transaction of the wallet. Created in one transaction with its first window of derived addresses and its charge; listed,
  * read, deleted and activated as every subscription (services/subscriptions.ts).
  *
  * A private key (xprv, tprv, ..., or a descriptor holding one) is refused by the parser before anything is
@@ -53,12 +53,10 @@ export interface XpubItemInput {
 /** The wallet key of a create request, checked (no database access): the field named in each refusal. */
 export function walletKeyOf(common: Pick<Common, 'config'>, blockchain: Blockchain, network: Network, item: XpubItemInput): SubscribedWalletKey {
   if (!XPUB_BLOCKCHAINS.includes(blockchain)) {
-    // Only the account chains reach here (the route takes the chains of docs/concepts/wallet-keys.md).
-    throw new ApiError(
-      'uri_not_found',
-      `Extended keys on ${blockchain} (BIP44 account keys) are not served yet: this release watches wallet keys on ${XPUB_BLOCKCHAINS.join(', ')}. Subscribe the account's addresses one by one (address-coins-transactions-confirmed) meanwhile.`,
-      [{ attribute: 'blockchain', message: `wallet keys are not served on ${blockchain} yet; use one of: ${XPUB_BLOCKCHAINS.join(', ')}.` }],
-    );
+    // The route takes the chains of docs/concepts/wallet-keys.md only (xrp is refused there): a guard for other callers.
+    throw new ApiError('uri_not_found', `Extended keys cannot be subscribed on ${blockchain}: use one of ${XPUB_BLOCKCHAINS.join(', ')}.`, [
+      { attribute: 'blockchain', message: `wallet keys are not served on ${blockchain}; use one of: ${XPUB_BLOCKCHAINS.join(', ')}.` },
+    ]);
   }
   const given = (['extendedPublicKey', 'descriptor'] as const).filter((f) => item[f] !== undefined);
   if (given.length !== 1) {

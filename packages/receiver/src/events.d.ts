@@ -721,13 +721,13 @@ export interface XpubCoinsTransactionConfirmedCallback {
         /** The block's time. */
         timestamp: number;
       };
-      /** incoming: the wallet's addresses spent nothing; outgoing: they spent, and something went outside the wallet; self: they spent, and every output stayed in the wallet. */
+      /** incoming: the wallet's addresses spent nothing; outgoing: they spent, and something went outside the wallet; self: they spent, and every output stayed in the wallet (account chains: no address outside the wallet received coins, e.g. a token transfer or contract call paying only its fee). */
       direction: "incoming" | "outgoing" | "self";
-      /** The wallet's net movement in whole coins, positive (|received - sent| over its addresses; for outgoing and self the fee is in it). */
+      /** The wallet's net movement of the chain's coin in whole coins, positive (|received - sent| over its addresses; for outgoing and self the fee is in it). */
       amount: string;
       /** The chain's native coin, upper case. */
       unit: "BTC" | "BCH" | "LTC" | "DOGE" | "DASH" | "ETH" | "ETC" | "XRP" | "BNB" | "ZEC" | "TRX";
-      /** The fee, in whole coins: present when every input of the transaction was one of the wallet's. */
+      /** The fee, in whole coins: present when every input of the transaction was one of the wallet's (account chains: when one of the wallet's addresses paid it; absent when none was burnt, e.g. tron's free bandwidth). */
       fee?: string;
       /** Every address of the wallet the transaction touches, receive chain first, by index. */
       addresses: Array<{
@@ -735,11 +735,11 @@ export interface XpubCoinsTransactionConfirmedCallback {
         address: string;
         /** Where it was derived: from the descriptor's origin when it gives one, else from the key (m/0/5). */
         derivationPath: string;
-        /** true: on the change chain (/1/i); false: the receive chain (/0/i). */
+        /** true: on the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains). */
         change: boolean;
         /** What the transaction paid to it, in whole coins. */
         received: string;
-        /** What the transaction spent from it, in whole coins. */
+        /** What the transaction spent from it, in whole coins (the fee it paid included). */
         sent: string;
       }>;
       /** herald's verdict on crediting this event (docs/concepts/deposit-safety.md). */

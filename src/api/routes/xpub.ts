@@ -27,10 +27,12 @@ const AddressesQuery = Type.Object(
 );
 
 const DerivedAddress = Type.Object({
-  address: Type.String({ description: 'The derived address (normalised: lower-case bech32, cashaddr with its prefix).' }),
+  address: Type.String({
+    description: 'The derived address (normalised: lower-case bech32, cashaddr with its prefix, lower-case 0x on EVM chains, base58 T... on tron).',
+  }),
   derivationPath: Type.String({ description: "From the descriptor's origin when it gives one (m/84'/0'/0'/0/5), else from the key (m/0/5)." }),
   index: Type.Integer({ minimum: 0 }),
-  change: Type.Boolean({ description: 'true: the change chain (/1/i); false: the receive chain (/0/i).' }),
+  change: Type.Boolean({ description: 'true: the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains).' }),
   used: Type.Boolean({ description: 'A confirmed-chain transaction herald followed paid to or spent from it.' }),
   firstSeenHeight: Type.Union([Type.Integer(), Type.Null()], { description: 'The block where herald first saw it used; null while unused.' }),
 });
@@ -64,7 +66,7 @@ export function xpubRoutes(app: FastifyInstance, common: Common): void {
       schema: {
         tags: ['subscriptions'],
         summary:
-          "Subscribe an extended public key or output descriptor: one callback per confirmed transaction of the wallet, gapLimit unused addresses watched beyond the highest used (Bitcoin family; the account chains' keys are refused for now)",
+          'Subscribe an extended public key or output descriptor: one callback per confirmed transaction of the wallet, gapLimit unused addresses watched beyond the highest used (Bitcoin family: receive and change chains; ethereum, ethereum-classic, binance-smart-chain, tron: a BIP44 account key, receive chain only, native coin only)',
         params: chainParams(XPUB_BLOCKCHAINS),
         querystring: ContextQuery,
         body: requestBody(XpubCoinsItem),

@@ -93,6 +93,9 @@ describe('recorded block 483920 (0x76250) with its 4 receipts', () => {
     expect(sums.get(n.transactionIds[3] as string)).toBe(-fee(0x5208n));
     // token transfers: the sender's fee only; plain transfers: sender and recipient.
     expect(n.coinMovements).toHaveLength(1 + 1 + 2 + 2);
+    // Each fee and its payer, the sender (the wallet-key callbacks' fee).
+    expect(n.fees?.map((f) => f.amount)).toEqual([fee(0xc6a5n), fee(0xc6a5n), fee(0x5208n), fee(0x5208n)]);
+    expect(n.fees?.find((f) => f.transactionId === tx3)?.payer).toBe('0x9df428a91ff0f3635c8f0ce752933b9788926804');
   });
 
   it('a missing receipt or a receipt of another block throws', () => {

@@ -24,10 +24,11 @@
  *   the receipt has none) plus blobGasUsed × blobGasPrice when present; on success `value` moves from
  *   `from` to `to` (contract creation: the receipt's contractAddress) and every internal transfer moves its
  *   amount. Block rewards and withdrawals are not transaction-bound and are not included.
+ * - Fees: each transaction's fee (> 0) and its sender, in `fees` (the wallet-key callbacks' `fee`).
  */
 
 import { MovementBook } from '../movements.ts';
-import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../types.ts';
+import type { InternalTransfer, NormalizedBlock, TokenTransfer, TransactionFee } from '../types.ts';
 import type { CallFrame, CallTraceEntry, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -220,6 +221,7 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
   const internalTransfers: InternalTransfer[] = [];
   const book = new MovementBook();
   const failed: string[] = [];
+  const fees: TransactionFee[] = [];
 
   txs.forEach((tx, i) => {
     const txId = header.transactionIds[i] as string;
@@ -238,6 +240,7 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
     const blobGasPrice = parseQuantity(receipt.blobGasPrice);
     if (blobGasUsed !== undefined && blobGasPrice !== undefined) fee += blobGasUsed * blobGasPrice;
     book.add(from, -fee);
+    if (fee > 0n) fees.push({ transactionId: txId, payer: from, amount: fee });
 
     if (status !== 'success') {
       failed.push(txId);
@@ -269,5 +272,6 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
 
   const block: NormalizedBlock = { ...header, tokenTransfers, internalTransfers, coinMovements: book.movements };
   if (failed.length > 0) block.failedTransactionIds = failed;
+  if (fees.length > 0) block.fees = fees;
   return block;
 }

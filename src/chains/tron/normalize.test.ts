@@ -319,6 +319,9 @@ describe('blockbook-expected mainnet block 10000000', () => {
       { transactionId: call, address: 'TRkXAjRA6rRsCZ31DofFsZYYPjtz8fvL1u', delta: 10_000_000n },
     ]);
     expect(movementsOf(n, '98c2cbd1cf1cfb9ef0c100acb56908a5b7a890521158acac4e623047769a92ec')).toEqual([]);
+    // The fee and its payer, the owner (the wallet-key callbacks' fee); none for the free TRC-10 transfer.
+    expect(n.fees?.filter((f) => f.transactionId === call)).toEqual([{ transactionId: call, payer: 'TXKXC79eUqUU9zw4bSneML1TfFKqNfwS4Q', amount: 3500n }]);
+    expect(n.fees?.some((f) => f.transactionId === '98c2cbd1cf1cfb9ef0c100acb56908a5b7a890521158acac4e623047769a92ec')).toBe(false);
     expect(n.tokenTransfers).toEqual([]);
     expect(n.internalTransfers).toEqual([]);
   });

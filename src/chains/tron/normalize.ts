@@ -44,7 +44,8 @@
  *   TriggerSmartContract moves `call_value` from owner to `contract_address`, CreateSmartContract moves
  *   `new_contract.call_value` to the info's `contract_address`, and every internal transfer moves its amount.
  *   Other contract types (TRC-10, freeze/unfreeze, votes, rewards, exchanges...) only pay their fee here: like
- *   EVM block rewards, stake and reward balance changes are not transfers between accounts.
+ *   EVM block rewards, stake and reward balance changes are not transfers between accounts. Each fee (> 0)
+ *   and its payer are also in `fees` (the wallet-key callbacks' `fee`).
  * - Unknown contract types never throw; a known type whose value fields are malformed (TransferContract without
  *   `to_address`, a negative amount, ...) or a fee without an owner throws TronNormalizeError.
  * - int64 fields arrive as JSON numbers; a number beyond Number.MAX_SAFE_INTEGER has lost precision in
@@ -55,7 +56,7 @@ import { keccak_256 } from '@noble/hashes/sha3';
 import { hex } from '@scure/base';
 import { validateAddress, validateTransactionId } from '../../domain/addresses.ts';
 import { MovementBook } from '../movements.ts';
-import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../types.ts';
+import type { InternalTransfer, NormalizedBlock, TokenTransfer, TransactionFee } from '../types.ts';
 import type { TronBlock, TronContractValue, TronInternalTransaction, TronLog, TronTransaction, TronTransactionInfo } from './rpc-types.ts';
 
 /** keccak256("Transfer(address,address,uint256)") as java-tron prints topics: hex without 0x. */
@@ -330,6 +331,7 @@ export function normalizeTronBlock(input: TronBlockInput, chain: { network: Tron
   const book = new MovementBook();
   let logIndex = 0;
   const failed: string[] = [];
+  const fees: TransactionFee[] = [];
 
   txs.forEach((tx, i) => {
     const txId = header.transactionIds[i] as string;
@@ -343,7 +345,11 @@ export function normalizeTronBlock(input: TronBlockInput, chain: { network: Tron
 
     book.startTransaction(txId);
     const fee = requireAmount(info.fee, `fee of ${txId}`);
-    if (fee > 0n) book.add(requireAddress(value.owner_address, 'owner_address (fee payer)'), -fee);
+    if (fee > 0n) {
+      const payer = requireAddress(value.owner_address, 'owner_address (fee payer)');
+      book.add(payer, -fee);
+      fees.push({ transactionId: txId, payer, amount: fee });
+    }
 
     const logs = Array.isArray(info.log) ? info.log : [];
     const firstLogIndex = logIndex;
@@ -388,5 +394,6 @@ export function normalizeTronBlock(input: TronBlockInput, chain: { network: Tron
 
   const block: NormalizedBlock = { ...header, tokenTransfers, internalTransfers: internal, coinMovements: book.movements };
   if (failed.length > 0) block.failedTransactionIds = failed;
+  if (fees.length > 0) block.fees = fees;
   return block;
 }
