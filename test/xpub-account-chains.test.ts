@@ -2,9 +2,10 @@
  * Wallet-key subscriptions on the account chains (docs/concepts/wallet-keys.md): a BIP44 account key of Hardhat's
  * test mnemonic ("test" x11 "junk"), subscribed with gapLimit 20, its receive chain only.
  *
- * - ethereum/goerli on the real EVM test node (EDR, test/support/evm-driver.ts): payments to receive indexes 0,
- *   19 and 38 in successive blocks each give one callback with the right path (the window is extended in the
- *   block that first sees an address used); a payment out of index 0 (signed with its derived key) is
+ * - ethereum/goerli on the real EVM test nodes (EDR and Anvil, test/support/evm-driver.ts): payments to receive
+ *   indexes 0, 19 and 38 in successive blocks each give one callback with the right path (the window is extended
+ *   in the block that first sees an address used); coins through a contract (an internal transfer) fire, a
+ *   token transfer does not (the event is about coins); a payment out of index 0 (signed with its derived key) is
  *   `outgoing` with the fee, one to index 1 of the wallet `self`; a reorganisation re-fires a callback with a
  *   new idempotencyKey, and one that drops a payment clears the used flag it set (the window stays).
  * - tron/nile on the fake java-tron node (test/support/fake-tron-node.ts): a payment to index 19 then 38,
@@ -16,11 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { deriveAddress, parseExtendedKey, type WalletKey } from '../src/domain/wallet-keys.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
+import { anvil } from './support/anvil-node.ts';
 import { type EvmDriver, GAS_PRICE, startEvmDriver } from './support/evm-driver.ts';
 import { FEES, startFakeTronDriver, type TronAccount, type TronDriver } from './support/fake-tron-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
 import { HARDHAT_MASTER, testPublicKey } from './support/hd-keys.ts';
+import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
@@ -59,7 +62,11 @@ function followedChain<D extends EvmDriver | TronDriver>(start: () => Promise<D>
   return { s, helpers, items, next, callbackOf };
 }
 
-describe('ethereum/goerli on the EVM test node (EDR): a BIP44 account key', () => {
+/**
+ * The EVM scenario on `node`: EDR (herald's per-transaction path: eth_getTransactionReceipt, debug_traceTransaction)
+ * or Anvil (the block-level path of production nodes: eth_getBlockReceipts, debug_traceBlockByNumber).
+ */
+function evmScenario(nodeName: 'edr' | 'anvil') {
   // Account 1' of the mnemonic: none of its addresses is one of the node's funded accounts (those are account 0').
   const ACCOUNT = "m/44'/60'/1'";
   const xpub = testPublicKey(ACCOUNT, XPUB, HARDHAT_MASTER);
@@ -74,13 +81,14 @@ describe('ethereum/goerli on the EVM test node (EDR): a BIP44 account key', () =
         chainId: 5,
         token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
         nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+        node: nodeName,
       }),
     'whsec-xpub-evm',
     'ethereum',
     'goerli',
   );
 
-  it('indexes 0, 19, 38 in successive blocks; outgoing with the fee and self; next; a reorganisation re-fires; a dropped payment is unused again', async () => {
+  it('indexes 0, 19, 38 in successive blocks; an internal transfer, not a token transfer; outgoing with the fee and self; next; a reorganisation re-fires; a dropped payment is unused again', async () => {
     const { node, t, c } = s;
     const { referenceId: id, item: created } = await helpers.subscribe('xpub-coins-transactions-confirmed', { extendedPublicKey: xpub, receiveCallbackOn: 1 });
     expect(created).toMatchObject({ extendedPublicKey: xpub, gapLimit: 20, eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED' });
@@ -114,6 +122,18 @@ describe('ethereum/goerli on the EVM test node (EDR): a BIP44 account key', () =
     helpers.expectSigned(helpers.callbacksOf(id)[0] as never);
     const receive = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?limit=1`, { key: c.key });
     expect(receive.body.data.total).toBe(38 + 20 + 1);
+
+    // In one block: coins to index 2 through a contract (an internal transfer), tokens to index 3 (no coins: nothing).
+    const forwarded = await node.internal.forward(at(2), 5n * 10n ** 15n);
+    const tokens = await node.tokens.transferToken(at(3), 1_000n);
+    await s.env.mineAndProcess();
+    expect(await callbackOf(id, forwarded)).toMatchObject({
+      direction: 'incoming',
+      amount: eth(5n * 10n ** 15n),
+      addresses: [{ address: at(2), derivationPath: 'm/0/2', received: eth(5n * 10n ** 15n), sent: '0' }],
+    });
+    expect(items(id).filter((i) => i.transactionId === tokens)).toEqual([]);
+    expect(items(id)).toHaveLength(4);
 
     // Out of index 0 (its key derived from the mnemonic): 0.01 ETH to an outside address, then 0.02 ETH to index 1.
     const signer = privateKeyToAccount(privateKeyAt(`${ACCOUNT}/0/0`));
@@ -172,7 +192,11 @@ describe('ethereum/goerli on the EVM test node (EDR): a BIP44 account key', () =
     const window = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?limit=1`, { key: c.key });
     expect(window.body.data.total).toBe(40 + 20 + 1);
   }, 120_000);
-});
+}
+
+describe('ethereum/goerli on the EVM test node (EDR): a BIP44 account key', () => evmScenario('edr'));
+
+describeWithRealNode('ethereum/goerli on Anvil (block-level receipts and traces): a BIP44 account key', anvil, () => evmScenario('anvil'));
 
 describe('tron/nile on the fake java-tron node: a BIP44 account key', () => {
   const ACCOUNT = "m/44'/195'/0'";
