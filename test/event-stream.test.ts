@@ -149,6 +149,44 @@ describe('the event stream', () => {
     expect(answer.body.data.items.map((i: { data: { item: { height: number } } }) => i.data.item.height)).toEqual([42]);
   });
 
+  it("charges a page's entries in the statement that reads them: an empty read is free, a balance short of the page answers 402 with nothing read and nothing taken, the usage is recorded", async () => {
+    const price = BigInt(t.config.costs.streamPerEvent);
+    expect(price).toBeGreaterThan(0n);
+    const a = await t.customer();
+    const sub = await subscribe(a, 'bitcoin/testnet/subscriptions/block-mined', {});
+    await t.app.database.db.query('test:set-balance', 'UPDATE customers SET credits = $2 WHERE id = $1', [a.id, String(3n * price)]);
+    const balance = async () =>
+      BigInt((await t.app.database.db.query<{ credits: string }>('test:balance', 'SELECT credits FROM customers WHERE id = $1', [a.id]))[0]?.credits ?? -1);
+    const afterCreate = await balance();
+
+    const empty = await read(a);
+    expect(empty.status, empty.text).toBe(200);
+    expect(empty.body.data.items).toEqual([]);
+    expect(empty.headers.get('x-credits-consumed')).toBe('0');
+    expect(await balance()).toBe(afterCreate);
+
+    await enqueueBlocks(a, sub, ['bitcoin', 'testnet'], [1, 2, 3, 4, 5]);
+    const tooMany = await read(a, { limit: 5 });
+    expect(tooMany.status, tooMany.text).toBe(402);
+    expect(tooMany.body.error.code).toBe('insufficient_credits');
+    expect(tooMany.text).not.toContain('BLOCK_MINED');
+    expect(await balance()).toBe(afterCreate);
+
+    const affordable = Number(afterCreate / price);
+    const ok = await read(a, { limit: affordable });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.body.data.items).toHaveLength(affordable);
+    expect(ok.headers.get('x-credits-consumed')).toBe(String(BigInt(affordable) * price));
+    expect(ok.headers.get('x-credits-available')).toBe(String(afterCreate - BigInt(affordable) * price));
+    expect(await balance()).toBe(afterCreate - BigInt(affordable) * price);
+    const [usage] = await t.app.database.db.query<{ requests: string; credits: string }>(
+      'test:usage',
+      "SELECT requests, credits FROM credit_usage WHERE customer_id = $1 AND endpoint = 'events'",
+      [a.id],
+    );
+    expect(usage).toEqual({ requests: '1', credits: String(BigInt(affordable) * price) });
+  });
+
   it('answers 410 with the oldest complete cursor once retention deleted events after a cursor; from that cursor on, nothing is missing', async () => {
     const a = await t.customer();
     const sub = await subscribe(a, 'bitcoin/testnet/subscriptions/block-mined', {});

@@ -6,9 +6,10 @@
 import type { EventType } from '../domain/chains.ts';
 import { ApiError, invalidData } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
-import { decodeCursor, encodeCursor, positionBefore, STREAM_START, type StreamCursor, type StreamPosition } from '../domain/stream-cursor.ts';
-import { hasUnsettledEntries, readStream, type StreamFilters, type StreamRow, streamHorizon } from '../store/event-stream.ts';
+import { decodeCursor, encodeCursor, STREAM_START, type StreamCursor, type StreamPosition } from '../domain/stream-cursor.ts';
+import { hasUnsettledEntries, readStreamPage, type StreamFilters, type StreamRow, streamHorizon } from '../store/event-stream.ts';
 import type { Caller, Common } from './context.ts';
+import { insufficient } from './credits.ts';
 
 /** Without a connected change listener, a long-poll reads again this often. */
 export const POLL_WITHOUT_LISTENER_MS = 250;
@@ -57,44 +58,44 @@ export async function readEvents(common: Common, caller: Caller, request: Stream
       { attribute: 'referenceId', message: `The referenceId '${request.filters.referenceId.slice(0, 60)}' is not a subscription id (a UUID).` },
     ]);
   }
-  // With a cursor, the first read goes out beside the horizon's (one round trip less a page: the
-  // horizon only decides whether the cursor expired, and a cursor at or past it reads from itself).
-  let prefetched = cursor && readStream(common.db, customerId, cursor, request.limit + 1, request.filters);
-  // Settled (awaited below, or dropped with the horizon's failure): never an unhandled rejection.
-  if (prefetched) prefetched.catch(() => undefined);
-  const horizon = await streamHorizon(common.db, customerId);
-  if (cursor && horizon && positionBefore(cursor, horizon)) throw cursorExpired(encodeCursor(horizon));
-  const from: StreamPosition = cursor ?? horizon ?? STREAM_START;
+  // The cursor's own read checks it against the horizon (the newest entry retention deleted) in its
+  // statement; a read without a cursor starts at the horizon, so it is looked up first.
+  const from: StreamPosition = cursor ?? (await streamHorizon(common.db, customerId)) ?? STREAM_START;
+  const charge = { pricePerEntry: BigInt(common.config.costs.streamPerEvent), endpoint: caller.endpoint };
+  const read = async () => {
+    // One more than asked: whether there is more is known without a second read.
+    const page = await readStreamPage(common.db, customerId, from, request.limit + 1, request.filters, charge);
+    if (page.expiredAt) throw cursorExpired(encodeCursor(page.expiredAt));
+    if (!page.paid) throw insufficient(page.cost, page.available);
+    return page;
+  };
 
   const wake = common.streamWake;
   const deadline = Date.now() + request.waitSeconds * 1000;
-  let rows: StreamRow[];
+  let page: Awaited<ReturnType<typeof read>>;
   for (;;) {
     const left = deadline - Date.now();
     // Armed before the read: an announcement during it wakes the wait below at once.
     const woken = left > 0 && wake && !wake.isClosed ? wake.next(Math.min(left, wake.live ? left : POLL_WITHOUT_LISTENER_MS), signal) : undefined;
-    // One more than asked: whether there is more is known without a second read. The prefetched read
-    // went out before the wait was armed: when it found nothing and a wait follows, it is read again.
-    rows = prefetched ? await prefetched : [];
-    if (rows.length === 0 && (!prefetched || woken)) rows = await readStream(common.db, customerId, from, request.limit + 1, request.filters);
-    prefetched = undefined;
-    if (rows.length > 0 || !woken || signal?.aborted) break;
+    // An empty read costs nothing: only the read that returns entries is charged.
+    page = await read();
+    if (page.rows.length > 0 || !woken || signal?.aborted) break;
     if (await hasUnsettledEntries(common.db, customerId)) await Promise.race([woken, sleep(UNSETTLED_RETRY_MS)]);
     else if (wake) await woken;
     if (Date.now() >= deadline || signal?.aborted) {
-      rows = await readStream(common.db, customerId, from, request.limit + 1, request.filters);
+      page = await read();
       break;
     }
   }
+  let rows = page.rows;
   const hasMore = rows.length > request.limit;
   if (hasMore) rows = rows.slice(0, request.limit);
   const last = rows.at(-1);
   let block = cursor?.block;
   for (const row of rows) block = entryBlock(row) ?? block;
   const nextCursor = encodeCursor({ ...(last ? last.position : from), ...(block && { block }) });
-  const cost = BigInt(common.config.costs.streamPerEvent) * BigInt(rows.length);
-  const page: StreamPage = { items: rows.map(entryJson), nextCursor, hasMore };
-  return { value: page, ...(await common.credits.charge(customerId, cost, caller.endpoint, { read: true })) };
+  const value: StreamPage = { items: rows.map(entryJson), nextCursor, hasMore };
+  return { value, consumed: page.cost, available: page.available, ...(page.usageDay && { usageDay: page.usageDay }) };
 }
 
 function sleep(ms: number): Promise<void> {

@@ -4,7 +4,7 @@
  * them, from a position on.
  */
 import type { CallbackEventType, EventType } from '../domain/chains.ts';
-import { STREAM_START, type StreamPosition } from '../domain/stream-cursor.ts';
+import { positionBefore, STREAM_START, type StreamPosition } from '../domain/stream-cursor.ts';
 import { CALLBACKS_CHANNEL } from './callbacks.ts';
 import type { Queryable } from './db.ts';
 
@@ -58,54 +58,126 @@ const FILTERS = `($7::uuid IS NULL OR c.subscription_id = $7::uuid) AND ($8::tex
   AND ($10::text IS NULL OR (c.body::jsonb #>> '{data,item,network}') = $10::text)`;
 
 /**
- * The read of a page. Each branch walks its index by (customer, transaction id) and stops after `limit`
- * rows; both come out in the page's order, so the union is merged, not sorted again: the order key `o`
- * puts a transaction's marks (rank 0, by id, shifted below zero) before its callbacks (rank 1, by
- * x-callback-sequence, never negative), which is the order (stream_xid, rank, n, id) of the cursor. An
- * outer sort of the union cost more database time than the index walk itself (docs/benchmarks.md).
+ * The read of a page, its charge and the retention check, in one statement: one round trip a page (the
+ * debit alone was a sixth of a page's time, the horizon's lookup another: docs/benchmarks.md, the event
+ * stream).
+ *
+ * - `live`: the cursor is not before the customer's horizon (the newest entry retention deleted); when
+ *   it is, the page is empty, nothing is charged and `z_*` give the horizon (410 with it).
+ * - `page`: each branch walks its index by (customer, transaction id) and stops after `limit` rows; both
+ *   come out in the page's order, so the union is merged, not sorted again: the order key `o` puts a
+ *   transaction's marks (rank 0, by id, shifted below zero) before its callbacks (rank 1, by
+ *   x-callback-sequence, never negative), which is the order (stream_xid, rank, n, id) of the cursor. An
+ *   outer sort of the union cost more database time than the index walk itself.
+ * - `d`, `u`: the debit of the entries returned (up to limit - 1: the last row only tells whether there
+ *   is more) at the price given, and its usage row, only when there is something to charge. A read has
+ *   nothing durable of its own: its commit does not wait for the WAL flush (CreditCharger.charge says
+ *   why that is safe for a read).
+ * The page's rows come first, in its order (checked by the caller), then one row whose `meta` says the rest.
  * `filters`: the filter clauses, or '' for the unfiltered read (its own statement: the clauses, even
- * with null parameters, cost a fifth of the page's database time).
+ * with null parameters, cost a fifth of the page's database time); `price` and `endpoint`: the numbers
+ * of their parameters.
  */
-const readSql = (filters: string) => `WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
-     SELECT e.stream_xid::text AS xid, e.rank, e.n::text AS n, e.id, e.kind, e.subscription_id, e.event_type, e.idempotency_key, e.sequence,
+const pageSql = (filters: string, price: number, endpoint: number) => `WITH h AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+     z AS (SELECT stream_xid, rank, n, entry_id FROM stream_horizons WHERE customer_id = $1),
+     live AS (SELECT NOT EXISTS (SELECT 1 FROM z WHERE (z.stream_xid, z.rank, z.n, z.entry_id) > ($2::xid8, $3::int, $4::bigint, $5::uuid)) AS ok),
+     page AS (
+     SELECT e.stream_xid, e.o, e.stream_xid::text AS xid, e.rank, e.n::text AS n, e.id, e.kind, e.subscription_id, e.event_type, e.idempotency_key, e.sequence,
        e.body, floor(extract(epoch FROM e.created_at))::text AS created_at, e.block_height, e.block_hash
      FROM (
        (SELECT c.stream_xid, c.sequence AS o, 1 AS rank, c.sequence AS n, c.id, NULL::text AS kind, c.subscription_id, c.event_type,
           c.idempotency_key, c.sequence, c.body, c.created_at, NULL::bigint AS block_height, NULL::text AS block_hash
         FROM callbacks c, h
         WHERE c.customer_id = $1 AND c.stream_xid IS NOT NULL AND c.stream_xid >= $2::xid8 AND c.stream_xid < h.xmin
-          AND (c.stream_xid, 1, c.sequence, c.id) > ($2::xid8, $3::int, $4::bigint, $5::uuid)${filters}
+          AND (c.stream_xid, 1, c.sequence, c.id) > ($2::xid8, $3::int, $4::bigint, $5::uuid)${filters} AND (SELECT ok FROM live)
         ORDER BY c.stream_xid, c.sequence, c.id LIMIT $6)
        UNION ALL
        (SELECT m.stream_xid, m.id - ${MARK_SHIFT}, 0, m.id, c.id, m.kind, c.subscription_id, c.event_type, c.idempotency_key, c.sequence,
           c.body, m.created_at, m.block_height, m.block_hash
         FROM stream_marks m JOIN callbacks c ON c.id = m.callback_id, h
         WHERE m.customer_id = $1 AND m.stream_xid >= $2::xid8 AND m.stream_xid < h.xmin
-          AND (m.stream_xid, 0, m.id, m.callback_id) > ($2::xid8, $3::int, $4::bigint, $5::uuid)${filters}
+          AND (m.stream_xid, 0, m.id, m.callback_id) > ($2::xid8, $3::int, $4::bigint, $5::uuid)${filters} AND (SELECT ok FROM live)
         ORDER BY m.stream_xid, m.id - ${MARK_SHIFT}, c.id LIMIT $6)) e
-     ORDER BY e.stream_xid, e.o, e.id LIMIT $6`;
+     ORDER BY e.stream_xid, e.o, e.id LIMIT $6),
+     cost AS (SELECT least(count(*), $6 - 1) * $${price}::bigint AS c FROM page),
+     d AS (UPDATE customers SET credits = credits - cost.c FROM cost WHERE id = $1 AND cost.c > 0 AND credits >= cost.c RETURNING credits),
+     u AS (
+       INSERT INTO credit_usage AS u (customer_id, day, endpoint, requests, credits)
+       SELECT $1, (now() AT TIME ZONE 'UTC')::date, $${endpoint}::text, 1, cost.c FROM cost WHERE EXISTS (SELECT 1 FROM d)
+       ON CONFLICT (customer_id, day, endpoint) DO UPDATE SET requests = u.requests + EXCLUDED.requests, credits = u.credits + EXCLUDED.credits
+       RETURNING day)
+     SELECT NULL::text AS meta, p.xid, p.rank, p.n, p.id, p.kind, p.subscription_id, p.event_type, p.idempotency_key, p.sequence, p.body, p.created_at,
+       p.block_height, p.block_hash
+     FROM page p
+     UNION ALL
+     SELECT json_build_object('live', (SELECT ok FROM live), 'horizon', (SELECT json_build_array(z.stream_xid::text, z.rank, z.n::text, z.entry_id) FROM z),
+         'cost', (SELECT c FROM cost)::text, 'credits', coalesce((SELECT credits FROM d), (SELECT credits FROM customers WHERE id = $1), 0)::text,
+         'debited', EXISTS (SELECT 1 FROM d), 'day', (SELECT min(day)::text FROM u), 'commitMode', set_config('synchronous_commit', 'off', true))::text,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
 /** 2^62: a mark's id (a bigserial) less this is below every x-callback-sequence. */
 const MARK_SHIFT = '4611686018427387904';
-const READ_ALL = readSql('');
-const READ_FILTERED = readSql(` AND ${FILTERS}`);
+const READ_ALL = pageSql('', 7, 8);
+const READ_FILTERED = pageSql(` AND ${FILTERS}`, 11, 12);
+
+export interface StreamPage {
+  /** The entries after `after`, up to `limit` (the caller asks one more than it returns). */
+  rows: StreamRow[];
+  /** Undefined when the page was read; else the horizon `after` is before (nothing read, nothing charged). */
+  expiredAt?: StreamPosition;
+  /** What the page cost: charged when `paid` (or nothing was owed), else the balance did not cover it. */
+  cost: bigint;
+  paid: boolean;
+  /** The balance after the debit (before it, when nothing was debited). */
+  available: bigint;
+  /** The UTC day the usage was recorded under, when something was charged. */
+  usageDay?: string;
+}
+
+interface Meta {
+  live: boolean;
+  horizon: [string, number, string, string] | null;
+  cost: string;
+  credits: string;
+  debited: boolean;
+  day: string | null;
+}
 
 /**
  * Up to `limit` entries after `after`, of transactions that have all ended (below the snapshot's xmin:
- * see migration 050), so that nothing can appear later behind the last position returned.
+ * see migration 050), so that nothing can appear later behind the last position returned; charged at
+ * `pricePerEntry` for each entry but the `limit`-th in the same statement (see pageSql).
  */
-export async function readStream(q: Queryable, customerId: string, after: StreamPosition, limit: number, filters: StreamFilters): Promise<StreamRow[]> {
+export async function readStreamPage(
+  q: Queryable,
+  customerId: string,
+  after: StreamPosition,
+  limit: number,
+  filters: StreamFilters,
+  charge: { pricePerEntry: bigint; endpoint: string },
+): Promise<StreamPage> {
   const filtered = filters.referenceId !== undefined || filters.eventType !== undefined || filters.blockchain !== undefined || filters.network !== undefined;
   const head = [customerId, after.xid, after.rank, after.n, after.entryId, limit];
+  const price = [String(charge.pricePerEntry), charge.endpoint];
   const rows = filtered
-    ? await q.query<Row>('stream:read-filtered', READ_FILTERED, [
+    ? await q.query<Row & { meta: string | null }>('stream:page-filtered', READ_FILTERED, [
         ...head,
         filters.referenceId ?? null,
         filters.eventType ?? null,
         filters.blockchain ?? null,
         filters.network ?? null,
+        ...price,
       ])
-    : await q.query<Row>('stream:read', READ_ALL, head);
-  return rows.map((r) => ({
+    : await q.query<Row & { meta: string | null }>('stream:page', READ_ALL, [...head, ...price]);
+  const meta = JSON.parse(rows.pop()?.meta ?? 'null') as Meta | null;
+  if (!meta) throw new Error('the stream page statement gave no meta row');
+  const cost = BigInt(meta.cost);
+  const page: StreamPage = { rows: [], cost, paid: meta.debited || cost === 0n, available: BigInt(meta.credits), ...(meta.day && { usageDay: meta.day }) };
+  if (!meta.live && meta.horizon) {
+    const [xid, rank, n, entryId] = meta.horizon;
+    page.expiredAt = { xid, rank: rank === 0 ? 0 : 1, n, entryId };
+    return page;
+  }
+  page.rows = rows.map((r) => ({
     position: { xid: r.xid, rank: r.rank === 0 ? 0 : 1, n: r.n, entryId: r.id },
     mark: r.kind,
     callbackId: r.id,
@@ -117,6 +189,14 @@ export async function readStream(q: Queryable, customerId: string, after: Stream
     createdAt: Number(r.created_at),
     block: r.block_hash === null ? null : { height: Number(r.block_height), hash: r.block_hash },
   }));
+  // Append hands the page over in its order, before the meta row; sorted should a plan ever differ.
+  if (!inOrder(page.rows)) page.rows.sort((a, b) => (positionBefore(a.position, b.position) ? -1 : positionBefore(b.position, a.position) ? 1 : 0));
+  return page;
+}
+
+function inOrder(rows: readonly StreamRow[]): boolean {
+  for (let i = 1; i < rows.length; i++) if (!positionBefore((rows[i - 1] as StreamRow).position, (rows[i] as StreamRow).position)) return false;
+  return true;
 }
 
 /**
