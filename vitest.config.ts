@@ -33,6 +33,11 @@ export default defineConfig({
     // Test files share one embedded PostgreSQL (started in globalSetup); files run in parallel workers.
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
+    // Under CI (CI=true, .ci/run) a failed test is run once more before the run fails. The suite drives real
+    // nodes, processes and a shared PostgreSQL on a 2-core machine, and three landings were lost to a single
+    // timing flake each; a test that fails twice still fails the run. A test that passed only on its retry is
+    // named in the output ("retry x1") and is a defect to fix (docs/development.md).
+    retry: process.env.CI === 'true' ? 1 : 0,
     hookTimeout: 60_000,
     pool: 'forks',
     // Two files at a time by default. Vitest's own default is one fewer than the cores, which on a 2-core
