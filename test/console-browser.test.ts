@@ -348,24 +348,66 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await replay.screenshot({ path: join(OUT, 'panel-replay.png') });
   }, 90_000);
 
-  it('sends a test callback and shows the answer; the list shows the delivery health and finds the subscription by address', async () => {
+  it('sends a test callback and shows the answer; the list is dense (status badges, short ids, one or two lines a row at 1280 px) and filters as you type', async () => {
     await page.getByRole('button', { name: 'Send a test callback' }).click();
     await page.getByText(/Test callback delivered: HTTP 200/).waitFor();
 
+    // More subscriptions with long values (a 66-character transaction id, a token contract) on other chains too.
+    const url = `${receiver.url}/hooks/quiet`;
+    const more: [string, Record<string, unknown>][] = [
+      ['ethereum/goerli/subscriptions/transaction-mined', { transactionId: `0x${'ab'.repeat(32)}`, callbackUrl: url }],
+      [
+        'ethereum/goerli/subscriptions/tokens-transfers-for-specific-amount',
+        { contractAddress: `0x${'cd'.repeat(20)}`, amountHigherThan: 1000, callbackUrl: url },
+      ],
+      [
+        'ethereum/sepolia/subscriptions/address-internal-transactions-confirmed-each-confirmation',
+        { address: `0x${'ef'.repeat(20)}`, callbackUrl: url, callbackSecretKey: 'k', allowDuplicates: false },
+      ],
+      ['bitcoin/testnet/subscriptions/block-height-reached', { blockHeightReached: 10_000_000, callbackUrl: url }],
+    ];
+    for (const [path, item] of more) {
+      const r = await t.request('POST', `/blockchain-events/${path}`, { key: c.key, body: { data: { item } } });
+      expect(r.status, r.text).toBeLessThan(300);
+    }
+
     await nav(page, 'Subscriptions');
     await page.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+    const rows = page.locator('tbody tr');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1 + more.length);
+    // The payments' subscription delivered recently; the new ones have had nothing yet.
+    const main = rows.filter({ has: page.locator(`[title="${referenceId}"]`) });
+    expect(await main.locator('.badge').textContent()).toBe('Delivering');
+    expect(await rows.locator('.badge', { hasText: 'Idle' }).count()).toBe(more.length);
+    // Human event names, the raw name secondary; ids shortened with the full value on hover and a copy button.
+    expect(await main.locator('td.event').textContent()).toBe('Coins to or from an address, confirmedADDRESS_COINS_TRANSACTION_CONFIRMED');
+    expect(await main.locator('.short-id a').textContent()).toBe(`${referenceId.slice(0, 6)}…${referenceId.slice(-6)}`);
+    await main.getByRole('button', { name: `Copy the subscription ${referenceId}` }).waitFor();
+    // No row taller than two lines, nothing clipped on the right.
+    const measured = await rows.evaluateAll((trs) =>
+      trs.map((tr) => {
+        const cs = getComputedStyle(tr.querySelector('td') as HTMLElement);
+        const twoLines = 2 * Number.parseFloat(cs.lineHeight) + Number.parseFloat(cs.paddingTop) + Number.parseFloat(cs.paddingBottom) + 2;
+        return { height: tr.getBoundingClientRect().height, twoLines, text: tr.textContent };
+      }),
+    );
+    for (const m of measured) expect(m.height, `row "${m.text}" is taller than two lines`).toBeLessThanOrEqual(m.twoLines);
+    const scroller = page.locator('.scroll').first();
+    const widths = await scroller.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+    expect(widths.scroll, 'the table fits its box (no column clipped)').toBeLessThanOrEqual(widths.client);
+
+    // Filters apply as you type (no button).
     await page.getByLabel('Search').fill(watched().toLowerCase());
-    await page.getByRole('button', { name: 'Apply' }).click();
-    const row = page.locator('tbody tr');
     await page.waitForURL(/q=0x/);
-    await row.first().waitFor();
-    await expect(row.count()).resolves.toBe(1);
-    expect(await row.first().textContent()).toContain(referenceId);
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1);
+    expect(await rows.first().locator('.short-id').first().getAttribute('title')).toBe(referenceId);
     await page.getByLabel('Search').fill('0xdeadbeef');
-    await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('No subscription matches these filters.').waitFor();
+    await page.getByLabel('Search').fill('');
+    await page.getByLabel('Blockchain').selectOption('bitcoin');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1);
     await page.getByRole('button', { name: 'Clear' }).click();
-    await page.locator('tbody tr').first().waitFor();
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1 + more.length);
     await visited(page, 'subscriptions');
   }, 60_000);
 

@@ -88,7 +88,16 @@ describe('GET /blockchain-events/subscriptions (cross-chain list)', () => {
     expect(all.total).toBe(3);
     expect(all.items.map((s: { referenceId: string }) => s.referenceId)).toEqual([mined, tokens, inactive]);
     expect(all.items[0]).toMatchObject({ blockchain: 'ethereum', network: 'goerli', eventType: 'TRANSACTION_MINED', transactionId: tx, isActive: true });
-    expect(all.items[0].health).toEqual({ delivered: 0, failed: 0, pending: 0, successRate: null, lastDeliveredTimestamp: null });
+    expect(all.items[0].health).toEqual({
+      delivered: 0,
+      failed: 0,
+      pending: 0,
+      retrying: 0,
+      successRate: null,
+      lastDeliveredTimestamp: null,
+      lastFailedTimestamp: null,
+      status: 'idle',
+    });
     const ids = async (query: string) => (await list(query)).items.map((s: { referenceId: string }) => s.referenceId);
     expect(await ids('?blockchain=bitcoin')).toEqual([inactive]);
     expect(await ids('?network=goerli')).toEqual([mined, tokens]);
@@ -135,6 +144,54 @@ describe('GET /blockchain-events/subscriptions (cross-chain list)', () => {
 });
 
 describe('delivery health and GET /blockchain-events/callbacks/{id}', () => {
+  it('gives each subscription a status: delivering, retrying, failing, idle or paused, from its callbacks and state', async () => {
+    const c = await customer();
+    const make = () => subscribe(c, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl: SAMPLE.callbackUrl });
+    const [idle, delivering, retrying, failing, deactivated, paused, recovered] = await Promise.all([make(), make(), make(), make(), make(), make(), make()]);
+    // Due in an hour: the delivery worker leaves them pending.
+    const later = new Date(Date.now() + 3_600_000);
+    await enqueue(c, delivering, SAMPLE.callbackUrl, later);
+    const tried = await enqueue(c, retrying, SAMPLE.callbackUrl, later);
+    await t.app.database.db.query('test:status-retry', 'UPDATE callbacks SET attempts = 1 WHERE id = $1', [tried.id]);
+    const lost = await enqueue(c, failing, SAMPLE.callbackUrl, later);
+    await t.app.database.db.query('test:status-fail', `UPDATE callbacks SET status = 'failed', finished_at = now() - interval '1 minute' WHERE id = $1`, [
+      lost.id,
+    ]);
+    // A failure followed by a delivery is no longer failing.
+    const old = await enqueue(c, recovered, SAMPLE.callbackUrl, later);
+    const ok = await enqueue(c, recovered, SAMPLE.callbackUrl, later);
+    await t.app.database.db.query('test:status-fail-old', `UPDATE callbacks SET status = 'failed', finished_at = now() - interval '2 minutes' WHERE id = $1`, [
+      old.id,
+    ]);
+    await t.app.database.db.query('test:status-deliver', `UPDATE callbacks SET status = 'delivered', finished_at = now() WHERE id = $1`, [ok.id]);
+    const reasons = (reason: string) => JSON.stringify([{ reason, timestamp: Math.floor(Date.now() / 1000) }]);
+    await t.app.database.db.query('test:status-deactivate', 'UPDATE subscriptions SET is_active = false, deactivation_reasons = $2 WHERE id = $1', [
+      deactivated,
+      reasons('maximum_retry_attempts_reached'),
+    ]);
+    await t.app.database.db.query('test:status-pause', 'UPDATE subscriptions SET is_active = false, deactivation_reasons = $2 WHERE id = $1', [
+      paused,
+      reasons('paused'),
+    ]);
+
+    const res = await t.request('GET', '/blockchain-events/subscriptions?limit=50', { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    const status = Object.fromEntries(res.body.data.items.map((s: { referenceId: string; health: { status: string } }) => [s.referenceId, s.health.status]));
+    expect(status).toEqual({
+      [idle]: 'idle',
+      [delivering]: 'delivering',
+      [retrying]: 'retrying',
+      [failing]: 'failing',
+      [deactivated]: 'failing',
+      [paused]: 'paused',
+      [recovered]: 'delivering',
+    });
+    const retryingHealth = res.body.data.items.find((s: { referenceId: string }) => s.referenceId === retrying).health;
+    expect(retryingHealth).toMatchObject({ pending: 1, retrying: 1 });
+    const failingHealth = res.body.data.items.find((s: { referenceId: string }) => s.referenceId === failing).health;
+    expect(failingHealth.lastFailedTimestamp).toBeGreaterThan(Date.now() / 1000 - 600);
+  });
+
   it('counts delivered, failed and pending callbacks, and shows one callback with its payload and response excerpts', async () => {
     const c = await customer();
     const callbackUrl = `${receiver.url}/hooks/${randomBytes(4).toString('hex')}`;
@@ -177,6 +234,86 @@ describe('delivery health and GET /blockchain-events/callbacks/{id}', () => {
       expect(missing.status).toBe(404);
       expect(missing.body.error.code).toBe('resource_not_found');
     }
+  });
+});
+
+describe('GET /account/overview', () => {
+  it('counts the last 24 h of callbacks, names the failing subscriptions and unverified domains, and follows the first-run checklist', async () => {
+    const fresh = await t.customer({ domains: [] });
+    const empty = await t.request('GET', '/account/overview', { key: fresh.key });
+    expect(empty.status, empty.text).toBe(200);
+    expect(empty.headers.get('x-credits-consumed')).toBe('0');
+    expect(empty.body.data.item).toMatchObject({
+      callbacks: { delivered: 0, failed: 0, pending: 0, retrying: 0, successRate: null },
+      failingSubscriptions: { total: 0, items: [] },
+      unverifiedDomains: [],
+      firstRun: { domainVerified: false, subscriptionCreated: false, testCallbackDelivered: false },
+    });
+    expect(empty.body.data.item.sinceTimestamp).toBeGreaterThan(Date.now() / 1000 - 86_400 - 60);
+
+    const c = await customer();
+    const registered = await t.request('POST', '/blockchain-events/callback-domains', {
+      key: c.key,
+      body: { data: { item: { domain: 'not-yet.example.com' } } },
+    });
+    expect(registered.status, registered.text).toBe(201);
+    const callbackUrl = `${receiver.url}/hooks/${randomBytes(4).toString('hex')}`;
+    const make = () => subscribe(c, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl });
+    const [healthy, failing, deactivated, paused] = await Promise.all([make(), make(), make(), make()]);
+    const later = new Date(Date.now() + 3_600_000);
+    const done = await enqueue(c, healthy, callbackUrl, later);
+    await enqueue(c, healthy, callbackUrl, later);
+    const tried = await enqueue(c, healthy, callbackUrl, later);
+    const lost = await enqueue(c, failing, callbackUrl, later);
+    // An old failure, out of the window: not counted.
+    const old = await enqueue(c, healthy, callbackUrl, later);
+    const db = t.app.database.db;
+    await db.query('test:ov-deliver', `UPDATE callbacks SET status = 'delivered', finished_at = now() WHERE id = $1`, [done.id]);
+    await db.query('test:ov-retry', 'UPDATE callbacks SET attempts = 2, series_start = 0 WHERE id = $1', [tried.id]);
+    await db.query('test:ov-fail', `UPDATE callbacks SET status = 'failed', finished_at = now() WHERE id = $1`, [lost.id]);
+    await db.query(
+      'test:ov-old',
+      `UPDATE callbacks SET status = 'failed', finished_at = now() - interval '2 days', created_at = now() - interval '2 days' WHERE id = $1`,
+      [old.id],
+    );
+    const reasons = (reason: string) => JSON.stringify([{ reason, timestamp: Math.floor(Date.now() / 1000) }]);
+    await db.query('test:ov-deactivate', 'UPDATE subscriptions SET is_active = false, deactivation_reasons = $2 WHERE id = $1', [
+      deactivated,
+      reasons('callback_url_gone'),
+    ]);
+    await db.query('test:ov-pause', 'UPDATE subscriptions SET is_active = false, deactivation_reasons = $2 WHERE id = $1', [paused, reasons('paused')]);
+
+    const read = async () => {
+      const res = await t.request('GET', '/account/overview', { key: c.key });
+      expect(res.status, res.text).toBe(200);
+      return res.body.data.item;
+    };
+    const o = await read();
+    expect(o.callbacks).toEqual({ delivered: 1, failed: 1, pending: 2, retrying: 1, successRate: 0.5 });
+    expect(o.failingSubscriptions.total).toBe(2);
+    expect(o.failingSubscriptions.items.map((f: { referenceId: string }) => f.referenceId)).toEqual([failing, deactivated]);
+    expect(o.failingSubscriptions.items[0]).toMatchObject({
+      eventType: 'TRANSACTION_MINED',
+      blockchain: 'ethereum',
+      network: 'goerli',
+      isActive: true,
+      failed: 1,
+    });
+    expect(o.failingSubscriptions.items[1]).toMatchObject({ isActive: false, failed: 0, lastFailedTimestamp: null });
+    expect(o.unverifiedDomains).toEqual(['not-yet.example.com']);
+    expect(o.firstRun).toEqual({ domainVerified: true, subscriptionCreated: true, testCallbackDelivered: false });
+
+    // A test callback answered with a 2xx completes the checklist; a refused one does not.
+    receiver.byPath(new URL(callbackUrl).pathname, { kind: 'status', status: 500 });
+    const refused = await t.request('POST', `/blockchain-events/subscriptions/${healthy}/test-callback`, { key: c.key });
+    expect(refused.body.data?.item?.delivered, refused.text).toBe(false);
+    expect((await read()).firstRun.testCallbackDelivered).toBe(false);
+    receiver.byPath(new URL(callbackUrl).pathname, { kind: 'status', status: 200 });
+    const test = await t.request('POST', `/blockchain-events/subscriptions/${healthy}/test-callback`, { key: c.key });
+    expect(test.body.data?.item?.delivered, test.text).toBe(true);
+    expect((await read()).firstRun.testCallbackDelivered).toBe(true);
+    // Another customer's overview sees none of it.
+    expect((await t.request('GET', '/account/overview', { key: fresh.key })).body.data.item.failingSubscriptions.total).toBe(0);
   });
 });
 

@@ -148,3 +148,8 @@ export function targetOf(s: Record<string, unknown>): string {
   if (s.blockHeightReached !== undefined) return `height ${s.blockHeightReached}`;
   return 'every block';
 }
+
+/** An event type in words (the create form's title), the raw name when the console does not know it. */
+export function eventTitle(type: string): string {
+  return eventSpec(type)?.title ?? type;
+}

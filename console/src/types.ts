@@ -4,8 +4,12 @@ export interface Health {
   delivered: number;
   failed: number;
   pending: number;
+  retrying?: number;
   successRate: number | null;
   lastDeliveredTimestamp: number | null;
+  lastFailedTimestamp?: number | null;
+  /** delivering, retrying, failing, idle or paused (src/domain/subscriptions.ts deliveryStatus). */
+  status?: 'delivering' | 'retrying' | 'failing' | 'idle' | 'paused';
 }
 
 export interface Subscription {
@@ -197,4 +201,34 @@ export interface DryRun {
   fromBlockHeight: number;
   toBlockHeight: number;
   callbacks: { idempotencyKey: string; blockHeight: number; transactionId: string | null; event: string; body: unknown }[];
+}
+
+export interface ChainStatus {
+  blockchain: string;
+  network: string;
+  state: string;
+  nodeHeight: number | null;
+  processedHeight: number | null;
+  lagBlocks: number | null;
+  lagSeconds: number | null;
+  stopReason: string | null;
+}
+
+export interface Overview {
+  sinceTimestamp: number;
+  callbacks: { delivered: number; failed: number; pending: number; retrying: number; successRate: number | null };
+  failingSubscriptions: {
+    total: number;
+    items: {
+      referenceId: string;
+      eventType: string;
+      blockchain: string;
+      network: string;
+      isActive: boolean;
+      failed: number;
+      lastFailedTimestamp: number | null;
+    }[];
+  };
+  unverifiedDomains: string[];
+  firstRun: { domainVerified: boolean; subscriptionCreated: boolean; testCallbackDelivered: boolean };
 }

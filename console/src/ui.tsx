@@ -5,29 +5,33 @@ import { ApiFailure } from './api.ts';
 import { BASE, navigate } from './router.ts';
 
 /** A link inside the console: a real <a href> (open in a new tab works), navigated without a reload. */
-export function Link(props: { to: string; children: ComponentChildren; class?: string; 'aria-current'?: 'page' }) {
+export function Link(props: { to: string; children: ComponentChildren; class?: string; 'aria-current'?: 'page'; 'aria-label'?: string }) {
   const onClick = (event: MouseEvent) => {
     if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     event.preventDefault();
     navigate(props.to);
   };
   return (
-    <a href={BASE + props.to} onClick={onClick} class={props.class} aria-current={props['aria-current']}>
+    <a href={BASE + props.to} onClick={onClick} class={props.class} aria-current={props['aria-current']} aria-label={props['aria-label']}>
       {props.children}
     </a>
   );
 }
 
 const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+const LOCAL_SHORT = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
-/** A Unix time in the browser's zone; the UTC value on hover (title) and in the datetime attribute. */
-export function Time({ s }: { s: number | null | undefined }) {
+/**
+ * A Unix time in the browser's zone; the UTC value on hover (title) and in the datetime attribute.
+ * `short` leaves the year out (dense lists).
+ */
+export function Time({ s, short }: { s: number | null | undefined; short?: boolean }) {
   if (s === null || s === undefined) return <span>never</span>;
   const date = new Date(s * 1000);
   const utc = date.toISOString().replace('.000Z', 'Z');
   return (
     <time dateTime={utc} title={`UTC: ${utc.replace('T', ' ')}`}>
-      {LOCAL.format(date)}
+      {(short ? LOCAL_SHORT : LOCAL).format(date)}
     </time>
   );
 }
@@ -109,7 +113,7 @@ export function Notice({ children, tone = 'ok' }: { children: ComponentChildren;
   );
 }
 
-export function CopyButton({ text, label }: { text: string; label: string }) {
+export function CopyButton({ text, label, compact }: { text: string; label: string; compact?: boolean }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     try {
@@ -127,8 +131,8 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
     setTimeout(() => setCopied(false), 2000);
   };
   return (
-    <button type="button" class="secondary small" onClick={copy} aria-label={label}>
-      {copied ? 'Copied' : 'Copy'}
+    <button type="button" class={compact ? 'secondary small copy' : 'secondary small'} onClick={copy} aria-label={label} title={compact ? 'Copy' : undefined}>
+      {compact ? (copied ? '✓' : '⧉') : copied ? 'Copied' : 'Copy'}
       <span class="visually-hidden" aria-live="polite">
         {copied ? ' copied to the clipboard' : ''}
       </span>
@@ -290,4 +294,54 @@ export function useJob<T>(
   }, [key, everyMs, options.resumeOn]);
   const stale = state.key !== key;
   return { data: stale ? undefined : state.data, error: stale ? undefined : state.error };
+}
+
+/** A long value (a UUID, a hash, an address) shortened in the middle: its head, an ellipsis, its tail. */
+export function shorten(value: string, keep = 6): string {
+  return value.length <= keep * 2 + 3 ? value : `${value.slice(0, keep + (value.startsWith('0x') ? 2 : 0))}…${value.slice(-keep)}`;
+}
+
+/**
+ * An id or hash in a dense list: shortened in the middle, the full value on hover (title) and for
+ * assistive technology (aria-label of the link), with a copy button. `to` makes it a console link.
+ */
+export function ShortId({ value, what, to }: { value: string; what: string; to?: string }) {
+  const short = shorten(value);
+  return (
+    <span class="short-id" title={value}>
+      {to ? (
+        <Link to={to} class="mono">
+          {short}
+        </Link>
+      ) : (
+        <span class="mono">{short}</span>
+      )}
+      {short !== value && <CopyButton text={value} label={`Copy the ${what} ${value}`} compact />}
+    </span>
+  );
+}
+
+/** The one-word delivery status of a subscription (health.status), as a coloured badge with its words. */
+export const STATUS_LABELS: Record<string, string> = {
+  delivering: 'Delivering',
+  retrying: 'Retrying',
+  failing: 'Failing',
+  idle: 'Idle',
+  paused: 'Paused',
+};
+export function StatusBadge({ status }: { status: string | undefined }) {
+  if (!status) return null;
+  return <span class={`badge ${status}`}>{STATUS_LABELS[status] ?? status}</span>;
+}
+
+/** Calls `apply` once typing pauses (filters that apply as you type). */
+export function useDebounced<A extends unknown[]>(apply: (...args: A) => void, ms = 250): (...args: A) => void {
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const latest = useRef(apply);
+  latest.current = apply;
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return (...args: A) => {
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => latest.current(...args), ms);
+  };
 }

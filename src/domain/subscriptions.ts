@@ -111,7 +111,31 @@ export interface DeliveryHealth {
   delivered: number;
   failed: number;
   pending: number;
+  /** Pending callbacks already tried at least once in their current series (waiting for a retry). */
+  retrying: number;
   lastDeliveredAt: Date | null;
+  /** When a callback last failed for good (its retries ran out, or its URL is gone). */
+  lastFailedAt: Date | null;
+}
+
+/** The reason a customer's pause leaves in deactivationReasons (POST .../pause; docs/reference/api.md). */
+export const PAUSED_REASON = 'paused';
+
+/**
+ * One word for how a subscription's deliveries are going, for lists (docs/getting-started/console.md):
+ * paused (the customer paused it), failing (herald deactivated it, or its last finished callback failed),
+ * retrying (callbacks waiting for a retry), delivering (callbacks queued, or one delivered in the last
+ * 24 h), idle (nothing recent).
+ */
+export type DeliveryStatus = 'paused' | 'failing' | 'retrying' | 'delivering' | 'idle';
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['delivering', 'retrying', 'failing', 'idle', 'paused'];
+
+export function deliveryStatus(s: { isActive: boolean; deactivationReasons: readonly DeactivationReason[] }, h: DeliveryHealth, now: Date): DeliveryStatus {
+  if (!s.isActive) return s.deactivationReasons.at(-1)?.reason === PAUSED_REASON ? 'paused' : 'failing';
+  if (h.lastFailedAt && (!h.lastDeliveredAt || h.lastFailedAt > h.lastDeliveredAt)) return 'failing';
+  if (h.retrying > 0) return 'retrying';
+  if (h.pending > 0 || (h.lastDeliveredAt && now.getTime() - h.lastDeliveredAt.getTime() < 86_400_000)) return 'delivering';
+  return 'idle';
 }
 
 /** The columns of a subscription row the matching index reads (loaded by src/store/chain-state.ts). */

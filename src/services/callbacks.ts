@@ -15,6 +15,7 @@ import { unixSeconds } from '../domain/time.ts';
 import { deriveWindow, parseSubscribedKey } from '../domain/wallet-windows.ts';
 import * as store from '../store/callbacks.ts';
 import { allowNetworksOf } from '../store/customers.ts';
+import { noteTestCallbackDelivered } from '../store/overview.ts';
 import { getSubscription } from '../store/subscriptions.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
@@ -260,12 +261,15 @@ export async function sendTestCallback(common: Common, caller: Caller, subscript
     // The answer has the generic reason; the operator's log has what exactly happened, by requestId.
     common.logger.warn({ requestId: caller.requestId, subscriptionId, errorClass: result.errorClass, detail: result.errorDetail }, 'test callback failed');
   }
+  const delivered = result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300;
+  // The console's first-run checklist ends with a delivered test callback (docs/getting-started/console.md).
+  if (delivered) await noteTestCallbackDelivered(common.db, customerId, now);
   return {
     value: {
       idempotencyKey,
       httpStatus: result.httpStatus,
       durationMs: Math.round(result.durationMs),
-      delivered: result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300,
+      delivered,
       errorClass: result.errorClass,
       errorMessage: result.errorMessage,
       responseBody: result.responseBody,

@@ -516,13 +516,18 @@ export async function searchSubscriptions(
   const targets = filter.targets ?? (filter.q === undefined ? [] : [filter.q]);
   const params = [customerId, filter.blockchain ?? null, filter.network ?? null, filter.eventType ?? null, filter.isActive ?? null, filter.q ?? null, targets];
   const [rows, counts] = await Promise.all([
-    q.query<SubscriptionRow & { delivered: number; failed: number; pending: number; last_delivered_at: Date | null }>(
+    q.query<
+      SubscriptionRow & { delivered: number; failed: number; pending: number; retrying: number; last_delivered_at: Date | null; last_failed_at: Date | null }
+    >(
       'subscriptions:search',
-      `SELECT s.*, h.delivered, h.failed, h.pending, h.last_delivered_at
+      `SELECT s.*, h.delivered, h.failed, h.pending, h.retrying, h.last_delivered_at, h.last_failed_at
        FROM (SELECT * FROM subscriptions WHERE ${where} ORDER BY created_at, id LIMIT $8 OFFSET $9) s
        CROSS JOIN LATERAL (
          SELECT count(*) FILTER (WHERE status = 'delivered')::int AS delivered, count(*) FILTER (WHERE status = 'failed')::int AS failed,
-                count(*) FILTER (WHERE status = 'pending')::int AS pending, max(finished_at) FILTER (WHERE status = 'delivered') AS last_delivered_at
+                count(*) FILTER (WHERE status = 'pending')::int AS pending,
+                count(*) FILTER (WHERE status = 'pending' AND attempts > series_start)::int AS retrying,
+                max(finished_at) FILTER (WHERE status = 'delivered') AS last_delivered_at,
+                max(finished_at) FILTER (WHERE status = 'failed') AS last_failed_at
          FROM callbacks c WHERE c.subscription_id = s.id) h
        ORDER BY s.created_at, s.id`,
       [...params, page.limit, page.offset],
@@ -533,7 +538,14 @@ export async function searchSubscriptions(
     total: counts[0]?.n ?? 0,
     items: rows.map((r) => ({
       ...toSubscription(r),
-      health: { delivered: r.delivered, failed: r.failed, pending: r.pending, lastDeliveredAt: r.last_delivered_at },
+      health: {
+        delivered: r.delivered,
+        failed: r.failed,
+        pending: r.pending,
+        retrying: r.retrying,
+        lastDeliveredAt: r.last_delivered_at,
+        lastFailedAt: r.last_failed_at,
+      },
     })),
   };
 }

@@ -147,6 +147,98 @@ export function accountRoutes(app: FastifyInstance, common: Common): void {
     },
   );
 
+  app.get(
+    '/account/overview',
+    {
+      config: { endpoint: 'account' },
+      schema: {
+        tags: ['account'],
+        summary:
+          "The console's overview: callbacks created in the last 24 h by status, the subscriptions whose callbacks are failing, unverified callback domains, and the first-run checklist. Free.",
+        querystring: ContextQuery,
+        response: {
+          200: envelope(
+            Type.Object({
+              item: Type.Object({
+                sinceTimestamp: Type.Integer({ description: 'Start of the window (Unix seconds): now minus 24 h.' }),
+                callbacks: Type.Object(
+                  {
+                    delivered: Type.Integer(),
+                    failed: Type.Integer({ description: 'Failed for good (retries exhausted, or the URL gone).' }),
+                    pending: Type.Integer({ description: 'Queued or waiting for a retry (retrying included).' }),
+                    retrying: Type.Integer({ description: 'Pending callbacks already tried at least once.' }),
+                    successRate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], {
+                      description: 'delivered / (delivered + failed); null when neither.',
+                    }),
+                  },
+                  { description: "Callbacks created in the window, of the customer's current subscriptions." },
+                ),
+                failingSubscriptions: Type.Object(
+                  {
+                    total: Type.Integer(),
+                    items: Type.Array(
+                      Type.Object({
+                        referenceId: Type.String(),
+                        eventType: Type.String(),
+                        blockchain: Type.String(),
+                        network: Type.String(),
+                        isActive: Type.Boolean({ description: 'false: herald deactivated it (its callbacks ran out of retries, or its URL is gone).' }),
+                        failed: Type.Integer({ description: 'Its callbacks of the window failed for good.' }),
+                        lastFailedTimestamp: Type.Union([Type.Integer(), Type.Null()]),
+                      }),
+                      { description: `The most recent failures first, at most ${service.OVERVIEW_FAILING_LIMIT}.` },
+                    ),
+                  },
+                  {
+                    description:
+                      'Subscriptions deactivated by herald (not paused by the customer), and active ones whose last finished callback of the window failed.',
+                  },
+                ),
+                unverifiedDomains: Type.Array(Type.String(), { description: 'Callback domains registered and not verified yet.' }),
+                firstRun: Type.Object(
+                  {
+                    domainVerified: Type.Boolean({ description: 'A callback domain is verified.' }),
+                    subscriptionCreated: Type.Boolean({ description: 'The customer has a subscription.' }),
+                    testCallbackDelivered: Type.Boolean({ description: 'A test callback (POST .../test-callback) was answered with a 2xx.' }),
+                  },
+                  { description: 'The first-run checklist: verify a domain, create a subscription, send a test callback.' },
+                ),
+              }),
+            }),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.overview(common, request.caller, new Date());
+      const o = result.value;
+      const finished = o.counts.delivered + o.counts.failed;
+      const item = {
+        sinceTimestamp: unixSeconds(o.since),
+        callbacks: { ...o.counts, successRate: finished === 0 ? null : o.counts.delivered / finished },
+        failingSubscriptions: {
+          total: o.failing.total,
+          items: o.failing.items.map((f) => ({
+            referenceId: f.id,
+            eventType: f.eventType,
+            blockchain: f.blockchain,
+            network: f.network,
+            isActive: f.isActive,
+            failed: f.failed,
+            lastFailedTimestamp: f.lastFailedAt ? unixSeconds(f.lastFailedAt) : null,
+          })),
+        },
+        unverifiedDomains: o.unverifiedDomains,
+        firstRun: {
+          domainVerified: o.verifiedDomains > 0,
+          subscriptionCreated: o.subscriptions > 0,
+          testCallbackDelivered: o.testCallbackDeliveredAt !== null,
+        },
+      };
+      return sendData(request, reply, 200, { item }, result);
+    },
+  );
+
   app.get<{ Querystring: { days: number } }>(
     '/account/usage',
     {

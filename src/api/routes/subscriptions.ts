@@ -3,7 +3,7 @@
 import { type Static, type TObject, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BLOCKCHAINS, type Blockchain, EVENT_BLOCKCHAINS, EVENT_TYPES, type EventType, NETWORKS, type Network } from '../../domain/chains.ts';
-import type { DeliveryHealth as DeliveryHealthT, ShownSubscription } from '../../domain/subscriptions.ts';
+import { DELIVERY_STATUSES, type DeliveryHealth as DeliveryHealthT, deliveryStatus, type ShownSubscription } from '../../domain/subscriptions.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/subscriptions.ts';
@@ -177,18 +177,30 @@ const DeliveryHealth = Type.Object({
   delivered: Type.Integer({ description: 'Callbacks delivered (among those the log keeps).' }),
   failed: Type.Integer({ description: 'Callbacks failed for good.' }),
   pending: Type.Integer({ description: 'Callbacks queued or being retried.' }),
+  retrying: Type.Integer({ description: 'Pending callbacks already tried at least once, waiting for their next attempt.' }),
   successRate: Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], { description: 'delivered / (delivered + failed); null when neither.' }),
   lastDeliveredTimestamp: Type.Union([Type.Integer(), Type.Null()], { description: 'When a callback was last delivered (Unix seconds).' }),
+  lastFailedTimestamp: Type.Union([Type.Integer(), Type.Null()], { description: 'When a callback last failed for good (Unix seconds).' }),
+  status: Type.Union(
+    DELIVERY_STATUSES.map((s) => Type.Literal(s)),
+    {
+      description:
+        'paused (paused by the customer), failing (deactivated by herald, or the last finished callback failed), retrying (callbacks waiting for a retry), delivering (callbacks queued, or one delivered in the last 24 h), idle.',
+    },
+  ),
 });
 
-function healthItem(h: DeliveryHealthT) {
+function healthItem(s: Parameters<typeof deliveryStatus>[0], h: DeliveryHealthT, now: Date) {
   const finished = h.delivered + h.failed;
   return {
     delivered: h.delivered,
     failed: h.failed,
     pending: h.pending,
+    retrying: h.retrying,
     successRate: finished === 0 ? null : h.delivered / finished,
     lastDeliveredTimestamp: h.lastDeliveredAt ? unixSeconds(h.lastDeliveredAt) : null,
+    lastFailedTimestamp: h.lastFailedAt ? unixSeconds(h.lastFailedAt) : null,
+    status: deliveryStatus(s, h, now),
   };
 }
 
@@ -370,7 +382,8 @@ export function subscriptionRoutes(app: FastifyInstance, common: Common): void {
       const { limit, offset, blockchain, network, eventType, active, q } = request.query;
       const filter = { blockchain, network, eventType, isActive: active === undefined ? undefined : active === 'true', q };
       const result = await service.searchSubscriptions(common, request.caller, filter, { limit, offset });
-      const items = result.value.items.map((s) => ({ ...fullItem(s), health: healthItem(s.health) }));
+      const now = new Date();
+      const items = result.value.items.map((s) => ({ ...fullItem(s), health: healthItem(s, s.health, now) }));
       return sendData(request, reply, 200, { limit, offset, total: result.value.total, items }, result);
     },
   );

@@ -4,11 +4,11 @@
  */
 import { useState } from 'preact/hooks';
 import { api, type Page, query } from '../../api.ts';
-import { targetOf } from '../../events.ts';
+import { eventTitle, targetOf } from '../../events.ts';
 import { location } from '../../router.ts';
 import { useValue } from '../../state.ts';
 import type { Subscription } from '../../types.ts';
-import { Failure, Link, Loading, Notice, PageTitle, Pre, Time, useAction, useLoad } from '../../ui.tsx';
+import { Failure, Link, Loading, Notice, PageTitle, Pre, StatusBadge, Time, useAction, useLoad } from '../../ui.tsx';
 import { CallbackLog } from './callback-log.tsx';
 import { RecoverPanel } from './recover-panel.tsx';
 import { ReplayPanel } from './replay-panel.tsx';
@@ -72,7 +72,9 @@ export function SubscriptionPage({ id }: { id: string }) {
             <dt>Reference id</dt>
             <dd class="mono">{s.referenceId}</dd>
             <dt>Event</dt>
-            <dd>{s.eventType}</dd>
+            <dd>
+              {eventTitle(s.eventType)} <span class="raw">{s.eventType}</span>
+            </dd>
             <dt>Chain</dt>
             <dd>
               {s.blockchain} / {s.network}
@@ -83,7 +85,7 @@ export function SubscriptionPage({ id }: { id: string }) {
             <dd class="mono wrap">{s.callbackUrl}</dd>
             <dt>State</dt>
             <dd>
-              {s.isActive ? 'active' : 'inactive'}
+              <StatusBadge status={h?.status} /> {s.isActive ? 'active' : 'inactive'}
               {s.deactivationReasons?.map((r) => (
                 <span key={r.timestamp}>
                   {' '}
@@ -146,9 +148,10 @@ export function SubscriptionPage({ id }: { id: string }) {
               </div>
             )}
           </section>
+          <CallbackLog referenceId={s.referenceId} active={s.isActive} />
+          {/* The power tools after the log: what most visits come for is the log. */}
           <RecoverPanel referenceId={s.referenceId} active={s.isActive} onActivated={() => Promise.all([sub.reload(), health.reload()])} />
           <ReplayPanel referenceId={s.referenceId} blockchain={s.blockchain} network={s.network} active={s.isActive} />
-          <CallbackLog referenceId={s.referenceId} active={s.isActive} />
         </>
       )}
     </>

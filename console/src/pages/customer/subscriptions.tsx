@@ -2,11 +2,11 @@
 import { useState } from 'preact/hooks';
 import { BLOCKCHAINS, EVENT_TYPES, NETWORKS } from '../../../../src/domain/chains.ts';
 import { api, type Page, query } from '../../api.ts';
-import { targetOf } from '../../events.ts';
+import { eventTitle } from '../../events.ts';
 import { location, navigate } from '../../router.ts';
 import { useValue } from '../../state.ts';
 import type { Subscription } from '../../types.ts';
-import { Empty, Failure, Link, Loading, Pager, PageTitle, Scroll, Time, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Link, Loading, Pager, PageTitle, Scroll, ShortId, StatusBadge, Time, useDebounced, useLoad } from '../../ui.tsx';
 
 const LIMIT = 50;
 const FILTERS = ['blockchain', 'network', 'eventType', 'active', 'q'] as const;
@@ -14,6 +14,21 @@ const FILTERS = ['blockchain', 'network', 'eventType', 'active', 'q'] as const;
 export function rate(h: Subscription['health']): string {
   if (!h || h.successRate === null) return 'no callbacks yet';
   return `${(h.successRate * 100).toFixed(1)} %`;
+}
+
+/** What a subscription watches, its long values shortened (the full ones on hover and to copy). */
+export function Target({ s }: { s: Subscription }) {
+  if (s.transactionId) return <ShortId value={s.transactionId} what="transaction id" />;
+  if (s.contractAddress)
+    return (
+      <span class="nowrap">
+        <ShortId value={s.contractAddress} what="token contract" /> ≥ {s.amountHigherThan}
+      </span>
+    );
+  if (s.address) return <ShortId value={s.address} what="address" />;
+  if (s.amountHigherThan !== undefined) return <span class="nowrap">≥ {s.amountHigherThan}</span>;
+  if (s.blockHeightReached !== undefined) return <span class="nowrap">height {s.blockHeightReached}</span>;
+  return <span class="nowrap">every block</span>;
 }
 
 export function SubscriptionsPage() {
@@ -24,11 +39,13 @@ export function SubscriptionsPage() {
   const key = search.toString();
   const list = useLoad(() => api<Page<Subscription>>('GET', `/blockchain-events/subscriptions${query({ ...filters, limit: LIMIT, offset })}`), key);
 
-  const apply = (event: Event) => {
-    event.preventDefault();
-    navigate(`/subscriptions${query(form)}`);
+  // Filters apply as you type (a pause in typing), replacing the history entry rather than adding one per key.
+  const apply = useDebounced((next: typeof form) => navigate(`/subscriptions${query(next)}`, { replace: true }));
+  const set = (name: (typeof FILTERS)[number]) => (e: Event) => {
+    const next = { ...form, [name]: (e.currentTarget as HTMLInputElement).value };
+    setForm(next);
+    apply(next);
   };
-  const set = (name: (typeof FILTERS)[number]) => (e: Event) => setForm({ ...form, [name]: (e.currentTarget as HTMLInputElement).value });
   const filtered = FILTERS.some((f) => filters[f]);
 
   return (
@@ -39,7 +56,7 @@ export function SubscriptionsPage() {
           New subscription
         </Link>
       </p>
-      <form class="filters" onSubmit={apply} aria-label="Filter subscriptions">
+      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter subscriptions">
         <div class="field">
           <label for="f-q">Search</label>
           <input id="f-q" type="search" value={form.q} onInput={set('q')} placeholder="reference id, address or transaction id" />
@@ -67,7 +84,9 @@ export function SubscriptionsPage() {
           <select id="f-event" value={form.eventType} onChange={set('eventType')}>
             <option value="">All</option>
             {EVENT_TYPES.map((t) => (
-              <option key={t}>{t}</option>
+              <option key={t} value={t}>
+                {eventTitle(t)}
+              </option>
             ))}
           </select>
         </div>
@@ -80,7 +99,6 @@ export function SubscriptionsPage() {
           </select>
         </div>
         <div class="field actions">
-          <button type="submit">Apply</button>
           {filtered && (
             <button
               type="button"
@@ -105,40 +123,41 @@ export function SubscriptionsPage() {
       ) : (
         <>
           <Scroll>
-            <table>
+            <table class="dense">
               <caption class="visually-hidden">Subscriptions</caption>
               <thead>
                 <tr>
+                  <th scope="col">Status</th>
                   <th scope="col">Reference id</th>
                   <th scope="col">Event</th>
                   <th scope="col">Chain</th>
                   <th scope="col">Watches</th>
-                  <th scope="col">State</th>
                   <th scope="col">Success rate</th>
                   <th scope="col">Last delivered</th>
-                  <th scope="col">Created</th>
                 </tr>
               </thead>
               <tbody>
                 {list.data.items.map((s) => (
                   <tr key={s.referenceId}>
                     <td>
-                      <Link to={`/subscriptions/${encodeURIComponent(s.referenceId)}`} class="mono">
-                        {s.referenceId}
-                      </Link>
+                      <StatusBadge status={s.health?.status} />
                     </td>
-                    <td>{s.eventType}</td>
                     <td>
+                      <ShortId value={s.referenceId} what="subscription" to={`/subscriptions/${encodeURIComponent(s.referenceId)}`} />
+                    </td>
+                    <td class="event" title={`${eventTitle(s.eventType)} (${s.eventType})`}>
+                      <span class="line">{eventTitle(s.eventType)}</span>
+                      <span class="line raw">{s.eventType}</span>
+                    </td>
+                    <td class="nowrap">
                       {s.blockchain} / {s.network}
                     </td>
-                    <td class="mono wrap">{targetOf(s as unknown as Record<string, unknown>)}</td>
-                    <td>{s.isActive ? 'active' : <span class="bad">inactive</span>}</td>
-                    <td>{rate(s.health)}</td>
                     <td>
-                      <Time s={s.health?.lastDeliveredTimestamp} />
+                      <Target s={s} />
                     </td>
-                    <td>
-                      <Time s={s.createdTimestamp} />
+                    <td class="num">{s.health?.successRate == null ? <span title="no callbacks yet">—</span> : rate(s.health)}</td>
+                    <td class="nowrap">
+                      <Time s={s.health?.lastDeliveredTimestamp} short />
                     </td>
                   </tr>
                 ))}
