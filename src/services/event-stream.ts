@@ -91,10 +91,12 @@ export async function readEvents(common: Common, caller: Caller, request: Stream
   const hasMore = rows.length > request.limit;
   if (hasMore) rows = rows.slice(0, request.limit);
   const last = rows.at(-1);
+  // Each entry's block is read from its body once (a scan of the text): for its blockHash and the cursor's.
+  const blocks = rows.map(entryBlock);
   let block = cursor?.block;
-  for (const row of rows) block = entryBlock(row) ?? block;
+  for (const b of blocks) block = b ?? block;
   const nextCursor = encodeCursor({ ...(last ? last.position : from), ...(block && { block }) });
-  const value: StreamPage = { items: rows.map(entryJson), nextCursor, hasMore };
+  const value: StreamPage = { items: rows.map((row, i) => entryJson(row, blocks[i])), nextCursor, hasMore };
   return { value, consumed: page.cost, available: page.available, ...(page.usageDay && { usageDay: page.usageDay }) };
 }
 
@@ -154,8 +156,7 @@ export function entryBlock(row: StreamRow): { height: number; hash: string } | u
  * events of a block) blockHash; a reinstated one (its block is back) the same with reinstated: true. A retraction: the event's apiVersion,
  * referenceId, idempotencyKey and type, retracted: true, and the block that left the chain.
  */
-export function entryJson(row: StreamRow): string {
-  const block = entryBlock(row);
+export function entryJson(row: StreamRow, block = entryBlock(row)): string {
   const extra = `"sequence":${row.sequence ?? 'null'},"createdAt":${row.createdAt}${block ? `,"blockHash":${JSON.stringify(block.hash)}` : ''}`;
   if (row.mark === 'reinstated') return `${row.body.slice(0, -1)},${extra},"reinstated":true}`;
   if (row.mark !== 'retracted') return `${row.body.slice(0, -1)},${extra}}`;
