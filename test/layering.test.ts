@@ -1,5 +1,5 @@
 /**
- * The layering of src/ (README "How it works"), checked on every import of every module, type imports
+ * The layering of src/ (docs/design/how-it-works.md, "Layout"), checked on every import of every module, type imports
  * and dynamic imports included, read with TypeScript's own parser (ts.preProcessFile). Test files are
  * left out: they may wire a real database under an adapter. A failure names the importing file and the
  * import.
