@@ -7,6 +7,7 @@ import type { EventType } from '../domain/chains.ts';
 import { ApiError, invalidData } from '../domain/errors.ts';
 import { isUuid } from '../domain/ids.ts';
 import { decodeCursor, encodeCursor, STREAM_START, type StreamCursor, type StreamPosition } from '../domain/stream-cursor.ts';
+import { sleep } from '../lib/loop.ts';
 import { hasUnsettledEntries, readStreamPage, type StreamFilters, type StreamRow, streamHorizon } from '../store/event-stream.ts';
 import type { Caller, Common } from './context.ts';
 import { insufficient } from './credits.ts';
@@ -80,7 +81,7 @@ export async function readEvents(common: Common, caller: Caller, request: Stream
     // An empty read costs nothing: only the read that returns entries is charged.
     page = await read();
     if (page.rows.length > 0 || !woken || signal?.aborted) break;
-    if (await hasUnsettledEntries(common.db, customerId)) await Promise.race([woken, sleep(UNSETTLED_RETRY_MS)]);
+    if (await hasUnsettledEntries(common.db, customerId)) await Promise.race([woken, sleep(UNSETTLED_RETRY_MS, signal)]);
     else if (wake) await woken;
     if (Date.now() >= deadline || signal?.aborted) {
       page = await read();
@@ -98,10 +99,6 @@ export async function readEvents(common: Common, caller: Caller, request: Stream
   const nextCursor = encodeCursor({ ...(last ? last.position : from), ...(block && { block }) });
   const value: StreamPage = { items: rows.map((row, i) => entryJson(row, blocks[i])), nextCursor, hasMore };
   return { value, consumed: page.cost, available: page.available, ...(page.usageDay && { usageDay: page.usageDay }) };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 const BLOCK_EVENTS: ReadonlySet<EventType> = new Set(['BLOCK_MINED', 'BLOCK_REVERTED', 'BLOCK_HEIGHT_REACHED']);
