@@ -127,6 +127,31 @@ describe('links and anchors in README.md and docs/', () => {
   });
 });
 
+describe('the README and what a clone cites (issue 31)', () => {
+  it('README.md has at most 200 lines, and its install section shows the three ways in: a clone, the package, the container', () => {
+    const readme = read('README.md');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(200);
+    const install = /^## Install\b[^\n]*\n([\s\S]*?)(?=^## )/m.exec(readme)?.[1] ?? '';
+    expect(install).toContain('npm start');
+    expect(install).toMatch(/npm install --omit=dev \S+\.tgz/);
+    expect(install).toMatch(/docker build /);
+  });
+
+  it('no page, source, test or script cites the documents outside the repository (a shared docs folder beside the clone)', () => {
+    const needle = ['shared', 'docs'].join('/');
+    const files = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name === 'fixtures' ? [] : files(path);
+        return /\.(ts|mjs|js|md|sh|py|go|sql|json|ya?ml)$/.test(entry.name) ? [path] : [];
+      });
+    const citing = ['README.md', 'CHANGELOG.md', ...['src', 'docs', 'test', 'bench', 'scripts', 'examples', 'deploy'].flatMap(files)].filter((path) =>
+      read(path).includes(needle),
+    );
+    expect(citing).toEqual([]);
+  });
+});
+
 describe('the references name what the code has', () => {
   it('docs/reference/cli.md shows every command of the herald program, and no command it does not have', () => {
     const commands: string[] = [];

@@ -46,6 +46,22 @@ describe('the release', () => {
     expect(pkg.engines.node).toBe('^20.19.0 || >=22.11.0');
   });
 
+  it('the Dockerfile: two stages on Node 22 slim, a non-root user, herald serve as entrypoint, HEALTHCHECK on /readyz, data and config as volumes', () => {
+    const dockerfile = read('Dockerfile');
+    const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1] ?? '';
+    expect(base).toMatch(/^node:22(\.\d+)*-[a-z]+-slim$/);
+    expect([...dockerfile.matchAll(/^FROM \$\{NODE_IMAGE\}/gm)]).toHaveLength(2);
+    const user = /^USER (\S+)$/m.exec(dockerfile)?.[1] ?? 'root';
+    expect(user.split(':')[0]).not.toMatch(/^(root|0)$/);
+    expect(dockerfile).toMatch(/^ENTRYPOINT \["herald"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["serve"\]$/m);
+    const healthcheck = /^HEALTHCHECK .* CMD \["node", "\/opt\/herald\/(deploy\/container\/readyz\.mjs)"\]$/m.exec(dockerfile)?.[1] ?? '';
+    expect(healthcheck).not.toBe('');
+    expect(read(healthcheck)).toContain('/readyz');
+    expect(dockerfile).toMatch(/^VOLUME \["\/var\/lib\/herald", "\/etc\/herald"\]$/m);
+    expect(dockerfile).toMatch(/HERALD_DATA_DIR=\/var\/lib\/herald/);
+  });
+
   it('compose.yaml runs each role of the code as a service of its own', () => {
     const compose = read('compose.yaml');
     for (const role of ROLES) {
