@@ -241,6 +241,8 @@ describe('the OpenAPI document', () => {
       'binance-smart-chain',
       'tron',
     ];
+    // The mempool event: the Bitcoin family only.
+    expected[`POST ${SUBSCRIPTIONS}/xpub-coins-transactions-unconfirmed`] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
     const withChain = operations().filter((o) => o.template.includes('{blockchain}'));
     expect(withChain.map((o) => `${o.method} ${o.template}`).sort()).toEqual(Object.keys(expected).sort());
     for (const o of withChain) {
@@ -659,6 +661,11 @@ describe('real answers match the document', () => {
     expect((await call('GET', `/blockchain-events/subscriptions/${xpubId}/addresses?change=false&used=false`, { key })).body.data.total).toBe(3);
     expect((await call('GET', `/blockchain-events/subscriptions/${xpubId}/addresses/next`, { key })).status).toBe(200);
     expect((await call('GET', `/blockchain-events/subscriptions/${xpubId}`, { key })).body.data.item.gapLimit).toBe(3);
+    const unconfirmedXpub = await call('POST', '/blockchain-events/bitcoin/testnet/subscriptions/xpub-coins-transactions-unconfirmed', {
+      key,
+      body: { data: { item: { extendedPublicKey: testPublicKey("m/84'/1'/0'", 0x045f1cf6), gapLimit: 3, callbackUrl } } },
+    });
+    expect(unconfirmedXpub.status, unconfirmedXpub.text).toBe(201);
 
     // The event stream (issue 34): this customer's events so far, and a cursor older than nothing yet.
     const stream = await call('GET', '/blockchain-events/events?limit=5', { key });
@@ -846,9 +853,10 @@ describe('webhooks: the callbacks in the document', () => {
       'coins-transactions-for-specific-amount': { amountHigherThan: 1 },
       'tokens-transfers-for-specific-amount': { amountHigherThan: 1, contractAddress: SAMPLE.evmAddress },
       'xpub-coins-transactions-confirmed': { extendedPublicKey: testPublicKey("m/44'/1'/0'", 0x043587cf) },
+      'xpub-coins-transactions-unconfirmed': { extendedPublicKey: testPublicKey("m/44'/1'/0'", 0x043587cf) },
     };
     // Wallet keys are served on the Bitcoin family only (docs/concepts/wallet-keys.md).
-    const chainOf = (path: string) => (path === 'xpub-coins-transactions-confirmed' ? 'bitcoin/testnet' : 'ethereum/goerli');
+    const chainOf = (path: string) => (path.startsWith('xpub-coins-transactions-') ? 'bitcoin/testnet' : 'ethereum/goerli');
     const paths = operations()
       .filter(
         (o) => o.method === 'POST' && o.template.startsWith(`${SUBSCRIPTIONS}/`) && !o.template.endsWith('/bulk') && !o.template.includes('{referenceId}'),

@@ -107,6 +107,40 @@ const addressCoins = {
   unit: Unit,
   direction: Direction,
 };
+/** The wallet-key events (docs/concepts/wallet-keys.md): the key as subscribed, and the wallet's movement in the transaction. */
+const xpubKey = {
+  extendedPublicKey: Type.Optional(Type.String({ description: 'The subscribed extended public key, as given (present when the subscription gave one).' })),
+  descriptor: Type.Optional(Type.String({ description: 'The subscribed output descriptor, as given (present when the subscription gave one).' })),
+};
+const xpubMovement = {
+  direction: Type.String({
+    enum: ['incoming', 'outgoing', 'self'],
+    description:
+      "incoming: the wallet's addresses spent nothing; outgoing: they spent, and something went outside the wallet; self: they spent, and every output stayed in the wallet (account chains: no address outside the wallet received coins, e.g. a token transfer or contract call paying only its fee).",
+  }),
+  amount: Decimal(
+    "The wallet's net movement of the chain's coin in whole coins, positive (|received - sent| over its addresses; for outgoing and self the fee is in it).",
+  ),
+  unit: Unit,
+  fee: Type.Optional(
+    Decimal(
+      "The fee, in whole coins: present when every input of the transaction was one of the wallet's (account chains: when one of the wallet's addresses paid it; absent when none was burnt, e.g. tron's free bandwidth).",
+    ),
+  ),
+  addresses: Type.Array(
+    Type.Object(
+      {
+        address: Type.String({ description: 'A derived address of the wallet (normalised).' }),
+        derivationPath: Type.String({ description: "Where it was derived: from the descriptor's origin when it gives one, else from the key (m/0/5)." }),
+        change: Type.Boolean({ description: 'true: on the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains).' }),
+        received: Decimal('What the transaction paid to it, in whole coins.'),
+        sent: Decimal('What the transaction spent from it, in whole coins (the fee it paid included).'),
+      },
+      closed,
+    ),
+    { minItems: 1, description: 'Every address of the wallet the transaction touches, receive chain first, by index.' },
+  ),
+};
 const block = (description: string) =>
   Type.Object({ ...chain, height: Type.Integer({ minimum: 0 }), hash: Type.String(), timestamp: UnixSeconds("The block's time.") }, { ...closed, description });
 
@@ -189,37 +223,21 @@ const ITEMS: Record<EventType, TObject> = {
   XPUB_COINS_TRANSACTION_CONFIRMED: Type.Object(
     {
       ...chain,
-      extendedPublicKey: Type.Optional(Type.String({ description: 'The subscribed extended public key, as given (present when the subscription gave one).' })),
-      descriptor: Type.Optional(Type.String({ description: 'The subscribed output descriptor, as given (present when the subscription gave one).' })),
+      ...xpubKey,
       transactionId: Type.String(),
       minedInBlock: MinedInBlock,
-      direction: Type.String({
-        enum: ['incoming', 'outgoing', 'self'],
-        description:
-          "incoming: the wallet's addresses spent nothing; outgoing: they spent, and something went outside the wallet; self: they spent, and every output stayed in the wallet (account chains: no address outside the wallet received coins, e.g. a token transfer or contract call paying only its fee).",
-      }),
-      amount: Decimal(
-        "The wallet's net movement of the chain's coin in whole coins, positive (|received - sent| over its addresses; for outgoing and self the fee is in it).",
-      ),
-      unit: Unit,
-      fee: Type.Optional(
-        Decimal(
-          "The fee, in whole coins: present when every input of the transaction was one of the wallet's (account chains: when one of the wallet's addresses paid it; absent when none was burnt, e.g. tron's free bandwidth).",
-        ),
-      ),
-      addresses: Type.Array(
-        Type.Object(
-          {
-            address: Type.String({ description: 'A derived address of the wallet (normalised).' }),
-            derivationPath: Type.String({ description: "Where it was derived: from the descriptor's origin when it gives one, else from the key (m/0/5)." }),
-            change: Type.Boolean({ description: 'true: on the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains).' }),
-            received: Decimal('What the transaction paid to it, in whole coins.'),
-            sent: Decimal('What the transaction spent from it, in whole coins (the fee it paid included).'),
-          },
-          closed,
-        ),
-        { minItems: 1, description: 'Every address of the wallet the transaction touches, receive chain first, by index.' },
-      ),
+      ...xpubMovement,
+    },
+    closed,
+  ),
+  // The same, from the mempool: no block yet, when herald first saw it instead.
+  XPUB_COINS_TRANSACTION_UNCONFIRMED: Type.Object(
+    {
+      ...chain,
+      ...xpubKey,
+      transactionId: Type.String(),
+      ...xpubMovement,
+      firstSeenInMempoolTimestamp: FirstSeen,
     },
     closed,
   ),

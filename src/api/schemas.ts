@@ -383,41 +383,58 @@ export const CoinsAmountItem = Type.Object(
  * docs/concepts/wallet-keys.md: exactly one of extendedPublicKey and descriptor (the service checks, naming the field); on the
  * account chains (ethereum, ethereum-classic, binance-smart-chain, tron) a BIP44 account key only.
  */
+/** The wallet-key fields of both xpub creates (docs/concepts/wallet-keys.md). */
+const XpubKeyFields = {
+  extendedPublicKey: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        "An account's extended public key: xpub, ypub, zpub (tpub, upub, vpub on testnet) or the chain's own prefix (Ltub, Mtub, dgub...). On ethereum, ethereum-classic, binance-smart-chain and tron: the BIP44 account key (m/44'/60'/a', tron m/44'/195'/a') as xpub (or tpub), addresses derived at /0/i.",
+    }),
+  ),
+  descriptor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 400,
+      description:
+        "A BIP380 output descriptor over one extended public key: pkh(KEY), sh(wpkh(KEY)), wpkh(KEY), tr(KEY), KEY ending in /* or /<0;1>/*; '#checksum' checked when given. The Bitcoin family only.",
+    }),
+  ),
+  derivation: Type.Optional(
+    Type.String({
+      enum: ['legacy', 'p2sh-segwit', 'segwit', 'taproot'],
+      description:
+        'With a plain xpub/tpub: the script type of its addresses (default legacy). A prefix that names one (ypub, zpub...) must agree. Not on the account chains (one address form).',
+    }),
+  ),
+  gapLimit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      description:
+        'Unused addresses watched beyond the highest used one, on the receive and the change chain (the account chains: the receive chain only). Default 20.',
+    }),
+  ),
+};
+
 export const XpubCoinsItem = Type.Object(
   {
-    extendedPublicKey: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description:
-          "An account's extended public key: xpub, ypub, zpub (tpub, upub, vpub on testnet) or the chain's own prefix (Ltub, Mtub, dgub...). On ethereum, ethereum-classic, binance-smart-chain and tron: the BIP44 account key (m/44'/60'/a', tron m/44'/195'/a') as xpub (or tpub), addresses derived at /0/i.",
-      }),
-    ),
-    descriptor: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 400,
-        description:
-          "A BIP380 output descriptor over one extended public key: pkh(KEY), sh(wpkh(KEY)), wpkh(KEY), tr(KEY), KEY ending in /* or /<0;1>/*; '#checksum' checked when given. The Bitcoin family only.",
-      }),
-    ),
-    derivation: Type.Optional(
-      Type.String({
-        enum: ['legacy', 'p2sh-segwit', 'segwit', 'taproot'],
-        description:
-          'With a plain xpub/tpub: the script type of its addresses (default legacy). A prefix that names one (ypub, zpub...) must agree. Not on the account chains (one address form).',
-      }),
-    ),
-    gapLimit: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 10_000,
-        description:
-          'Unused addresses watched beyond the highest used one, on the receive and the change chain (the account chains: the receive chain only). Default 20.',
-      }),
-    ),
+    ...XpubKeyFields,
     receiveCallbackOn: ReceiveCallbackOn,
     ...ConfirmationFields,
+    callbackUrl: Type.Optional(CallbackUrl),
+    callbackSecretKey: Type.Optional(SecretKey),
+    pullOnly: PullOnly,
+    allowDuplicates: Type.Optional(AllowDuplicates),
+  },
+  deliveryRule(['callbackUrl']),
+);
+
+/** XPUB_COINS_TRANSACTION_UNCONFIRMED: the same key fields, no confirmations (it fires from the mempool). */
+export const XpubCoinsUnconfirmedItem = Type.Object(
+  {
+    ...XpubKeyFields,
     callbackUrl: Type.Optional(CallbackUrl),
     callbackSecretKey: Type.Optional(SecretKey),
     pullOnly: PullOnly,
@@ -564,6 +581,15 @@ export const CREATED_ITEMS = {
     receiveCallbackOn: ShownReceiveCallbackOn,
     ...ShownConfirmationFields,
   }),
+  XPUB_COINS_TRANSACTION_UNCONFIRMED: Type.Object({
+    ...subscriptionBase,
+    eventType: Type.Literal('XPUB_COINS_TRANSACTION_UNCONFIRMED'),
+    callbackSecretKey: EchoedSecretKey,
+    extendedPublicKey: Type.Optional(Type.String({ description: 'As given; present when the subscription gave an extended public key.' })),
+    descriptor: Type.Optional(Type.String({ description: 'As given; present when the subscription gave a descriptor.' })),
+    derivation: Type.Optional(Type.String({ description: 'As given; present when the request gave it.' })),
+    gapLimit: Type.Integer({ description: 'As given, or 20.' }),
+  }),
 } as const satisfies Record<EventType, TSchema>;
 
 /**
@@ -599,10 +625,10 @@ export const SubscriptionItem = Type.Object({
   confirmationsCount: Type.Optional(Type.Integer({ description: 'Present on the each-confirmation events.' })),
   deactivationReasons: Type.Optional(Type.Array(DeactivationReason, { description: 'Present when isActive is false.' })),
   contractAddress: Type.Optional(Type.String({ description: 'Present on CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER.' })),
-  extendedPublicKey: Type.Optional(Type.String({ description: 'Present on XPUB_COINS_TRANSACTION_CONFIRMED subscribed with an extended public key.' })),
-  descriptor: Type.Optional(Type.String({ description: 'Present on XPUB_COINS_TRANSACTION_CONFIRMED subscribed with a descriptor.' })),
-  derivation: Type.Optional(Type.String({ description: 'Present on XPUB_COINS_TRANSACTION_CONFIRMED when the request gave it.' })),
-  gapLimit: Type.Optional(Type.Integer({ description: 'Present on XPUB_COINS_TRANSACTION_CONFIRMED.' })),
+  extendedPublicKey: Type.Optional(Type.String({ description: 'Present on the XPUB_COINS events subscribed with an extended public key.' })),
+  descriptor: Type.Optional(Type.String({ description: 'Present on the XPUB_COINS events subscribed with a descriptor.' })),
+  derivation: Type.Optional(Type.String({ description: 'Present on the XPUB_COINS events when the request gave it.' })),
+  gapLimit: Type.Optional(Type.Integer({ description: 'Present on the XPUB_COINS events.' })),
 });
 
 const Coin = Type.Object({

@@ -150,6 +150,9 @@ export const XPUB_BLOCKCHAINS: readonly Blockchain[] = [
   'tron',
 ];
 
+/** The chains whose wallet keys are also followed in the mempool (XPUB_COINS_TRANSACTION_UNCONFIRMED): the Bitcoin family. */
+export const XPUB_UNCONFIRMED_BLOCKCHAINS: readonly Blockchain[] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
+
 export const EVENT_TYPES = [
   'TRANSACTION_MINED',
   'ADDRESS_TOKENS_TRANSACTION_CONFIRMED',
@@ -167,6 +170,7 @@ export const EVENT_TYPES = [
   'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
   'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
   'XPUB_COINS_TRANSACTION_CONFIRMED',
+  'XPUB_COINS_TRANSACTION_UNCONFIRMED',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -202,13 +206,19 @@ export const EVENT_BLOCKCHAINS: Readonly<Record<EventType, readonly Blockchain[]
   ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: ['bitcoin', 'ethereum', 'ethereum-classic'],
   // docs/concepts/wallet-keys.md: the Bitcoin family (zcash transparent addresses only) and the account chains' BIP44 account keys; not xrp.
   XPUB_COINS_TRANSACTION_CONFIRMED: XPUB_BLOCKCHAINS,
+  // From the mempool following of the same chains (ingest/mempool.ts).
+  XPUB_COINS_TRANSACTION_UNCONFIRMED: XPUB_UNCONFIRMED_BLOCKCHAINS,
 };
 
 /**
  * Event types fired from the chain's mempool (docs/reference/api.md#address-coins-transactions-unconfirmed and #address-tokens-transactions-unconfirmed) by ingest/mempool.ts,
  * once per (transaction, subscription) when the transaction is first seen unconfirmed; never from a block.
  */
-export const UNCONFIRMED_EVENTS: ReadonlySet<EventType> = new Set(['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED']);
+export const UNCONFIRMED_EVENTS: ReadonlySet<EventType> = new Set([
+  'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+  'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
+  'XPUB_COINS_TRANSACTION_UNCONFIRMED',
+]);
 
 /**
  * The callback an unconfirmed subscription receives when a transaction it was told about goes away without
@@ -218,6 +228,7 @@ export const UNCONFIRMED_EVENTS: ReadonlySet<EventType> = new Set(['ADDRESS_COIN
 export const DROPPED_EVENTS = {
   ADDRESS_COINS_TRANSACTION_UNCONFIRMED: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
   ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED_DROPPED',
+  XPUB_COINS_TRANSACTION_UNCONFIRMED: 'XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
 } as const;
 export type DroppedEventType = (typeof DROPPED_EVENTS)[keyof typeof DROPPED_EVENTS];
 export const DROPPED_EVENT_TYPES: readonly DroppedEventType[] = Object.values(DROPPED_EVENTS);
@@ -272,6 +283,7 @@ export const SAFETY_EVENTS: ReadonlySet<EventType> = new Set([
   'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
   'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER',
   'XPUB_COINS_TRANSACTION_CONFIRMED',
+  'XPUB_COINS_TRANSACTION_UNCONFIRMED',
 ]);
 
 /**

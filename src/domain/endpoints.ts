@@ -31,5 +31,6 @@ export const ENDPOINT_NAMES = [
   'replays',
   'events',
   'xpub-coins-transactions-confirmed',
+  'xpub-coins-transactions-unconfirmed',
 ] as const;
 export type EndpointName = (typeof ENDPOINT_NAMES)[number];

@@ -195,9 +195,10 @@ async function applyBlock(
         const index = deps.index();
         // UTXO spends of outputs the ledger recorded, resolved once: the ledger and the coin events read the same movements.
         const resolved = await ledger.resolveSpends(tx, chain, block);
-        const matches = matchBlock(index, resolved, chain.blockchain);
-        // Wallet keys: used addresses marked and their gap windows extended in this block's transaction (ingest/xpub-gaps.ts).
-        if (index.hasXpub) await keepXpubGaps(tx, index, chain, matches, block.height);
+        let matches = matchBlock(index, resolved, chain.blockchain);
+        // Wallet keys: used addresses marked and their gap windows extended in this block's transaction, the
+        // block matched again while they grow (ingest/xpub-gaps.ts).
+        if (index.hasXpub) matches = await keepXpubGaps(tx, index, chain, resolved, matches, block.height);
         const touched = ledger.touchedAddresses(resolved);
         const wanted = {
           subscriptionIds: [...new Set(matches.map((m) => m.subscription.id))],

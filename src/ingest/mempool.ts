@@ -27,8 +27,9 @@ import { callbackOfEvent, type NewCallback } from '../domain/events.ts';
 import { Alarm, Backoff, sleep } from '../lib/loop.ts';
 import type { TokenMetadataLookup } from '../matching/events.ts';
 import type { SubscriptionIndex } from '../matching/index.ts';
-import { matchPending, type PendingMatch, pendingIdempotencyKey, pendingItem } from '../matching/pending.ts';
-import { type SafetyPolicy, safetyPolicy, safetyVerdict } from '../matching/safety.ts';
+import { matchPending, matchPendingXpub, type PendingMatch, pendingIdempotencyKey, pendingItem } from '../matching/pending.ts';
+import { type SafetyFacts, type SafetyPolicy, safetyPolicy, safetyVerdict } from '../matching/safety.ts';
+import { smallestReceived } from '../matching/xpub.ts';
 import { enqueueCallbacks } from '../store/callbacks.ts';
 import { loadCallbackTargets } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
@@ -37,6 +38,7 @@ import { claimConflicts, loadSeen, pruneSeen, recordSeen, saveMempoolStatus } fr
 import * as ledger from '../wallets/ledger.ts';
 import { droppedCallbacks } from './dropped.ts';
 import type { FollowerGate } from './gate.ts';
+import { extendForPending } from './xpub-gaps.ts';
 
 export const DEFAULT_MAX_SEEN = 500_000;
 /** A day: far longer than a transaction waits for its first block on any followed chain in normal times. */
@@ -177,7 +179,8 @@ async function prepareBatch(deps: MempoolDeps, batch: string[], at: Date): Promi
 
 /** Commits one prepared batch (its callbacks and its seen rows, in one transaction); returns the callbacks queued. */
 async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: PreparedBatch): Promise<number> {
-  const { batch, at, pending, matches, tokens, replaceable } = prepared;
+  const { batch, at, pending, tokens, replaceable } = prepared;
+  let matches = prepared.matches;
   const policy = deps.safety ?? safetyPolicy(deps.chain);
   const firstSeen = Math.floor(at.getTime() / 1000);
   if (pending === undefined) {
@@ -189,6 +192,12 @@ async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: Pre
     const replacements = await claimConflicts(tx, deps.chain, pending.conflicts, at);
     // Announced transactions these replace (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md): closed, and their DROPPED callbacks queued below.
     const replaced = await droppedCallbacks(tx, deps.chain, await takeReplaced(tx, deps.chain, pending.conflicts), 'replaced');
+    // Wallet keys (docs/concepts/wallet-keys.md): a payment to a derived address widens its window, and the batch
+    // is matched again against the wider one until it stops growing (a payment to index 19 and one to 38).
+    const xpubMatches = (list: PendingMatch[]) => list.filter((m) => m.eventType === 'XPUB_COINS_TRANSACTION_UNCONFIRMED');
+    for (let round = 0; round < 1_000 && (await extendForPending(tx, deps.index(), deps.chain, xpubMatches(matches))) > 0; round++) {
+      matches = [...matches.filter((m) => m.eventType !== 'XPUB_COINS_TRANSACTION_UNCONFIRMED'), ...matchPendingXpub(deps.index(), pending)];
+    }
     const announced: Announcement[] = [];
     const kept = matches.filter((m) => !replacements.has(m.transactionId));
     const targets = await loadCallbackTargets(tx, [...new Set(kept.map((m) => m.subscription.id))]);
@@ -199,15 +208,11 @@ async function commitBatch(deps: MempoolDeps, state: MempoolState, prepared: Pre
       if (!target?.isActive) continue;
       const key = pendingIdempotencyKey(m, deps.chain);
       const item = pendingItem(m, deps.chain, firstSeen, tokens.get(m), target.subscribedAs);
-      item.safety = safetyVerdict(
-        {
-          replaceable: replaceable?.has(m.transactionId) ?? false,
-          ...(m.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED'
-            ? { token: { transfer: m.transfer, metadata: tokens.get(m) } }
-            : m.direction === 'incoming' && { received: { address: m.address, amount: m.amount } }),
-        },
-        policy,
-      );
+      const facts: SafetyFacts = { replaceable: replaceable?.has(m.transactionId) ?? false };
+      if (m.eventType === 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED') facts.token = { transfer: m.transfer, metadata: tokens.get(m) };
+      else if (m.eventType === 'XPUB_COINS_TRANSACTION_UNCONFIRMED') facts.received = smallestReceived(m);
+      else if (m.direction === 'incoming') facts.received = { address: m.address, amount: m.amount };
+      item.safety = safetyVerdict(facts, policy);
       const { safety: _safety, ...announcedItem } = item;
       announced.push({ transactionId: m.transactionId, subscriptionId: target.id, eventType: m.eventType, item: announcedItem });
       callbacks.push(

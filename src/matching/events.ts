@@ -16,6 +16,7 @@ import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from './ident
 import type { SubscriptionIndex } from './index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from './match.ts';
 import { type SafetyFacts, type SafetyPolicy, safetyPolicy, safetyVerdict } from './safety.ts';
+import { smallestReceived } from './xpub.ts';
 
 export type TokenMetadataLookup = (transfer: TokenTransfer) => Promise<TokenMetadata | undefined>;
 
@@ -144,12 +145,7 @@ export function safetyFacts(
     // docs/concepts/wallet-keys.md: dust judged on the smallest payment to one of the wallet's addresses, when incoming.
     case 'XPUB_COINS_TRANSACTION_CONFIRMED': {
       const id = match.transactionId;
-      let smallest: { address: string; amount: bigint } | undefined;
-      if (match.direction === 'incoming') {
-        for (const a of match.addresses)
-          if (a.received > 0n && (smallest === undefined || a.received < smallest.amount)) smallest = { address: a.address, amount: a.received };
-      }
-      return { failed: failed.has(id), partialPayment: partial.has(id), received: smallest };
+      return { failed: failed.has(id), partialPayment: partial.has(id), received: smallestReceived(match) };
     }
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':

@@ -91,6 +91,9 @@ const POLICY_MARK = 255;
  * derived addresses are in xpubByAddress, not in the address table (one subscription, many addresses).
  */
 const XPUB = 16;
+/** A wallet key watched unconfirmed (XPUB_COINS_TRANSACTION_UNCONFIRMED): as XPUB, matched by matchPending only. */
+const XPUB_UNCONFIRMED = 17;
+const isXpubKind = (kind: number) => kind === XPUB || kind === XPUB_UNCONFIRMED;
 /** Whole-token amounts below this are kept in the slot (16 bits, the amount + 1; 0 = in tokenAmounts). */
 const SMALL_TOKEN_AMOUNT = 0xffffn;
 const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
@@ -111,6 +114,7 @@ const EVENT_OF_KIND: readonly (EventType | undefined)[] = [
   'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
   'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED',
   'XPUB_COINS_TRANSACTION_CONFIRMED',
+  'XPUB_COINS_TRANSACTION_UNCONFIRMED',
 ];
 /** Kinds whose target is an address (one address table serves them all). */
 const ADDRESS_KINDS: readonly number[] = [ADDRESS, INTERNAL_ADDRESS, TOKENS_EACH, INTERNAL_EACH, COIN_ADDRESS, COIN_EACH, COIN_UNCONFIRMED, TOKENS_UNCONFIRMED];
@@ -308,6 +312,11 @@ export class SubscriptionIndex {
         kind = XPUB;
         break;
       }
+      case 'XPUB_COINS_TRANSACTION_UNCONFIRMED':
+        if (!sub.walletKey) throw new Error(`subscription ${sub.id} (${sub.eventType}) has no wallet key`);
+        target = undefined;
+        kind = XPUB_UNCONFIRMED;
+        break;
       case 'BLOCK_MINED':
         target = undefined;
         kind = BLOCK;
@@ -343,7 +352,7 @@ export class SubscriptionIndex {
     }
     this.targets[slot] = target;
     this.link(kind, target, slot);
-    if (kind === XPUB) {
+    if (isXpubKind(kind)) {
       this.xpubs.set(sub.id, { key: sub.walletKey as SubscribedWalletKey, addresses: new Set() });
       this.addDerived(sub.id, sub.derived ?? []);
     }
@@ -586,7 +595,7 @@ export class SubscriptionIndex {
   }
 
   private release(slot: number): void {
-    if (this.kindOf(slot) === XPUB) this.forgetXpub(this.ids.idOf(slot));
+    if (isXpubKind(this.kindOf(slot))) this.forgetXpub(this.ids.idOf(slot));
     this.unlink(this.kindOf(slot), this.targets[slot], slot);
     this.ids.delete(slot);
     this.links.words[slot * SLOT_WORDS + KIND] = FREE;
@@ -631,6 +640,9 @@ export class SubscriptionIndex {
         this.unconfirmedCount++;
         this.byAddress.add(target as string, slot);
         return;
+      case XPUB_UNCONFIRMED:
+        this.unconfirmedCount++;
+        return;
       case COIN_ADDRESS:
       case COIN_EACH:
         this.byAddress.add(target as string, slot);
@@ -671,6 +683,9 @@ export class SubscriptionIndex {
       case TOKENS_UNCONFIRMED:
         this.unconfirmedCount--;
         this.byAddress.remove(target as string, slot);
+        return;
+      case XPUB_UNCONFIRMED:
+        this.unconfirmedCount--;
         return;
       case COIN_ADDRESS:
       case COIN_EACH:

@@ -60,7 +60,7 @@ describe('matchPending', () => {
       }),
       'ethereum',
     );
-    expect(matches.map((m) => [m.subscription.id, m.eventType, m.direction, m.address])).toEqual([
+    expect(matches.map((m) => [m.subscription.id, m.eventType, m.direction, 'address' in m ? m.address : undefined])).toEqual([
       [coins.id, 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED', 'outgoing', A],
       [tokensA.id, 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED', 'outgoing', A],
       [tokensB.id, 'ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED', 'incoming', B],

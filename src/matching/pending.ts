@@ -14,6 +14,7 @@ import { addressCoinTransactions } from './coins.ts';
 import { idempotencyKey, tokenOf } from './identity.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
 import type { Direction } from './match.ts';
+import { matchXpub, type XpubCoinsMatch } from './xpub.ts';
 
 export interface PendingCoinsMatch {
   eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED';
@@ -34,7 +35,10 @@ export interface PendingTokensMatch {
   transfer: TokenTransfer;
 }
 
-export type PendingMatch = PendingCoinsMatch | PendingTokensMatch;
+/** XPUB_COINS_TRANSACTION_UNCONFIRMED (docs/concepts/wallet-keys.md): one per (transaction, subscription), every address of the wallet it touches. */
+export type PendingXpubMatch = XpubCoinsMatch<'XPUB_COINS_TRANSACTION_UNCONFIRMED'>;
+
+export type PendingMatch = PendingCoinsMatch | PendingTokensMatch | PendingXpubMatch;
 
 /** The marker that stands for the block hash in a mempool event's idempotency key. */
 export const MEMPOOL_BLOCK_HASH = 'mempool';
@@ -66,7 +70,16 @@ export function matchPending(index: SubscriptionIndex, pending: PendingTransacti
     pushTokens(matches, tokenMatches, index, transfer, transfer.from, 'outgoing');
     if (transfer.to !== transfer.from) pushTokens(matches, tokenMatches, index, transfer, transfer.to, 'incoming');
   }
+  // Wallet keys last, as in a block (match.ts).
+  for (const m of matchPendingXpub(index, pending)) matches.push(m);
   return matches;
+}
+
+/** The XPUB_COINS_TRANSACTION_UNCONFIRMED matches of `pending` alone (the mempool matches them again when their windows grow). */
+export function matchPendingXpub(index: SubscriptionIndex, pending: PendingTransactions): PendingXpubMatch[] {
+  if (!index.hasXpub || !index.hasUnconfirmed) return [];
+  const asBlock = { ...pending, height: 0, hash: MEMPOOL_BLOCK_HASH, parentHash: '', timestamp: 0, internalTransfers: [] } as NormalizedBlock;
+  return matchXpub(index, asBlock, 'XPUB_COINS_TRANSACTION_UNCONFIRMED');
 }
 
 /**
@@ -134,6 +147,7 @@ export function pendingItem(
   subscribedAs?: string | null,
 ): Record<string, unknown> {
   const { blockchain, network } = chain;
+  if (match.eventType === 'XPUB_COINS_TRANSACTION_UNCONFIRMED') return pendingXpubItem(match, chain, firstSeen);
   const address = subscribedAs ?? match.address;
   if (match.eventType === 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED') {
     const { unit, decimals } = CHAINS[blockchain];
@@ -158,6 +172,27 @@ export function pendingItem(
     direction: match.direction,
     firstSeenInMempoolTimestamp: firstSeen,
   };
+}
+
+/** docs/reference/events/xpub-coins-transaction-unconfirmed.md: the confirmed item's fields without minedInBlock, with firstSeenInMempoolTimestamp. */
+function pendingXpubItem(match: PendingXpubMatch, chain: { blockchain: Blockchain; network: Network }, firstSeen: number): Record<string, unknown> {
+  const { blockchain, network } = chain;
+  const { unit, decimals } = CHAINS[blockchain];
+  const item: Record<string, unknown> = { blockchain, network, [match.walletKey.field]: match.walletKey.text };
+  item.transactionId = match.transactionId;
+  item.direction = match.direction;
+  item.amount = formatUnits(match.amount, decimals);
+  item.unit = unit;
+  if (match.fee !== null) item.fee = formatUnits(match.fee, decimals);
+  item.addresses = match.addresses.map((a) => ({
+    address: a.address,
+    derivationPath: a.derivationPath,
+    change: a.change,
+    received: formatUnits(a.received, decimals),
+    sent: formatUnits(a.sent, decimals),
+  }));
+  item.firstSeenInMempoolTimestamp = firstSeen;
+  return item;
 }
 
 /** Why an announced unconfirmed transaction went away (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md). */

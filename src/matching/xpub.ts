@@ -26,6 +26,8 @@ import type { SubscribedWalletKey } from '../domain/subscriptions.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
 
 export type XpubDirection = 'incoming' | 'outgoing' | 'self';
+/** The wallet-key events: confirmed (from blocks) and unconfirmed (from the mempool, matching/pending.ts). */
+export type XpubEventType = 'XPUB_COINS_TRANSACTION_CONFIRMED' | 'XPUB_COINS_TRANSACTION_UNCONFIRMED';
 
 /** One address of the wallet a transaction touches. */
 export interface XpubAddressMovement {
@@ -38,8 +40,8 @@ export interface XpubAddressMovement {
   sent: bigint;
 }
 
-export interface XpubCoinsMatch {
-  eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED';
+export interface XpubCoinsMatch<E extends XpubEventType = 'XPUB_COINS_TRANSACTION_CONFIRMED'> {
+  eventType: E;
   subscription: SubscriptionRecord;
   /** What tells its callback apart (match.ts ItemIdentity): the transaction alone. */
   identity: { transactionId: string; position: null; direction: null };
@@ -59,13 +61,41 @@ interface Tally {
   out: bigint;
 }
 
-/** The wallet-key matches of `block`, in block order, then in the order the subscriptions were indexed. */
-export function matchXpub(index: SubscriptionIndex, block: NormalizedBlock): XpubCoinsMatch[] {
-  if (!index.hasXpub) return [];
-  return block.utxo === undefined ? matchAccountBlock(index, block) : matchUtxoBlock(index, block, block.utxo);
+/**
+ * What the dust rule reads of a wallet-key match (docs/concepts/wallet-keys.md): the smallest payment to one of
+ * the wallet's addresses, when incoming; undefined otherwise.
+ */
+export function smallestReceived(match: XpubCoinsMatch<XpubEventType>): { address: string; amount: bigint } | undefined {
+  if (match.direction !== 'incoming') return undefined;
+  let smallest: { address: string; amount: bigint } | undefined;
+  for (const a of match.addresses)
+    if (a.received > 0n && (smallest === undefined || a.received < smallest.amount)) smallest = { address: a.address, amount: a.received };
+  return smallest;
 }
 
-function matchUtxoBlock(index: SubscriptionIndex, block: NormalizedBlock, utxo: NonNullable<NormalizedBlock['utxo']>): XpubCoinsMatch[] {
+/**
+ * The wallet-key matches of `block` for the subscriptions of `eventType` (by default the confirmed ones), in
+ * block order, then in the order the subscriptions were indexed. The mempool's pending transactions stand in
+ * for a block for the unconfirmed ones (matching/pending.ts).
+ */
+export function matchXpub<E extends XpubEventType = 'XPUB_COINS_TRANSACTION_CONFIRMED'>(
+  index: SubscriptionIndex,
+  block: NormalizedBlock,
+  eventType: E = 'XPUB_COINS_TRANSACTION_CONFIRMED' as E,
+): XpubCoinsMatch<E>[] {
+  if (!index.hasXpub) return [];
+  return block.utxo === undefined ? matchAccountBlock(index, block, eventType) : matchUtxoBlock(index, block, block.utxo, eventType);
+}
+
+/** Whether the wallet-key subscription `id` is one of `eventType`'s. */
+const isOf = (index: SubscriptionIndex, id: string, eventType: XpubEventType) => index.recordOf(id)?.eventType === eventType;
+
+function matchUtxoBlock<E extends XpubEventType>(
+  index: SubscriptionIndex,
+  block: NormalizedBlock,
+  utxo: NonNullable<NormalizedBlock['utxo']>,
+  eventType: E,
+): XpubCoinsMatch<E>[] {
   const touched = new Set<string>();
   for (const m of block.coinMovements) if (index.xpubEntriesOf(m.address)) touched.add(m.transactionId);
   for (const o of utxo.outputs) if (index.xpubEntriesOf(o.address)) touched.add(o.transactionId);
@@ -91,7 +121,7 @@ function matchUtxoBlock(index: SubscriptionIndex, block: NormalizedBlock, utxo: 
   const unresolved = new Set<string>();
   for (const s of utxo.spends) if (touched.has(s.transactionId)) unresolved.add(s.transactionId);
 
-  const matches: XpubCoinsMatch[] = [];
+  const matches: XpubCoinsMatch<E>[] = [];
   const ordered = block.transactionIds.filter((id) => touched.has(id));
   // A transaction the block does not list (never from our adapters) still counts.
   for (const id of touched) if (!block.transactionIds.includes(id)) ordered.push(id);
@@ -102,6 +132,7 @@ function matchUtxoBlock(index: SubscriptionIndex, block: NormalizedBlock, utxo: 
     const bySubscription = new Map<string, XpubAddressMovement[]>();
     for (const [address, t] of byAddress) {
       for (const e of index.xpubEntriesOf(address) ?? []) {
+        if (!isOf(index, e.subscriptionId, eventType)) continue;
         const list = bySubscription.get(e.subscriptionId) ?? [];
         list.push({ address, derivationPath: e.derivationPath, change: e.change, index: e.index, received: t.out, sent: t.out - t.net });
         bySubscription.set(e.subscriptionId, list);
@@ -125,7 +156,7 @@ function matchUtxoBlock(index: SubscriptionIndex, block: NormalizedBlock, utxo: 
       const direction: XpubDirection = sent === 0n ? 'incoming' : received === totalOut ? 'self' : 'outgoing';
       addresses.sort((a, b) => Number(a.change) - Number(b.change) || a.index - b.index);
       matches.push({
-        eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED',
+        eventType,
         subscription,
         identity: { transactionId, position: null, direction: null },
         transactionId,
@@ -151,7 +182,7 @@ function inBlockOrder(block: NormalizedBlock, touched: ReadonlySet<string>): str
 }
 
 /** Account chains (EVM, Tron): see the module's rules. */
-function matchAccountBlock(index: SubscriptionIndex, block: NormalizedBlock): XpubCoinsMatch[] {
+function matchAccountBlock<E extends XpubEventType>(index: SubscriptionIndex, block: NormalizedBlock, eventType: E): XpubCoinsMatch<E>[] {
   const touched = new Set<string>();
   for (const m of block.coinMovements) if (index.xpubEntriesOf(m.address)) touched.add(m.transactionId);
   if (touched.size === 0) return [];
@@ -169,7 +200,7 @@ function matchAccountBlock(index: SubscriptionIndex, block: NormalizedBlock): Xp
   const fees = new Map<string, TransactionFee>();
   for (const f of block.fees ?? []) if (touched.has(f.transactionId)) fees.set(f.transactionId, f);
 
-  const matches: XpubCoinsMatch[] = [];
+  const matches: XpubCoinsMatch<E>[] = [];
   for (const transactionId of inBlockOrder(block, touched)) {
     const byAddress = nets.get(transactionId) ?? new Map<string, bigint>();
     const fee = fees.get(transactionId);
@@ -182,6 +213,7 @@ function matchAccountBlock(index: SubscriptionIndex, block: NormalizedBlock): Xp
       const received = moved > 0n ? moved : 0n;
       const sent = (moved < 0n ? -moved : 0n) + paid;
       for (const e of entries) {
+        if (!isOf(index, e.subscriptionId, eventType)) continue;
         const list = bySubscription.get(e.subscriptionId) ?? [];
         list.push({ address, derivationPath: e.derivationPath, change: e.change, index: e.index, received, sent });
         bySubscription.set(e.subscriptionId, list);
@@ -204,7 +236,7 @@ function matchAccountBlock(index: SubscriptionIndex, block: NormalizedBlock): Xp
       const direction: XpubDirection = sent === 0n ? 'incoming' : othersReceived ? 'outgoing' : 'self';
       addresses.sort((a, b) => Number(a.change) - Number(b.change) || a.index - b.index);
       matches.push({
-        eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED',
+        eventType,
         subscription,
         identity: { transactionId, position: null, direction: null },
         transactionId,

@@ -174,20 +174,21 @@ function exampleEventItem(s: Subscription, now: Date): Record<string, unknown> {
       };
     }
     // docs/concepts/wallet-keys.md: the wallet's first receive address, nothing moved.
-    case 'XPUB_COINS_TRANSACTION_CONFIRMED': {
+    case 'XPUB_COINS_TRANSACTION_CONFIRMED':
+    case 'XPUB_COINS_TRANSACTION_UNCONFIRMED': {
       const key = s.walletKey;
       const parsed = key ? parseSubscribedKey(s.blockchain, s.network, key) : undefined;
       const first = parsed?.ok ? deriveWindow(parsed.key, false, 0, 0, key?.regtest ?? false)[0] : undefined;
-      return {
-        ...base,
-        ...(key && { [key.field]: key.text }),
-        transactionId: zeroHash,
-        minedInBlock,
+      const moved = {
         direction: 'incoming',
         amount: '0',
         unit,
         addresses: [{ address: first?.address ?? '', derivationPath: first?.derivationPath ?? 'm/0/0', change: false, received: '0', sent: '0' }],
       };
+      const head = { ...base, ...(key && { [key.field]: key.text }), transactionId: zeroHash };
+      return s.eventType === 'XPUB_COINS_TRANSACTION_CONFIRMED'
+        ? { ...head, minedInBlock, ...moved }
+        : { ...head, ...moved, firstSeenInMempoolTimestamp: minedInBlock.timestamp };
     }
     default:
       return {

@@ -144,6 +144,7 @@ export const CREATE_COST: Record<EventType, CostName> = {
   ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: 'addressTokensTransactionsUnconfirmed',
   // docs/concepts/wallet-keys.md: priced as an address coin subscription (one create, however many addresses it derives).
   XPUB_COINS_TRANSACTION_CONFIRMED: 'addressCoinsTransactionsConfirmed',
+  XPUB_COINS_TRANSACTION_UNCONFIRMED: 'addressCoinsTransactionsUnconfirmed',
 };
 
 /**

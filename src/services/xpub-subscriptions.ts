@@ -1,8 +1,9 @@
 /**
- * Wallet-key subscriptions (XPUB_COINS_TRANSACTION_CONFIRMED, docs/concepts/wallet-keys.md): an extended public key
- * or an output descriptor subscribed once; herald derives its addresses, watches gapLimit unused ones beyond
- * the highest used on the receive and the change chain (the account chains' BIP44 account keys: the receive
- * chain only), and sends one callback per transaction of the wallet. Created in one transaction with its first window of derived addresses and its charge; listed,
+ * Wallet-key subscriptions (XPUB_COINS_TRANSACTION_CONFIRMED and XPUB_COINS_TRANSACTION_UNCONFIRMED,
+ * docs/concepts/wallet-keys.md): an extended public key or an output descriptor subscribed once; herald derives
+ * its addresses, watches gapLimit unused ones beyond the highest used on the receive and the change chain (the
+ * account chains' BIP44 account keys: the receive chain only), and sends one callback per transaction of the
+ * wallet (mined, or, on the Bitcoin family, first seen in the mempool). Created in one transaction with its first window of derived addresses and its charge; listed,
  * read, deleted and activated as every subscription (services/subscriptions.ts).
  *
  * A private key (xprv, tprv, ..., or a descriptor holding one) is refused by the parser before anything is
@@ -33,6 +34,9 @@ import {
 } from './subscriptions.ts';
 
 export const EVENT = 'XPUB_COINS_TRANSACTION_CONFIRMED' as const;
+export const UNCONFIRMED_EVENT = 'XPUB_COINS_TRANSACTION_UNCONFIRMED' as const;
+export type XpubEvent = typeof EVENT | typeof UNCONFIRMED_EVENT;
+const XPUB_EVENTS: readonly string[] = [EVENT, UNCONFIRMED_EVENT];
 export const DEFAULT_GAP_LIMIT = 20;
 
 export interface XpubItemInput {
@@ -96,6 +100,7 @@ export async function createXpubSubscription(
   blockchain: Blockchain,
   network: Network,
   item: XpubItemInput,
+  eventType: XpubEvent = EVENT,
 ): Promise<Charged<Subscription>> {
   const key = walletKeyOf(common, blockchain, network, item);
   const parsed = parseSubscribedKey(blockchain, network, key);
@@ -111,13 +116,14 @@ export async function createXpubSubscription(
     finality: item.finality,
   };
   // receiveCallbackOn, confirmationTiers or finality as every address create takes them, the customer's default policy included.
-  const defaultPolicy = await defaultPolicyFor(common, caller.owner.customerId, EVENT, { blockchain, network }, [base]);
-  const { candidate, host } = newSubscriptionOf(common, caller, EVENT, blockchain, network, base, defaultPolicy);
+  // (The unconfirmed event takes none: its route's schema refuses them, and defaultPolicyFor gives none.)
+  const defaultPolicy = await defaultPolicyFor(common, caller.owner.customerId, eventType, { blockchain, network }, [base]);
+  const { candidate, host } = newSubscriptionOf(common, caller, eventType, blockchain, network, base, defaultPolicy);
   // The target is the key as given: the duplicate identity and the console's search use it.
   candidate.target = key.text;
   candidate.walletKey = key;
   candidate.duplicateKey = duplicateKey(
-    EVENT,
+    eventType,
     blockchain,
     network,
     `${key.field}:${key.text}:${key.derivation ?? ''}`,
@@ -132,7 +138,7 @@ export async function createXpubSubscription(
     ...(await deriveWindowYielding(parsed.key, false, 0, windowEnd(-1, key.gapLimit), key.regtest)),
     ...(await deriveWindowYielding(parsed.key, true, 0, windowEnd(-1, key.gapLimit), key.regtest)),
   ];
-  const cost = BigInt(common.config.costs[CREATE_COST[EVENT]]);
+  const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
   return await common.db.transaction('xpub:create', async (tx) => {
     await checkActiveCap(tx, caller);
     const created = await store.insertUnlessTwin(tx, customerId, candidate);
@@ -146,7 +152,7 @@ export async function createXpubSubscription(
 async function ownXpub(common: Common, caller: Caller, id: string): Promise<Subscription> {
   if (!isUuid(id)) throw notFound(`${EVENT} subscription`, id);
   const found = await store.getSubscription(common.db, caller.owner.customerId, id);
-  if (!found || found.eventType !== EVENT) throw notFound(`${EVENT} subscription`, id);
+  if (!found || !XPUB_EVENTS.includes(found.eventType)) throw notFound(`${EVENT} subscription`, id);
   return found;
 }
 

@@ -61,6 +61,24 @@ export async function markUsed(
   return edges;
 }
 
+/** The edges of each chain of the subscriptions named, as they are (nothing marked). */
+export async function highestDerived(q: Queryable, subscriptionIds: readonly string[]): Promise<Map<string, WindowEdge[]>> {
+  const edges = new Map<string, WindowEdge[]>();
+  if (subscriptionIds.length === 0) return edges;
+  const rows = await q.query<{ subscription_id: string; change: boolean; highest_used: number | null; highest: number }>(
+    'xpub:window-edges',
+    `SELECT subscription_id, change, max(index) FILTER (WHERE used) AS highest_used, max(index) AS highest
+     FROM xpub_addresses WHERE subscription_id = ANY ($1::uuid[]) GROUP BY subscription_id, change`,
+    [subscriptionIds],
+  );
+  for (const r of rows) {
+    const list = edges.get(r.subscription_id) ?? [];
+    list.push({ change: r.change, highestUsed: r.highest_used ?? -1, highest: r.highest });
+    edges.set(r.subscription_id, list);
+  }
+  return edges;
+}
+
 /** A reorganisation back to `ancestorHeight`: the used flags its dropped blocks set are cleared (the addresses stay). */
 export async function clearUsedAbove(tx: Queryable, chain: ChainKey, ancestorHeight: number): Promise<number> {
   const rows = await tx.query(

@@ -753,6 +753,61 @@ export interface XpubCoinsTransactionConfirmedCallback {
   };
 }
 
+/** The XPUB_COINS_TRANSACTION_UNCONFIRMED callback body. */
+export interface XpubCoinsTransactionUnconfirmedCallback {
+  /** The API version the subscription was created under (2021-03-20). */
+  apiVersion: string;
+  /** The subscription. */
+  referenceId: string;
+  /** The same on every retry, resend, recovery and replay of this callback; a new one after a reorganisation. Test callbacks: test- and 59 hex characters. */
+  idempotencyKey: string;
+  data: {
+    product: "BLOCKCHAIN_EVENTS";
+    event: "XPUB_COINS_TRANSACTION_UNCONFIRMED";
+    /** Only on test callbacks (POST .../test-callback): act on nothing. */
+    isTest?: true;
+    item: {
+      blockchain: "bitcoin" | "bitcoin-cash" | "litecoin" | "dogecoin" | "dash" | "ethereum" | "ethereum-classic" | "xrp" | "binance-smart-chain" | "zcash" | "tron";
+      network: "mainnet" | "testnet" | "mordor" | "nile" | "sepolia" | "hoodi" | "goerli";
+      /** The subscribed extended public key, as given (present when the subscription gave one). */
+      extendedPublicKey?: string;
+      /** The subscribed output descriptor, as given (present when the subscription gave one). */
+      descriptor?: string;
+      transactionId: string;
+      /** incoming: the wallet's addresses spent nothing; outgoing: they spent, and something went outside the wallet; self: they spent, and every output stayed in the wallet (account chains: no address outside the wallet received coins, e.g. a token transfer or contract call paying only its fee). */
+      direction: "incoming" | "outgoing" | "self";
+      /** The wallet's net movement of the chain's coin in whole coins, positive (|received - sent| over its addresses; for outgoing and self the fee is in it). */
+      amount: string;
+      /** The chain's native coin, upper case. */
+      unit: "BTC" | "BCH" | "LTC" | "DOGE" | "DASH" | "ETH" | "ETC" | "XRP" | "BNB" | "ZEC" | "TRX";
+      /** The fee, in whole coins: present when every input of the transaction was one of the wallet's (account chains: when one of the wallet's addresses paid it; absent when none was burnt, e.g. tron's free bandwidth). */
+      fee?: string;
+      /** Every address of the wallet the transaction touches, receive chain first, by index. */
+      addresses: Array<{
+        /** A derived address of the wallet (normalised). */
+        address: string;
+        /** Where it was derived: from the descriptor's origin when it gives one, else from the key (m/0/5). */
+        derivationPath: string;
+        /** true: on the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains). */
+        change: boolean;
+        /** What the transaction paid to it, in whole coins. */
+        received: string;
+        /** What the transaction spent from it, in whole coins (the fee it paid included). */
+        sent: string;
+      }>;
+      /** When herald first read the transaction from its node's mempool. */
+      firstSeenInMempoolTimestamp: number;
+      /** herald's verdict on crediting this event (docs/concepts/deposit-safety.md). */
+      safety: {
+        /** review when any flag is set: do not credit before a person or a rule has looked. */
+        verdict: "ok" | "review";
+        /** dust: below the dust threshold; rbf: unconfirmed and BIP125-replaceable; partial-payment: an XRP partial payment (amount is what it delivered); lookalike-token: the symbol or name of a well-known token, another contract; zero-value: a token transfer of 0; unknown-token: the contract answers no name nor symbol; failed: the transaction failed (only its fee moved). */
+        flags: Array<"dust" | "rbf" | "partial-payment" | "lookalike-token" | "zero-value" | "unknown-token" | "failed">;
+      };
+    };
+  };
+}
+
 /** The ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED callback body. */
 export interface AddressCoinsTransactionUnconfirmedDroppedCallback {
   /** The API version the subscription was created under (2021-03-20). */
@@ -849,6 +904,58 @@ export interface AddressTokensTransactionUnconfirmedDroppedCallback {
   };
 }
 
+/** The XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED callback body. */
+export interface XpubCoinsTransactionUnconfirmedDroppedCallback {
+  /** The API version the subscription was created under (2021-03-20). */
+  apiVersion: string;
+  /** The subscription. */
+  referenceId: string;
+  /** The same on every retry, resend, recovery and replay of this callback; a new one after a reorganisation. Test callbacks: test- and 59 hex characters. */
+  idempotencyKey: string;
+  data: {
+    product: "BLOCKCHAIN_EVENTS";
+    event: "XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED";
+    /** Only on test callbacks (POST .../test-callback): act on nothing. */
+    isTest?: true;
+    item: {
+      blockchain: "bitcoin" | "bitcoin-cash" | "litecoin" | "dogecoin" | "dash" | "ethereum" | "ethereum-classic" | "xrp" | "binance-smart-chain" | "zcash" | "tron";
+      network: "mainnet" | "testnet" | "mordor" | "nile" | "sepolia" | "hoodi" | "goerli";
+      /** The subscribed extended public key, as given (present when the subscription gave one). */
+      extendedPublicKey?: string;
+      /** The subscribed output descriptor, as given (present when the subscription gave one). */
+      descriptor?: string;
+      transactionId: string;
+      /** incoming: the wallet's addresses spent nothing; outgoing: they spent, and something went outside the wallet; self: they spent, and every output stayed in the wallet (account chains: no address outside the wallet received coins, e.g. a token transfer or contract call paying only its fee). */
+      direction: "incoming" | "outgoing" | "self";
+      /** The wallet's net movement of the chain's coin in whole coins, positive (|received - sent| over its addresses; for outgoing and self the fee is in it). */
+      amount: string;
+      /** The chain's native coin, upper case. */
+      unit: "BTC" | "BCH" | "LTC" | "DOGE" | "DASH" | "ETH" | "ETC" | "XRP" | "BNB" | "ZEC" | "TRX";
+      /** The fee, in whole coins: present when every input of the transaction was one of the wallet's (account chains: when one of the wallet's addresses paid it; absent when none was burnt, e.g. tron's free bandwidth). */
+      fee?: string;
+      /** Every address of the wallet the transaction touches, receive chain first, by index. */
+      addresses: Array<{
+        /** A derived address of the wallet (normalised). */
+        address: string;
+        /** Where it was derived: from the descriptor's origin when it gives one, else from the key (m/0/5). */
+        derivationPath: string;
+        /** true: on the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains). */
+        change: boolean;
+        /** What the transaction paid to it, in whole coins. */
+        received: string;
+        /** What the transaction spent from it, in whole coins (the fee it paid included). */
+        sent: string;
+      }>;
+      /** When herald first read the transaction from its node's mempool. */
+      firstSeenInMempoolTimestamp: number;
+      /** replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints; evicted: gone from the mempool and in no block (the one reason that is not final). */
+      reason: "replaced" | "conflicted" | "evicted";
+      /** replaced and conflicted: the transaction that took its outpoint (or nonce). Absent for evicted. */
+      replacedByTransactionId?: string;
+    };
+  };
+}
+
 /** Any callback body; `data.event` tells which. */
 export type HeraldCallback =
   | TransactionMinedCallback
@@ -867,5 +974,7 @@ export type HeraldCallback =
   | AddressCoinsTransactionUnconfirmedCallback
   | AddressTokensTransactionUnconfirmedCallback
   | XpubCoinsTransactionConfirmedCallback
+  | XpubCoinsTransactionUnconfirmedCallback
   | AddressCoinsTransactionUnconfirmedDroppedCallback
-  | AddressTokensTransactionUnconfirmedDroppedCallback;
+  | AddressTokensTransactionUnconfirmedDroppedCallback
+  | XpubCoinsTransactionUnconfirmedDroppedCallback;

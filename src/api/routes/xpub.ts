@@ -1,19 +1,39 @@
 /**
- * Wallet-key subscriptions (docs/concepts/wallet-keys.md): the create of XPUB_COINS_TRANSACTION_CONFIRMED and the
- * reads of its derived addresses. Its list, get, delete and activate are every subscription's
+ * Wallet-key subscriptions (docs/concepts/wallet-keys.md): the creates of XPUB_COINS_TRANSACTION_CONFIRMED and
+ * XPUB_COINS_TRANSACTION_UNCONFIRMED and the reads of their derived addresses. Its list, get, delete and activate are every subscription's
  * (routes/subscriptions.ts). Thin: schema, service, mapping.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Blockchain, type Network, XPUB_BLOCKCHAINS } from '../../domain/chains.ts';
+import { type Blockchain, type Network, XPUB_BLOCKCHAINS, XPUB_UNCONFIRMED_BLOCKCHAINS } from '../../domain/chains.ts';
 import type { DerivedAddressRow } from '../../domain/subscriptions.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/xpub-subscriptions.ts';
 import { sendData } from '../envelope.ts';
-import { ContextQuery, CREATED_ITEMS, chainParams, envelope, PageQuery, page, requestBody, XpubCoinsItem } from '../schemas.ts';
+import { ContextQuery, CREATED_ITEMS, chainParams, envelope, PageQuery, page, requestBody, XpubCoinsItem, XpubCoinsUnconfirmedItem } from '../schemas.ts';
 import { createdItem } from './subscriptions.ts';
 
 export const XPUB_PATH = 'xpub-coins-transactions-confirmed';
+export const XPUB_UNCONFIRMED_PATH = 'xpub-coins-transactions-unconfirmed';
+
+const CREATES = [
+  {
+    path: XPUB_PATH,
+    eventType: service.EVENT,
+    item: XpubCoinsItem,
+    chains: XPUB_BLOCKCHAINS,
+    summary:
+      'Subscribe an extended public key or output descriptor: one callback per confirmed transaction of the wallet, gapLimit unused addresses watched beyond the highest used (Bitcoin family: receive and change chains; ethereum, ethereum-classic, binance-smart-chain, tron: a BIP44 account key, receive chain only, native coin only)',
+  },
+  {
+    path: XPUB_UNCONFIRMED_PATH,
+    eventType: service.UNCONFIRMED_EVENT,
+    item: XpubCoinsUnconfirmedItem,
+    chains: XPUB_UNCONFIRMED_BLOCKCHAINS,
+    summary:
+      "Subscribe an extended public key or output descriptor: one callback per transaction of the wallet when first seen in the node's mempool, before it is mined (Bitcoin family)",
+  },
+] as const;
 
 const ReferenceParams = Type.Object({ referenceId: Type.String({ maxLength: 100 }) });
 
@@ -49,36 +69,38 @@ const addressItem = (a: DerivedAddressRow) => ({
 const flag = (value: 'true' | 'false' | undefined) => (value === undefined ? undefined : value === 'true');
 
 export function xpubRoutes(app: FastifyInstance, common: Common): void {
-  app.post<{ Params: { blockchain: Blockchain; network: Network }; Body: Static<ReturnType<typeof requestBody<typeof XpubCoinsItem>>> }>(
-    `/blockchain-events/:blockchain/:network/subscriptions/${XPUB_PATH}`,
-    {
-      config: {
-        endpoint: XPUB_PATH,
-        chains: XPUB_BLOCKCHAINS,
-        errors: [
-          'insufficient_credits',
-          'feature_mainnets_not_allowed_for_plan',
-          'blockchain_events_callbacks_limit_reached',
-          'already_exists',
-          'callback_url_not_verified',
-        ],
+  for (const create of CREATES) {
+    app.post<{ Params: { blockchain: Blockchain; network: Network }; Body: Static<ReturnType<typeof requestBody<typeof XpubCoinsItem>>> }>(
+      `/blockchain-events/:blockchain/:network/subscriptions/${create.path}`,
+      {
+        config: {
+          endpoint: create.path,
+          chains: create.chains,
+          errors: [
+            'insufficient_credits',
+            'feature_mainnets_not_allowed_for_plan',
+            'blockchain_events_callbacks_limit_reached',
+            'already_exists',
+            'callback_url_not_verified',
+          ],
+        },
+        schema: {
+          tags: ['subscriptions'],
+          summary: create.summary,
+          params: chainParams(create.chains),
+          querystring: ContextQuery,
+          body: requestBody(create.item),
+          response: { 201: envelope(Type.Object({ item: CREATED_ITEMS[create.eventType] })) },
+        },
       },
-      schema: {
-        tags: ['subscriptions'],
-        summary:
-          'Subscribe an extended public key or output descriptor: one callback per confirmed transaction of the wallet, gapLimit unused addresses watched beyond the highest used (Bitcoin family: receive and change chains; ethereum, ethereum-classic, binance-smart-chain, tron: a BIP44 account key, receive chain only, native coin only)',
-        params: chainParams(XPUB_BLOCKCHAINS),
-        querystring: ContextQuery,
-        body: requestBody(XpubCoinsItem),
-        response: { 201: envelope(Type.Object({ item: CREATED_ITEMS.XPUB_COINS_TRANSACTION_CONFIRMED })) },
+      async (request, reply) => {
+        const { blockchain, network } = request.params;
+        const item = request.body.data.item as service.XpubItemInput;
+        const result = await service.createXpubSubscription(common, request.caller, blockchain, network, item, create.eventType);
+        return sendData(request, reply, 201, { item: createdItem(result.value) }, result);
       },
-    },
-    async (request, reply) => {
-      const { blockchain, network } = request.params;
-      const result = await service.createXpubSubscription(common, request.caller, blockchain, network, request.body.data.item as service.XpubItemInput);
-      return sendData(request, reply, 201, { item: createdItem(result.value) }, result);
-    },
-  );
+    );
+  }
 
   app.get<{ Params: { referenceId: string }; Querystring: { limit: number; offset: number; change?: 'true' | 'false'; used?: 'true' | 'false' } }>(
     '/blockchain-events/subscriptions/:referenceId/addresses',
@@ -86,7 +108,8 @@ export function xpubRoutes(app: FastifyInstance, common: Common): void {
       config: { endpoint: 'get-subscription', errors: ['resource_not_found', 'insufficient_credits'] },
       schema: {
         tags: ['subscriptions'],
-        summary: 'The derived addresses of an XPUB_COINS_TRANSACTION_CONFIRMED subscription (receive chain first, by index), filtered by change and used',
+        summary:
+          'The derived addresses of an XPUB_COINS_TRANSACTION_CONFIRMED or _UNCONFIRMED subscription (receive chain first, by index), filtered by change and used',
         params: ReferenceParams,
         querystring: AddressesQuery,
         response: { 200: envelope(page(DerivedAddress)) },
@@ -111,7 +134,8 @@ export function xpubRoutes(app: FastifyInstance, common: Common): void {
       config: { endpoint: 'get-subscription', errors: ['resource_not_found', 'insufficient_credits'] },
       schema: {
         tags: ['subscriptions'],
-        summary: 'The receive address after the highest used one of an XPUB_COINS_TRANSACTION_CONFIRMED subscription: the one a wallet hands out next',
+        summary:
+          'The receive address after the highest used one of an XPUB_COINS_TRANSACTION_CONFIRMED or _UNCONFIRMED subscription: the one a wallet hands out next',
         params: ReferenceParams,
         querystring: ContextQuery,
         response: { 200: envelope(Type.Object({ item: DerivedAddress })) },
