@@ -86,6 +86,14 @@ describe('layering of src/', () => {
     expect(offending('cli', (to) => layerOf(to) !== 'store' || Object.hasOwn(commandLineOnly, to))).toEqual([]);
   });
 
+  it('background waits come from src/lib/loop.ts: no other module writes its own sleep (issue 29: one loop helper)', () => {
+    const ownSleep = /\bfunction sleep\b|\b(?:const|let) sleep\s*=|new Promise(?:<void>)?\(\(?(\w+)\)? => setTimeout\(\s*\1\s*,/;
+    const writing = sourceFiles(SRC)
+      .map((file) => relative(ROOT, file))
+      .filter((path) => path !== 'src/lib/loop.ts' && ownSleep.test(readFileSync(join(ROOT, path), 'utf8')));
+    expect(writing).toEqual([]);
+  });
+
   it('no module imports anything outside the repository (../shared and the like)', () => {
     const outside = imports.filter((i) => i.to !== undefined && (i.to.startsWith('..') || /(^|\/)shared\//.test(i.spec)));
     expect(outside.map((i) => `${i.from} imports '${i.spec}'`)).toEqual([]);

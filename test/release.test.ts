@@ -71,6 +71,12 @@ describe('the release', () => {
     }
   });
 
+  it('compose.yaml has PostgreSQL, and PgBouncer in transaction mode behind an optional profile', () => {
+    const compose = read('compose.yaml');
+    expect(compose).toMatch(/^ {2}postgres:\n(?: {4}.*\n|\s*\n)*? {4}image: \S*postgres/m);
+    expect(compose).toMatch(/^ {2}pgbouncer:\n {4}profiles: \[pgbouncer\]\n(?: {4}.*\n|\s*\n)*? {6}POOL_MODE: transaction$/m);
+  });
+
   it('compose.yaml passes every setting herald reads from the environment, and no name it does not read', () => {
     const compose = read('compose.yaml');
     const passed = [...compose.matchAll(/^ +(HERALD_[A-Z0-9_]+):/gm)].map((m) => m[1] as string);
