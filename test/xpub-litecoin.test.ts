@@ -6,7 +6,9 @@
  * two derived addresses gives one callback listing both; a spend from index 0 (its key imported into
  * litecoind) with change to the change chain's index 0 is `outgoing` with the fee; addresses/next moves as
  * the payments land; a reorganisation re-fires a callback with a new idempotencyKey, and one that drops a
- * payment clears the used flag it set (the window stays).
+ * payment clears the used flag it set (the window stays). A window jump within one block: payments to 19 and 38
+ * in the same block both fire (the block is matched again while its window grows), and so does one transaction
+ * paying 58 and 77.
  */
 import { createHash } from 'node:crypto';
 import { createBase58check } from '@scure/base';
@@ -165,5 +167,52 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
     await until('index 41 unused again', async () => (await next(id)).index === 41);
     const window = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
     expect(window.body.data.total).toBe(41 + 20 + 1);
+  }, 60_000);
+
+  it('a window jump within one block: payments to index 19 and 38 in the same block both fire (the block is matched again as the window grows), and one transaction paying 58 and 77 lists both', async () => {
+    // Another account of the test seed: a wallet of its own, none of its addresses used yet.
+    const other = testPublicKey("m/84'/1'/1'", 0x043587cf);
+    const otherKey = parseExtendedKey('litecoin', 'testnet', other, 'segwit');
+    if (!otherKey.ok) throw new Error(otherKey.message);
+    const k = otherKey.key;
+    const addr = (index: number) => deriveAddress(k, k.branches[0] as (typeof k.branches)[number], index, { regtest: true }).address;
+    const { referenceId: id } = await subscribe(
+      'xpub-coins-transactions-confirmed',
+      { extendedPublicKey: other, derivation: 'segwit', receiveCallbackOn: 1 },
+      'jump',
+    );
+    await indexed();
+    // 38 is beyond the first window (0..19): watched only once the block's payment to 19 is seen.
+    const nineteen = await node.send(addr(19), 1_900_000n);
+    const thirtyEight = await node.send(addr(38), 3_800_000n);
+    const height = await mineAndProcess();
+    expect(await node.node.rpc<string[]>('getrawmempool')).not.toEqual(expect.arrayContaining([nineteen]));
+    expect(await node.node.rpc<string[]>('getrawmempool')).not.toEqual(expect.arrayContaining([thirtyEight]));
+    const got = await until('both callbacks of the block', async () => items(id).length === 2 && items(id));
+    expect(new Set(got.map((i) => i.transactionId))).toEqual(new Set([nineteen, thirtyEight]));
+    for (const item of got) expect((item.minedInBlock as { height: number }).height).toBe(height);
+    expect(got.find((i) => i.transactionId === thirtyEight)?.addresses).toEqual([
+      { address: addr(38), derivationPath: 'm/0/38', change: false, received: '0.038', sent: '0' },
+    ]);
+    expect((await next(id)).index).toBe(39);
+    const receive = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
+    expect(receive.body.data.total).toBe(38 + 20 + 1);
+
+    // One transaction paying 58 (the window's last) and 77 (beyond it until 58 is seen): one callback listing both.
+    const both = await node.node.rpc<string>('sendmany', '', { [addr(58)]: '0.058', [addr(77)]: '0.077' });
+    await mineAndProcess();
+    const [pair] = await until('the callback of the two-address payment', async () => {
+      const found = items(id).filter((i) => i.transactionId === both);
+      return found.length === 1 && found;
+    });
+    expect(pair).toMatchObject({
+      direction: 'incoming',
+      amount: '0.135',
+      addresses: [
+        { address: addr(58), derivationPath: 'm/0/58', change: false, received: '0.058', sent: '0' },
+        { address: addr(77), derivationPath: 'm/0/77', change: false, received: '0.077', sent: '0' },
+      ],
+    });
+    expect((await next(id)).index).toBe(78);
   }, 60_000);
 });
