@@ -5,7 +5,8 @@
  * unsigned, signed with another secret or too old. Python and Go run where their toolchain is installed
  * (.ci/run installs Go; under CI a missing toolchain fails the file, test/support/real-node.ts).
  *
- * Also `herald dev receiver` (src/dev/receiver.ts), run as the command: herald trusts its CA and delivers to it.
+ * Also `herald dev receiver` (src/dev/receiver.ts), run as the command: herald trusts its CA and delivers to it, and
+ * a herald given only the settings it prints (docs/getting-started/receive-locally.md, step 2) does too.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -272,6 +273,33 @@ describe('herald dev receiver', () => {
       await devReceiver.line(new RegExp(`POST /callbacks TRANSACTION_MINED \\(test callback\\) idempotencyKey ${key} sequence 0: signature ok -> 204$`)),
     ).toBeTruthy();
     expect(devReceiver.lines).toContain(`    "idempotencyKey": "${key}",`);
+  });
+
+  it('the settings it prints are all a herald needs: one started with just those (no other CA) delivers a test callback to it', async () => {
+    const printed = devReceiver.lines.slice(0, devReceiver.lines.indexOf('that is:'));
+    const env: Record<string, string> = {};
+    for (const line of printed) {
+      const setting = /^ {2}(HERALD_[A-Z_]+)=(\S+) /.exec(line);
+      if (setting) env[setting[1] as string] = setting[2] as string;
+    }
+    expect(Object.keys(env).sort()).toEqual(['HERALD_DELIVERY_ALLOW_NETWORKS', 'HERALD_DELIVERY_CA_FILE', 'HERALD_SUBSCRIPTIONS_ALLOW_UNFOLLOWED_CHAINS']);
+    const settings = loadConfig({}, env);
+    expect(settings.subscriptions.allowUnfollowedChains).toBe(true);
+    const local = await startTestApp({ delivery: settings.delivery, subscriptions: settings.subscriptions });
+    try {
+      const owner = await local.customer({ domains: ['localhost'] }); // what the printed `domains add ... --verified` does
+      const item = { transactionId: `0x${'1'.repeat(64)}`, callbackUrl: `${devReceiver.url}/callbacks`, callbackSecretKey: SECRET };
+      const created = await local.request('POST', '/blockchain-events/ethereum/goerli/subscriptions/transaction-mined', {
+        key: owner.key,
+        body: { data: { item } },
+      });
+      expect(created.status, created.text).toBe(200);
+      const sent = await local.request('POST', `/blockchain-events/subscriptions/${created.body.data.item.referenceId}/test-callback`, { key: owner.key });
+      expect(sent.body.data.item, sent.text).toMatchObject({ delivered: true, httpStatus: 204 });
+      expect(await devReceiver.line(new RegExp(`idempotencyKey ${sent.body.data.item.idempotencyKey} sequence 0: signature ok -> 204$`))).toBeTruthy();
+    } finally {
+      await local.close();
+    }
   });
 
   it('refuses with 401, and says why, a callback signed with another secret', async () => {
