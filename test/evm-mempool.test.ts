@@ -2,7 +2,8 @@
  * Unconfirmed events on the EVM test node with automine off (a real pending pool): the pending
  * transaction filter, the transactions read by hash, coin value and ERC-20 `transfer` calldata matched;
  * the unconfirmed callback before any block, then, once mined, the confirmed callback of the other
- * subscription; a replacement (same nonce, higher fee) fires nothing more but the original's DROPPED (reason replaced).
+ * subscription; a replacement (same nonce, higher fee) fires nothing more but the original's DROPPED (reason replaced);
+ * a transaction with the same nonce mined without passing through the pool gives the original's DROPPED (reason conflicted).
  */
 import { type Address, encodeFunctionData, parseAbi } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -195,6 +196,44 @@ it('a pending ERC-20 transfer() replaced by another call with the same nonce: th
   });
   expectSigned(callbacksOf(sub)[1]);
   await mineAndProcess();
+});
+
+it('a pending payment whose nonce a mined transaction takes (never seen pending) is DROPPED, conflicted, naming the mined one; the block fires nothing more', async () => {
+  const to = node.accounts[3]?.address as Address;
+  const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-conflicted')).referenceId;
+  await indexed();
+  const wallet = walletClient(node, 2);
+  const account = wallet.account ?? null;
+  const nonce = Number(await node.request<string>('eth_getTransactionCount', [node.accounts[2]?.address, 'pending']));
+  const fee = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+  const original = await wallet.sendTransaction({ to, value: 1_000n, nonce, ...fee, account, chain: wallet.chain });
+  await until('the original', async () => callbacksOf(sub).length === 1);
+  // The same nonce paid elsewhere and mined at once (automine): a block herald's pending reads never saw
+  // in the pool, as one a miner built from a transaction it never relayed.
+  expect(await node.request<boolean>('hardhat_dropTransaction', [original])).toBe(true);
+  await node.setAutomine(true);
+  const other = node.accounts[4]?.address as Address;
+  const conflict = await wallet.sendTransaction({ to: other, value: 2_000n, nonce, ...fee, account, chain: wallet.chain });
+  await node.setAutomine(false);
+  const mined = await node.request<{ blockNumber: string | null }>('eth_getTransactionByHash', [conflict]);
+  expect(mined.blockNumber).not.toBeNull();
+  await processed(Number(mined.blockNumber));
+  await until('the dropped original', async () => callbacksOf(sub).length === 2);
+  expect(callbacksOf(sub).map((cb) => (cb.json.data as { event?: string }).event)).toEqual([
+    'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+    'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
+  ]);
+  expect(items(sub)[1]).toEqual({
+    ...items(sub)[0],
+    safety: undefined,
+    reason: 'conflicted',
+    replacedByTransactionId: conflict,
+  });
+  expectSigned(callbacksOf(sub)[1]);
+  await mineAndProcess();
+  await new Promise((r) => setTimeout(r, 400));
+  await t.app.worker?.settled();
+  expect(callbacksOf(sub)).toHaveLength(2);
 });
 
 it('a payment that entered the pool while herald was stopped is seen after the restart: the new filter comes with a read of the pending block', async () => {

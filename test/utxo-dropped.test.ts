@@ -3,8 +3,10 @@
  * on the fake Bitcoin Core node (it speaks Core's RPC formats; test/support/fake-utxo): a BIP125
  * replacement of a transaction herald announced gives the announced subscription
  * ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED, reason replaced, naming the replacement, once; the
- * replacement itself fires nothing, and mining it sends nothing more; the event stream filters on the DROPPED type. litecoind's own replacement and
- * the mined conflict are in test/litecoin-mempool.test.ts.
+ * replacement itself fires nothing, and mining it sends nothing more; the event stream filters on the DROPPED type. A double
+ * spend mined without passing through the mempool gives reason conflicted: the fake speaks Core 30's
+ * getblock verbosity 3, whose inputs carry their prevout inline (the block's resolvedSpends). litecoind's
+ * own replacement and the mined conflict at verbosity 2 are in test/litecoin-mempool.test.ts.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TestApp, TestCustomer } from './harness.ts';
@@ -81,6 +83,38 @@ it('an announced deposit replaced (RBF) in the mempool is DROPPED, replaced, nam
   ]);
   await env.mineAndProcess();
   await t.restart();
+  await env.mineAndProcess();
+  await settle();
+  expect(callbacksOf(sub)).toHaveLength(2);
+});
+
+it('an announced deposit whose coins a mined transaction spends (verbosity 3, never in the mempool) is DROPPED, conflicted, naming it', async () => {
+  const fake = env.node.node;
+  const address = fake.newAddress();
+  const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'conflicted')).referenceId;
+  await indexed();
+  const payer = fake.newAddress();
+  fake.send(payer, 50_000_000n);
+  await env.mineAndProcess();
+  const original = fake.spend(payer, address, 20_000_000n).txid;
+  await until('the original', async () => callbacksOf(sub).length === 1);
+  // The double spend goes straight into a block: replaced and mined in one step, so no read of the
+  // mempool ever sees it (Core would have it from a miner that never relayed it).
+  const conflict = fake.replace(original, payer, fake.newAddress(), 20_000_000n);
+  fake.mine(1);
+  expect(fake.rpc<string[]>('getrawmempool')).toEqual([]);
+  const block = fake.rpc<{ tx: { txid: string; vin: { prevout?: unknown }[] }[] }>('getblock', [fake.blockHash(fake.height()), 3]);
+  expect(block.tx.find((tx) => tx.txid === conflict)?.vin.every((v) => v.prevout !== undefined)).toBe(true);
+  await until('the dropped callback', async () => callbacksOf(sub).length === 2);
+  const [announced, dropped] = callbacksOf(sub);
+  expectSigned(dropped);
+  expect(dropped?.json.data).toMatchObject({ event: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED' });
+  expect(dropped?.json.data.item).toEqual({
+    ...announced?.json.data.item,
+    safety: undefined,
+    reason: 'conflicted',
+    replacedByTransactionId: conflict,
+  });
   await env.mineAndProcess();
   await settle();
   expect(callbacksOf(sub)).toHaveLength(2);

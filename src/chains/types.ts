@@ -55,7 +55,7 @@ export interface UtxoOutput {
   value: bigint;
 }
 
-/** An input of a UTXO-chain transaction whose spent output the adapter did not resolve. */
+/** An input of a UTXO-chain transaction and the output it spends. */
 export interface UtxoSpend {
   transactionId: string;
   /** The spent output, `txid:vout`. */
@@ -72,8 +72,12 @@ export interface NormalizedBlock extends BlockRef {
    * UTXO chains only. coinMovements then hold what the block itself tells (outputs received, inputs
    * spending outputs of earlier transactions of the same block); the ledger resolves `spends` against its
    * own record of watched outputs (`outputs` of earlier blocks and the opening's unspent outputs).
+   * `resolvedSpends`: the other inputs, whose spent output the adapter resolved (getblock verbosity 3's
+   * `prevout`, its own prevouts, an output of the same block); moved nothing more, read only to see which
+   * announced unconfirmed transactions the block conflicts with (src/ingest/dropped.ts). Absent: none, or
+   * not told (a block built without it; a conflict through such an input then goes unseen).
    */
-  utxo?: { outputs: UtxoOutput[]; spends: UtxoSpend[] };
+  utxo?: { outputs: UtxoOutput[]; spends: UtxoSpend[]; resolvedSpends?: UtxoSpend[] };
   /**
    * Every address of coinMovements and utxo.outputs (more do no harm, nor do duplicates), when the adapter
    * has that list at no cost (the block workers' compact form lists each address once). The
@@ -87,6 +91,13 @@ export interface NormalizedBlock extends BlockRef {
    * (src/matching/safety.ts). Absent: none.
    */
   failedTransactionIds?: string[];
+  /**
+   * EVM chains: each transaction's sender and nonce, `sender:nonce` (lower-case sender, decimal nonce: the
+   * key of PendingTransactions.conflicts), failed transactions included (they use their nonce too). Read
+   * only to see which announced unconfirmed transactions the block conflicts with (src/ingest/dropped.ts).
+   * Absent: none, or another chain.
+   */
+  nonces?: { transactionId: string; key: string }[];
   /** XRP: Payments with the tfPartialPayment flag (safety verdict `partial-payment`). Absent: none. */
   partialPaymentIds?: string[];
   /**

@@ -48,12 +48,16 @@ export async function droppedCallbacks(
 
 /**
  * In the follower's block transaction: closes the announcements of the block's transactions (a mined
- * transaction is never dropped) and queues `conflicted` for those whose outpoints the block's transactions
- * spend. UTXO chains: the block's `utxo.spends` (inputs the adapter did not resolve inline; see
- * docs/reference/events/address-coins-transaction-unconfirmed-dropped.md for what that leaves out). Returns the callbacks queued.
+ * transaction is never dropped) and queues `conflicted` for those whose outpoints (EVM: nonce) the block's
+ * transactions take. UTXO chains: every input of the block, `utxo.spends` and `utxo.resolvedSpends` (those the adapter
+ * resolved: getblock verbosity 3's `prevout`, an output of the same block); EVM chains: the block's
+ * `nonces` (sender and nonce, as a same-nonce replacement in the mempool). Returns the callbacks queued.
  */
 export async function settleAnnounced(tx: Queryable, chain: ChainKey, block: NormalizedBlock): Promise<number> {
-  const spends = (block.utxo?.spends ?? []).map((s) => ({ transactionId: s.transactionId, key: s.outpoint }));
+  const spends: { transactionId: string; key: string }[] = [];
+  for (const s of block.utxo?.spends ?? []) spends.push({ transactionId: s.transactionId, key: s.outpoint });
+  for (const s of block.utxo?.resolvedSpends ?? []) spends.push({ transactionId: s.transactionId, key: s.outpoint });
+  for (const n of block.nonces ?? []) spends.push(n);
   const conflicted = await takeSettledByBlock(tx, chain, block.transactionIds, spends);
   return await enqueueCallbacks(tx, await droppedCallbacks(tx, chain, conflicted, 'conflicted'), new Date(), { chain });
 }

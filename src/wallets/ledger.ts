@@ -51,7 +51,8 @@ const isNft = (t: TokenTransfer) => t.amount === undefined;
  * UTXO chains: `block` with the inputs that spend outputs the ledger recorded (outputs paid to watched
  * and coin-subscribed addresses, see recordBlock's `alsoRecord`) turned into coin movements of those
  * addresses, and left out of `utxo.spends`. Done ONCE per block, before recordBlock and matching, so the
- * ledger and the coin events read the same movements. Other chains: `block` itself.
+ * ledger and the coin events read the same movements. Other chains: `block` itself. The answer has no
+ * `utxo.resolvedSpends` (the conflict check of announced transactions reads the block as the adapter gave it).
  */
 export async function resolveSpends(tx: Queryable, chain: ChainKey, block: NormalizedBlock): Promise<NormalizedBlock> {
   if (!block.utxo || block.utxo.spends.length === 0) return block;

@@ -9,7 +9,7 @@ import {
   normalizeEvmBlockHeader,
   TRANSFER_TOPIC,
 } from './normalize.ts';
-import type { CallFrame, CallTraceEntry, RpcBlock, RpcLog, RpcReceipt } from './rpc-types.ts';
+import type { CallFrame, CallTraceEntry, RpcBlock, RpcLog, RpcReceipt, RpcTransaction } from './rpc-types.ts';
 
 const ETL = 'ethereum-mainnet/ethereum-etl/';
 
@@ -96,6 +96,14 @@ describe('recorded block 483920 (0x76250) with its 4 receipts', () => {
     // Each fee and its payer, the sender (the wallet-key callbacks' fee).
     expect(n.fees?.map((f) => f.amount)).toEqual([fee(0xc6a5n), fee(0xc6a5n), fee(0x5208n), fee(0x5208n)]);
     expect(n.fees?.find((f) => f.transactionId === tx3)?.payer).toBe('0x9df428a91ff0f3635c8f0ce752933b9788926804');
+  });
+
+  it("nonces: each transaction's sender:nonce, as the recorded transactions say (the conflict check of announced pending transactions)", () => {
+    const txs = (block.transactions ?? []) as RpcTransaction[];
+    expect(n.nonces).toEqual(txs.map((tx) => ({ transactionId: tx.hash, key: `${String(tx.from).toLowerCase()}:${BigInt(String(tx.nonce))}` })));
+    expect(n.nonces?.find((x) => x.transactionId === '0x463d53f0ad57677a3b430a007c1c31d15d62c37fab5eee598551697c297c235c')?.key).toMatch(
+      /^0x9df428a91ff0f3635c8f0ce752933b9788926804:\d+$/,
+    );
   });
 
   it('a missing receipt or a receipt of another block throws', () => {

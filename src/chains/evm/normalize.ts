@@ -25,6 +25,9 @@
  *   `from` to `to` (contract creation: the receipt's contractAddress) and every internal transfer moves its
  *   amount. Block rewards and withdrawals are not transaction-bound and are not included.
  * - Fees: each transaction's fee (> 0) and its sender, in `fees` (the wallet-key callbacks' `fee`).
+ * - Nonces: each transaction's `sender:nonce` (decimal) in `nonces`, failed ones included (the conflict
+ *   check of announced pending transactions, src/ingest/dropped.ts); a transaction without a readable nonce
+ *   is left out.
  */
 
 import { MovementBook } from '../movements.ts';
@@ -222,6 +225,7 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
   const book = new MovementBook();
   const failed: string[] = [];
   const fees: TransactionFee[] = [];
+  const nonces: { transactionId: string; key: string }[] = [];
 
   txs.forEach((tx, i) => {
     const txId = header.transactionIds[i] as string;
@@ -241,6 +245,8 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
     if (blobGasUsed !== undefined && blobGasPrice !== undefined) fee += blobGasUsed * blobGasPrice;
     book.add(from, -fee);
     if (fee > 0n) fees.push({ transactionId: txId, payer: from, amount: fee });
+    const nonce = parseQuantity(tx.nonce);
+    if (nonce !== undefined) nonces.push({ transactionId: txId, key: `${from}:${nonce}` });
 
     if (status !== 'success') {
       failed.push(txId);
@@ -273,5 +279,6 @@ export function normalizeEvmBlock(input: EvmBlockInput, chain: { blockchain: Evm
   const block: NormalizedBlock = { ...header, tokenTransfers, internalTransfers, coinMovements: book.movements };
   if (failed.length > 0) block.failedTransactionIds = failed;
   if (fees.length > 0) block.fees = fees;
+  if (nonces.length > 0) block.nonces = nonces;
   return block;
 }

@@ -134,7 +134,11 @@ describe('compact block', () => {
     const huge: NormalizedBlock = {
       ...normal,
       coinMovements: normal.coinMovements.map((m, i) => (i === 0 ? { ...m, delta: 2n ** 64n } : m)),
-      utxo: { spends: normal.utxo?.spends ?? [], outputs: (normal.utxo?.outputs ?? []).map((o, i) => (i === 0 ? { ...o, value: 2n ** 70n } : o)) },
+      utxo: {
+        spends: normal.utxo?.spends ?? [],
+        resolvedSpends: normal.utxo?.resolvedSpends ?? [],
+        outputs: (normal.utxo?.outputs ?? []).map((o, i) => (i === 0 ? { ...o, value: 2n ** 70n } : o)),
+      },
     };
     const { compact } = encodeCompactBlock(huge);
     expect(Array.isArray(compact.movementDelta)).toBe(true);

@@ -30,6 +30,9 @@ export interface CompactUtxoBlock {
   /** utxo.spends: transaction index and the spent outpoint. */
   spendTx: Uint32Array;
   spendOutpoints: string[];
+  /** utxo.resolvedSpends, the same way. */
+  resolvedTx: Uint32Array;
+  resolvedOutpoints: string[];
 }
 
 /**
@@ -92,6 +95,11 @@ export function encodeCompactBlock(block: NormalizedBlock): { compact: CompactUt
   spends.forEach((s, i) => {
     spendTx[i] = txOf(s.transactionId);
   });
+  const resolvedSpends = block.utxo?.resolvedSpends ?? [];
+  const resolvedTx = new Uint32Array(resolvedSpends.length);
+  resolvedSpends.forEach((s, i) => {
+    resolvedTx[i] = txOf(s.transactionId);
+  });
 
   const compact: CompactUtxoBlock = {
     height: block.height,
@@ -109,9 +117,11 @@ export function encodeCompactBlock(block: NormalizedBlock): { compact: CompactUt
     outputValue: amounts(outputs.map((o) => o.value)),
     spendTx,
     spendOutpoints: spends.map((s) => s.outpoint),
+    resolvedTx,
+    resolvedOutpoints: resolvedSpends.map((s) => s.outpoint),
   };
   const transfer: ArrayBuffer[] = [];
-  for (const column of [movementTx, movementAddress, compact.movementDelta, outputTx, outputN, outputAddress, compact.outputValue, spendTx]) {
+  for (const column of [movementTx, movementAddress, compact.movementDelta, outputTx, outputN, outputAddress, compact.outputValue, spendTx, resolvedTx]) {
     if (!Array.isArray(column)) transfer.push(column.buffer as ArrayBuffer);
   }
   return { compact, transfer };
@@ -140,6 +150,7 @@ export function decodeCompactBlock(compact: CompactUtxoBlock): NormalizedBlock {
     };
   });
   const spends = Array.from(compact.spendTx, (tx, i) => ({ transactionId: at(ids, tx), outpoint: at(compact.spendOutpoints, i) }));
+  const resolvedSpends = Array.from(compact.resolvedTx, (tx, i) => ({ transactionId: at(ids, tx), outpoint: at(compact.resolvedOutpoints, i) }));
   return {
     height: compact.height,
     hash: compact.hash,
@@ -149,7 +160,7 @@ export function decodeCompactBlock(compact: CompactUtxoBlock): NormalizedBlock {
     tokenTransfers: [],
     internalTransfers: [],
     coinMovements,
-    utxo: { outputs, spends },
+    utxo: { outputs, spends, resolvedSpends },
     addresses,
   };
 }

@@ -121,6 +121,8 @@ function fastPath(input: UtxoBlockInput, chain: UtxoChainRef): { compact: Compac
   const outputValue: number[] = [];
   const spendTx: number[] = [];
   const spendOutpoints: string[] = [];
+  const resolvedTx: number[] = [];
+  const resolvedOutpoints: string[] = [];
 
   // The current transaction's nets, in order of first touch: the address's place in them, valid while its stamp is the transaction's.
   const touched: number[] = [];
@@ -156,19 +158,25 @@ function fastPath(input: UtxoBlockInput, chain: UtxoChainRef): { compact: Compac
       const prevTxid = v.txid;
       const n = v.vout;
       if (typeof prevTxid !== 'string' || !HASH.test(prevTxid) || typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new Irregular();
+      const key = `${prevTxid.toLowerCase()}:${n}`;
       const prevout = v.prevout;
       if (isObject(prevout)) {
         const value = units(prevout);
         const raw = scriptAddress(prevout.scriptPubKey as RpcScriptPubKey | undefined);
         if (raw !== undefined) add(t, addressOf(raw), -value);
+        resolvedTx.push(t);
+        resolvedOutpoints.push(key);
         continue;
       }
-      const key = `${prevTxid.toLowerCase()}:${n}`;
       const known = blockOutputs().get(key);
       if (known === undefined) {
         spendTx.push(t);
         spendOutpoints.push(key);
-      } else if (known.address >= 0) add(t, known.address, -known.value);
+        continue;
+      }
+      if (known.address >= 0) add(t, known.address, -known.value);
+      resolvedTx.push(t);
+      resolvedOutpoints.push(key);
     }
     for (let i = 0; i < vout.length; i++) {
       const o = vout[i];
@@ -210,6 +218,8 @@ function fastPath(input: UtxoBlockInput, chain: UtxoChainRef): { compact: Compac
     outputValue: Float64Array.from(outputValue),
     spendTx: Uint32Array.from(spendTx),
     spendOutpoints,
+    resolvedTx: Uint32Array.from(resolvedTx),
+    resolvedOutpoints,
   };
   const transfer = [
     compact.movementTx,
@@ -220,6 +230,7 @@ function fastPath(input: UtxoBlockInput, chain: UtxoChainRef): { compact: Compac
     compact.outputAddress,
     compact.outputValue,
     compact.spendTx,
+    compact.resolvedTx,
   ].map((column) => (column as Uint32Array).buffer as ArrayBuffer);
   return { compact, transfer };
 }

@@ -821,6 +821,7 @@ describe('utxo: outputs paid to addresses and the spends left to the ledger', ()
     ]);
     expect(n.utxo?.spends).toEqual(inputsFromHex(txsOf(block)));
     expect(n.utxo?.spends.map((s) => s.outpoint)).toEqual(prevoutsNeeded(block));
+    expect(n.utxo?.resolvedSpends).toEqual([]);
     // Nothing the ledger resolves is also debited here: the coin movements only credit.
     expect(n.coinMovements.every((m) => m.delta > 0n)).toBe(true);
   });
@@ -833,6 +834,8 @@ describe('utxo: outputs paid to addresses and the spends left to the ledger', ()
     );
     const withPrevouts = normalizeUtxoBlock({ block, prevouts }, BTC_MAIN);
     expect(withPrevouts.utxo?.spends).toEqual([]);
+    // Still told, for the conflict check of announced transactions (src/ingest/dropped.ts): every input, in block order.
+    expect(withPrevouts.utxo?.resolvedSpends).toEqual(inputsFromHex(txsOf(block)));
     expect(withPrevouts.utxo?.outputs).toEqual(outputsFromHex(txsOf(block), addrBtc));
     // Verbosity 3: the same prevouts inline.
     const byKey = new Map(funding.map((tx) => [prevoutKey(tx.txid, 0), tx.vout?.[0]]));
@@ -842,10 +845,13 @@ describe('utxo: outputs paid to addresses and the spends left to the ledger', ()
     };
     const n3 = normalizeUtxoBlock({ block: v3 }, BTC_MAIN);
     expect(n3.utxo?.spends).toEqual([]);
+    expect(n3.utxo?.resolvedSpends).toEqual(inputsFromHex(txsOf(block)));
     expect(n3.coinMovements).toEqual(withPrevouts.coinMovements);
     // One prevout missing: only that input is left to the ledger.
     const partial = new Map([...prevouts].slice(1));
-    expect(normalizeUtxoBlock({ block, prevouts: partial }, BTC_MAIN).utxo?.spends.map((s) => s.outpoint)).toEqual([[...prevouts.keys()][0]]);
+    const n2 = normalizeUtxoBlock({ block, prevouts: partial }, BTC_MAIN);
+    expect(n2.utxo?.spends.map((s) => s.outpoint)).toEqual([[...prevouts.keys()][0]]);
+    expect(n2.utxo?.resolvedSpends?.map((s) => s.outpoint).sort()).toEqual([...prevouts.keys()].slice(1).sort());
   });
 
   it('766391 (modern Core): outputs equal the raw-hex derivation, incl. bech32/taproot; in-block spends are resolved, not left over', () => {
@@ -860,6 +866,7 @@ describe('utxo: outputs paid to addresses and the spends left to the ledger', ()
     const inputs = inputsFromHex(txsOf(block));
     expect(n.utxo?.spends).toEqual(inputs.filter((i) => !inBlock.has(i.outpoint)));
     expect(n.utxo?.spends.length).toBeLessThan(inputs.length);
+    expect(n.utxo?.resolvedSpends).toEqual(inputs.filter((i) => inBlock.has(i.outpoint)));
   });
 
   it('litecoin 2383207: MWEB inputs are not spends, the HogEx input is, the HogEx output (no address) is no output', () => {
@@ -883,6 +890,7 @@ describe('utxo: outputs paid to addresses and the spends left to the ledger', ()
     expect(n.utxo).toEqual({
       outputs: [{ transactionId: tx.txid, outpoint: `${tx.txid}:0`, address: 'bitcoincash:qzkddwa6hgh03skr4qsrygk7e087zjydxgqkpjnsw7', value: 5000000000n }],
       spends: [],
+      resolvedSpends: [],
     });
   });
 });

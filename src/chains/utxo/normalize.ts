@@ -32,7 +32,9 @@
  * - `utxo.outputs`: every transparent output that has an address (normalised address, outpoint `txid:vout`,
  *   value, transaction), zero-value ones included, in block order. `utxo.spends`: every input (not coinbase,
  *   not MWEB) whose previous output was not resolved above, in block order; the ledger resolves them against
- *   its own record of watched outputs. A resolved input is never in `spends`, so nothing is debited twice.
+ *   its own record of watched outputs. A resolved input is never in `spends`, so nothing is debited twice;
+ *   it is in `utxo.resolvedSpends` (same form, block order), which moves nothing (the conflict check of
+ *   announced unconfirmed transactions reads every input: src/ingest/dropped.ts).
  * - Ignored, never an error: Litecoin MWEB inputs/outputs (`ismweb: true`; their amounts are hidden), zcash
  *   shielded parts (`vjoinsplit`, `vShieldedSpend`, `vShieldedOutput`, `valueBalance`, `orchard`), Dogecoin
  *   `auxpow`, Dash special-transaction payloads (`type`, `extraPayload`), `fee`, and unknown fields.
@@ -379,14 +381,19 @@ export function normalizeUtxoBlock(input: UtxoBlockInput, chain: UtxoChainRef): 
   const book = new MovementBook();
   const outputs: UtxoOutput[] = [];
   const spends: UtxoSpend[] = [];
+  const resolvedSpends: UtxoSpend[] = [];
 
   for (const tx of parsed.txs) {
     book.startTransaction(tx.txid);
     for (const spend of tx.inputs) {
       if (spend.kind !== 'spend') continue;
       const prev = resolvePrevout(spend, tx.txid, prevouts, parsed.outputs);
-      if (prev === undefined) spends.push({ transactionId: tx.txid, outpoint: spend.key });
-      else if (prev.address !== undefined) book.add(normalize(prev.address), -prev.value);
+      if (prev === undefined) {
+        spends.push({ transactionId: tx.txid, outpoint: spend.key });
+        continue;
+      }
+      resolvedSpends.push({ transactionId: tx.txid, outpoint: spend.key });
+      if (prev.address !== undefined) book.add(normalize(prev.address), -prev.value);
     }
     for (const out of tx.outputs) {
       if (out.address === undefined) continue;
@@ -397,5 +404,5 @@ export function normalizeUtxoBlock(input: UtxoBlockInput, chain: UtxoChainRef): 
   }
   book.flush();
 
-  return { ...parsed.header, tokenTransfers: [], internalTransfers: [], coinMovements: book.movements, utxo: { outputs, spends } };
+  return { ...parsed.header, tokenTransfers: [], internalTransfers: [], coinMovements: book.movements, utxo: { outputs, spends, resolvedSpends } };
 }
