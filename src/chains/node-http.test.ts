@@ -1,7 +1,6 @@
 /** The shared node transport against a real local HTTP server: credentials, the timeout, the size bound, failures below HTTP, the retry. */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refusedPort, type ScriptedServer, startScriptedServer } from '../../test/support/scripted-http.ts';
 import { createNodeHttp, type NodeHttp, NodeTransportError, nodeEndpoint } from './node-http.ts';
 
 interface Seen {
@@ -14,34 +13,23 @@ interface Seen {
 /** [HTTP status, body text], 'drop' (destroy the socket) or 'hang'. */
 type Answer = [number, string] | 'drop' | 'hang';
 
-let server: Server;
+let server: ScriptedServer;
 let base: string;
 const seen: Seen[] = [];
 let answer: (attempt: number) => Answer = () => [200, '{}'];
 const clients: NodeHttp[] = [];
 
 beforeAll(async () => {
-  server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      seen.push({ url: req.url ?? '', body, authorization: req.headers.authorization, contentType: req.headers['content-type'] });
-      const a = answer(seen.length);
-      if (a === 'hang') return;
-      if (a === 'drop') return void req.socket.destroy();
-      res.writeHead(a[0], { 'content-type': 'application/json' }).end(a[1]);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startScriptedServer((req, body) => {
+    seen.push({ url: req.url ?? '', body, authorization: req.headers.authorization, contentType: req.headers['content-type'] });
+    return answer(seen.length);
+  }, 'application/json');
+  base = server.base;
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close()));
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await server.close();
 });
 
 function respond(fn: typeof answer): void {
@@ -97,10 +85,7 @@ describe('createNodeHttp', () => {
   });
 
   it('a refused connection is kind network, naming the cause', async () => {
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
+    const port = await refusedPort();
     await expect(http().post(`http://127.0.0.1:${port}/`, '{}', { timeoutMs: 5_000 })).rejects.toMatchObject({
       kind: 'network',
       message: expect.stringContaining('ECONNREFUSED'),

@@ -1,7 +1,6 @@
 /** The EVM JSON-RPC client against a fake node over real HTTP: answers, error classification, timeout, retry. */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rejection, type ScriptedAnswer, type ScriptedServer, startScriptedServer } from '../../../test/support/scripted-http.ts';
 import { redactUrl } from '../../domain/node-urls.ts';
 import { createEvmRpcClient, EvmRpcError } from './rpc.ts';
 
@@ -11,53 +10,30 @@ interface Seen {
   authorization?: string;
 }
 
-/** The fake's answer to one request: [HTTP status, body] (body an object is sent as JSON), 'drop' (destroy the socket) or 'hang'. */
-type Answer = [number, unknown] | 'drop' | 'hang';
-
-let server: Server;
+let server: ScriptedServer;
 let url: string;
 const seen: Seen[] = [];
-let answer: (method: string, params: unknown[], attempt: number) => Answer = () => [200, {}];
+/** The fake's answer to one request; an object body is the JSON-RPC envelope's members (result or error). */
+let answer: (method: string, params: unknown[], attempt: number) => ScriptedAnswer = () => [200, {}];
 
 beforeAll(async () => {
-  server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      const { id, method, params } = JSON.parse(body) as { id: number; method: string; params: unknown[] };
-      seen.push({ method, params, authorization: req.headers.authorization });
-      const a = answer(method, params, seen.filter((s) => s.method === method).length);
-      if (a === 'hang') return;
-      if (a === 'drop') return void req.socket.destroy();
-      const [status, payload] = a;
-      const text = typeof payload === 'string' ? payload : JSON.stringify({ jsonrpc: '2.0', id, ...(payload as object) });
-      res.writeHead(status, { 'content-type': typeof payload === 'string' ? 'text/html' : 'application/json' }).end(text);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  server = await startScriptedServer((req, body) => {
+    const { id, method, params } = JSON.parse(body) as { id: number; method: string; params: unknown[] };
+    seen.push({ method, params, authorization: req.headers.authorization });
+    const a = answer(method, params, seen.filter((s) => s.method === method).length);
+    return Array.isArray(a) && typeof a[1] !== 'string' ? [a[0], { jsonrpc: '2.0', id, ...(a[1] as object) }] : a;
+  }, 'text/html');
+  url = `${server.base}/`;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => server.close());
 
 function respond(fn: typeof answer): void {
   seen.length = 0;
   answer = fn;
 }
 
-async function failure(promise: Promise<unknown>): Promise<EvmRpcError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(EvmRpcError);
-  return error as EvmRpcError;
-}
+const failure = (promise: Promise<unknown>) => rejection(promise, EvmRpcError);
 
 describe('redactUrl', () => {
   it('drops credentials, query and fragment; masks key-like path segments', () => {

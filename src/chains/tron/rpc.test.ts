@@ -1,7 +1,6 @@
 /** The java-tron HTTP client against a scripted node over real HTTP: paths, answers, error kinds, timeout, retry, big integers. */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refusedPort, rejection, type ScriptedAnswer, type ScriptedServer, startScriptedServer } from '../../../test/support/scripted-http.ts';
 import { createTronRpcClient, parseJsonLossless, TronRpcError } from './rpc.ts';
 
 interface Seen {
@@ -11,53 +10,28 @@ interface Seen {
   contentType?: string;
 }
 
-/** The node's answer: [HTTP status, body text] (an object body is sent as JSON), 'drop' (destroy the socket) or 'hang'. */
-type Answer = [number, unknown] | 'drop' | 'hang';
-
-let server: Server;
+let server: ScriptedServer;
 let base: string;
 const seen: Seen[] = [];
-let answer: (path: string, attempt: number) => Answer = () => [200, {}];
+let answer: (path: string, attempt: number) => ScriptedAnswer = () => [200, {}];
 
 beforeAll(async () => {
-  server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let text = '';
-    req.on('data', (c) => {
-      text += c;
-    });
-    req.on('end', () => {
-      seen.push({ url: req.url ?? '', body: JSON.parse(text), authorization: req.headers.authorization, contentType: req.headers['content-type'] });
-      const path = new URL(req.url ?? '/', 'http://x').pathname;
-      const a = answer(path, seen.filter((s) => s.url === req.url).length);
-      if (a === 'hang') return;
-      if (a === 'drop') return void req.socket.destroy();
-      const [status, payload] = a;
-      const isText = typeof payload === 'string';
-      res.writeHead(status, { 'content-type': isText ? 'text/html' : 'application/json' }).end(isText ? payload : JSON.stringify(payload));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startScriptedServer((req, text) => {
+    seen.push({ url: req.url ?? '', body: JSON.parse(text), authorization: req.headers.authorization, contentType: req.headers['content-type'] });
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    return answer(path, seen.filter((s) => s.url === req.url).length);
+  }, 'text/html');
+  base = server.base;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => server.close());
 
 function respond(fn: typeof answer): void {
   seen.length = 0;
   answer = fn;
 }
 
-async function failure(promise: Promise<unknown>): Promise<TronRpcError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(TronRpcError);
-  return error as TronRpcError;
-}
+const failure = (promise: Promise<unknown>) => rejection(promise, TronRpcError);
 
 describe('createTronRpcClient', () => {
   it('POSTs JSON to {base}/{path}; keeps a gateway path and query; credentials go as Basic authentication, never shown', async () => {
@@ -122,10 +96,7 @@ describe('createTronRpcClient', () => {
     expect(await failure(rpc.post('wallet/getnowblock'))).toMatchObject({ kind: 'network' });
     expect(seen).toHaveLength(2);
 
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
+    const port = await refusedPort();
     const refused = createTronRpcClient({ url: `http://bob:hunter2@127.0.0.1:${port}/` });
     const e = await failure(refused.post('wallet/getnowblock'));
     expect(e.kind).toBe('network');

@@ -4,11 +4,10 @@
  * fake's own formats are checked against the recorded ones here too.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeRippled, GENESIS_ADDRESS, RIPPLE_EPOCH_OFFSET, startFakeRippled } from '../../../test/support/fake-rippled.ts';
+import { rejection, type ScriptedServer, startScriptedServer } from '../../../test/support/scripted-http.ts';
 import { createXrpAdapter, type XrpAdapter, XrpAdapterError } from './adapter.ts';
 import { ledgerFromResponse, normalizeXrpLedger } from './normalize.ts';
 import { XrpRpcError } from './rpc.ts';
@@ -28,14 +27,7 @@ function overHttp(ws: Json): Json {
   return { result: { ...(ws.result as Json), status: 'success' } };
 }
 
-async function thrown(promise: Promise<unknown>): Promise<Error> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Error);
-  return error as Error;
-}
+const thrown = (promise: Promise<unknown>) => rejection(promise, Error);
 
 /** Sum of an address's movements in a block. */
 const netOf = (block: { coinMovements: { address: string; delta: bigint }[] }, address: string) =>
@@ -282,31 +274,21 @@ describe('XRP adapter against a server answering in API v2 (numeric ledger_index
 });
 
 describe('XRP adapter on the recorded rippled answers', () => {
-  let server: Server;
-  let url: string;
+  let server: ScriptedServer;
   let adapter: XrpAdapter;
   /** (method, params) → HTTP JSON-RPC body. */
   let answer: (method: string, params: Json) => Json = () => ({});
 
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => {
-        body += c;
-      });
-      req.on('end', () => {
-        const { method, params } = JSON.parse(body) as { method: string; params: Json[] };
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer(method, params[0] ?? {})));
-      });
+    server = await startScriptedServer((_req, body) => {
+      const { method, params } = JSON.parse(body) as { method: string; params: Json[] };
+      return [200, answer(method, params[0] ?? {})];
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    adapter = createXrpAdapter({ network: 'mainnet', rpcUrl: url });
+    adapter = createXrpAdapter({ network: 'mainnet', rpcUrl: `${server.base}/` });
   });
   afterAll(async () => {
     await adapter.close();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await server.close();
   });
   afterEach(() => {
     answer = () => ({});

@@ -3,10 +3,9 @@
  * answers and error answers (recorded ones re-wrapped the HTTP way), plain-text faults, timeout, retry.
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refusedPort, rejection, type ScriptedAnswer, type ScriptedServer, startScriptedServer } from '../../../test/support/scripted-http.ts';
 import { createRippledClient, isRippledError, XrpRpcError } from './rpc.ts';
 
 type Json = Record<string, unknown>;
@@ -26,53 +25,28 @@ interface Seen {
   authorization?: string;
 }
 
-/** [HTTP status, body (an object is sent as JSON, a string as text)], 'drop' (destroy the socket) or 'hang'. */
-type Answer = [number, unknown] | 'drop' | 'hang';
-
-let server: Server;
+let server: ScriptedServer;
 let url: string;
 const seen: Seen[] = [];
-let answer: (body: Json, attempt: number) => Answer = () => [200, { result: { status: 'success' } }];
+let answer: (body: Json, attempt: number) => ScriptedAnswer = () => [200, { result: { status: 'success' } }];
 
 beforeAll(async () => {
-  server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      const parsed = JSON.parse(body) as Json;
-      seen.push({ body: parsed, authorization: req.headers.authorization });
-      const a = answer(parsed, seen.length);
-      if (a === 'hang') return;
-      if (a === 'drop') return void req.socket.destroy();
-      const [status, payload] = a;
-      const isText = typeof payload === 'string';
-      res.writeHead(status, { 'content-type': isText ? 'text/plain' : 'application/json' }).end(isText ? payload : JSON.stringify(payload));
-    });
+  server = await startScriptedServer((req, body) => {
+    const parsed = JSON.parse(body) as Json;
+    seen.push({ body: parsed, authorization: req.headers.authorization });
+    return answer(parsed, seen.length);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  url = `${server.base}/`;
 });
 
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => server.close());
 
 function respond(fn: typeof answer): void {
   seen.length = 0;
   answer = fn;
 }
 
-async function failure(promise: Promise<unknown>): Promise<XrpRpcError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(XrpRpcError);
-  return error as XrpRpcError;
-}
+const failure = (promise: Promise<unknown>) => rejection(promise, XrpRpcError);
 
 describe('createRippledClient', () => {
   it('sends {method, params: [object]} and returns the result; credentials in the URL go as Basic auth and are never shown', async () => {
@@ -170,10 +144,7 @@ describe('createRippledClient', () => {
     expect(await failure(rpc.request('ledger_current'))).toMatchObject({ kind: 'network' });
     expect(seen).toHaveLength(2);
 
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
+    const port = await refusedPort();
     const refused = await failure(createRippledClient({ url: `http://127.0.0.1:${port}/` }).request('ledger_current'));
     expect(refused).toMatchObject({ kind: 'network' });
     expect(refused.nodeMessage).toContain('ECONNREFUSED');
