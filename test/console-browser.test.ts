@@ -152,14 +152,26 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await page.getByLabel('API key').focus();
     await page.keyboard.type(c.key);
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+    // The landing page: the overview, with the first-run checklist (the domain is verified already, the rest to do).
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     // The new page's heading has the focus; the first focusable element is the skip link, whose Enter leads to the content.
     await expect(page.evaluate(() => document.activeElement?.tagName)).resolves.toBe('H1');
     await expect(page.evaluate(() => document.querySelector('a[href], button, input, select, [tabindex="0"]')?.textContent)).resolves.toBe('Skip to content');
     await page.locator('a.skip').focus();
     await page.keyboard.press('Enter');
     await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('main');
-    expect(new URL(page.url()).pathname).toBe('/console/subscriptions');
+    expect(new URL(page.url()).pathname).toBe('/console/overview');
+    const steps = page.getByRole('region', { name: 'Get started' }).locator('li');
+    await expect(steps.allTextContents()).resolves.toEqual([
+      expect.stringMatching(/^Done Verify a callback domain/),
+      expect.stringMatching(/^To do Create a subscription/),
+      expect.stringMatching(/^To do Send a test callback/),
+    ]);
+    await page.getByText('Nothing needs attention.').waitFor();
+    await page.getByRole('cell', { name: 'ethereum / goerli' }).waitFor();
+    await visited(page, 'overview-first-run');
+    await nav(page, 'Subscriptions');
+    await page.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
     await expect(page.locator('.empty').textContent()).resolves.toContain('No subscriptions yet');
     await visited(page, 'subscriptions-empty');
   }, 60_000);
@@ -232,6 +244,33 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     // again once the receiver is back, then the failed callback is resent.
     await page.getByRole('button', { name: 'Activate', exact: true }).waitFor({ timeout: 10_000 });
     expect(await page.locator('dl.facts').first().textContent()).toContain('inactive');
+    // The overview shows the failure within 10 s: counted, and the subscription under "Needs attention".
+    await nav(page, 'Overview');
+    await expect.poll(async () => Number(await page.getByTestId('failed-24h').textContent()), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    const attention = page.getByRole('region', { name: /^Needs attention/ });
+    const failingItem = attention.locator('li', { has: page.locator(`[title="${referenceId}"]`) });
+    await failingItem.waitFor({ timeout: 10_000 });
+    expect(await failingItem.textContent()).toContain('deactivated by herald');
+    await visited(page, 'overview-failing');
+    // And in Deliveries, filtered to the failed ones, its attempts one Enter away.
+    await nav(page, 'Deliveries');
+    await page.getByRole('heading', { level: 1, name: 'Deliveries' }).waitFor();
+    await page.getByLabel('Status').selectOption('failed');
+    await page.waitForURL(/status=failed/);
+    const failedRow = page.locator('ul.deliveries li.callback.failed').first();
+    await failedRow.waitFor({ timeout: 10_000 });
+    await failedRow.locator(`summary [title="${referenceId}"]`).waitFor();
+    await failedRow.locator('summary').focus();
+    await page.keyboard.press('Enter');
+    await failedRow.locator('tbody tr').first().waitFor();
+    expect(await failedRow.locator('tbody tr').first().locator('td').nth(1).textContent()).toBe('503');
+    await page.getByRole('button', { name: /^Resend the \d+ failed callbacks? shown$/ }).waitFor();
+    await visited(page, 'deliveries-failed');
+    await nav(page, 'Overview');
+    await failingItem.getByRole('link').click();
+    await page.getByRole('button', { name: 'Activate', exact: true }).waitFor();
+    await failed.first().locator('summary').click();
+    await failed.first().getByRole('button', { name: 'Resend this callback' }).waitFor();
     receiver.setDefault({ kind: 'status', status: 200 });
     await page.getByRole('button', { name: 'Activate', exact: true }).click();
     await page.getByText('The subscription is active again.').waitFor();
@@ -409,6 +448,13 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await page.getByRole('button', { name: 'Clear' }).click();
     await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(1 + more.length);
     await visited(page, 'subscriptions');
+
+    // The test callback delivered, the first-run checklist is done: the overview no longer shows it.
+    await nav(page, 'Overview');
+    await page.getByRole('heading', { level: 2, name: 'Callbacks in the last 24 h' }).waitFor();
+    await expect(page.getByRole('region', { name: 'Get started' }).count()).resolves.toBe(0);
+    expect(Number(await page.getByTestId('delivered-24h').textContent())).toBeGreaterThanOrEqual(3);
+    await visited(page, 'overview');
   }, 60_000);
 
   it('registers and verifies a callback domain: the instructions, what a failed check found, then verified', async () => {
@@ -571,7 +617,8 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
       await p.goto(`${free.url}/console/`);
       await p.getByLabel('API key').fill(customer.key);
       await p.getByRole('button', { name: 'Sign in with the API key' }).click();
-      await p.getByRole('heading', { level: 1, name: 'Subscriptions' }).waitFor();
+      await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await creditless('the overview', () => p.locator('main').textContent());
       // The account page is named for what it shows: no balance, no usage.
       await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account', exact: true }).waitFor();
       await p.goto(`${free.url}/console/subscriptions/${created.body.data.item.referenceId}`);

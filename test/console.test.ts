@@ -317,6 +317,69 @@ describe('GET /account/overview', () => {
   });
 });
 
+describe('GET /blockchain-events/callbacks (deliveries across subscriptions)', () => {
+  it('lists the callbacks of every subscription newest first, filtered by state, event type, chain, subscription and time, charged per callback', async () => {
+    const c = await customer();
+    const callbackUrl = SAMPLE.callbackUrl;
+    const goerli = await subscribe(c, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl });
+    const sepolia = await subscribe(c, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl }, 'ethereum/sepolia');
+    const blocks = await subscribe(c, 'block-mined', { callbackUrl }, 'bitcoin/testnet');
+    const later = new Date(Date.now() + 3_600_000);
+    const db = t.app.database.db;
+    const a = await enqueue(c, goerli, callbackUrl, later);
+    const b = await enqueue(c, sepolia, callbackUrl, later);
+    const d = await enqueue(c, blocks, callbackUrl, later);
+    const e = await enqueue(c, goerli, callbackUrl, later);
+    // Creation times a minute apart (a oldest), states: a delivered, b failed, d retrying, e pending.
+    for (const [i, id] of [a.id, b.id, d.id, e.id].entries()) {
+      await db.query('test:dl-created', `UPDATE callbacks SET created_at = now() - make_interval(mins => $2) WHERE id = $1`, [id, 10 - i]);
+    }
+    await db.query('test:dl-delivered', `UPDATE callbacks SET status = 'delivered', finished_at = now() WHERE id = $1`, [a.id]);
+    await db.query('test:dl-failed', `UPDATE callbacks SET status = 'failed', finished_at = now(), outcome = 'maximum_retry_attempts_reached' WHERE id = $1`, [
+      b.id,
+    ]);
+    await db.query('test:dl-retrying', "UPDATE callbacks SET attempts = 1, event_type = 'BLOCK_MINED' WHERE id = $1", [d.id]);
+    // Another customer's callback is never listed.
+    const other = await customer();
+    const theirs = await subscribe(other, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl });
+    await enqueue(other, theirs, callbackUrl, later);
+
+    const list = async (q = '') => {
+      const res = await t.request('GET', `/blockchain-events/callbacks${q}`, { key: c.key });
+      expect(res.status, res.text).toBe(200);
+      return res;
+    };
+    const ids = async (q = '') => (await list(q)).body.data.items.map((x: { callbackId: string }) => x.callbackId);
+    const all = await list();
+    expect(all.body.data.total).toBe(4);
+    expect(all.body.data.items.map((x: { callbackId: string }) => x.callbackId)).toEqual([e.id, d.id, b.id, a.id]);
+    expect(all.body.data.items[2]).toMatchObject({
+      referenceId: sepolia,
+      blockchain: 'ethereum',
+      network: 'sepolia',
+      event: 'TRANSACTION_MINED',
+      status: 'failed',
+      outcome: 'maximum_retry_attempts_reached',
+      attempts: [],
+    });
+    expect(all.body.data.untilTimestamp - all.body.data.sinceTimestamp).toBe(7 * 86_400);
+    // Charged as the subscription's callback log: per callback returned.
+    expect(Number(all.headers.get('x-credits-consumed'))).toBe(4 * t.config.costs.getSubscription);
+    expect(await ids('?status=delivered')).toEqual([a.id]);
+    expect(await ids('?status=failed')).toEqual([b.id]);
+    expect(await ids('?status=retrying')).toEqual([d.id]);
+    expect(await ids('?status=pending')).toEqual([e.id, d.id]);
+    expect(await ids('?eventType=BLOCK_MINED')).toEqual([d.id]);
+    expect(await ids('?blockchain=ethereum&network=goerli')).toEqual([e.id, a.id]);
+    expect(await ids(`?referenceId=${sepolia}`)).toEqual([b.id]);
+    const now = Math.floor(Date.now() / 1000);
+    expect(await ids(`?since=${now - 9 * 60 - 30}&until=${now - 7 * 60 - 30}`)).toEqual([d.id, b.id]);
+    expect(await ids('?limit=2&offset=1')).toEqual([d.id, b.id]);
+    expect((await t.request('GET', '/blockchain-events/callbacks?referenceId=nope', { key: c.key })).body.error.code).toBe('resource_not_found');
+    expect((await t.request('GET', '/blockchain-events/callbacks?status=lost', { key: c.key })).body.error.code).toBe('invalid_data');
+  });
+});
+
 describe('GET /account and GET /account/usage', () => {
   it('shows the balance, plan and active subscriptions', async () => {
     const c = await customer({ credits: 50_000n, plan: { maxActiveSubscriptions: 7, requestsPerSecond: 99 } });

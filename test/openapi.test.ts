@@ -549,6 +549,7 @@ describe('real answers match the document', () => {
     expect((await call('GET', '/account', { key })).status).toBe(200);
     expect((await call('GET', '/account/usage?days=7', { key })).body.data.items.length).toBeGreaterThan(0);
     expect((await call('GET', '/account/overview', { key })).status).toBe(200);
+    expect((await call('GET', '/blockchain-events/callbacks?status=delivered', { key })).status).toBe(200);
     // The default confirmation policies (docs/reference/api.md#confirmation-policies).
     const policy = { data: { item: { confirmationTiers: [{ upTo: '0.5', confirmations: 1 }, { confirmations: 4 }] } } };
     expect((await call('PUT', '/account/confirmation-policies/ethereum/sepolia', { key, body: policy })).status).toBe(200);

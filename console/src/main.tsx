@@ -2,8 +2,10 @@
 import { render } from 'preact';
 import { useBillingEnabled } from './billing.ts';
 import { AccountPage } from './pages/customer/account.tsx';
+import { DeliveriesPage } from './pages/customer/deliveries.tsx';
 import { DomainsPage } from './pages/customer/domains.tsx';
 import { NewSubscriptionPage } from './pages/customer/new-subscription.tsx';
+import { OverviewPage } from './pages/customer/overview.tsx';
 import { SubscriptionPage } from './pages/customer/subscription.tsx';
 import { SubscriptionsPage } from './pages/customer/subscriptions.tsx';
 import { WalletsPage } from './pages/customer/wallets.tsx';
@@ -19,6 +21,8 @@ import './styles.css';
 import { Link, PageTitle } from './ui.tsx';
 
 const CUSTOMER_NAV = [
+  { to: '/overview', label: 'Overview' },
+  { to: '/deliveries', label: 'Deliveries' },
   { to: '/subscriptions', label: 'Subscriptions' },
   { to: '/domains', label: 'Callback domains' },
   { to: '/wallets', label: 'Wallets' },
@@ -33,6 +37,8 @@ const OPERATOR_NAV = [
 ];
 
 function customerPage(path: string) {
+  if (path === '/overview') return <OverviewPage />;
+  if (path === '/deliveries') return <DeliveriesPage />;
   if (path === '/subscriptions') return <SubscriptionsPage />;
   if (path === '/subscriptions/new') return <NewSubscriptionPage />;
   const subscription = match('/subscriptions/:id', path);
@@ -53,7 +59,7 @@ function operatorPage(path: string) {
 }
 
 function home(s: Session): string {
-  return s.kind === 'customer' ? '/subscriptions' : '/operator/customers';
+  return s.kind === 'customer' ? '/overview' : '/operator/customers';
 }
 
 function NotFound() {

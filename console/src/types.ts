@@ -232,3 +232,10 @@ export interface Overview {
   unverifiedDomains: string[];
   firstRun: { domainVerified: boolean; subscriptionCreated: boolean; testCallbackDelivered: boolean };
 }
+
+/** A callback of the delivery log across subscriptions (GET /blockchain-events/callbacks). */
+export interface Delivery extends Callback {
+  referenceId: string;
+  blockchain: string;
+  network: string;
+}

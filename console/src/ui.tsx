@@ -113,6 +113,16 @@ export function Notice({ children, tone = 'ok' }: { children: ComponentChildren;
   );
 }
 
+/** Two overlapping sheets, drawn (no icon font: the console loads nothing from elsewhere). */
+function CopyIcon() {
+  return (
+    <svg width="12" height="12" viewBox="0 0 12 12" aria-hidden="true" focusable="false">
+      <rect x="3.5" y="0.5" width="8" height="8" rx="1" fill="none" stroke="currentColor" />
+      <rect x="0.5" y="3.5" width="8" height="8" rx="1" fill="#fff" stroke="currentColor" />
+    </svg>
+  );
+}
+
 export function CopyButton({ text, label, compact }: { text: string; label: string; compact?: boolean }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
@@ -132,7 +142,7 @@ export function CopyButton({ text, label, compact }: { text: string; label: stri
   };
   return (
     <button type="button" class={compact ? 'secondary small copy' : 'secondary small'} onClick={copy} aria-label={label} title={compact ? 'Copy' : undefined}>
-      {compact ? (copied ? '✓' : '⧉') : copied ? 'Copied' : 'Copy'}
+      {compact ? copied ? '✓' : <CopyIcon /> : copied ? 'Copied' : 'Copy'}
       <span class="visually-hidden" aria-live="polite">
         {copied ? ' copied to the clipboard' : ''}
       </span>

@@ -41,6 +41,28 @@ export async function listCallbacks(common: Common, caller: Caller, subscription
   };
 }
 
+/** How far back the delivery log reads when no since is given (docs/reference/api.md#list-the-callbacks-of-every-subscription). */
+export const DELIVERIES_DEFAULT_WINDOW_S = 7 * 86_400;
+
+/**
+ * The customer's callbacks across subscriptions, newest first (the console's Deliveries page), charged
+ * as the subscription's callback log is: per callback returned.
+ */
+export async function listDeliveries(
+  common: Common,
+  caller: Caller,
+  filter: Omit<store.DeliveryLogFilter, 'since' | 'until'> & { since?: number; until?: number },
+  page: { limit: number; offset: number },
+  now: Date,
+) {
+  if (filter.subscriptionId !== undefined && !isUuid(filter.subscriptionId)) throw notFound('subscription', filter.subscriptionId);
+  const until = filter.until === undefined ? new Date(now.getTime() + 1000) : new Date(filter.until * 1000);
+  const since = filter.since === undefined ? new Date(until.getTime() - DELIVERIES_DEFAULT_WINDOW_S * 1000) : new Date(filter.since * 1000);
+  const result = await store.listDeliveries(common.db, caller.owner.customerId, { ...filter, since, until }, page);
+  const cost = BigInt(common.config.costs.getSubscription) * BigInt(result.items.length);
+  return { value: { ...result, since, until }, ...(await common.credits.charge(caller.owner.customerId, cost, caller.endpoint, { read: true })) };
+}
+
 /** One callback with its exact body and every attempt's response excerpt (the console's callback page). Free. */
 export async function getCallback(common: Common, caller: Caller, callbackId: string): Promise<Charged<store.CallbackDetail>> {
   const found = isUuid(callbackId) ? await store.getCallback(common.db, caller.owner.customerId, callbackId) : undefined;

@@ -630,6 +630,102 @@ export async function listCallbacks(
   };
 }
 
+/** Filters of the customer's delivery log across subscriptions (GET /blockchain-events/callbacks). */
+export interface DeliveryLogFilter {
+  /** retrying: pending and tried at least once in its current series; pending: every pending one. */
+  status?: 'delivered' | 'failed' | 'retrying' | 'pending' | 'cancelled';
+  eventType?: EventType;
+  blockchain?: string;
+  network?: string;
+  subscriptionId?: string;
+  since: Date;
+  until: Date;
+}
+
+/**
+ * The customer's callbacks of every current subscription created in [since, until), newest first, each
+ * with its subscription's chain and its attempts. Read per subscription through callbacks_log
+ * (subscription_id, created_at): the cost grows with the subscriptions and the window's callbacks.
+ */
+export async function listDeliveries(
+  q: Queryable,
+  customerId: string,
+  filter: DeliveryLogFilter,
+  page: { limit: number; offset: number },
+): Promise<{ total: number; items: (CallbackLogEntry & { subscriptionId: string; blockchain: string; network: string })[] }> {
+  const where = `s.customer_id = $1 AND c.created_at >= $2 AND c.created_at < $3
+    AND ($4::text IS NULL OR s.blockchain = $4) AND ($5::text IS NULL OR s.network = $5) AND ($6::text IS NULL OR c.event_type = $6)
+    AND ($7::uuid IS NULL OR s.id = $7::uuid)
+    AND ($8::text IS NULL OR (CASE $8::text WHEN 'retrying' THEN c.status = 'pending' AND c.attempts > c.series_start ELSE c.status = $8::text END))`;
+  const params = [
+    customerId,
+    filter.since,
+    filter.until,
+    filter.blockchain ?? null,
+    filter.network ?? null,
+    filter.eventType ?? null,
+    filter.subscriptionId ?? null,
+    filter.status ?? null,
+  ];
+  const from = 'FROM subscriptions s JOIN callbacks c ON c.subscription_id = s.id';
+  const [rows, counts] = await Promise.all([
+    q.query<{
+      id: string;
+      subscription_id: string;
+      blockchain: string;
+      network: string;
+      idempotency_key: string;
+      event_type: EventType;
+      status: string;
+      outcome: string | null;
+      sequence: string | null;
+      created_at: Date;
+      next_attempt_at: Date | number;
+      attempts: {
+        attempt: number;
+        started_at: string;
+        duration_ms: number;
+        http_status: number | null;
+        error_class: string | null;
+        error_message: string | null;
+      }[];
+    }>(
+      'callbacks:deliveries',
+      `SELECT c.id, c.subscription_id, s.blockchain, s.network, c.idempotency_key, c.event_type, c.status, c.outcome, c.sequence, c.created_at, c.next_attempt_at,
+         coalesce((SELECT json_agg(a ORDER BY a.attempt) FROM (
+           SELECT attempt, started_at, duration_ms, http_status, error_class, error_message FROM callback_attempts WHERE callback_id = c.id) a), '[]') AS attempts
+       ${from} WHERE ${where}
+       ORDER BY c.created_at DESC, c.id DESC LIMIT $9 OFFSET $10`,
+      [...params, page.limit, page.offset],
+    ),
+    q.query<{ n: number }>('callbacks:deliveries-count', `SELECT count(*)::int AS n ${from} WHERE ${where}`, params),
+  ]);
+  return {
+    total: counts[0]?.n ?? 0,
+    items: rows.map((r) => ({
+      id: r.id,
+      subscriptionId: r.subscription_id,
+      blockchain: r.blockchain,
+      network: r.network,
+      idempotencyKey: r.idempotency_key,
+      eventType: r.event_type,
+      status: r.status,
+      outcome: r.outcome,
+      sequence: r.sequence === null ? null : Number(r.sequence),
+      createdAt: r.created_at,
+      nextAttemptAt: dueDate(r.next_attempt_at),
+      attempts: r.attempts.map((a) => ({
+        attempt: a.attempt,
+        startedAt: new Date(a.started_at),
+        durationMs: a.duration_ms,
+        httpStatus: a.http_status,
+        errorClass: a.error_class,
+        errorMessage: a.error_message,
+      })),
+    })),
+  };
+}
+
 /** A callback's due time as read: a held one's 'infinity' (which pg reads as the number Infinity) is null. */
 function dueDate(value: Date | number): Date | null {
   return value instanceof Date && Number.isFinite(value.getTime()) ? value : null;

@@ -29,7 +29,7 @@ function CredentialForm(props: { kind: 'customer' | 'operator' }) {
       if (customer) {
         await api('GET', '/blockchain-events/status', { as: { kind: 'customer', key: credential } });
         signIn({ kind: 'customer', key: credential });
-        navigate('/subscriptions', { replace: true });
+        navigate('/overview', { replace: true });
       } else {
         const who = await api<{ item: { name: string } }>('GET', '/operator/whoami', { as: { kind: 'operator', token: credential, name: '' } });
         signIn({ kind: 'operator', token: credential, name: who.item.name });

@@ -2,6 +2,7 @@
 
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { BLOCKCHAINS, EVENT_TYPES, type EventType, NETWORKS } from '../../domain/chains.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import * as service from '../../services/callbacks.ts';
 import type { Common } from '../../services/context.ts';
@@ -43,6 +44,46 @@ const CallbackItem = Type.Object({
   }),
   attempts: Type.Array(Attempt),
 });
+
+const DELIVERY_STATUSES = ['delivered', 'failed', 'retrying', 'pending', 'cancelled'] as const;
+const DeliveriesQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    status: Type.Optional(
+      Type.String({
+        enum: [...DELIVERY_STATUSES],
+        description: 'Only callbacks in this state; retrying: pending and tried at least once (pending: every pending one).',
+      }),
+    ),
+    eventType: Type.Optional(Type.String({ enum: [...EVENT_TYPES], description: 'Only callbacks of this event type.' })),
+    blockchain: Type.Optional(Type.String({ enum: [...BLOCKCHAINS], description: 'Only callbacks of subscriptions on this blockchain.' })),
+    network: Type.Optional(Type.String({ enum: [...NETWORKS], description: 'Only callbacks of subscriptions on this network.' })),
+    referenceId: Type.Optional(Type.String({ maxLength: 100, description: "Only this subscription's callbacks." })),
+    since: Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or after (Unix seconds); default: 7 days before until.' })),
+    until: Type.Optional(Type.Integer({ minimum: 0, description: 'Created before (Unix seconds); default: now.' })),
+  },
+  { additionalProperties: false },
+);
+type DeliveriesQueryT = {
+  limit: number;
+  offset: number;
+  status?: (typeof DELIVERY_STATUSES)[number];
+  eventType?: EventType;
+  blockchain?: string;
+  network?: string;
+  referenceId?: string;
+  since?: number;
+  until?: number;
+};
+
+const DeliveryItem = Type.Composite([
+  Type.Object({
+    referenceId: Type.String({ description: 'The subscription the callback belongs to.' }),
+    blockchain: Type.String(),
+    network: Type.String(),
+  }),
+  CallbackItem,
+]);
 
 const CallbackDetail = Type.Composite([
   Type.Omit(CallbackItem, ['attempts']),
@@ -91,6 +132,50 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
       // The body is spliced in as stored: re-serialising it could change what the receiver got.
       const itemJson = JSON.stringify(item);
       return sendJsonText(request, reply, 200, `{"item":${itemJson.slice(0, -1)},"payload":${c.body}}}`, result);
+    },
+  );
+
+  app.get<{ Querystring: DeliveriesQueryT }>(
+    '/blockchain-events/callbacks',
+    {
+      config: { endpoint: 'callbacks', errors: ['resource_not_found', 'insufficient_credits'] },
+      schema: {
+        tags: ['callbacks'],
+        summary:
+          "The customer's callbacks across every current subscription, newest first, with every attempt, filtered by state, event type, chain, subscription and creation time (the console's Deliveries). Charged as a subscription's callback log.",
+        querystring: DeliveriesQuery,
+        response: {
+          200: envelope(
+            Type.Composite([
+              page(DeliveryItem),
+              Type.Object({
+                sinceTimestamp: Type.Integer({ description: 'The window read (Unix seconds), as given or defaulted.' }),
+                untilTimestamp: Type.Integer(),
+              }),
+            ]),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { limit, offset, referenceId, ...filter } = request.query;
+      const result = await service.listDeliveries(common, request.caller, { ...filter, subscriptionId: referenceId }, { limit, offset }, new Date());
+      const items = result.value.items.map((c) => ({
+        referenceId: c.subscriptionId,
+        blockchain: c.blockchain,
+        network: c.network,
+        callbackId: c.id,
+        idempotencyKey: c.idempotencyKey,
+        event: c.eventType,
+        status: c.status,
+        outcome: c.outcome,
+        sequence: c.sequence,
+        createdTimestamp: unixSeconds(c.createdAt),
+        nextAttemptTimestamp: c.status === 'pending' && c.nextAttemptAt ? unixSeconds(c.nextAttemptAt) : null,
+        attempts: c.attempts.map(attemptItem),
+      }));
+      const window = { sinceTimestamp: unixSeconds(result.value.since), untilTimestamp: unixSeconds(result.value.until) };
+      return sendData(request, reply, 200, { limit, offset, total: result.value.total, items, ...window }, result);
     },
   );
 

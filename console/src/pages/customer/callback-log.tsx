@@ -14,7 +14,8 @@ function lastOf(c: Callback) {
   return c.attempts[c.attempts.length - 1];
 }
 
-function CallbackDetails({ callback, active, onResent }: { callback: Callback; active: boolean; onResent: () => void }) {
+/** One callback's attempt view (attempts, response excerpts, payload, resend); `active` undefined: the subscription's state is not known here. */
+export function CallbackDetails({ callback, active, onResent }: { callback: Callback; active?: boolean; onResent: () => void }) {
   const detail = useLoad(
     () => api<{ item: CallbackDetail }>('GET', `/blockchain-events/callbacks/${encodeURIComponent(callback.callbackId)}`),
     callback.callbackId + callback.attempts.length,
@@ -26,7 +27,7 @@ function CallbackDetails({ callback, active, onResent }: { callback: Callback; a
       `/blockchain-events/callbacks/${encodeURIComponent(callback.callbackId)}/resend`,
     );
     setResent(
-      active
+      active !== false
         ? `Queued again (${r.item.status}).`
         : `Queued again (${r.item.status}); the subscription is inactive, so it is sent once you activate the subscription.`,
     );

@@ -1,0 +1,203 @@
+/**
+ * Deliveries: one log of the callbacks of every subscription, newest first (GET /blockchain-events/callbacks),
+ * filtered by state, event type, chain, subscription and creation time (applied as you type, kept in the
+ * address), each opening the callback log's attempt view; the failed callbacks shown can be resent at
+ * once (POST .../resend each, charged as one resend each, at most one page). Refreshes itself every 5 s.
+ */
+import { useState } from 'preact/hooks';
+import { BLOCKCHAINS, EVENT_TYPES, NETWORKS } from '../../../../src/domain/chains.ts';
+import { api, type Page, query } from '../../api.ts';
+import { eventTitle } from '../../events.ts';
+import { location, navigate } from '../../router.ts';
+import { useValue } from '../../state.ts';
+import type { Delivery } from '../../types.ts';
+import { Empty, Failure, Loading, Notice, Pager, PageTitle, ShortId, shorten, Time, useAction, useDebounced, useLoad } from '../../ui.tsx';
+import { CallbackDetails } from './callback-log.tsx';
+
+const LIMIT = 50;
+const FILTERS = ['status', 'eventType', 'blockchain', 'network', 'referenceId', 'since', 'until'] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+/** A datetime-local value (the browser's zone) as Unix seconds; undefined when empty or invalid. */
+function seconds(local: string): number | undefined {
+  if (!local) return undefined;
+  const ms = new Date(local).getTime();
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
+}
+
+/** The callback's state as the filter names it: a pending callback already tried is retrying. */
+export function deliveryState(c: Delivery): string {
+  return c.status === 'pending' && c.attempts.length > 0 ? 'retrying' : c.status;
+}
+const BADGE: Record<string, string> = { delivered: 'delivering', retrying: 'retrying', failed: 'failing', pending: 'idle', cancelled: 'paused' };
+
+export function DeliveriesPage() {
+  const { search } = useValue(location);
+  const filters = Object.fromEntries(FILTERS.map((f) => [f, search.get(f) ?? ''])) as Filters;
+  const offset = Number(search.get('offset') ?? 0) || 0;
+  const [form, setForm] = useState(filters);
+  const [open, setOpen] = useState<Set<string>>(new Set());
+  const [bulkDone, setBulkDone] = useState<string | null>(null);
+  const key = search.toString();
+  const params = { ...filters, since: seconds(filters.since), until: seconds(filters.until), limit: LIMIT, offset };
+  const log = useLoad(() => api<Page<Delivery>>('GET', `/blockchain-events/callbacks${query(params)}`), key, 5000);
+  const apply = useDebounced((next: Filters) => navigate(`/deliveries${query(next)}`, { replace: true }));
+  const set = (name: (typeof FILTERS)[number]) => (e: Event) => {
+    const next = { ...form, [name]: (e.currentTarget as HTMLInputElement).value };
+    setForm(next);
+    setBulkDone(null);
+    apply(next);
+  };
+  const filtered = FILTERS.some((f) => filters[f]);
+  const failedShown = (log.data?.items ?? []).filter((c) => c.status === 'failed');
+  const [progress, setProgress] = useState<string | null>(null);
+  const bulk = useAction(async () => {
+    const ids = failedShown.map((c) => c.callbackId);
+    if (!window.confirm(`Resend the ${ids.length} failed callbacks shown? Each resend is charged as a single resend.`)) return;
+    let done = 0;
+    for (const id of ids) {
+      setProgress(`Resending ${done + 1} of ${ids.length}…`);
+      await api('POST', `/blockchain-events/callbacks/${encodeURIComponent(id)}/resend`);
+      done++;
+    }
+    setProgress(null);
+    setBulkDone(`${done} failed callback${done === 1 ? '' : 's'} queued again.`);
+    await log.reload();
+  });
+  const toggle = (id: string, isOpen: boolean) => {
+    const next = new Set(open);
+    if (isOpen) next.add(id);
+    else next.delete(id);
+    setOpen(next);
+  };
+
+  return (
+    <>
+      <PageTitle>Deliveries</PageTitle>
+      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter deliveries">
+        <div class="field">
+          <label for="d-status">Status</label>
+          <select id="d-status" value={form.status} onChange={set('status')}>
+            <option value="">All</option>
+            <option value="delivered">Delivered</option>
+            <option value="retrying">Retrying</option>
+            <option value="failed">Failed</option>
+            <option value="pending">Pending</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="d-event">Event type</label>
+          <select id="d-event" value={form.eventType} onChange={set('eventType')}>
+            <option value="">All</option>
+            {EVENT_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {eventTitle(t)}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="d-blockchain">Blockchain</label>
+          <select id="d-blockchain" value={form.blockchain} onChange={set('blockchain')}>
+            <option value="">All</option>
+            {BLOCKCHAINS.map((b) => (
+              <option key={b}>{b}</option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="d-network">Network</label>
+          <select id="d-network" value={form.network} onChange={set('network')}>
+            <option value="">All</option>
+            {NETWORKS.map((n) => (
+              <option key={n}>{n}</option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="d-subscription">Subscription</label>
+          <input id="d-subscription" value={form.referenceId} onInput={set('referenceId')} placeholder="reference id" size={20} />
+        </div>
+        <div class="field">
+          <label for="d-since">Since</label>
+          <input id="d-since" type="datetime-local" step={1} value={form.since} onInput={set('since')} />
+        </div>
+        <div class="field">
+          <label for="d-until">Until</label>
+          <input id="d-until" type="datetime-local" step={1} value={form.until} onInput={set('until')} />
+        </div>
+        <div class="field actions">
+          {filtered && (
+            <button
+              type="button"
+              class="secondary"
+              onClick={() => {
+                setForm(Object.fromEntries(FILTERS.map((f) => [f, ''])) as Filters);
+                navigate('/deliveries');
+              }}
+            >
+              Clear
+            </button>
+          )}
+        </div>
+      </form>
+      <p class="hint">The last 7 days unless Since says otherwise; times in your browser's zone.</p>
+      {failedShown.length > 0 && (
+        <div class="buttons">
+          <button type="button" class="secondary" onClick={() => bulk.run()} disabled={bulk.busy}>
+            Resend the {failedShown.length} failed callback{failedShown.length === 1 ? '' : 's'} shown
+          </button>
+        </div>
+      )}
+      {progress && <p role="status">{progress}</p>}
+      <Failure error={bulk.error} />
+      {bulkDone && <Notice>{bulkDone}</Notice>}
+      <Failure error={log.error} />
+      {log.data === undefined ? (
+        log.loading && <Loading what="the deliveries" />
+      ) : log.data.items.length === 0 ? (
+        <Empty>{filtered ? 'No callback matches these filters.' : 'No callbacks in the last 7 days.'}</Empty>
+      ) : (
+        <>
+          <ul class="log deliveries">
+            {log.data.items.map((c) => {
+              const state = deliveryState(c);
+              const last = c.attempts[c.attempts.length - 1];
+              return (
+                <li key={c.callbackId} class={`callback ${state}`}>
+                  <details open={open.has(c.callbackId)} onToggle={(e) => toggle(c.callbackId, (e.currentTarget as HTMLDetailsElement).open)}>
+                    <summary>
+                      <span class={`badge ${BADGE[state] ?? 'idle'}`}>{state}</span> <Time s={c.createdTimestamp} short /> · {eventTitle(c.event)} ·{' '}
+                      {c.blockchain} / {c.network} ·{' '}
+                      <span class="mono" title={c.referenceId}>
+                        {shorten(c.referenceId)}
+                      </span>{' '}
+                      · {c.attempts.length} attempt{c.attempts.length === 1 ? '' : 's'}
+                      {last && <> · last {last.httpStatus ?? last.error?.class ?? '—'}</>}
+                    </summary>
+                    {open.has(c.callbackId) && (
+                      <div class="callback-detail">
+                        {/* Links and buttons stay out of the summary (no interactive control inside another). */}
+                        <p>
+                          Subscription <ShortId value={c.referenceId} what="subscription" to={`/subscriptions/${encodeURIComponent(c.referenceId)}`} />
+                        </p>
+                        <CallbackDetails callback={c} onResent={() => log.reload()} />
+                      </div>
+                    )}
+                  </details>
+                </li>
+              );
+            })}
+          </ul>
+          <Pager
+            offset={offset}
+            limit={LIMIT}
+            total={log.data.total}
+            what="deliveries"
+            onOffset={(o) => navigate(`/deliveries${query({ ...filters, offset: o || undefined })}`)}
+          />
+        </>
+      )}
+    </>
+  );
+}
