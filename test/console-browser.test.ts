@@ -162,6 +162,7 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('main');
     expect(new URL(page.url()).pathname).toBe('/console/overview');
     const steps = page.getByRole('region', { name: 'Get started' }).locator('li');
+    await steps.nth(2).waitFor();
     await expect(steps.allTextContents()).resolves.toEqual([
       expect.stringMatching(/^Done Verify a callback domain/),
       expect.stringMatching(/^To do Create a subscription/),
