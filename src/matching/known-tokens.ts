@@ -4,17 +4,25 @@
  * `lookalike-token`. Mainnet contracts only; the operator adds others per chain (`knownTokens` of a chain
  * entry, docs/reference/configuration.md), e.g. the contracts of a test network.
  *
- * Sources (checked 2026-12):
- * - ethereum and binance-smart-chain entries marked `uniswap`: the Uniswap default token list, npm package
- *   @uniswap/default-token-list 22.21.0 (chainId 1 and 56): contract and symbol; the name is the contract's own
- *   name() where the list spells it otherwise (USD Coin, not USDCoin), since that is what a copy shows.
- * - entries marked `issuer`: the issuer's own list of its contracts (Tether: tether.to "Supported
- *   protocols"; Circle: developers.circle.com "USDC contract addresses"; Binance: the BNB Smart Chain
- *   token pages of bscscan.com for its pegged tokens).
- * - tron entries marked `tronscan`: the token's verified page on tronscan.org.
+ * Sources (checked 2026-12; each entry names its own):
+ * - `uniswap` (ethereum): the Uniswap default token list, npm package @uniswap/default-token-list 22.21.0
+ *   (chainId 1): contract and symbol; the name is the contract's own name() where the list spells it
+ *   otherwise (USD Coin, not USDCoin), since that is what a copy shows.
+ * - `pancakeswap` (binance-smart-chain): the PancakeSwap Default token list, github.com/pancakeswap/token-list
+ *   `lists/pancakeswap-default.json` version 2.16.11 (2024-07-11), chainId 56: contract and symbol.
+ * - `trustwallet` (binance-smart-chain, tron): the token's entry in Trust Wallet's curated asset repository,
+ *   github.com/trustwallet/assets `blockchains/smartchain/assets/<contract>/info.json` and
+ *   `blockchains/tron/assets/<contract>/info.json` (the directory is the contract; name and symbol there).
+ * - `issuer`: the issuer's own list of its contracts (Tether: tether.to "Supported protocols"; Circle:
+ *   developers.circle.com "USDC contract addresses"). Tron's USDT: no page of Tether's was at hand in 2026-12;
+ *   its contract is corroborated by Dune's `tether_tron` data catalog, Trust Wallet's asset id
+ *   `c195_tTR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t` and TronWeb's examples (the stored Trust Wallet info.json of it
+ *   was a defaced version, so it is not cited).
  * - bitcoin (Omni Layer): property 31 is Tether's USDT on Omni (omniexplorer.info, issuer Tether).
+ * Entries checked against none of these were removed (2026-12: none on binance-smart-chain and tron).
  * Which tokens: USDT and USDC everywhere they are issued, then the largest tokens of each chain by market
- * capitalisation. A shipped entry that is wrong only ever adds a `review`, never hides one.
+ * capitalisation. A wrong name or symbol only adds `review`s; a wrong contract would let that contract's
+ * transfers pass unflagged, which is why every contract has a source.
  */
 import type { Blockchain } from '../domain/chains.ts';
 
@@ -23,7 +31,7 @@ export interface KnownToken {
   contract: string;
   symbol?: string;
   name?: string;
-  source?: 'uniswap' | 'issuer' | 'tronscan' | 'operator';
+  source?: 'uniswap' | 'pancakeswap' | 'trustwallet' | 'issuer' | 'operator';
 }
 
 const t = (contract: string, symbol: string, name: string, source: KnownToken['source']): KnownToken => ({ contract, symbol, name, source });
@@ -53,29 +61,29 @@ export const KNOWN_TOKENS: Readonly<Partial<Record<Blockchain, readonly KnownTok
     t('0x853d955aCEf822Db058eb8505911ED77F175b99e', 'FRAX', 'Frax', 'uniswap'),
   ],
   'binance-smart-chain': [
-    t('0x55d398326f99059fF775485246999027B3197955', 'USDT', 'Tether USD', 'uniswap'),
-    t('0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', 'USDC', 'USD Coin', 'uniswap'),
-    t('0xe9e7CEA3DedcA5984780Bafc599bD69ADd087D56', 'BUSD', 'BUSD Token', 'uniswap'),
-    t('0xbb4CdB9CBd36B01bD1cBaEBF2De08d9173bc095c', 'WBNB', 'Wrapped BNB', 'uniswap'),
-    t('0x2170Ed0880ac9A755fd29B2688956BD959F933F8', 'ETH', 'Ethereum Token', 'uniswap'),
-    t('0x1AF3F329e8BE154074D8769D1FFa4eE058B1DBc3', 'DAI', 'Dai Token', 'uniswap'),
-    t('0xF8A0BF9cF54Bb92F17374d9e9A321E6a111a51bD', 'LINK', 'ChainLink Token', 'uniswap'),
-    t('0xBf5140A22578168FD562DCcF235E5D43A02ce9B1', 'UNI', 'Uniswap', 'uniswap'),
-    t('0x7130d2A12B9BCbFAe4f2634d864A1Ee1Ce3Ead9c', 'BTCB', 'BTCB Token', 'issuer'),
-    t('0x0E09FaBB73Bd3Ade0a17ECC321fD13a19e81cE82', 'Cake', 'PancakeSwap Token', 'issuer'),
-    t('0x1D2F0da169ceB9fC7B3144628dB156f3F6c60dBE', 'XRP', 'XRP Token', 'issuer'),
-    t('0xbA2aE424d960c26247Dd6c32edC70B295c744C43', 'DOGE', 'Dogecoin', 'issuer'),
-    t('0x3EE2200Efb3400fAbB9AacF31297cBdD1d435D47', 'ADA', 'Cardano Token', 'issuer'),
+    t('0x55d398326f99059fF775485246999027B3197955', 'USDT', 'Tether USD', 'pancakeswap'),
+    t('0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', 'USDC', 'USD Coin', 'pancakeswap'),
+    t('0xe9e7CEA3DedcA5984780Bafc599bD69ADd087D56', 'BUSD', 'BUSD Token', 'pancakeswap'),
+    t('0xbb4CdB9CBd36B01bD1cBaEBF2De08d9173bc095c', 'WBNB', 'Wrapped BNB', 'pancakeswap'),
+    t('0x2170Ed0880ac9A755fd29B2688956BD959F933F8', 'ETH', 'Ethereum Token', 'pancakeswap'),
+    t('0x1AF3F329e8BE154074D8769D1FFa4eE058B1DBc3', 'DAI', 'Dai Token', 'pancakeswap'),
+    t('0x7130d2A12B9BCbFAe4f2634d864A1Ee1Ce3Ead9c', 'BTCB', 'BTCB Token', 'pancakeswap'),
+    t('0x0E09FaBB73Bd3Ade0a17ECC321fD13a19e81cE82', 'Cake', 'PancakeSwap Token', 'pancakeswap'),
+    t('0xF8A0BF9cF54Bb92F17374d9e9A321E6a111a51bD', 'LINK', 'ChainLink Token', 'trustwallet'),
+    t('0xBf5140A22578168FD562DCcF235E5D43A02ce9B1', 'UNI', 'Uniswap', 'trustwallet'),
+    t('0x1D2F0da169ceB9fC7B3144628dB156f3F6c60dBE', 'XRP', 'XRP Token', 'trustwallet'),
+    t('0xbA2aE424d960c26247Dd6c32edC70B295c744C43', 'DOGE', 'Dogecoin', 'trustwallet'),
+    t('0x3EE2200Efb3400fAbB9AacF31297cBdD1d435D47', 'ADA', 'Cardano Token', 'trustwallet'),
   ],
   tron: [
     t('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', 'USDT', 'Tether USD', 'issuer'),
-    t('TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', 'USDC', 'USD Coin', 'issuer'),
-    t('TNUC9Qb1rRpS5CbWLmNMxXBjyFoydXjWFR', 'WTRX', 'Wrapped TRX', 'tronscan'),
-    t('TAFjULxiVgT4qWk6UZwjqwZXTSaGaqnVp4', 'BTT', 'BitTorrent', 'tronscan'),
-    t('TCFLL5dx5ZJdKnWuesXxi1VPwjLVmWZZy9', 'JST', 'JUST', 'tronscan'),
-    t('TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7', 'WIN', 'WINkLink', 'tronscan'),
-    t('TSSMHYeV2uE9qYH95DqyoCuNCzEL1NvU3S', 'SUN', 'SUN', 'tronscan'),
-    t('TUpMhErZL2fhh4sVNULAbNKLokS4GjC1F4', 'TUSD', 'TrueUSD', 'tronscan'),
+    t('TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', 'USDC', 'USD Coin', 'trustwallet'),
+    t('TNUC9Qb1rRpS5CbWLmNMxXBjyFoydXjWFR', 'WTRX', 'Wrapped TRX', 'trustwallet'),
+    t('TAFjULxiVgT4qWk6UZwjqwZXTSaGaqnVp4', 'BTT', 'BitTorrent', 'trustwallet'),
+    t('TCFLL5dx5ZJdKnWuesXxi1VPwjLVmWZZy9', 'JST', 'JUST', 'trustwallet'),
+    t('TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7', 'WIN', 'WINkLink', 'trustwallet'),
+    t('TSSMHYeV2uE9qYH95DqyoCuNCzEL1NvU3S', 'SUN', 'SUN', 'trustwallet'),
+    t('TUpMhErZL2fhh4sVNULAbNKLokS4GjC1F4', 'TUSD', 'TrueUSD', 'trustwallet'),
   ],
   bitcoin: [{ contract: '31', name: 'TetherUS', source: 'issuer' }],
 };
