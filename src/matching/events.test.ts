@@ -3,8 +3,8 @@
  * receiveCallbackOn, the tier of the callback's amount (coins in the chain's unit, tokens by their
  * decimals, internal transfers in the coin), or finality (pending at FINALIZED_DUE_HEIGHT; at once on xrp).
  */
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { normalizedBlock as block, indexableSubscription } from '../../test/support/matching-fixtures.ts';
 import type { NormalizedBlock } from '../chains/types.ts';
 import type { ChainKey } from '../domain/chains.ts';
 import { type ConfirmationPolicy, FINALIZED_DUE_HEIGHT } from '../domain/confirmations.ts';
@@ -25,33 +25,14 @@ const TIERS: ConfirmationPolicy = {
   ],
 };
 
-function block(fields: Partial<NormalizedBlock>): NormalizedBlock {
-  return {
-    height: 100,
-    hash: `0x${'b1'.repeat(32)}`,
-    parentHash: `0x${'b0'.repeat(32)}`,
-    timestamp: 1_700_000_000,
-    transactionIds: [],
-    tokenTransfers: [],
-    internalTransfers: [],
-    coinMovements: [],
-    ...fields,
-  };
-}
-
 async function dueHeights(chain: ChainKey, sub: Partial<IndexableSubscription>, b: NormalizedBlock, decimals = 6): Promise<number[]> {
-  const s: IndexableSubscription = {
-    id: randomUUID(),
-    customerId: '7',
+  const s = indexableSubscription({
     eventType: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
     blockchain: chain.blockchain,
     network: chain.network,
     target: A,
-    receiveCallbackOn: null,
-    amountHigherThan: null,
-    isActive: true,
     ...sub,
-  };
+  });
   const index = new SubscriptionIndex(chain.blockchain, chain.network);
   index.add(s);
   const target: CallbackTargetRow = {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { normalizedBlock as block, indexableSubscription } from '../../test/support/matching-fixtures.ts';
 import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
 import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { callbackItem, type IdempotencyParts, idempotencyKey, matchIdempotencyKey } from './identity.ts';
@@ -10,6 +11,7 @@ const A = `0x${'a'.repeat(40)}`;
 const B = `0x${'b'.repeat(40)}`;
 const TX = `0x${'1'.repeat(64)}`;
 const TOKEN = `0x${'7'.repeat(40)}`;
+/** The hash of normalizedBlock's block 100. */
 const HASH_1 = `0x${'b1'.repeat(32)}`;
 const HASH_2 = `0x${'b2'.repeat(32)}`;
 
@@ -23,36 +25,11 @@ const PARTS: IdempotencyParts = {
   direction: 'incoming',
 };
 
-function block(fields: Partial<NormalizedBlock>): NormalizedBlock {
-  return {
-    height: 100,
-    hash: HASH_1,
-    parentHash: `0x${'b0'.repeat(32)}`,
-    timestamp: 1_700_000_000,
-    transactionIds: [],
-    tokenTransfers: [],
-    internalTransfers: [],
-    coinMovements: [],
-    ...fields,
-  };
-}
-
 /** The one match of a single subscription on `fields`' block. */
 function matchOne(sub: Partial<IndexableSubscription>, fields: Partial<NormalizedBlock>, chain: 'ethereum' | 'bitcoin' | 'tron' = 'ethereum'): Match {
   const network = chain === 'tron' ? 'nile' : 'mainnet';
   const index = new SubscriptionIndex(chain, network);
-  index.add({
-    id: SUB_ID,
-    customerId: '1',
-    eventType: 'TRANSACTION_MINED',
-    blockchain: chain,
-    network,
-    target: null,
-    receiveCallbackOn: null,
-    amountHigherThan: null,
-    isActive: true,
-    ...sub,
-  });
+  index.add(indexableSubscription({ id: SUB_ID, customerId: '1', blockchain: chain, network, ...sub }));
   const matches = matchBlock(index, block(fields), chain);
   expect(matches).toHaveLength(1);
   return matches[0] as Match;
@@ -240,17 +217,7 @@ describe('block events', () => {
 
   it('BLOCK_REVERTED: the flat item of the dropped block', () => {
     const index = new SubscriptionIndex('ethereum', 'mainnet');
-    index.add({
-      id: SUB_ID,
-      customerId: '1',
-      eventType: 'BLOCK_REVERTED',
-      blockchain: 'ethereum',
-      network: 'mainnet',
-      target: null,
-      receiveCallbackOn: null,
-      amountHigherThan: null,
-      isActive: true,
-    });
+    index.add(indexableSubscription({ id: SUB_ID, customerId: '1', eventType: 'BLOCK_REVERTED' }));
     const [match] = matchRevertedBlock(index);
     expect(callbackItem(match as Match, { height: 100, hash: HASH_1, timestamp: 1_700_000_000 }, eth)).toEqual(FLAT);
   });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { indexableSubscription } from '../../test/support/matching-fixtures.ts';
 import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { formatUuid, IdSlots, parseUuid } from './id-slots.ts';
 import { SubscriptionIndex } from './index.ts';
@@ -9,20 +10,7 @@ const ADDRESS = `0x${'a'.repeat(40)}`;
 const TX = `0x${'1'.repeat(64)}`;
 const WEI = 10n ** 18n;
 
-function sub(fields: Partial<IndexableSubscription>): IndexableSubscription {
-  return {
-    id: randomUUID(),
-    customerId: '42',
-    eventType: 'TRANSACTION_MINED',
-    blockchain: 'ethereum',
-    network: 'mainnet',
-    target: TX,
-    receiveCallbackOn: null,
-    amountHigherThan: null,
-    isActive: true,
-    ...fields,
-  };
-}
+const sub = (fields: Partial<IndexableSubscription>) => indexableSubscription({ customerId: '42', target: TX, ...fields });
 const threshold = (whole: bigint) => sub({ eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', target: null, amountHigherThan: whole });
 
 /** The ids of the subscriptions of a target, from its first slot along nextSlot(). */

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { NormalizedBlock, TokenTransfer } from '../chains/types.ts';
+import { normalizedBlock as block, indexableSubscription as sub } from '../../test/support/matching-fixtures.ts';
+import type { TokenTransfer } from '../chains/types.ts';
 import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { SubscriptionIndex } from './index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from './match.ts';
@@ -13,38 +13,10 @@ const TX2 = `0x${'2'.repeat(64)}`;
 const TOKEN = `0x${'7'.repeat(40)}`;
 const WEI = 10n ** 18n;
 
-function sub(fields: Partial<IndexableSubscription>): IndexableSubscription {
-  return {
-    id: randomUUID(),
-    customerId: '7',
-    eventType: 'TRANSACTION_MINED',
-    blockchain: 'ethereum',
-    network: 'mainnet',
-    target: null,
-    receiveCallbackOn: null,
-    amountHigherThan: null,
-    isActive: true,
-    ...fields,
-  };
-}
 const txSub = (target: string) => sub({ target });
 const addressSub = (target: string, receiveCallbackOn: number | null = null) =>
   sub({ eventType: 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED', target, receiveCallbackOn });
 const thresholdSub = (whole: bigint) => sub({ eventType: 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER', amountHigherThan: whole });
-
-function block(fields: Partial<NormalizedBlock>): NormalizedBlock {
-  return {
-    height: 100,
-    hash: `0x${'b1'.repeat(32)}`,
-    parentHash: `0x${'b0'.repeat(32)}`,
-    timestamp: 1_700_000_000,
-    transactionIds: [],
-    tokenTransfers: [],
-    internalTransfers: [],
-    coinMovements: [],
-    ...fields,
-  };
-}
 
 function transfer(from: string, to: string, logIndex: number, extra: Partial<TokenTransfer> = {}): TokenTransfer {
   return { transactionId: TX1, logIndex, tokenType: 'ERC-20', contract: TOKEN, from, to, amount: 1000n, ...extra };

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { indexableSubscription } from '../../test/support/matching-fixtures.ts';
 import type { NormalizedBlock, PendingTransactions } from '../chains/types.ts';
 import type { IndexableSubscription } from '../domain/subscriptions.ts';
 import { SubscriptionIndex } from './index.ts';
@@ -12,19 +12,7 @@ const TX1 = `0x${'1'.repeat(64)}`;
 const TOKEN = `0x${'7'.repeat(40)}`;
 const chain = { blockchain: 'ethereum', network: 'mainnet' } as const;
 
-function sub(eventType: IndexableSubscription['eventType'], target: string): IndexableSubscription {
-  return {
-    id: randomUUID(),
-    customerId: '7',
-    eventType,
-    blockchain: 'ethereum',
-    network: 'mainnet',
-    target,
-    receiveCallbackOn: null,
-    amountHigherThan: null,
-    isActive: true,
-  };
-}
+const sub = (eventType: IndexableSubscription['eventType'], target: string) => indexableSubscription({ eventType, target });
 
 function indexOf(...subs: IndexableSubscription[]): SubscriptionIndex {
   const index = new SubscriptionIndex('ethereum', 'mainnet');
