@@ -458,6 +458,33 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await visited(page, 'overview');
   }, 60_000);
 
+  it('edits a subscription: pause and resume, reveal and rotate its secret, each round-tripping through the API', async () => {
+    const read = async () => (await t.request('GET', `/blockchain-events/subscriptions/${referenceId}`, { key: c.key })).body.data.item;
+    await page.goto(`${t.url}/console/subscriptions/${referenceId}`);
+    await page.getByRole('heading', { level: 1, name: 'Subscription', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByText('The subscription is paused').waitFor();
+    expect(await read()).toMatchObject({ isActive: false });
+    expect((await read()).deactivationReasons.at(-1).reason).toBe('paused');
+    await page.locator('dl.facts .badge', { hasText: 'Paused' }).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'Activate', exact: true }).click();
+    await page.getByText('The subscription is active again.').waitFor();
+    expect((await read()).isActive).toBe(true);
+    await page.getByRole('button', { name: 'Pause' }).waitFor();
+
+    const secret = page.getByRole('region', { name: 'Callback secret' });
+    await expect(secret.getByLabel('New secret').inputValue()).resolves.toMatch(/^[0-9a-f]{64}$/);
+    await secret.getByLabel('New secret').fill('console-rotated-secret-1');
+    await secret.getByRole('button', { name: 'Rotate the secret' }).click();
+    await secret.getByText('The secret is rotated.').waitFor();
+    expect((await read()).callbackSecretKey).toBe('console-rotated-secret-1');
+    await secret.getByRole('button', { name: 'Reveal' }).click();
+    await expect(secret.getByTestId('secret').textContent()).resolves.toBe('console-rotated-secret-1');
+    await visited(page, 'subscription-edit');
+    await secret.getByRole('button', { name: 'Hide' }).click();
+    expect(await secret.getByTestId('secret').textContent()).not.toContain('console-rotated');
+  }, 60_000);
+
   it('registers and verifies a callback domain: the instructions, what a failed check found, then verified', async () => {
     await nav(page, 'Callback domains');
     await page.getByRole('heading', { level: 1, name: 'Callback domains' }).waitFor();

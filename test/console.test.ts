@@ -237,6 +237,29 @@ describe('delivery health and GET /blockchain-events/callbacks/{id}', () => {
   });
 });
 
+describe('POST /blockchain-events/subscriptions/{referenceId}/pause', () => {
+  it('pauses (status paused, reason paused), leaves an inactive one as it is, and activate resumes it', async () => {
+    const c = await customer();
+    const id = await subscribe(c, 'transaction-mined', { transactionId: `0x${randomBytes(32).toString('hex')}`, callbackUrl: SAMPLE.callbackUrl });
+    const pause = () => t.request('POST', `/blockchain-events/subscriptions/${id}/pause`, { key: c.key });
+    const paused = await pause();
+    expect(paused.status, paused.text).toBe(200);
+    expect(paused.headers.get('x-credits-consumed')).toBe('0');
+    expect(paused.body.data.item).toMatchObject({ referenceId: id, isActive: false, deactivationReasons: [{ reason: 'paused' }] });
+    const health = async () => (await t.request('GET', `/blockchain-events/subscriptions?q=${id}`, { key: c.key })).body.data.items[0].health;
+    expect((await health()).status).toBe('paused');
+    // Again: nothing changes (one reason).
+    expect((await pause()).body.data.item.deactivationReasons).toHaveLength(1);
+    const resumed = await t.request('POST', `/blockchain-events/subscriptions/${id}/activate`, { key: c.key });
+    expect(resumed.status, resumed.text).toBe(201);
+    expect(resumed.body.data.item.isActive).toBe(true);
+    expect((await health()).status).toBe('idle');
+    const other = await customer();
+    expect((await t.request('POST', `/blockchain-events/subscriptions/${id}/pause`, { key: other.key })).body.error.code).toBe('resource_not_found');
+    expect((await t.request('POST', '/blockchain-events/subscriptions/not-a-uuid/pause', { key: c.key })).body.error.code).toBe('resource_not_found');
+  });
+});
+
 describe('GET /account/overview', () => {
   it('counts the last 24 h of callbacks, names the failing subscriptions and unverified domains, and follows the first-run checklist', async () => {
     const fresh = await t.customer({ domains: [] });

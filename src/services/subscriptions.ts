@@ -26,7 +26,8 @@ import {
   callbackUrlNotVerified as unverifiedCallbackUrl,
 } from '../domain/errors.ts';
 import { isUuid, uuidV7 } from '../domain/ids.ts';
-import type { NewSubscription, Subscription } from '../domain/subscriptions.ts';
+import { type NewSubscription, PAUSED_REASON, type Subscription } from '../domain/subscriptions.ts';
+import { unixSeconds } from '../domain/time.ts';
 import { createBlockJob } from '../store/block-jobs.ts';
 import { cancelPendingCallbacks } from '../store/callbacks.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
@@ -534,6 +535,21 @@ export async function activateSubscription(
   const { blockchain, network } = result.value;
   await watchAfterCommit(common, { blockchain, network }, customerId, [result.value]);
   return result;
+}
+
+/**
+ * Pauses a subscription (docs/reference/api.md#pause-a-subscription): inactive, its last deactivation
+ * reason `paused`; POST .../activate resumes it. Pausing an inactive subscription changes nothing. Free.
+ */
+export async function pauseSubscription(common: Common, caller: Caller, id: string, now: Date = new Date()): Promise<Charged<Subscription>> {
+  assertUuid(id);
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('subscriptions:pause', async (tx) => {
+    const paused = await store.pause(tx, customerId, id, PAUSED_REASON, unixSeconds(now));
+    const value = paused ?? (await store.getSubscription(tx, customerId, id));
+    if (!value) throw notFound('subscription', id);
+    return { value, ...(await chargeInTransaction(tx, customerId, 0n, caller.endpoint)) };
+  });
 }
 
 /** Longest overlap of a secret rotation: a week, so an old secret cannot be kept signing for ever. */

@@ -575,6 +575,22 @@ export async function setActive(q: Queryable, customerId: string, id: string): P
 }
 
 /**
+ * The customer's pause: inactive, with `reason` appended to its deactivation reasons (its pending
+ * callbacks wait, as for any inactive subscription, until it is activated again). Undefined when the
+ * subscription is not the customer's or is inactive already.
+ */
+export async function pause(q: Queryable, customerId: string, id: string, reason: string, at: number): Promise<Subscription | undefined> {
+  const [row] = await q.query<SubscriptionRow>(
+    'subscriptions:pause',
+    `UPDATE subscriptions SET is_active = false,
+       deactivation_reasons = deactivation_reasons || jsonb_build_array(jsonb_build_object('reason', $3::text, 'timestamp', $4::bigint))
+     WHERE customer_id = $1 AND id = $2 AND is_active RETURNING *`,
+    [customerId, id, reason, at],
+  );
+  return row ? toSubscription(row) : undefined;
+}
+
+/**
  * Replaces the callback secret; the one replaced keeps signing until `previousUntil` (a rotation during
  * another's overlap ends that overlap: only the secret just replaced is kept). Undefined when the
  * subscription does not exist (for this customer).

@@ -479,6 +479,25 @@ const RotateSecretItem = Type.Object(
 );
 
 export function rotateSecretRoutes(app: FastifyInstance, common: Common): void {
+  app.post<{ Params: { referenceId: string } }>(
+    '/blockchain-events/subscriptions/:referenceId/pause',
+    {
+      config: { endpoint: 'activate-subscription', errors: ['resource_not_found', 'insufficient_credits'] },
+      schema: {
+        tags: ['subscriptions'],
+        summary:
+          "Pause a subscription: inactive (its last deactivation reason 'paused'), its pending callbacks held until POST .../activate resumes it; an inactive one is left as it is. Free.",
+        params: ReferenceParams,
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: SubscriptionItem })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.pauseSubscription(common, request.caller, request.params.referenceId);
+      return sendData(request, reply, 200, { item: fullItem(result.value) }, result);
+    },
+  );
+
   app.post<{ Params: { referenceId: string }; Body: Static<ReturnType<typeof requestBody<typeof RotateSecretItem>>> }>(
     '/blockchain-events/subscriptions/:referenceId/rotate-secret',
     {

@@ -3,12 +3,12 @@
  * failed callbacks, replay a block range, and its callback log.
  */
 import { useState } from 'preact/hooks';
-import { api, type Page, query } from '../../api.ts';
+import { api, fieldErrors, type Page, query } from '../../api.ts';
 import { eventTitle, targetOf } from '../../events.ts';
 import { location } from '../../router.ts';
 import { useValue } from '../../state.ts';
 import type { Subscription } from '../../types.ts';
-import { Failure, Link, Loading, Notice, PageTitle, Pre, StatusBadge, Time, useAction, useLoad } from '../../ui.tsx';
+import { CopyButton, Failure, Field, Link, Loading, Notice, PageTitle, Pre, StatusBadge, Time, useAction, useLoad } from '../../ui.tsx';
 import { CallbackLog } from './callback-log.tsx';
 import { RecoverPanel } from './recover-panel.tsx';
 import { ReplayPanel } from './replay-panel.tsx';
@@ -45,6 +45,11 @@ export function SubscriptionPage({ id }: { id: string }) {
   const activate = useAction(async () => {
     await api('POST', `${path}/activate`);
     setDone('The subscription is active again.');
+    await Promise.all([sub.reload(), health.reload()]);
+  });
+  const pause = useAction(async () => {
+    await api('POST', `${path}/pause`);
+    setDone('The subscription is paused: its callbacks wait until you activate it again.');
     await Promise.all([sub.reload(), health.reload()]);
   });
   const remove = useAction(async (s: Subscription) => {
@@ -131,12 +136,17 @@ export function SubscriptionPage({ id }: { id: string }) {
                 </button>
               )}
               {s.isActive && (
+                <button type="button" class="secondary" onClick={() => pause.run()} disabled={pause.busy}>
+                  Pause
+                </button>
+              )}
+              {s.isActive && (
                 <button type="button" class="danger" onClick={() => remove.run(s)} disabled={remove.busy}>
                   Delete
                 </button>
               )}
             </div>
-            <Failure error={sendTest.error ?? activate.error ?? remove.error} />
+            <Failure error={sendTest.error ?? activate.error ?? pause.error ?? remove.error} />
             {done && <Notice>{done}</Notice>}
             {test && (
               <div role="status" class={`notice ${test.delivered ? 'ok' : 'warn'}`}>
@@ -149,11 +159,81 @@ export function SubscriptionPage({ id }: { id: string }) {
             )}
           </section>
           <CallbackLog referenceId={s.referenceId} active={s.isActive} />
+          {s.callbackUrl && <SecretPanel path={path} secret={s.callbackSecretKey} onRotated={() => sub.reload()} />}
           {/* The power tools after the log: what most visits come for is the log. */}
           <RecoverPanel referenceId={s.referenceId} active={s.isActive} onActivated={() => Promise.all([sub.reload(), health.reload()])} />
           <ReplayPanel referenceId={s.referenceId} blockchain={s.blockchain} network={s.network} active={s.isActive} />
         </>
       )}
     </>
+  );
+}
+
+/** 32 random bytes as hex: a new secret proposed for a rotation (the customer may type their own). */
+function newSecret(): string {
+  return [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * The callback secret: hidden until revealed, and rotated (POST .../rotate-secret; the replaced secret
+ * keeps signing during the overlap, 24 h by default: docs/guides/verify-signatures.md).
+ */
+function SecretPanel({ path, secret, onRotated }: { path: string; secret: string | undefined; onRotated: () => Promise<void> }) {
+  const [shown, setShown] = useState(false);
+  const [next, setNext] = useState(newSecret);
+  const [rotated, setRotated] = useState<number | null | undefined>(undefined);
+  const rotate = useAction(async () => {
+    const r = await api<{ item: { previousSecretValidUntil: number | null } }>('POST', `${path}/rotate-secret`, {
+      body: { data: { item: { callbackSecretKey: next } } },
+    });
+    setRotated(r.item.previousSecretValidUntil);
+    setShown(false);
+    setNext(newSecret());
+    await onRotated();
+  });
+  const { fields } = fieldErrors(rotate.error, ['callbackSecretKey']);
+  return (
+    <section aria-labelledby="secret-heading">
+      <h2 id="secret-heading">Callback secret</h2>
+      <p class="proof">
+        <span class="proof-label">Secret</span>
+        {secret ? (
+          <>
+            <code data-testid="secret">{shown ? secret : '•'.repeat(12)}</code>
+            <button type="button" class="secondary small" aria-pressed={shown} onClick={() => setShown(!shown)}>
+              {shown ? 'Hide' : 'Reveal'}
+            </button>
+            {shown && <CopyButton text={secret} label="Copy the callback secret" />}
+          </>
+        ) : (
+          <span>none: callbacks are not signed</span>
+        )}
+      </p>
+      <form
+        class="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          rotate.run();
+        }}
+      >
+        <Field id="secret-new" label="New secret" hint="Proposed at random; the replaced one keeps signing for 24 h." error={fields.callbackSecretKey}>
+          {(aria) => <input {...aria} class="mono" size={40} value={next} onInput={(e) => setNext((e.currentTarget as HTMLInputElement).value)} />}
+        </Field>
+        <button type="submit" disabled={rotate.busy}>
+          Rotate the secret
+        </button>
+      </form>
+      {!fields.callbackSecretKey && <Failure error={rotate.error} />}
+      {rotated !== undefined && (
+        <Notice>
+          The secret is rotated.{' '}
+          {rotated !== null && (
+            <>
+              The previous one keeps signing until <Time s={rotated} />.
+            </>
+          )}
+        </Notice>
+      )}
+    </section>
   );
 }
