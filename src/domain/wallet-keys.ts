@@ -15,6 +15,7 @@ import { bech32, bech32m, createBase58check, hex } from '@scure/base';
 import { HARDENED_OFFSET, HDKey } from '@scure/bip32';
 import { bchPolymod, validateAddress } from './addresses.ts';
 import { type Blockchain, CHAINS, type Network } from './chains.ts';
+import { addTweak } from './child-keys.ts';
 
 /** How the addresses of a key are scripted. The account chains have one form (their own address). */
 export type ScriptType = 'legacy' | 'p2sh-segwit' | 'segwit' | 'taproot';
@@ -349,10 +350,8 @@ function base58Address(version: number, versionBytes: 1 | 2, hash: Uint8Array): 
 /** BIP341: the output key of a key-path-only taproot output, x-only. */
 function taprootOutputKey(publicKey: Uint8Array): Uint8Array {
   const x = publicKey.subarray(1, 33);
-  const internal = schnorr.utils.lift_x(BigInt(`0x${hex.encode(x)}`));
-  const tweak = BigInt(`0x${hex.encode(schnorr.utils.taggedHash('TapTweak', x))}`);
-  const output = internal.add(secp256k1.ProjectivePoint.BASE.multiply(tweak));
-  return output.toRawBytes(true).subarray(1);
+  // lift_x(x) is the point with x and an even y: the compressed key 02 || x.
+  return addTweak(Uint8Array.of(0x02, ...x), schnorr.utils.taggedHash('TapTweak', x)).subarray(1);
 }
 
 function encodeAddress(key: WalletKey, publicKey: Uint8Array, regtest: boolean): string {
@@ -379,6 +378,20 @@ function encodeAddress(key: WalletKey, publicKey: Uint8Array, regtest: boolean):
 }
 
 /**
+ * The address of a public key derived from `key`, in herald's canonical spelling. The encoders here spell
+ * addresses canonically already (lower-case bech32, base58, lower-case hex) except on bitcoin-cash (legacy
+ * base58 here, cashaddr canonical); `check` puts any address through validateAddress anyway (deriveWindow
+ * does for the first of each window).
+ */
+export function addressOfPublicKey(key: WalletKey, publicKey: Uint8Array, regtest: boolean, check = false): string {
+  const encoded = encodeAddress(key, publicKey, regtest);
+  if (!check && key.blockchain !== 'bitcoin-cash') return encoded;
+  const valid = validateAddress(key.blockchain, key.network, encoded);
+  if (!valid.ok) throw new Error(`derived address does not validate: ${valid.message}`);
+  return valid.normalized;
+}
+
+/**
  * The address at `index` of a branch of `key`. `regtest` picks the regtest bech32 prefix (bcrt, rltc) on
  * testnet, for a node that reports a regtest chain. The address is in herald's canonical spelling.
  */
@@ -389,8 +402,6 @@ export function deriveAddress(key: WalletKey, branch: KeyBranch, index: number, 
   node = node.deriveChild(index);
   const publicKey = node.publicKey;
   if (!publicKey) throw new Error('derived key has no public key');
-  const encoded = encodeAddress(key, publicKey, options.regtest ?? false);
-  const valid = validateAddress(key.blockchain, key.network, encoded);
-  if (!valid.ok) throw new Error(`derived address does not validate: ${valid.message}`);
-  return { address: valid.normalized, derivationPath: [key.origin ?? 'm', ...branch.steps, index].join('/'), change: branch.change, index };
+  const address = addressOfPublicKey(key, publicKey, options.regtest ?? false, true);
+  return { address, derivationPath: [key.origin ?? 'm', ...branch.steps, index].join('/'), change: branch.change, index };
 }

@@ -4,8 +4,9 @@
  * watched, so gapLimit unused addresses always follow the highest used one. Pure.
  */
 import type { Blockchain, Network } from './chains.ts';
+import { childPublicKeys } from './child-keys.ts';
 import type { DerivedAddressRow, SubscribedWalletKey } from './subscriptions.ts';
-import { deriveAddress, parseDescriptor, parseExtendedKey, type WalletKey, type WalletKeyResult } from './wallet-keys.ts';
+import { addressOfPublicKey, parseDescriptor, parseExtendedKey, type WalletKey, type WalletKeyResult } from './wallet-keys.ts';
 
 /** The subscribed key parsed again (it was checked at create, so this succeeds unless the rules changed). */
 export function parseSubscribedKey(blockchain: Blockchain, network: Network, key: SubscribedWalletKey): WalletKeyResult {
@@ -33,15 +34,18 @@ export function deriveWindow(
   const rows: Pick<DerivedAddressRow, 'address' | 'derivationPath' | 'change' | 'index'>[] = [];
   const branch = key.branches.find((b) => b.change === (change ? 1 : 0));
   if (!branch) return rows;
-  // The branch's node derived once, not once per index (half the curve work: about 1,000 addresses/s instead of 500 here).
+  if (to < from) return rows;
+  // The branch's node derived once; its children by childPublicKeys (child-keys.ts: CKDpub without an HDKey per child).
   let hd = key.hd;
   for (const step of branch.steps) hd = hd.deriveChild(step);
-  const branchKey: WalletKey = { ...key, hd };
-  const direct = { change: branch.change, steps: [] };
+  if (!hd.publicKey || !hd.chainCode) throw new Error('the branch key has no public key');
   const prefix = [key.origin ?? 'm', ...branch.steps].join('/');
-  for (let index = from; index <= to; index++) {
-    const d = deriveAddress(branchKey, direct, index, { regtest });
-    rows.push({ address: d.address, derivationPath: `${prefix}/${index}`, change, index });
+  const keys = childPublicKeys(hd.publicKey, hd.chainCode, from, to);
+  for (let i = 0; i < keys.length; i++) {
+    const index = from + i;
+    // The first address of a window goes through validateAddress too: an encoder spelling differently from it fails loudly.
+    const address = addressOfPublicKey(key, keys[i] as Uint8Array, regtest, i === 0);
+    rows.push({ address, derivationPath: `${prefix}/${index}`, change, index });
   }
   return rows;
 }
