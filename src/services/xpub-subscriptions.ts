@@ -16,12 +16,13 @@ import { ApiError, type ErrorDetail, invalidData, notFound } from '../domain/err
 import { isUuid } from '../domain/ids.ts';
 import type { DerivedAddressRow, SubscribedWalletKey, Subscription } from '../domain/subscriptions.ts';
 import type { ScriptType } from '../domain/wallet-keys.ts';
-import { deriveWindowYielding, parseSubscribedKey, windowEnd } from '../domain/wallet-windows.ts';
+import { parseSubscribedKey } from '../domain/wallet-windows.ts';
 import * as store from '../store/subscriptions.ts';
 import { insertDerivedAddresses, listDerivedAddresses, nextReceiveAddress } from '../store/xpub-addresses.ts';
 import { defaultPolicyFor } from './confirmation-policies.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
+import { deriveFirstWindow } from './derive-workers.ts';
 import { assertChainFollowed } from './followed-chains.ts';
 import {
   alreadyExists,
@@ -134,10 +135,8 @@ export async function createXpubSubscription(
   await assertChainFollowed(common, blockchain, network);
   if (host !== null && !(await common.access.isDomainVerified(customerId, host))) throw callbackUrlNotVerified(host);
   // The first window: gapLimit addresses on each chain the key has (derived before the transaction: no lock held meanwhile).
-  const window = [
-    ...(await deriveWindowYielding(parsed.key, false, 0, windowEnd(-1, key.gapLimit), key.regtest)),
-    ...(await deriveWindowYielding(parsed.key, true, 0, windowEnd(-1, key.gapLimit), key.regtest)),
-  ];
+  // (Large windows in worker threads: derive-workers.ts.)
+  const window = await deriveFirstWindow(blockchain, network, key);
   const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
   return await common.db.transaction('xpub:create', async (tx) => {
     await checkActiveCap(tx, caller);
