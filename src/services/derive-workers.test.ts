@@ -28,7 +28,9 @@ function inThread(key: SubscribedWalletKey, change: boolean, from: number, to: n
 describe('the derivation pool', () => {
   it('derives the windows of several keys, in order, as this thread does (an xpub and a receive-only descriptor)', async () => {
     const descriptor = `wpkh(${TEST_MASTER.derive("m/84'/0'/1'").publicExtendedKey}/0/*)`;
-    const requests = [keyOf(zpub), keyOf(descriptor, 20, 'descriptor')].map((key) => ({
+    const zpubKey = keyOf(zpub);
+    const descriptorKey = keyOf(descriptor, 20, 'descriptor');
+    const requests = [zpubKey, descriptorKey].map((key) => ({
       blockchain: 'bitcoin' as const,
       network: 'mainnet' as const,
       key,
@@ -41,10 +43,10 @@ describe('the derivation pool', () => {
     const [first, second] = await Promise.all([pool.derive(requests), pool.derive(requests.slice(1))]);
     expect(first?.length).toBe(2);
     const [zpubWindows, descriptorWindows] = first ?? [];
-    expect(zpubWindows?.flatMap(windowRows)).toEqual([...inThread(requests[0]!.key, false, 3, 40), ...inThread(requests[0]!.key, true, 0, 9)]);
+    expect(zpubWindows?.flatMap(windowRows)).toEqual([...inThread(zpubKey, false, 3, 40), ...inThread(zpubKey, true, 0, 9)]);
     // The descriptor has no change chain: its second window is empty.
     expect(descriptorWindows?.map((w) => w.addresses.length)).toEqual([38, 0]);
-    expect(descriptorWindows?.flatMap(windowRows)).toEqual(inThread(requests[1]!.key, false, 3, 40));
+    expect(descriptorWindows?.flatMap(windowRows)).toEqual(inThread(descriptorKey, false, 3, 40));
     expect(second?.[0]?.flatMap(windowRows)).toEqual(descriptorWindows?.flatMap(windowRows));
   });
 
