@@ -24,6 +24,7 @@
 import { type Blockchain, CHAINS, type EventType, type Network, supportsNetwork } from '../domain/chains.ts';
 import type { ConfirmationPolicy } from '../domain/confirmations.ts';
 import type { DerivedAddressRow, IndexableSubscription, SubscribedWalletKey } from '../domain/subscriptions.ts';
+import { DerivedAddressTable, type XpubAddressEntry } from './derived-addresses.ts';
 import { IdSlots } from './id-slots.ts';
 import { SlotChain } from './slot-chain.ts';
 import { CUSTOMER, KIND, NEXT, SLOT_BYTES, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';
@@ -88,7 +89,7 @@ const TOKENS_UNCONFIRMED = 15;
 const POLICY_MARK = 255;
 /**
  * A wallet key (XPUB_COINS_TRANSACTION_CONFIRMED, docs/concepts/wallet-keys.md): the slot names the subscription; its
- * derived addresses are in xpubByAddress, not in the address table (one subscription, many addresses).
+ * derived addresses are in xpubAddresses (derived-addresses.ts), not in the address table (one subscription, many addresses).
  */
 const XPUB = 16;
 /** A wallet key watched unconfirmed (XPUB_COINS_TRANSACTION_UNCONFIRMED): as XPUB, matched by matchPending only. */
@@ -122,19 +123,7 @@ const ADDRESS_KINDS: readonly number[] = [ADDRESS, INTERNAL_ADDRESS, TOKENS_EACH
 const IS_ADDRESS_KIND = Uint8Array.from(EVENT_OF_KIND, (_, kind) => (ADDRESS_KINDS.includes(kind) ? 1 : 0));
 const isAddressKind = (kind: number) => IS_ADDRESS_KIND[kind] === 1;
 
-/** One derived address of a wallet-key subscription, as the index keeps it. */
-export interface XpubAddressEntry {
-  subscriptionId: string;
-  change: boolean;
-  index: number;
-  derivationPath: string;
-}
-
-/** What the index keeps of a wallet-key subscription beside its slot. */
-interface XpubState {
-  key: SubscribedWalletKey;
-  addresses: Set<string>;
-}
+export type { XpubAddressEntry } from './derived-addresses.ts';
 
 export class SubscriptionIndex {
   readonly blockchain: Blockchain;
@@ -182,12 +171,11 @@ export class SubscriptionIndex {
   /** Indexed mempool (unconfirmed) subscriptions. */
   private unconfirmedCount = 0;
   /**
-   * Wallet-key subscriptions: derived address -> its entries (one per subscription deriving it), and each
-   * subscription's key and addresses. Plain Maps: simple and correct first; the memory target of issue 32
-   * (200 bytes per derived address) is not met by them (docs/concepts/wallet-keys.md says so).
+   * Wallet-key subscriptions: their derived addresses (derived-addresses.ts: a Map to typed-array entries,
+   * about 120 bytes per address) and each subscription's key.
    */
-  private readonly xpubByAddress = new Map<string, XpubAddressEntry[]>();
-  private readonly xpubs = new Map<string, XpubState>();
+  private readonly xpubAddresses = new DerivedAddressTable();
+  private readonly xpubs = new Map<string, SubscribedWalletKey>();
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -353,7 +341,8 @@ export class SubscriptionIndex {
     this.targets[slot] = target;
     this.link(kind, target, slot);
     if (isXpubKind(kind)) {
-      this.xpubs.set(sub.id, { key: sub.walletKey as SubscribedWalletKey, addresses: new Set() });
+      this.xpubs.set(sub.id, sub.walletKey as SubscribedWalletKey);
+      this.xpubAddresses.addOwner(sub.id);
       this.addDerived(sub.id, sub.derived ?? []);
     }
     this.count++;
@@ -367,12 +356,22 @@ export class SubscriptionIndex {
 
   /** The wallet-key subscriptions deriving `address` (normalised), or undefined. */
   xpubEntriesOf(address: string): readonly XpubAddressEntry[] | undefined {
-    return this.xpubByAddress.get(address);
+    return this.xpubAddresses.entriesOf(address);
+  }
+
+  /** Whether a wallet-key subscription derives `address` (normalised): the lookup of every address of a block. */
+  isXpubAddress(address: string): boolean {
+    return this.xpubAddresses.has(address);
+  }
+
+  /** Derived addresses indexed (an address of two subscriptions counts twice). */
+  get xpubAddressCount(): number {
+    return this.xpubAddresses.size;
   }
 
   /** The key of indexed wallet-key subscription `id`. */
   walletKeyOf(id: string): SubscribedWalletKey | undefined {
-    return this.xpubs.get(id)?.key;
+    return this.xpubs.get(id);
   }
 
   /**
@@ -380,17 +379,8 @@ export class SubscriptionIndex {
    * window, ingest/xpub-gaps.ts); an address already watched is skipped. False when `id` is not indexed.
    */
   addDerived(id: string, rows: readonly Pick<DerivedAddressRow, 'address' | 'derivationPath' | 'change' | 'index'>[]): boolean {
-    const state = this.xpubs.get(id);
-    if (!state) return false;
-    for (const row of rows) {
-      if (state.addresses.has(row.address)) continue;
-      state.addresses.add(row.address);
-      const entry: XpubAddressEntry = { subscriptionId: id, change: row.change, index: row.index, derivationPath: row.derivationPath };
-      const list = this.xpubByAddress.get(row.address);
-      if (list) list.push(entry);
-      else this.xpubByAddress.set(row.address, [entry]);
-    }
-    return true;
+    if (!this.xpubs.has(id)) return false;
+    return this.xpubAddresses.add(id, rows);
   }
 
   /** The record of indexed subscription `id` (any kind), or undefined. */
@@ -468,7 +458,7 @@ export class SubscriptionIndex {
   hasCoinAddress(address: string): boolean {
     if (this.firstCoinAddressSlot(address) >= 0) return true;
     // A wallet key's derived address: its outputs are recorded so that their spending (outgoing) is resolved.
-    if (this.xpubByAddress.has(address)) return true;
+    if (this.xpubAddresses.has(address)) return true;
     // The outputs of an address watched unconfirmed are recorded too: the mempool resolves their spending (outgoing) by them.
     for (let slot = this.byAddress.first(address); slot >= 0; slot = this.nextSlot(slot)) if (this.kindOf(slot) === COIN_UNCONFIRMED) return true;
     return false;
@@ -590,7 +580,8 @@ export class SubscriptionIndex {
       this.byHeight.byteLength +
       this.byContract.byteLength +
       this.thresholds.byteLength +
-      this.coinThresholds.byteLength
+      this.coinThresholds.byteLength +
+      this.xpubAddresses.byteLength
     );
   }
 
@@ -698,15 +689,7 @@ export class SubscriptionIndex {
   }
 
   private forgetXpub(id: string): void {
-    const state = this.xpubs.get(id);
-    if (!state) return;
-    for (const address of state.addresses) {
-      const list = this.xpubByAddress.get(address);
-      if (!list) continue;
-      const kept = list.filter((e) => e.subscriptionId !== id);
-      if (kept.length > 0) this.xpubByAddress.set(address, kept);
-      else this.xpubByAddress.delete(address);
-    }
+    this.xpubAddresses.remove(id);
     this.xpubs.delete(id);
   }
 

@@ -97,8 +97,8 @@ function matchUtxoBlock<E extends XpubEventType>(
   eventType: E,
 ): XpubCoinsMatch<E>[] {
   const touched = new Set<string>();
-  for (const m of block.coinMovements) if (index.xpubEntriesOf(m.address)) touched.add(m.transactionId);
-  for (const o of utxo.outputs) if (index.xpubEntriesOf(o.address)) touched.add(o.transactionId);
+  for (const m of block.coinMovements) if (index.isXpubAddress(m.address)) touched.add(m.transactionId);
+  for (const o of utxo.outputs) if (index.isXpubAddress(o.address)) touched.add(o.transactionId);
   if (touched.size === 0) return [];
 
   // Every address of the touched transactions (the others' spending tells whether the fee is the wallet's).
