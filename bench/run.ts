@@ -28,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   'tron-block': () => import('./tron-block.ts'),
   'utxo-block': () => import('./utxo-block.ts'),
   'xrp-ledger': () => import('./xrp-ledger.ts'),
+  'xpub-scale': () => import('./xpub-scale.ts'),
   backfill: () => import('./backfill.ts'),
 };
 

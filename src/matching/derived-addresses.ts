@@ -1,14 +1,18 @@
 /**
  * The derived addresses of wallet-key subscriptions as the matching index keeps them
- * (docs/concepts/wallet-keys.md#scale): millions of addresses in little memory. One Map from the address
- * (the string the block's address is compared with) to the position of its first entry; each entry is a few
- * typed-array words: its subscription (an ordinal), chain and index, the next entry of the same address (an
- * address two subscriptions derive) and the next entry of the same subscription (to forget it). The
- * derivation path is not kept per address: every address of a chain of a subscription has the same prefix
- * (`m/0`, `m/84'/0'/0'/1`, ...), kept once, and the path is rebuilt for the addresses a block touches.
- * About 120 bytes per address with a 42-character address, where objects per entry took over 300.
+ * (docs/concepts/wallet-keys.md#scale): millions of addresses in little memory, looked up as fast as plain
+ * address subscriptions. The addresses are in a TargetTable (target-table.ts, the plain subscriptions' own:
+ * a JavaScript hash over the characters and a bit filter in front, where a Map hashed each fresh string of
+ * a block through a slow call, and made matching 3 to 5 times slower than the plain subscriptions' path).
+ * Each entry is one 32-byte slot of words, like the index's: its subscription (an ordinal), chain and index,
+ * the next entry of the same subscription (to forget it), and the NEXT/PREV words of the table's chain of
+ * entries of one address (an address two subscriptions derive). The derivation path is not kept per
+ * address: every address of a chain of a subscription has the same prefix (`m/0`, `m/84'/0'/0'/1`, ...),
+ * kept once, and the path is rebuilt for the addresses a block touches.
  */
 import type { DerivedAddressRow } from '../domain/subscriptions.ts';
+import { NEXT, SLOT_WORDS, type SlotLinks, UNLINKED } from './slot-words.ts';
+import { TargetTable } from './target-table.ts';
 
 /** One derived address of a wallet-key subscription, as matching reads it. */
 export interface XpubAddressEntry {
@@ -19,6 +23,11 @@ export interface XpubAddressEntry {
 }
 
 const NONE = -1;
+/** Words of an entry's slot (NEXT and PREV, 5 and 6, are the table's). */
+const OWNER = 0;
+const INDEX = 1;
+const CHANGE = 2;
+const NEXT_IN_OWNER = 3;
 
 interface Owner {
   id: string;
@@ -28,21 +37,11 @@ interface Owner {
   prefixes: [string | undefined, string | undefined];
 }
 
-function grow<T extends Int32Array | Uint8Array>(array: T, size: number): T {
-  const bigger = new (array.constructor as new (n: number) => T)(size);
-  bigger.set(array);
-  return bigger;
-}
-
 export class DerivedAddressTable {
-  private readonly byAddress = new Map<string, number>();
   private capacity = 1024;
-  private owner = new Int32Array(this.capacity);
-  private index = new Int32Array(this.capacity);
-  private change = new Uint8Array(this.capacity);
-  private nextSame = new Int32Array(this.capacity);
-  private nextInOwner = new Int32Array(this.capacity);
-  /** Each entry's address (the Map's key string, shared): needed to unlink it. */
+  private readonly links: SlotLinks = { words: new Int32Array(this.capacity * SLOT_WORDS) };
+  private readonly table = new TargetTable(this.links);
+  /** Each entry's address (the string also in the table: shared, not copied); needed to unlink it. */
   private readonly addresses: (string | undefined)[] = [];
   private used = 0;
   private readonly freeEntries: number[] = [];
@@ -58,12 +57,17 @@ export class DerivedAddressTable {
 
   /** Typed-array bytes (outside the JavaScript heap). */
   get byteLength(): number {
-    return this.capacity * (4 * 4 + 1);
+    return this.links.words.byteLength + this.table.byteLength;
   }
 
   /** Whether any subscription derives `address`. */
   has(address: string): boolean {
-    return this.byAddress.has(address);
+    return this.table.first(address) >= 0;
+  }
+
+  /** has() of each of keys[0..count), into out[0..count) as the first entry or -1 (target-table.ts firstOfEach: the lookups of a block overlap). */
+  findEach(keys: readonly string[], count: number, out: Int32Array): void {
+    this.table.firstOfEach(keys, count, out);
   }
 
   /** Makes `id` known (with no address yet); a known id keeps its addresses. */
@@ -80,37 +84,38 @@ export class DerivedAddressTable {
     if (ordinal === undefined) return false;
     const owner = this.owners[ordinal] as Owner;
     for (const row of rows) {
-      const first = this.byAddress.get(row.address);
-      if (first !== undefined && this.holds(first, ordinal)) continue;
+      if (this.holds(this.table.first(row.address), ordinal)) continue;
       const chain = row.change ? 1 : 0;
       owner.prefixes[chain] ??= row.derivationPath.slice(0, row.derivationPath.lastIndexOf('/'));
       const at = this.allocate();
-      this.owner[at] = ordinal;
-      this.index[at] = row.index;
-      this.change[at] = chain;
-      this.nextSame[at] = first ?? NONE;
-      this.nextInOwner[at] = owner.head;
+      const words = this.links.words;
+      const base = at * SLOT_WORDS;
+      words[base + OWNER] = ordinal;
+      words[base + INDEX] = row.index;
+      words[base + CHANGE] = chain;
+      words[base + NEXT_IN_OWNER] = owner.head;
       owner.head = at;
       this.addresses[at] = row.address;
-      this.byAddress.set(row.address, at);
+      this.table.add(row.address, at);
       this.count++;
     }
     return true;
   }
 
-  /** The subscriptions deriving `address`, or undefined (no allocation then: the common case of a block's addresses). */
+  /** The subscriptions deriving `address`, in the order they were added, or undefined (no allocation then: the common case of a block's addresses). */
   entriesOf(address: string): XpubAddressEntry[] | undefined {
-    let at = this.byAddress.get(address);
-    if (at === undefined) return undefined;
+    let at = this.table.first(address);
+    if (at < 0) return undefined;
+    const words = this.links.words;
     const entries: XpubAddressEntry[] = [];
-    for (; at !== NONE; at = this.nextSame[at] as number) {
-      const owner = this.owners[this.owner[at] as number] as Owner;
-      const index = this.index[at] as number;
-      const chain = this.change[at] as number;
-      entries.push({ subscriptionId: owner.id, change: chain === 1, index, derivationPath: `${owner.prefixes[chain as 0 | 1]}/${index}` });
+    for (; at >= 0; at = words[at * SLOT_WORDS + NEXT] as number) {
+      const base = at * SLOT_WORDS;
+      const owner = this.owners[words[base + OWNER] as number] as Owner;
+      const index = words[base + INDEX] as number;
+      const chain = words[base + CHANGE] as 0 | 1;
+      entries.push({ subscriptionId: owner.id, change: chain === 1, index, derivationPath: `${owner.prefixes[chain]}/${index}` });
     }
-    // Oldest first (entries are chained newest first), as the subscriptions were indexed.
-    return entries.reverse();
+    return entries;
   }
 
   /** Forgets `id` and its addresses. */
@@ -118,9 +123,10 @@ export class DerivedAddressTable {
     const ordinal = this.ordinalOf.get(id);
     if (ordinal === undefined) return;
     const owner = this.owners[ordinal] as Owner;
+    const words = this.links.words;
     for (let at = owner.head; at !== NONE; ) {
-      const next = this.nextInOwner[at] as number;
-      this.unlinkSame(at);
+      const next = words[at * SLOT_WORDS + NEXT_IN_OWNER] as number;
+      this.table.remove(this.addresses[at] as string, at);
       this.addresses[at] = undefined;
       this.freeEntries.push(at);
       this.count--;
@@ -132,23 +138,9 @@ export class DerivedAddressTable {
   }
 
   private holds(first: number, ordinal: number): boolean {
-    for (let at = first; at !== NONE; at = this.nextSame[at] as number) if (this.owner[at] === ordinal) return true;
+    const words = this.links.words;
+    for (let at = first; at >= 0; at = words[at * SLOT_WORDS + NEXT] as number) if (words[at * SLOT_WORDS + OWNER] === ordinal) return true;
     return false;
-  }
-
-  /** Takes entry `at` out of its address's chain (the address leaves the Map with its last entry). */
-  private unlinkSame(at: number): void {
-    const address = this.addresses[at] as string;
-    const first = this.byAddress.get(address) as number;
-    if (first === at) {
-      const next = this.nextSame[at] as number;
-      if (next === NONE) this.byAddress.delete(address);
-      else this.byAddress.set(address, next);
-      return;
-    }
-    let before = first;
-    while (this.nextSame[before] !== at) before = this.nextSame[before] as number;
-    this.nextSame[before] = this.nextSame[at] as number;
   }
 
   private allocate(): number {
@@ -156,12 +148,11 @@ export class DerivedAddressTable {
     if (free !== undefined) return free;
     if (this.used === this.capacity) {
       this.capacity *= 2;
-      this.owner = grow(this.owner, this.capacity);
-      this.index = grow(this.index, this.capacity);
-      this.change = grow(this.change, this.capacity);
-      this.nextSame = grow(this.nextSame, this.capacity);
-      this.nextInOwner = grow(this.nextInOwner, this.capacity);
+      const bigger = new Int32Array(this.capacity * SLOT_WORDS);
+      bigger.set(this.links.words);
+      this.links.words = bigger;
     }
+    this.links.words[this.used * SLOT_WORDS + NEXT] = UNLINKED;
     return this.used++;
   }
 }

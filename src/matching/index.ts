@@ -364,6 +364,11 @@ export class SubscriptionIndex {
     return this.xpubAddresses.has(address);
   }
 
+  /** isXpubAddress of each of addresses[0..count), into out[0..count): >= 0 where a wallet-key subscription derives it (lookups a step at a time over all, target-table.ts firstOfEach). */
+  findXpubAddresses(addresses: readonly string[], count: number, out: Int32Array): void {
+    this.xpubAddresses.findEach(addresses, count, out);
+  }
+
   /** Derived addresses indexed (an address of two subscriptions counts twice). */
   get xpubAddressCount(): number {
     return this.xpubAddresses.size;

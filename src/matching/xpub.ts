@@ -56,7 +56,21 @@ export interface XpubCoinsMatch<E extends XpubEventType = 'XPUB_COINS_TRANSACTIO
   addresses: XpubAddressMovement[];
 }
 
+/** Bits of the transaction id screen (matchXpub): a few hundred touched transactions set about 1 in 30 of them. */
+const SCREEN_BITS = 8192;
+
+/** A hash of a transaction id's last 8 characters (the ids are hashes: any 8 of their characters are random), below SCREEN_BITS. */
+function quickHash(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = Math.max(0, id.length - 8); i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h ^ (h >>> 13)) & (SCREEN_BITS - 1);
+}
+
+/** The lookup's arrays, reused from block to block (matching runs on one thread). */
+const scratch = { keys: [] as string[], found: new Int32Array(0), transactions: [] as string[], screen: new Int32Array(SCREEN_BITS / 32) };
+
 interface Tally {
+  address: string;
   net: bigint;
   out: bigint;
 }
@@ -96,45 +110,92 @@ function matchUtxoBlock<E extends XpubEventType>(
   utxo: NonNullable<NormalizedBlock['utxo']>,
   eventType: E,
 ): XpubCoinsMatch<E>[] {
-  const touched = new Set<string>();
-  for (const m of block.coinMovements) if (index.isXpubAddress(m.address)) touched.add(m.transactionId);
-  for (const o of utxo.outputs) if (index.isXpubAddress(o.address)) touched.add(o.transactionId);
-  if (touched.size === 0) return [];
+  // The addresses that tell a transaction touches the wallet: each output's (the wallet received) and each
+  // spending movement's (the wallet spent: a negative net; an address that spent and got more back has an
+  // output too), looked up together (firstOfEach: the lookups overlap; no allocation per miss). The tallies
+  // below are built for the touched transactions only.
+  const { coinMovements } = block;
+  const { outputs } = utxo;
+  if (scratch.keys.length < coinMovements.length + outputs.length) {
+    scratch.keys = new Array<string>(coinMovements.length + outputs.length);
+    scratch.found = new Int32Array(scratch.keys.length);
+    scratch.transactions = new Array<string>(scratch.keys.length);
+  }
+  const { keys, found, transactions } = scratch;
+  let count = 0;
+  for (let i = 0; i < outputs.length; i++) {
+    const o = outputs[i] as (typeof outputs)[number];
+    keys[count] = o.address;
+    transactions[count++] = o.transactionId;
+  }
+  for (let i = 0; i < coinMovements.length; i++) {
+    const m = coinMovements[i] as (typeof coinMovements)[number];
+    if (m.delta >= 0n) continue;
+    keys[count] = m.address;
+    transactions[count++] = m.transactionId;
+  }
+  index.findXpubAddresses(keys, count, found);
+  let touched: Set<string> | undefined;
+  for (let i = 0; i < count; i++) {
+    if ((found[i] as number) < 0) continue;
+    touched ??= new Set();
+    touched.add(transactions[i] as string);
+  }
+  // No block's strings kept alive by the scratch.
+  keys.fill('', 0, count);
+  transactions.fill('', 0, count);
+  if (touched === undefined) return [];
+  const touchedIds = touched;
+  // A Set or Map lookup of a string fresh from the node's answer costs V8 a slow first hash (target-table.ts):
+  // the block's thousands of transaction ids are screened by a JavaScript hash of their last characters
+  // first, and only the few that pass (the touched ones, and about 1 in 30 others) are looked up.
+  const screen = scratch.screen;
+  screen.fill(0);
+  for (const id of touchedIds) {
+    const h = quickHash(id);
+    screen[h >>> 5] = (screen[h >>> 5] as number) | (1 << (h & 31));
+  }
+  const isTouched = (id: string): boolean => {
+    const h = quickHash(id);
+    return ((screen[h >>> 5] as number) & (1 << (h & 31))) !== 0 && touchedIds.has(id);
+  };
 
-  // Every address of the touched transactions (the others' spending tells whether the fee is the wallet's).
-  const perTransaction = new Map<string, Map<string, Tally>>();
+  // Every address of the touched transactions (the others' spending tells whether the fee is the wallet's),
+  // in small arrays per transaction (a few addresses each: compared, not hashed).
+  const perTransaction = new Map<string, Tally[]>();
   const tallyOf = (transactionId: string, address: string): Tally => {
-    let byAddress = perTransaction.get(transactionId);
-    if (!byAddress) {
-      byAddress = new Map();
-      perTransaction.set(transactionId, byAddress);
+    let list = perTransaction.get(transactionId);
+    if (!list) {
+      list = [];
+      perTransaction.set(transactionId, list);
     }
-    let t = byAddress.get(address);
-    if (!t) {
-      t = { net: 0n, out: 0n };
-      byAddress.set(address, t);
-    }
+    for (const t of list) if (t.address === address) return t;
+    const t: Tally = { address, net: 0n, out: 0n };
+    list.push(t);
     return t;
   };
-  for (const m of block.coinMovements) if (touched.has(m.transactionId)) tallyOf(m.transactionId, m.address).net += m.delta;
-  for (const o of utxo.outputs) if (touched.has(o.transactionId)) tallyOf(o.transactionId, o.address).out += o.value;
+  for (const m of coinMovements) if (isTouched(m.transactionId)) tallyOf(m.transactionId, m.address).net += m.delta;
+  for (const o of outputs) if (isTouched(o.transactionId)) tallyOf(o.transactionId, o.address).out += o.value;
   const unresolved = new Set<string>();
-  for (const s of utxo.spends) if (touched.has(s.transactionId)) unresolved.add(s.transactionId);
+  for (const spend of utxo.spends) if (isTouched(spend.transactionId)) unresolved.add(spend.transactionId);
 
   const matches: XpubCoinsMatch<E>[] = [];
-  const ordered = block.transactionIds.filter((id) => touched.has(id));
+  const ordered = block.transactionIds.filter(isTouched);
   // A transaction the block does not list (never from our adapters) still counts.
-  for (const id of touched) if (!block.transactionIds.includes(id)) ordered.push(id);
+  if (ordered.length < touchedIds.size) {
+    const listed = new Set(ordered);
+    for (const id of touchedIds) if (!listed.has(id)) ordered.push(id);
+  }
   for (const transactionId of ordered) {
-    const byAddress = perTransaction.get(transactionId) ?? new Map<string, Tally>();
+    const tallies = perTransaction.get(transactionId) ?? [];
     let totalOut = 0n;
-    for (const t of byAddress.values()) totalOut += t.out;
+    for (const t of tallies) totalOut += t.out;
     const bySubscription = new Map<string, XpubAddressMovement[]>();
-    for (const [address, t] of byAddress) {
-      for (const e of index.xpubEntriesOf(address) ?? []) {
+    for (const t of tallies) {
+      for (const e of index.xpubEntriesOf(t.address) ?? []) {
         if (!isOf(index, e.subscriptionId, eventType)) continue;
         const list = bySubscription.get(e.subscriptionId) ?? [];
-        list.push({ address, derivationPath: e.derivationPath, change: e.change, index: e.index, received: t.out, sent: t.out - t.net });
+        list.push({ address: t.address, derivationPath: e.derivationPath, change: e.change, index: e.index, received: t.out, sent: t.out - t.net });
         bySubscription.set(e.subscriptionId, list);
       }
     }
@@ -149,12 +210,11 @@ function matchUtxoBlock<E extends XpubEventType>(
         sent += a.sent;
       }
       if (received === 0n && sent === 0n) continue;
-      const mine = new Set(addresses.map((a) => a.address));
       let othersSpent = unresolved.has(transactionId);
-      for (const [address, t] of byAddress) if (!mine.has(address) && t.out - t.net > 0n) othersSpent = true;
+      for (const t of tallies) if (t.out - t.net > 0n && !addresses.some((a) => a.address === t.address)) othersSpent = true;
       const fee = sent > 0n && !othersSpent && sent >= totalOut ? sent - totalOut : null;
       const direction: XpubDirection = sent === 0n ? 'incoming' : received === totalOut ? 'self' : 'outgoing';
-      addresses.sort((a, b) => Number(a.change) - Number(b.change) || a.index - b.index);
+      addresses.sort((x, y) => Number(x.change) - Number(y.change) || x.index - y.index);
       matches.push({
         eventType,
         subscription,

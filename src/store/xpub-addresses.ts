@@ -147,3 +147,31 @@ export async function nextReceiveAddress(q: Queryable, customerId: string, subsc
   );
   return row ? toDerived(row) : undefined;
 }
+
+/** Derived addresses of many subscriptions, column by column (bulk loads: one statement per few thousand rows). */
+export interface DerivedAddressColumns {
+  subscriptionIds: string[];
+  changes: boolean[];
+  indexes: number[];
+  addresses: string[];
+  derivationPaths: string[];
+}
+
+/**
+ * Adds the derived addresses of many subscriptions in one multi-row statement (unnest of five arrays; those
+ * already there are left as they are): the bulk form of insertDerivedAddresses, for loading keys by the
+ * thousand (bench/xpub-scale.ts). Returns how many were added.
+ */
+export async function insertDerivedAddressColumns(tx: Queryable, columns: DerivedAddressColumns): Promise<number> {
+  if (columns.subscriptionIds.length === 0) return 0;
+  const [row] = await tx.query<{ n: number }>(
+    'xpub:insert-address-columns',
+    `WITH added AS (
+       INSERT INTO xpub_addresses (subscription_id, change, index, address, derivation_path)
+       SELECT * FROM unnest($1::uuid[], $2::boolean[], $3::int[], $4::text[], $5::text[])
+       ON CONFLICT DO NOTHING RETURNING 1)
+     SELECT count(*)::int AS n FROM added`,
+    [columns.subscriptionIds, columns.changes, columns.indexes, columns.addresses, columns.derivationPaths],
+  );
+  return row?.n ?? 0;
+}
