@@ -526,6 +526,9 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
   it('shows the credits and the credits spent per endpoint and day', async () => {
     await nav(page, 'Credits and usage');
     await page.getByText('Credits available').waitFor();
+    // The plan in words, not its field names.
+    await page.locator('dl.facts dt', { hasText: 'Mainnets' }).waitFor();
+    expect(await page.locator('main').textContent()).not.toContain('mainnetAllowed');
     await page.locator('figure.chart canvas').waitFor();
     await visited(page, 'credits-and-usage');
   }, 60_000);
@@ -598,7 +601,16 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await chain.waitFor();
     await chain.getByRole('cell', { name: node.url }).waitFor();
     await chain.locator('figure.chart canvas').waitFor({ timeout: 90_000 });
+    // Reset is a destructive action behind a typed confirmation: the button stays disabled until the chain's name is typed.
+    await chain.locator('summary', { hasText: 'Reset ethereum / goerli' }).click();
+    const resetButton = chain.getByRole('button', { name: 'Reset ethereum / goerli' });
+    await expect(resetButton.isDisabled()).resolves.toBe(true);
+    await chain.getByLabel('Type ethereum/goerli to confirm').fill('ethereum');
+    await expect(resetButton.isDisabled()).resolves.toBe(true);
+    await chain.getByLabel('Type ethereum/goerli to confirm').fill('ethereum/goerli');
+    await expect(resetButton.isEnabled()).resolves.toBe(true);
     await visited(op, 'operator-chains');
+    await chain.getByLabel('Type ethereum/goerli to confirm').fill('');
     await nav(op, 'Delivery');
     await op.getByText('Callbacks due').waitFor();
     await op.locator('figure.chart canvas').waitFor();

@@ -14,7 +14,8 @@ export interface Series {
 }
 
 /** Colours with enough contrast on white for lines and their legend. */
-export const COLORS = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4d7c0f'];
+/** Series colours, each distinct (hue and lightness) and readable on white: twelve before one repeats. */
+export const COLORS = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4d7c0f', '#374151', '#9a3412', '#a21caf', '#854d0e'];
 
 /** Running sums of the series, for stacked bars. */
 function stack(series: Series[]): Series[] {

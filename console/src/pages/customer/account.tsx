@@ -3,6 +3,7 @@ import { Fragment } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../../api.ts';
 import { COLORS, type Series, TimeChart } from '../../chart.tsx';
+import { planFacts } from '../../plan.ts';
 import type { Account, UsageRow } from '../../types.ts';
 import { Empty, Failure, Loading, PageTitle, useLoad } from '../../ui.tsx';
 import { ConfirmationPolicies } from './confirmation-policies.tsx';
@@ -56,12 +57,12 @@ export function AccountPage() {
           )}
           <dt>Active subscriptions</dt>
           <dd>{a.activeSubscriptions}</dd>
-          {Object.entries(a.plan)
-            .filter(([k]) => billing || k === 'requestsPerSecond')
-            .map(([k, v]) => (
-              <Fragment key={k}>
-                <dt>Plan: {k}</dt>
-                <dd>{v === null ? 'no limit' : String(v)}</dd>
+          {planFacts(a.plan)
+            .filter((f) => billing || f.key === 'requestsPerSecond')
+            .map((f) => (
+              <Fragment key={f.key}>
+                <dt>{f.label}</dt>
+                <dd>{f.value}</dd>
               </Fragment>
             ))}
         </dl>

@@ -110,8 +110,12 @@ function HoldPanel({ chain, hold, onReleased }: { chain: OperatorChain; hold: Ch
 function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => void }) {
   const [done, setDone] = useState<string | null>(null);
   const name = `${chain.blockchain} / ${chain.network}`;
+  // A destructive action behind a typed confirmation: the chain's name, typed, enables the button.
+  const [typed, setTyped] = useState('');
+  const confirmWord = `${chain.blockchain}/${chain.network}`;
   const reset = useAction(async () => {
-    if (!window.confirm(`Reset ${name}? The follower starts again from the node's current head (same as herald chains reset).`)) return;
+    if (typed.trim() !== confirmWord) return;
+    setTyped('');
     const r = await api<{ item: { forgottenHeight: number | null; pendingEventsDeleted: number; callbacksCancelled: number } }>(
       'POST',
       `/operator/chains/${chain.blockchain}/${chain.network}/reset`,
@@ -156,11 +160,30 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
           }}
         />
       )}
-      <div class="buttons">
-        <button type="button" class={chain.state === 'stopped' ? 'danger' : 'secondary'} onClick={() => reset.run()} disabled={reset.busy}>
-          Reset {name}
-        </button>
-      </div>
+      <details class="danger-zone" open={chain.state === 'stopped'}>
+        <summary>Reset {name}…</summary>
+        <p>
+          The follower forgets this chain's position and starts again from the node's current head (as <code>herald chains reset</code>): its pending events are
+          deleted and their callbacks cancelled.
+        </p>
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            reset.run();
+          }}
+        >
+          <div class="field">
+            <label for={`${id}-confirm`}>
+              Type <code>{confirmWord}</code> to confirm
+            </label>
+            <input id={`${id}-confirm`} value={typed} autoComplete="off" onInput={(e) => setTyped((e.currentTarget as HTMLInputElement).value)} />
+          </div>
+          <button type="submit" class="danger" disabled={reset.busy || typed.trim() !== confirmWord}>
+            Reset {name}
+          </button>
+        </form>
+      </details>
       <Failure error={reset.error} />
       {done && <Notice>{done}</Notice>}
       <LagChart chain={chain} />

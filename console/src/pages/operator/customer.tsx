@@ -2,9 +2,9 @@
 import { useState } from 'preact/hooks';
 import { ApiFailure, api } from '../../api.ts';
 import { useBillingEnabled } from '../../billing.ts';
+import { planText } from '../../plan.ts';
 import type { CustomerDetail } from '../../types.ts';
 import { CopyButton, Empty, Failure, Field, Link, Loading, Notice, PageTitle, Scroll, Time, useAction, useLoad } from '../../ui.tsx';
-import { planText } from './customers.tsx';
 
 export function CustomerPage({ name }: { name: string }) {
   const base = `/operator/customers/${encodeURIComponent(name)}`;

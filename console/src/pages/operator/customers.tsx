@@ -7,11 +7,7 @@ import { Empty, Failure, Link, Loading, Pager, PageTitle, Scroll, useLoad } from
 
 const LIMIT = 50;
 
-export function planText(plan: Record<string, unknown>): string {
-  return Object.entries(plan)
-    .map(([k, v]) => `${k}: ${v === null ? 'no limit' : String(v)}`)
-    .join(', ');
-}
+import { planText } from '../../plan.ts';
 
 export function CustomersPage() {
   const [offset, setOffset] = useState(0);
