@@ -881,13 +881,27 @@ it('an unreachable destination is parked: its other callbacks wait for the probe
   const firstRetry = parked?.parked_until.getTime() as number;
   expect(Math.floor(firstRetry / SECOND)).toBe((await entryOf(c, s, first.id)).nextAttemptTimestamp);
 
-  // Callbacks due meanwhile are not sent, before or after a restart of the service.
+  // Callbacks due meanwhile are not sent, before or after a restart of the service, and every callback
+  // of the destination but the probe keeps its schedule across the restart: its state, its next attempt
+  // time (a retry's or the due time of one never tried) and its attempts, neither pushed back nor lost.
   const waiting = [await enqueue(c, s, { n: 1 }), await enqueue(c, s, { n: 2 })];
   await moveClockTo(clock.ms + 5 * SECOND);
   expect(r.received).toHaveLength(3);
+  const others = [...initial.filter((q) => q !== first), ...waiting];
+  const schedule = async () =>
+    Promise.all(
+      others.map(async (q) => {
+        const e = await entryOf(c, s, q.id);
+        return { status: e.status, nextAttemptTimestamp: e.nextAttemptTimestamp, attempts: e.attempts.length };
+      }),
+    );
+  const scheduleBefore = await schedule();
+  expect(scheduleBefore.map((x) => x.attempts)).toEqual([1, 1, 0, 0]);
+  for (const x of scheduleBefore) expect(x.nextAttemptTimestamp).not.toBeNull();
   await t.restart();
   await moveClockTo(firstRetry - SECOND);
   expect(r.received).toHaveLength(3);
+  expect(await schedule()).toEqual(scheduleBefore);
   for (const w of waiting) expect((await entryOf(c, s, w.id)).attempts).toHaveLength(0);
 
   // At the probe's retry time, the probe alone is sent; still unreachable: parked again, until its next retry.

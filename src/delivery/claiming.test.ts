@@ -20,6 +20,11 @@ describe('claiming decisions', () => {
     expect(claimAgainAtOnce(3, claimed(2))).toBe(false);
     expect(claimAgainAtOnce(3, claimed(1, true))).toBe(true);
     expect(claimAgainAtOnce(0, claimed(0))).toBe(false); // no room: the finished callbacks wake it
+    // A destination that took its share and is saturated now: nothing more of it would be claimed.
+    const of = (destination: string, shareFilled: boolean) => ({ destination, shareFilled });
+    expect(claimAgainAtOnce(10, [of('https://a:443', true), of('https://b:443', false)], () => ['https://a:443'])).toBe(false);
+    expect(claimAgainAtOnce(10, [of('https://a:443', true), of('https://b:443', true)], () => ['https://a:443'])).toBe(true);
+    expect(claimAgainAtOnce(2, [of('https://a:443', true), of('https://b:443', false)], () => ['https://a:443'])).toBe(true); // full
   });
 
   it('passes again for a finished callback only when it frees room or a destination the claim skipped', () => {

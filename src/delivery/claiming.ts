@@ -21,9 +21,24 @@ export function claimRoom(limits: ClaimLimits, inFlight: number): { room: number
   return { room, roomLimited: room < Math.min(limits.batchSize, limits.maxInFlight) / 2 };
 }
 
-/** More may be due right now, so the worker claims again without sleeping: the claim was full, or a destination took its whole share. */
-export function claimAgainAtOnce(room: number, claimed: readonly { shareFilled?: boolean }[]): boolean {
-  return room > 0 && (claimed.length === room || claimed.some((c) => c.shareFilled));
+/**
+ * More may be due right now, so the worker claims again without sleeping: the claim was full, or a
+ * destination took its whole share and can take more now. One that took its share and is saturated now
+ * (its queue allowance filled) waits for its requests to end: a claim at once would skip it and find
+ * nothing, a statement for nothing after every claim of a busy destination.
+ */
+export function claimAgainAtOnce(
+  room: number,
+  claimed: readonly { shareFilled?: boolean; destination?: string }[],
+  saturatedNow: () => readonly string[] = () => [],
+): boolean {
+  if (room <= 0) return false;
+  if (claimed.length === room) return true;
+  const filled = new Set(claimed.filter((c) => c.shareFilled).map((c) => c.destination));
+  if (filled.size === 0) return false;
+  const saturated = new Set(saturatedNow());
+  for (const destination of filled) if (destination === undefined || !saturated.has(destination)) return true;
+  return false;
 }
 
 /**
