@@ -48,11 +48,13 @@ import {
   log,
   median,
   percentile,
+  postmasterPid,
   processCpuSeconds,
   removeDataDirOnCleanup,
   runCleanups,
   sleep,
   startChild,
+  treeCpuSeconds,
 } from './lib.ts';
 
 /** BENCH_OUTAGE_SCALE (e.g. 0.05: every count that much smaller, for a quick try) makes the figures an experiment. */
@@ -188,7 +190,7 @@ async function latencyRun(
   receivers: { control(path: string): Promise<unknown> },
   seconds: number,
   label: string,
-): Promise<{ p50Ms: number | null; p99Ms: number | null; received: number }> {
+): Promise<{ p50Ms: number | null; p99Ms: number | null; received: number; offered: number }> {
   await receivers.control('/latencies'); // drop what earlier phases left
   const started = performance.now();
   let offered = 0;
@@ -214,7 +216,7 @@ async function latencyRun(
     label,
   );
   const latencies = ((await receivers.control('/latencies')) as number[]).sort((a, b) => a - b);
-  const figures = { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), received: latencies.length };
+  const figures = { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), received: latencies.length, offered };
   log(`${label}: ${offered} callbacks offered at ${LATENCY_RATE}/s: ${JSON.stringify(figures)}`);
   return figures;
 }
@@ -263,7 +265,13 @@ export default async function deliveryOutageBenchmark(options: { duration: numbe
     );
 
     // 2. The baseline: ten healthy customers, no outage.
+    // CPU per healthy callback, worker and PostgreSQL, over each phase: a rate drops when other work on
+    // the machine takes the CPU (rates from different minutes are compared here), CPU per callback only
+    // when herald does more per callback; the two together tell a load change from a cost of the outage.
+    const pm = postmasterPid(dataDir);
+    const cpuNow = () => ({ worker: workerCpu(), postgres: pm ? treeCpuSeconds(pm) : 0 });
     const runs = (label: string) => async () => {
+      const cpuBefore = cpuNow();
       const perSecond: number[] = [];
       for (let r = 1; r <= ROUNDS; r++) {
         perSecond.push(
@@ -278,7 +286,14 @@ export default async function deliveryOutageBenchmark(options: { duration: numbe
         );
       }
       const latency = await latencyRun(db, worker, healthy, receivers, options.duration, `${label} latency`);
-      return { perSecond, medianPerSecond: median(perSecond), latency };
+      const cpuAfter = cpuNow();
+      const callbacks = ROUNDS * EACH * healthy.length + latency.offered;
+      const cpuPerCallbackUs = {
+        worker: Math.round(((cpuAfter.worker - cpuBefore.worker) / callbacks) * 1e6),
+        postgres: Math.round(((cpuAfter.postgres - cpuBefore.postgres) / callbacks) * 1e6),
+      };
+      log(`${label}: CPU per healthy callback ${JSON.stringify(cpuPerCallbackUs)} µs`);
+      return { perSecond, medianPerSecond: median(perSecond), latency, cpuPerCallbackUs };
     };
     const baseline = await runs('baseline')();
 
