@@ -493,12 +493,21 @@ export default async function deliveryBenchmark(options: { duration: number }): 
         for (const [b, block] of blocks.entries()) await enqueueCallbacks(tx, block, new Date(base - FAIRNESS_BLOCKS + b));
       });
       const t0 = Date.now();
+      const cpu0 = { worker: processCpuSeconds(worker.pid), postgres: pm ? treeCpuSeconds(pm) : 0 };
       await waitDelivered(db, [healthy.id], worker, 300_000, label);
+      // CPU per healthy callback (µs) from the commit to the end of the wait: unlike the rate, not lowered
+      // by other work on the machine; PostgreSQL's includes its autovacuum of what was just enqueued.
+      const cpuPerCallbackUs = {
+        worker: Math.round(((processCpuSeconds(worker.pid) - cpu0.worker) / FAIRNESS_EACH) * 1e6),
+        postgres: Math.round((((pm ? treeCpuSeconds(pm) : 0) - cpu0.postgres) / FAIRNESS_EACH) * 1e6),
+      };
       const w = await deliveryWindow(db, [healthy.id]);
       const seconds = (w.lastFinishedMs - t0) / 1000;
       const perSecond = Math.round(FAIRNESS_EACH / seconds);
-      log(`${label}: ${FAIRNESS_EACH} healthy callbacks delivered in ${round(seconds, 3)} s: ${perSecond}/s`);
-      return { seconds: round(seconds, 3), perSecond };
+      log(
+        `${label}: ${FAIRNESS_EACH} healthy callbacks delivered in ${round(seconds, 3)} s: ${perSecond}/s; CPU per callback ${JSON.stringify(cpuPerCallbackUs)} µs`,
+      );
+      return { seconds: round(seconds, 3), perSecond, cpuPerCallbackUs };
     };
     // Alone and beside the timing-out receiver in turn (alone, beside, alone, ..., alone): each round's
     // drop is against the mean of the runs alone just before and just after it, so that a change of the
@@ -510,8 +519,8 @@ export default async function deliveryBenchmark(options: { duration: number }): 
       return fairRun(`fairness run ${r} alone`, sub, false);
     };
     const fairness: {
-      alone: { seconds: number; perSecond: number }[];
-      shared: { seconds: number; perSecond: number };
+      alone: { seconds: number; perSecond: number; cpuPerCallbackUs: { worker: number; postgres: number } }[];
+      shared: { seconds: number; perSecond: number; cpuPerCallbackUs: { worker: number; postgres: number } };
       dropPct: number;
     }[] = [];
     let before = await aloneRun(1);
