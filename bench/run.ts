@@ -30,6 +30,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   'xrp-ledger': () => import('./xrp-ledger.ts'),
   'xpub-scale': () => import('./xpub-scale.ts'),
   backfill: () => import('./backfill.ts'),
+  'xpub-past-use': () => import('./xpub-past-use.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

@@ -54,7 +54,7 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
   );
 
   beforeAll(async () => {
-    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 10 }));
+    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20 }));
     ({ node, receiver, t, c, mineAndProcess } = env);
   }, 60_000);
 
@@ -214,5 +214,47 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
       ],
     });
     expect((await next(id)).index).toBe(78);
+  }, 60_000);
+
+  it('past use at subscribe: the used flags and addresses/next are right from the first answer (scantxoutset, the window grown past them), with no callback for the past', async () => {
+    const account = testPublicKey("m/84'/1'/2'", 0x043587cf);
+    const parsedAccount = parseExtendedKey('litecoin', 'testnet', account, 'segwit');
+    if (!parsedAccount.ok) throw new Error(parsedAccount.message);
+    const k = parsedAccount.key;
+    const addr = (change: 0 | 1, index: number) => deriveAddress(k, k.branches[change] as (typeof k.branches)[number], index, { regtest: true }).address;
+    // Before the subscription: receive 3, then 22 (beyond the first window, within 3 + 20), change 5, and 45
+    // (beyond 22 + 20: a wallet keeping the gap never hands it out, and herald does not look that far).
+    await node.send(addr(0, 3), 300_000n);
+    const early = await mineAndProcess();
+    await node.send(addr(0, 22), 2_200_000n);
+    await node.send(addr(1, 5), 500_000n);
+    await node.send(addr(0, 45), 4_500_000n);
+    const later = await mineAndProcess();
+    const { referenceId: id } = await subscribe(
+      'xpub-coins-transactions-confirmed',
+      { extendedPublicKey: account, derivation: 'segwit', receiveCallbackOn: 1 },
+      'past',
+    );
+    const used = async (change: boolean) =>
+      (await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=${change}`, { key: c.key })).body.data.items.map(
+        (a: { index: number; firstSeenHeight: number }) => [a.index, a.firstSeenHeight],
+      );
+    expect(await used(false)).toEqual([
+      [3, early],
+      [22, later],
+    ]);
+    expect(await used(true)).toEqual([[5, later]]);
+    expect((await next(id)).index).toBe(23);
+    const receive = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
+    expect(receive.body.data.total).toBe(22 + 20 + 1);
+    const change = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=true&limit=1`, { key: c.key });
+    expect(change.body.data.total).toBe(5 + 20 + 1);
+    // Nothing is called back for the past; the next payment is.
+    await indexed();
+    const paid = await node.send(addr(0, 23), 2_300_000n);
+    await mineAndProcess();
+    const got = await until('the callback of the payment after the subscription', async () => items(id).length >= 1 && items(id));
+    expect(got.map((i) => i.transactionId)).toEqual([paid]);
+    expect((await next(id)).index).toBe(24);
   }, 60_000);
 });

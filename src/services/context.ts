@@ -17,7 +17,7 @@ import type { StreamWake } from './stream-wake.ts';
  * The node reads of the API role's own adapters (one per configured chain): the Callback Data endpoints,
  * and a dry-run replay's blocks (getBlock, tokenMetadata).
  */
-export type ChainReader = Pick<ChainAdapter, 'getBlockDetails' | 'getTransactionDetails' | 'getBlock' | 'tokenMetadata'>;
+export type ChainReader = Pick<ChainAdapter, 'getBlockDetails' | 'getTransactionDetails' | 'getBlock' | 'tokenMetadata' | 'getHead' | 'getUnspentOutputs'>;
 
 export interface Common {
   config: Config;

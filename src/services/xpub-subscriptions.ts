@@ -18,7 +18,7 @@ import type { DerivedAddressRow, SubscribedWalletKey, Subscription } from '../do
 import type { ScriptType } from '../domain/wallet-keys.ts';
 import { parseSubscribedKey } from '../domain/wallet-windows.ts';
 import * as store from '../store/subscriptions.ts';
-import { insertDerivedAddresses, listDerivedAddresses, nextReceiveAddress } from '../store/xpub-addresses.ts';
+import { insertDerivedAddresses, listDerivedAddresses, markUsedAt, nextReceiveAddress } from '../store/xpub-addresses.ts';
 import { defaultPolicyFor } from './confirmation-policies.ts';
 import type { Caller, Charged, Common } from './context.ts';
 import { chargeInTransaction } from './credits.ts';
@@ -33,6 +33,7 @@ import {
   newSubscriptionOf,
   type SubscriptionItemInput,
 } from './subscriptions.ts';
+import { findPastUse } from './xpub-past-use.ts';
 
 export const EVENT = 'XPUB_COINS_TRANSACTION_CONFIRMED' as const;
 export const UNCONFIRMED_EVENT = 'XPUB_COINS_TRANSACTION_UNCONFIRMED' as const;
@@ -136,13 +137,18 @@ export async function createXpubSubscription(
   if (host !== null && !(await common.access.isDomainVerified(customerId, host))) throw callbackUrlNotVerified(host);
   // The first window: gapLimit addresses on each chain the key has (derived before the transaction: no lock held meanwhile).
   // (Large windows in worker threads: derive-workers.ts.)
-  const window = await deriveFirstWindow(blockchain, network, key);
+  const first = await deriveFirstWindow(blockchain, network, key);
+  // Past use (docs/concepts/wallet-keys.md#past-use-at-subscribe): the addresses that already hold coins are used
+  // from the first answer, and the window grown past them; asked of the node before the transaction, too.
+  const past = await findPastUse(common, { blockchain, network }, parsed.key, key, first);
+  const window = past.rows;
   const cost = BigInt(common.config.costs[CREATE_COST[eventType]]);
   return await common.db.transaction('xpub:create', async (tx) => {
     await checkActiveCap(tx, caller);
     const created = await store.insertUnlessTwin(tx, customerId, candidate);
     if (!created) throw alreadyExists();
     await insertDerivedAddresses(tx, created.id, window);
+    await markUsedAt(tx, created.id, past.used);
     return { value: created, ...(await chargeInTransaction(tx, customerId, cost, caller.endpoint)) };
   });
 }

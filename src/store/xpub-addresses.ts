@@ -79,6 +79,21 @@ export async function highestDerived(q: Queryable, subscriptionIds: readonly str
   return edges;
 }
 
+/**
+ * Marks addresses of one subscription used, each first seen at its own height (past use found at subscribe,
+ * docs/concepts/wallet-keys.md#past-use-at-subscribe).
+ */
+export async function markUsedAt(tx: Queryable, subscriptionId: string, uses: readonly { change: boolean; index: number; height: number }[]): Promise<void> {
+  if (uses.length === 0) return;
+  await tx.query(
+    'xpub:mark-used-at',
+    `UPDATE xpub_addresses x SET used = true, first_seen_height = u.height
+     FROM unnest($2::boolean[], $3::int[], $4::bigint[]) AS u (change, index, height)
+     WHERE x.subscription_id = $1 AND x.change = u.change AND x.index = u.index`,
+    [subscriptionId, uses.map((u) => u.change), uses.map((u) => u.index), uses.map((u) => u.height)],
+  );
+}
+
 /** A reorganisation back to `ancestorHeight`: the used flags its dropped blocks set are cleared (the addresses stay). */
 export async function clearUsedAbove(tx: Queryable, chain: ChainKey, ancestorHeight: number): Promise<number> {
   const rows = await tx.query(
