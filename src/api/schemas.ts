@@ -121,13 +121,18 @@ function deliveryRule(required: string[], urlAttributes: string[] = ['callbackUr
   };
 }
 
+/** The delivery fields of a create item whose secret is optional (most events), in the order the API reference lists them. */
+const DeliveryFields = {
+  callbackUrl: Type.Optional(CallbackUrl),
+  callbackSecretKey: Type.Optional(SecretKey),
+  pullOnly: PullOnly,
+  allowDuplicates: Type.Optional(AllowDuplicates),
+};
+
 export const TransactionMinedItem = Type.Object(
   {
     transactionId: Type.String({ minLength: 1, maxLength: 128 }),
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
   },
   deliveryRule(['callbackUrl']),
 );
@@ -183,13 +188,13 @@ const ConfirmationsCount = Type.Optional(
 /** docs/reference/api.md#address-internal-transactions-confirmed, #address-internal-transactions-confirmed-each-confirmation and #reverted-block require the secret. */
 const RequiredSecretKey = Type.String({ minLength: 1, maxLength: 512, description: 'Required here: key of the HMAC-SHA256 x-signature of each callback.' });
 
+/** The delivery fields of the create items that require the secret (allowDuplicates differs among them). */
+const SecretRequiredDeliveryFields = { callbackUrl: Type.Optional(CallbackUrl), callbackSecretKey: Type.Optional(RequiredSecretKey), pullOnly: PullOnly };
+
 export const AddressTokensItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
     receiveCallbackOn: ReceiveCallbackOn,
     ...ConfirmationFields,
     fromBlockHeight: FromBlockHeight,
@@ -201,10 +206,7 @@ export const AddressTokensItem = Type.Object(
 export const AddressTokensEachConfirmationItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
     confirmationsCount: ConfirmationsCount,
     fromBlockHeight: FromBlockHeight,
   },
@@ -214,10 +216,7 @@ export const AddressTokensEachConfirmationItem = Type.Object(
 export const InternalTransactionsItem = Type.Object(
   {
     amountHigherThan: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Threshold in whole coins of the native unit.' }),
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
     fromBlockHeight: FromBlockHeight,
   },
   deliveryRule(['callbackUrl']),
@@ -226,10 +225,7 @@ export const InternalTransactionsItem = Type.Object(
 /** docs/reference/api.md#block-mined: no target. */
 export const BlockMinedItem = Type.Object(
   {
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
     fromBlockHeight: FromBlockHeight,
   },
   deliveryRule(['callbackUrl']),
@@ -243,10 +239,7 @@ export const BlockHeightReachedItem = Type.Object(
       maximum: Number.MAX_SAFE_INTEGER,
       description: 'The block height to be told of; a height the chain has already applied is told of at once.',
     }),
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
   },
   deliveryRule(['callbackUrl']),
 );
@@ -254,9 +247,7 @@ export const BlockHeightReachedItem = Type.Object(
 /** docs/reference/api.md#reverted-block: the secret is required; allowDuplicates may also be the strings "true" and "false". */
 export const RevertedBlockItem = Type.Object(
   {
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(RequiredSecretKey),
-    pullOnly: PullOnly,
+    ...SecretRequiredDeliveryFields,
     allowDuplicates: Type.Optional(
       Type.Union([Type.Boolean(), Type.String({ enum: ['true', 'false'] })], {
         description: 'Allow an active twin (same event and callbackUrl): a boolean, or the string "true" or "false". Default false.',
@@ -273,9 +264,7 @@ export const RevertedBlockItem = Type.Object(
 export const AddressInternalItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(RequiredSecretKey),
-    pullOnly: PullOnly,
+    ...SecretRequiredDeliveryFields,
     allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, receiveCallbackOn and callbackUrl).' }),
     receiveCallbackOn: ReceiveCallbackOn,
     ...ConfirmationFields,
@@ -288,9 +277,7 @@ export const AddressInternalItem = Type.Object(
 export const AddressInternalEachConfirmationItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(RequiredSecretKey),
-    pullOnly: PullOnly,
+    ...SecretRequiredDeliveryFields,
     allowDuplicates: Type.Boolean({ description: 'Required here: allow an active twin (same event, address, confirmationsCount and callbackUrl).' }),
     confirmationsCount: ConfirmationsCount,
     fromBlockHeight: FromBlockHeight,
@@ -307,10 +294,7 @@ export const TokensAmountItem = Type.Object(
       description: "Threshold in whole tokens, compared exactly in base units after the token's decimals; an ERC-721/TRC-721 transfer counts as 1.",
     }),
     contractAddress: Type.String({ minLength: 1, maxLength: 128, description: 'The token contract (not a holder address).' }),
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
     fromBlockHeight: FromBlockHeight,
   },
   deliveryRule(['callbackUrl'], ['callbackURL', 'callbackUrl']),
@@ -340,10 +324,7 @@ export const AddressCoinsItem = Type.Object(
 export const AddressCoinsEachConfirmationItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
     confirmationsCount: ConfirmationsCount,
     fromBlockHeight: FromBlockHeight,
   },
@@ -354,10 +335,7 @@ export const AddressCoinsEachConfirmationItem = Type.Object(
 export const AddressUnconfirmedItem = Type.Object(
   {
     address: SubscribedAddress,
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
   },
   deliveryRule(['callbackUrl']),
 );
@@ -370,10 +348,7 @@ export const CoinsAmountItem = Type.Object(
       maximum: Number.MAX_SAFE_INTEGER,
       description: 'Threshold in whole coins of the native unit; a confirmed coin transaction moving at least this much is called back.',
     }),
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
     fromBlockHeight: FromBlockHeight,
   },
   deliveryRule(['callbackUrl']),
@@ -423,10 +398,7 @@ export const XpubCoinsItem = Type.Object(
     ...XpubKeyFields,
     receiveCallbackOn: ReceiveCallbackOn,
     ...ConfirmationFields,
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
   },
   deliveryRule(['callbackUrl']),
 );
@@ -435,10 +407,7 @@ export const XpubCoinsItem = Type.Object(
 export const XpubCoinsUnconfirmedItem = Type.Object(
   {
     ...XpubKeyFields,
-    callbackUrl: Type.Optional(CallbackUrl),
-    callbackSecretKey: Type.Optional(SecretKey),
-    pullOnly: PullOnly,
-    allowDuplicates: Type.Optional(AllowDuplicates),
+    ...DeliveryFields,
   },
   deliveryRule(['callbackUrl']),
 );
