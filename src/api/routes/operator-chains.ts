@@ -1,7 +1,7 @@
 /** The operator's chain and delivery routes: states, lag history, reset, the delivery queue and its history. */
-import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import { BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.ts';
+import { type Static, type TObject, type TProperties, Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BLOCKCHAINS, type Blockchain, type ChainKey, type Network } from '../../domain/chains.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import { releaseChain, resetChain } from '../../services/chains.ts';
 import type { Common } from '../../services/context.ts';
@@ -114,86 +114,66 @@ export function operatorChainRoutes(app: FastifyInstance, common: Common): void 
     },
   );
 
-  app.post<{ Params: ChainParamsT }>(
-    '/operator/chains/:blockchain/:network/reset',
-    {
-      config: { operator: true, chains: BLOCKCHAINS },
-      schema: {
-        tags: ['operator'],
-        summary:
-          "Forget where the chain's following stands (herald chains reset): it starts again at its startHeight or the node head; events of the blocks skipped are not sent",
-        params: ChainParams,
-        querystring: ContextQuery,
-        response: {
-          200: envelope(
-            Type.Object({
-              item: Type.Object({
-                blockchain: Type.String(),
-                network: Type.String(),
-                forgottenHeight: Nullable(Type.Integer({ description: 'The cursor forgotten; null when the chain had no following state.' })),
-                pendingEventsDeleted: Type.Integer(),
-                callbacksCancelled: Type.Integer(),
-              }),
-            }),
-          ),
+  /**
+   * POST /operator/chains/:blockchain/:network/<action>: `act` does it and says what it did, the fields
+   * of `answer`; the item answered names the chain first.
+   */
+  function chainAction<F extends TProperties>(
+    action: string,
+    summary: string,
+    answer: F,
+    act: (chain: ChainKey, request: FastifyRequest) => Promise<Static<TObject<F>>>,
+  ): void {
+    app.post<{ Params: ChainParamsT }>(
+      `/operator/chains/:blockchain/:network/${action}`,
+      {
+        config: { operator: true, chains: BLOCKCHAINS },
+        schema: {
+          tags: ['operator'],
+          summary,
+          params: ChainParams,
+          querystring: ContextQuery,
+          response: { 200: envelope(Type.Object({ item: Type.Object({ blockchain: Type.String(), network: Type.String(), ...answer }) })) },
         },
       },
+      async (request, reply) => {
+        const { blockchain, network } = request.params;
+        const item = { blockchain, network, ...(await act({ blockchain, network }, request)) };
+        return sendData(request, reply, 200, { item }, NO_CREDITS);
+      },
+    );
+  }
+
+  chainAction(
+    'reset',
+    "Forget where the chain's following stands (herald chains reset): it starts again at its startHeight or the node head; events of the blocks skipped are not sent",
+    {
+      forgottenHeight: Nullable(Type.Integer({ description: 'The cursor forgotten; null when the chain had no following state.' })),
+      pendingEventsDeleted: Type.Integer(),
+      callbacksCancelled: Type.Integer(),
     },
-    async (request, reply) => {
-      const { blockchain, network } = request.params;
-      const removed = await resetChain(common.db, { blockchain, network });
-      request.log.warn({ operator: request.operator, blockchain, network, ...removed }, 'chain reset by an operator');
-      const item = {
-        blockchain,
-        network,
-        forgottenHeight: removed.cursor?.height ?? null,
-        pendingEventsDeleted: removed.pendingDeleted,
-        callbacksCancelled: removed.callbacksCancelled,
-      };
-      return sendData(request, reply, 200, { item }, NO_CREDITS);
+    async (chain, request) => {
+      const removed = await resetChain(common.db, chain);
+      request.log.warn({ operator: request.operator, ...chain, ...removed }, 'chain reset by an operator');
+      return { forgottenHeight: removed.cursor?.height ?? null, pendingEventsDeleted: removed.pendingDeleted, callbacksCancelled: removed.callbacksCancelled };
     },
   );
 
-  app.post<{ Params: ChainParamsT }>(
-    '/operator/chains/:blockchain/:network/release',
+  chainAction(
+    'release',
+    'Release a chain held by the deep-reorganisation breaker (herald chains release): its held confirmed callbacks are due now; a chain not held is left as it is (released false)',
     {
-      config: { operator: true, chains: BLOCKCHAINS },
-      schema: {
-        tags: ['operator'],
-        summary:
-          'Release a chain held by the deep-reorganisation breaker (herald chains release): its held confirmed callbacks are due now; a chain not held is left as it is (released false)',
-        params: ChainParams,
-        querystring: ContextQuery,
-        response: {
-          200: envelope(
-            Type.Object({
-              item: Type.Object({
-                blockchain: Type.String(),
-                network: Type.String(),
-                released: Type.Boolean({ description: 'false: the chain was not held (released already, or never held): nothing changed.' }),
-                callbacksReleased: Type.Integer({ description: 'Held callbacks made due now (each is sent once).' }),
-                hold: Type.Union([HoldItem, Type.Null()], { description: 'The hold released; null when the chain was not held.' }),
-              }),
-            }),
-          ),
-        },
-      },
+      released: Type.Boolean({ description: 'false: the chain was not held (released already, or never held): nothing changed.' }),
+      callbacksReleased: Type.Integer({ description: 'Held callbacks made due now (each is sent once).' }),
+      hold: Type.Union([HoldItem, Type.Null()], { description: 'The hold released; null when the chain was not held.' }),
     },
-    async (request, reply) => {
-      const { blockchain, network } = request.params;
-      const released = await releaseChain(common.db, { blockchain, network });
+    async (chain, request) => {
+      const released = await releaseChain(common.db, chain);
       request.log.warn(
-        { operator: request.operator, blockchain, network, released: released.hold !== undefined, callbacks: released.callbacksReleased },
+        { operator: request.operator, ...chain, released: released.hold !== undefined, callbacks: released.callbacksReleased },
         'chain released by an operator',
       );
-      const item = {
-        blockchain,
-        network,
-        released: released.hold !== undefined,
-        callbacksReleased: released.callbacksReleased,
-        hold: released.hold ? holdItem(released.hold) : null,
-      };
-      return sendData(request, reply, 200, { item }, NO_CREDITS);
+      return { released: released.hold !== undefined, callbacksReleased: released.callbacksReleased, hold: released.hold ? holdItem(released.hold) : null };
     },
   );
 
