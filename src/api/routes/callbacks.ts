@@ -27,6 +27,20 @@ function attemptItem(a: CallbackLogEntry['attempts'][number]) {
   };
 }
 
+/** What each callback item shows of its callback, before the route's own fields and the attempts. */
+function callbackFields(c: CallbackLogEntry) {
+  return {
+    callbackId: c.id,
+    idempotencyKey: c.idempotencyKey,
+    event: c.eventType,
+    status: c.status,
+    outcome: c.outcome,
+    sequence: c.sequence,
+    createdTimestamp: unixSeconds(c.createdAt),
+    nextAttemptTimestamp: c.status === 'pending' && c.nextAttemptAt ? unixSeconds(c.nextAttemptAt) : null,
+  };
+}
+
 const CallbackItem = Type.Object({
   callbackId: Type.String(),
   idempotencyKey: Type.String(),
@@ -118,14 +132,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
       const result = await service.getCallback(common, request.caller, request.params.callbackId);
       const c = result.value;
       const item = {
-        callbackId: c.id,
-        idempotencyKey: c.idempotencyKey,
-        event: c.eventType,
-        status: c.status,
-        outcome: c.outcome,
-        sequence: c.sequence,
-        createdTimestamp: unixSeconds(c.createdAt),
-        nextAttemptTimestamp: c.status === 'pending' && c.nextAttemptAt ? unixSeconds(c.nextAttemptAt) : null,
+        ...callbackFields(c),
         referenceId: c.subscriptionId,
         attempts: c.attempts.map((a) => ({ ...attemptItem(a), responseExcerpt: a.responseExcerpt })),
       };
@@ -164,14 +171,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
         referenceId: c.subscriptionId,
         blockchain: c.blockchain,
         network: c.network,
-        callbackId: c.id,
-        idempotencyKey: c.idempotencyKey,
-        event: c.eventType,
-        status: c.status,
-        outcome: c.outcome,
-        sequence: c.sequence,
-        createdTimestamp: unixSeconds(c.createdAt),
-        nextAttemptTimestamp: c.status === 'pending' && c.nextAttemptAt ? unixSeconds(c.nextAttemptAt) : null,
+        ...callbackFields(c),
         attempts: c.attempts.map(attemptItem),
       }));
       const window = { sinceTimestamp: unixSeconds(result.value.since), untilTimestamp: unixSeconds(result.value.until) };
@@ -195,14 +195,7 @@ export function callbackRoutes(app: FastifyInstance, common: Common): void {
       const { limit, offset } = request.query;
       const result = await service.listCallbacks(common, request.caller, request.params.referenceId, { limit, offset });
       const items = result.value.items.map((c) => ({
-        callbackId: c.id,
-        idempotencyKey: c.idempotencyKey,
-        event: c.eventType,
-        status: c.status,
-        outcome: c.outcome,
-        sequence: c.sequence,
-        createdTimestamp: unixSeconds(c.createdAt),
-        nextAttemptTimestamp: c.status === 'pending' && c.nextAttemptAt ? unixSeconds(c.nextAttemptAt) : null,
+        ...callbackFields(c),
         attempts: c.attempts.map(attemptItem),
       }));
       return sendData(request, reply, 200, { limit, offset, total: result.value.total, items }, result);
