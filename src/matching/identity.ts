@@ -9,6 +9,7 @@ import { formatUnits } from '../domain/amounts.ts';
 import type { BlockRef } from '../domain/blocks.ts';
 import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
 import type { Direction, Match } from './match.ts';
+import type { XpubCoinsMatch, XpubEventType } from './xpub.ts';
 
 export interface ChainRef {
   blockchain: Blockchain;
@@ -81,6 +82,30 @@ export function eachConfirmationItem(item: Record<string, unknown>, current: num
 }
 
 const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
+
+/**
+ * The item of a wallet-key event (docs/reference/events/xpub-coins-transaction-confirmed.md and
+ * xpub-coins-transaction-unconfirmed.md): the key as subscribed, every address of the wallet the
+ * transaction touched; minedInBlock for the confirmed event only.
+ */
+export function walletKeyItem(match: XpubCoinsMatch<XpubEventType>, chain: ChainRef, minedInBlock?: BlockRef): Record<string, unknown> {
+  const { unit, decimals } = CHAINS[chain.blockchain];
+  const item: Record<string, unknown> = { blockchain: chain.blockchain, network: chain.network, [match.walletKey.field]: match.walletKey.text };
+  item.transactionId = match.transactionId;
+  if (minedInBlock) item.minedInBlock = minedInBlock;
+  item.direction = match.direction;
+  item.amount = formatUnits(match.amount, decimals);
+  item.unit = unit;
+  if (match.fee !== null) item.fee = formatUnits(match.fee, decimals);
+  item.addresses = match.addresses.map((a) => ({
+    address: a.address,
+    derivationPath: a.derivationPath,
+    change: a.change,
+    received: formatUnits(a.received, decimals),
+    sent: formatUnits(a.sent, decimals),
+  }));
+  return item;
+}
 
 /**
  * The `data.item` of the callback of `match`, per docs/reference/events/README.md. `subscribedAs` is the subscription's
@@ -171,24 +196,8 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
       return { blockchain, network, transactionId: match.transactionId, minedInBlock, amount: formatUnits(match.amount, decimals), unit };
     }
     // docs/reference/events/xpub-coins-transaction-confirmed.md: the key as subscribed, every address of the wallet touched.
-    case 'XPUB_COINS_TRANSACTION_CONFIRMED': {
-      const { unit, decimals } = CHAINS[blockchain];
-      const item: Record<string, unknown> = { blockchain, network, [match.walletKey.field]: match.walletKey.text };
-      item.transactionId = match.transactionId;
-      item.minedInBlock = minedInBlock;
-      item.direction = match.direction;
-      item.amount = formatUnits(match.amount, decimals);
-      item.unit = unit;
-      if (match.fee !== null) item.fee = formatUnits(match.fee, decimals);
-      item.addresses = match.addresses.map((a) => ({
-        address: a.address,
-        derivationPath: a.derivationPath,
-        change: a.change,
-        received: formatUnits(a.received, decimals),
-        sent: formatUnits(a.sent, decimals),
-      }));
-      return item;
-    }
+    case 'XPUB_COINS_TRANSACTION_CONFIRMED':
+      return walletKeyItem(match, chain, minedInBlock);
     // docs/reference/api.md#block-height-reached, #block-mined and #reverted-block: flat, the block itself (for BLOCK_REVERTED the dropped one).
     case 'BLOCK_MINED':
     case 'BLOCK_HEIGHT_REACHED':

@@ -11,7 +11,7 @@ import type { NormalizedBlock, PendingTransactions, TokenMetadata, TokenTransfer
 import { formatUnits } from '../domain/amounts.ts';
 import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
 import { addressCoinTransactions } from './coins.ts';
-import { idempotencyKey, tokenOf } from './identity.ts';
+import { idempotencyKey, tokenOf, walletKeyItem } from './identity.ts';
 import type { SubscriptionIndex, SubscriptionRecord } from './index.ts';
 import type { Direction } from './match.ts';
 import { matchXpub, type XpubCoinsMatch } from './xpub.ts';
@@ -147,7 +147,8 @@ export function pendingItem(
   subscribedAs?: string | null,
 ): Record<string, unknown> {
   const { blockchain, network } = chain;
-  if (match.eventType === 'XPUB_COINS_TRANSACTION_UNCONFIRMED') return pendingXpubItem(match, chain, firstSeen);
+  // docs/reference/events/xpub-coins-transaction-unconfirmed.md: the confirmed item's fields without minedInBlock, with firstSeenInMempoolTimestamp.
+  if (match.eventType === 'XPUB_COINS_TRANSACTION_UNCONFIRMED') return { ...walletKeyItem(match, chain), firstSeenInMempoolTimestamp: firstSeen };
   const address = subscribedAs ?? match.address;
   if (match.eventType === 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED') {
     const { unit, decimals } = CHAINS[blockchain];
@@ -172,27 +173,6 @@ export function pendingItem(
     direction: match.direction,
     firstSeenInMempoolTimestamp: firstSeen,
   };
-}
-
-/** docs/reference/events/xpub-coins-transaction-unconfirmed.md: the confirmed item's fields without minedInBlock, with firstSeenInMempoolTimestamp. */
-function pendingXpubItem(match: PendingXpubMatch, chain: { blockchain: Blockchain; network: Network }, firstSeen: number): Record<string, unknown> {
-  const { blockchain, network } = chain;
-  const { unit, decimals } = CHAINS[blockchain];
-  const item: Record<string, unknown> = { blockchain, network, [match.walletKey.field]: match.walletKey.text };
-  item.transactionId = match.transactionId;
-  item.direction = match.direction;
-  item.amount = formatUnits(match.amount, decimals);
-  item.unit = unit;
-  if (match.fee !== null) item.fee = formatUnits(match.fee, decimals);
-  item.addresses = match.addresses.map((a) => ({
-    address: a.address,
-    derivationPath: a.derivationPath,
-    change: a.change,
-    received: formatUnits(a.received, decimals),
-    sent: formatUnits(a.sent, decimals),
-  }));
-  item.firstSeenInMempoolTimestamp = firstSeen;
-  return item;
 }
 
 /** Why an announced unconfirmed transaction went away (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md). */
