@@ -4,7 +4,7 @@
  * retry, a resend or a rebuild after a crash gives the same key and the same item.
  */
 import { createHash } from 'node:crypto';
-import type { TokenMetadata, TokenTransfer } from '../chains/types.ts';
+import type { InternalTransfer, TokenMetadata, TokenTransfer } from '../chains/types.ts';
 import { formatUnits } from '../domain/amounts.ts';
 import type { BlockRef } from '../domain/blocks.ts';
 import { type Blockchain, CHAINS, type Network } from '../domain/chains.ts';
@@ -83,6 +83,21 @@ export function eachConfirmationItem(item: Record<string, unknown>, current: num
 
 const UNKNOWN_TOKEN: TokenMetadata = { name: '', symbol: '', decimals: 0 };
 
+/** The item of an internal-transfer event, about `address`: the transfer and its amount in the chain's coin. */
+function internalTransferItem(transfer: InternalTransfer, address: string, minedInBlock: BlockRef, chain: ChainRef): Record<string, unknown> {
+  const { unit, decimals } = CHAINS[chain.blockchain];
+  return {
+    blockchain: chain.blockchain,
+    network: chain.network,
+    address,
+    minedInBlock,
+    parentTransactionId: transfer.parentTransactionId,
+    operationId: transfer.operationId,
+    amount: formatUnits(transfer.amount, decimals),
+    unit,
+  };
+}
+
 /**
  * The item of a wallet-key event (docs/reference/events/xpub-coins-transaction-confirmed.md and
  * xpub-coins-transaction-unconfirmed.md): the key as subscribed, every address of the wallet the
@@ -133,37 +148,12 @@ export function callbackItem(match: Match, block: BlockRef, chain: ChainRef, tok
         direction: match.direction,
       };
     }
-    case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
-      const { transfer } = match;
-      const { unit, decimals } = CHAINS[blockchain];
-      return {
-        blockchain,
-        network,
-        address: transfer.to,
-        minedInBlock,
-        parentTransactionId: transfer.parentTransactionId,
-        operationId: transfer.operationId,
-        amount: formatUnits(transfer.amount, decimals),
-        unit,
-      };
-    }
+    case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
+      return internalTransferItem(match.transfer, match.transfer.to, minedInBlock, chain);
     // docs/reference/api.md#address-internal-transactions-confirmed: unit is the chain's native symbol in upper case (#settled-callback-contents).
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
-    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
-      const { transfer } = match;
-      const { unit, decimals } = CHAINS[blockchain];
-      return {
-        blockchain,
-        network,
-        address: subscribedAs ?? match.address,
-        minedInBlock,
-        parentTransactionId: transfer.parentTransactionId,
-        operationId: transfer.operationId,
-        amount: formatUnits(transfer.amount, decimals),
-        unit,
-        direction: match.direction,
-      };
-    }
+    case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
+      return { ...internalTransferItem(match.transfer, subscribedAs ?? match.address, minedInBlock, chain), direction: match.direction };
     // docs/reference/api.md#tokens-transfers-for-specific-amount and #settled-callback-contents: no address or direction; tron sends its TRC-20/TRC-721 objects.
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
       const { transfer } = match;
