@@ -22,6 +22,24 @@ export interface KeyOwner extends Plan {
   allowedEndpoints: string[] | null;
 }
 
+/** A plan as the customers table keeps it. */
+interface PlanRow {
+  mainnet_allowed: boolean;
+  max_active_subscriptions: number | null;
+  requests_per_second: number;
+}
+
+/** A customer's row (credits as PostgreSQL's numeric text). */
+interface CustomerRow extends PlanRow {
+  id: string;
+  name: string;
+  credits: string;
+}
+
+function planOf(row: PlanRow): Plan {
+  return { mainnetAllowed: row.mainnet_allowed, maxActiveSubscriptions: row.max_active_subscriptions, requestsPerSecond: row.requests_per_second };
+}
+
 export function hashApiKey(key: string): Buffer {
   return createHash('sha256').update(key).digest();
 }
@@ -37,23 +55,9 @@ export async function createCustomer(db: Db, name: string, plan: Plan, credits: 
 }
 
 export async function findCustomerByName(q: Queryable, name: string): Promise<Customer | undefined> {
-  const [row] = await q.query<{
-    id: string;
-    name: string;
-    mainnet_allowed: boolean;
-    max_active_subscriptions: number | null;
-    requests_per_second: number;
-    credits: string;
-  }>('customers:by-name', 'SELECT * FROM customers WHERE name = $1', [name]);
+  const [row] = await q.query<CustomerRow>('customers:by-name', 'SELECT * FROM customers WHERE name = $1', [name]);
   if (!row) return undefined;
-  return {
-    id: row.id,
-    name: row.name,
-    mainnetAllowed: row.mainnet_allowed,
-    maxActiveSubscriptions: row.max_active_subscriptions,
-    requestsPerSecond: row.requests_per_second,
-    credits: BigInt(row.credits),
-  };
+  return { id: row.id, name: row.name, ...planOf(row), credits: BigInt(row.credits) };
 }
 
 export async function countCustomers(q: Queryable): Promise<number> {
@@ -107,16 +111,7 @@ export async function revokeApiKeyById(q: Queryable, customerId: string, keyId: 
 /** Customers by name, each with its plan, credits, active subscriptions and active (unrevoked) keys. */
 export async function listCustomers(q: Queryable, page: { limit: number; offset: number }) {
   const [rows, counts] = await Promise.all([
-    q.query<{
-      id: string;
-      name: string;
-      mainnet_allowed: boolean;
-      max_active_subscriptions: number | null;
-      requests_per_second: number;
-      credits: string;
-      active_subscriptions: number;
-      keys: number;
-    }>(
+    q.query<CustomerRow & { active_subscriptions: number; keys: number }>(
       'customers:list',
       `SELECT c.id, c.name, c.mainnet_allowed, c.max_active_subscriptions, c.requests_per_second, c.credits,
          (SELECT count(*)::int FROM subscriptions s WHERE s.customer_id = c.id AND s.is_active) AS active_subscriptions,
@@ -131,7 +126,7 @@ export async function listCustomers(q: Queryable, page: { limit: number; offset:
     items: rows.map((r) => ({
       id: r.id,
       name: r.name,
-      plan: { mainnetAllowed: r.mainnet_allowed, maxActiveSubscriptions: r.max_active_subscriptions, requestsPerSecond: r.requests_per_second },
+      plan: planOf(r),
       credits: BigInt(r.credits),
       activeSubscriptions: r.active_subscriptions,
       keys: r.keys,
@@ -140,15 +135,7 @@ export async function listCustomers(q: Queryable, page: { limit: number; offset:
 }
 
 export async function findKeyOwner(q: Queryable, key: string): Promise<KeyOwner | undefined> {
-  const [row] = await q.query<{
-    key_id: string;
-    customer_id: string;
-    name: string;
-    allowed_endpoints: string[] | null;
-    mainnet_allowed: boolean;
-    max_active_subscriptions: number | null;
-    requests_per_second: number;
-  }>(
+  const [row] = await q.query<PlanRow & { key_id: string; customer_id: string; name: string; allowed_endpoints: string[] | null }>(
     'keys:owner',
     `SELECT k.id AS key_id, k.customer_id, k.allowed_endpoints, c.name, c.mainnet_allowed, c.max_active_subscriptions, c.requests_per_second
      FROM api_keys k JOIN customers c ON c.id = k.customer_id
@@ -161,9 +148,7 @@ export async function findKeyOwner(q: Queryable, key: string): Promise<KeyOwner 
     customerId: row.customer_id,
     customerName: row.name,
     allowedEndpoints: row.allowed_endpoints,
-    mainnetAllowed: row.mainnet_allowed,
-    maxActiveSubscriptions: row.max_active_subscriptions,
-    requestsPerSecond: row.requests_per_second,
+    ...planOf(row),
   };
 }
 
