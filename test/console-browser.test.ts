@@ -472,6 +472,16 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     expect((await read()).isActive).toBe(true);
     await page.getByRole('button', { name: 'Pause' }).waitFor();
 
+    // The callback URL: an unverified host is refused beside the field, then a new path on the verified one.
+    const urlPanel = page.getByRole('region', { name: 'Callback URL' });
+    await urlPanel.getByLabel('Callback URL').fill('https://elsewhere.test/hooks');
+    await urlPanel.getByRole('button', { name: 'Change the callback URL' }).click();
+    await expect(urlPanel.locator('#url-new-error').textContent()).resolves.toContain('not a verified callback domain');
+    await urlPanel.getByLabel('Callback URL').fill(`${receiver.url}/hooks/console-moved`);
+    await urlPanel.getByRole('button', { name: 'Change the callback URL' }).click();
+    await urlPanel.getByText('The callback URL is changed').waitFor();
+    expect((await read()).callbackUrl).toBe(`${receiver.url}/hooks/console-moved`);
+
     const secret = page.getByRole('region', { name: 'Callback secret' });
     await expect(secret.getByLabel('New secret').inputValue()).resolves.toMatch(/^[0-9a-f]{64}$/);
     await secret.getByLabel('New secret').fill('console-rotated-secret-1');

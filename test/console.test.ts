@@ -260,6 +260,42 @@ describe('POST /blockchain-events/subscriptions/{referenceId}/pause', () => {
   });
 });
 
+describe('POST /blockchain-events/subscriptions/{referenceId}/callback-url', () => {
+  it('points the subscription and its pending callbacks at the new URL (delivered there), and refuses an unverified, non-https or twin URL', async () => {
+    const c = await customer();
+    const tag = randomBytes(4).toString('hex');
+    const oldUrl = `${receiver.url}/hooks/old-${tag}`;
+    const newUrl = `${receiver.url}/hooks/new-${tag}`;
+    const tx = `0x${randomBytes(32).toString('hex')}`;
+    const id = await subscribe(c, 'transaction-mined', { transactionId: tx, callbackUrl: oldUrl });
+    const waiting = await enqueue(c, id, oldUrl, new Date(Date.now() + 3_600_000));
+    const change = (url: string, key = c.key, ref = id) =>
+      t.request('POST', `/blockchain-events/subscriptions/${ref}/callback-url`, { key, body: { data: { item: { callbackUrl: url } } } });
+
+    const changed = await change(newUrl);
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.data.item).toMatchObject({ referenceId: id, callbackUrl: newUrl, isActive: true });
+    expect(Number(changed.headers.get('x-credits-consumed'))).toBe(t.config.costs.rotateSecret);
+    expect((await t.request('GET', `/blockchain-events/subscriptions/${id}`, { key: c.key })).body.data.item.callbackUrl).toBe(newUrl);
+    // The pending callback is now due: it reaches the new URL, not the old one.
+    await t.app.database.db.query('test:url-due', 'UPDATE callbacks SET next_attempt_at = now() WHERE id = $1', [waiting.id]);
+    const delivered = await until(
+      async () => receiver.received.filter((r) => r.path === `/hooks/new-${tag}`).length,
+      (n) => n > 0,
+    );
+    expect(delivered).toBe(1);
+    expect(receiver.received.some((r) => r.path === `/hooks/old-${tag}`)).toBe(false);
+
+    expect((await change('https://not-verified.example.org/hooks')).body.error.code).toBe('callback_url_not_verified');
+    expect((await change('http://localhost/hooks')).body.error.code).toBe('invalid_data');
+    // An active twin (same event and target, no allowDuplicates) already has this URL.
+    await subscribe(c, 'transaction-mined', { transactionId: tx, callbackUrl: oldUrl });
+    expect((await change(oldUrl)).body.error.code).toBe('already_exists');
+    const other = await customer();
+    expect((await change(newUrl, other.key)).body.error.code).toBe('resource_not_found');
+  });
+});
+
 describe('GET /account/overview', () => {
   it('counts the last 24 h of callbacks, names the failing subscriptions and unverified domains, and follows the first-run checklist', async () => {
     const fresh = await t.customer({ domains: [] });

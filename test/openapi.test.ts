@@ -525,6 +525,10 @@ describe('real answers match the document', () => {
     const referenceId = mined.body.data.item.referenceId;
     expect((await call('GET', `${chain}?limit=2&offset=1`, { key })).status).toBe(200);
     expect((await call('GET', `/blockchain-events/subscriptions/${referenceId}`, { key })).status).toBe(200);
+    const sameUrl = mined.body.data.item.callbackUrl;
+    expect(
+      (await call('POST', `/blockchain-events/subscriptions/${referenceId}/callback-url`, { key, body: { data: { item: { callbackUrl: sameUrl } } } })).status,
+    ).toBe(200);
     // Paused and resumed (docs/reference/api.md#pause-a-subscription).
     expect((await call('POST', `/blockchain-events/subscriptions/${referenceId}/pause`, { key })).status).toBe(200);
     expect((await call('POST', `/blockchain-events/subscriptions/${referenceId}/activate`, { key })).status).toBe(201);

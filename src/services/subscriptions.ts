@@ -29,7 +29,7 @@ import { isUuid, uuidV7 } from '../domain/ids.ts';
 import { type NewSubscription, PAUSED_REASON, type Subscription } from '../domain/subscriptions.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { createBlockJob } from '../store/block-jobs.ts';
-import { cancelPendingCallbacks } from '../store/callbacks.ts';
+import { cancelPendingCallbacks, destinationOf } from '../store/callbacks.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
 import { DbError, type Queryable } from '../store/db.ts';
 import { isDomainVerified } from '../store/domains.ts';
@@ -535,6 +535,60 @@ export async function activateSubscription(
   const { blockchain, network } = result.value;
   await watchAfterCommit(common, { blockchain, network }, customerId, [result.value]);
   return result;
+}
+
+/** A subscription's duplicate identity with another callback URL (as its create computed it). */
+function duplicateKeyWith(s: Subscription, callbackUrl: string): Buffer {
+  const policy = s.confirmationPolicy ? policyText(s.confirmationPolicy) : null;
+  if (s.walletKey) {
+    const key = s.walletKey;
+    return duplicateKey(
+      s.eventType,
+      s.blockchain,
+      s.network,
+      `${key.field}:${key.text}:${key.derivation ?? ''}`,
+      `${policy ?? s.receiveCallbackOn}:${key.gapLimit}`,
+      callbackUrl,
+    );
+  }
+  return duplicateKey(
+    s.eventType,
+    s.blockchain,
+    s.network,
+    s.target,
+    policy ?? String(s.receiveCallbackOn ?? s.amountHigherThan ?? s.blockHeight ?? ''),
+    callbackUrl,
+  );
+}
+
+/**
+ * Changes a subscription's callback URL (docs/reference/api.md#change-a-callback-url): https, on a
+ * verified callback domain; its pending callbacks go to the new URL from their next attempt. Refused
+ * (already_exists) when an active twin without allowDuplicates has the new URL. Costs as a secret rotation.
+ */
+export async function changeCallbackUrl(common: Common, caller: Caller, id: string, callbackUrl: string): Promise<Charged<Subscription>> {
+  assertUuid(id);
+  const url = parseCallbackUrl(callbackUrl);
+  if ('error' in url) throw invalidData([{ attribute: 'callbackUrl', message: url.error }]);
+  const customerId = caller.owner.customerId;
+  return await common.db.transaction('subscriptions:change-url', async (tx) => {
+    const found = await store.getSubscription(tx, customerId, id, { forUpdate: true });
+    if (!found) throw notFound('subscription', id);
+    if (found.callbackUrl === null) throw pullOnlySubscription(id, 'a callback URL change');
+    if (!(await isDomainVerified(tx, customerId, url.host))) throw callbackUrlNotVerified(url.host);
+    const key = duplicateKeyWith(found, callbackUrl);
+    if (found.isActive) {
+      await store.lockDuplicateIdentity(tx, customerId, key);
+      if (!found.allowDuplicates && (await store.findActiveDuplicate(tx, customerId, key, found.id))) throw alreadyExists();
+    }
+    const changed = await store
+      .changeCallbackUrl(tx, customerId, id, { url: callbackUrl, host: url.host, destination: destinationOf(callbackUrl), duplicateKey: key })
+      .catch((error) => {
+        throw error instanceof DbError && error.isUniqueViolation ? alreadyExists() : error;
+      });
+    if (!changed) throw notFound('subscription', id);
+    return { value: changed, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.rotateSecret), caller.endpoint)) };
+  });
 }
 
 /**

@@ -575,6 +575,32 @@ export async function setActive(q: Queryable, customerId: string, id: string): P
 }
 
 /**
+ * Points a subscription at another callback URL: the subscription (its duplicate identity too), its
+ * pending events, and its callbacks not yet delivered (sent to the new URL from their next attempt).
+ * Undefined when the subscription is not the customer's.
+ */
+export async function changeCallbackUrl(
+  q: Queryable,
+  customerId: string,
+  id: string,
+  change: { url: string; host: string; destination: string; duplicateKey: Buffer },
+): Promise<Subscription | undefined> {
+  const [row] = await q.query<SubscriptionRow>(
+    'subscriptions:change-url',
+    'UPDATE subscriptions SET callback_url = $3, callback_host = $4, duplicate_key = $5 WHERE customer_id = $1 AND id = $2 RETURNING *',
+    [customerId, id, change.url, change.host, change.duplicateKey],
+  );
+  if (!row) return undefined;
+  await q.query('subscriptions:change-url-events', 'UPDATE pending_events SET callback_url = $2 WHERE subscription_id = $1', [id, change.url]);
+  await q.query(
+    'subscriptions:change-url-callbacks',
+    "UPDATE callbacks SET callback_url = $2, destination = $3 WHERE subscription_id = $1 AND status = 'pending'",
+    [id, change.url, change.destination],
+  );
+  return toSubscription(row);
+}
+
+/**
  * The customer's pause: inactive, with `reason` appended to its deactivation reasons (its pending
  * callbacks wait, as for any inactive subscription, until it is activated again). Undefined when the
  * subscription is not the customer's or is inactive already.

@@ -479,6 +479,34 @@ const RotateSecretItem = Type.Object(
 );
 
 export function rotateSecretRoutes(app: FastifyInstance, common: Common): void {
+  app.post<{ Params: { referenceId: string }; Body: { data: { item: { callbackUrl: string } } } }>(
+    '/blockchain-events/subscriptions/:referenceId/callback-url',
+    {
+      config: {
+        endpoint: 'activate-subscription',
+        errors: ['resource_not_found', 'insufficient_credits', 'callback_url_not_verified', 'already_exists', 'pull_only_subscription'],
+      },
+      schema: {
+        tags: ['subscriptions'],
+        summary:
+          "Change the subscription's callbackUrl (https, on a verified callback domain); its pending callbacks go to the new URL from their next attempt",
+        params: ReferenceParams,
+        querystring: ContextQuery,
+        body: requestBody(
+          Type.Object(
+            { callbackUrl: Type.String({ minLength: 1, maxLength: 2048, description: 'https URL whose host is a verified callback domain.' }) },
+            { additionalProperties: false },
+          ),
+        ),
+        response: { 200: envelope(Type.Object({ item: SubscriptionItem })) },
+      },
+    },
+    async (request, reply) => {
+      const result = await service.changeCallbackUrl(common, request.caller, request.params.referenceId, request.body.data.item.callbackUrl);
+      return sendData(request, reply, 200, { item: fullItem(result.value) }, result);
+    },
+  );
+
   app.post<{ Params: { referenceId: string } }>(
     '/blockchain-events/subscriptions/:referenceId/pause',
     {

@@ -159,6 +159,7 @@ export function SubscriptionPage({ id }: { id: string }) {
             )}
           </section>
           <CallbackLog referenceId={s.referenceId} active={s.isActive} />
+          {s.callbackUrl && <UrlPanel path={path} current={s.callbackUrl} onChanged={() => sub.reload()} />}
           {s.callbackUrl && <SecretPanel path={path} secret={s.callbackSecretKey} onRotated={() => sub.reload()} />}
           {/* The power tools after the log: what most visits come for is the log. */}
           <RecoverPanel referenceId={s.referenceId} active={s.isActive} onActivated={() => Promise.all([sub.reload(), health.reload()])} />
@@ -234,6 +235,40 @@ function SecretPanel({ path, secret, onRotated }: { path: string; secret: string
           )}
         </Notice>
       )}
+    </section>
+  );
+}
+
+/** Changes the callback URL (POST .../callback-url): the pending callbacks follow it; the API's message beside the field. */
+function UrlPanel({ path, current, onChanged }: { path: string; current: string; onChanged: () => Promise<void> }) {
+  const [url, setUrl] = useState(current);
+  const [done, setDone] = useState(false);
+  const change = useAction(async () => {
+    setDone(false);
+    await api('POST', `${path}/callback-url`, { body: { data: { item: { callbackUrl: url } } } });
+    setDone(true);
+    await onChanged();
+  });
+  const { fields, rest } = fieldErrors(change.error, ['callbackUrl']);
+  return (
+    <section aria-labelledby="url-heading">
+      <h2 id="url-heading">Callback URL</h2>
+      <form
+        class="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          change.run();
+        }}
+      >
+        <Field id="url-new" label="Callback URL" hint="https, on a verified callback domain; pending callbacks follow it." error={fields.callbackUrl}>
+          {(aria) => <input {...aria} type="url" class="mono" size={50} value={url} onInput={(e) => setUrl((e.currentTarget as HTMLInputElement).value)} />}
+        </Field>
+        <button type="submit" disabled={change.busy || url === current}>
+          Change the callback URL
+        </button>
+      </form>
+      {rest && <Failure error={change.error} />}
+      {done && <Notice>The callback URL is changed; pending callbacks go there from their next attempt.</Notice>}
     </section>
   );
 }
