@@ -258,7 +258,8 @@ function syntheticBlock(height: number, watched: readonly string[], seed: number
     r = (r * 1103515245 + 12345) & 0x7fffffff;
     return r / 0x7fffffff;
   };
-  const other = () => `bc1q${randomBytes(19).toString('hex').slice(0, 38)}`;
+  // Flat strings, as parsed from a node's answer (a template literal would make a cons string, flattened at its first lookup).
+  const other = () => fresh(`bc1q${randomBytes(19).toString('hex').slice(0, 38)}`);
   for (let t = 0; t < TRANSACTIONS; t++) {
     const txid = randomBytes(32).toString('hex');
     transactionIds.push(txid);
@@ -266,8 +267,8 @@ function syntheticBlock(height: number, watched: readonly string[], seed: number
     const sender = other();
     coinMovements.push({ transactionId: txid, address: sender, delta: -30_000n });
     for (let o = 0; o < 2; o++) {
-      const address = random() < HIT_RATE ? fresh(watched[Math.floor(random() * watched.length)] as string) : other();
-      outputs.push({ transactionId: txid, outpoint: `${txid}:${o}`, address, value: 10_000n + BigInt(o) });
+      const address = random() < HIT_RATE ? (watched[Math.floor(random() * watched.length)] as string) : other();
+      outputs.push({ transactionId: txid, outpoint: `${txid}:${o}`, address: fresh(address), value: 10_000n + BigInt(o) });
       coinMovements.push({ transactionId: txid, address: fresh(address), delta: 10_000n + BigInt(o) });
     }
   }

@@ -104,8 +104,13 @@ export class DerivedAddressTable {
 
   /** The subscriptions deriving `address`, in the order they were added, or undefined (no allocation then: the common case of a block's addresses). */
   entriesOf(address: string): XpubAddressEntry[] | undefined {
-    let at = this.table.first(address);
-    if (at < 0) return undefined;
+    const first = this.table.first(address);
+    return first < 0 ? undefined : this.entriesFrom(first);
+  }
+
+  /** The entries from `first` (what findEach gave for an address) on: its address's subscriptions, in the order they were added. */
+  entriesFrom(first: number): XpubAddressEntry[] {
+    let at = first;
     const words = this.links.words;
     const entries: XpubAddressEntry[] = [];
     for (; at >= 0; at = words[at * SLOT_WORDS + NEXT] as number) {

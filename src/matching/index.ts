@@ -176,6 +176,8 @@ export class SubscriptionIndex {
    */
   private readonly xpubAddresses = new DerivedAddressTable();
   private readonly xpubs = new Map<string, SubscribedWalletKey>();
+  /** The event type of each wallet-key subscription (confirmed or unconfirmed), read per derived address a block touches. */
+  private readonly xpubEventTypes = new Map<string, EventType>();
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -342,6 +344,7 @@ export class SubscriptionIndex {
     this.link(kind, target, slot);
     if (isXpubKind(kind)) {
       this.xpubs.set(sub.id, sub.walletKey as SubscribedWalletKey);
+      this.xpubEventTypes.set(sub.id, sub.eventType);
       this.xpubAddresses.addOwner(sub.id);
       this.addDerived(sub.id, sub.derived ?? []);
     }
@@ -359,6 +362,11 @@ export class SubscriptionIndex {
     return this.xpubAddresses.entriesOf(address);
   }
 
+  /** The wallet-key subscriptions deriving an address, from the entry findXpubAddresses gave for it (>= 0; valid until the index next changes). */
+  xpubEntriesAt(entry: number): readonly XpubAddressEntry[] {
+    return this.xpubAddresses.entriesFrom(entry);
+  }
+
   /** Whether a wallet-key subscription derives `address` (normalised): the lookup of every address of a block. */
   isXpubAddress(address: string): boolean {
     return this.xpubAddresses.has(address);
@@ -372,6 +380,11 @@ export class SubscriptionIndex {
   /** Derived addresses indexed (an address of two subscriptions counts twice). */
   get xpubAddressCount(): number {
     return this.xpubAddresses.size;
+  }
+
+  /** The event type of indexed wallet-key subscription `id` (a Map read: no record built). */
+  xpubEventTypeOf(id: string): EventType | undefined {
+    return this.xpubEventTypes.get(id);
   }
 
   /** The key of indexed wallet-key subscription `id`. */
@@ -696,6 +709,7 @@ export class SubscriptionIndex {
   private forgetXpub(id: string): void {
     this.xpubAddresses.remove(id);
     this.xpubs.delete(id);
+    this.xpubEventTypes.delete(id);
   }
 
   /** The position of `customer` in customerTexts, added on first sight. */

@@ -71,6 +71,8 @@ const scratch = { keys: [] as string[], found: new Int32Array(0), transactions: 
 
 interface Tally {
   address: string;
+  /** The first derived-address entry of the address (SubscriptionIndex.xpubEntriesAt), or -1: not the wallet's. */
+  entry: number;
   net: bigint;
   out: bigint;
 }
@@ -102,7 +104,7 @@ export function matchXpub<E extends XpubEventType = 'XPUB_COINS_TRANSACTION_CONF
 }
 
 /** Whether the wallet-key subscription `id` is one of `eventType`'s. */
-const isOf = (index: SubscriptionIndex, id: string, eventType: XpubEventType) => index.recordOf(id)?.eventType === eventType;
+const isOf = (index: SubscriptionIndex, id: string, eventType: XpubEventType) => index.xpubEventTypeOf(id) === eventType;
 
 function matchUtxoBlock<E extends XpubEventType>(
   index: SubscriptionIndex,
@@ -163,19 +165,32 @@ function matchUtxoBlock<E extends XpubEventType>(
   // Every address of the touched transactions (the others' spending tells whether the fee is the wallet's),
   // in small arrays per transaction (a few addresses each: compared, not hashed).
   const perTransaction = new Map<string, Tally[]>();
-  const tallyOf = (transactionId: string, address: string): Tally => {
+  // Each tally keeps the derived-address entry its lookup found (-1: not the wallet's): every address of the
+  // wallet in a touched transaction was looked up above, as an output's or a spending movement's.
+  const tallyOf = (transactionId: string, address: string, entry: number): Tally => {
     let list = perTransaction.get(transactionId);
     if (!list) {
       list = [];
       perTransaction.set(transactionId, list);
     }
-    for (const t of list) if (t.address === address) return t;
-    const t: Tally = { address, net: 0n, out: 0n };
+    for (const t of list) {
+      if (t.address !== address) continue;
+      if (entry >= 0) t.entry = entry;
+      return t;
+    }
+    const t: Tally = { address, net: 0n, out: 0n, entry };
     list.push(t);
     return t;
   };
-  for (const m of coinMovements) if (isTouched(m.transactionId)) tallyOf(m.transactionId, m.address).net += m.delta;
-  for (const o of outputs) if (isTouched(o.transactionId)) tallyOf(o.transactionId, o.address).out += o.value;
+  for (let i = 0; i < outputs.length; i++) {
+    const o = outputs[i] as (typeof outputs)[number];
+    if (isTouched(o.transactionId)) tallyOf(o.transactionId, o.address, found[i] as number).out += o.value;
+  }
+  for (let i = 0, looked = outputs.length; i < coinMovements.length; i++) {
+    const m = coinMovements[i] as (typeof coinMovements)[number];
+    const entry = m.delta < 0n ? (found[looked++] as number) : -1;
+    if (isTouched(m.transactionId)) tallyOf(m.transactionId, m.address, entry).net += m.delta;
+  }
   const unresolved = new Set<string>();
   for (const spend of utxo.spends) if (isTouched(spend.transactionId)) unresolved.add(spend.transactionId);
 
@@ -192,7 +207,8 @@ function matchUtxoBlock<E extends XpubEventType>(
     for (const t of tallies) totalOut += t.out;
     const bySubscription = new Map<string, XpubAddressMovement[]>();
     for (const t of tallies) {
-      for (const e of index.xpubEntriesOf(t.address) ?? []) {
+      if (t.entry < 0) continue;
+      for (const e of index.xpubEntriesAt(t.entry)) {
         if (!isOf(index, e.subscriptionId, eventType)) continue;
         const list = bySubscription.get(e.subscriptionId) ?? [];
         list.push({ address: t.address, derivationPath: e.derivationPath, change: e.change, index: e.index, received: t.out, sent: t.out - t.net });
