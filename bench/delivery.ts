@@ -25,7 +25,8 @@
  *   3. latency: callbacks enqueued at 1,000/s for BENCH_DURATION seconds (default 10), each due when
  *      enqueued, its due time (ms) in its body; the receiver takes arrival minus due time;
  *   4. fairness, ROUNDS times: 40,000 callbacks to the healthy receiver alone, then 40,000 to it and
- *      40,000 to the timing-out one, interleaved, then alone again (each round against the mean of the
+ *      40,000 to the timing-out one, interleaved (alone: the timing-out one's 40,000 due only tomorrow,
+ *      so that both runs insert the same rows), then alone again (each round against the mean of the
  *      runs alone on either side of it; ROUNDS + 1 runs alone in all); each set committed in one transaction, as 400 blocks' worth of
  *      callbacks, each block's with a due time of its own (as chain following enqueues them); the
  *      healthy one's callbacks/s from the commit to its last outcome recorded, alone and alongside.
@@ -475,23 +476,36 @@ export default async function deliveryBenchmark(options: { duration: number }): 
     log(`latency: ${JSON.stringify(latency)}`);
 
     // 4. Fairness: the healthy receiver alone, then alongside one that never answers.
+    const vacuumCounts = async () => {
+      const [row] = await db.query<{ vacuum: number; analyze: number }>(
+        'bench:autovacuums',
+        "SELECT autovacuum_count::int AS vacuum, autoanalyze_count::int AS analyze FROM pg_stat_user_tables WHERE relname = 'callbacks'",
+      );
+      return { vacuum: row?.vacuum ?? 0, analyze: row?.analyze ?? 0 };
+    };
     const fairRun = async (label: string, healthy: BenchSubscription, withBad: boolean) => {
       // As chain following makes them: FAIRNESS_BLOCKS blocks, each with its share of the callbacks of
-      // each subscription and a due time of its own (1 ms apart, all past), committed at once.
+      // each subscription and a due time of its own (1 ms apart, all past), committed at once. The run
+      // alone enqueues as many callbacks for the timing-out receiver too, due only tomorrow: both runs
+      // then insert the same rows (and leave PostgreSQL the same autovacuum and checkpoint work after
+      // them), and what differs is only that the timing-out receiver's are due.
       const perBlock = FAIRNESS_EACH / FAIRNESS_BLOCKS;
-      const blocks: NewCallback[][] = [];
+      const blocks: { healthy: NewCallback[]; bad: NewCallback[] }[] = [];
       for (let b = 0; b < FAIRNESS_BLOCKS; b++) {
-        const block: NewCallback[] = [];
-        for (let i = 0; i < perBlock; i++) {
-          block.push(makeCallback(customer.id, healthy));
-          if (withBad) block.push(makeCallback(customer.id, badSub));
-        }
-        blocks.push(block);
+        blocks.push({
+          healthy: Array.from({ length: perBlock }, () => makeCallback(customer.id, healthy)),
+          bad: Array.from({ length: perBlock }, () => makeCallback(customer.id, badSub)),
+        });
       }
       const base = Date.now();
+      const tomorrow = base + 86_400_000;
       await db.transaction('bench:enqueue-fair', async (tx) => {
-        for (const [b, block] of blocks.entries()) await enqueueCallbacks(tx, block, new Date(base - FAIRNESS_BLOCKS + b));
+        for (const [b, block] of blocks.entries()) {
+          await enqueueCallbacks(tx, block.healthy, new Date(base - FAIRNESS_BLOCKS + b));
+          await enqueueCallbacks(tx, block.bad, new Date((withBad ? base : tomorrow) - FAIRNESS_BLOCKS + b));
+        }
       });
+      const vacuums0 = await vacuumCounts();
       const t0 = Date.now();
       const cpu0 = { worker: processCpuSeconds(worker.pid), postgres: pm ? treeCpuSeconds(pm) : 0 };
       await waitDelivered(db, [healthy.id], worker, 300_000, label);
@@ -501,13 +515,16 @@ export default async function deliveryBenchmark(options: { duration: number }): 
         worker: Math.round(((processCpuSeconds(worker.pid) - cpu0.worker) / FAIRNESS_EACH) * 1e6),
         postgres: Math.round((((pm ? treeCpuSeconds(pm) : 0) - cpu0.postgres) / FAIRNESS_EACH) * 1e6),
       };
+      const vacuums1 = await vacuumCounts();
+      const autovacuums = { vacuum: vacuums1.vacuum - vacuums0.vacuum, analyze: vacuums1.analyze - vacuums0.analyze };
       const w = await deliveryWindow(db, [healthy.id]);
       const seconds = (w.lastFinishedMs - t0) / 1000;
       const perSecond = Math.round(FAIRNESS_EACH / seconds);
       log(
-        `${label}: ${FAIRNESS_EACH} healthy callbacks delivered in ${round(seconds, 3)} s: ${perSecond}/s; CPU per callback ${JSON.stringify(cpuPerCallbackUs)} µs`,
+        `${label}: ${FAIRNESS_EACH} healthy callbacks delivered in ${round(seconds, 3)} s: ${perSecond}/s; CPU per callback ${JSON.stringify(cpuPerCallbackUs)} µs; ` +
+          `autovacuums of callbacks ${JSON.stringify(autovacuums)}`,
       );
-      return { seconds: round(seconds, 3), perSecond, cpuPerCallbackUs };
+      return { seconds: round(seconds, 3), perSecond, cpuPerCallbackUs, autovacuums };
     };
     // Alone and beside the timing-out receiver in turn (alone, beside, alone, ..., alone): each round's
     // drop is against the mean of the runs alone just before and just after it, so that a change of the
@@ -518,11 +535,7 @@ export default async function deliveryBenchmark(options: { duration: number }): 
       const [sub] = (await createSubscriptions(db, customer.id, [`${okUrl}/fair-alone-${r}`])) as [BenchSubscription];
       return fairRun(`fairness run ${r} alone`, sub, false);
     };
-    const fairness: {
-      alone: { seconds: number; perSecond: number; cpuPerCallbackUs: { worker: number; postgres: number } }[];
-      shared: { seconds: number; perSecond: number; cpuPerCallbackUs: { worker: number; postgres: number } };
-      dropPct: number;
-    }[] = [];
+    const fairness: { alone: Awaited<ReturnType<typeof fairRun>>[]; shared: Awaited<ReturnType<typeof fairRun>>; dropPct: number }[] = [];
     let before = await aloneRun(1);
     for (let r = 1; r <= ROUNDS; r++) {
       const [sharedSub] = (await createSubscriptions(db, customer.id, [`${okUrl}/fair-shared-${r}`])) as [BenchSubscription];
