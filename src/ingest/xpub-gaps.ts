@@ -43,7 +43,7 @@ export async function keepXpubGaps(
 ): Promise<Match[]> {
   let confirmed = matches.filter((m): m is XpubCoinsMatch => m.eventType === 'XPUB_COINS_TRANSACTION_CONFIRMED');
   // The unconfirmed subscriptions' used flags come from the blocks as well (nothing is called back for them here).
-  const unconfirmedOf = () => (index.hasUnconfirmed ? matchXpub(index, block, 'XPUB_COINS_TRANSACTION_UNCONFIRMED') : []);
+  const unconfirmedOf = () => (index.hasXpubUnconfirmed ? matchXpub(index, block, 'XPUB_COINS_TRANSACTION_UNCONFIRMED') : []);
   let unconfirmed = unconfirmedOf();
   let grown = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {

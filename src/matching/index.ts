@@ -170,6 +170,8 @@ export class SubscriptionIndex {
   private readonly coinThresholds = new SortedThresholds();
   /** Indexed mempool (unconfirmed) subscriptions. */
   private unconfirmedCount = 0;
+  /** Indexed XPUB_COINS_TRANSACTION_UNCONFIRMED subscriptions (their derived addresses share the wallet-key table). */
+  private xpubUnconfirmedCount = 0;
   /**
    * Wallet-key subscriptions: their derived addresses (derived-addresses.ts: a Map to typed-array entries,
    * about 120 bytes per address) and each subscription's key.
@@ -352,7 +354,12 @@ export class SubscriptionIndex {
     return true;
   }
 
-  /** Whether any wallet-key subscription is indexed. */
+  /** Whether any XPUB_COINS_TRANSACTION_UNCONFIRMED subscription is indexed. */
+  get hasXpubUnconfirmed(): boolean {
+    return this.xpubUnconfirmedCount > 0;
+  }
+
+  /** Whether any wallet-key subscription (confirmed or unconfirmed) is indexed. */
   get hasXpub(): boolean {
     return this.xpubs.size > 0;
   }
@@ -651,6 +658,7 @@ export class SubscriptionIndex {
         return;
       case XPUB_UNCONFIRMED:
         this.unconfirmedCount++;
+        this.xpubUnconfirmedCount++;
         return;
       case COIN_ADDRESS:
       case COIN_EACH:
@@ -695,6 +703,7 @@ export class SubscriptionIndex {
         return;
       case XPUB_UNCONFIRMED:
         this.unconfirmedCount--;
+        this.xpubUnconfirmedCount--;
         return;
       case COIN_ADDRESS:
       case COIN_EACH:

@@ -77,7 +77,7 @@ export function matchPending(index: SubscriptionIndex, pending: PendingTransacti
 
 /** The XPUB_COINS_TRANSACTION_UNCONFIRMED matches of `pending` alone (the mempool matches them again when their windows grow). */
 export function matchPendingXpub(index: SubscriptionIndex, pending: PendingTransactions): PendingXpubMatch[] {
-  if (!index.hasXpub || !index.hasUnconfirmed) return [];
+  if (!index.hasXpubUnconfirmed) return [];
   const asBlock = { ...pending, height: 0, hash: MEMPOOL_BLOCK_HASH, parentHash: '', timestamp: 0, internalTransfers: [] } as NormalizedBlock;
   return matchXpub(index, asBlock, 'XPUB_COINS_TRANSACTION_UNCONFIRMED');
 }

@@ -11,16 +11,20 @@ const ID = '019ad8c2-3a5d-7ede-85db-f7e4f1b8e3d0';
 const OTHER = '019ad8c2-3a5d-7ede-85db-f7e4f1b8e3d1';
 
 function indexWith(...ids: string[]): SubscriptionIndex {
+  return indexOf(ids.map((id) => ({ id, eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED' as const })));
+}
+
+function indexOf(subs: { id: string; eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED' | 'XPUB_COINS_TRANSACTION_UNCONFIRMED' }[]): SubscriptionIndex {
   const index = new SubscriptionIndex('litecoin', 'testnet');
-  for (const id of ids) {
+  for (const { id, eventType } of subs) {
     index.add({
       id,
       customerId: '1',
-      eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED',
+      eventType,
       blockchain: 'litecoin',
       network: 'testnet',
       target: KEY.text,
-      receiveCallbackOn: 2,
+      receiveCallbackOn: eventType === 'XPUB_COINS_TRANSACTION_CONFIRMED' ? 2 : null,
       amountHigherThan: null,
       isActive: true,
       walletKey: KEY,
@@ -56,6 +60,28 @@ function spendBlock(to: string, out: bigint, foreign = 0n): NormalizedBlock {
 }
 
 describe('wallet-key matches (matching/xpub.ts)', () => {
+  it('the confirmed and the unconfirmed subscriptions of the same key are matched apart, each by its own event', () => {
+    const index = indexOf([
+      { id: ID, eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED' },
+      { id: OTHER, eventType: 'XPUB_COINS_TRANSACTION_UNCONFIRMED' },
+    ]);
+    expect(index.hasXpubUnconfirmed).toBe(true);
+    const block = spendBlock('B', 700n);
+    expect(matchXpub(index, block).map((m) => [m.subscription.id, m.eventType])).toEqual([[ID, 'XPUB_COINS_TRANSACTION_CONFIRMED']]);
+    expect(matchXpub(index, block, 'XPUB_COINS_TRANSACTION_UNCONFIRMED').map((m) => [m.subscription.id, m.eventType])).toEqual([
+      [OTHER, 'XPUB_COINS_TRANSACTION_UNCONFIRMED'],
+    ]);
+    // The block's matches carry the confirmed one only (the unconfirmed fire from the mempool).
+    expect(
+      matchBlock(index, block, 'litecoin')
+        .filter((m) => m.eventType.startsWith('XPUB'))
+        .map((m) => m.subscription.id),
+    ).toEqual([ID]);
+    index.remove(OTHER);
+    expect(index.hasXpubUnconfirmed).toBe(false);
+    expect(index.hasUnconfirmed).toBe(false);
+  });
+
   it('a spend to an outside address with change to the change chain: outgoing, the fee, both addresses, receive chain first', () => {
     const [m, ...rest] = matchXpub(indexWith(ID), spendBlock('B', 700n));
     expect(rest).toEqual([]);

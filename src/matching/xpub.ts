@@ -103,8 +103,9 @@ export function matchXpub<E extends XpubEventType = 'XPUB_COINS_TRANSACTION_CONF
   return block.utxo === undefined ? matchAccountBlock(index, block, eventType) : matchUtxoBlock(index, block, block.utxo, eventType);
 }
 
-/** Whether the wallet-key subscription `id` is one of `eventType`'s. */
-const isOf = (index: SubscriptionIndex, id: string, eventType: XpubEventType) => index.xpubEventTypeOf(id) === eventType;
+/** Whether the wallet-key subscription `id` is one of `eventType`'s (all are the confirmed event's while no unconfirmed one is indexed: no lookup). */
+const isOf = (index: SubscriptionIndex, id: string, eventType: XpubEventType) =>
+  !index.hasXpubUnconfirmed ? eventType === 'XPUB_COINS_TRANSACTION_CONFIRMED' : index.xpubEventTypeOf(id) === eventType;
 
 function matchUtxoBlock<E extends XpubEventType>(
   index: SubscriptionIndex,
