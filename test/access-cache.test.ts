@@ -3,15 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessCache } from '../src/services/access.ts';
 import { createApiKey, createCustomer, hashApiKey } from '../src/store/customers.ts';
-import { createDb, type Db } from '../src/store/db.ts';
-import { migrate } from '../src/store/migrate.ts';
-import { createTestDatabase, startTestApp, type TestApp } from './harness.ts';
+import type { Db } from '../src/store/db.ts';
+import { openMigratedTestDatabase, startTestApp, type TestApp } from './harness.ts';
 import { until } from './support/wait.ts';
 
 let db: Db;
 beforeAll(async () => {
-  db = createDb(await createTestDatabase(), { poolSize: 2 });
-  await migrate(db);
+  db = await openMigratedTestDatabase();
 });
 afterAll(() => db.close());
 

@@ -2,14 +2,12 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
-import { createDb, type Db } from '../src/store/db.ts';
-import { migrate } from '../src/store/migrate.ts';
-import { createTestDatabase } from './harness.ts';
+import type { Db } from '../src/store/db.ts';
+import { openMigratedTestDatabase } from './harness.ts';
 
 let db: Db;
 beforeAll(async () => {
-  db = createDb(await createTestDatabase(), { poolSize: 2 });
-  await migrate(db);
+  db = await openMigratedTestDatabase();
 });
 afterAll(() => db.close());
 

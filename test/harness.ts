@@ -10,7 +10,9 @@ import { type RunningApp, startApp } from '../src/app.ts';
 import { type Config, loadConfig } from '../src/config/config.ts';
 import type { Clock } from '../src/delivery/worker.ts';
 import { createApiKey, createCustomer, type Plan } from '../src/store/customers.ts';
+import { createDb, type Db } from '../src/store/db.ts';
 import { upsertDomain } from '../src/store/domains.ts';
+import { migrate } from '../src/store/migrate.ts';
 
 /** A fresh, empty database on the test server; returns its URL. */
 export async function createTestDatabase(): Promise<string> {
@@ -22,6 +24,13 @@ export async function createTestDatabase(): Promise<string> {
   await client.end();
   admin.pathname = `/${name}`;
   return admin.toString();
+}
+
+/** A fresh database with herald's schema, opened with a small pool; the caller closes it. */
+export async function openMigratedTestDatabase(poolSize = 2): Promise<Db> {
+  const db = createDb(await createTestDatabase(), { poolSize });
+  await migrate(db);
+  return db;
 }
 
 export interface TestCustomer {

@@ -7,10 +7,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { createTestDatabase } from '../../../test/harness.ts';
+import { openMigratedTestDatabase } from '../../../test/harness.ts';
 import { mapLimit } from '../../lib/concurrency.ts';
-import { createDb, type Db } from '../../store/db.ts';
-import { migrate } from '../../store/migrate.ts';
+import type { Db } from '../../store/db.ts';
 import { tokenMetadataCache } from '../../store/token-metadata.ts';
 import { decodeDecimals, decodeText } from '../token-text.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
@@ -645,8 +644,7 @@ describe('tokenMetadata: tolerant of non-standard tokens', () => {
 describe('tokenMetadata: database cache', () => {
   let db: Db;
   beforeAll(async () => {
-    db = createDb(await createTestDatabase(), { poolSize: 2 });
-    await migrate(db);
+    db = await openMigratedTestDatabase();
   });
   afterAll(async () => {
     await db?.close();

@@ -6,10 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestDatabase } from '../../../test/harness.ts';
+import { openMigratedTestDatabase } from '../../../test/harness.ts';
 import { abiString, type FakeReply, type FakeTronNode, FEES, startFakeTronNode, toBase58, toHex } from '../../../test/support/fake-tron-node.ts';
-import { createDb, type Db } from '../../store/db.ts';
-import { migrate } from '../../store/migrate.ts';
+import type { Db } from '../../store/db.ts';
 import { tokenMetadataCache } from '../../store/token-metadata.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
 import { createTronAdapter, type TronAdapter, TronAdapterError } from './adapter.ts';
@@ -525,8 +524,7 @@ describe('tokenMetadata (name, symbol, decimals through triggerconstantcontract)
   describe('database cache', () => {
     let db: Db;
     beforeAll(async () => {
-      db = createDb(await createTestDatabase(), { poolSize: 2 });
-      await migrate(db);
+      db = await openMigratedTestDatabase();
     });
     afterAll(async () => {
       await db?.close();
