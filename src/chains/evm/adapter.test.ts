@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { openMigratedTestDatabase } from '../../../test/harness.ts';
+import { ETHEREUM_BLOCK_483920_HEADER } from '../../../test/support/recorded-blocks.ts';
 import { mapLimit } from '../../lib/concurrency.ts';
 import type { Db } from '../../store/db.ts';
 import { tokenMetadataCache } from '../../store/token-metadata.ts';
@@ -212,16 +213,7 @@ describe('getBlock, block-level methods (eth_getBlockReceipts, debug_traceBlockB
 
   it('483920: header, transaction ids, ERC-20 transfers as recorded (eth_getFilterLogs), no internal transfers', () => {
     const n = got[0] as NormalizedBlock;
-    expect(n.height).toBe(483920);
-    expect(n.hash).toBe('0x246edb4b351d93c27926f4649bcf6c24366e2a7c7c718dc9158eea20c03bc6ae');
-    expect(n.parentHash).toBe('0x2610dc6eb941f4bcbddfd2362b999087ccd956e978f0ece4f8da96851283a2ba');
-    expect(n.timestamp).toBe(0x5638c858);
-    expect(n.transactionIds).toEqual([
-      '0x04cbcb236043d8fb7839e07bbc7f5eed692fb2ca55d897f1101eac3e3ad4fab8',
-      '0xcea6f89720cc1d2f46cc7a935463ae0b99dd5fad9c91bb7357de5421511cee49',
-      '0x463d53f0ad57677a3b430a007c1c31d15d62c37fab5eee598551697c297c235c',
-      '0x05287a561f218418892ab053adfb3d919860988b19458c570c5c30f51c146f02',
-    ]);
+    expect(n).toMatchObject(ETHEREUM_BLOCK_483920_HEADER);
     expect(n.tokenTransfers.map((t) => [t.transactionId.slice(0, 10), t.logIndex, t.tokenType, t.from, t.to, t.amount])).toEqual([
       ['0x04cbcb23', 0, 'ERC-20', '0x1b63142628311395ceafeea5667e7c9026c862ca', '0xac4df82fe37ea2187bc8c011a23d743b4f39019a', 100000n],
       ['0xcea6f897', 1, 'ERC-20', '0x9b22a80d5c7b3374a05b446081f97d0a34079e7f', '0x66f183060253cfbe45beff1e6e7ebbe318c81e56', 200000n],

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ETHEREUM_BLOCK_483920_HEADER } from '../../../test/support/recorded-blocks.ts';
 import type { CoinMovement } from '../types.ts';
 import {
   EvmNormalizeError,
@@ -45,16 +46,7 @@ describe('recorded block 483920 (0x76250) with its 4 receipts', () => {
   const n = normalizeEvmBlock({ block, receipts }, { blockchain: 'ethereum' });
 
   it('header and transaction ids', () => {
-    expect(n.height).toBe(483920);
-    expect(n.hash).toBe('0x246edb4b351d93c27926f4649bcf6c24366e2a7c7c718dc9158eea20c03bc6ae');
-    expect(n.parentHash).toBe('0x2610dc6eb941f4bcbddfd2362b999087ccd956e978f0ece4f8da96851283a2ba');
-    expect(n.timestamp).toBe(0x5638c858);
-    expect(n.transactionIds).toEqual([
-      '0x04cbcb236043d8fb7839e07bbc7f5eed692fb2ca55d897f1101eac3e3ad4fab8',
-      '0xcea6f89720cc1d2f46cc7a935463ae0b99dd5fad9c91bb7357de5421511cee49',
-      '0x463d53f0ad57677a3b430a007c1c31d15d62c37fab5eee598551697c297c235c',
-      '0x05287a561f218418892ab053adfb3d919860988b19458c570c5c30f51c146f02',
-    ]);
+    expect(n).toMatchObject(ETHEREUM_BLOCK_483920_HEADER);
     expect(n.internalTransfers).toEqual([]);
   });
 

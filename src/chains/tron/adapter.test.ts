@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openMigratedTestDatabase } from '../../../test/harness.ts';
 import { abiString, type FakeReply, type FakeTronNode, FEES, startFakeTronNode, toBase58, toHex } from '../../../test/support/fake-tron-node.ts';
+import { TRON_BLOCK_100 } from '../../../test/support/recorded-blocks.ts';
 import type { Db } from '../../store/db.ts';
 import { tokenMetadataCache } from '../../store/token-metadata.ts';
 import type { NormalizedBlock, TokenTransfer } from '../types.ts';
@@ -98,16 +99,7 @@ describe('getBlock on recorded java-tron answers', () => {
   it('an empty block (no `transactions` key, infos []): header from the recorded block 100', async () => {
     const node = await recordedNode({ 'wallet/getblockbynum': () => BLOCK_100, 'wallet/gettransactioninfobyblocknum': () => [] });
     const block = await adapterFor(node).getBlock(100);
-    expect(block).toEqual({
-      height: 100,
-      hash: '000000000000006459a4898c4ada4282e5004b1744f29d944e581810bb838526',
-      parentHash: '0000000000000063aed8fead595dd4ece8c3cc2f5fcd4c580867001b2f219759',
-      timestamp: 1552448817,
-      transactionIds: [],
-      tokenTransfers: [],
-      internalTransfers: [],
-      coinMovements: [],
-    });
+    expect(block).toEqual(TRON_BLOCK_100);
     expect(node.requests.map((r) => [r.path, r.body])).toEqual([
       ['wallet/getblockbynum', { num: 100 }],
       ['wallet/gettransactioninfobyblocknum', { num: 100 }],

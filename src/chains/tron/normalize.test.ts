@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { sha256 } from '@noble/hashes/sha256';
 import { createBase58check, hex } from '@scure/base';
 import { describe, expect, it } from 'vitest';
+import { TRON_BLOCK_100 } from '../../../test/support/recorded-blocks.ts';
 import type { CoinMovement, NormalizedBlock } from '../types.ts';
 import {
   decodeTronTransferLog,
@@ -65,16 +66,7 @@ describe('recorded blocks (headers)', () => {
     const block = fixture<TronBlock>('mainnet/issues/walletsolidity_getblockbynum_100.json');
     for (const infos of [[], {}] as const) {
       const n = normalizeTronBlock({ block, infos }, { network: 'mainnet' });
-      expect(n).toEqual({
-        height: 100,
-        hash: '000000000000006459a4898c4ada4282e5004b1744f29d944e581810bb838526',
-        parentHash: '0000000000000063aed8fead595dd4ece8c3cc2f5fcd4c580867001b2f219759',
-        timestamp: 1552448817,
-        transactionIds: [],
-        tokenTransfers: [],
-        internalTransfers: [],
-        coinMovements: [],
-      });
+      expect(n).toEqual(TRON_BLOCK_100);
     }
   });
 
