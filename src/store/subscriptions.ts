@@ -55,18 +55,20 @@ const BACKFILL_JOIN = `LEFT JOIN LATERAL (
     SELECT j.from_height AS backfill_from, j.to_height AS backfill_to, j.processed_height AS backfill_processed, j.state AS backfill_state
     FROM block_jobs j WHERE j.subscription_id = s.id AND j.kind = 'backfill' AND j.state <> 'done' ORDER BY j.created_at DESC LIMIT 1) b ON true`;
 
-function withBackfill(row: SubscriptionRow & BackfillColumns): Subscription {
-  const s = toSubscription(row);
-  if (row.backfill_state === null) return s;
+/** The unfinished backfill BACKFILL_JOIN found; undefined when there is none. */
+function backfillOf(row: BackfillColumns): BackfillProgress | undefined {
+  if (row.backfill_state === null) return undefined;
   return {
-    ...s,
-    backfill: {
-      fromBlockHeight: Number(row.backfill_from),
-      toBlockHeight: Number(row.backfill_to),
-      processedHeight: Number(row.backfill_processed),
-      state: row.backfill_state,
-    },
+    fromBlockHeight: Number(row.backfill_from),
+    toBlockHeight: Number(row.backfill_to),
+    processedHeight: Number(row.backfill_processed),
+    state: row.backfill_state,
   };
+}
+
+function withBackfill(row: SubscriptionRow & BackfillColumns): Subscription {
+  const backfill = backfillOf(row);
+  return backfill ? { ...toSubscription(row), backfill } : toSubscription(row);
 }
 
 function toSubscription(row: SubscriptionRow): Subscription {
@@ -449,15 +451,7 @@ function toShown(row: ShownRow): ShownSubscription {
     deactivationReasons: row.deactivation_reasons ?? [],
     createdAt: new Date(Number(row.created_ms)),
     walletKey: row.wallet_key,
-    backfill:
-      row.backfill_state === null
-        ? undefined
-        : {
-            fromBlockHeight: Number(row.backfill_from),
-            toBlockHeight: Number(row.backfill_to),
-            processedHeight: Number(row.backfill_processed),
-            state: row.backfill_state,
-          },
+    backfill: backfillOf(row),
   };
 }
 
