@@ -12,6 +12,7 @@ import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness
 import { publicClient } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
+import { streamSettled } from './support/stream-settled.ts';
 import { until } from './support/wait.ts';
 
 let node: EvmNode;
@@ -61,6 +62,12 @@ async function enqueueBlocks(customer: TestCustomer, subscriptionId: string, cha
     }),
   );
   await t.app.database.db.transaction('test:enqueue', (tx) => enqueueCallbacks(tx, callbacks));
+  await settled(customer);
+}
+
+/** Until the customer's entries are readable (test/support/stream-settled.ts). */
+async function settled(customer: TestCustomer): Promise<void> {
+  await streamSettled(t.app.database.db, customer.id);
 }
 
 async function read(customer: TestCustomer, query: Record<string, string | number> = {}) {
@@ -203,6 +210,7 @@ describe('the event stream', () => {
     const pruned = await pruneFinishedBatch(t.app.database.db, { status: 'delivered', before: new Date(Date.now() - 86_400_000), limit: 100 });
     expect(pruned.callbacks).toBeGreaterThanOrEqual(2);
 
+    await settled(a);
     const gone = await read(a, { cursor: start });
     expect(gone.status, gone.text).toBe(410);
     expect(gone.body.error.code).toBe('cursor_expired');

@@ -12,6 +12,7 @@ import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness
 import { publicClient } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
+import { streamSettled } from './support/stream-settled.ts';
 import { until } from './support/wait.ts';
 
 let node: EvmNode;
@@ -40,6 +41,7 @@ function create(customer: TestCustomer, path: string, item: Record<string, unkno
 }
 
 async function readAll(customer: TestCustomer, query: Record<string, string> = {}) {
+  await streamSettled(t.app.database.db, customer.id);
   const items: Record<string, unknown>[] = [];
   let cursor = query.cursor;
   for (;;) {

@@ -15,6 +15,7 @@ import { type FakeUtxoNode, startFakeUtxoDriver } from './support/fake-utxo-node
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
 import type { Receiver } from './support/receiver.ts';
+import { streamSettled } from './support/stream-settled.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-utxo-dropped';
@@ -72,6 +73,7 @@ it('an announced deposit replaced (RBF) in the mempool is DROPPED, replaced, nam
     },
   });
   // The event stream has it, and its filter takes the DROPPED type (docs/concepts/event-stream.md).
+  await streamSettled(t.app.database.db, c.id);
   const stream = await t.request(
     'GET',
     `/blockchain-events/events?${new URLSearchParams({ referenceId: sub, eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED', limit: '100' })}`,
