@@ -16,6 +16,7 @@ import { callbackOfEvent } from '../../../src/domain/events.ts';
 import { enqueueCallbacks } from '../../../src/store/callbacks.ts';
 import { createTestDatabase, SAMPLE, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { installHint, isCi } from '../../../test/support/real-node.ts';
+import { streamSettled } from '../../../test/support/stream-settled.ts';
 import {
   CursorExpiredError,
   catchUp,
@@ -141,7 +142,13 @@ describe('the inbox and catchUp, on a database of the receiver', () => {
       body: { data: { item: { callbackUrl: SAMPLE.callbackUrl } } },
     });
     const subscription = created.body.data.item.referenceId as string;
-    const enqueue = (heights: number[]) =>
+    // Each enqueue waits until its entries are readable: another test file's open transaction on the shared
+    // server holds the stream back (test/support/stream-settled.ts).
+    const enqueue = async (heights: number[]) => {
+      await enqueueNow(heights);
+      await streamSettled(t.app.database.db, c.id);
+    };
+    const enqueueNow = (heights: number[]) =>
       t.app.database.db.transaction('test:enqueue', (tx) =>
         enqueueCallbacks(
           tx,
