@@ -20,6 +20,7 @@ import { publicClient } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type HeraldProcess, killAllHeralds, spawnHerald } from './support/herald-process.ts';
+import { streamSettled } from './support/stream-settled.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
@@ -203,7 +204,9 @@ describe('exactly once, end to end', () => {
       );
       expect(failed?.n).toBeGreaterThan(0);
 
-      // Catch up from the stream through the same inbox (while delivery goes on: both paths at once).
+      // Catch up from the stream through the same inbox (while delivery goes on: both paths at once), once
+      // every entry is readable (test/support/stream-settled.ts).
+      await streamSettled(t.app.database.db, c.id);
       const inbox = new pg.Client({ connectionString: receiverUrl });
       await inbox.connect();
       const undo = (client: pg.Client, retraction: { idempotencyKey: string }) =>
