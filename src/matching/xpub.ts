@@ -220,12 +220,7 @@ function matchUtxoBlock<E extends XpubEventType>(
       const subscription = index.recordOf(subscriptionId);
       const walletKey = index.walletKeyOf(subscriptionId);
       if (!subscription || !walletKey) continue;
-      let received = 0n;
-      let sent = 0n;
-      for (const a of addresses) {
-        received += a.received;
-        sent += a.sent;
-      }
+      const { received, sent } = walletTotals(addresses);
       if (received === 0n && sent === 0n) continue;
       let othersSpent = unresolved.has(transactionId);
       for (const t of tallies) if (t.out - t.net > 0n && !addresses.some((a) => a.address === t.address)) othersSpent = true;
@@ -300,12 +295,7 @@ function matchAccountBlock<E extends XpubEventType>(index: SubscriptionIndex, bl
       const subscription = index.recordOf(subscriptionId);
       const walletKey = index.walletKeyOf(subscriptionId);
       if (!subscription || !walletKey) continue;
-      let received = 0n;
-      let sent = 0n;
-      for (const a of addresses) {
-        received += a.received;
-        sent += a.sent;
-      }
+      const { received, sent } = walletTotals(addresses);
       if (received === 0n && sent === 0n) continue;
       const mine = new Set(addresses.map((a) => a.address));
       let othersReceived = false;
@@ -326,4 +316,15 @@ function matchAccountBlock<E extends XpubEventType>(index: SubscriptionIndex, bl
     }
   }
   return matches;
+}
+
+/** What a transaction moved into and out of the wallet: the sums over its addresses. */
+function walletTotals(addresses: readonly { received: bigint; sent: bigint }[]): { received: bigint; sent: bigint } {
+  let received = 0n;
+  let sent = 0n;
+  for (const a of addresses) {
+    received += a.received;
+    sent += a.sent;
+  }
+  return { received, sent };
 }
