@@ -690,6 +690,12 @@ describe('real answers match the document', () => {
     expect((await call('POST', `/operator/customers/${c.name}/keys/${newKey.body.data.item.keyId}/revoke`, operator)).status).toBe(200);
     expect((await call('POST', `/operator/customers/${c.name}/credits`, { ...operator, body: { data: { item: { amount: 10 } } } })).status).toBe(200);
     expect((await call('POST', `/operator/customers/${c.name}/domains/ops.example.com/verify`, operator)).status).toBe(200);
+    // The console's operator pages (issue 35): create a customer, change its plan, the failed callbacks across customers.
+    expect((await call('POST', '/operator/customers', { ...operator, body: { data: { item: { name: `${c.name}-made`, credits: 5 } } } })).status).toBe(201);
+    expect(
+      (await call('POST', `/operator/customers/${c.name}-made/plan`, { ...operator, body: { data: { item: { maxActiveSubscriptions: null } } } })).status,
+    ).toBe(200);
+    expect((await call('GET', '/operator/callbacks?status=failed&limit=5', operator)).status).toBe(200);
     // A chain held by the deep-reorganisation breaker: its hold in the chains' answer, released below.
     await t.app.database.db.transaction('test:hold', async (tx) => {
       await saveCursor(tx, { blockchain: 'dash', network: 'testnet' }, { height: 20, hash: 'h20', timestamp: 1 }, 20);

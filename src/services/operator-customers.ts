@@ -19,6 +19,7 @@ import {
   updatePlan,
 } from '../store/customers.ts';
 import { type CallbackDomain, listDomains, upsertDomain } from '../store/domains.ts';
+import { listFinishedCallbacks } from '../store/operator-callbacks.ts';
 import { countActive, type SubscriptionFilter, searchSubscriptions } from '../store/subscriptions.ts';
 import type { Common } from './context.ts';
 import { parseCallbackUrl, searchTargets } from './subscriptions.ts';
@@ -75,7 +76,7 @@ export async function customerWithNetworks(common: Pick<Common, 'db'>, name: str
  * customer's allow-list of non-public networks, in one transaction.
  */
 export async function updateCustomer(
-  common: Pick<Common, 'db'>,
+  common: OperatorCommon,
   name: string,
   change: { plan: Partial<Plan>; allowNetworks?: readonly string[] },
 ): Promise<{ customer: Customer; allowNetworks: string[] }> {
@@ -84,6 +85,8 @@ export async function updateCustomer(
     await updatePlan(tx, c.id, change.plan);
     if (change.allowNetworks) await setAllowNetworks(tx, c.id, change.allowNetworks);
   });
+  // The key cache holds each key's plan: this process forgets it now, the others on the change's announcement.
+  common.access?.forgetCustomer(c.id);
   return await customerWithNetworks(common, name);
 }
 
@@ -223,3 +226,19 @@ export async function addDomain(common: OperatorCommon, name: string, domain: st
   common.access?.forgetCustomer(c.id);
   return d;
 }
+
+/** Failed (or cancelled) callbacks of every customer in the window, newest first (the console's Failed callbacks). */
+export async function finishedCallbacks(
+  common: Pick<Common, 'db'>,
+  filter: { status: 'failed' | 'cancelled'; customer?: string; since?: number; until?: number },
+  page: { limit: number; offset: number },
+  now: Date,
+) {
+  const customerId = filter.customer === undefined ? undefined : (await customerNamed(common, filter.customer)).id;
+  const until = filter.until === undefined ? new Date(now.getTime() + 1000) : new Date(filter.until * 1000);
+  const since = filter.since === undefined ? new Date(until.getTime() - FINISHED_DEFAULT_WINDOW_S * 1000) : new Date(filter.since * 1000);
+  const result = await listFinishedCallbacks(common.db, { status: filter.status, customerId, since, until }, page);
+  return { ...result, since, until };
+}
+/** The failed callbacks' default window: the last 7 days, as the customer's Deliveries. */
+const FINISHED_DEFAULT_WINDOW_S = 7 * 24 * 3600;

@@ -12,6 +12,11 @@ import { ContextQuery, envelope, PageQuery, page, requestBody } from '../schemas
 import { PlanItem } from './account.ts';
 import { NO_CREDITS } from './operator-credits.ts';
 
+const planOf = (c: { mainnetAllowed: boolean; maxActiveSubscriptions: number | null; requestsPerSecond: number }) => ({
+  mainnetAllowed: c.mainnetAllowed,
+  maxActiveSubscriptions: c.maxActiveSubscriptions,
+  requestsPerSecond: c.requestsPerSecond,
+});
 const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200, description: 'The customer name.' }) });
 const CustomerSummary = Type.Object({
   name: Type.String(),
@@ -40,7 +45,71 @@ const CreditsItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** The plan fields an operator sets (herald customers create / update); each one left out is kept (or, at create, the configuration's defaultPlan). */
+const PlanFields = {
+  mainnetAllowed: Type.Optional(Type.Boolean({ description: 'Mainnets allowed (false: test networks only).' })),
+  maxActiveSubscriptions: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 0, maximum: 2_147_483_647 }), Type.Null()], { description: 'Cap on active subscriptions; null for none.' }),
+  ),
+  requestsPerSecond: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Per API key.' })),
+};
+const NewCustomerItem = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, pattern: '^\\S(.*\\S)?$', description: 'Unique; no spaces at either end.' }),
+    ...PlanFields,
+    credits: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000_000_000_000, description: "Starting credits; default: the configuration's defaultPlan.credits." }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const PlanChangeItem = Type.Object(PlanFields, { additionalProperties: false });
+const CustomerPlanItem = Type.Object({ name: Type.String(), plan: PlanItem, credits: Type.Integer() });
+
 export function operatorCustomerRoutes(app: FastifyInstance, common: Common): void {
+  app.post<{ Body: Static<ReturnType<typeof requestBody<typeof NewCustomerItem>>> }>(
+    '/operator/customers',
+    {
+      config: { operator: true, errors: ['already_exists'] },
+      schema: {
+        tags: ['operator'],
+        summary: "Create a customer (herald customers create): each plan field left out is the configuration's defaultPlan; no key yet",
+        querystring: ContextQuery,
+        body: requestBody(NewCustomerItem),
+        response: { 201: envelope(Type.Object({ item: CustomerPlanItem })) },
+      },
+    },
+    async (request, reply) => {
+      const { name, credits, ...plan } = request.body.data.item;
+      const c = await customers.createCustomer(common, name, plan, credits === undefined ? undefined : BigInt(credits));
+      request.log.info({ operator: request.operator, customer: c.name }, 'customer created by an operator');
+      const item = { name: c.name, plan: planOf(c), credits: Number(c.credits) };
+      return sendData(request, reply, 201, { item }, NO_CREDITS);
+    },
+  );
+
+  app.post<{ Params: { name: string }; Body: Static<ReturnType<typeof requestBody<typeof PlanChangeItem>>> }>(
+    '/operator/customers/:name/plan',
+    {
+      config: { operator: true, errors: ['resource_not_found'] },
+      schema: {
+        tags: ['operator'],
+        summary: "Change a customer's plan (herald customers update): the fields given, the others kept",
+        params: NameParams,
+        querystring: ContextQuery,
+        body: requestBody(PlanChangeItem),
+        response: { 200: envelope(Type.Object({ item: CustomerPlanItem })) },
+      },
+    },
+    async (request, reply) => {
+      const plan = request.body.data.item;
+      const { customer: c } = await customers.updateCustomer(common, request.params.name, { plan });
+      request.log.info({ operator: request.operator, customer: c.name, plan }, 'plan changed by an operator');
+      const item = { name: c.name, plan: planOf(c), credits: Number(c.credits) };
+      return sendData(request, reply, 200, { item }, NO_CREDITS);
+    },
+  );
+
   app.get<{ Querystring: { limit: number; offset: number } }>(
     '/operator/customers',
     {

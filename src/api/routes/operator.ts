@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Common } from '../../services/context.ts';
 import { sendData } from '../envelope.ts';
 import { ContextQuery, envelope } from '../schemas.ts';
+import { operatorCallbackRoutes } from './operator-callbacks.ts';
 import { operatorChainRoutes } from './operator-chains.ts';
 import { NO_CREDITS } from './operator-credits.ts';
 import { operatorCustomerRoutes } from './operator-customers.ts';
@@ -41,4 +42,5 @@ export function operatorRoutes(app: FastifyInstance, common: Common): void {
 
   operatorCustomerRoutes(app, common);
   operatorChainRoutes(app, common);
+  operatorCallbackRoutes(app, common);
 }
