@@ -12,8 +12,9 @@ import { loadConfig } from '../src/config/config.ts';
 import type { Clock } from '../src/delivery/worker.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
-import { cancelPendingCallbacks, destinationOf, enqueueCallbacks, listCallbacks, PARK_AFTER_FAILURES } from '../src/store/callbacks.ts';
+import { cancelPendingCallbacks, claimDueCallbacks, destinationOf, enqueueCallbacks, listCallbacks, PARK_AFTER_FAILURES } from '../src/store/callbacks.ts';
 import { findCustomerByName } from '../src/store/customers.ts';
+import type { Queryable } from '../src/store/db.ts';
 import { listMigrations } from '../src/store/migrate.ts';
 import { deleteSubscription } from '../src/store/subscriptions.ts';
 import { SAMPLE, startTestApp, type TestApp, type TestCustomer } from './harness.ts';
@@ -953,4 +954,161 @@ it("a test callback that gets an answer from a parked destination lets it go: it
   await arrived(r, PARK_AFTER_FAILURES + 1 + waiting.length);
   expect(await parkedRows()).toBe(0);
   for (const w of waiting) expect((await entryOf(c, s, w.id)).status).toBe('delivered');
+});
+
+describe("an inactive subscription's callbacks are held out of the claim's index (docs/concepts/delivery.md)", () => {
+  const BACKLOG = 1000;
+
+  /** Queues `count` callbacks of `s` in one transaction, all due at `due`. */
+  async function enqueueMany(c: TestCustomer, s: Sub, count: number, due: Date): Promise<Queued[]> {
+    const queued = Array.from({ length: count }, (_, n) => {
+      const key = randomBytes(16).toString('hex');
+      return { id: randomUUID(), key, body: callbackBody({ id: s.referenceId, eventType: s.eventType, apiVersion: API_VERSION }, key, { n }) };
+    });
+    await t.app.database.db.transaction('test:enqueue-many', (tx) =>
+      enqueueCallbacks(
+        tx,
+        queued.map((q) => ({
+          id: q.id,
+          customerId: c.id,
+          subscriptionId: s.referenceId,
+          eventType: s.eventType,
+          idempotencyKey: q.key,
+          body: q.body,
+          callbackUrl: s.callbackUrl,
+        })),
+        due,
+      ),
+    );
+    return queued;
+  }
+
+  interface PlanNode {
+    'Relation Name'?: string;
+    'Actual Rows'?: number;
+    'Actual Loops'?: number;
+    'Rows Removed by Filter'?: number;
+    Plans?: PlanNode[];
+  }
+  /** Rows of the outbox a plan read: returned by its scans of callbacks, or read and filtered out (EXPLAIN gives both per loop). */
+  function callbackRowsRead(node: PlanNode): number {
+    const own = node['Relation Name'] === 'callbacks' ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0)) * (node['Actual Loops'] ?? 1) : 0;
+    return own + (node.Plans ?? []).reduce((sum, child) => sum + callbackRowsRead(child), 0);
+  }
+
+  /**
+   * The worker's claim, run under EXPLAIN ANALYZE in a transaction rolled back, after queueing one callback of
+   * `healthy` due now in it (invisible to the running worker): how many outbox rows it read.
+   */
+  async function rowsOneClaimReads(c: TestCustomer, healthy: Sub): Promise<number> {
+    const rollback = new Error('rollback');
+    let read: number | undefined;
+    await t.app.database.db
+      .transaction('test:explain-claim', async (tx) => {
+        const key = randomBytes(16).toString('hex');
+        const body = callbackBody({ id: healthy.referenceId, eventType: healthy.eventType, apiVersion: API_VERSION }, key, { healthy: true });
+        const callback = { customerId: c.id, subscriptionId: healthy.referenceId, eventType: healthy.eventType, idempotencyKey: key, body };
+        await enqueueCallbacks(tx, [{ id: randomUUID(), ...callback, callbackUrl: healthy.callbackUrl }], clock.now());
+        const explaining: Queryable = {
+          async query(label, sql, params) {
+            const [row] = await tx.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`${label}:explain`, `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+            const plan = row?.['QUERY PLAN'][0]?.Plan;
+            if (plan) read = callbackRowsRead(plan);
+            return [];
+          },
+        };
+        await claimDueCallbacks(explaining, { now: clock.now(), limit: 100, leaseMs: 60_000, skipDestinations: [], minShare: 2 });
+        throw rollback;
+      })
+      .catch((error) => {
+        if (error !== rollback) throw error;
+      });
+    if (read === undefined) throw new Error('the claim was not explained');
+    return read;
+  }
+
+  const dormantCount = async (s: Sub) =>
+    (
+      await t.app.database.db.query<{ n: number }>(
+        'test:dormant',
+        "SELECT count(*)::int AS n FROM callbacks WHERE subscription_id = $1 AND status = 'pending' AND dormant",
+        [s.referenceId],
+      )
+    )[0]?.n;
+
+  const keyOf = (x: ReceivedRequest) => JSON.parse(x.rawBody.toString('utf8')).idempotencyKey as string;
+
+  it('a paused subscription with a due backlog costs a claim nothing; across a restart nothing is lost or sent; resumed, each is sent once', async () => {
+    const r = await receiver(status(200));
+    const c = await customer();
+    const paused = await subscribe(c, `${r.url}/paused`);
+    const healthy = await subscribe(c, `${r.url}/healthy`);
+    // Queued due in an hour (not claimed yet), then paused: the hour passes and the backlog is due.
+    const backlog = await enqueueMany(c, paused, BACKLOG, new Date(clock.ms + HOUR));
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${paused.referenceId}/pause`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    expect(await dormantCount(paused)).toBe(BACKLOG);
+    await moveClockTo(clock.ms + HOUR + SECOND);
+    expect(r.received).toHaveLength(0);
+
+    // A claim that serves a healthy subscription of the same destination reads a handful of rows, not the
+    // backlog (the walk before migration 084 read all of it, each filtered out).
+    const read = await rowsOneClaimReads(c, healthy);
+    expect(read).toBeLessThan(50);
+    // The healthy subscription is delivered as usual beside it.
+    await enqueue(c, healthy, { healthy: 1 });
+    await arrived(r, 1);
+    expect(r.received.map(keyOf)).not.toContain(backlog[0]?.key);
+
+    // Across a restart: nothing sent, every callback of the backlog pending with its due time and no attempt.
+    const state = async () =>
+      (
+        await t.app.database.db.query<{ n: number; attempts: number; due: Date; last_due: Date }>(
+          'test:backlog-state',
+          "SELECT count(*)::int AS n, sum(attempts)::int AS attempts, min(next_attempt_at) AS due, max(next_attempt_at) AS last_due FROM callbacks WHERE subscription_id = $1 AND status = 'pending'",
+          [paused.referenceId],
+        )
+      )[0];
+    const before = await state();
+    expect(before).toMatchObject({ n: BACKLOG, attempts: 0 });
+    await t.restart();
+    await moveClockTo(clock.ms + 10 * SECOND);
+    expect(r.received).toHaveLength(1);
+    expect(await state()).toEqual(before);
+
+    // Resumed: each callback of the backlog is sent exactly once.
+    const activated = await t.request('POST', `/blockchain-events/subscriptions/${paused.referenceId}/activate`, { key: c.key });
+    expect(activated.status, activated.text).toBe(201);
+    await r.waitFor(1 + BACKLOG, 60_000);
+    await worker().settled();
+    await moveClockTo(clock.ms + 10 * SECOND);
+    expect(r.received).toHaveLength(1 + BACKLOG);
+    expect(new Set(r.received.slice(1).map(keyOf))).toEqual(new Set(backlog.map((q) => q.key)));
+    const [delivered] = await t.app.database.db.query<{ n: number; attempts: number }>(
+      'test:backlog-delivered',
+      "SELECT count(*) FILTER (WHERE status = 'delivered')::int AS n, sum(attempts)::int AS attempts FROM callbacks WHERE subscription_id = $1",
+      [paused.referenceId],
+    );
+    expect(delivered).toEqual({ n: BACKLOG, attempts: BACKLOG });
+  });
+
+  it('callbacks that reach a claim after the subscription went inactive are held out by that claim, unsent, and go once it is active again', async () => {
+    const r = await receiver(status(200));
+    const c = await customer();
+    const s = await subscribe(c, `${r.url}/late`);
+    const res = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/pause`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    // Queued for the inactive subscription (as a producer that read it active a moment before would): due now.
+    const late = await enqueueMany(c, s, 40, clock.now());
+    worker().wake();
+    await until('the claims held them out', async () => ((await dormantCount(s)) === late.length ? true : undefined));
+    await moveClockTo(clock.ms + 5 * SECOND);
+    expect(r.received).toHaveLength(0);
+
+    const activated = await t.request('POST', `/blockchain-events/subscriptions/${s.referenceId}/activate`, { key: c.key });
+    expect(activated.status, activated.text).toBe(201);
+    await arrived(r, late.length);
+    expect(new Set(r.received.map(keyOf))).toEqual(new Set(late.map((q) => q.key)));
+    expect(await dormantCount(s)).toBe(0);
+  });
 });

@@ -13,7 +13,7 @@ import type { Config } from '../config/config.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { Alarm, Backoff, sleep } from '../lib/loop.ts';
 import type { Metrics } from '../metrics.ts';
-import { type AttemptOutcome, type ClaimedCallback, claimDueCallbacks, recordOutcomes } from '../store/callbacks.ts';
+import { type AttemptOutcome, type ClaimedCallback, claimDue, recordOutcomes } from '../store/callbacks.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { claimAgainAtOnce, claimRoom, worthAnotherPass } from './claiming.ts';
 import { nextRetryDelayMs, parseRetryAfter, type RetryPolicy } from './policy.ts';
@@ -227,6 +227,8 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     while (running) {
       news.reset();
       let claimed: ClaimedCallback[] = [];
+      // Callbacks of inactive subscriptions the claim held out instead of taking (store/callbacks.ts): more may be due.
+      let madeDormant = 0;
       const { room, roomLimited: short } = claimRoom(settings, inFlight);
       roomLimited = short;
       if (!roomLimited) {
@@ -235,7 +237,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
           // Each claim costs one index probe per destination with pending callbacks, however many wait
           // for a skipped or parked one (store/callbacks.ts, claimDueCallbacks): no proof of what earlier
           // claims left behind is needed.
-          claimed = await claimDueCallbacks(db, {
+          const claim = await claimDue(db, {
             now: clock.now(),
             limit: room,
             leaseMs: settings.leaseSeconds * 1000,
@@ -246,6 +248,8 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
             capacities: sender.capacities(),
             maxPerDestination: settings.perDestinationConcurrency * 2,
           });
+          claimed = claim.callbacks;
+          madeDormant = claim.madeDormant;
           if (claimed.length > 0) logger.debug({ callbacks: claimed.length, inFlight: inFlight + claimed.length }, 'callbacks claimed');
         } catch (error) {
           logger[retryLogLevel(error)]({ err: error }, 'could not claim due callbacks; trying again shortly');
@@ -266,7 +270,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
           });
       }
       const saturatedNow = sender.saturated();
-      if (claimAgainAtOnce(room, claimed, () => saturatedNow)) continue;
+      if (madeDormant > 0 || claimAgainAtOnce(room, claimed, () => saturatedNow)) continue;
       // Asleep until a destination saturated now frees a slot (worthAnotherPass), a NOTIFY or the poll.
       for (const destination of saturatedNow) skipped.add(destination);
       // The poll: callbacks may have become due with time (retries, leases, parking).

@@ -208,6 +208,12 @@ export interface ClaimedCallback extends NewCallback {
   shareFilled: boolean;
 }
 
+/** What a claim took; madeDormant: callbacks of inactive subscriptions it reached and held out of the index instead (more may be due). */
+export interface Claim {
+  callbacks: ClaimedCallback[];
+  madeDormant: number;
+}
+
 interface ClaimRow {
   id: string;
   customer_id: string;
@@ -242,29 +248,38 @@ interface ClaimRow {
  * claim never walks past another destination's backlog. A parked destination whose time has come gets
  * one callback, its probe (the one that parked it when it is still due, else its oldest due), and is
  * held for the lease meanwhile, so that concurrent claims do not probe it again.
+ *
+ * Callbacks of inactive subscriptions are not in the index it reads (dormant, migration 084): a pause holds
+ * them out, and a callback the claim reaches whose subscription is inactive (deactivated by the worker's
+ * recording, or queued for it since) is held out by the claim instead of being sent, once
+ * (`madeDormant` counts them). An activation makes them claimable again (store/subscriptions.ts setActive).
  */
-export async function claimDueCallbacks(
-  db: Queryable,
-  options: {
-    now: Date;
-    limit: number;
-    leaseMs: number;
-    skipDestinations: string[];
-    minShare?: number;
-    /** At most this many of one destination (default: no cap but the share); `capacities` for the listed ones. */
-    maxPerDestination?: number;
-    capacities?: Map<string, number>;
-  },
-): Promise<ClaimedCallback[]> {
-  const rows = await db.query<ClaimRow>(
+export async function claimDueCallbacks(db: Queryable, options: ClaimOptions): Promise<ClaimedCallback[]> {
+  return (await claimDue(db, options)).callbacks;
+}
+
+export interface ClaimOptions {
+  now: Date;
+  limit: number;
+  leaseMs: number;
+  skipDestinations: string[];
+  minShare?: number;
+  /** At most this many of one destination (default: no cap but the share); `capacities` for the listed ones. */
+  maxPerDestination?: number;
+  capacities?: Map<string, number>;
+}
+
+/** claimDueCallbacks, with how many callbacks of inactive subscriptions the claim held out (the worker claims again at once then). */
+export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Claim> {
+  const all = await db.query<ClaimRow & { made_dormant: number }>(
     'callbacks:claim',
     `WITH RECURSIVE dests AS (
-       (SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c WHERE c.status = 'pending'
+       (SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c WHERE c.status = 'pending' AND NOT c.dormant
         ORDER BY c.destination, c.next_attempt_at LIMIT 1)
        UNION ALL
        SELECT n.destination, n.first_due FROM dests d CROSS JOIN LATERAL (
          SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c
-         WHERE c.status = 'pending' AND c.destination > d.destination
+         WHERE c.status = 'pending' AND NOT c.dormant AND c.destination > d.destination
          ORDER BY c.destination, c.next_attempt_at LIMIT 1) n),
      open AS (
        SELECT d.destination, coalesce(p.failures >= $6, false) AS probing, p.probe_callback_id, count(*) OVER () AS n,
@@ -274,36 +289,47 @@ export async function claimDueCallbacks(
        WHERE d.first_due <= $1 AND d.destination <> ALL ($4::text[]) AND (p.failures IS NULL OR p.failures < $6 OR p.parked_until <= $1)),
      -- A parked destination's probe: the callback that parked it, while still pending and due.
      probe AS (
-       SELECT c.id, c.next_attempt_at AS due_at, o.destination FROM open o JOIN callbacks c ON c.id = o.probe_callback_id
-       WHERE o.probing AND c.status = 'pending' AND c.next_attempt_at <= $1
+       SELECT c.id, c.next_attempt_at AS due_at, o.destination, c.subscription_id FROM open o JOIN callbacks c ON c.id = o.probe_callback_id
+       WHERE o.probing AND c.status = 'pending' AND NOT c.dormant AND c.next_attempt_at <= $1
          AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)
        FOR UPDATE OF c SKIP LOCKED),
      picked AS (
-       SELECT p.id, p.due_at, p.destination, true AS probing, false AS share_filled FROM probe p
+       SELECT p.id, p.due_at, p.destination, p.subscription_id, true AS probing, false AS share_filled FROM probe p
        UNION ALL
-       SELECT x.id, x.due_at, o.destination, o.probing,
+       SELECT x.id, x.due_at, o.destination, x.subscription_id, o.probing,
          NOT o.probing AND count(*) OVER (PARTITION BY o.destination) >= least(o.cap, greatest($5, ceil($2::float8 / o.n))) AS share_filled
        FROM open o CROSS JOIN LATERAL (
-         SELECT c.id, c.next_attempt_at AS due_at FROM callbacks c
-         WHERE c.status = 'pending' AND c.destination = o.destination AND c.next_attempt_at <= $1
-           AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)
+         SELECT c.id, c.next_attempt_at AS due_at, c.subscription_id FROM callbacks c
+         WHERE c.status = 'pending' AND NOT c.dormant AND c.destination = o.destination AND c.next_attempt_at <= $1
          ORDER BY c.next_attempt_at
          LIMIT CASE WHEN o.probing THEN 1 ELSE least(o.cap, greatest($5, ceil($2::float8 / o.n)))::int END
          FOR UPDATE OF c SKIP LOCKED) x
        WHERE NOT o.probing OR o.destination NOT IN (SELECT destination FROM probe)),
      due AS (SELECT * FROM picked ORDER BY due_at LIMIT $2),
+     -- Callbacks of inactive subscriptions (migration 084): never sent, and made dormant, out of this index,
+     -- so that no claim reaches them again until an activation. Only under a share lock on a subscription
+     -- still inactive: an activation waits for this claim (then clears what it made dormant), or this claim
+     -- for it (then it finds the subscription active and leaves the rows as they are).
+     asleep AS (SELECT s.id FROM subscriptions s WHERE s.id IN (SELECT subscription_id FROM due) AND NOT s.is_active),
+     still_asleep AS (SELECT s.id FROM subscriptions s WHERE s.id IN (SELECT id FROM asleep) AND NOT s.is_active FOR SHARE OF s SKIP LOCKED),
+     slept AS (
+       UPDATE callbacks c SET dormant = true FROM due WHERE c.id = due.id AND due.subscription_id IN (SELECT id FROM still_asleep) RETURNING c.id),
+     leased AS (SELECT * FROM due WHERE due.subscription_id NOT IN (SELECT id FROM asleep)),
      held AS (
        UPDATE destination_parking p SET parked_until = $1::timestamptz + $3 * interval '1 millisecond', probe_callback_id = due.id
-       FROM due WHERE due.probing AND p.destination = due.destination)
+       FROM leased due WHERE due.probing AND p.destination = due.destination),
+     claimed AS (
      UPDATE callbacks c SET next_attempt_at = $1::timestamptz + $3 * interval '1 millisecond'
-     FROM due, subscriptions s
+     FROM leased due, subscriptions s
      WHERE c.id = due.id AND s.id = c.subscription_id
      RETURNING c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
        c.attempts, c.series_start, s.callback_secret_key AS secret, c.sequence,
        CASE WHEN s.previous_secret_until > $1 THEN s.previous_callback_secret_key END AS previous_secret,
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
        (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
-       due.due_at, c.recovery_id IS NOT NULL AS recovered, due.probing AS probe, due.share_filled`,
+       due.due_at, c.recovery_id IS NOT NULL AS recovered, due.probing AS probe, due.share_filled)
+     -- One row with id NULL when nothing was claimed: the count of callbacks made dormant comes back either way.
+     SELECT k.*, n.made_dormant FROM (SELECT count(*)::int AS made_dormant FROM slept) n LEFT JOIN claimed k ON true`,
     [
       options.now,
       options.limit,
@@ -316,7 +342,8 @@ export async function claimDueCallbacks(
       options.maxPerDestination ?? options.limit,
     ],
   );
-  return rows.map((r) => ({
+  const rows = all.filter((r) => r.id !== null);
+  const claimed = rows.map((r) => ({
     id: r.id,
     customerId: r.customer_id,
     subscriptionId: r.subscription_id,
@@ -338,6 +365,7 @@ export async function claimDueCallbacks(
     probe: r.probe,
     shareFilled: r.share_filled,
   }));
+  return { callbacks: claimed, madeDormant: all[0]?.made_dormant ?? 0 };
 }
 
 export type ErrorClass = 'timeout' | 'connection_refused' | 'connection_reset' | 'tls' | 'dns' | 'refused_destination' | 'bad_status';
@@ -731,11 +759,11 @@ function dueDate(value: Date | number): Date | null {
   return value instanceof Date && Number.isFinite(value.getTime()) ? value : null;
 }
 
-/** Queue depth and the age of the oldest due callback, for /metrics. */
+/** Queue depth and the age of the oldest due callback, for /metrics: those of inactive subscriptions held out (dormant, migration 084) are not counted. */
 export async function queueStats(q: Queryable, now: Date): Promise<{ due: number; oldestDueSeconds: number }> {
   const [row] = await q.query<{ due: number; oldest: Date | null }>(
     'callbacks:queue-stats',
-    `SELECT count(*)::int AS due, min(next_attempt_at) AS oldest FROM callbacks WHERE status = 'pending' AND next_attempt_at <= $1`,
+    `SELECT count(*)::int AS due, min(next_attempt_at) AS oldest FROM callbacks WHERE status = 'pending' AND NOT dormant AND next_attempt_at <= $1`,
     [now],
   );
   return { due: row?.due ?? 0, oldestDueSeconds: row?.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0 };

@@ -7,6 +7,7 @@ import type { BackfillProgress } from '../domain/block-jobs.ts';
 import type { Blockchain, EventType, Network } from '../domain/chains.ts';
 import { type ConfirmationPolicy, policyText } from '../domain/confirmations.ts';
 import type { DeactivationReason, DeliveryHealth, NewSubscription, ShownSubscription, SubscribedWalletKey, Subscription } from '../domain/subscriptions.ts';
+import { notifyCallbacks } from './callbacks.ts';
 import { debitSql, type UsageEntry, usageParams } from './customers.ts';
 import type { Db, Queryable } from './db.ts';
 import { isCurrent, openSecret, sealSecret } from './secret-box.ts';
@@ -559,13 +560,51 @@ export async function deleteSubscription(
   return row ? toSubscription(row) : undefined;
 }
 
+/**
+ * Activates a subscription, in the caller's transaction (READ COMMITTED), and makes its dormant callbacks
+ * (migration 084) claimable again with their own due times, waking the workers when it commits. Two
+ * statements, in this order: the first waits for any claim that holds the subscription while making its
+ * callbacks dormant, so the second, with a snapshot taken after it, sees and clears what that claim did.
+ */
 export async function setActive(q: Queryable, customerId: string, id: string): Promise<Subscription> {
   const [row] = await q.query<SubscriptionRow>(
     'subscriptions:activate',
     `UPDATE subscriptions SET is_active = true, deactivation_reasons = '[]' WHERE customer_id = $1 AND id = $2 RETURNING *`,
     [customerId, id],
   );
+  await wakeDormantCallbacks(q, id);
   return toSubscription(row as SubscriptionRow);
+}
+
+/**
+ * Clears the dormant mark of every callback of an active subscription (docs/concepts/delivery.md, "An inactive
+ * subscription's callbacks"), whatever its status (a finished one revived later is then claimable), and
+ * wakes the workers when the transaction commits if any was pending. Returns how many pending ones woke.
+ */
+export async function wakeDormantCallbacks(q: Queryable, subscriptionId: string): Promise<number> {
+  const [woken] = await q.query<{ pending: number }>(
+    'subscriptions:wake-callbacks',
+    `WITH woken AS (UPDATE callbacks SET dormant = false WHERE subscription_id = $1 AND dormant RETURNING status)
+     SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM woken`,
+    [subscriptionId],
+  );
+  const pending = woken?.pending ?? 0;
+  if (pending > 0) await notifyCallbacks(q);
+  return pending;
+}
+
+/**
+ * Holds a subscription's pending callbacks out of the claim's index (dormant, migration 084) while it is
+ * inactive, in the caller's transaction after the subscription was made inactive: no claim walks them.
+ * Returns how many.
+ */
+export async function holdDormantCallbacks(q: Queryable, subscriptionId: string): Promise<number> {
+  const rows = await q.query(
+    'subscriptions:hold-callbacks',
+    `UPDATE callbacks SET dormant = true WHERE subscription_id = $1 AND status = 'pending' AND NOT dormant RETURNING 1`,
+    [subscriptionId],
+  );
+  return rows.length;
 }
 
 /**
@@ -595,9 +634,9 @@ export async function changeCallbackUrl(
 }
 
 /**
- * The customer's pause: inactive, with `reason` appended to its deactivation reasons (its pending
- * callbacks wait, as for any inactive subscription, until it is activated again). Undefined when the
- * subscription is not the customer's or is inactive already.
+ * The customer's pause, in the caller's transaction: inactive, with `reason` appended to its deactivation
+ * reasons; its pending callbacks wait, held out of the claim's index (holdDormantCallbacks), until it is
+ * activated again. Undefined when the subscription is not the customer's or is inactive already.
  */
 export async function pause(q: Queryable, customerId: string, id: string, reason: string, at: number): Promise<Subscription | undefined> {
   const [row] = await q.query<SubscriptionRow>(
@@ -607,7 +646,9 @@ export async function pause(q: Queryable, customerId: string, id: string, reason
      WHERE customer_id = $1 AND id = $2 AND is_active RETURNING *`,
     [customerId, id, reason, at],
   );
-  return row ? toSubscription(row) : undefined;
+  if (!row) return undefined;
+  await holdDormantCallbacks(q, id);
+  return toSubscription(row);
 }
 
 /**
