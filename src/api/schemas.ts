@@ -358,8 +358,8 @@ export const CoinsAmountItem = Type.Object(
  * docs/concepts/wallet-keys.md: exactly one of extendedPublicKey and descriptor (the service checks, naming the field); on the
  * account chains (ethereum, ethereum-classic, binance-smart-chain, tron) a BIP44 account key only.
  */
-/** The wallet-key fields of both xpub creates (docs/concepts/wallet-keys.md). */
-const XpubKeyFields = {
+/** The wallet-key fields of both xpub creates (docs/concepts/wallet-keys.md) and of a wallet's keys (docs/concepts/wallets.md). */
+export const XpubKeyFields = {
   extendedPublicKey: Type.Optional(
     Type.String({
       minLength: 1,
@@ -645,7 +645,34 @@ export const WatchedAddress = Type.Object({
   createdTimestamp: Type.Integer(),
 });
 
-export const WalletDetail = Type.Composite([WalletAssetRecord, Type.Object({ createdTimestamp: Type.Integer(), addresses: Type.Array(WatchedAddress) })]);
+/** An extended key a wallet holds (docs/concepts/wallets.md#extended-keys-in-a-wallet). */
+export const WalletXpubItem = Type.Object({
+  xpubId: Type.String({ format: 'uuid', description: 'The key in this wallet: the DELETE names it.' }),
+  blockchain: Type.String(),
+  network: Type.String(),
+  extendedPublicKey: Type.Optional(Type.String({ description: 'As given (present when the key was given as extendedPublicKey).' })),
+  descriptor: Type.Optional(Type.String({ description: 'As given (present when the key was given as descriptor).' })),
+  derivation: Type.Optional(Type.String({ description: 'As given; absent when none was given.' })),
+  gapLimit: Type.Integer({ description: 'Unused addresses watched beyond the highest used one, per chain of the key.' }),
+  watchedAddresses: Type.Integer({
+    description:
+      "The key's derived addresses the wallet watches now (its window): their balances are in the wallet's coins. It only grows: gapLimit beyond the highest used, per chain.",
+  }),
+  usedAddresses: Type.Integer({ description: 'Those of them that moved coins or tokens in a block herald applied, or held coins when the key was added.' }),
+  watchedFromBlock: Type.Union([Type.Integer(), Type.Null()], {
+    description: "Height from which the first window's movements are counted (its opening balances read there); null until the chain is followed.",
+  }),
+  createdTimestamp: Type.Integer(),
+});
+
+export const WalletDetail = Type.Composite([
+  WalletAssetRecord,
+  Type.Object({
+    createdTimestamp: Type.Integer(),
+    addresses: Type.Array(WatchedAddress, { description: 'The addresses watched one by one (those derived from its keys are counted under xpubs).' }),
+    xpubs: Type.Array(WalletXpubItem, { description: 'Extension: the extended public keys and descriptors the wallet holds.' }),
+  }),
+]);
 
 export const CallbackDomainItem = Type.Object({
   domain: Type.String(),

@@ -51,6 +51,8 @@ import {
 import type { Db, Queryable } from '../store/db.ts';
 import { recordReorganisation } from '../store/history.ts';
 import { insertLedgerEntries } from '../store/ledger.ts';
+import { clearKeyUsesAbove } from '../store/wallet-xpubs.ts';
+import { keepKeyWindows } from '../wallets/key-windows.ts';
 import * as ledger from '../wallets/ledger.ts';
 import { WatchedAddressSet } from '../wallets/watched-set.ts';
 import { settleAnnounced } from './dropped.ts';
@@ -232,7 +234,14 @@ async function applyBlock(
         // backfill has queued its own.
         if (backfilling.length > 0) await holdForBackfills(tx, input, events, backfilling);
         const watched = watchedSet.watchedOf(state.watched, touched);
-        const { entries, outputs } = await ledger.blockEntries(resolved, watched, deps.adapter, (address) => index.hasCoinAddress(address));
+        const entriesOf = (rows: typeof watched) => ledger.blockEntries(resolved, rows, deps.adapter, (address) => index.hasCoinAddress(address));
+        let blockLedger = await entriesOf(watched);
+        // Extended keys held by wallets: the derived addresses this block moves first are marked used and their
+        // windows extended, the block's entries computed again while they grow (wallets/key-windows.ts).
+        if (blockLedger.entries.length > 0 && watched.some((w) => w.derived)) {
+          blockLedger = (await keepKeyWindows(tx, chain, block, touched, watched, blockLedger, entriesOf)).ledger;
+        }
+        const { entries, outputs } = blockLedger;
         if (confirmedNow) await insertLedgerEntries(tx, chain, block.height, entries);
         const { due, confirmed } =
           state.due && state.confirmed
@@ -443,6 +452,7 @@ async function reconcile(deps: FollowerDeps, chain: ChainKey, cursor: { height: 
     const revertedCallbacks = await enqueueCallbacks(tx, reverted);
     const ledgerReversed = await ledger.rewind(tx, chain, ancestorHeight);
     await forgetXpubUsesAbove(tx, chain, ancestorHeight);
+    await clearKeyUsesAbove(tx, chain, ancestorHeight);
     const ancestorBlock = stored.find((b) => b.height === ancestorHeight) as WindowBlock;
     await saveCursor(tx, chain, { height: ancestorHeight, hash: ancestorHash, timestamp: ancestorBlock.timestamp });
     const depth = cursor.height - ancestorHeight;

@@ -59,7 +59,7 @@ type StateRow = {
   stop_reason: string | null;
   backfilling: string[];
   targets: [string, string, EventType, string, string, boolean, string | null][];
-  watched: [string, string, boolean][];
+  watched: [string, string, boolean, boolean][];
 };
 
 type TakeRow = {
@@ -102,11 +102,12 @@ function stateColumns(subscriptionIds: string, candidates: string, since: string
        (SELECT coalesce(json_agg(json_build_array(s.id, s.customer_id::text, s.event_type, s.callback_url, s.api_version, s.is_active,
             coalesce(s.address, s.transaction_id))), '[]')
           FROM subscriptions s WHERE s.id = ANY (${subscriptionIds}::uuid[])) AS targets,
-       (SELECT coalesce(json_agg(json_build_array(w.id::text, w.normalized_address, w.added)), '[]') FROM (
-          SELECT a.id, a.normalized_address, false AS added FROM wallet_addresses a
+       (SELECT coalesce(json_agg(json_build_array(w.id::text, w.normalized_address, w.added, w.derived)), '[]') FROM (
+          SELECT a.id, a.normalized_address, false AS added, a.wallet_xpub_id IS NOT NULL AS derived FROM wallet_addresses a
             WHERE a.blockchain = $1 AND a.network = $2 AND a.normalized_address IN (SELECT unnest(string_to_array(${candidates}::text, E'\\n')))
           UNION ALL
-          SELECT a.id, a.normalized_address, true FROM wallet_addresses a WHERE a.id > ${since}::bigint AND a.blockchain = $1 AND a.network = $2) w) AS watched`;
+          SELECT a.id, a.normalized_address, true, a.wallet_xpub_id IS NOT NULL FROM wallet_addresses a
+            WHERE a.id > ${since}::bigint AND a.blockchain = $1 AND a.network = $2) w) AS watched`;
 }
 
 const STATE_SOURCE = 'FROM (SELECT 1) one LEFT JOIN chain_cursors c ON c.blockchain = $1 AND c.network = $2';
@@ -124,7 +125,7 @@ function parseState(row: StateRow | undefined): BlockState {
     cursor,
     backfilling: row?.backfilling ?? [],
     targets,
-    watched: (row?.watched ?? []).map(([id, address, added]) => ({ id, address, added })),
+    watched: (row?.watched ?? []).map(([id, address, added, derived]) => (derived ? { id, address, added, derived } : { id, address, added })),
   };
 }
 

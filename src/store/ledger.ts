@@ -11,6 +11,8 @@ import type { Queryable } from './db.ts';
 export interface WatchedAddress {
   id: string;
   address: string;
+  /** Derived from an extended key the wallet holds (store/wallet-xpubs.ts): its first movement grows the key's window (wallets/key-windows.ts). */
+  derived?: boolean;
 }
 
 /** A watched row as a block's statement reads it (store/block-apply.ts): `added` when its id is above the follower's bound (wallets/watched-set.ts). */

@@ -86,17 +86,21 @@ export async function deleteWalletAddress(
 ): Promise<WalletAddress | undefined> {
   const [row] = await q.query<AddressRow>(
     'wallets:remove-address',
-    `DELETE FROM wallet_addresses WHERE wallet_id = $1 AND blockchain = $2 AND network = $3 AND normalized_address = $4
+    // An address derived from a key the wallet holds goes with its key (store/wallet-xpubs.ts), not alone.
+    `DELETE FROM wallet_addresses WHERE wallet_id = $1 AND blockchain = $2 AND network = $3 AND normalized_address = $4 AND wallet_xpub_id IS NULL
      RETURNING blockchain, network, address, watched_from_block, created_at`,
     [walletId, blockchain, network, normalizedAddress],
   );
   return row ? toAddress(row) : undefined;
 }
 
+/** The addresses the wallet watches one by one (not those derived from its keys). */
 export async function listWalletAddresses(q: Queryable, walletId: string): Promise<WalletAddress[]> {
   const rows = await q.query<AddressRow>(
     'wallets:addresses',
-    'SELECT blockchain, network, address, watched_from_block, created_at FROM wallet_addresses WHERE wallet_id = $1 ORDER BY created_at, id',
+    // The addresses derived from its keys are listed with their keys (store/wallet-xpubs.ts).
+    `SELECT blockchain, network, address, watched_from_block, created_at FROM wallet_addresses WHERE wallet_id = $1 AND wallet_xpub_id IS NULL
+     ORDER BY created_at, id`,
     [walletId],
   );
   return rows.map(toAddress);

@@ -90,7 +90,7 @@ export class WatchedAddressSet {
         touchedSet ??= new Set(touched);
         if (!touchedSet.has(row.address)) continue;
       }
-      byId.set(row.id, { id: row.id, address: row.address });
+      byId.set(row.id, row.derived ? { id: row.id, address: row.address, derived: true } : { id: row.id, address: row.address });
     }
     return [...byId.values()];
   }

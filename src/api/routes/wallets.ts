@@ -2,13 +2,26 @@
 
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { BLOCKCHAINS, type Blockchain, type Network } from '../../domain/chains.ts';
+import { BLOCKCHAINS, type Blockchain, type Network, XPUB_BLOCKCHAINS } from '../../domain/chains.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/wallets.ts';
+import type { WalletXpub } from '../../store/wallet-xpubs.ts';
 import type { WalletAddress } from '../../store/wallets.ts';
 import { sendData, sendJsonText } from '../envelope.ts';
-import { ContextQuery, chainParams, envelope, PageQuery, page, requestBody, WalletAssetRecord, WalletDetail, WatchedAddress } from '../schemas.ts';
+import {
+  ContextQuery,
+  chainParams,
+  envelope,
+  PageQuery,
+  page,
+  requestBody,
+  WalletAssetRecord,
+  WalletDetail,
+  WalletXpubItem,
+  WatchedAddress,
+  XpubKeyFields,
+} from '../schemas.ts';
 
 function addressItem(a: WalletAddress) {
   return {
@@ -20,9 +33,26 @@ function addressItem(a: WalletAddress) {
   };
 }
 
+function xpubItem(x: WalletXpub) {
+  return {
+    xpubId: x.id,
+    blockchain: x.blockchain,
+    network: x.network,
+    [x.key.field]: x.key.text,
+    ...(x.key.derivation === null ? {} : { derivation: x.key.derivation }),
+    gapLimit: x.key.gapLimit,
+    watchedAddresses: x.watchedAddresses,
+    usedAddresses: x.usedAddresses,
+    watchedFromBlock: x.watchedFromBlock === null ? null : Number(x.watchedFromBlock),
+    createdTimestamp: unixSeconds(x.createdAt),
+  };
+}
+
 const WalletParams = Type.Object({ walletId: Type.String({ maxLength: 100 }) });
 const WalletChainParams = Type.Composite([WalletParams, chainParams(BLOCKCHAINS)]);
 const WalletAddressParams = Type.Composite([WalletChainParams, Type.Object({ address: Type.String({ maxLength: 200 }) })]);
+const WalletKeyChainParams = Type.Composite([WalletParams, chainParams(XPUB_BLOCKCHAINS)]);
+const WalletXpubParams = Type.Composite([WalletKeyChainParams, Type.Object({ xpubId: Type.String({ maxLength: 100 }) })]);
 type ChainP = { walletId: string; blockchain: Blockchain; network: Network };
 
 export function walletRoutes(app: FastifyInstance, common: Common): void {
@@ -80,8 +110,14 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
     },
     async (request, reply) => {
       const result = await service.getWallet(common, request.caller, request.params.walletId);
-      const { record, createdAt, addresses } = result.value;
-      return sendData(request, reply, 200, { item: { ...record, createdTimestamp: unixSeconds(createdAt), addresses: addresses.map(addressItem) } }, result);
+      const { record, createdAt, addresses, xpubs } = result.value;
+      return sendData(
+        request,
+        reply,
+        200,
+        { item: { ...record, createdTimestamp: unixSeconds(createdAt), addresses: addresses.map(addressItem), xpubs: xpubs.map(xpubItem) } },
+        result,
+      );
     },
   );
 
@@ -125,6 +161,50 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
       const { walletId, blockchain, network, address } = request.params;
       const result = await service.removeAddress(common, request.caller, walletId, blockchain, network, address);
       return sendData(request, reply, 200, { item: addressItem(result.value) }, result);
+    },
+  );
+
+  app.post<{ Params: ChainP; Body: { data: { item: service.WalletKeyInput } } }>(
+    '/wallet-as-a-service/wallets/:walletId/:blockchain/:network/xpubs',
+    {
+      config: {
+        endpoint: 'wallets',
+        chains: XPUB_BLOCKCHAINS,
+        errors: ['resource_not_found', 'insufficient_credits', 'feature_mainnets_not_allowed_for_plan', 'already_exists'],
+      },
+      schema: {
+        tags: ['wallets'],
+        summary:
+          "Hold an extended public key or output descriptor in a wallet: its derived addresses are watched (gapLimit unused beyond the highest used, on the receive and the change chain; the account chains: a BIP44 account key, receive chain only) and the wallet's coin balance sums them",
+        params: WalletKeyChainParams,
+        querystring: ContextQuery,
+        body: requestBody(Type.Object(XpubKeyFields, { additionalProperties: false })),
+        response: { 201: envelope(Type.Object({ item: WalletXpubItem })) },
+      },
+    },
+    async (request, reply) => {
+      const { walletId, blockchain, network } = request.params;
+      const result = await service.addXpub(common, request.caller, walletId, blockchain, network, request.body.data.item);
+      return sendData(request, reply, 201, { item: xpubItem(result.value) }, result);
+    },
+  );
+
+  app.delete<{ Params: ChainP & { xpubId: string } }>(
+    '/wallet-as-a-service/wallets/:walletId/:blockchain/:network/xpubs/:xpubId',
+    {
+      config: { endpoint: 'wallets', chains: XPUB_BLOCKCHAINS, errors: ['resource_not_found', 'insufficient_credits'] },
+      schema: {
+        tags: ['wallets'],
+        summary: 'Stop holding an extended key: its derived addresses are no longer watched and leave the balance',
+        params: WalletXpubParams,
+        querystring: ContextQuery,
+        response: { 200: envelope(Type.Object({ item: WalletXpubItem })) },
+      },
+    },
+    async (request, reply) => {
+      const { walletId, blockchain, network, xpubId } = request.params;
+      const result = await service.removeXpub(common, request.caller, walletId, blockchain, network, xpubId);
+      return sendData(request, reply, 200, { item: xpubItem(result.value) }, result);
     },
   );
 }
