@@ -1,0 +1,156 @@
+/**
+ * An extended key held by a wallet on a REAL litecoind 0.21 (regtest; docs/concepts/wallets.md#extended-keys-in-a-wallet):
+ * a tpub of the BIP84 test seed (segwit, rltc1 addresses) added with gapLimit 20, paid from litecoind's own wallet.
+ * The wallet's coin balance is the sum over the derived addresses it watches: payments to receive indexes 0, 19
+ * and 38 in successive blocks all count (the window is extended in the block that first sees an address used),
+ * so do 58 and 77 paid in ONE block (the block's entries are computed again while the window grows); a spend
+ * from index 0 with change to the change chain counts its net; a reorganisation that drops a payment takes it
+ * back and clears its used flag (the window stays). A second wallet adding the same key afterwards finds the
+ * past use (scantxoutset), grows its window past it and reaches the same balance from the opening balances.
+ * Deleting the key takes its addresses out of the wallet.
+ */
+import { createHash } from 'node:crypto';
+import { createBase58check } from '@scure/base';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { formatUnits } from '../src/domain/amounts.ts';
+import { deriveAddress, parseExtendedKey } from '../src/domain/wallet-keys.ts';
+import type { TestApp, TestCustomer } from './harness.ts';
+import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { TEST_MASTER, testPublicKey } from './support/hd-keys.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { describeWithRealNode } from './support/real-node.ts';
+import { until } from './support/wait.ts';
+
+const ACCOUNT = "m/84'/1'/0'";
+const tpub = testPublicKey(ACCOUNT, 0x043587cf);
+const parsed = parseExtendedKey('litecoin', 'testnet', tpub, 'segwit');
+if (!parsed.ok) throw new Error(parsed.message);
+const key = parsed.key;
+const at = (change: 0 | 1, index: number) => deriveAddress(key, key.branches[change] as (typeof key.branches)[number], index, { regtest: true }).address;
+
+/** The WIF of the key at `path` of the test seed, for litecoind's regtest (version 0xef, compressed). */
+function wifOf(path: string): string {
+  const privateKey = TEST_MASTER.derive(path).privateKey as Uint8Array;
+  const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest();
+  return createBase58check(sha256).encode(Uint8Array.from([0xef, ...privateKey, 0x01]));
+}
+
+const ltc = (units: bigint) => formatUnits(units, 8);
+
+describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', litecoind, () => {
+  let node: LitecoinDriver;
+  let t: TestApp;
+  let c: TestCustomer;
+  let env: FollowedApp<LitecoinDriver>;
+  let mineAndProcess: FollowedApp['mineAndProcess'];
+
+  beforeAll(async () => {
+    // One confirmation: a block's ledger entries count as soon as it is applied.
+    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20 }), { chain: { confirmations: 1 } });
+    ({ node, t, c, mineAndProcess } = env);
+  }, 60_000);
+
+  afterAll(() => env?.close());
+
+  async function newWallet(name: string): Promise<string> {
+    const res = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: name } } } });
+    expect(res.status, res.text).toBe(201);
+    return res.body.data.item.walletId;
+  }
+  async function walletOf(id: string) {
+    const res = await t.request('GET', `/wallet-as-a-service/wallets/${id}`, { key: c.key });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data.item as {
+      coins: { blockchain: string; confirmedBalance: string; totalReceived: string; totalSpent: string; openingBalance: string }[];
+      xpubs: { xpubId: string; watchedAddresses: number; usedAddresses: number }[];
+    };
+  }
+  /** Waits until the wallet's litecoin balance (all openings read) and its key's window are as expected. */
+  async function settledAt(id: string, balance: bigint, watchedAddresses: number, usedAddresses: number) {
+    let last: unknown;
+    const what = `wallet ${id}: balance ${ltc(balance)}, ${watchedAddresses} watched, ${usedAddresses} used`;
+    const settled = until(what, async () => {
+      const w = await walletOf(id);
+      last = w;
+      const coin = w.coins.find((x) => x.blockchain === 'litecoin');
+      const x = w.xpubs[0];
+      return coin?.openingBalance === 'read' &&
+        coin.confirmedBalance === ltc(balance) &&
+        x?.watchedAddresses === watchedAddresses &&
+        x.usedAddresses === usedAddresses
+        ? { coin, xpub: x }
+        : undefined;
+    });
+    return await settled.catch((error: Error) => {
+      throw new Error(`${error.message}; last seen ${JSON.stringify(last)}`);
+    });
+  }
+
+  it('sums every derived address watched: 0, 19, 38 in successive blocks, 58 and 77 in one block, a spend with change, a reorganisation; past use at add; delete', async () => {
+    const wallet = await newWallet('deposits');
+    const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs`, {
+      key: c.key,
+      body: { data: { item: { extendedPublicKey: tpub, derivation: 'segwit' } } },
+    });
+    expect(added.status, added.text).toBe(201);
+    expect(added.body.data.item).toMatchObject({ gapLimit: 20, watchedAddresses: 40, usedAddresses: 0, watchedFromBlock: await node.height() });
+    const xpubId = added.body.data.item.xpubId;
+    await settledAt(wallet, 0n, 40, 0);
+
+    // 0, then 19 (the last of the first window), then 38 (watched only since 19 was used): receive window 0..58.
+    let total = 0n;
+    for (const index of [0, 19, 38]) {
+      const amount = 10_000_000n + BigInt(index);
+      await node.send(at(0, index), amount);
+      total += amount;
+      await mineAndProcess();
+    }
+    await settledAt(wallet, total, 59 + 20, 3);
+
+    // One block paying 58 (the window's last) and 77 (watched only once the block's payment to 58 is seen).
+    await node.send(at(0, 58), 5_800_000n);
+    await node.send(at(0, 77), 7_700_000n);
+    total += 5_800_000n + 7_700_000n;
+    await mineAndProcess();
+    const { coin } = await settledAt(wallet, total, 98 + 20, 5);
+    expect(coin).toMatchObject({ totalReceived: ltc(total), totalSpent: '0' });
+
+    // A spend from index 0 (its key given to litecoind): 0.05 out, 0.0499 back to the change chain's index 0.
+    await node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'wallet-xpub-0', false);
+    const utxos = await node.node.rpc<{ txid: string; vout: number }[]>('listunspent', 0, 9_999_999, [at(0, 0)]);
+    const raw = await node.node.rpc<string>('createrawtransaction', utxos, [{ [await node.newAddress()]: '0.05' }, { [at(1, 0)]: '0.0499' }]);
+    const signed = await node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
+    expect(signed.complete).toBe(true);
+    await node.node.rpc<string>('sendrawtransaction', signed.hex);
+    await mineAndProcess();
+    total -= 5_010_000n;
+    const spent = await settledAt(wallet, total, 98 + 21, 6);
+    expect(spent.coin).toMatchObject({ totalSpent: ltc(10_000_000n) });
+
+    // A payment whose block is dropped and not mined again: taken back, its used flag cleared, the window stays.
+    const lost = await node.send(at(0, 78), 1_000_000n);
+    await mineAndProcess();
+    await settledAt(wallet, total + 1_000_000n, 99 + 21, 7);
+    await node.reorg(1, { drop: [lost] });
+    await mineAndProcess(0);
+    await settledAt(wallet, total, 99 + 21, 6);
+
+    // The same key added to another wallet now: past use (the unspent outputs at 19, 38, 58, 77 and change 0)
+    // grows its window at once, and the opening balances give the same total.
+    const later = await newWallet('later');
+    const again = await t.request('POST', `/wallet-as-a-service/wallets/${later}/litecoin/testnet/xpubs`, {
+      key: c.key,
+      body: { data: { item: { extendedPublicKey: tpub, derivation: 'segwit' } } },
+    });
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.data.item).toMatchObject({ watchedAddresses: 98 + 21, usedAddresses: 5 });
+    await mineAndProcess(); // the opening balances are read once the block they are anchored on is confirmed
+    await settledAt(later, total, 98 + 21, 5);
+
+    // Deleted: its addresses leave the wallet, and so does their balance.
+    const deleted = await t.request('DELETE', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}`, { key: c.key });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(await walletOf(wallet)).toMatchObject({ coins: [], xpubs: [] });
+    await settledAt(later, total, 98 + 21, 5);
+  }, 120_000);
+});
