@@ -114,6 +114,22 @@ describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', l
     await mineAndProcess();
     const { coin } = await settledAt(wallet, total, 98 + 20, 5);
     expect(coin).toMatchObject({ totalReceived: ltc(total), totalSpent: '0' });
+    // The addresses that count, with their part of the balance.
+    const used = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}/addresses?used=true`, { key: c.key });
+    expect(used.status, used.text).toBe(200);
+    expect(used.body.data.total).toBe(5);
+    expect(used.body.data.items.map((a: { derivationPath: string; confirmedBalance: string }) => [a.derivationPath, a.confirmedBalance])).toEqual([
+      ['m/0/0', '0.1'],
+      ['m/0/19', '0.10000019'],
+      ['m/0/38', '0.10000038'],
+      ['m/0/58', '0.058'],
+      ['m/0/77', '0.077'],
+    ]);
+    expect(used.body.data.items[4]).toMatchObject({ address: at(0, 77), index: 77, change: false, used: true, openingBalance: 'read' });
+    const receive = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}/addresses?change=false&limit=1`, {
+      key: c.key,
+    });
+    expect(receive.body.data.total).toBe(98);
 
     // A spend from index 0 (its key given to litecoind): 0.05 out, 0.0499 back to the change chain's index 0.
     await node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'wallet-xpub-0', false);

@@ -78,6 +78,28 @@ it('adds a tpub to a wallet: 201, the item echoes the key; 2 x gapLimit addresse
     { blockchain: 'litecoin', network: 'testnet', unit: 'LTC', confirmedBalance: '0', totalReceived: '0', totalSpent: '0', openingBalance: 'pending' },
   ]);
 
+  const listed = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${item.xpubId}/addresses?change=true&limit=2&offset=1`, {
+    key: c.key,
+  });
+  expect(listed.status, listed.text).toBe(200);
+  expect(listed.body.data).toMatchObject({ limit: 2, offset: 1, total: 5 });
+  expect(listed.body.data.items[0]).toEqual({
+    address: derived[6]?.address,
+    derivationPath: 'm/1/1',
+    index: 1,
+    change: true,
+    used: false,
+    firstSeenHeight: null,
+    confirmedBalance: '0',
+    openingBalance: 'pending',
+  });
+  const unused = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${item.xpubId}/addresses?used=false&offset=20`, {
+    key: c.key,
+  });
+  expect(unused.body.data).toMatchObject({ total: 10, items: [] });
+  const otherChain = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/bitcoin/testnet/xpubs/${item.xpubId}/addresses`, { key: c.key });
+  expect(otherChain.status).toBe(404);
+
   const twin = await add(wallet, { extendedPublicKey: tpub, derivation: 'segwit', gapLimit: 20 });
   expect(twin.status, twin.text).toBe(409);
   expect(twin.body.error.code).toBe('already_exists');

@@ -16,6 +16,8 @@ import {
   getWalletXpub,
   insertDerivedWalletAddresses,
   insertWalletXpub,
+  type KeyAddress,
+  listKeyAddresses,
   listWalletXpubs,
   markPastUse,
   type WalletXpub,
@@ -191,4 +193,22 @@ export async function removeXpub(common: Common, caller: Caller, walletId: strin
     if (!found || !(await deleteWalletXpub(tx, walletId, chain, xpubId))) throw notFound(`${blockchain} ${network} extended key of this wallet`, xpubId);
     return { value: found, ...(await chargeInTransaction(tx, customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
   });
+}
+
+/** A page of the derived addresses of a wallet's key that the wallet watches (its window), with their balances. */
+export async function listXpubAddresses(
+  common: Common,
+  caller: Caller,
+  walletId: string,
+  blockchain: Blockchain,
+  network: Network,
+  xpubId: string,
+  filter: { change?: boolean; used?: boolean },
+  page: { limit: number; offset: number },
+): Promise<Charged<{ total: number; items: KeyAddress[] }>> {
+  await ownWallet(common, caller, walletId);
+  const found = isUuid(xpubId) ? await getWalletXpub(common.db, walletId, { blockchain, network }, xpubId) : undefined;
+  if (!found) throw notFound(`${blockchain} ${network} extended key of this wallet`, xpubId);
+  const result = await listKeyAddresses(common.db, xpubId, filter, page);
+  return { value: result, ...(await common.credits.charge(caller.owner.customerId, BigInt(common.config.costs.walletsAndDomains), caller.endpoint)) };
 }

@@ -214,3 +214,58 @@ export async function deleteWalletXpub(tx: Queryable, walletId: string, chain: C
   );
   return rows.length > 0;
 }
+
+/** A derived address of a wallet's key, with what the ledger counts of it (base units). */
+export interface KeyAddress {
+  address: string;
+  derivationPath: string;
+  change: boolean;
+  index: number;
+  usedHeight: number | null;
+  confirmedBalance: bigint;
+  openingState: 'pending' | 'read' | 'unavailable';
+}
+
+/** A page of the derived addresses of a wallet's key (receive chain first, by index), and their total. */
+export async function listKeyAddresses(
+  q: Queryable,
+  xpubId: string,
+  filter: { change?: boolean; used?: boolean },
+  page: { limit: number; offset: number },
+): Promise<{ total: number; items: KeyAddress[] }> {
+  const rows = await q.query<{
+    normalized_address: string;
+    derivation_path: string;
+    xpub_change: boolean;
+    xpub_index: number;
+    xpub_used_height: string | null;
+    confirmed_balance: string;
+    opening_state: KeyAddress['openingState'];
+    total: number;
+  }>(
+    'wallet-xpubs:addresses',
+    `SELECT normalized_address, derivation_path, xpub_change, xpub_index, xpub_used_height::text, confirmed_balance::text, opening_state,
+       count(*) OVER ()::int AS total
+     FROM wallet_addresses
+     WHERE wallet_xpub_id = $1 AND ($2::boolean IS NULL OR xpub_change = $2) AND ($3::boolean IS NULL OR (xpub_used_height IS NOT NULL) = $3)
+     ORDER BY xpub_change, xpub_index LIMIT $4 OFFSET $5`,
+    [xpubId, filter.change ?? null, filter.used ?? null, page.limit, page.offset],
+  );
+  const items = rows.map((r) => ({
+    address: r.normalized_address,
+    derivationPath: r.derivation_path,
+    change: r.xpub_change,
+    index: r.xpub_index,
+    usedHeight: r.xpub_used_height === null ? null : Number(r.xpub_used_height),
+    confirmedBalance: BigInt(r.confirmed_balance),
+    openingState: r.opening_state,
+  }));
+  if (rows.length > 0 || page.offset === 0) return { total: rows[0]?.total ?? 0, items };
+  const [count] = await q.query<{ n: number }>(
+    'wallet-xpubs:count-addresses',
+    `SELECT count(*)::int AS n FROM wallet_addresses
+     WHERE wallet_xpub_id = $1 AND ($2::boolean IS NULL OR xpub_change = $2) AND ($3::boolean IS NULL OR (xpub_used_height IS NOT NULL) = $3)`,
+    [xpubId, filter.change ?? null, filter.used ?? null],
+  );
+  return { total: count?.n ?? 0, items };
+}

@@ -2,7 +2,8 @@
 
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { BLOCKCHAINS, type Blockchain, type Network, XPUB_BLOCKCHAINS } from '../../domain/chains.ts';
+import { formatUnits } from '../../domain/amounts.ts';
+import { BLOCKCHAINS, type Blockchain, CHAINS, type Network, XPUB_BLOCKCHAINS } from '../../domain/chains.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/wallets.ts';
@@ -54,6 +55,30 @@ const WalletAddressParams = Type.Composite([WalletChainParams, Type.Object({ add
 const WalletKeyChainParams = Type.Composite([WalletParams, chainParams(XPUB_BLOCKCHAINS)]);
 const WalletXpubParams = Type.Composite([WalletKeyChainParams, Type.Object({ xpubId: Type.String({ maxLength: 100 }) })]);
 type ChainP = { walletId: string; blockchain: Blockchain; network: Network };
+
+const KeyAddressesQuery = Type.Object(
+  {
+    ...PageQuery.properties,
+    change: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'Only the change chain (true) or the receive chain (false).' })),
+    used: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'Only used (true) or unused (false) addresses.' })),
+  },
+  { additionalProperties: false },
+);
+
+const KeyAddressItem = Type.Object({
+  address: Type.String({ description: 'The derived address, in the spelling matching compares (lower-case bech32, cashaddr, lower-case 0x).' }),
+  derivationPath: Type.String({ description: "From the descriptor's origin when it gives one (m/84'/0'/0'/0/5), else from the key (m/0/5)." }),
+  index: Type.Integer({ minimum: 0 }),
+  change: Type.Boolean({ description: 'true: the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains).' }),
+  used: Type.Boolean({ description: 'It moved coins or tokens in a block herald applied, or held coins when the key was added.' }),
+  firstSeenHeight: Type.Union([Type.Integer(), Type.Null()], { description: 'The block where it was first seen used; null while unused.' }),
+  confirmedBalance: Type.String({ description: "Its part of the wallet's confirmedBalance, in the chain's unit." }),
+  openingBalance: Type.Union([Type.Literal('read'), Type.Literal('pending'), Type.Literal('unavailable')], {
+    description: "As the wallet's coins say it, for this address (read at its watchedFromBlock).",
+  }),
+});
+
+const flag = (value: 'true' | 'false' | undefined) => (value === undefined ? undefined : value === 'true');
 
 export function walletRoutes(app: FastifyInstance, common: Common): void {
   app.get<{ Querystring: { limit: number; offset: number } }>(
@@ -205,6 +230,50 @@ export function walletRoutes(app: FastifyInstance, common: Common): void {
       const { walletId, blockchain, network, xpubId } = request.params;
       const result = await service.removeXpub(common, request.caller, walletId, blockchain, network, xpubId);
       return sendData(request, reply, 200, { item: xpubItem(result.value) }, result);
+    },
+  );
+
+  app.get<{
+    Params: ChainP & { xpubId: string };
+    Querystring: { limit: number; offset: number; change?: 'true' | 'false'; used?: 'true' | 'false' };
+  }>(
+    '/wallet-as-a-service/wallets/:walletId/:blockchain/:network/xpubs/:xpubId/addresses',
+    {
+      config: { endpoint: 'wallets', chains: XPUB_BLOCKCHAINS, errors: ['resource_not_found', 'insufficient_credits'] },
+      schema: {
+        tags: ['wallets'],
+        summary:
+          "The derived addresses of a wallet's extended key that the wallet watches and counts (receive chain first, by index), with their balances, filtered by change and used",
+        params: WalletXpubParams,
+        querystring: KeyAddressesQuery,
+        response: { 200: envelope(page(KeyAddressItem)) },
+      },
+    },
+    async (request, reply) => {
+      const { walletId, blockchain, network, xpubId } = request.params;
+      const { limit, offset, change, used } = request.query;
+      const result = await service.listXpubAddresses(
+        common,
+        request.caller,
+        walletId,
+        blockchain,
+        network,
+        xpubId,
+        { change: flag(change), used: flag(used) },
+        { limit, offset },
+      );
+      const { decimals } = CHAINS[blockchain];
+      const items = result.value.items.map((a) => ({
+        address: a.address,
+        derivationPath: a.derivationPath,
+        index: a.index,
+        change: a.change,
+        used: a.usedHeight !== null,
+        firstSeenHeight: a.usedHeight,
+        confirmedBalance: formatUnits(a.confirmedBalance, decimals),
+        openingBalance: a.openingState,
+      }));
+      return sendData(request, reply, 200, { limit, offset, total: result.value.total, items }, result);
     },
   );
 }
