@@ -243,6 +243,14 @@ describe('the OpenAPI document', () => {
     ];
     // The mempool event: the Bitcoin family only.
     expected[`POST ${SUBSCRIPTIONS}/xpub-coins-transactions-unconfirmed`] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
+    // A wallet's extended keys: the chains of the wallet-key subscriptions.
+    for (const k of [
+      'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/xpubs',
+      'DELETE /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/xpubs/{xpubId}',
+      'GET /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/xpubs/{xpubId}/addresses',
+    ]) {
+      expected[k] = expected[`POST ${SUBSCRIPTIONS}/xpub-coins-transactions-confirmed`] as readonly string[];
+    }
     const withChain = operations().filter((o) => o.template.includes('{blockchain}'));
     expect(withChain.map((o) => `${o.method} ${o.template}`).sort()).toEqual(Object.keys(expected).sort());
     for (const o of withChain) {
@@ -598,6 +606,16 @@ describe('real answers match the document', () => {
     expect(assets.status).toBe(200);
     expect(assets.body.data.items[0].coins).toHaveLength(1);
     expect((await call('DELETE', `${address}/${SAMPLE.evmAddress}`, { key })).status).toBe(200);
+    // An extended key in the wallet (issue 32): added, listed with the wallet, its addresses, removed.
+    const walletKey = await call('POST', `${walletPath}/bitcoin/testnet/xpubs`, {
+      key,
+      body: { data: { item: { extendedPublicKey: testPublicKey("m/84'/1'/0'", 0x045f1cf6), gapLimit: 2 } } },
+    });
+    expect(walletKey.status, walletKey.text).toBe(201);
+    expect((await call('GET', walletPath, { key })).body.data.item.xpubs).toHaveLength(1);
+    const keyPath = `${walletPath}/bitcoin/testnet/xpubs/${walletKey.body.data.item.xpubId}`;
+    expect((await call('GET', `${keyPath}/addresses?change=false`, { key })).body.data.total).toBe(2);
+    expect((await call('DELETE', keyPath, { key })).status).toBe(200);
 
     const registered = await call('POST', '/blockchain-events/callback-domains', { key, body: { data: { item: { domain: 'verify.test' } } } });
     expect(registered.status).toBe(201);
