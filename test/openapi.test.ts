@@ -241,8 +241,18 @@ describe('the OpenAPI document', () => {
       'binance-smart-chain',
       'tron',
     ];
-    // The mempool event: the Bitcoin family only.
-    expected[`POST ${SUBSCRIPTIONS}/xpub-coins-transactions-unconfirmed`] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
+    // The mempool event: the Bitcoin family and the EVM chains (not tron: its pending pool is not read).
+    expected[`POST ${SUBSCRIPTIONS}/xpub-coins-transactions-unconfirmed`] = [
+      'bitcoin',
+      'bitcoin-cash',
+      'litecoin',
+      'dogecoin',
+      'dash',
+      'zcash',
+      'ethereum',
+      'ethereum-classic',
+      'binance-smart-chain',
+    ];
     // A wallet's extended keys: the chains of the wallet-key subscriptions.
     for (const k of [
       'POST /wallet-as-a-service/wallets/{walletId}/{blockchain}/{network}/xpubs',

@@ -150,8 +150,22 @@ export const XPUB_BLOCKCHAINS: readonly Blockchain[] = [
   'tron',
 ];
 
-/** The chains whose wallet keys are also followed in the mempool (XPUB_COINS_TRANSACTION_UNCONFIRMED): the Bitcoin family. */
-export const XPUB_UNCONFIRMED_BLOCKCHAINS: readonly Blockchain[] = ['bitcoin', 'bitcoin-cash', 'litecoin', 'dogecoin', 'dash', 'zcash'];
+/**
+ * The chains whose wallet keys are also followed in the mempool (XPUB_COINS_TRANSACTION_UNCONFIRMED): those of
+ * ADDRESS_COINS_TRANSACTION_UNCONFIRMED among the wallet-key chains, the Bitcoin family and the EVM chains (their
+ * pending pools: chains/evm/mempool.ts). Not tron: its node's pending pool is not read (docs/concepts/subscriptions.md).
+ */
+export const XPUB_UNCONFIRMED_BLOCKCHAINS: readonly Blockchain[] = [
+  'bitcoin',
+  'bitcoin-cash',
+  'litecoin',
+  'dogecoin',
+  'dash',
+  'zcash',
+  'ethereum',
+  'ethereum-classic',
+  'binance-smart-chain',
+];
 
 export const EVENT_TYPES = [
   'TRANSACTION_MINED',

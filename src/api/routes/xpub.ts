@@ -31,7 +31,7 @@ const CREATES = [
     item: XpubCoinsUnconfirmedItem,
     chains: XPUB_UNCONFIRMED_BLOCKCHAINS,
     summary:
-      "Subscribe an extended public key or output descriptor: one callback per transaction of the wallet when first seen in the node's mempool, before it is mined (Bitcoin family)",
+      "Subscribe an extended public key or output descriptor: one callback per transaction of the wallet when first seen in the node's mempool, before it is mined (Bitcoin family; ethereum, ethereum-classic, binance-smart-chain: a BIP44 account key, the value of pending transactions, no fee before mining)",
   },
 ] as const;
 
