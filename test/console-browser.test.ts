@@ -569,6 +569,9 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await op.goto(`${t.url}/console/`);
     await op.getByLabel('Operator token').fill(stdout.trim());
     await op.getByRole('button', { name: 'Sign in as operator' }).click();
+    // The operator lands on the overview (test/console-operator-browser.test.ts checks it).
+    await op.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await nav(op, 'Customers');
     await op.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
     await op.getByRole('cell', { name: 'acme' }).waitFor();
     await visited(op, 'operator-customers');
@@ -588,11 +591,11 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     const domains = (await t.request('GET', '/blockchain-events/callback-domains', { key: c.key })).body.data.items;
     expect(domains).toContainEqual(expect.objectContaining({ domain: 'pending.test', isVerified: true }));
     await visited(op, 'operator-customer');
-    // The customer's first key (the console's) is revoked; the new one stays.
-    await op
-      .getByRole('button', { name: /^Revoke key / })
-      .first()
-      .click();
+    // The customer's first key (the console's) is revoked, behind a typed confirmation (its id); the new one stays.
+    const firstKey = (await op.locator('tbody tr td.mono').first().textContent()) as string;
+    await op.locator('summary', { hasText: new RegExp(`^Revoke key ${firstKey}…$`) }).click();
+    await op.getByLabel(`Type ${firstKey} to confirm`, { exact: true }).fill(firstKey);
+    await op.getByRole('button', { name: `Revoke key ${firstKey}`, exact: true }).click();
     await op.getByText(/is revoked\./).waitFor();
 
     // The customer's console makes its next request with the revoked key, is refused, signs out and says
@@ -645,6 +648,8 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     await hold.getByRole('cell', { name: 'orphaned-38' }).waitFor();
     await hold.getByRole('cell', { name: 'new-38' }).waitFor();
     await visited(op, 'operator-chain-held');
+    // Release is behind a typed confirmation too.
+    await hold.getByLabel('Type dash/testnet to confirm').fill('dash/testnet');
     await hold.getByRole('button', { name: 'Release dash / testnet' }).click();
     await op.getByText('dash / testnet is released: 0 held callbacks are being sent.').waitFor();
     await until('the hold gone', async () => (await t.app.database.db.query('test:holds', 'SELECT 1 FROM chain_holds')).length === 0);
@@ -686,6 +691,9 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
       await o.goto(`${free.url}/console/`);
       await o.getByLabel('Operator token').fill(made?.token as string);
       await o.getByRole('button', { name: 'Sign in as operator' }).click();
+      await o.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await creditless('the operator overview', () => o.locator('main').textContent());
+      await nav(o, 'Customers');
       await o.getByRole('cell', { name: 'solo' }).waitFor();
       await creditless('the customers', () => o.locator('main').textContent());
       expect(await o.getByRole('columnheader').allTextContents()).toEqual(['Name', 'Plan', 'Active subscriptions', 'Keys']);

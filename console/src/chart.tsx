@@ -5,6 +5,8 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { theme } from './kit.tsx';
+import { useValue } from './state.ts';
 import { Scroll } from './ui.tsx';
 
 export interface Series {
@@ -13,9 +15,18 @@ export interface Series {
   color: string;
 }
 
-/** Colours with enough contrast on white for lines and their legend. */
-/** Series colours, each distinct (hue and lightness) and readable on white: twelve before one repeats. */
-export const COLORS = ['#1d4ed8', '#b91c1c', '#047857', '#7c3aed', '#b45309', '#0e7490', '#be185d', '#4d7c0f', '#374151', '#9a3412', '#a21caf', '#854d0e'];
+/**
+ * Series colours, each distinct (hue and lightness) and readable on the theme's background: twelve before
+ * one repeats. The tokens --series-1..12 of styles.css, one set per theme; resolved when a chart is drawn
+ * (a canvas takes no CSS variables) and drawn again when the theme changes.
+ */
+export const COLORS = Array.from({ length: 12 }, (_, i) => `var(--series-${i + 1})`);
+
+/** A colour as the canvas takes it: a var(--token) read from the document's current theme. */
+function resolve(color: string): string {
+  const token = /^var\((--[\w-]+)\)$/.exec(color)?.[1];
+  return token ? getComputedStyle(document.documentElement).getPropertyValue(token).trim() || '#888' : color;
+}
 
 /** Running sums of the series, for stacked bars. */
 function stack(series: Series[]): Series[] {
@@ -40,10 +51,15 @@ export function TimeChart(props: {
   span?: [number, number];
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const shownTheme = useValue(theme);
   useEffect(() => {
     const element = box.current;
     if (!element) return;
-    const width = Math.max(320, Math.min(element.clientWidth || 720, 960));
+    // As wide as its box (a phone's 390 px included), at most 960 px.
+    const width = Math.max(240, Math.min(element.clientWidth || 720, 960));
+    const ink = resolve('var(--muted)');
+    const grid = resolve('var(--line)');
+    const axis = { stroke: ink, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
     const bars = props.bars ? uPlot.paths.bars?.({ size: [0.8, 40] }) : undefined;
     // Bars are stacked: each series is drawn at the sum of itself and those before it, tallest first, so
     // every segment shows (the table below keeps the values of each series).
@@ -64,14 +80,14 @@ export function TimeChart(props: {
           },
           y: { range: (_u, min, max) => [Math.min(0, min), Math.max(1, max)] },
         },
-        axes: [{}, { label: props.unit, size: 60 }],
+        axes: [axis, { ...axis, label: props.unit, size: 60 }],
         series: [
           {},
           ...order.map((s) => ({
             label: s.label,
-            stroke: s.color,
+            stroke: resolve(s.color),
             width: props.bars ? 1 : 2,
-            fill: props.bars ? s.color : undefined,
+            fill: props.bars ? resolve(s.color) : undefined,
             paths: bars,
             points: { show: !props.bars },
           })),
@@ -84,7 +100,7 @@ export function TimeChart(props: {
     // reads the table below instead.
     chart.root.querySelector('.u-legend')?.setAttribute('aria-hidden', 'true');
     return () => chart.destroy();
-  }, [props.x, props.series, props.unit, props.bars, props.span]);
+  }, [props.x, props.series, props.unit, props.bars, props.span, shownTheme]);
   const label = props.xLabel ?? ((s: number) => new Date(s * 1000).toLocaleTimeString());
   return (
     <figure class="chart">

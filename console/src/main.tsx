@@ -13,11 +13,14 @@ import { ChainsPage } from './pages/operator/chains.tsx';
 import { CustomerPage } from './pages/operator/customer.tsx';
 import { CustomersPage } from './pages/operator/customers.tsx';
 import { DeliveryPage } from './pages/operator/delivery.tsx';
+import { FailedCallbacksPage } from './pages/operator/failed.tsx';
+import { OperatorOverviewPage } from './pages/operator/overview.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { location, match, navigate } from './router.ts';
 import { type Session, session, signOut } from './session.ts';
 import { useValue } from './state.ts';
 import './styles.css';
+import { ThemeToggle } from './kit.tsx';
 import { Link, PageTitle } from './ui.tsx';
 
 const CUSTOMER_NAV = [
@@ -31,9 +34,11 @@ const CUSTOMER_NAV = [
 /** Billing off (docs/operations/single-tenant.md): the account page shows no credits, so it is named for what it shows. */
 const CUSTOMER_NAV_FREE = CUSTOMER_NAV.map((n) => (n.to === '/account' ? { ...n, label: 'Account' } : n));
 const OPERATOR_NAV = [
+  { to: '/operator/overview', label: 'Overview' },
   { to: '/operator/customers', label: 'Customers' },
   { to: '/operator/chains', label: 'Chains' },
   { to: '/operator/delivery', label: 'Delivery' },
+  { to: '/operator/failed', label: 'Failed callbacks' },
 ];
 
 function customerPage(path: string) {
@@ -50,6 +55,8 @@ function customerPage(path: string) {
 }
 
 function operatorPage(path: string) {
+  if (path === '/operator/overview') return <OperatorOverviewPage />;
+  if (path === '/operator/failed') return <FailedCallbacksPage />;
   if (path === '/operator/customers') return <CustomersPage />;
   const customer = match('/operator/customers/:name', path);
   if (customer) return <CustomerPage name={customer.name as string} />;
@@ -59,7 +66,7 @@ function operatorPage(path: string) {
 }
 
 function home(s: Session): string {
-  return s.kind === 'customer' ? '/overview' : '/operator/customers';
+  return s.kind === 'customer' ? '/overview' : '/operator/overview';
 }
 
 function NotFound() {
@@ -102,9 +109,12 @@ function App() {
             ))}
           </ul>
         </nav>
-        <button type="button" class="secondary" onClick={() => signOut()}>
-          Sign out
-        </button>
+        <span class="header-actions">
+          <ThemeToggle />
+          <button type="button" class="secondary" onClick={() => signOut()}>
+            Sign out
+          </button>
+        </span>
       </header>
       <main id="main" tabIndex={-1}>
         {page ??

@@ -118,7 +118,7 @@ function CopyIcon() {
   return (
     <svg width="12" height="12" viewBox="0 0 12 12" aria-hidden="true" focusable="false">
       <rect x="3.5" y="0.5" width="8" height="8" rx="1" fill="none" stroke="currentColor" />
-      <rect x="0.5" y="3.5" width="8" height="8" rx="1" fill="#fff" stroke="currentColor" />
+      <rect class="front" x="0.5" y="3.5" width="8" height="8" rx="1" stroke="currentColor" />
     </svg>
   );
 }
@@ -155,14 +155,17 @@ export interface Loaded<T> {
   error: unknown;
   loading: boolean;
   reload: () => Promise<void>;
+  /** When the data shown was read (Date.now()), for "updated N s ago"; undefined before the first read. */
+  updatedAt: number | undefined;
 }
 
 /**
  * Loads with `loader` when `key` changes; reload() loads again, keeping the shown data meanwhile (no
- * flicker when a page refreshes itself). With `everyMs`, reloads on that period while the page is shown.
+ * flicker when a page refreshes itself). With `everyMs`, reloads on that period while the page is shown:
+ * not while the browser tab is hidden, and at once when it is shown again.
  */
 export function useLoad<T>(loader: () => Promise<T>, key: string, everyMs?: number): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean; key: string }>({
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean; key: string; updatedAt?: number }>({
     data: undefined,
     error: undefined,
     loading: true,
@@ -176,7 +179,7 @@ export function useLoad<T>(loader: () => Promise<T>, key: string, everyMs?: numb
     setState((s) => ({ ...s, loading: true }));
     try {
       const data = await latest.current();
-      if (mine === generation.current) setState({ data, error: undefined, loading: false, key });
+      if (mine === generation.current) setState({ data, error: undefined, loading: false, key, updatedAt: Date.now() });
     } catch (error) {
       if (mine === generation.current) setState((s) => ({ data: s.key === key ? s.data : undefined, error, loading: false, key }));
     }
@@ -188,10 +191,23 @@ export function useLoad<T>(loader: () => Promise<T>, key: string, everyMs?: numb
     const timer = setInterval(() => {
       if (document.visibilityState === 'visible') reload();
     }, everyMs);
-    return () => clearInterval(timer);
+    const shown = () => {
+      if (document.visibilityState === 'visible') reload();
+    };
+    document.addEventListener('visibilitychange', shown);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener('visibilitychange', shown);
+    };
   }, [key, everyMs, reload]);
   const stale = state.key !== key;
-  return { data: stale ? undefined : state.data, error: stale ? undefined : state.error, loading: stale || state.loading, reload };
+  return {
+    data: stale ? undefined : state.data,
+    error: stale ? undefined : state.error,
+    loading: stale || state.loading,
+    reload,
+    updatedAt: stale ? undefined : state.updatedAt,
+  };
 }
 
 export function Loading({ what }: { what: string }) {

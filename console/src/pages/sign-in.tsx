@@ -5,6 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { ApiFailure, api } from '../api.ts';
+import { ThemeToggle } from '../kit.tsx';
 import { navigate } from '../router.ts';
 import { signIn, signOutReason } from '../session.ts';
 import { useValue } from '../state.ts';
@@ -33,7 +34,7 @@ function CredentialForm(props: { kind: 'customer' | 'operator' }) {
       } else {
         const who = await api<{ item: { name: string } }>('GET', '/operator/whoami', { as: { kind: 'operator', token: credential, name: '' } });
         signIn({ kind: 'operator', token: credential, name: who.item.name });
-        navigate('/operator/customers', { replace: true });
+        navigate('/operator/overview', { replace: true });
       }
     } catch (e) {
       setError(e instanceof ApiFailure ? e.message : String(e));
@@ -63,7 +64,10 @@ export function SignInPage() {
   const reason = useValue(signOutReason);
   return (
     <main id="main" class="sign-in">
-      <PageTitle>Sign in to herald</PageTitle>
+      <div class="sign-in-top">
+        <PageTitle>Sign in to herald</PageTitle>
+        <ThemeToggle />
+      </div>
       {reason && (
         <p class="notice warn" role="alert">
           {reason}

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { BLOCKCHAINS, type Blockchain, CHAINS } from '../../../../src/domain/chains.ts';
 import { FINALITY_CHAINS } from '../../../../src/domain/confirmations.ts';
 import { ApiFailure, api, type Page } from '../../api.ts';
-import { Empty, Failure, Field, Loading, useAction, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Field, Loading, Scroll, useAction, useLoad } from '../../ui.tsx';
 
 interface Tier {
   upTo?: string;
@@ -67,30 +67,32 @@ export function ConfirmationPolicies() {
       ) : list.data.items.length === 0 ? (
         <Empty>No policy: subscriptions default to receiveCallbackOn 3.</Empty>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Chain</th>
-              <th>Policy</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.items.map((p) => (
-              <tr key={`${p.blockchain}/${p.network}`}>
-                <td>
-                  {p.blockchain} {p.network}
-                </td>
-                <td>{describe(p)}</td>
-                <td>
-                  <button type="button" class="secondary" onClick={() => remove.run(p)} disabled={remove.busy}>
-                    Remove the policy of {p.blockchain} {p.network}
-                  </button>
-                </td>
+        <Scroll>
+          <table>
+            <thead>
+              <tr>
+                <th>Chain</th>
+                <th>Policy</th>
+                <th />
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {list.data.items.map((p) => (
+                <tr key={`${p.blockchain}/${p.network}`}>
+                  <td>
+                    {p.blockchain} {p.network}
+                  </td>
+                  <td>{describe(p)}</td>
+                  <td>
+                    <button type="button" class="secondary" onClick={() => remove.run(p)} disabled={remove.busy}>
+                      Remove the policy of {p.blockchain} {p.network}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Scroll>
       )}
       <form
         class="card"

@@ -7,7 +7,7 @@
 import { api, type Page } from '../../api.ts';
 import { eventTitle } from '../../events.ts';
 import type { Account, ChainStatus, Overview, UsageRow } from '../../types.ts';
-import { Failure, Link, Loading, PageTitle, ShortId, Time, useLoad } from '../../ui.tsx';
+import { Failure, Link, Loading, PageTitle, Scroll, ShortId, Time, useLoad } from '../../ui.tsx';
 
 const REFRESH_MS = 5000;
 
@@ -151,33 +151,35 @@ export function OverviewPage() {
         ) : followed.length === 0 ? (
           <p class="empty">This installation follows no chain yet.</p>
         ) : (
-          <table class="dense">
-            <caption class="visually-hidden">Chains followed, with their lag</caption>
-            <thead>
-              <tr>
-                <th scope="col">Chain</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Processed block
-                </th>
-                <th scope="col">Lag</th>
-              </tr>
-            </thead>
-            <tbody>
-              {followed.map((c) => (
-                <tr key={`${c.blockchain}/${c.network}`}>
-                  <td>
-                    {c.blockchain} / {c.network}
-                  </td>
-                  <td>
-                    <span class={`state ${c.state}`}>{c.state}</span>
-                  </td>
-                  <td class="num">{c.processedHeight ?? '—'}</td>
-                  <td>{lag(c)}</td>
+          <Scroll>
+            <table class="dense">
+              <caption class="visually-hidden">Chains followed, with their lag</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Chain</th>
+                  <th scope="col">State</th>
+                  <th scope="col" class="num">
+                    Processed block
+                  </th>
+                  <th scope="col">Lag</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {followed.map((c) => (
+                  <tr key={`${c.blockchain}/${c.network}`}>
+                    <td>
+                      {c.blockchain} / {c.network}
+                    </td>
+                    <td>
+                      <span class={`state ${c.state}`}>{c.state}</span>
+                    </td>
+                    <td class="num">{c.processedHeight ?? '—'}</td>
+                    <td>{lag(c)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Scroll>
         )}
       </section>
     </>

@@ -2,6 +2,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, type Page } from '../../api.ts';
 import { COLORS, TimeChart } from '../../chart.tsx';
+import { Freshness, TypedConfirm } from '../../kit.tsx';
 import type { ChainHold, OperatorChain } from '../../types.ts';
 import { Empty, Failure, Loading, Notice, PageTitle, Scroll, useAction, useLoad } from '../../ui.tsx';
 
@@ -47,12 +48,6 @@ function LagChart({ chain }: { chain: OperatorChain }) {
 function HoldPanel({ chain, hold, onReleased }: { chain: OperatorChain; hold: ChainHold; onReleased: (message: string) => void }) {
   const name = `${chain.blockchain} / ${chain.network}`;
   const release = useAction(async () => {
-    if (
-      !window.confirm(
-        `Release ${name}? Its ${hold.heldCallbacks} held confirmed callbacks are sent now. Check the new blocks against a source you trust first.`,
-      )
-    )
-      return;
     const r = await api<{ item: { released: boolean; callbacksReleased: number } }>('POST', `/operator/chains/${chain.blockchain}/${chain.network}/release`);
     // Said by the chain's card: this panel goes away with the hold when the list is read again.
     onReleased(r.item.released ? `${name} is released: ${r.item.callbacksReleased} held callbacks are being sent.` : `${name} was not held any more.`);
@@ -97,11 +92,17 @@ function HoldPanel({ chain, hold, onReleased }: { chain: OperatorChain; hold: Ch
           </tbody>
         </table>
       </Scroll>
-      <div class="buttons">
-        <button type="button" class="danger" onClick={() => release.run()} disabled={release.busy}>
-          Release {name}
-        </button>
-      </div>
+      <TypedConfirm
+        id={`${id}-release`}
+        summary={`Release ${name}…`}
+        word={`${chain.blockchain}/${chain.network}`}
+        action={`Release ${name}`}
+        busy={release.busy}
+        open
+        onConfirm={() => release.run()}
+      >
+        <p>Its {hold.heldCallbacks} held confirmed callbacks are sent at once. Check the new blocks against a source you trust first.</p>
+      </TypedConfirm>
       <Failure error={release.error} />
     </section>
   );
@@ -111,11 +112,8 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
   const [done, setDone] = useState<string | null>(null);
   const name = `${chain.blockchain} / ${chain.network}`;
   // A destructive action behind a typed confirmation: the chain's name, typed, enables the button.
-  const [typed, setTyped] = useState('');
   const confirmWord = `${chain.blockchain}/${chain.network}`;
   const reset = useAction(async () => {
-    if (typed.trim() !== confirmWord) return;
-    setTyped('');
     const r = await api<{ item: { forgottenHeight: number | null; pendingEventsDeleted: number; callbacksCancelled: number } }>(
       'POST',
       `/operator/chains/${chain.blockchain}/${chain.network}/reset`,
@@ -160,30 +158,20 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
           }}
         />
       )}
-      <details class="danger-zone" open={chain.state === 'stopped'}>
-        <summary>Reset {name}…</summary>
+      <TypedConfirm
+        id={id}
+        summary={`Reset ${name}…`}
+        word={confirmWord}
+        action={`Reset ${name}`}
+        busy={reset.busy}
+        open={chain.state === 'stopped'}
+        onConfirm={() => reset.run()}
+      >
         <p>
           The follower forgets this chain's position and starts again from the node's current head (as <code>herald chains reset</code>): its pending events are
           deleted and their callbacks cancelled.
         </p>
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            reset.run();
-          }}
-        >
-          <div class="field">
-            <label for={`${id}-confirm`}>
-              Type <code>{confirmWord}</code> to confirm
-            </label>
-            <input id={`${id}-confirm`} value={typed} autoComplete="off" onInput={(e) => setTyped((e.currentTarget as HTMLInputElement).value)} />
-          </div>
-          <button type="submit" class="danger" disabled={reset.busy || typed.trim() !== confirmWord}>
-            Reset {name}
-          </button>
-        </form>
-      </details>
+      </TypedConfirm>
       <Failure error={reset.error} />
       {done && <Notice>{done}</Notice>}
       <LagChart chain={chain} />
@@ -222,11 +210,14 @@ function ChainCard({ chain, onReset }: { chain: OperatorChain; onReset: () => vo
   );
 }
 
+const REFRESH_MS = 10_000;
+
 export function ChainsPage() {
-  const chains = useLoad(() => api<{ items: OperatorChain[] }>('GET', '/operator/chains'), 'chains', 10_000);
+  const chains = useLoad(() => api<{ items: OperatorChain[] }>('GET', '/operator/chains'), 'chains', REFRESH_MS);
   return (
     <>
       <PageTitle>Chains</PageTitle>
+      <Freshness updatedAt={chains.updatedAt} everyMs={REFRESH_MS} loading={chains.loading} />
       <Failure error={chains.error} />
       {!chains.data ? (
         chains.loading && <Loading what="the chains" />

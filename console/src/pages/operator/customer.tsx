@@ -1,10 +1,44 @@
-/** Operator: one customer: create and revoke API keys, add credits, mark a callback domain verified. */
+/** Operator: one customer: change its plan, create and revoke API keys (revoke behind a typed confirmation), add credits, mark a callback domain verified. */
 import { useState } from 'preact/hooks';
-import { ApiFailure, api } from '../../api.ts';
+import { ApiFailure, api, fieldErrors } from '../../api.ts';
 import { useBillingEnabled } from '../../billing.ts';
+import { TypedConfirm } from '../../kit.tsx';
 import { planText } from '../../plan.ts';
+import { location } from '../../router.ts';
+import { useValue } from '../../state.ts';
 import type { CustomerDetail } from '../../types.ts';
 import { CopyButton, Empty, Failure, Field, Link, Loading, Notice, PageTitle, Scroll, Time, useAction, useLoad } from '../../ui.tsx';
+import { PlanFields, type PlanForm, planBody, planForm } from './plan-form.tsx';
+
+function PlanEditor({ base, plan, onChanged }: { base: string; plan: Record<string, unknown>; onChanged: (message: string) => void }) {
+  const [form, setForm] = useState<PlanForm>(planForm(plan));
+  const save = useAction(async () => {
+    const r = await api<{ item: { plan: Record<string, unknown> } }>('POST', `${base}/plan`, {
+      body: { data: { item: planBody(form, { blankIsDefault: false }) } },
+    });
+    setForm(planForm(r.item.plan));
+    onChanged(`The plan is changed: ${planText(r.item.plan)}.`);
+  });
+  const errors = fieldErrors(save.error, ['mainnetAllowed', 'maxActiveSubscriptions', 'requestsPerSecond']);
+  return (
+    <details class="card">
+      <summary>Change the plan</summary>
+      <form
+        class="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          save.run();
+        }}
+      >
+        {errors.rest && <Failure error={save.error} />}
+        <PlanFields id="plan" plan={form} onChange={setForm} errors={errors.fields} creating={false} />
+        <button type="submit" disabled={save.busy}>
+          Save the plan
+        </button>
+      </form>
+    </details>
+  );
+}
 
 export function CustomerPage({ name }: { name: string }) {
   const base = `/operator/customers/${encodeURIComponent(name)}`;
@@ -21,7 +55,6 @@ export function CustomerPage({ name }: { name: string }) {
     again();
   });
   const revoke = useAction(async (keyId: string) => {
-    if (!window.confirm(`Revoke key ${keyId}? Clients using it are refused from now on.`)) return;
     await api('POST', `${base}/keys/${encodeURIComponent(keyId)}/revoke`);
     setNotice(`Key ${keyId} is revoked.`);
     again();
@@ -41,6 +74,7 @@ export function CustomerPage({ name }: { name: string }) {
     again();
   });
 
+  const created = useValue(location).search.get('created') === '1';
   const c = customer.data?.item;
   return (
     <>
@@ -49,6 +83,7 @@ export function CustomerPage({ name }: { name: string }) {
         <Link to="/operator/customers">Back to the customers</Link>
       </p>
       <Failure error={customer.error} />
+      {created && !notice && !newKey && <Notice>Customer {name} is created. Create an API key for it below and give it to the customer.</Notice>}
       {notice && <Notice>{notice}</Notice>}
       {!c ? (
         customer.loading && <Loading what="the customer" />
@@ -66,6 +101,15 @@ export function CustomerPage({ name }: { name: string }) {
             <dt>Active subscriptions</dt>
             <dd>{c.activeSubscriptions}</dd>
           </dl>
+          <PlanEditor
+            key={JSON.stringify(c.plan)}
+            base={base}
+            plan={c.plan}
+            onChanged={(message) => {
+              setNotice(message);
+              again();
+            }}
+          />
 
           {billing && (
             <section aria-labelledby="credits-heading">
@@ -135,9 +179,16 @@ export function CustomerPage({ name }: { name: string }) {
                         <td>{k.revokedTimestamp === null ? 'no' : <Time s={k.revokedTimestamp} />}</td>
                         <td>
                           {k.revokedTimestamp === null && (
-                            <button type="button" class="danger small" onClick={() => revoke.run(k.keyId)} aria-label={`Revoke key ${k.keyId}`}>
-                              Revoke
-                            </button>
+                            <TypedConfirm
+                              id={`revoke-${k.keyId}`}
+                              summary={`Revoke key ${k.keyId}…`}
+                              word={k.keyId}
+                              action={`Revoke key ${k.keyId}`}
+                              busy={revoke.busy}
+                              onConfirm={() => revoke.run(k.keyId)}
+                            >
+                              <p class="hint">Clients using it are refused from now on.</p>
+                            </TypedConfirm>
                           )}
                         </td>
                       </tr>

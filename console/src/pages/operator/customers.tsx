@@ -1,13 +1,53 @@
-/** Operator: every customer with plan, credits, active subscriptions and number of keys. */
+/** Operator: every customer with plan, credits, active subscriptions and number of keys; create a customer (POST /operator/customers). */
 import { useState } from 'preact/hooks';
-import { api, type Page, query } from '../../api.ts';
+import { api, fieldErrors, type Page, query } from '../../api.ts';
 import { useBillingEnabled } from '../../billing.ts';
+import { planText } from '../../plan.ts';
+import { navigate } from '../../router.ts';
 import type { CustomerSummary } from '../../types.ts';
-import { Empty, Failure, Link, Loading, Pager, PageTitle, Scroll, useLoad } from '../../ui.tsx';
+import { Empty, Failure, Field, Link, Loading, Pager, PageTitle, Scroll, useAction, useLoad } from '../../ui.tsx';
+import { PlanFields, type PlanForm, planBody } from './plan-form.tsx';
 
 const LIMIT = 50;
 
-import { planText } from '../../plan.ts';
+function CreateCustomer({ billing }: { billing: boolean }) {
+  const [name, setName] = useState('');
+  const [plan, setPlan] = useState<PlanForm>({ mainnetAllowed: true, maxActiveSubscriptions: '', requestsPerSecond: '' });
+  const [credits, setCredits] = useState('');
+  const create = useAction(async () => {
+    const item: Record<string, unknown> = { name: name.trim(), ...planBody(plan, { blankIsDefault: true }) };
+    if (billing && credits.trim()) item.credits = /^\d+$/.test(credits.trim()) ? Number(credits.trim()) : credits.trim();
+    const made = await api<{ item: { name: string } }>('POST', '/operator/customers', { body: { data: { item } } });
+    navigate(`/operator/customers/${encodeURIComponent(made.item.name)}?created=1`);
+  });
+  const errors = fieldErrors(create.error, ['name', 'mainnetAllowed', 'maxActiveSubscriptions', 'requestsPerSecond', 'credits']);
+  return (
+    <details class="card" open={false}>
+      <summary>Create a customer</summary>
+      <form
+        class="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.run();
+        }}
+      >
+        {errors.rest && <Failure error={create.error} />}
+        <Field id="new-name" label="Name" hint="Unique; the customer is named so in the API and the command line." error={errors.fields.name}>
+          {(aria) => <input {...aria} autoComplete="off" spellcheck={false} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
+        </Field>
+        <PlanFields id="new" plan={plan} onChange={setPlan} errors={errors.fields} creating />
+        {billing && (
+          <Field id="new-credits" label="Starting credits" hint="blank: the configuration's default" error={errors.fields.credits}>
+            {(aria) => <input {...aria} inputMode="numeric" autoComplete="off" value={credits} onInput={(e) => setCredits(e.currentTarget.value)} />}
+          </Field>
+        )}
+        <button type="submit" disabled={create.busy}>
+          Create the customer
+        </button>
+      </form>
+    </details>
+  );
+}
 
 export function CustomersPage() {
   const [offset, setOffset] = useState(0);
@@ -16,12 +56,13 @@ export function CustomersPage() {
   return (
     <>
       <PageTitle>Customers</PageTitle>
-      <p class="hint">Customers are created with herald customers create; keys, {billing && 'credits '}and domains are managed here.</p>
+      <p class="hint">Create customers here or with herald customers create; their plan, keys, {billing && 'credits '}and domains are managed on their page.</p>
+      <CreateCustomer billing={billing} />
       <Failure error={list.error} />
       {list.data === undefined ? (
         list.loading && <Loading what="the customers" />
       ) : list.data.items.length === 0 ? (
-        <Empty>No customers yet. Create one with herald customers create.</Empty>
+        <Empty>No customers yet. Create one above, or with herald customers create.</Empty>
       ) : (
         <>
           <Scroll>

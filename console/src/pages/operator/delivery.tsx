@@ -2,6 +2,7 @@
 import { useMemo } from 'preact/hooks';
 import { api } from '../../api.ts';
 import { COLORS, TimeChart } from '../../chart.tsx';
+import { Freshness } from '../../kit.tsx';
 import type { Delivery } from '../../types.ts';
 import { Empty, Failure, Loading, PageTitle, Scroll, useLoad } from '../../ui.tsx';
 
@@ -10,15 +11,17 @@ function ms(n: number): string {
   return `${n < 10 ? Math.round(n * 10) / 10 : Math.round(n)} ms`;
 }
 
-function age(seconds: number | null): string {
+export function age(seconds: number | null): string {
   if (seconds === null) return 'nothing due';
   if (seconds < 120) return `${seconds} s`;
   if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
   return `${(seconds / 3600).toFixed(1)} h`;
 }
 
+const REFRESH_MS = 10_000;
+
 export function DeliveryPage() {
-  const delivery = useLoad(() => api<{ item: Delivery }>('GET', '/operator/delivery?minutes=60'), 'delivery', 10_000);
+  const delivery = useLoad(() => api<{ item: Delivery }>('GET', '/operator/delivery?minutes=60'), 'delivery', REFRESH_MS);
   const d = delivery.data?.item;
   const chart = useMemo(() => {
     const rows = [...(d?.attemptsPerMinute ?? [])].sort((a, b) => a.timestamp - b.timestamp);
@@ -34,6 +37,7 @@ export function DeliveryPage() {
   return (
     <>
       <PageTitle>Delivery</PageTitle>
+      <Freshness updatedAt={delivery.updatedAt} everyMs={REFRESH_MS} loading={delivery.loading} />
       <Failure error={delivery.error} />
       {!d ? (
         delivery.loading && <Loading what="the delivery figures" />
