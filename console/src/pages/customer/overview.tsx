@@ -6,6 +6,7 @@
  */
 import { api, type Page } from '../../api.ts';
 import { eventTitle } from '../../events.ts';
+import { Freshness } from '../../kit.tsx';
 import type { Account, ChainStatus, Overview, UsageRow } from '../../types.ts';
 import { Failure, Link, Loading, PageTitle, Scroll, ShortId, Time, useLoad } from '../../ui.tsx';
 
@@ -51,6 +52,7 @@ export function OverviewPage() {
   return (
     <>
       <PageTitle>Overview</PageTitle>
+      <Freshness updatedAt={overview.updatedAt} everyMs={REFRESH_MS} loading={overview.loading} />
       <Failure error={overview.error ?? status.error} />
       {!o ? (
         overview.loading && <Loading what="the overview" />
