@@ -241,6 +241,14 @@ describeWithRealNode('the operator console and the look, in Chromium', chromiumB
     await row.waitFor();
     await expect(row.textContent()).resolves.toMatch(/HTTP 503/);
     await expect(row.textContent()).resolves.toContain(`localhost:${receiver.port}`);
+    // At 1280 px no column is clipped: the table fits its box (rows of two lines at most: the raw names go beneath).
+    await expect(
+      op
+        .locator('.scroll', { has: op.locator('table') })
+        .first()
+        .evaluate((e) => e.scrollWidth <= e.clientWidth),
+    ).resolves.toBe(true);
+    await expect(row.evaluate((e) => e.getBoundingClientRect().height)).resolves.toBeLessThan(60);
     await op.getByTestId('freshness').waitFor();
     await visited(op, 'operator-failed');
     await op.getByLabel('Customer').fill('nobody-at-all');

@@ -115,8 +115,7 @@ export function FailedCallbacksPage() {
                     <td>
                       {eventTitle(f.eventType)}
                       {f.blockchain && (
-                        <span class="raw">
-                          {' '}
+                        <span class="raw block">
                           {f.blockchain}/{f.network}
                         </span>
                       )}
@@ -134,7 +133,7 @@ export function FailedCallbacksPage() {
                             : (f.lastAttempt.errorClass ?? 'no answer')
                           : '—'}
                       </span>
-                      {f.outcome && <span class="raw"> {f.outcome}</span>}
+                      {f.outcome && <span class="raw block">{f.outcome}</span>}
                     </td>
                   </tr>
                 ))}
