@@ -8,15 +8,17 @@ describe('DerivedAddressTable', () => {
   it('keeps each address with its subscription, chain, index and path; skips an address the subscription has', () => {
     const t = new DerivedAddressTable();
     expect(t.add('A', rows('m/0', false, 0, 1))).toBe(false); // unknown owner
-    t.addOwner('A');
+    expect(t.addOwner('A')).toBe(0);
+    expect(t.addOwner('A')).toBe(0); // known: the same ordinal
+    expect(t.ownerOf('A')).toBe(0);
     expect(t.add('A', [...rows("m/84'/0'/0'/0", false, 0, 2), ...rows("m/84'/0'/0'/1", true, 0, 1)])).toBe(true);
     t.add('A', rows("m/84'/0'/0'/0", false, 1, 3)); // 1 and 2 again: skipped
     expect(t.size).toBe(6);
     expect(t.has('r3')).toBe(true);
     expect(t.has('x')).toBe(false);
     expect(t.entriesOf('x')).toBeUndefined();
-    expect(t.entriesOf('r3')).toEqual([{ subscriptionId: 'A', change: false, index: 3, derivationPath: "m/84'/0'/0'/0/3" }]);
-    expect(t.entriesOf('c1')).toEqual([{ subscriptionId: 'A', change: true, index: 1, derivationPath: "m/84'/0'/0'/1/1" }]);
+    expect(t.entriesOf('r3')).toEqual([{ subscriptionId: 'A', owner: 0, change: false, index: 3, derivationPath: "m/84'/0'/0'/0/3" }]);
+    expect(t.entriesOf('c1')).toEqual([{ subscriptionId: 'A', owner: 0, change: true, index: 1, derivationPath: "m/84'/0'/0'/1/1" }]);
   });
 
   it('an address of three subscriptions: all three, oldest first; forgetting one (first, middle, last) keeps the others', () => {
@@ -35,16 +37,18 @@ describe('DerivedAddressTable', () => {
       expect(t.entriesOf('shared')?.map((e) => e.subscriptionId)).toEqual(['A', 'B', 'C'].filter((id) => id !== gone));
       expect(t.has(`${gone}0`)).toBe(false);
       // The freed entries are reused, and the id can come back.
-      t.addOwner(gone);
+      const ordinal = t.addOwner(gone);
+      expect(ordinal).toBe(['A', 'B', 'C'].indexOf(gone)); // the freed ordinal, reused
       t.add(
         gone,
         rows(`m/${gone}`, true, 0, 4, (i) => `${gone}-new${i}`),
       );
       expect(t.size).toBe(15);
-      expect(t.entriesOf(`${gone}-new4`)).toEqual([{ subscriptionId: gone, change: true, index: 4, derivationPath: `m/${gone}/4` }]);
+      expect(t.entriesOf(`${gone}-new4`)).toEqual([{ subscriptionId: gone, owner: ordinal, change: true, index: 4, derivationPath: `m/${gone}/4` }]);
       for (const id of ['A', 'B', 'C']) t.remove(id);
       expect(t.size).toBe(0);
       expect(t.has('shared')).toBe(false);
+      expect(t.ownerOf(gone)).toBeUndefined();
     }
   });
 

@@ -17,6 +17,8 @@ import { TargetTable } from './target-table.ts';
 /** One derived address of a wallet-key subscription, as matching reads it. */
 export interface XpubAddressEntry {
   subscriptionId: string;
+  /** The subscription's ordinal in the table (what addOwner gave; SubscriptionIndex.xpubOwnerRecord reads it without a lookup by id). */
+  owner: number;
   change: boolean;
   index: number;
   derivationPath: string;
@@ -70,12 +72,19 @@ export class DerivedAddressTable {
     this.table.firstOfEach(keys, count, out);
   }
 
-  /** Makes `id` known (with no address yet); a known id keeps its addresses. */
-  addOwner(id: string): void {
-    if (this.ordinalOf.has(id)) return;
+  /** Makes `id` known (with no address yet) and returns its ordinal (XpubAddressEntry.owner); a known id keeps its addresses and ordinal. */
+  addOwner(id: string): number {
+    const known = this.ordinalOf.get(id);
+    if (known !== undefined) return known;
     const ordinal = this.freeOrdinals.pop() ?? this.owners.length;
     this.owners[ordinal] = { id, head: NONE, prefixes: [undefined, undefined] };
     this.ordinalOf.set(id, ordinal);
+    return ordinal;
+  }
+
+  /** The ordinal of known `id`, or undefined. */
+  ownerOf(id: string): number | undefined {
+    return this.ordinalOf.get(id);
   }
 
   /** Adds derived addresses of `id` (added with addOwner); one it already has is skipped. False when `id` is unknown. */
@@ -115,10 +124,11 @@ export class DerivedAddressTable {
     const entries: XpubAddressEntry[] = [];
     for (; at >= 0; at = words[at * SLOT_WORDS + NEXT] as number) {
       const base = at * SLOT_WORDS;
-      const owner = this.owners[words[base + OWNER] as number] as Owner;
+      const ordinal = words[base + OWNER] as number;
+      const owner = this.owners[ordinal] as Owner;
       const index = words[base + INDEX] as number;
       const chain = words[base + CHANGE] as 0 | 1;
-      entries.push({ subscriptionId: owner.id, change: chain === 1, index, derivationPath: `${owner.prefixes[chain]}/${index}` });
+      entries.push({ subscriptionId: owner.id, owner: ordinal, change: chain === 1, index, derivationPath: `${owner.prefixes[chain]}/${index}` });
     }
     return entries;
   }

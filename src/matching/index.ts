@@ -180,6 +180,9 @@ export class SubscriptionIndex {
   private readonly xpubs = new Map<string, SubscribedWalletKey>();
   /** The event type of each wallet-key subscription (confirmed or unconfirmed), read per derived address a block touches. */
   private readonly xpubEventTypes = new Map<string, EventType>();
+  /** By the owner ordinal of the derived-address table (XpubAddressEntry.owner): the subscription's slot and key (matching reads them per touched transaction, no lookup by id). */
+  private readonly xpubOwnerSlots: number[] = [];
+  private readonly xpubOwnerKeys: (SubscribedWalletKey | undefined)[] = [];
 
   /** `expectedSize` presizes the arrays (they grow by doubling otherwise). */
   constructor(blockchain: Blockchain, network: Network, options: { expectedSize?: number } = {}) {
@@ -347,7 +350,9 @@ export class SubscriptionIndex {
     if (isXpubKind(kind)) {
       this.xpubs.set(sub.id, sub.walletKey as SubscribedWalletKey);
       this.xpubEventTypes.set(sub.id, sub.eventType);
-      this.xpubAddresses.addOwner(sub.id);
+      const owner = this.xpubAddresses.addOwner(sub.id);
+      this.xpubOwnerSlots[owner] = slot;
+      this.xpubOwnerKeys[owner] = sub.walletKey as SubscribedWalletKey;
       this.addDerived(sub.id, sub.derived ?? []);
     }
     this.count++;
@@ -392,6 +397,21 @@ export class SubscriptionIndex {
   /** The event type of indexed wallet-key subscription `id` (a Map read: no record built). */
   xpubEventTypeOf(id: string): EventType | undefined {
     return this.xpubEventTypes.get(id);
+  }
+
+  /** The record of the wallet-key subscription of derived-address entries with `owner` (XpubAddressEntry.owner; valid until the index next changes). */
+  xpubOwnerRecord(owner: number): SubscriptionRecord {
+    return this.record(this.xpubOwnerSlots[owner] as number);
+  }
+
+  /** The key of the wallet-key subscription of entries with `owner`. */
+  xpubOwnerKey(owner: number): SubscribedWalletKey {
+    return this.xpubOwnerKeys[owner] as SubscribedWalletKey;
+  }
+
+  /** The event type of the wallet-key subscription of entries with `owner`. */
+  xpubOwnerEventType(owner: number): 'XPUB_COINS_TRANSACTION_CONFIRMED' | 'XPUB_COINS_TRANSACTION_UNCONFIRMED' {
+    return this.kindOf(this.xpubOwnerSlots[owner] as number) === XPUB_UNCONFIRMED ? 'XPUB_COINS_TRANSACTION_UNCONFIRMED' : 'XPUB_COINS_TRANSACTION_CONFIRMED';
   }
 
   /** The key of indexed wallet-key subscription `id`. */
@@ -487,6 +507,11 @@ export class SubscriptionIndex {
     // The outputs of an address watched unconfirmed are recorded too: the mempool resolves their spending (outgoing) by them.
     for (let slot = this.byAddress.first(address); slot >= 0; slot = this.nextSlot(slot)) if (this.kindOf(slot) === COIN_UNCONFIRMED) return true;
     return false;
+  }
+
+  /** Whether any subscription of an address kind (token, internal-transfer or coin address events) is indexed. */
+  get hasAddressSubscriptions(): boolean {
+    return this.byAddress.size > 0;
   }
 
   /** Whether any subscription waiting for the chain's finality is indexed (docs/concepts/confirmations-and-reorganisations.md#finality). */
@@ -716,6 +741,8 @@ export class SubscriptionIndex {
   }
 
   private forgetXpub(id: string): void {
+    const owner = this.xpubAddresses.ownerOf(id);
+    if (owner !== undefined) this.xpubOwnerKeys[owner] = undefined;
     this.xpubAddresses.remove(id);
     this.xpubs.delete(id);
     this.xpubEventTypes.delete(id);

@@ -140,15 +140,18 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
   const transactionSlots = new Int32Array(transactionIds.length);
   index.firstTransactionSlots(transactionIds, transactionIds.length, transactionSlots);
   // The addresses: each token transfer's sender and recipient, each internal transfer's, each coin movement's and UTXO output's.
+  // (None when no address subscription is indexed: all -1, the addresses not even gathered.)
   const addresses: string[] = [];
-  for (const transfer of tokenTransfers) addresses.push(transfer.from, transfer.to);
-  const internalAt = addresses.length;
-  for (const transfer of internalTransfers) addresses.push(transfer.from, transfer.to);
-  const coinsAt = addresses.length;
-  for (const movement of coinMovements) addresses.push(movement.address);
-  for (const output of outputs) addresses.push(output.address);
-  const addressSlots = new Int32Array(addresses.length);
-  index.firstAddressSlots(addresses, addresses.length, addressSlots);
+  const internalAt = 2 * tokenTransfers.length;
+  const coinsAt = internalAt + 2 * internalTransfers.length;
+  const addressSlots = new Int32Array(coinsAt + coinMovements.length + outputs.length);
+  if (index.hasAddressSubscriptions) {
+    for (const transfer of tokenTransfers) addresses.push(transfer.from, transfer.to);
+    for (const transfer of internalTransfers) addresses.push(transfer.from, transfer.to);
+    for (const movement of coinMovements) addresses.push(movement.address);
+    for (const output of outputs) addresses.push(output.address);
+    index.firstAddressSlots(addresses, addresses.length, addressSlots);
+  } else addressSlots.fill(-1);
   const contracts = tokenTransfers.map((transfer) => transfer.contract);
   const contractSlots = new Int32Array(contracts.length);
   index.firstContractSlots(contracts, contracts.length, contractSlots);
@@ -222,7 +225,9 @@ export function matchBlock(index: SubscriptionIndex, block: NormalizedBlock, blo
     }
   }
   // The key of a coin entry (movement, then output) is its address's first coin slot.
-  pushCoinMatches(matches, index, block, (_address, entry) => index.coinSlotFrom(addressSlots[coinsAt + entry] as number));
+  // (Skipped when nothing could match: an index of wallet keys alone has no address subscription.)
+  if (index.hasAddressSubscriptions || index.hasCoinThresholds)
+    pushCoinMatches(matches, index, block, (_address, entry) => index.coinSlotFrom(addressSlots[coinsAt + entry] as number));
   // Wallet keys last (docs/concepts/wallet-keys.md): one match per transaction and subscription, however many of its addresses.
   if (index.hasXpub) for (const m of matchXpub(index, block)) matches.push(m);
   return matches;

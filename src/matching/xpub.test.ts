@@ -112,6 +112,63 @@ describe('wallet-key matches (matching/xpub.ts)', () => {
     expect(index.hasCoinAddress('C0')).toBe(true);
   });
 
+  it('entries of a transaction need not be adjacent: outputs and movements of two transactions interleaved give what grouped ones give', () => {
+    const grouped = spendBlock('B', 700n);
+    const other = [
+      { transactionId: 'tx0', address: 'R1', delta: 40n },
+      { transactionId: 'tx0', address: 'Y', delta: -50n },
+    ];
+    const outputs = grouped.utxo?.outputs ?? [];
+    const interleaved: NormalizedBlock = {
+      ...grouped,
+      coinMovements: [grouped.coinMovements[0], other[0], grouped.coinMovements[1], other[1], ...grouped.coinMovements.slice(2)].filter((m) => m !== undefined),
+      utxo: {
+        outputs: [outputs[0], { transactionId: 'tx0', outpoint: 'tx0:0', address: 'R1', value: 40n }, outputs[1]].filter((o) => o !== undefined),
+        spends: [
+          { transactionId: 'tx1', outpoint: 'a:0' },
+          { transactionId: 'tx0', outpoint: 'b:0' },
+          { transactionId: 'tx1', outpoint: 'c:0' },
+        ],
+      },
+    };
+    const [first, second, ...rest] = matchXpub(indexWith(ID), interleaved);
+    expect(rest).toEqual([]);
+    expect(first).toMatchObject({
+      transactionId: 'tx0',
+      direction: 'incoming',
+      amount: 40n,
+      fee: null,
+      addresses: [{ address: 'R1', received: 40n, sent: 0n }],
+    });
+    // tx1 as in the grouped block, but for the fee: an input of tx1 is unresolved.
+    const [alone] = matchXpub(indexWith(ID), grouped);
+    expect(second).toEqual({ ...alone, fee: null });
+  });
+
+  it('a subscription indexed again (its ordinal reused by another) is matched with its own record and key', () => {
+    const index = indexWith(ID, OTHER);
+    index.remove(ID);
+    index.add({
+      id: ID,
+      customerId: '9',
+      eventType: 'XPUB_COINS_TRANSACTION_CONFIRMED',
+      blockchain: 'litecoin',
+      network: 'testnet',
+      target: 'tpubAGAIN',
+      receiveCallbackOn: 5,
+      amountHigherThan: null,
+      isActive: true,
+      walletKey: { ...KEY, text: 'tpubAGAIN' },
+      derived: [{ address: 'R0', derivationPath: 'm/0/0', change: false, index: 0 }],
+    });
+    const matches = matchXpub(index, spendBlock('B', 700n));
+    expect(matches.map((m) => [m.subscription.id, m.subscription.customerId, m.subscription.receiveCallbackOn, m.walletKey.text])).toEqual([
+      [OTHER, '1', 2, 'tpubTEST'],
+      [ID, '9', 5, 'tpubAGAIN'],
+    ]);
+    expect(index.hasAddressSubscriptions).toBe(false);
+  });
+
   it('addDerived: a window extended while indexed is matched at once', () => {
     const index = indexWith(ID);
     index.addDerived(ID, [{ address: 'R20', derivationPath: 'm/0/20', change: false, index: 20 }]);

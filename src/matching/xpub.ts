@@ -56,8 +56,8 @@ export interface XpubCoinsMatch<E extends XpubEventType = 'XPUB_COINS_TRANSACTIO
   addresses: XpubAddressMovement[];
 }
 
-/** Bits of the transaction id screen (matchXpub): a few hundred touched transactions set about 1 in 30 of them. */
-const SCREEN_BITS = 8192;
+/** Bits of the transaction id screen (matchXpub): a few hundred touched transactions set about 1 in 300 of them (8 KiB, cleared per block). */
+const SCREEN_BITS = 1 << 16;
 
 /** A hash of a transaction id's last 8 characters (the ids are hashes: any 8 of their characters are random), below SCREEN_BITS. */
 function quickHash(id: string): number {
@@ -66,8 +66,19 @@ function quickHash(id: string): number {
   return (h ^ (h >>> 13)) & (SCREEN_BITS - 1);
 }
 
-/** The lookup's arrays, reused from block to block (matching runs on one thread). */
-const scratch = { keys: [] as string[], found: new Int32Array(0), transactions: [] as string[], screen: new Int32Array(SCREEN_BITS / 32) };
+/**
+ * The lookup's arrays, reused from block to block (matching runs on one thread): the addresses looked up and
+ * their transactions, what the lookup found, and per coin movement the position of its lookup (-1: a
+ * movement that spent nothing, not looked up; a bigint's sign is read once per movement, not twice: V8's
+ * BigInt comparison is a call).
+ */
+const scratch = {
+  keys: [] as string[],
+  found: new Int32Array(0),
+  transactions: [] as string[],
+  lookedUp: new Int32Array(0),
+  screen: new Int32Array(SCREEN_BITS / 32),
+};
 
 interface Tally {
   address: string;
@@ -103,9 +114,9 @@ export function matchXpub<E extends XpubEventType = 'XPUB_COINS_TRANSACTION_CONF
   return block.utxo === undefined ? matchAccountBlock(index, block, eventType) : matchUtxoBlock(index, block, block.utxo, eventType);
 }
 
-/** Whether the wallet-key subscription `id` is one of `eventType`'s (all are the confirmed event's while no unconfirmed one is indexed: no lookup). */
-const isOf = (index: SubscriptionIndex, id: string, eventType: XpubEventType) =>
-  !index.hasXpubUnconfirmed ? eventType === 'XPUB_COINS_TRANSACTION_CONFIRMED' : index.xpubEventTypeOf(id) === eventType;
+/** Whether the wallet-key subscription of entry owner `owner` is one of `eventType`'s (all are the confirmed event's while no unconfirmed one is indexed). */
+const isOf = (index: SubscriptionIndex, owner: number, eventType: XpubEventType) =>
+  !index.hasXpubUnconfirmed ? eventType === 'XPUB_COINS_TRANSACTION_CONFIRMED' : index.xpubOwnerEventType(owner) === eventType;
 
 function matchUtxoBlock<E extends XpubEventType>(
   index: SubscriptionIndex,
@@ -124,7 +135,8 @@ function matchUtxoBlock<E extends XpubEventType>(
     scratch.found = new Int32Array(scratch.keys.length);
     scratch.transactions = new Array<string>(scratch.keys.length);
   }
-  const { keys, found, transactions } = scratch;
+  if (scratch.lookedUp.length < coinMovements.length) scratch.lookedUp = new Int32Array(coinMovements.length);
+  const { keys, found, transactions, lookedUp } = scratch;
   let count = 0;
   for (let i = 0; i < outputs.length; i++) {
     const o = outputs[i] as (typeof outputs)[number];
@@ -133,7 +145,11 @@ function matchUtxoBlock<E extends XpubEventType>(
   }
   for (let i = 0; i < coinMovements.length; i++) {
     const m = coinMovements[i] as (typeof coinMovements)[number];
-    if (m.delta >= 0n) continue;
+    if (m.delta >= 0n) {
+      lookedUp[i] = -1;
+      continue;
+    }
+    lookedUp[i] = count;
     keys[count] = m.address;
     transactions[count++] = m.transactionId;
   }
@@ -150,8 +166,8 @@ function matchUtxoBlock<E extends XpubEventType>(
   if (touched === undefined) return [];
   const touchedIds = touched;
   // A Set or Map lookup of a string fresh from the node's answer costs V8 a slow first hash (target-table.ts):
-  // the block's thousands of transaction ids are screened by a JavaScript hash of their last characters
-  // first, and only the few that pass (the touched ones, and about 1 in 30 others) are looked up.
+  // the block's transaction ids are screened by a JavaScript hash of their last characters first, and only
+  // the few that pass (the touched ones, and about 1 in 300 others) are looked up.
   const screen = scratch.screen;
   screen.fill(0);
   for (const id of touchedIds) {
@@ -164,36 +180,46 @@ function matchUtxoBlock<E extends XpubEventType>(
   };
 
   // Every address of the touched transactions (the others' spending tells whether the fee is the wallet's),
-  // in small arrays per transaction (a few addresses each: compared, not hashed).
+  // in small arrays per transaction (a few addresses each: compared, not hashed). A transaction's outputs, and
+  // its movements, come together in our adapters' blocks: the answer for the last transaction id (touched or
+  // not, and its tallies) serves the entries after it with the same id, compared, not screened again.
   const perTransaction = new Map<string, Tally[]>();
+  let lastId: string | undefined;
+  let lastTallies: Tally[] | undefined;
+  const talliesOf = (transactionId: string): Tally[] | undefined => {
+    if (transactionId === lastId) return lastTallies;
+    lastId = transactionId;
+    lastTallies = undefined;
+    if (!isTouched(transactionId)) return undefined;
+    lastTallies = perTransaction.get(transactionId);
+    if (lastTallies === undefined) {
+      lastTallies = [];
+      perTransaction.set(transactionId, lastTallies);
+    }
+    return lastTallies;
+  };
   // Each tally keeps the derived-address entry its lookup found (-1: not the wallet's): every address of the
   // wallet in a touched transaction was looked up above, as an output's or a spending movement's.
-  const tallyOf = (transactionId: string, address: string, entry: number): Tally => {
-    let list = perTransaction.get(transactionId);
-    if (!list) {
-      list = [];
-      perTransaction.set(transactionId, list);
-    }
-    for (const t of list) {
-      if (t.address !== address) continue;
-      if (entry >= 0) t.entry = entry;
-      return t;
-    }
-    const t: Tally = { address, net: 0n, out: 0n, entry };
-    list.push(t);
-    return t;
-  };
   for (let i = 0; i < outputs.length; i++) {
     const o = outputs[i] as (typeof outputs)[number];
-    if (isTouched(o.transactionId)) tallyOf(o.transactionId, o.address, found[i] as number).out += o.value;
+    const tallies = talliesOf(o.transactionId);
+    if (tallies) tallyOf(tallies, o.address, found[i] as number).out += o.value;
   }
-  for (let i = 0, looked = outputs.length; i < coinMovements.length; i++) {
+  lastId = undefined;
+  for (let i = 0; i < coinMovements.length; i++) {
     const m = coinMovements[i] as (typeof coinMovements)[number];
-    const entry = m.delta < 0n ? (found[looked++] as number) : -1;
-    if (isTouched(m.transactionId)) tallyOf(m.transactionId, m.address, entry).net += m.delta;
+    const tallies = talliesOf(m.transactionId);
+    if (tallies === undefined) continue;
+    const at = lookedUp[i] as number;
+    tallyOf(tallies, m.address, at < 0 ? -1 : (found[at] as number)).net += m.delta;
   }
   const unresolved = new Set<string>();
-  for (const spend of utxo.spends) if (isTouched(spend.transactionId)) unresolved.add(spend.transactionId);
+  let lastSpent: string | undefined;
+  for (const spend of utxo.spends) {
+    if (spend.transactionId === lastSpent) continue;
+    lastSpent = spend.transactionId;
+    if (isTouched(lastSpent)) unresolved.add(lastSpent);
+  }
 
   const matches: XpubCoinsMatch<E>[] = [];
   const ordered = block.transactionIds.filter(isTouched);
@@ -205,34 +231,36 @@ function matchUtxoBlock<E extends XpubEventType>(
   for (const transactionId of ordered) {
     const tallies = perTransaction.get(transactionId) ?? [];
     let totalOut = 0n;
-    for (const t of tallies) totalOut += t.out;
-    const bySubscription = new Map<string, XpubAddressMovement[]>();
+    for (const t of tallies) if (t.out !== 0n) totalOut += t.out;
+    // The wallet's addresses the transaction touches, per subscription (the entries' owners; usually one).
+    const groups: Group[] = [];
     for (const t of tallies) {
       if (t.entry < 0) continue;
       for (const e of index.xpubEntriesAt(t.entry)) {
-        if (!isOf(index, e.subscriptionId, eventType)) continue;
-        const list = bySubscription.get(e.subscriptionId) ?? [];
-        list.push({ address: t.address, derivationPath: e.derivationPath, change: e.change, index: e.index, received: t.out, sent: t.out - t.net });
-        bySubscription.set(e.subscriptionId, list);
+        if (!isOf(index, e.owner, eventType)) continue;
+        let group: Group | undefined;
+        for (const g of groups) if (g.owner === e.owner) group = g;
+        if (group === undefined) {
+          group = { owner: e.owner, addresses: [] };
+          groups.push(group);
+        }
+        group.addresses.push({ address: t.address, derivationPath: e.derivationPath, change: e.change, index: e.index, received: t.out, sent: t.out - t.net });
       }
     }
-    for (const [subscriptionId, addresses] of bySubscription) {
-      const subscription = index.recordOf(subscriptionId);
-      const walletKey = index.walletKeyOf(subscriptionId);
-      if (!subscription || !walletKey) continue;
+    for (const { owner, addresses } of groups) {
       const { received, sent } = walletTotals(addresses);
       if (received === 0n && sent === 0n) continue;
-      let othersSpent = unresolved.has(transactionId);
+      let othersSpent = unresolved.size > 0 && unresolved.has(transactionId);
       for (const t of tallies) if (t.out - t.net > 0n && !addresses.some((a) => a.address === t.address)) othersSpent = true;
       const fee = sent > 0n && !othersSpent && sent >= totalOut ? sent - totalOut : null;
       const direction: XpubDirection = sent === 0n ? 'incoming' : received === totalOut ? 'self' : 'outgoing';
-      addresses.sort((x, y) => Number(x.change) - Number(y.change) || x.index - y.index);
+      if (addresses.length > 1) addresses.sort(byChainAndIndex);
       matches.push({
         eventType,
-        subscription,
+        subscription: index.xpubOwnerRecord(owner),
         identity: { transactionId, position: null, direction: null },
         transactionId,
-        walletKey,
+        walletKey: index.xpubOwnerKey(owner),
         direction,
         amount: received > sent ? received - sent : sent - received,
         fee,
@@ -242,6 +270,27 @@ function matchUtxoBlock<E extends XpubEventType>(
   }
   return matches;
 }
+
+/** The wallet's addresses a transaction touches, of one subscription (the owner of their derived-address entries). */
+interface Group {
+  owner: number;
+  addresses: XpubAddressMovement[];
+}
+
+/** The tally of `address` in a transaction's tallies, added when it has none; `entry` (>= 0) kept when found. */
+function tallyOf(tallies: Tally[], address: string, entry: number): Tally {
+  for (const t of tallies) {
+    if (t.address !== address) continue;
+    if (entry >= 0) t.entry = entry;
+    return t;
+  }
+  const t: Tally = { address, net: 0n, out: 0n, entry };
+  tallies.push(t);
+  return t;
+}
+
+/** Receive chain first, by index. */
+const byChainAndIndex = (x: XpubAddressMovement, y: XpubAddressMovement): number => Number(x.change) - Number(y.change) || x.index - y.index;
 
 /** The touched transactions of `block` in block order (one it does not list last: never from our adapters). */
 function inBlockOrder(block: NormalizedBlock, touched: ReadonlySet<string>): string[] {
@@ -276,7 +325,7 @@ function matchAccountBlock<E extends XpubEventType>(index: SubscriptionIndex, bl
   for (const transactionId of inBlockOrder(block, touched)) {
     const byAddress = nets.get(transactionId) ?? new Map<string, bigint>();
     const fee = fees.get(transactionId);
-    const bySubscription = new Map<string, XpubAddressMovement[]>();
+    const bySubscription = new Map<number, XpubAddressMovement[]>();
     for (const [address, net] of byAddress) {
       const entries = index.xpubEntriesOf(address);
       if (!entries) continue;
@@ -285,16 +334,15 @@ function matchAccountBlock<E extends XpubEventType>(index: SubscriptionIndex, bl
       const received = moved > 0n ? moved : 0n;
       const sent = (moved < 0n ? -moved : 0n) + paid;
       for (const e of entries) {
-        if (!isOf(index, e.subscriptionId, eventType)) continue;
-        const list = bySubscription.get(e.subscriptionId) ?? [];
+        if (!isOf(index, e.owner, eventType)) continue;
+        const list = bySubscription.get(e.owner) ?? [];
         list.push({ address, derivationPath: e.derivationPath, change: e.change, index: e.index, received, sent });
-        bySubscription.set(e.subscriptionId, list);
+        bySubscription.set(e.owner, list);
       }
     }
-    for (const [subscriptionId, addresses] of bySubscription) {
-      const subscription = index.recordOf(subscriptionId);
-      const walletKey = index.walletKeyOf(subscriptionId);
-      if (!subscription || !walletKey) continue;
+    for (const [owner, addresses] of bySubscription) {
+      const subscription = index.xpubOwnerRecord(owner);
+      const walletKey = index.xpubOwnerKey(owner);
       const { received, sent } = walletTotals(addresses);
       if (received === 0n && sent === 0n) continue;
       const mine = new Set(addresses.map((a) => a.address));
