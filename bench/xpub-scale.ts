@@ -62,7 +62,7 @@ import { loadIndexableSubscriptions } from '../src/store/chain-state.ts';
 import { createCustomer } from '../src/store/customers.ts';
 import type { Queryable } from '../src/store/db.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
-import { insertDerivedAddressColumns } from '../src/store/xpub-addresses.ts';
+import { type DerivedWindowText, insertDerivedWindows } from '../src/store/xpub-addresses.ts';
 import { envInt, log, median, removeDataDirOnCleanup } from './lib.ts';
 
 const KEYS = envInt('XPUB_SCALE_KEYS', 100_000);
@@ -75,7 +75,6 @@ const TARGETS = { loadSeconds: 120, poolToBareRatio: 0.8, tableBytesPerAddress: 
 const KEYS_CHAIN = { blockchain: 'bitcoin', network: 'mainnet' } as const;
 const PLAIN_CHAIN = { blockchain: 'bitcoin', network: 'testnet' } as const;
 const BATCH_KEYS = 250; // keys per pool job
-const INSERT_ROWS = 20_000;
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const sha256 = (data: Uint8Array): Uint8Array => createHash('sha256').update(data).digest();
@@ -144,12 +143,12 @@ function inThreadRate(keys: number, offset: number): number {
   return n / ((performance.now() - started) / 1000);
 }
 
-/** Every key's windows through the pool, BATCH_KEYS keys a job, all workers busy; `each` takes a batch's columns. */
+/** Every key's windows through the pool, BATCH_KEYS keys a job, all workers busy; `each` takes a batch's windows (as the workers joined them). */
 async function deriveAll(
   pool: DerivePool,
   keys: number,
   ids: readonly string[] | null,
-  each?: (columns: Parameters<typeof insertDerivedAddressColumns>[1]) => Promise<void>,
+  each?: (windows: DerivedWindowText[]) => Promise<void>,
 ): Promise<number> {
   let next = 0;
   let derived = 0;
@@ -159,27 +158,15 @@ async function deriveAll(
       if (first >= keys) return;
       next = Math.min(keys, first + BATCH_KEYS);
       const batch = Array.from({ length: next - first }, (_, i) => request(walletKey(first + i)));
-      const results = await pool.derive(batch);
-      const columns = {
-        subscriptionIds: [] as string[],
-        changes: [] as boolean[],
-        indexes: [] as number[],
-        addresses: [] as string[],
-        derivationPaths: [] as string[],
-      };
-      results.forEach((windows, i) => {
-        for (const w of windows) {
-          for (let j = 0; j < w.addresses.length; j++) {
-            columns.subscriptionIds.push(ids ? (ids[first + i] as string) : '');
-            columns.changes.push(w.change);
-            columns.indexes.push(w.from + j);
-            columns.addresses.push(w.addresses[j] as string);
-            columns.derivationPaths.push(`${w.prefix}/${w.from + j}`);
-          }
+      const results = await pool.deriveJoined(batch);
+      const windows: DerivedWindowText[] = [];
+      results.forEach((joined, i) => {
+        for (const w of joined) {
+          derived += w.count;
+          windows.push({ subscriptionId: ids ? (ids[first + i] as string) : '', change: w.change, from: w.from, prefix: w.prefix, addresses: w.addresses });
         }
       });
-      derived += columns.addresses.length;
-      await each?.(columns);
+      await each?.(windows);
     }
   };
   // One lane more than workers: a batch derives while the last one's rows are inserted.
@@ -329,19 +316,10 @@ export default async function xpubScaleBenchmark(): Promise<Record<string, unkno
     );
     const subscriptionsMs = performance.now() - loadStarted;
     let stored = 0;
-    const loaded = await deriveAll(pool, KEYS, ids, async (columns) => {
-      for (let start = 0; start < columns.addresses.length; start += INSERT_ROWS) {
-        const end = start + INSERT_ROWS;
-        // (Not `stored += await ...`: the lanes run at once, and that reads `stored` before the await.)
-        const added = await insertDerivedAddressColumns(db, {
-          subscriptionIds: columns.subscriptionIds.slice(start, end),
-          changes: columns.changes.slice(start, end),
-          indexes: columns.indexes.slice(start, end),
-          addresses: columns.addresses.slice(start, end),
-          derivationPaths: columns.derivationPaths.slice(start, end),
-        });
-        stored += added;
-      }
+    const loaded = await deriveAll(pool, KEYS, ids, async (windows) => {
+      // (Not `stored += await ...`: the lanes run at once, and that reads `stored` before the await.)
+      const added = await insertDerivedWindows(db, windows);
+      stored += added;
     });
     const loadSeconds = (performance.now() - loadStarted) / 1000;
     if (loaded !== ADDRESSES || stored !== ADDRESSES) throw new Error(`derived ${loaded} and stored ${stored} addresses, expected ${ADDRESSES}`);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { HDKey } from '@scure/bip32';
 import { describe, expect, it } from 'vitest';
 import { TEST_MASTER } from '../../test/support/hd-keys.ts';
-import { addTweak, CHILD_KEY_ENGINE, childPublicKeys } from './child-keys.ts';
+import { addTweak, CHILD_KEY_ENGINE, childKey, childPublicKeys } from './child-keys.ts';
 import { deriveAddress, parseDescriptor, parseExtendedKey } from './wallet-keys.ts';
 import { deriveWindow } from './wallet-windows.ts';
 
@@ -38,6 +38,20 @@ describe('childPublicKeys: CKDpub equal to @scure/bip32 deriveChild', () => {
           expect(got).toEqual(expected);
         }
       }
+    });
+  }
+
+  for (const engine of engines) {
+    it(`${engine}: childKey gives @scure/bip32 deriveChild's public key and chain code (the branch node of a window)`, () => {
+      for (const path of ["m/84'/0'/0'", "m/44'/2'/3'"]) {
+        const parent = HDKey.fromExtendedKey(TEST_MASTER.derive(path).publicExtendedKey);
+        for (const index of [0, 1, 7, 0x7fffffff]) {
+          const got = childKey(parent.publicKey as Uint8Array, parent.chainCode as Uint8Array, index, engine);
+          const expected = parent.deriveChild(index);
+          expect([hexOf(got.publicKey), hexOf(got.chainCode)]).toEqual([hexOf(expected.publicKey as Uint8Array), hexOf(expected.chainCode as Uint8Array)]);
+        }
+      }
+      expect(() => childKey(new Uint8Array(33), new Uint8Array(32), 0x80000000, engine)).toThrow(/unhardened/);
     });
   }
 

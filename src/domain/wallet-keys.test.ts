@@ -144,3 +144,37 @@ describe('what is refused, with a message naming the problem', () => {
     expect(parsed.ok).toBe(true);
   });
 });
+
+describe('the key decoded once: the checks @scure/bip32 HDKey.fromExtendedKey made, and its HDKey at first use', () => {
+  const b58 = createBase58check((data) => createHash('sha256').update(data).digest());
+  const raw = () => b58.decode(master.derive("m/84'/0'/0'").publicExtendedKey);
+  const spelt = (bytes: Uint8Array) => {
+    bytes.set([0x04, 0xb2, 0x47, 0x46], 0); // zpub
+    return b58.encode(bytes);
+  };
+
+  it('the HDKey built later is the one fromExtendedKey gives; publicKey and chainCode are its own', async () => {
+    const { HDKey } = await import('@scure/bip32');
+    const text = spelt(raw());
+    const key = must(parseExtendedKey('bitcoin', 'mainnet', text));
+    const expected = HDKey.fromExtendedKey(text, { public: VERSION.zpub, private: 0 });
+    expect(hex.encode(key.publicKey)).toBe(hex.encode(expected.publicKey as Uint8Array));
+    expect(hex.encode(key.chainCode)).toBe(hex.encode(expected.chainCode as Uint8Array));
+    expect(key.hd.publicExtendedKey).toBe(expected.publicExtendedKey);
+    expect(key.hd).toBe(key.hd); // built once
+  });
+
+  it('refuses a public key off the curve, a depth of 0 with an index, and a private key marker', () => {
+    const offCurve = raw();
+    // x = 5: 5^3 + 7 = 132 is not a square modulo p (no point has it).
+    offCurve.set([0x02, ...new Uint8Array(31), 5], 45);
+    const bad = parseExtendedKey('bitcoin', 'mainnet', spelt(offCurve));
+    expect(bad).toMatchObject({ ok: false, message: expect.stringMatching(/is not a usable extended public key: .+\.$/) });
+    const rootWithIndex = raw();
+    rootWithIndex[4] = 0;
+    expect(parseExtendedKey('bitcoin', 'mainnet', spelt(rootWithIndex))).toMatchObject({ ok: false, message: expect.stringMatching(/zero depth/) });
+    const marker = raw();
+    marker[45] = 0;
+    expect(parseExtendedKey('bitcoin', 'mainnet', spelt(marker))).toMatchObject({ ok: false, message: expect.stringMatching(/Version mismatch/) });
+  });
+});

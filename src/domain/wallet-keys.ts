@@ -8,14 +8,15 @@
  * put through validateAddress, so that a derived address is spelt exactly as a subscribed one is (the
  * canonical form matching compares: cashaddr for bitcoin-cash, lower-case bech32).
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { schnorr, secp256k1 } from '@noble/curves/secp256k1';
 import { keccak_256 } from '@noble/hashes/sha3';
-import { bech32, bech32m, createBase58check, hex } from '@scure/base';
+import { createBase58check, hex } from '@scure/base';
 import { HARDENED_OFFSET, HDKey } from '@scure/bip32';
 import { bchPolymod, validateAddress } from './addresses.ts';
 import { type Blockchain, CHAINS, type Network } from './chains.ts';
-import { addTweak } from './child-keys.ts';
+import { addTweak, isCurvePoint } from './child-keys.ts';
+import { segwitAddress } from './segwit-address.ts';
 
 /** How the addresses of a key are scripted. The account chains have one form (their own address). */
 export type ScriptType = 'legacy' | 'p2sh-segwit' | 'segwit' | 'taproot';
@@ -54,7 +55,11 @@ export interface WalletKey {
   origin: string | null;
   /** The receive branch, and the change branch where the key has one. */
   branches: readonly KeyBranch[];
-  hd: HDKey;
+  /** The key's compressed public key and chain code (what derivation reads: child-keys.ts). */
+  publicKey: Uint8Array;
+  chainCode: Uint8Array;
+  /** The key as @scure/bip32's HDKey, built at first use (deriveAddress): a window is derived without it. */
+  readonly hd: HDKey;
 }
 
 export type WalletKeyResult = { ok: true; key: WalletKey } | { ok: false; message: string };
@@ -123,7 +128,8 @@ const PRIVATE_REFUSAL =
   'is a private key; herald needs only the public key (xpub, ypub, zpub, ...), and a private key must never leave your wallet: it was not stored';
 
 const sha256 = (data: Uint8Array): Uint8Array => createHash('sha256').update(data).digest();
-const hash160 = (data: Uint8Array): Uint8Array => createHash('ripemd160').update(sha256(data)).digest();
+// One-shot hashes (no Hash object per call): an address per derived child.
+const hash160 = (data: Uint8Array): Uint8Array => hash('ripemd160', hash('sha256', data, 'buffer'), 'buffer');
 const b58check = createBase58check(sha256);
 
 function show(value: string): string {
@@ -147,10 +153,20 @@ export function parseExtendedKey(blockchain: Blockchain, network: Network, text:
         { change: 0, steps: [0] },
         { change: 1, steps: [1] },
       ];
-  return { ok: true, key: { ...parsed.key, origin: null, branches } };
+  return { ok: true, key: withLazyHd({ ...parsed.key, origin: null, branches }) };
 }
 
-type KeyOnly = Omit<WalletKey, 'origin' | 'branches'>;
+/** A parsed key without its branches, and what its HDKey is made of (withLazyHd). */
+type KeyOnly = Omit<WalletKey, 'origin' | 'branches' | 'hd'> & { hdOptions: HDKeyOptions };
+type HDKeyOptions = ConstructorParameters<typeof HDKey>[0];
+
+/** The key with `hd` built at first use (the HDKey constructor's point decoding and hash160 cost as much as a few children). */
+function withLazyHd(fields: Omit<WalletKey, 'hd'> & { hdOptions: HDKeyOptions }): WalletKey {
+  const { hdOptions, ...key } = fields;
+  let hd: HDKey | undefined;
+  Object.defineProperty(key, 'hd', { enumerable: true, get: () => (hd ??= new HDKey(hdOptions)) });
+  return key as WalletKey;
+}
 
 function parseKeyText(
   blockchain: Blockchain,
@@ -206,13 +222,48 @@ function parseKeyText(
       return { ok: false, message: `${blockchain} keys have one address form: give an xpub (tpub on testnet) without derivation.` };
     scriptType = 'account';
   }
-  let hd: HDKey;
+  let hdOptions: HDKeyOptions;
   try {
-    hd = HDKey.fromExtendedKey(text, { public: versionNumber >>> 0, private: 0 });
+    hdOptions = hdKeyOptionsOf(raw, versionNumber >>> 0);
   } catch (error) {
     return { ok: false, message: `${show(text)} is not a usable extended public key: ${(error as Error).message}.` };
   }
-  return { ok: true, key: { blockchain, network, scriptType, extendedKey: text, hd } };
+  return {
+    ok: true,
+    key: {
+      blockchain,
+      network,
+      scriptType,
+      extendedKey: text,
+      publicKey: hdOptions.publicKey as Uint8Array,
+      chainCode: hdOptions.chainCode as Uint8Array,
+      hdOptions,
+    },
+  };
+}
+
+/**
+ * What HDKey.fromExtendedKey(text, { public: version, private: 0 }) builds its HDKey of, from the key's bytes
+ * already decoded (its base58check decoding not done twice), with the same checks and errors: a private
+ * key's marker, a depth of 0 with an index or parent, a public key that is not a point of the curve
+ * (libsecp256k1's parser where it loads, else noble's, the HDKey constructor's own).
+ */
+function hdKeyOptionsOf(raw: Uint8Array, version: number): HDKeyOptions {
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const publicKey = raw.slice(45);
+  // A private key's 0x00 marker: fromExtendedKey compares the version with the private one (0 here).
+  if (publicKey[0] === 0) throw new Error('Version mismatch');
+  const options = {
+    versions: { public: version, private: 0 },
+    depth: raw[4] as number,
+    parentFingerprint: view.getUint32(5, false),
+    index: view.getUint32(9, false),
+    chainCode: raw.slice(13, 45),
+    publicKey,
+  };
+  if (!options.depth && (options.parentFingerprint || options.index)) throw new Error('HDKey: zero depth with non-zero index/parent fingerprint');
+  if (!isCurvePoint(publicKey)) new HDKey(options); // throws the constructor's own error
+  return options;
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -319,7 +370,7 @@ export function parseDescriptor(blockchain: Blockchain, network: Network, text: 
   if (!allowed.includes(wrapper.scriptType))
     return { ok: false, message: `${blockchain} has no ${wrapper.scriptType} addresses: expected ${allowed.join(' or ')}.` };
   const origin = keyExpr[1] ? `m${originPath.replace(/[hH]/g, "'")}` : null;
-  return { ok: true, key: { ...parsed.key, scriptType: wrapper.scriptType, origin, branches } };
+  return { ok: true, key: withLazyHd({ ...parsed.key, scriptType: wrapper.scriptType, origin, branches }) };
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -371,9 +422,9 @@ function encodeAddress(key: WalletKey, publicKey: Uint8Array, regtest: boolean):
     case 'p2sh-segwit':
       return base58Address(enc.p2sh, versionBytes, hash160(Uint8Array.of(0x00, 0x14, ...hash160(publicKey))));
     case 'segwit':
-      return bech32.encode(hrp, [0, ...bech32.toWords(hash160(publicKey))]);
+      return segwitAddress(hrp, 0, hash160(publicKey));
     case 'taproot':
-      return bech32m.encode(hrp, [1, ...bech32m.toWords(taprootOutputKey(publicKey))]);
+      return segwitAddress(hrp, 1, taprootOutputKey(publicKey));
   }
 }
 

@@ -4,7 +4,7 @@
  * watched, so gapLimit unused addresses always follow the highest used one. Pure.
  */
 import type { Blockchain, Network } from './chains.ts';
-import { childPublicKeys } from './child-keys.ts';
+import { childKey, childPublicKeys } from './child-keys.ts';
 import type { DerivedAddressRow, SubscribedWalletKey } from './subscriptions.ts';
 import { addressOfPublicKey, parseDescriptor, parseExtendedKey, type WalletKey, type WalletKeyResult } from './wallet-keys.ts';
 
@@ -31,23 +31,38 @@ export function deriveWindow(
   to: number,
   regtest: boolean,
 ): Pick<DerivedAddressRow, 'address' | 'derivationPath' | 'change' | 'index'>[] {
-  const rows: Pick<DerivedAddressRow, 'address' | 'derivationPath' | 'change' | 'index'>[] = [];
+  const window = deriveWindowAddresses(key, change, from, to, regtest);
+  if (!window) return [];
+  return window.addresses.map((address, i) => ({ address, derivationPath: `${window.prefix}/${from + i}`, change, index: from + i }));
+}
+
+/**
+ * deriveWindow's addresses alone, with the derivation path up to the index (`${prefix}/${index}` is each
+ * address's path): what the derivation workers send back (no row per address built and dropped); undefined
+ * when the key has no such branch.
+ */
+export function deriveWindowAddresses(
+  key: WalletKey,
+  change: boolean,
+  from: number,
+  to: number,
+  regtest: boolean,
+): { prefix: string; addresses: string[] } | undefined {
   const branch = key.branches.find((b) => b.change === (change ? 1 : 0));
-  if (!branch) return rows;
-  if (to < from) return rows;
-  // The branch's node derived once; its children by childPublicKeys (child-keys.ts: CKDpub without an HDKey per child).
-  let hd = key.hd;
-  for (const step of branch.steps) hd = hd.deriveChild(step);
-  if (!hd.publicKey || !hd.chainCode) throw new Error('the branch key has no public key');
+  if (!branch) return undefined;
   const prefix = [key.origin ?? 'm', ...branch.steps].join('/');
-  const keys = childPublicKeys(hd.publicKey, hd.chainCode, from, to);
+  const addresses: string[] = [];
+  if (to < from) return { prefix, addresses };
+  // The branch's node derived once, and its children, by CKDpub (child-keys.ts: no HDKey per node; @scure/bip32's
+  // deriveChild cost as much as 20 children).
+  let node = { publicKey: key.publicKey, chainCode: key.chainCode };
+  for (const step of branch.steps) node = childKey(node.publicKey, node.chainCode, step);
+  const keys = childPublicKeys(node.publicKey, node.chainCode, from, to);
   for (let i = 0; i < keys.length; i++) {
-    const index = from + i;
     // The first address of a window goes through validateAddress too: an encoder spelling differently from it fails loudly.
-    const address = addressOfPublicKey(key, keys[i] as Uint8Array, regtest, i === 0);
-    rows.push({ address, derivationPath: `${prefix}/${index}`, change, index });
+    addresses.push(addressOfPublicKey(key, keys[i] as Uint8Array, regtest, i === 0));
   }
-  return rows;
+  return { prefix, addresses };
 }
 
 /**

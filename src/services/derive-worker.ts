@@ -4,7 +4,7 @@
  * (one string crosses the thread boundary cheaper than thousands).
  */
 import { parentPort } from 'node:worker_threads';
-import { deriveWindow, parseSubscribedKey } from '../domain/wallet-windows.ts';
+import { deriveWindowAddresses, parseSubscribedKey } from '../domain/wallet-windows.ts';
 import type { DeriveAnswer, DeriveJob } from './derive-workers.ts';
 
 const port = parentPort;
@@ -20,9 +20,9 @@ port.on('message', (job: DeriveJob) => {
         continue;
       }
       const windows = request.windows.map(({ change, from, to }) => {
-        const rows = deriveWindow(parsed.key, change, from, to, request.key.regtest);
-        const prefix = rows[0] ? rows[0].derivationPath.slice(0, rows[0].derivationPath.lastIndexOf('/')) : '';
-        return { change, from: rows[0]?.index ?? from, prefix, addresses: rows.map((r) => r.address).join('\n') };
+        const window = deriveWindowAddresses(parsed.key, change, from, to, request.key.regtest);
+        const addresses = window?.addresses ?? [];
+        return { change, from, prefix: addresses.length > 0 ? (window?.prefix ?? '') : '', addresses: addresses.join('\n'), count: addresses.length };
       });
       answer.results.push({ windows });
     }

@@ -40,7 +40,18 @@ export interface DeriveJob {
 export interface DeriveAnswer {
   id: number;
   error?: string;
-  results: ({ windows: { change: boolean; from: number; prefix: string; addresses: string }[] } | { error: string })[];
+  results: ({ windows: JoinedWindow[] } | { error: string })[];
+}
+
+/** One window as a worker sends it: its addresses in one newline-joined string (a bulk insert passes it on as it is: store/xpub-addresses.ts insertDerivedWindows). */
+export interface JoinedWindow {
+  change: boolean;
+  from: number;
+  /** The path up to the index: `${prefix}/${index}` is an address's derivationPath. */
+  prefix: string;
+  /** Addresses of indexes from, from + 1, ..., joined by newlines ('' for none). */
+  addresses: string;
+  count: number;
 }
 
 export type DerivedWindowRow = Pick<DerivedAddressRow, 'address' | 'derivationPath' | 'change' | 'index'>;
@@ -57,6 +68,8 @@ export interface DerivedWindow {
 export interface DerivePool {
   /** The windows of each request, in order (a window of a branch the key does not have is empty); rejects on a refused key. */
   derive(requests: DeriveRequest[]): Promise<DerivedWindow[][]>;
+  /** derive() with each window's addresses as the worker joined them (for a bulk insert: no array per window built here). */
+  deriveJoined(requests: DeriveRequest[]): Promise<JoinedWindow[][]>;
   /** Worker threads in the pool (started or not). */
   readonly size: number;
   close(): Promise<void>;
@@ -86,7 +99,7 @@ function workerEntry(): { code: string; eval: true } | { url: URL; eval: false }
 
 interface Slot {
   worker: Worker;
-  inFlight: Map<number, { resolve: (windows: DerivedWindow[][]) => void; reject: (error: Error) => void }>;
+  inFlight: Map<number, { resolve: (windows: JoinedWindow[][]) => void; reject: (error: Error) => void }>;
 }
 
 /** The default pool size: two workers (one on a one-core machine): derivation shares the machine with PostgreSQL and the rest of herald. */
@@ -111,13 +124,7 @@ export function createDerivePool(size = DEFAULT_DERIVE_WORKERS): DerivePool {
       if (answer.error !== undefined) return job.reject(new Error(`deriving addresses failed: ${answer.error}`));
       const refused = answer.results.find((r) => 'error' in r);
       if (refused && 'error' in refused) return job.reject(new Error(`deriving addresses failed: ${refused.error}`));
-      job.resolve(
-        answer.results.map((r) =>
-          'windows' in r
-            ? r.windows.map((w) => ({ change: w.change, from: w.from, prefix: w.prefix, addresses: w.addresses === '' ? [] : w.addresses.split('\n') }))
-            : [],
-        ),
-      );
+      job.resolve(answer.results.map((r) => ('windows' in r ? r.windows : [])));
     });
     let failure: Error | undefined;
     worker.on('error', (error) => {
@@ -142,7 +149,14 @@ export function createDerivePool(size = DEFAULT_DERIVE_WORKERS): DerivePool {
     return best as Slot;
   }
 
-  function derive(requests: DeriveRequest[]): Promise<DerivedWindow[][]> {
+  async function derive(requests: DeriveRequest[]): Promise<DerivedWindow[][]> {
+    const results = await deriveJoined(requests);
+    return results.map((windows) =>
+      windows.map((w) => ({ change: w.change, from: w.from, prefix: w.prefix, addresses: w.addresses === '' ? [] : w.addresses.split('\n') })),
+    );
+  }
+
+  function deriveJoined(requests: DeriveRequest[]): Promise<JoinedWindow[][]> {
     if (closed) return Promise.reject(new Error('the derivation workers are closed'));
     if (requests.length === 0) return Promise.resolve([]);
     const slot = pick();
@@ -159,7 +173,7 @@ export function createDerivePool(size = DEFAULT_DERIVE_WORKERS): DerivePool {
     await Promise.all(slots.map((slot) => slot?.worker.terminate()));
   }
 
-  return { derive, size, close };
+  return { derive, deriveJoined, size, close };
 }
 
 let shared: DerivePool | undefined;

@@ -163,30 +163,38 @@ export async function nextReceiveAddress(q: Queryable, customerId: string, subsc
   return row ? toDerived(row) : undefined;
 }
 
-/** Derived addresses of many subscriptions, column by column (bulk loads: one statement per few thousand rows). */
-export interface DerivedAddressColumns {
-  subscriptionIds: string[];
-  changes: boolean[];
-  indexes: number[];
-  addresses: string[];
-  derivationPaths: string[];
+/** One window of derived addresses of a subscription, as the derivation workers send it (services/derive-workers.ts JoinedWindow). */
+export interface DerivedWindowText {
+  subscriptionId: string;
+  change: boolean;
+  /** The index of the first address. */
+  from: number;
+  /** The derivation path up to the index (`${prefix}/${index}` is each address's). */
+  prefix: string;
+  /** The addresses of indexes from, from + 1, ..., joined by newlines. */
+  addresses: string;
 }
 
 /**
- * Adds the derived addresses of many subscriptions in one multi-row statement (unnest of five arrays; those
- * already there are left as they are): the bulk form of insertDerivedAddresses, for loading keys by the
- * thousand (bench/xpub-scale.ts). Returns how many were added.
+ * Adds windows of derived addresses of many subscriptions in one statement (those already there are left as
+ * they are): the bulk form of insertDerivedAddresses, for loading keys by the thousand (bench/xpub-scale.ts).
+ * Each window's addresses go as the one newline-joined string the workers made, split into rows by
+ * PostgreSQL, its paths built there too: five arrays of one entry per window, not five of one entry per
+ * address to serialise here. Returns how many were added.
  */
-export async function insertDerivedAddressColumns(tx: Queryable, columns: DerivedAddressColumns): Promise<number> {
-  if (columns.subscriptionIds.length === 0) return 0;
+export async function insertDerivedWindows(tx: Queryable, windows: readonly DerivedWindowText[]): Promise<number> {
+  const filled = windows.filter((w) => w.addresses !== '');
+  if (filled.length === 0) return 0;
   const [row] = await tx.query<{ n: number }>(
-    'xpub:insert-address-columns',
+    'xpub:insert-windows',
     `WITH added AS (
        INSERT INTO xpub_addresses (subscription_id, change, index, address, derivation_path)
-       SELECT * FROM unnest($1::uuid[], $2::boolean[], $3::int[], $4::text[], $5::text[])
+       SELECT w.subscription_id, w.change, w.first + a.n::int - 1, a.address, w.prefix || '/' || (w.first + a.n::int - 1)
+       FROM unnest($1::uuid[], $2::boolean[], $3::int[], $4::text[], $5::text[]) AS w (subscription_id, change, first, prefix, addresses)
+       CROSS JOIN LATERAL unnest(string_to_array(w.addresses, E'\\n')) WITH ORDINALITY AS a (address, n)
        ON CONFLICT DO NOTHING RETURNING 1)
      SELECT count(*)::int AS n FROM added`,
-    [columns.subscriptionIds, columns.changes, columns.indexes, columns.addresses, columns.derivationPaths],
+    [filled.map((w) => w.subscriptionId), filled.map((w) => w.change), filled.map((w) => w.from), filled.map((w) => w.prefix), filled.map((w) => w.addresses)],
   );
   return row?.n ?? 0;
 }
