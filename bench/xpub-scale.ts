@@ -19,7 +19,8 @@
  *     through services/derive-workers.ts (XPUB_SCALE_WORKERS threads, default 2), addresses encoded, rows
  *     back on this thread. Also the pool's rate over this thread's own (deriveWindow, same keys' sample).
  *  3. Load: the subscription rows (one multi-row insert per 10,000), then the keys' windows derived in the
- *     pool and stored with insertDerivedAddressColumns (multi-row unnest, 20,000 rows a statement, two
+ *     pool and stored with insertDerivedWindows (a statement per batch of BATCH_KEYS keys: each window's
+ *     addresses as the worker joined them, split by PostgreSQL; up to three at once on the pool's
  *     connections), the derivation of the next batch overlapping the insert of the last; timed from the
  *     first subscription row to the last address committed. What a bulk create of the keys costs (the
  *     API's create does the same per key, one transaction each).
