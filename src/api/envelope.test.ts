@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { DbError } from '../store/db.ts';
-import { handleError, newRequestId } from './envelope.ts';
+import { handleError, newRequestId, utf8Of } from './envelope.ts';
 
 /** A Fastify server with herald's error handler and one route that throws `error`. */
 async function answerTo(error: unknown) {
@@ -38,5 +38,23 @@ describe('errors the store raises, as the API answers them', () => {
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('unexpected_server_error');
     expect(res.headers['retry-after']).toBeUndefined();
+  });
+});
+
+describe('utf8Of: JSON pieces written into one buffer', () => {
+  it('gives the bytes of the pieces joined, ASCII or not, also when the pieces outgrow the first buffer', () => {
+    const cases: string[][] = [
+      [],
+      [''],
+      ['{"items":[', '{"a":1', '}', '],"hasMore":false}'],
+      // Two to four bytes a character: the first buffer (one byte a character) is outgrown.
+      ['{"name":"', 'é'.repeat(5000), '","cjk":"', '漢字'.repeat(3000), '","emoji":"', '🦊'.repeat(2000), '"}'],
+      ['x'.repeat(100_000), 'ü'],
+      ['ü', 'x'.repeat(100_000)],
+    ];
+    for (const pieces of cases) {
+      const joined = Buffer.from(pieces.join(''));
+      expect(utf8Of(pieces).equals(joined), `${pieces.length} pieces, ${joined.length} bytes`).toBe(true);
+    }
   });
 });

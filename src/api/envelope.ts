@@ -93,18 +93,47 @@ export function sendData(request: FastifyRequest, reply: FastifyReply, status: n
 }
 
 /**
- * Like sendData, for data that is already JSON text (built by the database): spliced into the
- * envelope instead of parsed and serialised again.
+ * Like sendData, for data that is already JSON text (built by the database, or spliced from stored
+ * bodies): spliced into the envelope instead of parsed and serialised again. `dataJson` may come in
+ * pieces (an event stream page: two a entry), written one after the other.
  */
-export function sendJsonText(request: FastifyRequest, reply: FastifyReply, status: number, dataJson: string, credits: Credits) {
+export function sendJsonText(request: FastifyRequest, reply: FastifyReply, status: number, dataJson: string | readonly string[], credits: Credits) {
   creditHeaders(reply, credits);
   reply.header('content-type', 'application/json; charset=utf-8');
   const context = contextOf(request);
-  const head = `{"apiVersion":"${API_VERSION}","requestId":"${request.id}",${context === undefined ? '' : `"context":${JSON.stringify(context)},`}`;
-  const text = `${head}"data":${dataJson}}`;
-  // A large answer (a page of the event stream: half a megabyte) goes out as bytes encoded once: sent as a
-  // string, it was measured for its Content-Length and then encoded again by the socket's write.
-  return reply.code(status).send(text.length > LARGE_TEXT ? Buffer.from(text) : text);
+  const head = `{"apiVersion":"${API_VERSION}","requestId":"${request.id}",${context === undefined ? '' : `"context":${JSON.stringify(context)},`}"data":`;
+  if (typeof dataJson === 'string') {
+    const text = `${head}${dataJson}}`;
+    // A large answer goes out as bytes encoded once: sent as a string, it was measured for its
+    // Content-Length and then encoded again by the socket's write.
+    return reply.code(status).send(text.length > LARGE_TEXT ? Buffer.from(text) : text);
+  }
+  return reply.code(status).send(utf8Of([head, ...dataJson, '}']));
+}
+
+/**
+ * The UTF-8 bytes of the pieces, one after the other, written straight into one buffer: no joined
+ * string to build (half a megabyte for a page of the event stream), flatten and encode again. Sized for
+ * one byte a character (JSON here is mostly ASCII), a piece's exact length measured only when it might
+ * not fit.
+ */
+export function utf8Of(pieces: readonly string[]): Buffer {
+  let chars = 0;
+  for (const piece of pieces) chars += piece.length;
+  let buffer = Buffer.allocUnsafe(Math.ceil(chars * 1.05) + 64);
+  let at = 0;
+  for (const piece of pieces) {
+    if (buffer.length - at < piece.length * 3) {
+      const need = Buffer.byteLength(piece);
+      if (buffer.length - at < need) {
+        const larger = Buffer.allocUnsafe(Math.max(buffer.length * 2, at + need));
+        buffer.copy(larger, 0, 0, at);
+        buffer = larger;
+      }
+    }
+    at += buffer.write(piece, at);
+  }
+  return buffer.subarray(0, at);
 }
 
 const LARGE_TEXT = 16 * 1024;

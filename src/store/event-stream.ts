@@ -4,7 +4,7 @@
  * them, from a position on.
  */
 import type { CallbackEventType, EventType } from '../domain/chains.ts';
-import { positionBefore, STREAM_START, type StreamPosition } from '../domain/stream-cursor.ts';
+import { STREAM_START, type StreamPosition } from '../domain/stream-cursor.ts';
 import { CALLBACKS_CHANNEL } from './callbacks.ts';
 import type { Queryable } from './db.ts';
 
@@ -15,38 +15,26 @@ export interface StreamFilters {
   network?: string;
 }
 
+/**
+ * An entry of a page as the statement gives it (no object of its own: a page is a thousand of them, and
+ * each allocation showed in the stream's profile, docs/benchmarks.md). Its position is (xid, rank, n, id).
+ */
 export interface StreamRow {
-  position: StreamPosition;
-  /** null: the event itself; else what happened to it. */
-  mark: 'retracted' | 'reinstated' | null;
-  callbackId: string;
-  subscriptionId: string;
-  eventType: EventType;
-  idempotencyKey: string;
-  /** The callback's x-callback-sequence. */
-  sequence: number | null;
+  /** The writing transaction's id, as decimal text. */
+  xid: string;
+  /** 0: a mark (a retraction or reinstatement); 1: an event. */
+  rank: number;
+  /** The mark's number or the event's x-callback-sequence, as decimal text. */
+  n: string;
+  /** The callback's id. */
+  id: string;
+  event_type: EventType;
   /** The callback body, byte for byte as sent. */
   body: string;
-  /** When the event (or the mark) was written, in Unix seconds (read as such: no Date per row). */
-  createdAt: number;
-  /** A mark's block (the one that left the chain, or came back). */
-  block: { height: number; hash: string } | null;
-}
-
-interface Row {
-  xid: string;
-  rank: number;
-  n: string;
-  id: string;
-  kind: 'retracted' | 'reinstated' | null;
-  subscription_id: string;
-  event_type: EventType;
-  idempotency_key: string;
-  sequence: string | null;
-  body: string;
-  created_at: string;
-  block_height: string | null;
-  block_hash: string | null;
+  /** `,"sequence":S,"createdAt":T`: the entry's fields after the body's own (createdAt in Unix seconds, of the event or the mark). */
+  x: string;
+  /** A mark: `["retracted"|"reinstated", subscriptionId, idempotencyKey, blockHeight, blockHash]` (JSON text; the block's null when unknown); null for an event. */
+  mark: string | null;
 }
 
 /**
@@ -106,14 +94,15 @@ const pageSql = (filters: string, price: number, endpoint: number) => `WITH h AS
        SELECT $1, (now() AT TIME ZONE 'UTC')::date, $${endpoint}::text, 1, cost.c FROM cost WHERE EXISTS (SELECT 1 FROM d)
        ON CONFLICT (customer_id, day, endpoint) DO UPDATE SET requests = u.requests + EXCLUDED.requests, credits = u.credits + EXCLUDED.credits
        RETURNING day)
-     SELECT NULL::text AS meta, p.xid, p.rank, p.n, p.id, p.kind, p.subscription_id, p.event_type, p.idempotency_key, p.sequence, p.body, p.created_at,
-       p.block_height, p.block_hash
+     SELECT NULL::text AS meta, p.xid, p.rank, p.n, p.id, p.event_type, p.body,
+       ',"sequence":' || coalesce(p.sequence::text, 'null') || ',"createdAt":' || p.created_at AS x,
+       CASE WHEN p.kind IS NOT NULL THEN json_build_array(p.kind, p.subscription_id, p.idempotency_key, p.block_height, p.block_hash)::text END AS mark
      FROM page p
      UNION ALL
      SELECT json_build_object('live', (SELECT ok FROM live), 'horizon', (SELECT json_build_array(z.stream_xid::text, z.rank, z.n::text, z.entry_id) FROM z),
          'cost', (SELECT c FROM cost)::text, 'credits', coalesce((SELECT credits FROM d), (SELECT credits FROM customers WHERE id = $1), 0)::text,
          'debited', EXISTS (SELECT 1 FROM d), 'day', (SELECT min(day)::text FROM u), 'commitMode', set_config('synchronous_commit', 'off', true))::text,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
 /** 2^62: a mark's id (a bigserial) less this is below every x-callback-sequence. */
 const MARK_SHIFT = '4611686018427387904';
 const READ_ALL = pageSql('', 7, 8);
@@ -159,7 +148,7 @@ export async function readStreamPage(
   const head = [customerId, after.xid, after.rank, after.n, after.entryId, limit];
   const price = [String(charge.pricePerEntry), charge.endpoint];
   const rows = filtered
-    ? await q.query<Row & { meta: string | null }>('stream:page-filtered', READ_FILTERED, [
+    ? await q.query<StreamRow & { meta: string | null }>('stream:page-filtered', READ_FILTERED, [
         ...head,
         filters.referenceId ?? null,
         filters.eventType ?? null,
@@ -167,7 +156,7 @@ export async function readStreamPage(
         filters.network ?? null,
         ...price,
       ])
-    : await q.query<Row & { meta: string | null }>('stream:page', READ_ALL, [...head, ...price]);
+    : await q.query<StreamRow & { meta: string | null }>('stream:page', READ_ALL, [...head, ...price]);
   const meta = JSON.parse(rows.pop()?.meta ?? 'null') as Meta | null;
   if (!meta) throw new Error('the stream page statement gave no meta row');
   const cost = BigInt(meta.cost);
@@ -177,25 +166,30 @@ export async function readStreamPage(
     page.expiredAt = { xid, rank: rank === 0 ? 0 : 1, n, entryId };
     return page;
   }
-  page.rows = rows.map((r) => ({
-    position: { xid: r.xid, rank: r.rank === 0 ? 0 : 1, n: r.n, entryId: r.id },
-    mark: r.kind,
-    callbackId: r.id,
-    subscriptionId: r.subscription_id,
-    eventType: r.event_type,
-    idempotencyKey: r.idempotency_key,
-    sequence: r.sequence === null ? null : Number(r.sequence),
-    body: r.body,
-    createdAt: Number(r.created_at),
-    block: r.block_hash === null ? null : { height: Number(r.block_height), hash: r.block_hash },
-  }));
   // Append hands the page over in its order, before the meta row; sorted should a plan ever differ.
-  if (!inOrder(page.rows)) page.rows.sort((a, b) => (positionBefore(a.position, b.position) ? -1 : positionBefore(b.position, a.position) ? 1 : 0));
+  if (!inOrder(rows)) rows.sort(compareRows);
+  page.rows = rows;
   return page;
 }
 
+/** The position of a row. */
+export function rowPosition(row: StreamRow): StreamPosition {
+  return { xid: row.xid, rank: row.rank === 0 ? 0 : 1, n: row.n, entryId: row.id };
+}
+
+/** Decimal texts without leading zeros, compared as the numbers they are (no BigInt per row). */
+function compareDecimal(a: string, b: string): number {
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Stream order: (xid, rank, n, id). */
+function compareRows(a: StreamRow, b: StreamRow): number {
+  return compareDecimal(a.xid, b.xid) || a.rank - b.rank || compareDecimal(a.n, b.n) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
 function inOrder(rows: readonly StreamRow[]): boolean {
-  for (let i = 1; i < rows.length; i++) if (!positionBefore((rows[i - 1] as StreamRow).position, (rows[i] as StreamRow).position)) return false;
+  for (let i = 1; i < rows.length; i++) if (compareRows(rows[i - 1] as StreamRow, rows[i] as StreamRow) >= 0) return false;
   return true;
 }
 

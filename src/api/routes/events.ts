@@ -99,7 +99,8 @@ export function eventStreamRoutes(app: FastifyInstance, common: Common): void {
       );
       const page = result.value;
       // The bodies are spliced in as stored: re-serialising them could change what a receiver compares.
-      const data = `{"items":[${page.items.join(',')}],"nextCursor":${JSON.stringify(page.nextCursor)},"hasMore":${page.hasMore}}`;
+      // The schema above documents the answer; it is written here as bytes, not by fastify's serialiser.
+      const data = ['{"items":[', ...page.items, `],"nextCursor":${JSON.stringify(page.nextCursor)},"hasMore":${page.hasMore}}`];
       return sendJsonText(request, reply, 200, data, result);
     },
   );
