@@ -169,4 +169,38 @@ describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', l
     expect(await walletOf(wallet)).toMatchObject({ coins: [], xpubs: [] });
     await settledAt(later, total, 98 + 21, 5);
   }, 120_000);
+
+  it('out-of-order deposits: coins paid beyond the window before it reached them are found by the opening balances, which grow the window in turn', async () => {
+    // Another account of the seed, nothing paid yet: the window is 0..19 on each chain.
+    const other = testPublicKey("m/84'/1'/1'", 0x043587cf);
+    const otherKey = parseExtendedKey('litecoin', 'testnet', other, 'segwit');
+    if (!otherKey.ok) throw new Error(otherKey.message);
+    const k = otherKey.key;
+    const addr = (index: number) => deriveAddress(k, k.branches[0] as (typeof k.branches)[number], index, { regtest: true }).address;
+    const wallet = await newWallet('out of order');
+    const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs`, {
+      key: c.key,
+      body: { data: { item: { extendedPublicKey: other, derivation: 'segwit' } } },
+    });
+    expect(added.status, added.text).toBe(201);
+    await settledAt(wallet, 0n, 40, 0);
+    // 25 and 44 are beyond the window when paid: not watched, nothing counted.
+    await node.send(addr(25), 2_500_000n);
+    await node.send(addr(44), 4_400_000n);
+    await mineAndProcess();
+    await settledAt(wallet, 0n, 40, 0);
+    // 5 is paid: the window reaches 25 (watched from the block before), whose opening holds 0.025, so 25 is used and
+    // the window reaches 45, whose 44 holds 0.044 in turn: the window ends at 64.
+    await node.send(addr(5), 500_000n);
+    await mineAndProcess();
+    await settledAt(wallet, 7_400_000n, 65 + 20, 3);
+    const used = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${added.body.data.item.xpubId}/addresses?used=true`, {
+      key: c.key,
+    });
+    expect(used.body.data.items.map((a: { index: number; confirmedBalance: string }) => [a.index, a.confirmedBalance])).toEqual([
+      [5, '0.005'],
+      [25, '0.025'],
+      [44, '0.044'],
+    ]);
+  }, 120_000);
 });

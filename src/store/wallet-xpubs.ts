@@ -141,12 +141,12 @@ export interface KeyWindowEdge {
 }
 
 /**
- * Marks the derived addresses among `walletAddressIds` used at `height` (those used already keep their first
- * height) and returns, per chain of each key that had one newly used, its edges. Derived rows only: the ids
+ * Marks the derived addresses among `uses` used, each at its height (those used already keep their first
+ * height), and returns, per chain of each key that had one newly used, its edges. Derived rows only: the ids
  * of other watched addresses match nothing.
  */
-export async function markKeyUses(tx: Queryable, walletAddressIds: readonly string[], height: number): Promise<KeyWindowEdge[]> {
-  if (walletAddressIds.length === 0) return [];
+export async function markKeyUses(tx: Queryable, uses: readonly { walletAddressId: string; height: number }[]): Promise<KeyWindowEdge[]> {
+  if (uses.length === 0) return [];
   const rows = await tx.query<{
     wallet_xpub_id: string;
     wallet_id: string;
@@ -157,14 +157,15 @@ export async function markKeyUses(tx: Queryable, walletAddressIds: readonly stri
   }>(
     'wallet-xpubs:mark-used',
     `WITH marked AS (
-       UPDATE wallet_addresses a SET xpub_used_height = $2
-       WHERE a.id = ANY ($1::bigint[]) AND a.wallet_xpub_id IS NOT NULL AND a.xpub_used_height IS NULL
+       UPDATE wallet_addresses a SET xpub_used_height = u.height
+       FROM unnest($1::bigint[], $2::bigint[]) AS u (id, height)
+       WHERE a.id = u.id AND a.wallet_xpub_id IS NOT NULL AND a.xpub_used_height IS NULL
        RETURNING a.wallet_xpub_id, a.xpub_change, a.xpub_index)
      SELECT m.wallet_xpub_id, k.wallet_id, k.wallet_key, m.xpub_change, max(m.xpub_index) AS highest_marked,
        (SELECT max(d.xpub_index) FROM wallet_addresses d WHERE d.wallet_xpub_id = m.wallet_xpub_id AND d.xpub_change = m.xpub_change) AS highest
      FROM marked m JOIN wallet_xpubs k ON k.id = m.wallet_xpub_id
      GROUP BY m.wallet_xpub_id, k.wallet_id, k.wallet_key, m.xpub_change`,
-    [walletAddressIds, height],
+    [uses.map((u) => u.walletAddressId), uses.map((u) => u.height)],
   );
   return rows.map((r) => ({
     xpubId: r.wallet_xpub_id,

@@ -12,6 +12,9 @@
  *   they are recorded in ledger_outputs so that their spending is recognised later. That is exact only
  *   while the follower has not applied blocks above T (an input in such a block spending one of those
  *   outputs would have gone unrecognised), so a scan older than the follower's cursor is read again.
+ *
+ * An address derived from a wallet's extended key whose opening balance is positive is used at h, and its key's
+ * window is extended past it in the same transaction (wallets/key-windows.ts useOpenings).
  */
 import type { Logger } from 'pino';
 import type { UnspentOutputs } from '../chains/types.ts';
@@ -20,6 +23,7 @@ import { mapLimit } from '../lib/concurrency.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
 import { pendingOpenings, recordOutputs, setOpenings } from '../store/ledger.ts';
+import { useOpenings } from './key-windows.ts';
 import type { LedgerNode } from './ledger.ts';
 
 /** Balance lookups in flight at once on account chains. */
@@ -34,10 +38,28 @@ export interface OpeningDeps {
   logger?: Pick<Logger, 'info' | 'warn'>;
 }
 
-/** Reads the openings that became readable; returns how many were recorded. Node errors are thrown (the caller retries). */
+/** Rounds at most of one run while wallet keys' windows grow from the openings read (each round reads the addresses the last one added). */
+const MAX_KEY_ROUNDS = 100;
+
+/**
+ * Reads the openings that became readable; returns how many were recorded. Node errors are thrown (the caller
+ * retries). While openings grow the windows of wallets' keys, the addresses added are read in the same run when
+ * they are readable already (one confirmation), else at a later run.
+ */
 export async function readOpenings(deps: OpeningDeps): Promise<number> {
+  let recorded = 0;
+  for (let round = 0; round < MAX_KEY_ROUNDS; round++) {
+    const run = await readOpeningsOnce(deps);
+    recorded += run.recorded;
+    if (run.added === 0) break;
+  }
+  return recorded;
+}
+
+async function readOpeningsOnce(deps: OpeningDeps): Promise<{ recorded: number; added: number }> {
   const { db, chain, node } = deps;
   let recorded = 0;
+  let added = 0;
   const pending = await pendingOpenings(db, chain, deps.confirmations);
   // All at once on UTXO chains (the adapter scans them together in one pass over the UTXO set); a few
   // at a time on account chains (one balance call each).
@@ -47,7 +69,7 @@ export async function readOpenings(deps: OpeningDeps): Promise<number> {
     else answer.balance = await node.getCoinBalance?.(opening.address, opening.height);
     return answer;
   });
-  if (pending.length === 0) return 0;
+  if (pending.length === 0) return { recorded: 0, added: 0 };
   // All recorded in one short transaction under the chain's lock (a few statements, not a few per address).
   const done = await db.transaction('ledger:record-openings', async (tx) => {
     await lockChain(tx, chain);
@@ -69,6 +91,10 @@ export async function readOpenings(deps: OpeningDeps): Promise<number> {
         : [],
     );
     await recordOutputs(tx, chain, outputs, true);
+    // Addresses derived from a wallet's key that held coins when the window reached them: used, and the window
+    // extended past them (wallets/key-windows.ts); the new addresses' openings are read next.
+    const held = readings.filter((r) => set.has(r.id) && (r.balance ?? 0n) > 0n).map((r) => ({ walletAddressId: r.id, height: r.height }));
+    if (held.length > 0) added = await useOpenings(tx, chain, held, (now ?? (await getCursor(tx, chain)))?.height ?? null);
     return set;
   });
   for (const [i, opening] of pending.entries()) {
@@ -77,5 +103,5 @@ export async function readOpenings(deps: OpeningDeps): Promise<number> {
     const known = answers[i]?.unspent !== undefined || answers[i]?.balance !== undefined;
     deps.logger?.info({ ...chain, address: opening.address, watchedFromBlock: opening.height, known }, 'opening balance read');
   }
-  return recorded;
+  return { recorded, added };
 }
