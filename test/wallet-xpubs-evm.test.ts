@@ -125,3 +125,26 @@ it('sums the derived addresses watched: 0, 19, 38 in successive blocks; a token 
     ['m/0/39', '0'],
   ]);
 }, 120_000);
+
+it('past use on an account chain: coins held before the key is added are found by the opening balances, which grow the window (index 3, then 22 beyond the first window)', async () => {
+  const account = "m/44'/60'/4'";
+  const other = testPublicKey(account, 0x0488b21e, HARDHAT_MASTER);
+  const otherKey = parseExtendedKey('ethereum', 'goerli', other);
+  if (!otherKey.ok) throw new Error(otherKey.message);
+  const k = otherKey.key;
+  const addr = (index: number) => deriveAddress(k, k.branches[0] as WalletKey['branches'][number], index).address;
+  await node.send(addr(3), 3n * 10n ** 16n);
+  await node.send(addr(22), 22n * 10n ** 15n);
+  await env.mineAndProcess();
+  const created = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'eth history' } } } });
+  const wallet = created.body.data.item.walletId as string;
+  const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/ethereum/goerli/xpubs`, {
+    key: c.key,
+    body: { data: { item: { extendedPublicKey: other } } },
+  });
+  expect(added.status, added.text).toBe(201);
+  // No scantxoutset here: nothing is known used at the add.
+  expect(added.body.data.item).toMatchObject({ watchedAddresses: 20, usedAddresses: 0 });
+  await env.mineAndProcess(); // the openings are read at the add's block once it is processed
+  await settledAt(wallet, 3n * 10n ** 16n + 22n * 10n ** 15n, 43, 2);
+}, 120_000);

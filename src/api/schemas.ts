@@ -658,7 +658,9 @@ export const WalletXpubItem = Type.Object({
     description:
       "The key's derived addresses the wallet watches now (its window): their balances are in the wallet's coins. It only grows: gapLimit beyond the highest used, per chain.",
   }),
-  usedAddresses: Type.Integer({ description: 'Those of them that moved coins or tokens in a block herald applied, or held coins when the key was added.' }),
+  usedAddresses: Type.Integer({
+    description: 'Those of them that moved coins or tokens in a block herald applied, or held coins when the window reached them.',
+  }),
   watchedFromBlock: Type.Union([Type.Integer(), Type.Null()], {
     description: "Height from which the first window's movements are counted (its opening balances read there); null until the chain is followed.",
   }),

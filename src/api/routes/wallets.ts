@@ -70,7 +70,7 @@ const KeyAddressItem = Type.Object({
   derivationPath: Type.String({ description: "From the descriptor's origin when it gives one (m/84'/0'/0'/0/5), else from the key (m/0/5)." }),
   index: Type.Integer({ minimum: 0 }),
   change: Type.Boolean({ description: 'true: the change chain (/1/i); false: the receive chain (/0/i, the only one on the account chains).' }),
-  used: Type.Boolean({ description: 'It moved coins or tokens in a block herald applied, or held coins when the key was added.' }),
+  used: Type.Boolean({ description: 'It moved coins or tokens in a block herald applied, or held coins when the window reached it.' }),
   firstSeenHeight: Type.Union([Type.Integer(), Type.Null()], { description: 'The block where it was first seen used; null while unused.' }),
   confirmedBalance: Type.String({ description: "Its part of the wallet's confirmedBalance, in the chain's unit." }),
   openingBalance: Type.Union([Type.Literal('read'), Type.Literal('pending'), Type.Literal('unavailable')], {
