@@ -6,7 +6,7 @@ import { planText } from '../../plan.ts';
 import { navigate } from '../../router.ts';
 import type { CustomerSummary } from '../../types.ts';
 import { Empty, Failure, Field, Link, Loading, Pager, PageTitle, Scroll, useAction, useLoad } from '../../ui.tsx';
-import { PlanFields, type PlanForm, planBody } from './plan-form.tsx';
+import { PlanFields, type PlanForm, planBody, wholeNumber } from './plan-form.tsx';
 
 const LIMIT = 50;
 
@@ -16,7 +16,7 @@ function CreateCustomer({ billing }: { billing: boolean }) {
   const [credits, setCredits] = useState('');
   const create = useAction(async () => {
     const item: Record<string, unknown> = { name: name.trim(), ...planBody(plan, { blankIsDefault: true }) };
-    if (billing && credits.trim()) item.credits = /^\d+$/.test(credits.trim()) ? Number(credits.trim()) : credits.trim();
+    if (billing && credits.trim()) item.credits = wholeNumber(credits);
     const made = await api<{ item: { name: string } }>('POST', '/operator/customers', { body: { data: { item } } });
     navigate(`/operator/customers/${encodeURIComponent(made.item.name)}?created=1`);
   });

@@ -8,9 +8,15 @@ export interface PlanForm {
   requestsPerSecond: string;
 }
 
+/** A whole number as JSON holds it exactly; otherwise the text as typed, for the API to refuse with its message. */
+export function wholeNumber(text: string): number | string {
+  const t = text.trim();
+  return /^\d+$/.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : t;
+}
+
 /** The form as the API's plan fields: numbers where typed as whole numbers, the text as typed otherwise (for the API to refuse with its message). */
 export function planBody(plan: PlanForm, options: { blankIsDefault: boolean }): Record<string, unknown> {
-  const number = (text: string) => (/^\d+$/.test(text.trim()) ? Number(text.trim()) : text.trim());
+  const number = wholeNumber;
   const body: Record<string, unknown> = { mainnetAllowed: plan.mainnetAllowed };
   if (plan.maxActiveSubscriptions.trim()) body.maxActiveSubscriptions = number(plan.maxActiveSubscriptions);
   else if (!options.blankIsDefault) body.maxActiveSubscriptions = null;
