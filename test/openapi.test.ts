@@ -551,6 +551,10 @@ describe('real answers match the document', () => {
     expect((await call('POST', `/blockchain-events/subscriptions/${referenceId}/pause`, { key })).status).toBe(200);
     expect((await call('POST', `/blockchain-events/subscriptions/${referenceId}/activate`, { key })).status).toBe(201);
     expect((await call('POST', `/blockchain-events/subscriptions/${referenceId}/test-callback`, { key })).status).toBe(200);
+    // The events catalogue and a sample sent to the subscription's URL (docs/reference/api.md#send-a-sample-callback).
+    expect((await call('GET', '/blockchain-events/event-types?blockchain=ethereum', { key })).body.data.items.length).toBeGreaterThan(17);
+    const sample = await call('POST', '/blockchain-events/event-types/BLOCK_MINED/send-sample', { key, body: { data: { item: { referenceId } } } });
+    expect(sample.status, sample.text).toBe(200);
 
     // A delivered callback (queued as chain following would), then resent.
     const idempotencyKey = randomBytes(32).toString('hex');

@@ -26,6 +26,7 @@ import { bulkSubscriptionRoutes } from './routes/bulk-subscriptions.ts';
 import { callbackDataRoutes } from './routes/callback-data.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { domainRoutes } from './routes/domains.ts';
+import { eventTypeRoutes } from './routes/event-types.ts';
 import { eventStreamRoutes } from './routes/events.ts';
 import { operationsRoutes } from './routes/operations.ts';
 import { operatorRoutes } from './routes/operator.ts';
@@ -278,6 +279,7 @@ export async function buildServer(common: Common, options: { logger: Logger; met
   walletRoutes(app, common);
   domainRoutes(app, common);
   callbackRoutes(app, common);
+  eventTypeRoutes(app, common);
   eventStreamRoutes(app, common);
   callbackDataRoutes(app, common);
   statusRoutes(app, common);
