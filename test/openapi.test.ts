@@ -602,6 +602,12 @@ describe('real answers match the document', () => {
       body: { data: { item: { callbackUrl, eventType: 'TRANSACTION_MINED', since } } },
     });
     expect(byUrl.status).toBe(202);
+    // The Deliveries page's filters, counted first (docs/reference/api.md#recover-callbacks-by-filter).
+    const counted = await call('POST', '/blockchain-events/callbacks/recover', {
+      key,
+      body: { data: { item: { blockchain: 'ethereum', since, dryRun: true } } },
+    });
+    expect(counted.status, counted.text).toBe(200);
     const withRecovery = await call('POST', `/blockchain-events/subscriptions/${referenceId}/activate?recoverSince=${since}`, { key });
     expect(withRecovery.status).toBe(201);
     expect(withRecovery.body.data.recoveryId).toBeDefined();

@@ -21,6 +21,12 @@
  *     do not find a whole job's callbacks due ahead of them.
  * Each runner sees its own process's worker; several delivery processes share the queue, so each one's
  * load stands for theirs.
+ *
+ * Jobs take turns between customers, as the chains' block jobs do (docs/guides/recover-and-replay.md):
+ * each customer with an unfinished job gets a turn of about `turnMs` (500 ms) on its oldest job, the
+ * customer served least recently first, so one customer's recovery of a million callbacks delays another's
+ * small one by about a turn per customer ahead, not by the whole job. A job's pacing (the chunks not yet
+ * sent, the adaptive share) is kept across its turns.
  */
 import type { Logger } from 'pino';
 import { sleep, startPollLoop } from '../lib/loop.ts';
@@ -37,6 +43,18 @@ const BUSY_LAG_MS = 250;
 const MIN_PACED_PER_SECOND = 10;
 /** The longest a chunk waits for the one before it to be sent (its subscription may have been deactivated meanwhile). */
 const MAX_WAIT_MS = 10_000;
+/** How long one customer's job is worked before the next customer's gets its turn (as blockJobs.turnMs). */
+const DEFAULT_TURN_MS = 500;
+
+/** A job's pacing, kept across its turns: the chunks not yet known sent, and the adaptive share. */
+interface JobState {
+  /** The chunk before the last: the next one waits until it has been sent (at most two chunks unsent). */
+  previous: string[];
+  last: string[];
+  adaptive: RecoveryPace;
+  /** The live counter and time when the paced chunk being sent was queued: the live rate beside it. */
+  beside: { sentTotal: number; at: number } | undefined;
+}
 
 export interface RecoveryRunnerOptions {
   db: Db;
@@ -51,6 +69,8 @@ export interface RecoveryRunnerOptions {
   liveLoad?: () => LiveLoad;
   /** The share of the live rate recovered callbacks start at while live delivery is saturated (then adapted); default 0.05. */
   liveShare?: number;
+  /** How long a customer's job is worked before the next customer's turn; default 500 ms. */
+  turnMs?: number;
 }
 
 /** What the next chunk is: how many callbacks, how far apart they fall due (ms). */
@@ -78,34 +98,40 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
   const now = () => options.clock?.now() ?? new Date();
   const liveShare = options.liveShare ?? START_SHARE;
 
-  const runJob = async (id: string, stopping: AbortSignal) => {
+  const turnMs = options.turnMs ?? DEFAULT_TURN_MS;
+  /** Each unfinished job's pacing between its turns (dropped when it finishes). */
+  const states = new Map<string, JobState>();
+  /** When each customer's last turn ended (a counter): the least recently served goes first. */
+  const served = new Map<string, number>();
+  let turns = 0;
+
+  /** Works job `id` for one turn (about turnMs): finished, its turn over (more to do), or busy (another runner holds it). */
+  const runJob = async (id: string, stopping: AbortSignal): Promise<'finished' | 'turn' | 'busy'> => {
     /** Waits `ms`, or less when the runner stops. */
     const pause = (ms: number) => sleep(ms, stopping);
-    // The chunk before the last: the next one waits until it has been sent (at most two chunks unsent).
-    let previous: string[] = [];
-    let last: string[] = [];
-    const adaptive = new RecoveryPace(liveShare);
-    /** The live counter and time when the paced chunk being sent was queued: the live rate beside it. */
-    let beside: { sentTotal: number; at: number } | undefined;
+    const state = states.get(id) ?? { previous: [], last: [], adaptive: new RecoveryPace(liveShare), beside: undefined };
+    states.set(id, state);
+    const { adaptive } = state;
     /** Waits (at most MAX_WAIT_MS) until every callback of `ids` has been sent once. */
     const sent = async (ids: string[]) => {
       for (const started = performance.now(); !stopping.aborted && performance.now() - started < MAX_WAIT_MS; await pause(50)) {
         if ((await countUnattempted(db, ids)) === 0) return;
       }
     };
+    const turnStarted = performance.now();
     for (;;) {
       let load = options.liveLoad?.();
-      if (beside && load) {
-        const ms = performance.now() - beside.at;
-        if (saturated(load) && ms > 0) adaptive.observed(((load.sentTotal - beside.sentTotal) * 1000) / ms, ms);
-        beside = undefined;
+      if (state.beside && load) {
+        const ms = performance.now() - state.beside.at;
+        if (saturated(load) && ms > 0) adaptive.observed(((load.sentTotal - state.beside.sentTotal) * 1000) / ms, ms);
+        state.beside = undefined;
       }
       if (saturated(load) && adaptive.needsProbe() && options.liveLoad) {
         // A probe: nothing of the job left to send, then the live rate alone for PROBE_MS.
-        await sent(last);
+        await sent(state.last);
         const from = { sentTotal: options.liveLoad().sentTotal, at: performance.now() };
         await pause(PROBE_MS);
-        if (stopping.aborted) return;
+        if (stopping.aborted) return 'turn';
         load = options.liveLoad();
         adaptive.probed(((load.sentTotal - from.sentTotal) * 1000) / (performance.now() - from.at));
         logger.info(
@@ -121,27 +147,42 @@ export function startRecoveryRunner(options: RecoveryRunnerOptions): RecoveryRun
         spacingMs: pace.spacingMs,
       });
       if (result !== 'more') {
+        states.delete(id);
         if (result === 'finished') logger.info({ recoveryId: id }, 'recovery job finished');
-        return;
+        return result;
       }
-      if (stopping.aborted) return;
-      previous = last;
-      last = queued;
-      if (pace.spacingMs > 0 && load) beside = { sentTotal: load.sentTotal, at: performance.now() };
+      if (stopping.aborted) return 'turn';
+      state.previous = state.last;
+      state.last = queued;
+      if (pace.spacingMs > 0 && load) state.beside = { sentTotal: load.sentTotal, at: performance.now() };
       if (pace.spacingMs > 0) await pause(queued.length * pace.spacingMs);
       else await new Promise((resolve) => setImmediate(resolve)); // let the delivery worker's own queries in
-      await sent(previous);
-      if (stopping.aborted) return;
+      await sent(state.previous);
+      if (stopping.aborted) return 'turn';
+      // The turn is over: the next customer's job goes before this one's next chunk.
+      if (performance.now() - turnStarted >= turnMs) return 'turn';
     }
   };
 
   return startPollLoop({
     pass: async (stopping) => {
-      for (const id of await unfinishedRecoveries(db, 20)) {
+      const jobs = await unfinishedRecoveries(db, 100);
+      // Each customer's oldest job, the customer served least recently first (never served: first of all).
+      const next = new Map<string, string>();
+      for (const job of jobs) if (!next.has(job.customerId)) next.set(job.customerId, job.id);
+      const order = [...next].sort(([a], [b]) => (served.get(a) ?? -1) - (served.get(b) ?? -1));
+      const open = new Set(jobs.map((j) => j.id));
+      for (const id of states.keys()) if (!open.has(id)) states.delete(id);
+      let more = false;
+      for (const [customerId, id] of order) {
         if (stopping.aborted) break;
-        await runJob(id, stopping);
+        const result = await runJob(id, stopping);
+        // A job left mid-way (its turn over), or finished with another of its customer's waiting: pass
+        // again at once. A job another runner holds is its to run: no hurry (no spinning on it).
+        if (result === 'turn' || (result === 'finished' && jobs.some((j) => j.customerId === customerId && j.id !== id))) more = true;
+        served.set(customerId, ++turns);
       }
-      return false;
+      return !stopping.aborted && more;
     },
     pollMs,
     // pollMs doubled per failure in a row, at most 2^6 times and 60 s.

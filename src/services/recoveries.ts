@@ -80,25 +80,77 @@ export async function recoverSubscription(common: Common, caller: Caller, id: st
   return { value: recovery, ...(await balance(common, customerId)) };
 }
 
-/** The schema has checked eventType against the event types. */
-export type RecoverByUrlInput = RecoverWindow & { callbackUrl: string; eventType?: EventType };
+/** The schema has checked eventType, blockchain and network against their lists. */
+export type RecoverCallbacksInput = RecoverWindow & {
+  callbackUrl?: string;
+  referenceId?: string;
+  eventType?: EventType;
+  blockchain?: string;
+  network?: string;
+  dryRun?: boolean;
+};
+/**
+ * Jobs started by POST /blockchain-events/callbacks/recover that one customer may have unfinished (queued or
+ * running) at once: one more is refused with 429 until one is done (docs/reference/api.md#recover-callbacks-by-filter).
+ * A job's size is bounded by the customer's credits (charged as it queues); this bounds how many of them
+ * one customer puts ahead of the others' in the delivery role's runner, which gives each customer's jobs
+ * turns (src/delivery/recovery.ts).
+ */
+export const MAX_UNFINISHED_RECOVERIES_PER_CUSTOMER = 3;
 
-export async function recoverByUrl(common: Common, caller: Caller, input: RecoverByUrlInput): Promise<Charged<store.Recovery>> {
+export interface RecoverableCount {
+  found: number;
+  inactive: number;
+  inactiveSubscriptions: number;
+}
+
+/**
+ * The failed callbacks of the customer's active subscriptions matching the Deliveries page's filters
+ * (subscription, callbackUrl, event type, chain, creation window), queued again as one background job;
+ * or, with dryRun, how many that would be and how many of the same filters it leaves because their
+ * subscription is inactive (nothing started, nothing charged).
+ */
+export async function recoverCallbacks(
+  common: Common,
+  caller: Caller,
+  input: RecoverCallbacksInput,
+): Promise<Charged<{ job: store.Recovery } | { count: RecoverableCount }>> {
   // Matched exactly against the subscriptions' callbackUrl; a value that is not even an https URL is a mistake to say so.
-  if (!URL.canParse(input.callbackUrl) || new URL(input.callbackUrl).protocol !== 'https:') {
+  if (input.callbackUrl !== undefined && (!URL.canParse(input.callbackUrl) || new URL(input.callbackUrl).protocol !== 'https:')) {
     throw invalidData([{ attribute: 'callbackUrl', message: 'Give the https callbackUrl of the subscriptions, exactly as they were created with it.' }]);
   }
+  if (input.callbackUrl !== undefined && input.referenceId !== undefined) {
+    throw invalidData([{ attribute: 'referenceId', message: 'Give referenceId or callbackUrl, not both: a subscription has one callbackUrl.' }]);
+  }
   const customerId = caller.owner.customerId;
+  if (input.referenceId !== undefined && !isUuid(input.referenceId)) throw notFound('subscription', input.referenceId);
   const window = windowOf(input, new Date());
-  const recovery = await common.db.transaction('recoveries:start-url', (tx) =>
-    startRecoveryIn(tx, common, customerId, {
-      callbackUrl: input.callbackUrl,
-      ...(input.eventType !== undefined && { eventType: input.eventType }),
-      ...window,
-      includeCancelled: input.includeCancelled ?? false,
-    }),
-  );
-  return { value: recovery, ...(await balance(common, customerId)) };
+  const scope: store.RecoveryScope = {
+    ...(input.referenceId !== undefined && { subscriptionId: input.referenceId }),
+    ...(input.callbackUrl !== undefined && { callbackUrl: input.callbackUrl }),
+    ...(input.eventType !== undefined && { eventType: input.eventType }),
+    ...(input.blockchain !== undefined && { blockchain: input.blockchain }),
+    ...(input.network !== undefined && { network: input.network }),
+    ...window,
+    includeCancelled: input.includeCancelled ?? false,
+  };
+  if (input.dryRun) {
+    const count = await store.countRecoverable(common.db, customerId, scope);
+    return { value: { count }, ...(await balance(common, customerId)) };
+  }
+  const recovery = await common.db.transaction('recoveries:start-filtered', async (tx) => {
+    // The customer's row is locked so that two starts at once cannot both pass the cap.
+    await tx.query('recoveries:lock-customer', 'SELECT 1 FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
+    const unfinished = await store.countUnfinishedRecoveries(tx, customerId);
+    if (unfinished >= MAX_UNFINISHED_RECOVERIES_PER_CUSTOMER) {
+      throw new ApiError(
+        'request_limit_reached',
+        `This customer has ${unfinished} recoveries still running, the most it may have at once (${MAX_UNFINISHED_RECOVERIES_PER_CUSTOMER}). Start this one when one of them is done (GET /blockchain-events/recoveries/{recoveryId}).`,
+      );
+    }
+    return await startRecoveryIn(tx, common, customerId, scope);
+  });
+  return { value: { job: recovery }, ...(await balance(common, customerId)) };
 }
 
 export async function getRecovery(common: Common, caller: Caller, id: string): Promise<Charged<store.RecoveryProgress>> {

@@ -17,6 +17,9 @@ export interface RecoveryScope {
   /** ...or every active subscription's of the customer with this callbackUrl (and event type). */
   callbackUrl?: string;
   eventType?: string;
+  /** Only subscriptions on this blockchain (and network): the Deliveries page's filters (migration 093). */
+  blockchain?: string;
+  network?: string;
   since: Date;
   until: Date;
   includeCancelled: boolean;
@@ -46,6 +49,8 @@ interface RecoveryRow {
   subscription_id: string | null;
   callback_url: string | null;
   event_type: string | null;
+  blockchain: string | null;
+  network: string | null;
   since: Date;
   until: Date;
   include_cancelled: boolean;
@@ -66,6 +71,8 @@ function toRecovery(r: RecoveryRow): Recovery {
     ...(r.subscription_id !== null && { subscriptionId: r.subscription_id }),
     ...(r.callback_url !== null && { callbackUrl: r.callback_url }),
     ...(r.event_type !== null && { eventType: r.event_type }),
+    ...(r.blockchain !== null && { blockchain: r.blockchain }),
+    ...(r.network !== null && { network: r.network }),
     since: r.since,
     until: r.until,
     includeCancelled: r.include_cancelled,
@@ -97,22 +104,65 @@ const CANDIDATES = `c.customer_id = $1::bigint AND c.status IN ('failed', 'cance
   AND ($4::uuid IS NULL OR c.subscription_id = $4::uuid)
   AND ($5::text IS NULL OR s.callback_url = $5::text)
   AND ($6::text IS NULL OR c.event_type = $6::text)
-  AND (c.status = 'failed' OR ($7::boolean AND c.outcome IS DISTINCT FROM 'reorganised' AND c.outcome IS DISTINCT FROM 'pull_only'))`;
+  AND (c.status = 'failed' OR ($7::boolean AND c.outcome IS DISTINCT FROM 'reorganised' AND c.outcome IS DISTINCT FROM 'pull_only'))
+  AND ($8::text IS NULL OR s.blockchain = $8::text) AND ($9::text IS NULL OR s.network = $9::text)`;
 
 function scopeParams(customerId: string, scope: RecoveryScope): unknown[] {
-  return [customerId, scope.since, scope.until, scope.subscriptionId ?? null, scope.callbackUrl ?? null, scope.eventType ?? null, scope.includeCancelled];
+  return [
+    customerId,
+    scope.since,
+    scope.until,
+    scope.subscriptionId ?? null,
+    scope.callbackUrl ?? null,
+    scope.eventType ?? null,
+    scope.includeCancelled,
+    scope.blockchain ?? null,
+    scope.network ?? null,
+  ];
 }
 
 /** Creates the job (state queued) with `found` counted now; the delivery role's runner takes it from there. */
 export async function createRecovery(tx: Queryable, id: string, customerId: string, scope: RecoveryScope): Promise<Recovery> {
   const [row] = await tx.query<RecoveryRow>(
     'recoveries:create',
-    `INSERT INTO recoveries (id, customer_id, subscription_id, callback_url, event_type, since, until, include_cancelled, found)
-     VALUES ($8, $1, $4, $5, $6, $2, $3, $7, (SELECT count(*)::int FROM callbacks c, subscriptions s WHERE ${CANDIDATES}))
+    `INSERT INTO recoveries (id, customer_id, subscription_id, callback_url, event_type, since, until, include_cancelled, blockchain, network, found)
+     VALUES ($10, $1, $4, $5, $6, $2, $3, $7, $8, $9, (SELECT count(*)::int FROM callbacks c, subscriptions s WHERE ${CANDIDATES}))
      RETURNING *`,
     [...scopeParams(customerId, scope), id],
   );
   return toRecovery(row as RecoveryRow);
+}
+
+/**
+ * What a job of this scope would take now (`found`, as createRecovery counts it), and the failed callbacks
+ * of the same filters it leaves because their subscription is inactive (`inactive`, of `inactiveSubscriptions`
+ * subscriptions): the Deliveries page's confirmation (a dry run).
+ */
+export async function countRecoverable(
+  q: Queryable,
+  customerId: string,
+  scope: RecoveryScope,
+): Promise<{ found: number; inactive: number; inactiveSubscriptions: number }> {
+  const anyState = CANDIDATES.replace('AND s.is_active', '');
+  const [row] = await q.query<{ found: number; inactive: number; inactive_subscriptions: number }>(
+    'recoveries:count',
+    `SELECT count(*) FILTER (WHERE s.is_active)::int AS found,
+       count(*) FILTER (WHERE NOT s.is_active)::int AS inactive,
+       count(DISTINCT s.id) FILTER (WHERE NOT s.is_active)::int AS inactive_subscriptions
+     FROM callbacks c, subscriptions s WHERE ${anyState}`,
+    scopeParams(customerId, scope),
+  );
+  return { found: row?.found ?? 0, inactive: row?.inactive ?? 0, inactiveSubscriptions: row?.inactive_subscriptions ?? 0 };
+}
+
+/** The customer's jobs not finished (queued or running). */
+export async function countUnfinishedRecoveries(q: Queryable, customerId: string): Promise<number> {
+  const [row] = await q.query<{ n: number }>(
+    'recoveries:unfinished-of-customer',
+    `SELECT count(*)::int AS n FROM recoveries WHERE customer_id = $1 AND state IN ('queued', 'running')`,
+    [customerId],
+  );
+  return row?.n ?? 0;
 }
 
 /** A job with where its callbacks are now; undefined when it is not the customer's. */
@@ -129,14 +179,14 @@ export async function getRecovery(q: Queryable, customerId: string, id: string):
   return row ? { ...toRecovery(row), pending: row.pending, delivered: row.delivered, failed: row.failed } : undefined;
 }
 
-/** Jobs not finished, oldest first. */
-export async function unfinishedRecoveries(q: Queryable, limit: number): Promise<string[]> {
-  const rows = await q.query<{ id: string }>(
+/** Jobs not finished, oldest first, with their customer. */
+export async function unfinishedRecoveries(q: Queryable, limit: number): Promise<{ id: string; customerId: string }[]> {
+  const rows = await q.query<{ id: string; customer_id: string }>(
     'recoveries:unfinished',
-    `SELECT id FROM recoveries WHERE state IN ('queued', 'running') ORDER BY created_at LIMIT $1`,
+    `SELECT id, customer_id FROM recoveries WHERE state IN ('queued', 'running') ORDER BY created_at LIMIT $1`,
     [limit],
   );
-  return rows.map((r) => r.id);
+  return rows.map((r) => ({ id: r.id, customerId: String(r.customer_id) }));
 }
 
 export type ChunkResult = 'busy' | 'finished' | 'more';
@@ -189,7 +239,7 @@ export async function queueRecoveryChunk(db: Db, id: string, options: ChunkOptio
     const picked = await tx.query<{ id: string }>(
       'recoveries:pick',
       `SELECT c.id FROM callbacks c, subscriptions s
-       WHERE c.id = ANY ($8::uuid[]) AND ${CANDIDATES}
+       WHERE c.id = ANY ($10::uuid[]) AND ${CANDIDATES}
        ORDER BY c.created_at, c.id
        FOR UPDATE OF c FOR KEY SHARE OF s`,
       [...scopeParams(job.customer_id, scope), scanned.map((c) => c.id)],

@@ -2,7 +2,7 @@
 
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { EVENT_TYPES } from '../../domain/chains.ts';
+import { BLOCKCHAINS, EVENT_TYPES, NETWORKS } from '../../domain/chains.ts';
 import { unixSeconds } from '../../domain/time.ts';
 import type { Common } from '../../services/context.ts';
 import * as service from '../../services/recoveries.ts';
@@ -22,14 +22,30 @@ const windowFields = {
   ),
 };
 const SubscriptionRecoverItem = Type.Object(windowFields, { additionalProperties: false });
-const UrlRecoverItem = Type.Object(
+const FilterRecoverItem = Type.Object(
   {
-    callbackUrl: Type.String({ minLength: 1, maxLength: 2048, description: 'The callbackUrl of the subscriptions, exactly as created.' }),
+    callbackUrl: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'Only the subscriptions with this callbackUrl, exactly as created (not with referenceId).' }),
+    ),
+    referenceId: Type.Optional(Type.String({ maxLength: 100, description: "Only this subscription's callbacks (not with callbackUrl)." })),
     eventType: Type.Optional(Type.String({ enum: [...EVENT_TYPES], description: 'Only the subscriptions of this event type.' })),
+    blockchain: Type.Optional(Type.String({ enum: [...BLOCKCHAINS], description: 'Only the subscriptions on this blockchain.' })),
+    network: Type.Optional(Type.String({ enum: [...NETWORKS], description: 'Only the subscriptions on this network.' })),
     ...windowFields,
+    dryRun: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: start nothing, charge nothing; answer 200 with how many callbacks the job would take (found) and how many failed callbacks of the same filters it would leave because their subscription is inactive.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
+const RecoverableCount = Type.Object({
+  found: Type.Integer({ description: 'Failed callbacks of active subscriptions matching the filters: what the job would queue again.' }),
+  inactive: Type.Integer({ description: 'Failed callbacks matching the filters whose subscription is inactive: not taken (activate it with recoverSince).' }),
+  inactiveSubscriptions: Type.Integer({ description: 'The inactive subscriptions those belong to.' }),
+});
 
 export const RecoveryItem = Type.Object({
   recoveryId: Type.String(),
@@ -40,6 +56,8 @@ export const RecoveryItem = Type.Object({
   referenceId: Type.Optional(Type.String({ description: 'The subscription recovered, for a subscription recovery.' })),
   callbackUrl: Type.Optional(Type.String({ description: 'The callbackUrl recovered, for a callbackUrl recovery.' })),
   eventType: Type.Optional(Type.String()),
+  blockchain: Type.Optional(Type.String()),
+  network: Type.Optional(Type.String()),
   since: Type.Integer(),
   until: Type.Integer({ description: 'The end of the window (now when none was given).' }),
   includeCancelled: Type.Boolean(),
@@ -65,6 +83,8 @@ export function recoveryItem(r: Recovery) {
     ...(r.subscriptionId !== undefined && { referenceId: r.subscriptionId }),
     ...(r.callbackUrl !== undefined && { callbackUrl: r.callbackUrl }),
     ...(r.eventType !== undefined && { eventType: r.eventType }),
+    ...(r.blockchain !== undefined && { blockchain: r.blockchain }),
+    ...(r.network !== undefined && { network: r.network }),
     since: unixSeconds(r.since),
     until: unixSeconds(r.until),
     includeCancelled: r.includeCancelled,
@@ -102,22 +122,24 @@ export function recoveryRoutes(app: FastifyInstance, common: Common): void {
     },
   );
 
-  app.post<{ Body: Static<ReturnType<typeof requestBody<typeof UrlRecoverItem>>> }>(
+  app.post<{ Body: Static<ReturnType<typeof requestBody<typeof FilterRecoverItem>>> }>(
     '/blockchain-events/callbacks/recover',
     {
-      config: { endpoint: 'recoveries', errors: ['insufficient_credits'] },
+      config: { endpoint: 'recoveries', errors: ['resource_not_found', 'insufficient_credits', 'invalid_data', 'request_limit_reached'] },
       schema: {
         tags: ['callbacks'],
         summary:
-          'Queue again, as one background job, the failed callbacks of a time window of every active subscription with this callbackUrl (and event type); 5 credits per callback queued',
+          "Queue again, as one background job, the failed callbacks of a time window of the customer's active subscriptions matching the filters (callbackUrl or subscription, event type, chain: the Deliveries page's); 5 credits per callback queued. dryRun: count them, start nothing",
         querystring: ContextQuery,
-        body: requestBody(UrlRecoverItem),
-        response: accepted,
+        body: requestBody(FilterRecoverItem),
+        response: { ...accepted, 200: envelope(Type.Object({ item: RecoverableCount })) },
       },
     },
     async (request, reply) => {
-      const result = await service.recoverByUrl(common, request.caller, request.body.data.item as service.RecoverByUrlInput);
-      return sendData(request, reply, 202, { item: recoveryItem(result.value) }, result);
+      const result = await service.recoverCallbacks(common, request.caller, request.body.data.item as service.RecoverCallbacksInput);
+      const value = result.value;
+      if ('count' in value) return sendData(request, reply, 200, { item: value.count }, result);
+      return sendData(request, reply, 202, { item: recoveryItem(value.job) }, result);
     },
   );
 
