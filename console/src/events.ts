@@ -149,7 +149,15 @@ export function targetOf(s: Record<string, unknown>): string {
   return 'every block';
 }
 
+/** The events the create form does not offer (yet), in words all the same. */
+const OTHER_TITLES: Record<string, string> = {
+  ADDRESS_COINS_TRANSACTION_UNCONFIRMED: 'Coins of an address, unconfirmed (mempool)',
+  ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED: 'Tokens of an address, unconfirmed (mempool)',
+  XPUB_COINS_TRANSACTION_CONFIRMED: 'Coins of a wallet key, confirmed',
+  XPUB_COINS_TRANSACTION_UNCONFIRMED: 'Coins of a wallet key, unconfirmed (mempool)',
+};
+
 /** An event type in words (the create form's title), the raw name when the console does not know it. */
 export function eventTitle(type: string): string {
-  return eventSpec(type)?.title ?? type;
+  return eventSpec(type)?.title ?? OTHER_TITLES[type] ?? type;
 }

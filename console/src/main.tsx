@@ -4,6 +4,7 @@ import { useBillingEnabled } from './billing.ts';
 import { AccountPage } from './pages/customer/account.tsx';
 import { DeliveriesPage } from './pages/customer/deliveries.tsx';
 import { DomainsPage } from './pages/customer/domains.tsx';
+import { EventsPage } from './pages/customer/events.tsx';
 import { NewSubscriptionPage } from './pages/customer/new-subscription.tsx';
 import { OverviewPage } from './pages/customer/overview.tsx';
 import { SubscriptionPage } from './pages/customer/subscription.tsx';
@@ -27,6 +28,7 @@ const CUSTOMER_NAV = [
   { to: '/overview', label: 'Overview' },
   { to: '/deliveries', label: 'Deliveries' },
   { to: '/subscriptions', label: 'Subscriptions' },
+  { to: '/events', label: 'Events' },
   { to: '/domains', label: 'Callback domains' },
   { to: '/wallets', label: 'Wallets' },
   { to: '/account', label: 'Credits and usage' },
@@ -49,6 +51,7 @@ function customerPage(path: string) {
   const subscription = match('/subscriptions/:id', path);
   if (subscription) return <SubscriptionPage id={subscription.id as string} />;
   if (path === '/domains') return <DomainsPage />;
+  if (path === '/events') return <EventsPage />;
   if (path === '/wallets') return <WalletsPage />;
   if (path === '/account') return <AccountPage />;
   return undefined;

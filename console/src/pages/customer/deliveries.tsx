@@ -2,17 +2,21 @@
  * Deliveries: one log of the callbacks of every subscription, newest first (GET /blockchain-events/callbacks),
  * filtered by state, event type, chain, subscription and creation time (applied as you type, kept in the
  * address), each opening the callback log's attempt view; the failed callbacks shown can be resent at
- * once (POST .../resend each, charged as one resend each, at most one page). Refreshes itself every 5 s.
+ * once (POST .../resend each, charged as one resend each, at most one page), and the whole filtered set of
+ * failures recovered as one job (POST /blockchain-events/callbacks/recover with the same filters: a dry
+ * run's count in one confirmation, then the job followed live). Refreshes itself every 5 s.
  */
 import { useState } from 'preact/hooks';
 import { BLOCKCHAINS, EVENT_TYPES, NETWORKS } from '../../../../src/domain/chains.ts';
 import { api, type Page, query } from '../../api.ts';
+import { useBillingEnabled } from '../../billing.ts';
 import { eventTitle } from '../../events.ts';
 import { location, navigate } from '../../router.ts';
 import { useValue } from '../../state.ts';
-import type { Delivery } from '../../types.ts';
+import type { Delivery, Recovery } from '../../types.ts';
 import { Empty, Failure, Loading, Notice, Pager, PageTitle, ShortId, shorten, Time, useAction, useDebounced, useLoad } from '../../ui.tsx';
 import { CallbackDetails } from './callback-log.tsx';
+import { PRICE_PER_CALLBACK, RecoveryJob } from './recover-panel.tsx';
 
 const LIMIT = 50;
 const FILTERS = ['status', 'eventType', 'blockchain', 'network', 'referenceId', 'since', 'until'] as const;
@@ -30,6 +34,9 @@ export function deliveryState(c: Delivery): string {
   return c.status === 'pending' && c.attempts.length > 0 ? 'retrying' : c.status;
 }
 const BADGE: Record<string, string> = { delivered: 'delivering', retrying: 'retrying', failed: 'failing', pending: 'idle', cancelled: 'paused' };
+/** The delivery log's default window (DELIVERIES_DEFAULT_WINDOW_S): a recovery needs its since spelled out. */
+const DEFAULT_WINDOW_S = 7 * 86_400;
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export function DeliveriesPage() {
   const { search } = useValue(location);
@@ -46,11 +53,49 @@ export function DeliveriesPage() {
     const next = { ...form, [name]: (e.currentTarget as HTMLInputElement).value };
     setForm(next);
     setBulkDone(null);
+    setRecoveryId(null);
     apply(next);
   };
   const filtered = FILTERS.some((f) => filters[f]);
   const failedShown = (log.data?.items ?? []).filter((c) => c.status === 'failed');
   const [progress, setProgress] = useState<string | null>(null);
+  const [recoveryId, setRecoveryId] = useState<string | null>(null);
+  const billing = useBillingEnabled();
+  // The whole filtered set (not only the page shown): the log's filters as the recovery takes them.
+  const recoverFiltered = useAction(async () => {
+    setBulkDone(null);
+    const until = seconds(filters.until);
+    const item = {
+      since: seconds(filters.since) ?? Math.floor(Date.now() / 1000) - DEFAULT_WINDOW_S,
+      ...(until !== undefined && { until }),
+      ...(filters.eventType && { eventType: filters.eventType }),
+      ...(filters.blockchain && { blockchain: filters.blockchain }),
+      ...(filters.network && { network: filters.network }),
+      ...(filters.referenceId && { referenceId: filters.referenceId }),
+    };
+    const count = (
+      await api<{ item: { found: number; inactive: number; inactiveSubscriptions: number } }>('POST', '/blockchain-events/callbacks/recover', {
+        body: { data: { item: { ...item, dryRun: true } } },
+      })
+    ).item;
+    const left =
+      count.inactive > 0
+        ? ` ${plural(count.inactive, 'more failed callback')} of ${plural(count.inactiveSubscriptions, 'inactive subscription')} ${count.inactive === 1 ? 'is' : 'are'} left: activate ${count.inactiveSubscriptions === 1 ? 'it' : 'them'} with Recover on ${count.inactiveSubscriptions === 1 ? 'its' : 'their'} page.`
+        : '';
+    if (count.found === 0) {
+      setBulkDone(`No failed callback of an active subscription matches these filters.${left}`);
+      return;
+    }
+    const price = billing ? ` It costs ${PRICE_PER_CALLBACK} credits per callback queued (${count.found * PRICE_PER_CALLBACK} in all).` : '';
+    if (
+      !window.confirm(`Recover ${plural(count.found, 'failed callback')} matching these filters? Each is queued again with its body and key.${price}${left}`)
+    ) {
+      return;
+    }
+    const started = await api<{ item: Recovery }>('POST', '/blockchain-events/callbacks/recover', { body: { data: { item } } });
+    setRecoveryId(started.item.recoveryId);
+    if (left) setBulkDone(left.trim());
+  });
   const bulk = useAction(async () => {
     const ids = failedShown.map((c) => c.callbackId);
     if (!window.confirm(`Resend the ${ids.length} failed callbacks shown? Each resend is charged as a single resend.`)) return;
@@ -142,15 +187,24 @@ export function DeliveriesPage() {
         </div>
       </form>
       <p class="hint">The last 7 days unless Since says otherwise; times in your browser's zone.</p>
-      {failedShown.length > 0 && (
+      {(failedShown.length > 0 || (log.data && log.data.total > 0 && (filters.status === '' || filters.status === 'failed'))) && (
         <div class="buttons">
-          <button type="button" class="secondary" onClick={() => bulk.run()} disabled={bulk.busy}>
-            Resend the {failedShown.length} failed callback{failedShown.length === 1 ? '' : 's'} shown
-          </button>
+          {failedShown.length > 0 && (
+            <button type="button" class="secondary" onClick={() => bulk.run()} disabled={bulk.busy}>
+              Resend the {failedShown.length} failed callback{failedShown.length === 1 ? '' : 's'} shown
+            </button>
+          )}
+          {(filters.status === '' || filters.status === 'failed') && (
+            <button type="button" class="secondary" onClick={() => recoverFiltered.run()} disabled={recoverFiltered.busy}>
+              {recoverFiltered.busy ? 'Counting…' : 'Recover every failed callback matching the filters'}
+            </button>
+          )}
         </div>
       )}
       {progress && <p role="status">{progress}</p>}
       <Failure error={bulk.error} />
+      <Failure error={recoverFiltered.error} />
+      {recoveryId && <RecoveryJob id={recoveryId} active />}
       {bulkDone && <Notice>{bulkDone}</Notice>}
       <Failure error={log.error} />
       {log.data === undefined ? (

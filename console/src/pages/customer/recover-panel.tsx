@@ -39,7 +39,7 @@ function sentence(r: Recovery, active: boolean): string {
 }
 
 /** A recovery job, read every second until it is finished and nothing it queued is pending. */
-function RecoveryJob({ id, active }: { id: string; active: boolean }) {
+export function RecoveryJob({ id, active }: { id: string; active: boolean }) {
   const job = useJob(
     async () => (await api<{ item: Recovery }>('GET', `/blockchain-events/recoveries/${encodeURIComponent(id)}`)).item,
     id,
