@@ -287,6 +287,8 @@ const ENDPOINTS: Endpoint[] = [
     method: 'POST',
     path: () => '/blockchain-events/callbacks/recover',
     body: () => item({ callbackUrl: SAMPLE.callbackUrl, since: hourAgo() }),
+    // The delivery log's filters are all optional (callbackUrl too): only the window's start is required.
+    schemaRequired: ['since'],
     charged: true,
   },
   { name: 'recoveries', method: 'GET', path: () => `/blockchain-events/recoveries/${recoveryId}`, ownedResource: true, charged: true },

@@ -38,7 +38,13 @@ function windowOf(input: RecoverWindow, now: Date, attribute = 'since'): { since
  * to start (402 otherwise): the job charges as it goes, and a job that could queue nothing is a
  * mistake better answered at once. Nothing is charged here.
  */
-export async function startRecoveryIn(tx: Queryable, common: Common, customerId: string, scope: store.RecoveryScope): Promise<store.Recovery> {
+export async function startRecoveryIn(
+  tx: Queryable,
+  common: Common,
+  customerId: string,
+  scope: store.RecoveryScope,
+  filtered = false,
+): Promise<store.Recovery> {
   const per = BigInt(common.config.costs.recoverPerCallback);
   const available = await creditBalance(tx, customerId);
   if (available < per) {
@@ -47,7 +53,7 @@ export async function startRecoveryIn(tx: Queryable, common: Common, customerId:
       `A recovery costs ${per} credits per callback queued again and the customer has ${available}. Ask the operator to add credits (herald credits add).`,
     );
   }
-  return await store.createRecovery(tx, randomUUID(), customerId, scope);
+  return await store.createRecovery(tx, randomUUID(), customerId, scope, filtered);
 }
 
 /** The scope of activate's recoverSince: that subscription's callbacks since then. */
@@ -141,14 +147,14 @@ export async function recoverCallbacks(
   const recovery = await common.db.transaction('recoveries:start-filtered', async (tx) => {
     // The customer's row is locked so that two starts at once cannot both pass the cap.
     await tx.query('recoveries:lock-customer', 'SELECT 1 FROM customers WHERE id = $1 FOR UPDATE', [customerId]);
-    const unfinished = await store.countUnfinishedRecoveries(tx, customerId);
+    const unfinished = await store.countUnfinishedFilteredRecoveries(tx, customerId);
     if (unfinished >= MAX_UNFINISHED_RECOVERIES_PER_CUSTOMER) {
       throw new ApiError(
         'request_limit_reached',
-        `This customer has ${unfinished} recoveries still running, the most it may have at once (${MAX_UNFINISHED_RECOVERIES_PER_CUSTOMER}). Start this one when one of them is done (GET /blockchain-events/recoveries/{recoveryId}).`,
+        `This customer has ${unfinished} recoveries started here still running, the most it may have at once (${MAX_UNFINISHED_RECOVERIES_PER_CUSTOMER}). Start this one when one of them is done (GET /blockchain-events/recoveries/{recoveryId}).`,
       );
     }
-    return await startRecoveryIn(tx, common, customerId, scope);
+    return await startRecoveryIn(tx, common, customerId, scope, true);
   });
   return { value: { job: recovery }, ...(await balance(common, customerId)) };
 }

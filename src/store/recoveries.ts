@@ -122,13 +122,13 @@ function scopeParams(customerId: string, scope: RecoveryScope): unknown[] {
 }
 
 /** Creates the job (state queued) with `found` counted now; the delivery role's runner takes it from there. */
-export async function createRecovery(tx: Queryable, id: string, customerId: string, scope: RecoveryScope): Promise<Recovery> {
+export async function createRecovery(tx: Queryable, id: string, customerId: string, scope: RecoveryScope, filtered = false): Promise<Recovery> {
   const [row] = await tx.query<RecoveryRow>(
     'recoveries:create',
-    `INSERT INTO recoveries (id, customer_id, subscription_id, callback_url, event_type, since, until, include_cancelled, blockchain, network, found)
-     VALUES ($10, $1, $4, $5, $6, $2, $3, $7, $8, $9, (SELECT count(*)::int FROM callbacks c, subscriptions s WHERE ${CANDIDATES}))
+    `INSERT INTO recoveries (id, customer_id, subscription_id, callback_url, event_type, since, until, include_cancelled, blockchain, network, filtered, found)
+     VALUES ($10, $1, $4, $5, $6, $2, $3, $7, $8, $9, $11, (SELECT count(*)::int FROM callbacks c, subscriptions s WHERE ${CANDIDATES}))
      RETURNING *`,
-    [...scopeParams(customerId, scope), id],
+    [...scopeParams(customerId, scope), id, filtered],
   );
   return toRecovery(row as RecoveryRow);
 }
@@ -155,11 +155,11 @@ export async function countRecoverable(
   return { found: row?.found ?? 0, inactive: row?.inactive ?? 0, inactiveSubscriptions: row?.inactive_subscriptions ?? 0 };
 }
 
-/** The customer's jobs not finished (queued or running). */
-export async function countUnfinishedRecoveries(q: Queryable, customerId: string): Promise<number> {
+/** The customer's jobs started by POST /blockchain-events/callbacks/recover (filtered, migration 093) not finished (queued or running). */
+export async function countUnfinishedFilteredRecoveries(q: Queryable, customerId: string): Promise<number> {
   const [row] = await q.query<{ n: number }>(
     'recoveries:unfinished-of-customer',
-    `SELECT count(*)::int AS n FROM recoveries WHERE customer_id = $1 AND state IN ('queued', 'running')`,
+    `SELECT count(*)::int AS n FROM recoveries WHERE customer_id = $1 AND filtered AND state IN ('queued', 'running')`,
     [customerId],
   );
   return row?.n ?? 0;
