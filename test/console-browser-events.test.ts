@@ -157,6 +157,38 @@ describeWithRealNode('the console: events catalogue and recovering the filtered 
       .waitFor({ timeout: 10_000 });
   }, 90_000);
 
+  it('Events at 390 px in the dark theme: nothing wider than the screen outside a box that scrolls, axe clean', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark', locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    try {
+      const p = await phone.newPage();
+      await p.goto(`${t.url}/console/`);
+      await p.getByLabel('API key').fill(c.key);
+      await p.getByRole('button', { name: 'Sign in with the API key' }).click();
+      await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await p.goto(`${t.url}/console/events`);
+      await p.getByRole('heading', { level: 1, name: 'Events', exact: true }).waitFor();
+      const rows = p.locator('ul.catalogue > li');
+      await rows.nth(19).waitFor();
+      await rows
+        .filter({ has: p.locator('.raw', { hasText: /^CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER$/ }) })
+        .locator('summary')
+        .click();
+      const layout = await p.evaluate(() => ({
+        scrollWidth: Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
+        width: document.documentElement.clientWidth,
+        overflowing: [...document.querySelectorAll('main *')]
+          .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1 && !e.closest('.scroll, pre'))
+          .slice(0, 3)
+          .map((e) => `${e.tagName.toLowerCase()}.${e.className}`),
+      }));
+      expect(layout.overflowing, 'wider than the screen').toEqual([]);
+      expect(layout.scrollWidth).toBeLessThanOrEqual(layout.width);
+      await visited(p, '390-dark-events');
+    } finally {
+      await phone.close();
+    }
+  }, 60_000);
+
   it('Deliveries: recovers every failed callback matching the filters (beyond the page shown) after one confirmation with the count', async () => {
     await withFailures({ blockchain: 'ethereum', network: 'goerli', active: true, failed: 60, path: '/eth' });
     await withFailures({ blockchain: 'ethereum', network: 'goerli', active: false, failed: 2, path: '/paused' });
