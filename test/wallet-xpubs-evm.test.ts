@@ -56,19 +56,23 @@ type WalletItem = {
 
 async function settledAt(wallet: string, balance: bigint, watchedAddresses: number, usedAddresses: number): Promise<WalletItem> {
   let last: unknown;
-  return await until(`the wallet at ${eth(balance)} ETH, ${watchedAddresses} watched, ${usedAddresses} used`, async () => {
-    const res = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}`, { key: c.key });
-    const w = res.body.data.item as WalletItem;
-    last = w;
-    const coin = w.coins.find((x) => x.blockchain === 'ethereum');
-    const x = w.xpubs[0];
-    return coin?.openingBalance === 'read' &&
-      coin.confirmedBalance === eth(balance) &&
-      x?.watchedAddresses === watchedAddresses &&
-      x.usedAddresses === usedAddresses
-      ? w
-      : undefined;
-  }).catch((error: Error) => {
+  return await until(
+    `the wallet at ${eth(balance)} ETH, ${watchedAddresses} watched, ${usedAddresses} used`,
+    async () => {
+      const res = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}`, { key: c.key });
+      const w = res.body.data.item as WalletItem;
+      last = w;
+      const coin = w.coins.find((x) => x.blockchain === 'ethereum');
+      const x = w.xpubs[0];
+      return coin?.openingBalance === 'read' &&
+        coin.confirmedBalance === eth(balance) &&
+        x?.watchedAddresses === watchedAddresses &&
+        x.usedAddresses === usedAddresses
+        ? w
+        : undefined;
+    },
+    30_000,
+  ).catch((error: Error) => {
     throw new Error(`${error.message}; last seen ${JSON.stringify(last)}`);
   });
 }

@@ -69,18 +69,22 @@ describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', l
   async function settledAt(id: string, balance: bigint, watchedAddresses: number, usedAddresses: number) {
     let last: unknown;
     const what = `wallet ${id}: balance ${ltc(balance)}, ${watchedAddresses} watched, ${usedAddresses} used`;
-    const settled = until(what, async () => {
-      const w = await walletOf(id);
-      last = w;
-      const coin = w.coins.find((x) => x.blockchain === 'litecoin');
-      const x = w.xpubs[0];
-      return coin?.openingBalance === 'read' &&
-        coin.confirmedBalance === ltc(balance) &&
-        x?.watchedAddresses === watchedAddresses &&
-        x.usedAddresses === usedAddresses
-        ? { coin, xpub: x }
-        : undefined;
-    });
+    const settled = until(
+      what,
+      async () => {
+        const w = await walletOf(id);
+        last = w;
+        const coin = w.coins.find((x) => x.blockchain === 'litecoin');
+        const x = w.xpubs[0];
+        return coin?.openingBalance === 'read' &&
+          coin.confirmedBalance === ltc(balance) &&
+          x?.watchedAddresses === watchedAddresses &&
+          x.usedAddresses === usedAddresses
+          ? { coin, xpub: x }
+          : undefined;
+      },
+      30_000,
+    );
     return await settled.catch((error: Error) => {
       throw new Error(`${error.message}; last seen ${JSON.stringify(last)}`);
     });

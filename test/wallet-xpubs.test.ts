@@ -6,6 +6,7 @@
  * checksum, both or neither field, xrp), an address counted once (a derived address is neither added again nor
  * removed alone), an account chain's key (receive chain only), and the delete.
  */
+import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { descriptorChecksum } from '../src/domain/wallet-keys.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
@@ -17,9 +18,11 @@ const tpub = testPublicKey("m/84'/1'/0'", TPUB);
 
 let t: TestApp;
 let c: TestCustomer;
+/** Everything herald logs, requests included (the private key must appear nowhere). */
+const logged: string[] = [];
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ logRequests: true }, { logger: pino({ level: 'debug' }, { write: (line: string) => void logged.push(line) }) });
   c = await t.customer();
 }, 60_000);
 
@@ -176,6 +179,8 @@ it('refusals as the xpub subscriptions give them, naming the field; a private ke
     [wallet, `%${tprv.slice(4, 30)}%`],
   );
   expect(stored?.n).toBe(0);
+  expect(logged.length).toBeGreaterThan(0);
+  expect(logged.filter((line) => line.includes(tprv.slice(4, 40)))).toEqual([]);
 
   // An account chain's key with a derivation: the one address form; xrp has no keys; a wallet that is not there.
   const derived = await add(wallet, { extendedPublicKey: testPublicKey("m/44'/60'/0'", XPUB), derivation: 'segwit' }, 'ethereum/sepolia');
