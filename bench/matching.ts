@@ -28,7 +28,7 @@
  *   - the safety verdict's cost (issue 33: "Computing the verdict costs <= 5 % of the block pipeline's
  *     throughput, ratio with and without, same run"): per measured block, the pipeline (matchBlock, then
  *     each match's key, item and body, as src/matching/events.ts builds them) timed without and with the
- *     verdict (safetyFacts + safetyVerdict on ethereum mainnet's policy, 1 % of the block's transactions
+ *     verdict (matchSafety, as src/matching/events.ts calls it, on ethereum mainnet's policy, 1 % of the block's transactions
  *     failed), the two in turn and in alternating order, five pairs per block; `safetyCostRatio` = the
  *     median of the pairs' ratios (with / without) - 1, target <= 0.05.
  *
@@ -68,11 +68,11 @@ import type { InternalTransfer, NormalizedBlock, TokenTransfer } from '../src/ch
 import { callbackBody } from '../src/domain/callbacks.ts';
 import type { EventType } from '../src/domain/chains.ts';
 import type { IndexableSubscription } from '../src/domain/subscriptions.ts';
-import { safetyFacts } from '../src/matching/events.ts';
+import { matchSafety } from '../src/matching/events.ts';
 import { callbackItem, matchIdempotencyKey } from '../src/matching/identity.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { matchBlock, matchRevertedBlock } from '../src/matching/match.ts';
-import { safetyPolicy, safetyVerdict } from '../src/matching/safety.ts';
+import { safetyPolicy } from '../src/matching/safety.ts';
 import { envInt, log, median, mix, onCleanup, percentile, ROOT } from './lib.ts';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -572,8 +572,8 @@ function pipelineMs(index: SubscriptionIndex, block: NormalizedBlock, withSafety
     const key = matchIdempotencyKey(m, CHAIN, block);
     const item = callbackItem(m, block, CHAIN, BENCH_TOKEN);
     if (withSafety) {
-      const facts = safetyFacts(m, BENCH_TOKEN, failed, partial);
-      if (facts !== undefined) item.safety = safetyVerdict(facts, SAFETY_POLICY);
+      const safety = matchSafety(m, BENCH_TOKEN, failed, partial, SAFETY_POLICY);
+      if (safety !== undefined) item.safety = safety;
     }
     callbackBody({ id: m.subscription.id, eventType: m.eventType, apiVersion: '2021-03-20' }, key, item);
   }

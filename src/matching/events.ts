@@ -15,7 +15,7 @@ import { callbackOfEvent, type NewCallback } from '../domain/events.ts';
 import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from './identity.ts';
 import type { SubscriptionIndex } from './index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from './match.ts';
-import { type SafetyFacts, type SafetyPolicy, safetyPolicy, safetyVerdict } from './safety.ts';
+import { type Safety, type SafetyPolicy, safetyPolicy, safetyVerdictOf } from './safety.ts';
 import { smallestReceived } from './xpub.ts';
 
 export type TokenMetadataLookup = (transfer: TokenTransfer) => Promise<TokenMetadata | undefined>;
@@ -93,8 +93,8 @@ async function eventsOf(
     // A token whose decimals are unknown counts as 0 decimals, as its callback item says (amount in base units).
     if (match.eventType === 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER' && !tokenAmountReached(match, token?.decimals ?? 0)) continue;
     const item = callbackItem(match, block, chain, token, target.subscribedAs);
-    const facts = safetyFacts(match, token, failed, partial);
-    if (facts !== undefined) item.safety = safetyVerdict(facts, policy);
+    const safety = matchSafety(match, token, failed, partial, policy);
+    if (safety !== undefined) item.safety = safety;
     const each = EACH_CONFIRMATION_EVENTS.has(match.eventType);
     const asked = each ? null : match.subscription.confirmationPolicy;
     // docs/concepts/confirmations-and-reorganisations.md: a tier by the callback's amount, or the block's finality (XRP follows
@@ -120,47 +120,49 @@ async function eventsOf(
 }
 
 /**
- * What the safety verdict reads of a match (docs/concepts/deposit-safety.md); undefined for the events that
- * carry none (TRANSACTION_MINED and the block events).
+ * The safety verdict of a match (docs/concepts/deposit-safety.md), what safetyVerdict gives for its facts, with no object of its own
+ * when no flag applies: the block pipeline calls it once per match (its cost is a benchmark target,
+ * docs/benchmarks.md, "the safety verdict's cost"). Undefined for the events that carry none.
  */
-export function safetyFacts(
+export function matchSafety(
   match: Match,
   token: TokenMetadata | undefined,
   failed: ReadonlySet<string>,
   partial: ReadonlySet<string>,
-): SafetyFacts | undefined {
-  // Plain object literals, no spreads: this runs once per match in the block pipeline (docs/benchmarks.md).
+  policy: SafetyPolicy,
+): Safety | undefined {
   switch (match.eventType) {
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED':
     case 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION': {
       const id = match.transactionId;
-      return {
-        failed: failed.has(id),
-        partialPayment: partial.has(id),
-        received: match.direction === 'incoming' ? { address: match.address, amount: match.amount } : undefined,
-      };
+      return safetyVerdictOf(policy, match.direction === 'incoming' ? match.address : undefined, match.amount, false, listed(partial, id), listed(failed, id));
     }
     case 'CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
-      return { failed: failed.has(match.transactionId), partialPayment: partial.has(match.transactionId) };
-    // docs/concepts/wallet-keys.md: dust judged on the smallest payment to one of the wallet's addresses, when incoming.
+      return safetyVerdictOf(policy, undefined, 0n, false, listed(partial, match.transactionId), listed(failed, match.transactionId));
     case 'XPUB_COINS_TRANSACTION_CONFIRMED': {
       const id = match.transactionId;
-      return { failed: failed.has(id), partialPayment: partial.has(id), received: smallestReceived(match) };
+      const received = smallestReceived(match);
+      return safetyVerdictOf(policy, received?.address, received?.amount ?? 0n, false, listed(partial, id), listed(failed, id));
     }
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED':
     case 'ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
     case 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER': {
       const id = match.transfer.transactionId;
-      return { failed: failed.has(id), partialPayment: partial.has(id), token: { transfer: match.transfer, metadata: token } };
+      return safetyVerdictOf(policy, undefined, 0n, false, listed(partial, id), listed(failed, id), match.transfer, token);
     }
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED':
     case 'ADDRESS_INTERNAL_TRANSACTION_CONFIRMED_EACH_CONFIRMATION':
-      return match.direction === 'incoming' ? { received: { address: match.address, amount: match.transfer.amount } } : {};
+      return safetyVerdictOf(policy, match.direction === 'incoming' ? match.address : undefined, match.transfer.amount, false, false, false);
     case 'CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER':
-      return { received: { address: match.transfer.to, amount: match.transfer.amount } };
+      return safetyVerdictOf(policy, match.transfer.to, match.transfer.amount, false, false, false);
     default:
       return undefined;
   }
+}
+
+/** Whether `id` is in `set`; an empty set is not asked (a lookup hashes the id first): no chain but XRP has partial payments. */
+function listed(set: ReadonlySet<string>, id: string): boolean {
+  return set.size > 0 && set.has(id);
 }
 
 /**

@@ -35,11 +35,15 @@ export interface SafetyFacts {
 export interface SafetyPolicy {
   /** The dust threshold of an output paying `address`, base units; 0n: no dust flag. */
   dustThreshold(address: string): bigint;
+  /** True when no address has a dust threshold (account chains by default): the verdict skips the lookup. */
+  dustOff: boolean;
   /** The symbols and names of the known tokens, as comparableText spells them. */
   knownTexts: ReadonlySet<string>;
   /** Every known contract (normalised): none of them is a look-alike, whatever it calls itself. */
   knownContracts: ReadonlySet<string>;
   normaliseContract(contract: string): string;
+  /** Whether a symbol or name, as the contract gives it, is one of knownTexts: memoised (a block repeats a few tokens). */
+  isKnownText(text: string): boolean;
 }
 
 /** The chain's configuration of the verdict (docs/reference/configuration.md#chains). */
@@ -53,22 +57,47 @@ const OK: Safety = Object.freeze({ verdict: 'ok', flags: Object.freeze([]) as un
 
 /** The verdict of one event. */
 export function safetyVerdict(facts: SafetyFacts, policy: SafetyPolicy): Safety {
-  // Written for the block pipeline's hot path (its cost is a benchmark target, docs/benchmarks.md): no
-  // closure nor array unless a flag is set, in SAFETY_FLAGS order.
-  let flags: SafetyFlag[] | undefined;
   const received = facts.received;
-  if (received !== undefined && received.amount < policy.dustThreshold(received.address)) flags = ['dust'];
-  if (facts.replaceable) flags = withFlag(flags, 'rbf');
-  if (facts.partialPayment) flags = withFlag(flags, 'partial-payment');
-  const token = facts.token;
-  if (token !== undefined) {
-    const { transfer, metadata } = token;
+  return safetyVerdictOf(
+    policy,
+    received?.address,
+    received?.amount ?? 0n,
+    facts.replaceable === true,
+    facts.partialPayment === true,
+    facts.failed === true,
+    facts.token?.transfer,
+    facts.token?.metadata,
+  );
+}
+
+/**
+ * The verdict from its facts as arguments: what the block pipeline calls once per match (its cost is a
+ * benchmark target, docs/benchmarks.md), with no object of its own unless a flag is set. `receivedBy`:
+ * the subscribed address receiving `amount` of the native coin (undefined: no coin received); `transfer`:
+ * a token event's transfer, `metadata` its contract's (undefined: the contract answered nothing).
+ */
+export function safetyVerdictOf(
+  policy: SafetyPolicy,
+  receivedBy: string | undefined,
+  amount: bigint,
+  replaceable: boolean,
+  partialPayment: boolean,
+  failed: boolean,
+  transfer?: TokenTransfer,
+  metadata?: TokenMetadata,
+): Safety {
+  // In SAFETY_FLAGS order.
+  let flags: SafetyFlag[] | undefined;
+  if (receivedBy !== undefined && !policy.dustOff && amount < policy.dustThreshold(receivedBy)) flags = ['dust'];
+  if (replaceable) flags = withFlag(flags, 'rbf');
+  if (partialPayment) flags = withFlag(flags, 'partial-payment');
+  if (transfer !== undefined) {
     const unknown = metadata === undefined || (metadata.name === '' && metadata.symbol === '');
     if (!unknown && isLookalike(transfer.contract, metadata, policy)) flags = withFlag(flags, 'lookalike-token');
     if (transfer.amount === 0n) flags = withFlag(flags, 'zero-value');
     if (unknown) flags = withFlag(flags, 'unknown-token');
   }
-  if (facts.failed) flags = withFlag(flags, 'failed');
+  if (failed) flags = withFlag(flags, 'failed');
   return flags === undefined ? OK : { verdict: 'review', flags };
 }
 
@@ -78,11 +107,12 @@ function withFlag(flags: SafetyFlag[] | undefined, flag: SafetyFlag): SafetyFlag
   return flags;
 }
 
+/** A known token's symbol or name on another contract. The texts first: most tokens match none, and then no contract is normalised. */
 function isLookalike(contract: string, metadata: TokenMetadata, policy: SafetyPolicy): boolean {
   if (policy.knownTexts.size === 0) return false;
-  if (policy.knownContracts.has(policy.normaliseContract(contract))) return false;
   const { symbol, name } = metadata;
-  return (symbol !== '' && policy.knownTexts.has(comparableText(symbol))) || (name !== '' && policy.knownTexts.has(comparableText(name)));
+  if (!((symbol !== '' && policy.isKnownText(symbol)) || (name !== '' && policy.isKnownText(name)))) return false;
+  return !policy.knownContracts.has(policy.normaliseContract(contract));
 }
 
 /**
@@ -210,7 +240,18 @@ export function safetyPolicy(chain: ChainKey, settings: SafetySettings = {}): Sa
       if (text !== undefined && text !== '') knownTexts.add(comparableText(text));
     }
   }
-  const policy: SafetyPolicy = { dustThreshold, knownTexts, knownContracts, normaliseContract };
+  const textsSeen = new Map<string, boolean>();
+  const isKnownText = (text: string): boolean => {
+    let known = textsSeen.get(text);
+    if (known === undefined) {
+      known = knownTexts.has(comparableText(text));
+      if (textsSeen.size >= 10_000) textsSeen.clear();
+      textsSeen.set(text, known);
+    }
+    return known;
+  };
+  const dustOff = configured === 0n || (configured === undefined && family !== 'utxo');
+  const policy: SafetyPolicy = { dustThreshold, dustOff, knownTexts, knownContracts, normaliseContract, isKnownText };
   if (policies.size > 1000) policies.clear();
   policies.set(memo, policy);
   return policy;
