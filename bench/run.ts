@@ -31,6 +31,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   'xpub-scale': () => import('./xpub-scale.ts'),
   backfill: () => import('./backfill.ts'),
   'xpub-past-use': () => import('./xpub-past-use.ts'),
+  'wallet-keys': () => import('./wallet-keys.ts'),
 };
 
 const names = process.argv.slice(2).filter((a) => a !== '--');

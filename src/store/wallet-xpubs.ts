@@ -82,6 +82,44 @@ export async function alreadyWatched(
 
 export type DerivedRow = { address: string; derivationPath: string; change: boolean; index: number };
 
+/** Derived addresses of several keys of one chain: each row with its wallet and key. */
+export type KeyRow = DerivedRow & { walletId: string; xpubId: string };
+
+/**
+ * Adds derived addresses of several keys of `chain` as watched addresses of their wallets, in one statement,
+ * counted from `watchedFromBlock` (an address the wallet watches already is left as it is). The caller holds
+ * the chain's lock. Returns the rows added.
+ */
+export async function insertKeyRows(
+  tx: Queryable,
+  chain: ChainKey,
+  watchedFromBlock: bigint | null,
+  rows: readonly KeyRow[],
+): Promise<{ id: string; address: string }[]> {
+  if (rows.length === 0) return [];
+  const added = await tx.query<{ id: string; normalized_address: string }>(
+    'wallet-xpubs:insert-key-rows',
+    `INSERT INTO wallet_addresses (wallet_id, blockchain, network, address, normalized_address, watched_from_block,
+       wallet_xpub_id, xpub_change, xpub_index, derivation_path)
+     SELECT d.wallet_id, $1, $2, d.address, d.address, $3::bigint, d.xpub_id, d.change, d.index, d.path
+     FROM unnest($4::uuid[], $5::uuid[], $6::text[], $7::boolean[], $8::int[], $9::text[]) AS d (wallet_id, xpub_id, address, change, index, path)
+     ON CONFLICT (wallet_id, blockchain, network, normalized_address) DO NOTHING
+     RETURNING id::text, normalized_address`,
+    [
+      chain.blockchain,
+      chain.network,
+      watchedFromBlock === null ? null : String(watchedFromBlock),
+      rows.map((r) => r.walletId),
+      rows.map((r) => r.xpubId),
+      rows.map((r) => r.address),
+      rows.map((r) => r.change),
+      rows.map((r) => r.index),
+      rows.map((r) => r.derivationPath),
+    ],
+  );
+  return added.map((r) => ({ id: r.id, address: r.normalized_address }));
+}
+
 /**
  * Adds derived addresses of key `xpubId` as watched addresses of its wallet, counted from `watchedFromBlock`
  * (an address another key of the wallet watches already is left to it). The caller holds the chain's lock

@@ -18,32 +18,75 @@
  */
 import type { NormalizedBlock } from '../chains/types.ts';
 import type { ChainKey } from '../domain/chains.ts';
+import { childKey } from '../domain/child-keys.ts';
+import type { SubscribedWalletKey } from '../domain/subscriptions.ts';
+import type { WalletKey } from '../domain/wallet-keys.ts';
 import { deriveWindow, parseSubscribedKey, windowEnd } from '../domain/wallet-windows.ts';
 import type { Queryable } from '../store/db.ts';
 import type { WatchedAddress } from '../store/ledger.ts';
-import { insertDerivedWalletAddresses, type KeyWindowEdge, markKeyUses } from '../store/wallet-xpubs.ts';
+import { insertKeyRows, type KeyRow, type KeyWindowEdge, markKeyUses } from '../store/wallet-xpubs.ts';
 import type { BlockLedger } from './ledger.ts';
 
 /** How many times at most a block's entries are computed again after a window grew (each round at least one gapLimit further). */
 const MAX_ROUNDS = 1_000;
 
-/** Derives and watches what each chain named in `edges` lacks of its window, counted from `watchedFromBlock`; returns the rows added. */
+/**
+ * Each chain of a key as a key of its own, by chain, key and branch: the key parsed (its base58 text and point
+ * decoded) and the branch's node derived once, its one branch with no steps left and its paths unchanged
+ * (`origin` is the branch's path prefix). A block's extensions derive the new addresses' children only.
+ */
+const branchKeys = new Map<string, WalletKey | null>();
+const MAX_BRANCH_KEYS = 20_000;
+
+function branchKey(chain: ChainKey, key: SubscribedWalletKey, change: boolean): WalletKey | undefined {
+  const id = `${chain.blockchain}/${chain.network}/${key.field}/${key.derivation ?? ''}/${change ? 1 : 0}/${key.text}`;
+  let found = branchKeys.get(id);
+  if (found === undefined) {
+    found = null;
+    const result = parseSubscribedKey(chain.blockchain, chain.network, key);
+    const branch = result.ok ? result.key.branches.find((b) => b.change === (change ? 1 : 0)) : undefined;
+    if (result.ok && branch) {
+      const k = result.key;
+      let node = { publicKey: k.publicKey, chainCode: k.chainCode };
+      for (const step of branch.steps) node = childKey(node.publicKey, node.chainCode, step);
+      found = {
+        blockchain: k.blockchain,
+        network: k.network,
+        scriptType: k.scriptType,
+        extendedKey: k.extendedKey,
+        origin: [k.origin ?? 'm', ...branch.steps].join('/'),
+        branches: [{ change: branch.change, steps: [] }],
+        publicKey: node.publicKey,
+        chainCode: node.chainCode,
+        // deriveWindow reads publicKey and chainCode only; this branch key is never given to deriveAddress.
+        get hd(): never {
+          throw new Error('a branch key has no HDKey');
+        },
+      };
+    }
+    if (branchKeys.size >= MAX_BRANCH_KEYS) branchKeys.clear();
+    branchKeys.set(id, found);
+  }
+  return found ?? undefined;
+}
+
+/** Derives and watches what each chain named in `edges` lacks of its window, counted from `watchedFromBlock` (one insert for all); returns the rows added. */
 async function extend(
   tx: Queryable,
   chain: ChainKey,
   edges: readonly KeyWindowEdge[],
   watchedFromBlock: bigint | null,
 ): Promise<{ id: string; address: string }[]> {
-  const added: { id: string; address: string }[] = [];
+  const rows: KeyRow[] = [];
   for (const edge of edges) {
     const end = windowEnd(edge.highestMarked, edge.key.gapLimit);
     if (end <= edge.highest) continue;
-    const parsed = parseSubscribedKey(chain.blockchain, chain.network, edge.key);
-    if (!parsed.ok) continue; // checked at add: a key the rules no longer take keeps the window it has
-    const window = deriveWindow(parsed.key, edge.change, edge.highest + 1, end, edge.key.regtest);
-    added.push(...(await insertDerivedWalletAddresses(tx, { walletId: edge.walletId, xpubId: edge.xpubId, ...chain, watchedFromBlock }, window)));
+    // Checked at add: a key the rules no longer take (or a chain it does not have) keeps the window it has.
+    const key = branchKey(chain, edge.key, edge.change);
+    if (!key) continue;
+    for (const r of deriveWindow(key, edge.change, edge.highest + 1, end, edge.key.regtest)) rows.push({ ...r, walletId: edge.walletId, xpubId: edge.xpubId });
   }
-  return added;
+  return await insertKeyRows(tx, chain, watchedFromBlock, rows);
 }
 
 /**
