@@ -10,6 +10,9 @@ export interface CallbackTarget {
   apiVersion: string;
 }
 
+/** callbackBody's options when none are given (one object, not one a call). */
+const NO_OPTIONS = {};
+
 /**
  * `isTest` marks a test callback inside the signed body (`data.isTest: true`), so that a receiver that
  * verifies the signature can also trust the marker; real callbacks leave the field out.
@@ -22,7 +25,7 @@ export function callbackBody(
   subscription: CallbackTarget,
   idempotencyKey: string,
   item: Record<string, unknown>,
-  options: { isTest?: boolean; itemTail?: string } = {},
+  options: { readonly isTest?: boolean; readonly itemTail?: string } = NO_OPTIONS,
 ): string {
   const text = JSON.stringify({
     apiVersion: subscription.apiVersion,
