@@ -32,6 +32,12 @@ describe('DerivedAddressTable', () => {
         );
       }
       expect(t.entriesOf('shared')?.map((e) => `${e.subscriptionId}:${e.derivationPath}`)).toEqual(['A:m/A/2', 'B:m/B/2', 'C:m/C/2']);
+      // The same entries read field by field (matching's path: no object per entry).
+      const fields: string[] = [];
+      const out = new Int32Array(1);
+      t.findEach(['shared'], 1, out);
+      for (let at = out[0] as number; at >= 0; at = t.nextOf(at)) fields.push(`${t.ownerAt(at)}:${t.pathAt(at)}:${t.indexAt(at)}:${t.isChangeAt(at)}`);
+      expect(fields).toEqual(['0:m/A/2:2:false', '1:m/B/2:2:false', '2:m/C/2:2:false']);
       t.remove(gone);
       expect(t.size).toBe(10);
       expect(t.entriesOf('shared')?.map((e) => e.subscriptionId)).toEqual(['A', 'B', 'C'].filter((id) => id !== gone));

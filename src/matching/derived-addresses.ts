@@ -25,6 +25,7 @@ export interface XpubAddressEntry {
 }
 
 const NONE = -1;
+const MAX_PREFIX_TEXTS = 10_000;
 /** Words of an entry's slot (NEXT and PREV, 5 and 6, are the table's). */
 const OWNER = 0;
 const INDEX = 1;
@@ -35,8 +36,6 @@ interface Owner {
   id: string;
   /** The first entry of the subscription (NONE when it has none). */
   head: number;
-  /** The derivation path up to the index, per chain (receive, change), from the first row seen of it. */
-  prefixes: [string | undefined, string | undefined];
 }
 
 export class DerivedAddressTable {
@@ -48,6 +47,11 @@ export class DerivedAddressTable {
   private used = 0;
   private readonly freeEntries: number[] = [];
   private readonly owners: (Owner | undefined)[] = [];
+  /**
+   * The derivation path up to the index of each owner's chains (receive, change) at [ordinal * 2 + chain], from
+   * the first row seen of it: one load for a block's hit, not three through the owner.
+   */
+  private readonly prefixes: (string | undefined)[] = [];
   private readonly ordinalOf = new Map<string, number>();
   private readonly freeOrdinals: number[] = [];
   private count = 0;
@@ -77,7 +81,9 @@ export class DerivedAddressTable {
     const known = this.ordinalOf.get(id);
     if (known !== undefined) return known;
     const ordinal = this.freeOrdinals.pop() ?? this.owners.length;
-    this.owners[ordinal] = { id, head: NONE, prefixes: [undefined, undefined] };
+    this.owners[ordinal] = { id, head: NONE };
+    this.prefixes[2 * ordinal] = undefined;
+    this.prefixes[2 * ordinal + 1] = undefined;
     this.ordinalOf.set(id, ordinal);
     return ordinal;
   }
@@ -95,7 +101,7 @@ export class DerivedAddressTable {
     for (const row of rows) {
       if (this.holds(this.table.first(row.address), ordinal)) continue;
       const chain = row.change ? 1 : 0;
-      owner.prefixes[chain] ??= row.derivationPath.slice(0, row.derivationPath.lastIndexOf('/'));
+      this.prefixes[2 * ordinal + chain] ??= this.interned(row.derivationPath.slice(0, row.derivationPath.lastIndexOf('/')));
       const at = this.allocate();
       const words = this.links.words;
       const base = at * SLOT_WORDS;
@@ -128,9 +134,36 @@ export class DerivedAddressTable {
       const owner = this.owners[ordinal] as Owner;
       const index = words[base + INDEX] as number;
       const chain = words[base + CHANGE] as 0 | 1;
-      entries.push({ subscriptionId: owner.id, owner: ordinal, change: chain === 1, index, derivationPath: `${owner.prefixes[chain]}/${index}` });
+      entries.push({ subscriptionId: owner.id, owner: ordinal, change: chain === 1, index, derivationPath: `${this.prefixes[2 * ordinal + chain]}/${index}` });
     }
     return entries;
+  }
+
+  // Entry `at` read field by field (what entriesFrom gives, without an object per entry: a block's hits).
+
+  /** The entry after `at` of the same address (another subscription deriving it), or -1. */
+  nextOf(at: number): number {
+    return this.links.words[at * SLOT_WORDS + NEXT] as number;
+  }
+
+  /** The owner ordinal of entry `at`. */
+  ownerAt(at: number): number {
+    return this.links.words[at * SLOT_WORDS + OWNER] as number;
+  }
+
+  indexAt(at: number): number {
+    return this.links.words[at * SLOT_WORDS + INDEX] as number;
+  }
+
+  isChangeAt(at: number): boolean {
+    return this.links.words[at * SLOT_WORDS + CHANGE] === 1;
+  }
+
+  /** The derivation path of entry `at`. */
+  pathAt(at: number): string {
+    const base = at * SLOT_WORDS;
+    const words = this.links.words;
+    return `${this.prefixes[2 * (words[base + OWNER] as number) + (words[base + CHANGE] as number)]}/${words[base + INDEX]}`;
   }
 
   /** Forgets `id` and its addresses. */
@@ -148,8 +181,23 @@ export class DerivedAddressTable {
       at = next;
     }
     this.owners[ordinal] = undefined;
+    this.prefixes[2 * ordinal] = undefined;
+    this.prefixes[2 * ordinal + 1] = undefined;
     this.ordinalOf.delete(id);
     this.freeOrdinals.push(ordinal);
+  }
+
+  /**
+   * One string per distinct path prefix (most keys share `m/0` and `m/1`, or their account's), so that building
+   * a hit's path reads a string that stays in cache; never forgotten, so at most MAX_PREFIX_TEXTS are kept
+   * (descriptors with an origin each: the ones after that keep their own copy).
+   */
+  private readonly prefixTexts = new Map<string, string>();
+  private interned(prefix: string): string {
+    const known = this.prefixTexts.get(prefix);
+    if (known !== undefined) return known;
+    if (this.prefixTexts.size < MAX_PREFIX_TEXTS) this.prefixTexts.set(prefix, prefix);
+    return prefix;
   }
 
   private holds(first: number, ordinal: number): boolean {

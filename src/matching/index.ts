@@ -379,6 +379,31 @@ export class SubscriptionIndex {
     return this.xpubAddresses.entriesFrom(entry);
   }
 
+  /**
+   * Derived-address entry `at` (from findXpubAddresses, then xpubEntryNext) read field by field, without an
+   * object per entry: the entry of the next subscription deriving the same address (-1 after the last), its
+   * owner (xpubOwnerRecord...), chain, index and derivation path. Valid until the index next changes.
+   */
+  xpubEntryNext(at: number): number {
+    return this.xpubAddresses.nextOf(at);
+  }
+
+  xpubEntryOwner(at: number): number {
+    return this.xpubAddresses.ownerAt(at);
+  }
+
+  xpubEntryIsChange(at: number): boolean {
+    return this.xpubAddresses.isChangeAt(at);
+  }
+
+  xpubEntryIndex(at: number): number {
+    return this.xpubAddresses.indexAt(at);
+  }
+
+  xpubEntryPath(at: number): string {
+    return this.xpubAddresses.pathAt(at);
+  }
+
   /** Whether a wallet-key subscription derives `address` (normalised): the lookup of every address of a block. */
   isXpubAddress(address: string): boolean {
     return this.xpubAddresses.has(address);

@@ -236,15 +236,24 @@ function matchUtxoBlock<E extends XpubEventType>(
     const groups: Group[] = [];
     for (const t of tallies) {
       if (t.entry < 0) continue;
-      for (const e of index.xpubEntriesAt(t.entry)) {
-        if (!isOf(index, e.owner, eventType)) continue;
+      // The address's entries read in place (no object per entry): one per subscription deriving it.
+      for (let at = t.entry; at >= 0; at = index.xpubEntryNext(at)) {
+        const owner = index.xpubEntryOwner(at);
+        if (!isOf(index, owner, eventType)) continue;
         let group: Group | undefined;
-        for (const g of groups) if (g.owner === e.owner) group = g;
+        for (const g of groups) if (g.owner === owner) group = g;
         if (group === undefined) {
-          group = { owner: e.owner, addresses: [] };
+          group = { owner, addresses: [] };
           groups.push(group);
         }
-        group.addresses.push({ address: t.address, derivationPath: e.derivationPath, change: e.change, index: e.index, received: t.out, sent: t.out - t.net });
+        group.addresses.push({
+          address: t.address,
+          derivationPath: index.xpubEntryPath(at),
+          change: index.xpubEntryIsChange(at),
+          index: index.xpubEntryIndex(at),
+          received: t.out,
+          sent: t.out - t.net,
+        });
       }
     }
     for (const { owner, addresses } of groups) {
