@@ -10,9 +10,6 @@ export interface CallbackTarget {
   apiVersion: string;
 }
 
-/** callbackBody's options when none are given (one object, not one a call). */
-const NO_OPTIONS = {};
-
 /**
  * `isTest` marks a test callback inside the signed body (`data.isTest: true`), so that a receiver that
  * verifies the signature can also trust the marker; real callbacks leave the field out.
@@ -25,7 +22,7 @@ export function callbackBody(
   subscription: CallbackTarget,
   idempotencyKey: string,
   item: Record<string, unknown>,
-  options: { readonly isTest?: boolean; readonly itemTail?: string } = NO_OPTIONS,
+  options: { isTest?: boolean; itemTail?: string } = {},
 ): string {
   const text = JSON.stringify({
     apiVersion: subscription.apiVersion,

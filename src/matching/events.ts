@@ -15,7 +15,7 @@ import { callbackOfEvent, type NewCallback } from '../domain/events.ts';
 import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from './identity.ts';
 import type { SubscriptionIndex } from './index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from './match.ts';
-import { type Safety, type SafetyPolicy, safetyBodyOptions, safetyPolicy, safetyVerdictOf } from './safety.ts';
+import { type Safety, type SafetyPolicy, safetyJson, safetyPolicy, safetyVerdictOf } from './safety.ts';
 import { smallestReceived } from './xpub.ts';
 
 export type TokenMetadataLookup = (transfer: TokenTransfer) => Promise<TokenMetadata | undefined>;
@@ -98,7 +98,7 @@ async function eventsOf(
     // The verdict is the item's last member: written as text after the item's own (callbackBody's itemTail),
     // except in an each-confirmation item, whose counts follow it.
     if (safety !== undefined && each) item.safety = safety;
-    const tail = safety !== undefined && !each ? safetyBodyOptions(safety) : undefined;
+    const tail = safety !== undefined && !each ? { itemTail: `,"safety":${safetyJson(safety)}` } : undefined;
     const asked = each ? null : match.subscription.confirmationPolicy;
     // docs/concepts/confirmations-and-reorganisations.md: a tier by the callback's amount, or the block's finality (XRP follows
     // validated ledgers only: final at once).

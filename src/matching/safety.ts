@@ -55,12 +55,11 @@ export interface SafetySettings {
 
 const OK: Safety = Object.freeze({ verdict: 'ok', flags: Object.freeze([]) as unknown as SafetyFlag[] }) as Safety;
 
-/** callbackBody's options that end an item with the verdict (its itemTail); the common one, ok without flags, made once. */
-const OK_BODY_OPTIONS: { readonly itemTail: string } = Object.freeze({ itemTail: `,"safety":${JSON.stringify(OK)}` });
+const OK_JSON = JSON.stringify(OK);
 
-/** callbackBody's options that end an item with `safety` as its last member. */
-export function safetyBodyOptions(safety: Safety): { readonly itemTail: string } {
-  return safety === OK ? OK_BODY_OPTIONS : { itemTail: `,"safety":${JSON.stringify(safety)}` };
+/** The verdict as JSON text (the common one, ok without flags, written once). */
+export function safetyJson(safety: Safety): string {
+  return safety === OK ? OK_JSON : JSON.stringify(safety);
 }
 
 /** The verdict of one event. */
