@@ -72,7 +72,7 @@ import { matchSafety } from '../src/matching/events.ts';
 import { callbackItem, matchIdempotencyKey } from '../src/matching/identity.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { matchBlock, matchRevertedBlock } from '../src/matching/match.ts';
-import { safetyJson, safetyPolicy } from '../src/matching/safety.ts';
+import { safetyPolicy } from '../src/matching/safety.ts';
 import { envInt, log, median, mix, onCleanup, percentile, ROOT } from './lib.ts';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -571,12 +571,11 @@ function pipelineMs(index: SubscriptionIndex, block: NormalizedBlock, withSafety
   for (const m of matches) {
     const key = matchIdempotencyKey(m, CHAIN, block);
     const item = callbackItem(m, block, CHAIN, BENCH_TOKEN);
-    let tail: { itemTail: string } | undefined;
     if (withSafety) {
       const safety = matchSafety(m, BENCH_TOKEN, failed, partial, SAFETY_POLICY);
-      if (safety !== undefined) tail = { itemTail: `,"safety":${safetyJson(safety)}` };
+      if (safety !== undefined) item.safety = safety;
     }
-    callbackBody({ id: m.subscription.id, eventType: m.eventType, apiVersion: '2021-03-20' }, key, item, tail);
+    callbackBody({ id: m.subscription.id, eventType: m.eventType, apiVersion: '2021-03-20' }, key, item);
   }
   return performance.now() - started;
 }

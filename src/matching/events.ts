@@ -15,7 +15,7 @@ import { callbackOfEvent, type NewCallback } from '../domain/events.ts';
 import { callbackItem, eachConfirmationItem, matchIdempotencyKey } from './identity.ts';
 import type { SubscriptionIndex } from './index.ts';
 import { confirmationsDue, type Match, matchBlock, matchRevertedBlock, tokenAmountReached } from './match.ts';
-import { type Safety, type SafetyPolicy, safetyJson, safetyPolicy, safetyVerdictOf } from './safety.ts';
+import { type Safety, type SafetyPolicy, safetyPolicy, safetyVerdictOf } from './safety.ts';
 import { smallestReceived } from './xpub.ts';
 
 export type TokenMetadataLookup = (transfer: TokenTransfer) => Promise<TokenMetadata | undefined>;
@@ -94,11 +94,8 @@ async function eventsOf(
     if (match.eventType === 'CONFIRMED_TOKENS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER' && !tokenAmountReached(match, token?.decimals ?? 0)) continue;
     const item = callbackItem(match, block, chain, token, target.subscribedAs);
     const safety = matchSafety(match, token, failed, partial, policy);
+    if (safety !== undefined) item.safety = safety;
     const each = EACH_CONFIRMATION_EVENTS.has(match.eventType);
-    // The verdict is the item's last member: written as text after the item's own (callbackBody's itemTail),
-    // except in an each-confirmation item, whose counts follow it.
-    if (safety !== undefined && each) item.safety = safety;
-    const tail = safety !== undefined && !each ? { itemTail: `,"safety":${safetyJson(safety)}` } : undefined;
     const asked = each ? null : match.subscription.confirmationPolicy;
     // docs/concepts/confirmations-and-reorganisations.md: a tier by the callback's amount, or the block's finality (XRP follows
     // validated ledgers only: final at once).
@@ -115,7 +112,6 @@ async function eventsOf(
         { id: target.id, eventType: match.eventType, apiVersion: target.apiVersion },
         key,
         each ? eachConfirmationItem(item, c, confirmations) : item,
-        tail,
       );
       pushDue(result, match, target, block, key, body, finalized ? FINALIZED_DUE_HEIGHT : block.height + c - 1);
     }

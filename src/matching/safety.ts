@@ -55,13 +55,6 @@ export interface SafetySettings {
 
 const OK: Safety = Object.freeze({ verdict: 'ok', flags: Object.freeze([]) as unknown as SafetyFlag[] }) as Safety;
 
-const OK_JSON = JSON.stringify(OK);
-
-/** The verdict as JSON text (the common one, ok without flags, written once). */
-export function safetyJson(safety: Safety): string {
-  return safety === OK ? OK_JSON : JSON.stringify(safety);
-}
-
 /** The verdict of one event. */
 export function safetyVerdict(facts: SafetyFacts, policy: SafetyPolicy): Safety {
   const received = facts.received;
