@@ -25,8 +25,8 @@ export async function isFollowed(common: Pick<Common, 'config' | 'db'>, blockcha
 
 /** What the status says of a chain with active subscriptions and no node. */
 export function noNodeReason(activeSubscriptions: number): string {
-  const these = activeSubscriptions === 1 ? '1 active subscription' : `${activeSubscriptions} active subscriptions`;
-  return `no node follows this chain: its ${these} send no callbacks until the operator adds one`;
+  const these = activeSubscriptions === 1 ? '1 active subscription sends' : `${activeSubscriptions} active subscriptions send`;
+  return `no node follows this chain: its ${these} no callbacks until the operator adds one`;
 }
 
 /** What a create refused on a chain without a node says. */
