@@ -155,17 +155,7 @@ export const XPUB_BLOCKCHAINS: readonly Blockchain[] = [
  * ADDRESS_COINS_TRANSACTION_UNCONFIRMED among the wallet-key chains, the Bitcoin family and the EVM chains (their
  * pending pools: chains/evm/mempool.ts). Not tron: its node's pending pool is not read (docs/concepts/subscriptions.md).
  */
-export const XPUB_UNCONFIRMED_BLOCKCHAINS: readonly Blockchain[] = [
-  'bitcoin',
-  'bitcoin-cash',
-  'litecoin',
-  'dogecoin',
-  'dash',
-  'zcash',
-  'ethereum',
-  'ethereum-classic',
-  'binance-smart-chain',
-];
+export const XPUB_UNCONFIRMED_BLOCKCHAINS: readonly Blockchain[] = XPUB_BLOCKCHAINS.filter((blockchain) => blockchain !== 'tron');
 
 export const EVENT_TYPES = [
   'TRANSACTION_MINED',
