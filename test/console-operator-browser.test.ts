@@ -286,7 +286,9 @@ describeWithRealNode('the operator console and the look, in Chromium', chromiumB
     await op.getByText(/^The plan is changed: /).waitFor();
     const changed = await t.request('GET', `/operator/customers/${name}`, operator);
     expect(changed.body.data.item.plan).toEqual({ mainnetAllowed: true, maxActiveSubscriptions: null, requestsPerSecond: 25 });
-    await expect(op.locator('dl.facts').textContent()).resolves.toContain('no limit');
+    // The page reads the customer again once the change is saved, after the notice: the facts show the new
+    // plan when that read lands, so wait for them rather than read them at once.
+    await op.locator('dl.facts', { hasText: 'Active subscriptions: no limit' }).waitFor();
 
     // A key, then its revocation: the button is enabled once the key's id is typed.
     await op.getByRole('button', { name: 'Create a key' }).click();
