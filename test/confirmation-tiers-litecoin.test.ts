@@ -6,11 +6,10 @@
  * litecoin (no finality signal) with an error naming the chain.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deriveAddress, parseExtendedKey } from '../src/domain/wallet-keys.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
-import { testPublicKey } from './support/hd-keys.ts';
+import { litecoinTestAccount } from './support/hd-keys.ts';
 import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
@@ -144,10 +143,8 @@ describeWithRealNode('confirmation tiers on a real litecoind (regtest)', litecoi
   });
 
   it('a wallet-key subscription takes tiers too: its small deposit at tier 1, its large one at tier 3', async () => {
-    const tpub = testPublicKey("m/84'/1'/7'", 0x043587cf);
-    const parsed = parseExtendedKey('litecoin', 'testnet', tpub, 'segwit');
-    if (!parsed.ok) throw new Error(parsed.message);
-    const at = (index: number) => deriveAddress(parsed.key, parsed.key.branches[0] as (typeof parsed.key.branches)[number], index, { regtest: true }).address;
+    const { tpub, at: address } = litecoinTestAccount("m/84'/1'/7'");
+    const at = (index: number) => address(0, index);
     const created = await subscribe('xpub-coins-transactions-confirmed', { extendedPublicKey: tpub, derivation: 'segwit', confirmationTiers: TIERS }, 'xpub');
     expect(created.item).toMatchObject({ confirmationTiers: TIERS });
     expect(created.item).not.toHaveProperty('receiveCallbackOn');

@@ -9,31 +9,17 @@
  * past use (scantxoutset), grows its window past it and reaches the same balance from the opening balances.
  * Deleting the key takes its addresses out of the wallet.
  */
-import { createHash } from 'node:crypto';
-import { createBase58check } from '@scure/base';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
-import { deriveAddress, parseExtendedKey } from '../src/domain/wallet-keys.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
-import { TEST_MASTER, testPublicKey } from './support/hd-keys.ts';
+import { litecoinTestAccount, wifOf } from './support/hd-keys.ts';
 import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import { until } from './support/wait.ts';
 
 const ACCOUNT = "m/84'/1'/0'";
-const tpub = testPublicKey(ACCOUNT, 0x043587cf);
-const parsed = parseExtendedKey('litecoin', 'testnet', tpub, 'segwit');
-if (!parsed.ok) throw new Error(parsed.message);
-const key = parsed.key;
-const at = (change: 0 | 1, index: number) => deriveAddress(key, key.branches[change] as (typeof key.branches)[number], index, { regtest: true }).address;
-
-/** The WIF of the key at `path` of the test seed, for litecoind's regtest (version 0xef, compressed). */
-function wifOf(path: string): string {
-  const privateKey = TEST_MASTER.derive(path).privateKey as Uint8Array;
-  const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest();
-  return createBase58check(sha256).encode(Uint8Array.from([0xef, ...privateKey, 0x01]));
-}
+const { tpub, at } = litecoinTestAccount(ACCOUNT);
 
 const ltc = (units: bigint) => formatUnits(units, 8);
 
@@ -176,11 +162,8 @@ describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', l
 
   it('out-of-order deposits: coins paid beyond the window before it reached them are found by the opening balances, which grow the window in turn', async () => {
     // Another account of the seed, nothing paid yet: the window is 0..19 on each chain.
-    const other = testPublicKey("m/84'/1'/1'", 0x043587cf);
-    const otherKey = parseExtendedKey('litecoin', 'testnet', other, 'segwit');
-    if (!otherKey.ok) throw new Error(otherKey.message);
-    const k = otherKey.key;
-    const addr = (index: number) => deriveAddress(k, k.branches[0] as (typeof k.branches)[number], index, { regtest: true }).address;
+    const { tpub: other, at: otherAt } = litecoinTestAccount("m/84'/1'/1'");
+    const addr = (index: number) => otherAt(0, index);
     const wallet = await newWallet('out of order');
     const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs`, {
       key: c.key,

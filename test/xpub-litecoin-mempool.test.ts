@@ -7,14 +7,11 @@
  * window); a spend from index 0 is `outgoing` with the fee and the change address; a BIP125-replaceable payment
  * is flagged `rbf`, and its replacement sends XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED.
  */
-import { createHash } from 'node:crypto';
-import { createBase58check } from '@scure/base';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deriveAddress, parseExtendedKey } from '../src/domain/wallet-keys.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
-import { TEST_MASTER, testPublicKey } from './support/hd-keys.ts';
+import { litecoinTestAccount, wifOf } from './support/hd-keys.ts';
 import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
@@ -22,20 +19,9 @@ import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-xpub-litecoin-mempool';
 const ACCOUNT = "m/84'/1'/0'";
-const tpub = testPublicKey(ACCOUNT, 0x043587cf);
-const parsed = parseExtendedKey('litecoin', 'testnet', tpub, 'segwit');
-if (!parsed.ok) throw new Error(parsed.message);
-const key = parsed.key;
-const at = (change: 0 | 1, index: number) => deriveAddress(key, key.branches[change] as (typeof key.branches)[number], index, { regtest: true }).address;
+const { tpub, at } = litecoinTestAccount(ACCOUNT);
 /** RBF signalling (BIP 125): any nSequence below 0xfffffffe. */
 const REPLACEABLE = 0xfffffffd;
-
-/** The WIF of the key at `path` of the test seed, for litecoind's regtest (version 0xef, compressed). */
-function wifOf(path: string): string {
-  const privateKey = TEST_MASTER.derive(path).privateKey as Uint8Array;
-  const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest();
-  return createBase58check(sha256).encode(Uint8Array.from([0xef, ...privateKey, 0x01]));
-}
 
 describeWithRealNode('unconfirmed wallet-key events on a real litecoind (regtest, getrawmempool polling)', litecoind, () => {
   let node: LitecoinDriver;

@@ -10,15 +10,12 @@
  * in the same block both fire (the block is matched again while its window grows), and so does one transaction
  * paying 58 and 77.
  */
-import { createHash } from 'node:crypto';
-import { createBase58check } from '@scure/base';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
-import { deriveAddress, parseExtendedKey } from '../src/domain/wallet-keys.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
-import { TEST_MASTER, testPublicKey } from './support/hd-keys.ts';
+import { litecoinTestAccount, wifOf } from './support/hd-keys.ts';
 import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
@@ -26,18 +23,7 @@ import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-xpub-litecoin';
 const ACCOUNT = "m/84'/1'/0'";
-const tpub = testPublicKey(ACCOUNT, 0x043587cf);
-const parsed = parseExtendedKey('litecoin', 'testnet', tpub, 'segwit');
-if (!parsed.ok) throw new Error(parsed.message);
-const key = parsed.key;
-const at = (change: 0 | 1, index: number) => deriveAddress(key, key.branches[change] as (typeof key.branches)[number], index, { regtest: true }).address;
-
-/** The WIF of the key at `path` of the test seed, for litecoind's regtest (version 0xef, compressed). */
-function wifOf(path: string): string {
-  const privateKey = TEST_MASTER.derive(path).privateKey as Uint8Array;
-  const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest();
-  return createBase58check(sha256).encode(Uint8Array.from([0xef, ...privateKey, 0x01]));
-}
+const { tpub, at } = litecoinTestAccount(ACCOUNT);
 
 const ltc = (units: bigint) => formatUnits(units, 8);
 
@@ -171,11 +157,8 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
 
   it('a window jump within one block: payments to index 19 and 38 in the same block both fire (the block is matched again as the window grows), and one transaction paying 58 and 77 lists both', async () => {
     // Another account of the test seed: a wallet of its own, none of its addresses used yet.
-    const other = testPublicKey("m/84'/1'/1'", 0x043587cf);
-    const otherKey = parseExtendedKey('litecoin', 'testnet', other, 'segwit');
-    if (!otherKey.ok) throw new Error(otherKey.message);
-    const k = otherKey.key;
-    const addr = (index: number) => deriveAddress(k, k.branches[0] as (typeof k.branches)[number], index, { regtest: true }).address;
+    const { tpub: other, at: otherAt } = litecoinTestAccount("m/84'/1'/1'");
+    const addr = (index: number) => otherAt(0, index);
     const { referenceId: id } = await subscribe(
       'xpub-coins-transactions-confirmed',
       { extendedPublicKey: other, derivation: 'segwit', receiveCallbackOn: 1 },
@@ -217,11 +200,7 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
   }, 60_000);
 
   it('past use at subscribe: the used flags and addresses/next are right from the first answer (scantxoutset, the window grown past them), with no callback for the past', async () => {
-    const account = testPublicKey("m/84'/1'/2'", 0x043587cf);
-    const parsedAccount = parseExtendedKey('litecoin', 'testnet', account, 'segwit');
-    if (!parsedAccount.ok) throw new Error(parsedAccount.message);
-    const k = parsedAccount.key;
-    const addr = (change: 0 | 1, index: number) => deriveAddress(k, k.branches[change] as (typeof k.branches)[number], index, { regtest: true }).address;
+    const { tpub: account, at: addr } = litecoinTestAccount("m/84'/1'/2'");
     // Before the subscription: receive 3, then 22 (beyond the first window, within 3 + 20), change 5, and 45
     // (beyond 22 + 20: a wallet keeping the gap never hands it out, and herald does not look that far).
     await node.send(addr(0, 3), 300_000n);
