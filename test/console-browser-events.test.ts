@@ -14,25 +14,23 @@
  * axe-core checks each page (no serious or critical violation); screenshots go to test-output/console-events/.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import axe from 'axe-core';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { destinationOf } from '../src/store/callbacks.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { checkAccessibility, chromiumBinary, DESKTOP, launchChromium, signIn } from './support/console-browser.ts';
 import { ensureConsoleBuilt } from './support/console-build.ts';
-import { describeWithRealNode, installHint } from './support/real-node.ts';
+import { describeWithRealNode } from './support/real-node.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OUT = join(ROOT, 'test-output/console-events');
-const chromiumBinary = { name: 'chromium', path: existsSync(CHROMIUM) ? CHROMIUM : undefined, install: installHint('chromium') };
 
 let receiver: Receiver;
 let t: TestApp;
@@ -42,14 +40,7 @@ let page: Page;
 
 async function visited(p: Page, name: string): Promise<void> {
   await p.locator('.loading').first().waitFor({ state: 'detached', timeout: 10_000 });
-  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
-  await p.evaluate(axe.source);
-  const violations = await p.evaluate(async () => {
-    const result = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
-  });
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious, `accessibility violations on ${name}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
+  await checkAccessibility(p, name);
   await p.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
 }
 
@@ -93,13 +84,10 @@ describeWithRealNode('the console: events catalogue and recovering the filtered 
       delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
     });
     c = await t.customer({ name: 'acme', domains: ['localhost'] });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    browser = await launchChromium();
+    const context = await browser.newContext(DESKTOP);
     page = await context.newPage();
-    await page.goto(`${t.url}/console/`);
-    await page.getByLabel('API key').fill(c.key);
-    await page.getByRole('button', { name: 'Sign in with the API key' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await signIn(page, t.url, { apiKey: c.key });
   }, 120_000);
 
   afterAll(async () => {
@@ -161,10 +149,7 @@ describeWithRealNode('the console: events catalogue and recovering the filtered 
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'dark', locale: 'en-GB', timezoneId: 'Europe/Paris' });
     try {
       const p = await phone.newPage();
-      await p.goto(`${t.url}/console/`);
-      await p.getByLabel('API key').fill(c.key);
-      await p.getByRole('button', { name: 'Sign in with the API key' }).click();
-      await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await signIn(p, t.url, { apiKey: c.key });
       await p.goto(`${t.url}/console/events`);
       await p.getByRole('heading', { level: 1, name: 'Events', exact: true }).waitFor();
       const rows = p.locator('ul.catalogue > li');

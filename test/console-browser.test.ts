@@ -16,12 +16,11 @@
  * screenshot under test-output/console/ (the two panels also on their own, panel-*.png).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import axe from 'axe-core';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Address } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
@@ -29,20 +28,19 @@ import { tripBreaker } from '../src/store/chain-holds.ts';
 import { saveCursor } from '../src/store/chain-state.ts';
 import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { checkAccessibility, chromiumBinary, DESKTOP, launchChromium, signIn } from './support/console-browser.ts';
 import { ensureConsoleBuilt } from './support/console-build.ts';
 import { startTestDns, type TestDns } from './support/dns.ts';
 import { sendEth } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
-import { describeWithRealNode, installHint } from './support/real-node.ts';
+import { describeWithRealNode } from './support/real-node.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OUT = join(ROOT, 'test-output/console');
 const FILE_PATH = '/.well-known/blockchain-events-verification.txt';
-const chromiumBinary = { name: 'chromium', path: existsSync(CHROMIUM) ? CHROMIUM : undefined, install: installHint('chromium') };
 
 let node: EvmNode;
 let receiver: Receiver;
@@ -61,18 +59,6 @@ let operatorContext: BrowserContext | undefined;
 let op: Page;
 
 const watched = () => node.accounts[5]?.address as Address;
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function checkAccessibility(p: Page, name: string): Promise<void> {
-  // Evaluated through the DevTools protocol, which the page's Content-Security-Policy does not govern.
-  await p.evaluate(axe.source);
-  const violations = await p.evaluate(async () => {
-    const result = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
-  });
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious, `accessibility violations on ${name}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
-}
 
 /** Waits for the page's loads to finish, checks it with axe, and saves a screenshot. */
 async function visited(p: Page, name: string): Promise<void> {
@@ -124,8 +110,8 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
       },
     });
     c = await t.customer({ name: 'acme', domains: ['localhost'] });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-    customerContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    browser = await launchChromium();
+    customerContext = await browser.newContext(DESKTOP);
     page = await customerContext.newPage();
     page.on('dialog', (dialog) => dialog.accept());
   }, 120_000);
@@ -563,14 +549,11 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
     });
     const registered = await t.request('POST', '/blockchain-events/callback-domains', { key: c.key, body: { data: { item: { domain: 'pending.test' } } } });
     expect(registered.status).toBe(201);
-    operatorContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    operatorContext = await browser.newContext(DESKTOP);
     op = await operatorContext.newPage();
     op.on('dialog', (dialog) => dialog.accept());
-    await op.goto(`${t.url}/console/`);
-    await op.getByLabel('Operator token').fill(stdout.trim());
-    await op.getByRole('button', { name: 'Sign in as operator' }).click();
     // The operator lands on the overview (test/console-operator-browser.test.ts checks it).
-    await op.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await signIn(op, t.url, { operatorToken: stdout.trim() });
     await nav(op, 'Customers');
     await op.getByRole('heading', { level: 1, name: 'Customers' }).waitFor();
     await op.getByRole('cell', { name: 'acme' }).waitFor();
@@ -657,7 +640,7 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
 
   it('billing off (docs/operations/single-tenant.md): no credits, prices or credit form, for the customer or the operator', async () => {
     const free = await startTestApp({ billing: { enabled: false } });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris' });
+    const context = await browser.newContext(DESKTOP);
     /** Waits until `text` no longer mentions credits (the console reads the setting after its first render); fails if it still does after 10 s. */
     const creditless = (what: string, text: () => Promise<string | null>) =>
       until(`${what} without credits`, async () => !/credit/i.test((await text()) ?? ''));
@@ -669,10 +652,7 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
       });
       expect(created.status, created.text).toBe(200);
       const p = await context.newPage();
-      await p.goto(`${free.url}/console/`);
-      await p.getByLabel('API key').fill(customer.key);
-      await p.getByRole('button', { name: 'Sign in with the API key' }).click();
-      await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await signIn(p, free.url, { apiKey: customer.key });
       await creditless('the overview', () => p.locator('main').textContent());
       // The account page is named for what it shows: no balance, no usage.
       await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account', exact: true }).waitFor();
@@ -688,10 +668,7 @@ describeWithRealNode('the web console in Chromium', chromiumBinary, () => {
       // The operator, in a tab of its own (a fresh console, which reads the setting from GET /operator/whoami).
       const made = await createOperatorToken(free.app.database.db, 'solo-ops');
       const o = await context.newPage();
-      await o.goto(`${free.url}/console/`);
-      await o.getByLabel('Operator token').fill(made?.token as string);
-      await o.getByRole('button', { name: 'Sign in as operator' }).click();
-      await o.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await signIn(o, free.url, { operatorToken: made?.token as string });
       await creditless('the operator overview', () => o.locator('main').textContent());
       await nav(o, 'Customers');
       await o.getByRole('cell', { name: 'solo' }).waitFor();

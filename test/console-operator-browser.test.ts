@@ -13,11 +13,10 @@
  * Screenshots under test-output/console-operator/ (the docs' screenshots are taken from there).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import axe from 'axe-core';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Address } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
@@ -26,20 +25,18 @@ import { saveCursor } from '../src/store/chain-state.ts';
 import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { insertUnlessTwin } from '../src/store/subscriptions.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { checkAccessibility, chromiumBinary, DESKTOP, launchChromium, signIn } from './support/console-browser.ts';
 import { ensureConsoleBuilt } from './support/console-build.ts';
 import { sendEth } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
-import { describeWithRealNode, installHint } from './support/real-node.ts';
+import { describeWithRealNode } from './support/real-node.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { ethereumSubscription } from './support/subscription-rows.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const OUT = join(ROOT, 'test-output/console-operator');
-const chromiumBinary = { name: 'chromium', path: existsSync(CHROMIUM) ? CHROMIUM : undefined, install: installHint('chromium') };
-const LAUNCH = { executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] };
 
 let node: EvmNode;
 let receiver: Receiver;
@@ -50,17 +47,6 @@ let context: BrowserContext;
 let op: Page;
 let token = '';
 let referenceId = '';
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function checkAccessibility(p: Page, name: string): Promise<void> {
-  await p.evaluate(axe.source);
-  const violations = await p.evaluate(async () => {
-    const result = await (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }));
-  });
-  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious, `accessibility violations on ${name}: ${JSON.stringify(serious, null, 2)}`).toEqual([]);
-}
 
 async function setTheme(p: Page, theme: 'light' | 'dark'): Promise<void> {
   const toggle = p.getByRole('button', { name: 'Dark theme' });
@@ -153,8 +139,8 @@ describeWithRealNode('the operator console and the look, in Chromium', chromiumB
       );
     });
     token = (await createOperatorToken(t.app.database.db, `ops-${randomUUID().slice(0, 6)}`))?.token as string;
-    browser = await chromium.launch(LAUNCH);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Paris', colorScheme: 'light' });
+    browser = await launchChromium();
+    context = await browser.newContext({ ...DESKTOP, colorScheme: 'light' });
     op = await context.newPage();
   }, 120_000);
 
@@ -166,10 +152,7 @@ describeWithRealNode('the operator console and the look, in Chromium', chromiumB
   });
 
   it('the operator lands on the Overview: chains with lag, the held one and the one not followed; a failing receiver shows up by itself', async () => {
-    await op.goto(`${t.url}/console/`);
-    await op.getByLabel('Operator token').fill(token);
-    await op.getByRole('button', { name: 'Sign in as operator' }).click();
-    await op.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await signIn(op, t.url, { operatorToken: token });
     expect(new URL(op.url()).pathname).toBe('/console/operator/overview');
     const chains = op.getByRole('region', { name: 'Chains followed' });
     await chains.getByRole('row', { name: /ethereum \/ goerli/ }).waitFor();
@@ -356,10 +339,7 @@ describeWithRealNode('the operator console and the look, in Chromium', chromiumB
     });
     try {
       const p = await phone.newPage();
-      await p.goto(`${t.url}/console/`);
-      await p.getByLabel('Operator token').fill(token);
-      await p.getByRole('button', { name: 'Sign in as operator' }).click();
-      await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await signIn(p, t.url, { operatorToken: token });
       const operatorPages: [string, string][] = [
         ['/operator/overview', 'Overview'],
         ['/operator/customers', 'Customers'],
