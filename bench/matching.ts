@@ -26,11 +26,24 @@
  *     rate and the threshold distribution are part of the figure;
  *   - also reported, without a target: µs per match to build its callback (idempotency key, item, body).
  *   - the safety verdict's cost (issue 33: "Computing the verdict costs <= 5 % of the block pipeline's
- *     throughput, ratio with and without, same run"): per measured block, the pipeline (matchBlock, then
- *     each match's key, item and body, as src/matching/events.ts builds them) timed without and with the
- *     verdict (matchSafety, as src/matching/events.ts calls it, on ethereum mainnet's policy, 1 % of the block's transactions
- *     failed), the two in turn and in alternating order, five pairs per block; `safetyCostRatio` = the
- *     median of the pairs' ratios (with / without) - 1, target <= 0.05.
+ *     throughput, ratio with and without, same run"): the block pipeline (matchBlock, then each match's
+ *     key, item and body, as src/matching/events.ts builds them) without the verdict (no `safety` field
+ *     in any body: the code as it would be without the feature) and with it (matchSafety, as
+ *     src/matching/events.ts calls it, on ethereum mainnet's policy, 1 % of the block's transactions
+ *     failed), after the matching, in a phase of its own (measureSafety), in rounds: per round,
+ *     SAFETY_BLOCKS fresh blocks, matched once untimed (both sides then find their strings hashed, as the
+ *     pipeline after the matching phase does), a full GC (no side inherits the other's garbage from the
+ *     round before), then per block four pipelines in the order with, without, without, with (the reverse
+ *     on every other block: ABBA/BAAB, so a drift, a collection that one side's allocations start and
+ *     the other finishes, and the position after the GC cancel out), each timed in CPU time of the
+ *     process (process.cpuUsage, user + system: what a shared machine does not steal; it includes the
+ *     collections each side's allocations cause) and in wall time. SAFETY_WARMUP_ROUNDS rounds first,
+ *     untimed, compile both sides; the contract run and the mix alternate round by round.
+ *     `safetyCostRatio` = the sum of the with-pipelines' CPU time over the sum of the without-pipelines'
+ *     - 1 (throughput: the same work in more time), target <= 0.05; `safetyCost` has its 95 % interval
+ *     (mean of the rounds' ratios +- 1.96 standard errors), the rounds' median and range, the same ratio
+ *     in wall time, ms and body bytes per block per side. Without the verdict no body has a `safety`
+ *     field (the target is the cost of computing and carrying it).
  *
  * A second run, `mix` (the issue's second target: "a mix with 1,000,000 subscriptions of all kinds (at
  * least 50 % address-coins): still >= 2,000,000 items/s on one core, index built in <= 3 s, <= 400 bytes
@@ -552,22 +565,27 @@ interface Samples {
   subscribedMovementCounts: number[];
   matchCounts: number[];
   buildUs: number[];
-  /** The block pipeline's time, ms, without and with the safety verdict. */
-  pipelineWithout: number[];
-  pipelineWith: number[];
 }
 
 const SAFETY_POLICY = safetyPolicy(CHAIN);
-/** Timed pairs (without, with) per measured block. */
-const SAFETY_PAIRS_PER_BLOCK = 5;
+/** Measured rounds of the safety phase per run (MATCHING_SAFETY_ROUNDS), after SAFETY_WARMUP_ROUNDS untimed ones. */
+const SAFETY_ROUNDS = envInt('MATCHING_SAFETY_ROUNDS', 30);
+const SAFETY_WARMUP_ROUNDS = 3;
+/** Fresh blocks per round, each run 4 times (2 with, 2 without): a round is about 60 ms of pipelines (contract run) and 210 ms (mix) on a quiet machine. */
+const SAFETY_BLOCKS = 10;
+/** Heights of the safety phase's blocks: apart from the matching phase's. */
+const SAFETY_FIRST_HEIGHT = FIRST_HEIGHT + 10_000;
 const BENCH_TOKEN = { name: 'Token', symbol: 'TKN', decimals: 6 };
 
-/** matchBlock, then each match's key, item (with the safety verdict when asked) and body: the block pipeline as src/matching/events.ts runs it. */
-function pipelineMs(index: SubscriptionIndex, block: NormalizedBlock, withSafety: boolean): number {
-  const started = performance.now();
+/**
+ * matchBlock, then each match's key, item (with the safety verdict when asked) and body: the block
+ * pipeline as src/matching/events.ts runs it. Without the verdict, no body has a `safety` field.
+ */
+function pipeline(index: SubscriptionIndex, block: NormalizedBlock, withSafety: boolean): number {
   const matches = matchBlock(index, block, 'ethereum');
   const failed = new Set(withSafety ? block.failedTransactionIds : undefined);
   const partial = new Set(withSafety ? block.partialPaymentIds : undefined);
+  let bytes = 0;
   for (const m of matches) {
     const key = matchIdempotencyKey(m, CHAIN, block);
     const item = callbackItem(m, block, CHAIN, BENCH_TOKEN);
@@ -575,9 +593,98 @@ function pipelineMs(index: SubscriptionIndex, block: NormalizedBlock, withSafety
       const safety = matchSafety(m, BENCH_TOKEN, failed, partial, SAFETY_POLICY);
       if (safety !== undefined) item.safety = safety;
     }
-    callbackBody({ id: m.subscription.id, eventType: m.eventType, apiVersion: '2021-03-20' }, key, item);
+    bytes += callbackBody({ id: m.subscription.id, eventType: m.eventType, apiVersion: '2021-03-20' }, key, item).length;
   }
-  return performance.now() - started;
+  return bytes;
+}
+
+/** One run's safety phase: per side, CPU and wall ms, pipelines and body bytes summed, and each measured round's CPU ratio (with / without - 1). */
+interface SafetySamples {
+  cpuMs: { with: number; without: number };
+  wallMs: { with: number; without: number };
+  roundRatios: number[];
+  pipelines: { with: number; without: number };
+  bodyBytes: { with: number; without: number };
+}
+
+/**
+ * The safety verdict's cost, per run (see the header): rounds of fresh blocks, each block's pipeline with,
+ * without, without, with (or the reverse), the runs alternating round by round; CPU time of the process.
+ */
+function measureSafety(runs: Built[]): SafetySamples[] {
+  log(
+    `the safety verdict's cost: ${SAFETY_WARMUP_ROUNDS} warm-up and ${SAFETY_ROUNDS} measured rounds of ${SAFETY_BLOCKS} blocks per run, each block's pipeline with, without, without, with (or the reverse), in CPU time`,
+  );
+  const samples: SafetySamples[] = runs.map(() => ({
+    cpuMs: { with: 0, without: 0 },
+    wallMs: { with: 0, without: 0 },
+    roundRatios: [],
+    pipelines: { with: 0, without: 0 },
+    bodyBytes: { with: 0, without: 0 },
+  }));
+  const gc = (globalThis as { gc?: () => void }).gc as () => void;
+  for (let q = -SAFETY_WARMUP_ROUNDS; q < SAFETY_ROUNDS; q++) {
+    runs.forEach(({ index, mixed }, r) => {
+      const sample = samples[r] as SafetySamples;
+      const blocks: NormalizedBlock[] = [];
+      for (let i = 0; i < SAFETY_BLOCKS; i++) {
+        const height = SAFETY_FIRST_HEIGHT + (q + SAFETY_WARMUP_ROUNDS) * SAFETY_BLOCKS + i;
+        const { block } = syntheticBlock(height, mixed);
+        // 1 % of the transactions failed (the `failed` flag on their events).
+        blocks.push({ ...block, failedTransactionIds: block.transactionIds.filter((_, k) => k % 100 === 0) });
+      }
+      // Untimed: the blocks' strings hashed by a first lookup (as the matching phase does before the pipeline), then a full collection.
+      for (const block of blocks) matchBlock(index, block, 'ethereum');
+      gc();
+      const roundCpuMs = { with: 0, without: 0 };
+      blocks.forEach((block, i) => {
+        // Per block, four pipelines: with, without, without, with, or the reverse on every other block.
+        for (const withSafety of (q + i) % 2 === 0 ? [true, false, false, true] : [false, true, true, false]) {
+          const side = withSafety ? 'with' : 'without';
+          const cpuStarted = process.cpuUsage();
+          const started = performance.now();
+          const bytes = pipeline(index, block, withSafety);
+          const wall = performance.now() - started;
+          const cpu = process.cpuUsage(cpuStarted);
+          if (q < 0) continue;
+          const cpuMs = (cpu.user + cpu.system) / 1000;
+          roundCpuMs[side] += cpuMs;
+          sample.cpuMs[side] += cpuMs;
+          sample.wallMs[side] += wall;
+          sample.pipelines[side] += 1;
+          sample.bodyBytes[side] += bytes;
+        }
+      });
+      if (q >= 0) sample.roundRatios.push(roundCpuMs.with / roundCpuMs.without - 1);
+    });
+  }
+  return samples;
+}
+
+/** The figures of one run's safety phase. */
+function safetyFigures(s: SafetySamples): { safetyCostRatio: number; safetyCost: Record<string, unknown> } {
+  const ratios = s.roundRatios;
+  const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+  const sd = Math.sqrt(ratios.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, ratios.length - 1));
+  const halfWidth = (1.96 * sd) / Math.sqrt(ratios.length);
+  const sorted = [...ratios].sort((a, b) => a - b);
+  return {
+    safetyCostRatio: round(s.cpuMs.with / s.cpuMs.without - 1, 4),
+    safetyCost: {
+      method: 'CPU time of the process; per block with, without, without, with or the reverse; sums (see bench/matching.ts)',
+      rounds: ratios.length,
+      blocksPerRound: SAFETY_BLOCKS,
+      interval95: [round(mean - halfWidth, 4), round(mean + halfWidth, 4)],
+      roundRatios: { median: round(median(ratios), 4), min: round(sorted[0] ?? 0, 4), max: round(sorted.at(-1) ?? 0, 4) },
+      wallRatio: round(s.wallMs.with / s.wallMs.without - 1, 4),
+      cpuMsPerPipeline: { withoutSafety: round(s.cpuMs.without / s.pipelines.without, 3), withSafety: round(s.cpuMs.with / s.pipelines.with, 3) },
+      wallMsPerPipeline: { withoutSafety: round(s.wallMs.without / s.pipelines.without, 3), withSafety: round(s.wallMs.with / s.pipelines.with, 3) },
+      bodyBytesPerPipeline: {
+        withoutSafety: Math.round(s.bodyBytes.without / s.pipelines.without),
+        withSafety: Math.round(s.bodyBytes.with / s.pipelines.with),
+      },
+    },
+  };
 }
 
 /**
@@ -597,8 +704,6 @@ function matchAll(runs: Built[]): Samples[] {
         subscribedMovementCounts: [],
         matchCounts: [],
         buildUs: [],
-        pipelineWithout: [],
-        pipelineWith: [],
       }) as Samples,
   );
   for (let b = 0; b < WARMUP_BLOCKS + MEASURED_BLOCKS; b++) {
@@ -649,27 +754,15 @@ function matchAll(runs: Built[]): Samples[] {
         callbackBody({ id: m.subscription.id, eventType: m.eventType, apiVersion: '2021-03-20' }, key, item);
       }
       if (matches.length > 0) sample.buildUs.push(((performance.now() - s) * 1000) / matches.length);
-
-      // The safety verdict's cost: the pipeline without and with it, in alternating order.
-      const block1 = { ...block, failedTransactionIds: block.transactionIds.filter((_, i) => i % 100 === 0) };
-      for (let pair = 0; pair < SAFETY_PAIRS_PER_BLOCK; pair++) {
-        const withFirst = (b + pair) % 2 === 0;
-        const first = pipelineMs(index, block1, withFirst);
-        const second = pipelineMs(index, block1, !withFirst);
-        sample.pipelineWith.push(withFirst ? first : second);
-        sample.pipelineWithout.push(withFirst ? second : first);
-      }
     });
   }
   return samples;
 }
 
-function figures(built: Built, sample: Samples): Record<string, unknown> {
+function figures(built: Built, sample: Samples, safetySample: SafetySamples): Record<string, unknown> {
   const { mixed, buildMs, buildWallMs, heapBytes, bufferBytes, bytesPerSubscription } = built;
-  const { times, rates, cpuRates, itemCounts, movementCounts, subscribedMovementCounts, matchCounts, buildUs, pipelineWith, pipelineWithout } = sample;
-  // The median of the pairs' ratios: the two runs of a pair are a few milliseconds apart, so a busy moment
-  // of a shared machine (or a collection) inflates one pair, not the figure, as a ratio of medians let it.
-  const safetyCostRatio = round(median(pipelineWith.map((w, i) => w / (pipelineWithout[i] as number))) - 1, 4);
+  const { times, rates, cpuRates, itemCounts, movementCounts, subscribedMovementCounts, matchCounts, buildUs } = sample;
+  const { safetyCostRatio, safetyCost } = safetyFigures(safetySample);
   const sorted = [...times].sort((a, b) => a - b);
   const medianMs = median(times);
   const itemsPerSecond = Math.round(median(rates));
@@ -684,7 +777,10 @@ function figures(built: Built, sample: Samples): Record<string, unknown> {
     bytesPerSubscription: bytesPerSubscription <= TARGETS.bytesPerSubscription,
     safetyCostRatio: safetyCostRatio <= TARGETS.safetyCostRatio,
   };
-  log(`${mixed ? 'mix' : 'contract run'}: the block pipeline with the safety verdict costs ${round(safetyCostRatio * 100, 2)} % more time than without`);
+  const interval = safetyCost.interval95 as number[];
+  log(
+    `${mixed ? 'mix' : 'contract run'}: the block pipeline with the safety verdict costs ${round(safetyCostRatio * 100, 2)} % more CPU time than without (95 % interval ${round((interval[0] as number) * 100, 2)} to ${round((interval[1] as number) * 100, 2)} %; wall time ${round((safetyCost.wallRatio as number) * 100, 2)} %)`,
+  );
   return {
     bench: mixed ? 'matching-mix' : 'matching',
     node: process.version,
@@ -727,8 +823,8 @@ function figures(built: Built, sample: Samples): Record<string, unknown> {
       typedArrayBytesPerSubscription: round(bufferBytes / TOTAL_SUBS),
     },
     callbackBuildUsPerMatch: round(median(buildUs), 2),
-    pipelineMsPerBlock: { withoutSafety: round(median(pipelineWithout), 3), withSafety: round(median(pipelineWith), 3) },
     safetyCostRatio,
+    safetyCost,
     loadavg1m: round(loadavg()[0] ?? 0, 2),
     targets: {
       itemsPerSecond: `>=${TARGETS.itemsPerSecond}`,
@@ -796,7 +892,10 @@ function medianOfRuns(runs: Record<string, unknown>[]): Record<string, unknown> 
       ...first,
       ...medians,
       memory: { ...(first.memory as Record<string, unknown>), bytesPerSubscription },
-      runs: runs.map((r) => Object.fromEntries(VARYING.map((name) => [name, side(r, mixed)[name]]))),
+      runs: runs.map((r) => ({
+        ...Object.fromEntries(VARYING.map((name) => [name, side(r, mixed)[name]])),
+        safetyCostInterval95: (side(r, mixed).safetyCost as { interval95: number[] }).interval95,
+      })),
       pass: { ...pass, all: Object.values(pass).every(Boolean) },
     };
   };
@@ -813,6 +912,10 @@ function medianOfRuns(runs: Record<string, unknown>[]): Record<string, unknown> 
       itemsPerCpuSecondRatioToContractRun: ratios('itemsPerCpuSecondRatioToContractRun'),
     },
   };
+  const safetyList = (mixedSide: boolean) => runs.map((r) => side(r, mixedSide).safetyCostRatio).join(', ');
+  log(
+    `median of ${runs.length} runs: the safety verdict's cost ${contract.safetyCostRatio} (runs: ${safetyList(false)}), mix ${mixed.safetyCostRatio} (runs: ${safetyList(true)}), target <= ${TARGETS.safetyCostRatio}`,
+  );
   const list = (mixedSide: boolean, name: string) => runs.map((r) => Math.round((side(r, mixedSide)[name] as number) / 1000) / 1000).join(', ');
   log(
     `median of ${runs.length} runs: contract run ${(contract.itemsPerSecond as number).toLocaleString('en')} items/s (${(contract.itemsPerCpuSecond as number).toLocaleString('en')} per CPU second), built in ${contract.buildMs} ms; ` +
@@ -825,8 +928,9 @@ function medianOfRuns(runs: Record<string, unknown>[]): Record<string, unknown> 
 function measureBoth(): Record<string, unknown> {
   const runs = [build(false), build(true)];
   const [contractSamples, mixSamples] = matchAll(runs);
-  const contract = figures(runs[0] as Built, contractSamples as Samples);
-  const mixed = figures(runs[1] as Built, mixSamples as Samples);
+  const [contractSafety, mixSafety] = measureSafety(runs);
+  const contract = figures(runs[0] as Built, contractSamples as Samples, contractSafety as SafetySamples);
+  const mixed = figures(runs[1] as Built, mixSamples as Samples, mixSafety as SafetySamples);
   const pass = contract.pass as Record<string, boolean>;
   const mixPass = mixed.pass as Record<string, boolean>;
   // The machine may be shared: the mix's rate over the contract run's, measured block by block alternately, says more than either alone.
