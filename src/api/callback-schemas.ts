@@ -257,7 +257,7 @@ const dropped = (announced: TObject): TObject =>
       reason: Type.String({
         enum: ['replaced', 'conflicted', 'evicted'],
         description:
-          'replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints (EVM: same sender and nonce); evicted: gone from the mempool and in no block (the one reason that is not final).',
+          'replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints (EVM: same sender and nonce); evicted: gone from the mempool of the node herald reads at three consecutive checks spanning the mempoolEvictionSpanMs of the chain, and proven in no block up to the block herald applied (the one reason that is not final: it can still be mined).',
       }),
       replacedByTransactionId: Type.Optional(
         Type.String({ description: 'replaced and conflicted: the transaction that took its outpoint (or nonce). Absent for evicted.' }),

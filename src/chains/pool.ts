@@ -512,6 +512,17 @@ export function createNodePool(options: NodePoolOptions): NodePool {
       },
       readPending: (ids) => readerOf(lister ?? pick()).readPending(ids),
     };
+    // Eviction checks (docs/concepts/deposit-safety.md#evicted) ask the node whose mempool is read: another
+    // node's mempool never had what this one listed.
+    if (nodes.some((n) => n.adapter.mempool?.missing)) {
+      const of = (node: NodeState) => {
+        const r = readerOf(node);
+        if (!r.missing || !r.provenUnmined) throw new Error(`${node.label} cannot check evictions`);
+        return r as Required<Pick<MempoolReader, 'missing' | 'provenUnmined'>>;
+      };
+      reader.missing = (ids) => of(lister ?? pick()).missing(ids);
+      reader.provenUnmined = (candidates) => of(lister ?? pick()).provenUnmined(candidates);
+    }
     if (nodes.some((n) => n.adapter.mempool?.watch))
       reader.watch = (onNews) => {
         const stops = nodes.map((node) => node.adapter.mempool?.watch?.(() => node === current && onNews()));
@@ -534,6 +545,8 @@ export function createNodePool(options: NodePoolOptions): NodePool {
       },
       readPending: (ids) => reader.readPending(ids),
     };
+    if (reader.missing) confirmed.missing = (ids) => (reader.missing as NonNullable<MempoolReader['missing']>)(ids);
+    if (reader.provenUnmined) confirmed.provenUnmined = (c) => (reader.provenUnmined as NonNullable<MempoolReader['provenUnmined']>)(c);
     if (reader.watch) confirmed.watch = (onNews) => (reader.watch as NonNullable<MempoolReader['watch']>)(() => first.identified && onNews());
     if (reader.close) confirmed.close = () => (reader.close as NonNullable<MempoolReader['close']>)();
     return confirmed;

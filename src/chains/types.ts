@@ -161,6 +161,20 @@ export interface MempoolReader {
   watch?(onNews: () => void): () => void;
   /** Closes the push connection (the adapter's close calls it). */
   close?(): Promise<void>;
+  /**
+   * Eviction checks (docs/concepts/deposit-safety.md#evicted): of `ids`, those the node answers as in
+   * none of its mempool (Bitcoin family: `getmempoolentry` "not in mempool", mined ones included; EVM:
+   * `eth_getTransactionByHash` null, so never a mined one). Any other answer, or a node error, throws.
+   */
+  missing?(ids: string[]): Promise<string[]>;
+  /**
+   * The proof that transactions gone from the mempool are not mined, at one tip of the node: of
+   * `candidates` (each with its claims: outpoints `txid:vout`; EVM `sender:nonce`), those still missing
+   * and (Bitcoin family) one of whose outpoints is in the node's confirmed UTXO set (`gettxout <txid> <n>
+   * false`), or (EVM) whose sender's nonce at that tip is at most the transaction's. The tip's hash is
+   * read before and after: undefined when it moved meanwhile (nothing proven; try again later).
+   */
+  provenUnmined?(candidates: { transactionId: string; claims: string[] }[]): Promise<{ tip: string; unmined: string[] } | undefined>;
 }
 
 /**

@@ -274,6 +274,13 @@ const Chain = Type.Object(
      * between two blocks. Default 500.
      */
     mempoolCatchUpYieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
+    /**
+     * The `evicted` reason of the DROPPED events (docs/concepts/deposit-safety.md#evicted): an announced
+     * unconfirmed transaction is called evicted only when the node found it in no mempool at three
+     * consecutive checks (one every half span) spanning at least this, and proved it unmined. Default
+     * 600000 (ten minutes).
+     */
+    mempoolEvictionSpanMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 86_400_000 })),
     /** The lowest block the node serves (a pruned node): a backfill's fromBlockHeight may not be lower. Default 0. */
     lowestBlockHeight: Type.Optional(Type.Integer({ minimum: 0 })),
     /** First block to follow when the chain has no cursor yet; default: the node's head. */

@@ -37,6 +37,7 @@ import { type Announcement, pruneAnnounced, recordAnnounced, takeReplaced } from
 import { claimConflicts, loadSeen, pruneSeen, recordSeen, saveMempoolStatus } from '../store/mempool.ts';
 import * as ledger from '../wallets/ledger.ts';
 import { droppedCallbacks } from './dropped.ts';
+import { checkEvictionsWhenDue, type EvictionState, newEvictionState } from './evicted.ts';
 import type { FollowerGate } from './gate.ts';
 import { extendForPending } from './xpub-gaps.ts';
 
@@ -70,6 +71,8 @@ export interface MempoolDeps {
   gate?: FollowerGate;
   /** While the follower catches up, one batch per this many ms at most; default DEFAULT_CATCH_UP_YIELD_MS. */
   catchUpYieldMs?: number;
+  /** docs/concepts/deposit-safety.md#evicted: the span of the three checks that find an announced transaction gone (src/ingest/evicted.ts). */
+  evictionSpanMs?: number;
   now?: () => Date;
 }
 
@@ -87,10 +90,23 @@ export interface MempoolState {
   error: string | null;
   /** The last round found no unconfirmed subscription and did not read the node. */
   idle: boolean;
+  /** The eviction checks' timing (src/ingest/evicted.ts). */
+  eviction: EvictionState;
 }
 
 export function newMempoolState(): MempoolState {
-  return { seen: new Map(), loaded: false, backlog: [], transactionsSeen: 0, callbacksFired: 0, lastPolledAt: null, lastPrunedAt: 0, error: null, idle: false };
+  return {
+    seen: new Map(),
+    loaded: false,
+    backlog: [],
+    transactionsSeen: 0,
+    callbacksFired: 0,
+    lastPolledAt: null,
+    lastPrunedAt: 0,
+    error: null,
+    idle: false,
+    eviction: newEvictionState(),
+  };
 }
 
 export interface RoundResult {
@@ -144,6 +160,12 @@ export async function pollMempool(deps: MempoolDeps, state: MempoolState): Promi
     state.backlog.splice(0, prepared.batch.length);
     // The block follower first: its I/O callbacks that arrived during this batch run before the next one's work.
     await setImmediate();
+  }
+  // Announced transactions gone from the node's mempool and in no block (docs/concepts/deposit-safety.md#evicted):
+  // every half span, between two of the follower's blocks; a failed check is retried with its own backoff.
+  if (deps.reader.missing) {
+    await deps.gate?.idle();
+    result.fired += await checkEvictionsWhenDue({ ...deps, spanMs: deps.evictionSpanMs }, state.eviction);
   }
   if (now().getTime() - state.lastPrunedAt >= PRUNE_EVERY_MS) await prune(deps, state, now());
   state.transactionsSeen += result.read;

@@ -221,6 +221,7 @@ export function startIngest(deps: {
       safety: safetyPolicy(f.key, f.config),
       gate: f.gate,
       catchUpYieldMs: f.config.mempoolCatchUpYieldMs,
+      evictionSpanMs: f.config.mempoolEvictionSpanMs,
     };
     const done = followMempool(mempoolDeps, state, {
       signal: abort.signal,

@@ -153,3 +153,81 @@ export async function pruneAnnounced(q: Queryable, chain: ChainKey, before: Date
     [chain.blockchain, chain.network, before],
   );
 }
+
+/** An open announced transaction, as an eviction check reads it: what it spent (outpoints; EVM: `sender:nonce`). */
+export interface OpenAnnounced {
+  transactionId: string;
+  claims: string[];
+}
+
+/**
+ * The chain's open announced transactions with their claims, at most `limit`, oldest announcement first
+ * (the eviction checks of docs/concepts/deposit-safety.md#evicted).
+ */
+export async function openAnnounced(q: Queryable, chain: ChainKey, limit: number): Promise<OpenAnnounced[]> {
+  const rows = await q.query<{ transaction_id: string; claims: string[] }>(
+    'dropped:open-announced',
+    `WITH a AS (
+       SELECT transaction_id, min(announced_at) AS at FROM mempool_announced WHERE blockchain = $1 AND network = $2
+       GROUP BY transaction_id ORDER BY at, transaction_id LIMIT $3
+     )
+     SELECT a.transaction_id, coalesce(array_agg(s.claim ORDER BY s.claim) FILTER (WHERE s.claim IS NOT NULL), '{}') AS claims
+     FROM a LEFT JOIN mempool_announced_spends s ON s.blockchain = $1 AND s.network = $2 AND s.transaction_id = a.transaction_id
+     GROUP BY a.transaction_id, a.at ORDER BY a.at, a.transaction_id`,
+    [chain.blockchain, chain.network, limit],
+  );
+  return rows.map((r) => ({ transactionId: r.transaction_id, claims: r.claims }));
+}
+
+/**
+ * Records one eviction check of `checked`: those of `missing` (in no mempool of the node) count one more
+ * consecutive check (the first one's time kept), the others start again at 0. Returns, of `missing`, those
+ * now missing at `minChecks` consecutive checks or more that span `spanMs` or more (the first at or before
+ * `at - spanMs`): the candidates, whose proof that they are not mined the caller asks the node for.
+ */
+export async function recordMissingCheck(
+  q: Queryable,
+  chain: ChainKey,
+  checked: readonly string[],
+  missing: readonly string[],
+  at: Date,
+  minChecks: number,
+  spanMs: number,
+): Promise<string[]> {
+  if (checked.length === 0) return [];
+  const rows = await q.query<{ transaction_id: string; missing_checks: number; missing_since: Date | null }>(
+    'dropped:missing-check',
+    `UPDATE mempool_announced SET
+       missing_checks = CASE WHEN transaction_id = ANY ($4::text[]) THEN missing_checks + 1 ELSE 0 END,
+       missing_since = CASE WHEN transaction_id = ANY ($4::text[]) THEN coalesce(missing_since, $5) ELSE NULL END
+     WHERE blockchain = $1 AND network = $2 AND transaction_id = ANY ($3::text[])
+     RETURNING transaction_id, missing_checks, missing_since`,
+    [chain.blockchain, chain.network, checked, missing, at],
+  );
+  const due = new Set<string>();
+  const latest = at.getTime() - spanMs;
+  for (const r of rows) if (r.missing_checks >= minChecks && r.missing_since !== null && r.missing_since.getTime() <= latest) due.add(r.transaction_id);
+  return [...due].sort();
+}
+
+/**
+ * Closes the open announcements of `transactionIds` still missing at `minChecks` consecutive checks or
+ * more (an announcement the follower closed meanwhile, or one seen again in the mempool, is left alone)
+ * and returns them: the caller queues their DROPPED callbacks, reason `evicted`, in the same transaction.
+ */
+export async function takeEvicted(q: Queryable, chain: ChainKey, transactionIds: readonly string[], minChecks: number): Promise<DroppedAnnouncement[]> {
+  if (transactionIds.length === 0) return [];
+  const rows = await q.query<{ transaction_id: string; subscription_id: string; event_type: string; item: Record<string, unknown> }>(
+    'dropped:take-evicted',
+    `WITH gone AS (
+       DELETE FROM mempool_announced WHERE blockchain = $1 AND network = $2 AND transaction_id = ANY ($3::text[]) AND missing_checks >= $4
+       RETURNING transaction_id, subscription_id, event_type, item
+     ), gone_spends AS (
+       DELETE FROM mempool_announced_spends s WHERE s.blockchain = $1 AND s.network = $2 AND s.transaction_id IN (SELECT transaction_id FROM gone)
+         AND NOT EXISTS (SELECT 1 FROM mempool_announced a WHERE a.blockchain = $1 AND a.network = $2 AND a.transaction_id = s.transaction_id AND a.missing_checks < $4)
+     )
+     SELECT transaction_id, subscription_id::text, event_type, item FROM gone ORDER BY transaction_id, subscription_id`,
+    [chain.blockchain, chain.network, transactionIds, minChecks],
+  );
+  return rows.map((r) => ({ transactionId: r.transaction_id, subscriptionId: r.subscription_id, eventType: r.event_type, item: r.item, byTransactionId: '' }));
+}

@@ -835,7 +835,7 @@ export interface AddressCoinsTransactionUnconfirmedDroppedCallback {
       direction: "incoming" | "outgoing";
       /** When herald first read the transaction from its node's mempool. */
       firstSeenInMempoolTimestamp: number;
-      /** replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints (EVM: same sender and nonce); evicted: gone from the mempool and in no block (the one reason that is not final). */
+      /** replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints (EVM: same sender and nonce); evicted: gone from the mempool of the node herald reads at three consecutive checks spanning the mempoolEvictionSpanMs of the chain, and proven in no block up to the block herald applied (the one reason that is not final: it can still be mined). */
       reason: "replaced" | "conflicted" | "evicted";
       /** replaced and conflicted: the transaction that took its outpoint (or nonce). Absent for evicted. */
       replacedByTransactionId?: string;
@@ -896,7 +896,7 @@ export interface AddressTokensTransactionUnconfirmedDroppedCallback {
       direction: "incoming" | "outgoing";
       /** When herald first read the transaction from its node's mempool. */
       firstSeenInMempoolTimestamp: number;
-      /** replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints (EVM: same sender and nonce); evicted: gone from the mempool and in no block (the one reason that is not final). */
+      /** replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints (EVM: same sender and nonce); evicted: gone from the mempool of the node herald reads at three consecutive checks spanning the mempoolEvictionSpanMs of the chain, and proven in no block up to the block herald applied (the one reason that is not final: it can still be mined). */
       reason: "replaced" | "conflicted" | "evicted";
       /** replaced and conflicted: the transaction that took its outpoint (or nonce). Absent for evicted. */
       replacedByTransactionId?: string;
@@ -948,7 +948,7 @@ export interface XpubCoinsTransactionUnconfirmedDroppedCallback {
       }>;
       /** When herald first read the transaction from its node's mempool. */
       firstSeenInMempoolTimestamp: number;
-      /** replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints (EVM: same sender and nonce); evicted: gone from the mempool and in no block (the one reason that is not final). */
+      /** replaced: another transaction in the mempool spends one of its outpoints (EVM: same sender and nonce); conflicted: a mined transaction spends one of its outpoints (EVM: same sender and nonce); evicted: gone from the mempool of the node herald reads at three consecutive checks spanning the mempoolEvictionSpanMs of the chain, and proven in no block up to the block herald applied (the one reason that is not final: it can still be mined). */
       reason: "replaced" | "conflicted" | "evicted";
       /** replaced and conflicted: the transaction that took its outpoint (or nonce). Absent for evicted. */
       replacedByTransactionId?: string;

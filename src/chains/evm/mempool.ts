@@ -153,7 +153,54 @@ export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain
     return result;
   }
 
-  if (!push) return { method: 'pending transaction filter', newTransactionIds: filterChanges, readPending };
+  /** eth_getTransactionByHash for each of `ids`: those the node answers null (never a mined one: it is answered with its block). */
+  async function missing(ids: string[]): Promise<string[]> {
+    const answers = await mapLimit(ids, concurrency, (id) => rpc.request<unknown>('eth_getTransactionByHash', [id]));
+    return ids.filter((_, i) => {
+      const tx = answers[i];
+      if (tx === null) return true;
+      if (typeof tx !== 'object' || tx === undefined)
+        throw new Error(`eth_getTransactionByHash ${ids[i]} at ${rpc.url} answered neither a transaction nor null`);
+      return false;
+    });
+  }
+
+  /**
+   * docs/concepts/deposit-safety.md#evicted: between two equal reads of the latest block's hash, the
+   * candidates still unknown to the node, and their sender's nonce at that block (`eth_getTransactionCount`
+   * at its hash, EIP-1898): at most the transaction's nonce, neither it nor a transaction taking its nonce is
+   * mined up to that block.
+   */
+  async function provenUnmined(candidates: { transactionId: string; claims: string[] }[]): Promise<{ tip: string; unmined: string[] } | undefined> {
+    const tipBefore = await latestHash();
+    const gone = new Set(await missing(candidates.map((c) => c.transactionId)));
+    const unmined: string[] = [];
+    for (const c of candidates) {
+      if (!gone.has(c.transactionId)) continue;
+      const nonces = c.claims.flatMap((claim) => {
+        const [sender, nonce] = claim.split(':');
+        return sender !== undefined && ADDRESS.test(sender) && nonce !== undefined && /^[0-9]+$/.test(nonce) ? [{ sender, nonce: BigInt(nonce) }] : [];
+      });
+      if (nonces.length === 0) continue;
+      let proven = true;
+      for (const { sender, nonce } of nonces) {
+        const count = await rpc.request<unknown>('eth_getTransactionCount', [sender, { blockHash: tipBefore }]);
+        if (typeof count !== 'string' || !/^0x[0-9a-fA-F]+$/.test(count)) throw new Error(`eth_getTransactionCount at ${rpc.url} answered ${String(count)}`);
+        if (BigInt(count) > nonce) proven = false;
+      }
+      if (proven) unmined.push(c.transactionId);
+    }
+    if ((await latestHash()) !== tipBefore) return undefined;
+    return { tip: tipBefore, unmined };
+  }
+
+  async function latestHash(): Promise<string> {
+    const block = await rpc.request<{ hash?: unknown } | null>('eth_getBlockByNumber', ['latest', false]);
+    if (!block || typeof block.hash !== 'string' || !HASH.test(block.hash)) throw new Error(`eth_getBlockByNumber latest at ${rpc.url} answered no block`);
+    return block.hash.toLowerCase();
+  }
+
+  if (!push) return { method: 'pending transaction filter', newTransactionIds: filterChanges, readPending, missing, provenUnmined };
 
   const now = push.now ?? Date.now;
   const pollIntervalMs = push.pollIntervalMs ?? 30_000;
@@ -197,6 +244,8 @@ export function createEvmMempoolReader(rpc: EvmRpcClient, blockchain: Blockchain
       return pushed.length === 0 ? polled : pushed.concat(polled);
     },
     readPending,
+    missing,
+    provenUnmined,
     watch: (onNews) => queue.watch(onNews),
     async close() {
       subscription.stop();

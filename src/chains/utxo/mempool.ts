@@ -98,5 +98,65 @@ export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef,
     };
   }
 
-  return { method: 'getrawmempool polling', newTransactionIds, readPending };
+  /** getmempoolentry for each of `ids`, in batches: those the node answers -5 ("Transaction not in mempool"). */
+  async function missing(ids: string[]): Promise<string[]> {
+    const batches: string[][] = [];
+    for (let i = 0; i < ids.length; i += BATCH) batches.push(ids.slice(i, i + BATCH));
+    const answers = await mapLimit(batches, concurrency, async (batch) => {
+      const results = await rpc.batch<unknown>(batch.map((id) => ({ method: 'getmempoolentry', params: [id] })));
+      return results.flatMap((answer, i) => {
+        if (answer.ok) {
+          if (!isObject(answer.result)) throw new UtxoAdapterError(`getmempoolentry ${batch[i]} at ${rpc.url} answered no entry`);
+          return [];
+        }
+        if (answer.error instanceof UtxoRpcError && answer.error.kind === 'rpc' && answer.error.code === NOT_FOUND) return [batch[i] as string];
+        throw answer.error;
+      });
+    });
+    return answers.flat();
+  }
+
+  /**
+   * docs/concepts/deposit-safety.md#evicted: between two equal `getbestblockhash`, the candidates still
+   * missing, then `gettxout <txid> <n> false` for each outpoint they spend: an unspent one proves that no
+   * block up to that tip holds the transaction or a conflict of it. A transaction spending only unconfirmed
+   * outputs (gettxout null: not in the confirmed set) is never proven.
+   */
+  async function provenUnmined(candidates: { transactionId: string; claims: string[] }[]): Promise<{ tip: string; unmined: string[] } | undefined> {
+    const tipBefore = await bestBlockHash();
+    const gone = new Set(await missing(candidates.map((c) => c.transactionId)));
+    const outpoints: { transactionId: string; txid: string; vout: number }[] = [];
+    for (const c of candidates) {
+      if (!gone.has(c.transactionId)) continue;
+      for (const claim of c.claims) {
+        const [txid, vout] = claim.split(':');
+        if (txid !== undefined && HASH.test(txid) && vout !== undefined && /^[0-9]+$/.test(vout))
+          outpoints.push({ transactionId: c.transactionId, txid, vout: Number(vout) });
+      }
+    }
+    const unspent = new Set<string>();
+    for (let i = 0; i < outpoints.length; i += BATCH) {
+      const batch = outpoints.slice(i, i + BATCH);
+      const results = await rpc.batch<unknown>(batch.map((o) => ({ method: 'gettxout', params: [o.txid, o.vout, false] })));
+      for (const [j, answer] of results.entries()) {
+        if (!answer.ok) throw answer.error;
+        if (answer.result === null) continue;
+        if (!isObject(answer.result)) throw new UtxoAdapterError(`gettxout at ${rpc.url} answered neither an output nor null`);
+        // The output is in the UTXO set of the tip gettxout names: the tip read around these calls.
+        if (typeof answer.result.bestblock === 'string' && answer.result.bestblock.toLowerCase() !== tipBefore) return undefined;
+        unspent.add((batch[j] as (typeof batch)[number]).transactionId);
+      }
+    }
+    const tipAfter = await bestBlockHash();
+    if (tipAfter !== tipBefore) return undefined;
+    return { tip: tipBefore, unmined: candidates.map((c) => c.transactionId).filter((id) => unspent.has(id)) };
+  }
+
+  async function bestBlockHash(): Promise<string> {
+    const hash = await rpc.request<unknown>('getbestblockhash', []);
+    if (typeof hash !== 'string' || !HASH.test(hash)) throw new UtxoAdapterError(`getbestblockhash at ${rpc.url} answered ${String(hash)}`);
+    return hash.toLowerCase();
+  }
+
+  return { method: 'getrawmempool polling', newTransactionIds, readPending, missing, provenUnmined };
 }

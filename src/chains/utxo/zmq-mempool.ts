@@ -130,6 +130,8 @@ export function createZmqMempoolReader(options: ZmqMempoolOptions): MempoolReade
       return pushed.length === 0 ? ids : ids.length === 0 ? pushed : pushed.concat(ids);
     },
     readPending: (ids) => polling.readPending(ids),
+    ...(polling.missing && { missing: polling.missing }),
+    ...(polling.provenUnmined && { provenUnmined: polling.provenUnmined }),
     watch: (onNews) => queue.watch(onNews),
     async close() {
       closed = true;

@@ -1,0 +1,145 @@
+/**
+ * The `evicted` reason of ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED (docs/concepts/deposit-safety.md#evicted)
+ * on a REAL litecoind 0.21 in regtest. The node runs with -persistmempool=0 (a restart empties its mempool)
+ * and -walletbroadcast=0 (its wallet puts nothing back into the mempool at start; the driver broadcasts with
+ * sendrawtransaction). The chain's mempoolEvictionSpanMs is 600 ms: three checks 300 ms apart.
+ *
+ * - A deposit announced, then gone with the node's restart: DROPPED, evicted, once (a restart of herald and
+ *   more blocks send nothing again); its child, which spends only the deposit's unconfirmed output, is never
+ *   called evicted (no outpoint of it is in the confirmed UTXO set): its announcement stays open.
+ * - The race the rule is built for: an announcement left open for a transaction that is mined (the follower
+ *   applied the block before the mempool loop committed the announcement, reproduced here by writing the
+ *   announcement after the block as the loop would have). The node says "not in mempool" at every check, yet
+ *   it is never called evicted: the outpoint it spends is spent at the tip herald applied.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { recordAnnounced } from '../src/store/dropped.ts';
+import type { TestApp, TestCustomer } from './harness.ts';
+import { followHelpers } from './support/follow-helpers.ts';
+import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { describeWithRealNode } from './support/real-node.ts';
+import type { Receiver } from './support/receiver.ts';
+import { until } from './support/wait.ts';
+
+const SECRET = 'whsec-litecoin-evicted';
+const SPAN_MS = 600;
+const chain = { blockchain: 'litecoin', network: 'testnet' } as const;
+
+describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted without -persistmempool)', litecoind, () => {
+  let node: LitecoinDriver;
+  let receiver: Receiver;
+  let t: TestApp;
+  let c: TestCustomer;
+  let env: FollowedApp<LitecoinDriver>;
+  let mineAndProcess: FollowedApp['mineAndProcess'];
+  const { subscribe, indexed, callbacksOf, expectSigned } = followHelpers(() => ({ t, customer: c, receiver, ...chain }), SECRET);
+
+  beforeAll(async () => {
+    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 10, args: ['-persistmempool=0', '-walletbroadcast=0'] }), {
+      chain: { confirmations: 1, mempoolPollIntervalMs: 50, mempoolEvictionSpanMs: SPAN_MS },
+    });
+    ({ node, receiver, t, c, mineAndProcess } = env);
+  }, 60_000);
+
+  afterAll(() => env?.close());
+
+  const events = (id: string) => callbacksOf(id).map((cb) => [(cb.json.data as { event?: string }).event, cb.json.data.item.transactionId]);
+  const openRows = (ids: string[]) =>
+    t.app.database.db.query<{ transaction_id: string; missing_checks: number }>(
+      'test:open',
+      'SELECT transaction_id, missing_checks FROM mempool_announced WHERE transaction_id = ANY ($1::text[]) ORDER BY transaction_id',
+      [ids],
+    );
+  /** Long enough for several eviction checks (one every SPAN_MS / 2) and the worker to deliver what they queued. */
+  const settle = async () => {
+    await new Promise((r) => setTimeout(r, 4 * SPAN_MS));
+    await t.app.worker?.settled();
+  };
+
+  it('a deposit gone from the mempool with the node restart is DROPPED, evicted, once; its child spending only the unconfirmed deposit is never called evicted', {
+    timeout: 90_000,
+  }, async () => {
+    const address = await node.newAddress();
+    const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'evicted')).referenceId;
+    await indexed();
+    const deposit = await node.send(address, 20_000_000n);
+    await until('the deposit', async () => callbacksOf(sub).length === 1);
+    // Spends the deposit's output, unconfirmed, paying the address again: announced too.
+    const child = (await node.spend(address, address, 10_000_000n)).transactionId;
+    await until('the child', async () => callbacksOf(sub).length === 2);
+    // Still in the mempool: checks come and go, nothing is dropped.
+    await settle();
+    expect(callbacksOf(sub)).toHaveLength(2);
+    expect((await openRows([deposit, child])).map((r) => r.missing_checks)).toEqual([0, 0]);
+
+    await node.node.restart();
+    expect(await node.node.rpc<string[]>('getrawmempool')).toEqual([]);
+    await until('the evicted deposit', async () => callbacksOf(sub).length >= 3, 30_000);
+    expect(events(sub)[2]).toEqual(['ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED', deposit]);
+    const dropped = callbacksOf(sub)[2];
+    expectSigned(dropped);
+    const announced = callbacksOf(sub).find((cb) => cb.json.data.item.transactionId === deposit);
+    expect(dropped?.json.data).toEqual({
+      product: 'BLOCKCHAIN_EVENTS',
+      event: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
+      item: { ...announced?.json.data.item, safety: undefined, reason: 'evicted' },
+    });
+    expect(dropped?.json.data.item).not.toHaveProperty('replacedByTransactionId');
+    expect(dropped?.json.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+    // The child: missing at every check, but its only input is the deposit's output, in no block.
+    await settle();
+    const [open] = await openRows([child]);
+    expect(open?.missing_checks).toBeGreaterThanOrEqual(3);
+    expect(await openRows([deposit])).toEqual([]);
+
+    await t.restart();
+    await mineAndProcess();
+    await settle();
+    expect(events(sub)).toEqual([
+      ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', deposit],
+      ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', child],
+      ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED', deposit],
+    ]);
+  });
+
+  it('a mined transaction whose announcement stayed open (the block applied before the announcement committed) is never called evicted', {
+    timeout: 90_000,
+  }, async () => {
+    const address = await node.newAddress();
+    const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'mined-race')).referenceId;
+    await indexed();
+    // Sent and mined while herald is down: herald's mempool loop never sees it, its follower applies the block.
+    let mined = '';
+    await t.restart(async () => {
+      mined = await node.send(address, 30_000_000n);
+      await node.mine(1);
+    });
+    await mineAndProcess(0);
+    expect(callbacksOf(sub)).toHaveLength(0);
+    // What the mempool loop commits when it read the transaction before that block and commits after it:
+    // the announcement, and the outpoints the transaction spends, as the reader gives them.
+    const raw = await node.node.rpc<{ vin: { txid: string; vout: number }[] }>('getrawtransaction', mined, true);
+    const { db } = t.app.database;
+    await recordAnnounced(
+      db,
+      chain,
+      [{ transactionId: mined, subscriptionId: sub, eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED', item: { ...chain, address, transactionId: mined } }],
+      raw.vin.map((v) => ({ transactionId: mined, key: `${v.txid}:${v.vout}` })),
+      new Date(),
+    );
+    expect(await node.node.rpc<string[]>('getrawmempool')).not.toContain(mined);
+    // Missing at check after check, well past the span: never proven unmined.
+    await until(
+      'many missing checks',
+      async () => {
+        const [row] = await openRows([mined]);
+        return row === undefined || row.missing_checks >= 6;
+      },
+      30_000,
+    );
+    await settle();
+    expect(callbacksOf(sub)).toHaveLength(0);
+    expect(await openRows([mined])).toHaveLength(1);
+  });
+});
