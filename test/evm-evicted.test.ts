@@ -70,7 +70,7 @@ const settle = async () => {
   await t.app.worker?.settled();
 };
 
-it('a pending payment dropped from the pool is DROPPED, evicted, once; a new block and a restart send nothing more', { timeout: 60_000 }, async () => {
+it('a pending payment dropped from the pool is DROPPED, evicted, once; a new block and a restart send nothing more', { timeout: 120_000 }, async () => {
   const to = node.accounts[5]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-evicted')).referenceId;
   await indexed();
@@ -83,7 +83,7 @@ it('a pending payment dropped from the pool is DROPPED, evicted, once; a new blo
   expect(callbacksOf(sub)).toHaveLength(1);
   expect(await node.request<boolean>('hardhat_dropTransaction', [pending])).toBe(true);
   expect(await node.request('eth_getTransactionByHash', [pending])).toBeNull();
-  await until('the evicted payment', async () => callbacksOf(sub).length >= 2, 30_000);
+  await until('the evicted payment', async () => callbacksOf(sub).length >= 2, 60_000);
   const dropped = callbacksOf(sub)[1];
   expectSigned(dropped);
   expect(dropped?.json.data).toEqual({
@@ -101,7 +101,7 @@ it('a pending payment dropped from the pool is DROPPED, evicted, once; a new blo
 });
 
 it('a mined payment whose announcement stayed open (the block applied before the announcement committed) is never called evicted', {
-  timeout: 60_000,
+  timeout: 120_000,
 }, async () => {
   const to = node.accounts[6]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-mined-race')).referenceId;
@@ -150,7 +150,7 @@ it('a mined payment whose announcement stayed open (the block applied before the
       const row = (await openRows([unknown]))[0];
       return row === undefined || row.missing_checks >= 6;
     },
-    30_000,
+    60_000,
   );
   await t.app.worker?.settled();
   expect(callbacksOf(sub)).toHaveLength(0);

@@ -58,7 +58,7 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
   };
 
   it('a deposit gone from the mempool with the node restart is DROPPED, evicted, once; its child spending only the unconfirmed deposit is never called evicted', {
-    timeout: 90_000,
+    timeout: 120_000,
   }, async () => {
     const address = await node.newAddress();
     const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'evicted')).referenceId;
@@ -75,7 +75,7 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
 
     await node.node.restart();
     expect(await node.node.rpc<string[]>('getrawmempool')).toEqual([]);
-    await until('the evicted deposit', async () => callbacksOf(sub).length >= 3, 30_000);
+    await until('the evicted deposit', async () => callbacksOf(sub).length >= 3, 60_000);
     expect(events(sub)[2]).toEqual(['ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED', deposit]);
     const dropped = callbacksOf(sub)[2];
     expectSigned(dropped);
@@ -104,7 +104,7 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
   });
 
   it('a mined transaction whose announcement stayed open (the block applied before the announcement committed) is never called evicted', {
-    timeout: 90_000,
+    timeout: 120_000,
   }, async () => {
     const address = await node.newAddress();
     const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'mined-race')).referenceId;
@@ -136,7 +136,7 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
         const [row] = await openRows([mined]);
         return row === undefined || row.missing_checks >= 6;
       },
-      30_000,
+      60_000,
     );
     await settle();
     expect(callbacksOf(sub)).toHaveLength(0);

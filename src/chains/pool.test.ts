@@ -331,7 +331,7 @@ describe('node pool: reorganisation quorum', () => {
 });
 
 describe('node pool: mempool', () => {
-  it('the mempool is read from the first eligible node, kept while eligible; the transactions from the node that listed them; only its pushes wake the loop', async () => {
+  it('the mempool is read from the first eligible node, kept while eligible; the transactions (and the eviction checks) from the node that listed them; only its pushes wake the loop', async () => {
     const wakes = new Map<string, () => void>();
     const asked: string[] = [];
     const withMempool = (n: ScriptedNode): ChainAdapter => ({
@@ -349,6 +349,14 @@ describe('node pool: mempool', () => {
         watch: (onNews) => {
           wakes.set(n.name, onNews);
           return () => wakes.delete(n.name);
+        },
+        missing: async (ids) => {
+          asked.push(`${n.name}:missing`);
+          return ids;
+        },
+        provenUnmined: async (candidates) => {
+          asked.push(`${n.name}:proof`);
+          return { tip: n.name, unmined: candidates.map((c) => c.transactionId) };
         },
       },
     });
@@ -381,7 +389,10 @@ describe('node pool: mempool', () => {
     await mempool.readPending(['b-tx']); // before the next listing: still b's
     expect(await mempool.newTransactionIds()).toEqual(['a-tx']);
     await mempool.readPending(['a-tx']);
-    expect(asked).toEqual(['b:list', 'b:list', 'b:read', 'a:list', 'a:read']);
+    // Eviction checks (docs/concepts/deposit-safety.md#evicted) ask the node whose mempool was listed.
+    expect(await mempool.missing?.(['a-tx'])).toEqual(['a-tx']);
+    expect(await mempool.provenUnmined?.([{ transactionId: 'a-tx', claims: [] }])).toEqual({ tip: 'a', unmined: ['a-tx'] });
+    expect(asked).toEqual(['b:list', 'b:list', 'b:read', 'a:list', 'a:read', 'a:missing', 'a:proof']);
     stop?.();
     expect(wakes.size).toBe(0);
     await pool.close();

@@ -163,7 +163,7 @@ export async function pollMempool(deps: MempoolDeps, state: MempoolState): Promi
   }
   // Announced transactions gone from the node's mempool and in no block (docs/concepts/deposit-safety.md#evicted):
   // every half span, between two of the follower's blocks; a failed check is retried with its own backoff.
-  if (deps.reader.missing) {
+  if (deps.reader.missing && now().getTime() >= state.eviction.nextAt) {
     await deps.gate?.idle();
     result.fired += await checkEvictionsWhenDue({ ...deps, spanMs: deps.evictionSpanMs }, state.eviction);
   }

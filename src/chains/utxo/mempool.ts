@@ -98,8 +98,15 @@ export function createUtxoMempoolReader(rpc: UtxoRpcClient, chain: UtxoChainRef,
     };
   }
 
-  /** getmempoolentry for each of `ids`, in batches: those the node answers -5 ("Transaction not in mempool"). */
+  /**
+   * getmempoolentry for each of `ids`, in batches: those the node answers -5 ("Transaction not in mempool").
+   * A node still loading its saved mempool after a restart (`getmempoolinfo` `loaded` false) is not asked:
+   * what it has not reloaded yet would look gone.
+   */
   async function missing(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const info = await rpc.request<unknown>('getmempoolinfo', []);
+    if (isObject(info) && info.loaded === false) throw new UtxoAdapterError(`the mempool of ${rpc.url} is still loading`);
     const batches: string[][] = [];
     for (let i = 0; i < ids.length; i += BATCH) batches.push(ids.slice(i, i + BATCH));
     const answers = await mapLimit(batches, concurrency, async (batch) => {
