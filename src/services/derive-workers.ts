@@ -4,23 +4,19 @@
  * first window (a gapLimit in the thousands) and bulk loads, so that the API's event loop and matching are
  * not held up by seconds of curve arithmetic.
  *
+ * The pool is lib/worker-pool.ts's (as chains/utxo/block-workers.ts's is):
  * - A job (a batch of keys) goes to the worker with the fewest jobs in flight; workers start at the first
  *   job and are unref'd while idle (they never keep the process alive).
  * - A worker that dies fails its jobs (the caller's create fails and can be retried) and is replaced at the
  *   next job.
  * - Each window comes back as its addresses in one newline-joined string plus the window's path prefix;
  *   rows are rebuilt here.
- *
- * Running from the TypeScript sources (tsx, vitest), a worker registers tsx before loading its .ts entry;
- * from the build (dist/), it loads the compiled .js (as chains/utxo/block-workers.ts does).
  */
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import type { Blockchain, Network } from '../domain/chains.ts';
 import type { DerivedAddressRow, SubscribedWalletKey } from '../domain/subscriptions.ts';
 import { deriveWindow, parseSubscribedKey, windowEnd } from '../domain/wallet-windows.ts';
+import { createWorkerPool } from '../lib/worker-pool.ts';
 
 /** The windows to derive of one key: indexes from..to (inclusive) of the receive (false) or change (true) chain. */
 export interface DeriveRequest {
@@ -85,69 +81,16 @@ export function windowRows(window: DerivedWindow): DerivedWindowRow[] {
   }));
 }
 
-function workerEntry(): { code: string; eval: true } | { url: URL; eval: false } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const url = new URL(`./derive-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-  if (!fromSource) return { url, eval: false };
-  const tsx = pathToFileURL(
-    createRequire(import.meta.url)
-      .resolve('tsx/esm/api')
-      .replace(/\.cjs$/, '.mjs'),
-  ).href;
-  return { code: `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); })`, eval: true };
-}
-
-interface Slot {
-  worker: Worker;
-  inFlight: Map<number, { resolve: (windows: JoinedWindow[][]) => void; reject: (error: Error) => void }>;
-}
-
 /** The default pool size: two workers (one on a one-core machine): derivation shares the machine with PostgreSQL and the rest of herald. */
 export const DEFAULT_DERIVE_WORKERS = Math.max(1, Math.min(2, availableParallelism()));
 
 export function createDerivePool(size = DEFAULT_DERIVE_WORKERS): DerivePool {
-  if (!Number.isInteger(size) || size < 1) throw new RangeError(`a derivation pool needs at least one worker, not ${size}`);
-  const slots: (Slot | undefined)[] = Array.from({ length: size }, () => undefined);
-  let nextId = 0;
-  let closed = false;
-
-  function start(index: number): Slot {
-    const entry = workerEntry();
-    const worker = entry.eval ? new Worker(entry.code, { eval: true }) : new Worker(entry.url);
-    worker.unref();
-    const slot: Slot = { worker, inFlight: new Map() };
-    worker.on('message', (answer: DeriveAnswer) => {
-      const job = slot.inFlight.get(answer.id);
-      if (!job) return;
-      slot.inFlight.delete(answer.id);
-      if (slot.inFlight.size === 0) worker.unref();
-      if (answer.error !== undefined) return job.reject(new Error(`deriving addresses failed: ${answer.error}`));
-      const refused = answer.results.find((r) => 'error' in r);
-      if (refused && 'error' in refused) return job.reject(new Error(`deriving addresses failed: ${refused.error}`));
-      job.resolve(answer.results.map((r) => ('windows' in r ? r.windows : [])));
-    });
-    let failure: Error | undefined;
-    worker.on('error', (error) => {
-      failure = error;
-    });
-    worker.on('exit', (code) => {
-      if (slots[index] === slot) slots[index] = undefined;
-      const why = failure ? `${failure.name}: ${failure.message}` : `exit code ${code}`;
-      for (const job of slot.inFlight.values()) job.reject(new Error(`the derivation worker stopped (${why})`));
-      slot.inFlight.clear();
-    });
-    slots[index] = slot;
-    return slot;
-  }
-
-  function pick(): Slot {
-    let best: Slot | undefined;
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i] ?? start(i);
-      if (!best || slot.inFlight.size < best.inFlight.size) best = slot;
-    }
-    return best as Slot;
-  }
+  const pool = createWorkerPool<DeriveAnswer>({
+    entry: new URL('./derive-worker', import.meta.url),
+    size,
+    what: 'a derivation pool',
+    closedError: () => new Error('the derivation workers are closed'),
+  });
 
   async function derive(requests: DeriveRequest[]): Promise<DerivedWindow[][]> {
     const results = await deriveJoined(requests);
@@ -157,23 +100,21 @@ export function createDerivePool(size = DEFAULT_DERIVE_WORKERS): DerivePool {
   }
 
   function deriveJoined(requests: DeriveRequest[]): Promise<JoinedWindow[][]> {
-    if (closed) return Promise.reject(new Error('the derivation workers are closed'));
+    if (pool.closed()) return Promise.reject(new Error('the derivation workers are closed'));
     if (requests.length === 0) return Promise.resolve([]);
-    const slot = pick();
-    const id = ++nextId;
-    return new Promise((resolve, reject) => {
-      if (slot.inFlight.size === 0) slot.worker.ref();
-      slot.inFlight.set(id, { resolve, reject });
-      slot.worker.postMessage({ id, requests } satisfies DeriveJob);
+    return pool.run({
+      message: (id) => ({ id, requests }) satisfies DeriveJob,
+      settle: (answer) => {
+        if (answer.error !== undefined) throw new Error(`deriving addresses failed: ${answer.error}`);
+        const refused = answer.results.find((r) => 'error' in r);
+        if (refused && 'error' in refused) throw new Error(`deriving addresses failed: ${refused.error}`);
+        return answer.results.map((r) => ('windows' in r ? r.windows : []));
+      },
+      stopped: (why) => new Error(`the derivation worker stopped (${why})`),
     });
   }
 
-  async function close(): Promise<void> {
-    closed = true;
-    await Promise.all(slots.map((slot) => slot?.worker.terminate()));
-  }
-
-  return { derive, deriveJoined, size, close };
+  return { derive, deriveJoined, size, close: pool.close };
 }
 
 let shared: DerivePool | undefined;
