@@ -5,7 +5,7 @@
  * sendrawtransaction). The chain's mempoolEvictionSpanMs is 600 ms: three checks 300 ms apart.
  *
  * - A deposit announced, then gone with the node's restart: DROPPED, evicted, once (a restart of herald and
- *   more blocks send nothing again); its child, which spends only the deposit's unconfirmed output, is never
+ *   more blocks send nothing again), and the same for a payment to a wallet key (XPUB_..._DROPPED); its child, which spends only the deposit's unconfirmed output, is never
  *   called evicted (no outpoint of it is in the confirmed UTXO set): its announcement stays open.
  * - The race the rule is built for: an announcement left open for a transaction that is mined (the follower
  *   applied the block before the mempool loop committed the announcement, reproduced here by writing the
@@ -17,6 +17,7 @@ import { recordAnnounced } from '../src/store/dropped.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { litecoinTestAccount } from './support/hd-keys.ts';
 import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import type { Receiver } from './support/receiver.ts';
@@ -25,6 +26,7 @@ import { until } from './support/wait.ts';
 const SECRET = 'whsec-litecoin-evicted';
 const SPAN_MS = 600;
 const chain = { blockchain: 'litecoin', network: 'testnet' } as const;
+const { tpub, at } = litecoinTestAccount("m/84'/1'/0'");
 
 describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted without -persistmempool)', litecoind, () => {
   let node: LitecoinDriver;
@@ -68,10 +70,16 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
     // Spends the deposit's output, unconfirmed, paying the address again: announced too.
     const child = (await node.spend(address, address, 10_000_000n)).transactionId;
     await until('the child', async () => callbacksOf(sub).length === 2);
+    // A wallet key's payment, gone with the same restart: XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED.
+    const xpub = (await subscribe('xpub-coins-transactions-unconfirmed', { extendedPublicKey: tpub, derivation: 'segwit' }, 'evicted-xpub')).referenceId;
+    await indexed();
+    const toKey = await node.send(at(0, 3), 5_000_000n);
+    await until('the payment to the wallet key', async () => callbacksOf(xpub).length === 1);
     // Still in the mempool: checks come and go, nothing is dropped.
     await settle();
     expect(callbacksOf(sub)).toHaveLength(2);
     expect((await openRows([deposit, child])).map((r) => r.missing_checks)).toEqual([0, 0]);
+    expect(callbacksOf(xpub)).toHaveLength(1);
 
     await node.node.restart();
     expect(await node.node.rpc<string[]>('getrawmempool')).toEqual([]);
@@ -87,6 +95,15 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
     });
     expect(dropped?.json.data.item).not.toHaveProperty('replacedByTransactionId');
     expect(dropped?.json.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+    await until('the evicted payment to the wallet key', async () => callbacksOf(xpub).length >= 2, 60_000);
+    const xpubDropped = callbacksOf(xpub)[1];
+    expectSigned(xpubDropped);
+    expect(xpubDropped?.json.data).toEqual({
+      product: 'BLOCKCHAIN_EVENTS',
+      event: 'XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED',
+      item: { ...callbacksOf(xpub)[0]?.json.data.item, safety: undefined, reason: 'evicted' },
+    });
+    expect(xpubDropped?.json.data.item.transactionId).toBe(toKey);
     // The child: missing at every check, but its only input is the deposit's output, in no block.
     await settle();
     const [open] = await openRows([child]);
@@ -100,6 +117,10 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
       ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', deposit],
       ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', child],
       ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED', deposit],
+    ]);
+    expect(events(xpub)).toEqual([
+      ['XPUB_COINS_TRANSACTION_UNCONFIRMED', toKey],
+      ['XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED', toKey],
     ]);
   });
 
