@@ -1,7 +1,8 @@
 /**
  * Dropped unconfirmed transactions (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md):
  * the DROPPED callbacks of announced transactions that went away, built inside the transaction that
- * decided it (the mempool loop's batch for `replaced`, the follower's block for `conflicted`), so the
+ * decided it (the mempool loop's batch for `replaced`, the follower's block for `conflicted`, the eviction
+ * check's transaction under the chain's lock for `evicted`: ingest/evicted.ts), so the
  * decision, the closing of the announcement (store/dropped.ts) and the callback commit together. The key
  * comes from (subscription, transaction, 'dropped'): it can never be sent twice.
  */

@@ -1,8 +1,9 @@
 /**
  * mempool_announced and mempool_announced_spends (migration 070): the unconfirmed transactions herald
  * announced and not yet settled, and what they spent (docs/reference/events/address-coins-transaction-unconfirmed-dropped.md).
- * Every function runs inside its caller's transaction: the mempool loop's batch (announce, replaced) or
- * the follower's block (mined, conflicted), so the decision and the DROPPED callback commit together.
+ * Every function runs inside its caller's transaction: the mempool loop's batch (announce, replaced),
+ * the follower's block (mined, conflicted) or the eviction check's (evicted, ingest/evicted.ts), so the
+ * decision and the DROPPED callback commit together.
  */
 import type { ChainKey } from '../domain/chains.ts';
 import type { Queryable } from './db.ts';
