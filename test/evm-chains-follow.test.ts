@@ -18,7 +18,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHAINS } from '../src/domain/chains.ts';
 import { anvil } from './support/anvil-node.ts';
-import { startEvmDriver } from './support/evm-driver.ts';
+import { GOERLI_TEST_CHAIN, startEvmDriver } from './support/evm-driver.ts';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.ts';
 import { describeFollowScenarios, SCENARIOS as EVERY_SCENARIO, type ScenarioName } from './support/follow-scenarios.ts';
 import { describeWithRealNode } from './support/real-node.ts';
@@ -64,18 +64,13 @@ describeFollowScenarios(
 );
 
 // ethereum/goerli's own suite (test/evm-follow.test.ts) has no coin each-confirmation test: the shared one here.
-describeFollowScenarios(
-  'ethereum/goerli on the EVM test node (chain id 5): the shared scenario its own suite lacks',
-  () =>
-    startEvmDriver({
-      blockchain: 'ethereum',
-      network: 'goerli',
-      chainId: 5,
-      token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
-      nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
-    }),
-  { confirmations: 3, amount: 10n ** 17n, opening: 'read', unit: 'ETH', scenarios: ['coins-each'] },
-);
+describeFollowScenarios('ethereum/goerli on the EVM test node (chain id 5): the shared scenario its own suite lacks', () => startEvmDriver(GOERLI_TEST_CHAIN), {
+  confirmations: 3,
+  amount: 10n ** 17n,
+  opening: 'read',
+  unit: 'ETH',
+  scenarios: ['coins-each'],
+});
 
 // Anvil: every scenario (the default ones, the ledger and a restart included), herald's requests counted.
 describeWithRealNode('anvil', anvil, () => {
@@ -85,11 +80,7 @@ describeWithRealNode('anvil', anvil, () => {
     async () => {
       const driver = await startEvmDriver({
         node: 'anvil',
-        blockchain: 'ethereum',
-        network: 'goerli',
-        chainId: 5,
-        token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
-        nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+        ...GOERLI_TEST_CHAIN,
       });
       // Herald reads the node through a counting proxy (its newHeads WebSocket goes to Anvil directly).
       const counting = await startFaultProxy(driver.rpcUrl);

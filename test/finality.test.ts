@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { anvil } from './support/anvil-node.ts';
 import type { ChainDriver } from './support/chain-driver.ts';
-import { startEvmDriver } from './support/evm-driver.ts';
+import { startEvmDriver, TEST_CONTRACTS } from './support/evm-driver.ts';
 import { type FakeTronNode, startFakeTronDriver } from './support/fake-tron-node.ts';
 import { type FakeUtxoNode, startFakeUtxoDriver } from './support/fake-utxo-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
@@ -84,8 +84,7 @@ describeWithRealNode('finality on a real Anvil', anvil, () => {
         blockchain: 'ethereum',
         network: 'sepolia',
         chainId: 11155111,
-        token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
-        nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+        ...TEST_CONTRACTS,
       }),
     {
       amount: 10n ** 17n,

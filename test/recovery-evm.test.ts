@@ -3,18 +3,10 @@
  * recovery scenarios (test/support/recovery-scenarios.ts). Backfill and replay on this node are in
  * test/backfill-evm.test.ts.
  */
-import { startEvmDriver } from './support/evm-driver.ts';
+import { GOERLI_TEST_CHAIN, startEvmDriver } from './support/evm-driver.ts';
 import { describeRecoveryScenarios } from './support/recovery-scenarios.ts';
 
-describeRecoveryScenarios(
-  'recovery and rotation on the EVM test node (ethereum/goerli)',
-  () =>
-    startEvmDriver({
-      blockchain: 'ethereum',
-      network: 'goerli',
-      chainId: 5,
-      token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
-      nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
-    }),
-  { confirmations: 2, amount: 10n ** 17n },
-);
+describeRecoveryScenarios('recovery and rotation on the EVM test node (ethereum/goerli)', () => startEvmDriver(GOERLI_TEST_CHAIN), {
+  confirmations: 2,
+  amount: 10n ** 17n,
+});

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { deriveAddress, parseExtendedKey, type WalletKey } from '../src/domain/wallet-keys.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
-import { type EvmDriver, GAS_PRICE, startEvmDriver } from './support/evm-driver.ts';
+import { type EvmDriver, GAS_PRICE, GOERLI_TEST_CHAIN, startEvmDriver } from './support/evm-driver.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
 import { HARDHAT_MASTER, testPublicKey } from './support/hd-keys.ts';
 import { until } from './support/wait.ts';
@@ -34,11 +34,7 @@ beforeAll(async () => {
   env = await startFollowedApp(
     () =>
       startEvmDriver({
-        blockchain: 'ethereum',
-        network: 'goerli',
-        chainId: 5,
-        token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
-        nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+        ...GOERLI_TEST_CHAIN,
         node: 'edr',
       }),
     { chain: { confirmations: 1 } },

@@ -18,7 +18,7 @@ import { formatUnits } from '../src/domain/amounts.ts';
 import { deriveAddress, parseExtendedKey, type WalletKey } from '../src/domain/wallet-keys.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { anvil } from './support/anvil-node.ts';
-import { type EvmDriver, GAS_PRICE, startEvmDriver } from './support/evm-driver.ts';
+import { type EvmDriver, GAS_PRICE, GOERLI_TEST_CHAIN, startEvmDriver } from './support/evm-driver.ts';
 import { FEES, startFakeTronDriver, type TronAccount, type TronDriver } from './support/fake-tron-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
@@ -76,11 +76,7 @@ function evmScenario(nodeName: 'edr' | 'anvil') {
   const { s, helpers, items, next, callbackOf } = followedChain(
     () =>
       startEvmDriver({
-        blockchain: 'ethereum',
-        network: 'goerli',
-        chainId: 5,
-        token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
-        nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+        ...GOERLI_TEST_CHAIN,
         node: nodeName,
       }),
     'whsec-xpub-evm',

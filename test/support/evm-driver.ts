@@ -40,6 +40,15 @@ export interface EvmDriverOptions {
   slotsInAnEpoch?: number;
 }
 
+/** The test token and NFT the driver deploys, as most EVM tests name them. */
+export const TEST_CONTRACTS = {
+  token: { name: 'Herald Test Token', symbol: 'HTT', decimals: 6, type: 'ERC-20' },
+  nft: { name: 'Herald Test NFT', symbol: 'HNFT' },
+} as const satisfies Pick<EvmDriverOptions, 'token' | 'nft'>;
+
+/** ethereum/goerli (chain id 5) with the test contracts: startEvmDriver({ ...GOERLI_TEST_CHAIN, node: 'anvil' }). */
+export const GOERLI_TEST_CHAIN = { blockchain: 'ethereum', network: 'goerli', chainId: 5, ...TEST_CONTRACTS } as const satisfies EvmDriverOptions;
+
 export type EvmDriver = ChainDriver & { node: EvmRpcNode; tokens: TokenDriver; internal: InternalDriver };
 
 export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriver> {
