@@ -7,13 +7,20 @@
  * - A deposit announced, then gone with the node's restart: DROPPED, evicted, once (a restart of herald and
  *   more blocks send nothing again), and the same for a payment to a wallet key (XPUB_..._DROPPED); its child, which spends only the deposit's unconfirmed output, is never
  *   called evicted (no outpoint of it is in the confirmed UTXO set): its announcement stays open.
- * - The race the rule is built for: an announcement left open for a transaction that is mined (the follower
- *   applied the block before the mempool loop committed the announcement, reproduced here by writing the
- *   announcement after the block as the loop would have). The node says "not in mempool" at every check, yet
- *   it is never called evicted: the outpoint it spends is spent at the tip herald applied.
+ * - The race the rule is built for: a mempool loop reads the transaction pending, herald's follower applies
+ *   the block that mines it, then the loop commits its announcement: open, for a mined transaction. The node
+ *   says "not in mempool" at every check, yet it is never called evicted: the outpoint it spends is spent at
+ *   the tip herald applied.
  */
+
+import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { recordAnnounced } from '../src/store/dropped.ts';
+import type { MempoolReader } from '../src/chains/types.ts';
+import { createUtxoMempoolReader } from '../src/chains/utxo/mempool.ts';
+import { createUtxoRpcClient } from '../src/chains/utxo/rpc.ts';
+import { type MempoolDeps, newMempoolState, pollMempool } from '../src/ingest/mempool.ts';
+import { SubscriptionIndex } from '../src/matching/index.ts';
+import { loadIndexableByIds } from '../src/store/chain-state.ts';
 import type { TestApp, TestCustomer } from './harness.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
@@ -124,33 +131,44 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
     ]);
   });
 
-  it('a mined transaction whose announcement stayed open (the block applied before the announcement committed) is never called evicted', {
+  it('the race: a block applied between the mempool read and the announcement commit leaves an announcement open for a mined transaction; it is never called evicted', {
     timeout: 120_000,
   }, async () => {
     const address = await node.newAddress();
     const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'mined-race')).referenceId;
     await indexed();
-    // Sent and mined while herald is down: herald's mempool loop never sees it, its follower applies the block.
-    let mined = '';
-    await t.restart(async () => {
-      mined = await node.send(address, 30_000_000n);
-      await node.mine(1);
-    });
-    await mineAndProcess(0);
-    expect(callbacksOf(sub)).toHaveLength(0);
-    // What the mempool loop commits when it read the transaction before that block and commits after it:
-    // the announcement, and the outpoints the transaction spends, as the reader gives them.
-    const raw = await node.node.rpc<{ vin: { txid: string; vout: number }[] }>('getrawtransaction', mined, true);
     const { db } = t.app.database;
-    await recordAnnounced(
-      db,
-      chain,
-      [{ transactionId: mined, subscriptionId: sub, eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED', item: { ...chain, address, transactionId: mined } }],
-      raw.vin.map((v) => ({ transactionId: mined, key: `${v.txid}:${v.vout}` })),
-      new Date(),
-    );
-    expect(await node.node.rpc<string[]>('getrawmempool')).not.toContain(mined);
-    // Missing at check after check, well past the span: never proven unmined.
+    // A second mempool loop on herald's database and node (as a second ingest process would run), whose
+    // batch is read while the transaction is pending and committed only after herald's follower applied
+    // the block that mines it.
+    const rpc = createUtxoRpcClient({ url: node.rpcUrl, auth: { cookieFile: node.node.cookieFile as string }, exactAmounts: true });
+    const listing = createUtxoMempoolReader(rpc, chain);
+    let mined = '';
+    const reader: MempoolReader = {
+      method: 'raced',
+      newTransactionIds: () => listing.newTransactionIds(),
+      async readPending(ids) {
+        const read = await listing.readPending(ids);
+        if (read.transactionIds.includes(mined)) await mineAndProcess();
+        return read;
+      },
+    };
+    const index = new SubscriptionIndex(chain.blockchain, chain.network);
+    for (const s of await loadIndexableByIds(db, [sub])) index.add(s);
+    index.settle();
+    const deps: MempoolDeps = { db, reader, chain, index: () => index, logger: pino({ level: 'silent' }) };
+    const state = newMempoolState();
+    await pollMempool(deps, state); // the node's mempool as it is: nothing of ours
+    mined = await node.send(address, 30_000_000n);
+    await until('the raced round', async () => {
+      await pollMempool(deps, state);
+      return state.seen.has(mined);
+    });
+    const { blockhash: minedIn } = await node.node.rpc<{ blockhash?: string }>('getrawtransaction', mined, true);
+    expect(minedIn).toMatch(/^[0-9a-f]{64}$/);
+    // The block was applied first (it closed whatever herald's own loop had announced); the raced commit came after.
+    expect(await openRows([mined])).toHaveLength(1);
+    // Missing at check after check, well past the span: never proven unmined (its outpoint is spent at the tip).
     await until(
       'many missing checks',
       async () => {
@@ -160,7 +178,8 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
       60_000,
     );
     await settle();
-    expect(callbacksOf(sub)).toHaveLength(0);
     expect(await openRows([mined])).toHaveLength(1);
+    expect(events(sub)).toEqual([['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', mined]]);
+    await rpc.close();
   });
 });
