@@ -103,11 +103,14 @@ it('a wake-up finds the new callback at once, and the claim reads none of a satu
   // The backlog still waits for its slot: one sent so far.
   expect(slow.received).toHaveLength(1);
 
-  // What one claim reads, skipping the saturated destination: a probe per destination, not its backlog.
-  await enqueue(c, fastSub, fastUrl, new Date());
+  // What one claim reads, skipping the saturated destination: a probe per destination, not its backlog. The
+  // claim is another worker's, so the callback goes to a destination of its own (the worker holds the lease of
+  // the fast one: docs/concepts/delivery.md).
+  const otherUrl = fastUrl.replace('localhost', '127.0.0.1');
+  await enqueue(c, fastSub, otherUrl, new Date());
   const fetched = await db.transaction('test:claim-cost', async (tx) => {
     const claimed = await claimDueCallbacks(tx, { now: new Date(), limit: 2, leaseMs: 1_000, skipDestinations: [destinationOf(slowUrl)] });
-    expect(claimed.map((x) => x.destination)).toEqual([destinationOf(fastUrl)]);
+    expect(claimed.map((x) => x.destination)).toEqual([destinationOf(otherUrl)]);
     const [row] = await tx.query<{ n: string }>(
       'test:claim-fetched',
       "SELECT coalesce(sum(idx_tup_fetch), 0) AS n FROM pg_stat_xact_user_tables WHERE relname = 'callbacks'",

@@ -8,6 +8,7 @@
  * a new callback is enqueued (NOTIFY) or the poll interval passes.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { unixSeconds } from '../domain/time.ts';
@@ -113,6 +114,10 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   };
   let running = true;
   let inFlight = 0;
+  // This worker's destination leases (store/callbacks.ts claimDue): its id, and the callbacks it has claimed
+  // whose outcomes are not recorded yet, which its claims leave out (they stay due in the outbox meanwhile).
+  const holder = randomUUID();
+  const held = new Set<string>();
   let pending: AttemptOutcome[] = [];
   let flushing: Promise<void> = Promise.resolve();
   let flushTimer: NodeJS.Timeout | undefined;
@@ -147,6 +152,8 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       for (const backoff = new Backoff(RECORD_BACKOFF); ; ) {
         try {
           await recordOutcomes(db, batch, clock.now());
+          // Recorded: no longer due (or due at their retry), so claims need not leave them out any more.
+          for (const outcome of batch) held.delete(outcome.callbackId);
           // A probe's outcome may have let its destination go: its due callbacks are claimable now.
           if (batch.some((o) => o.probe)) signal();
           return;
@@ -247,6 +254,8 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
             // worker's in-flight budget (a receiver that hangs would hold the others' share of it).
             capacities: sender.capacities(),
             maxPerDestination: settings.perDestinationConcurrency * 2,
+            holder,
+            inFlight: [...held],
           });
           claimed = claim.callbacks;
           madeDormant = claim.madeDormant;
@@ -257,8 +266,13 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       }
       for (const callback of claimed) {
         inFlight++;
+        held.add(callback.id);
         void deliver(callback)
-          .catch((error) => logger.error({ err: error, callbackId: callback.id }, 'callback delivery failed unexpectedly'))
+          .catch((error) => {
+            logger.error({ err: error, callbackId: callback.id }, 'callback delivery failed unexpectedly');
+            // No outcome to record: claimed again once its lease would have ended, as a dead worker's would be.
+            setTimeout(() => held.delete(callback.id), settings.leaseSeconds * 1000).unref();
+          })
           .finally(() => {
             inFlight--;
             if (worthAnotherPass({ roomLimited, skipped }, callback.destination, () => sender.saturated())) signal();
@@ -297,6 +311,12 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       await done;
       while (inFlight > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
       await record();
+      // Every outcome is recorded: another worker may take this one's destinations at once.
+      if (held.size === 0) {
+        await db
+          .query('callbacks:release-leases', 'DELETE FROM destination_leases WHERE holder = $1', [holder])
+          .catch((error) => logger.warn({ err: error }, 'could not release the destination leases; they end by themselves'));
+      }
     },
   };
 }

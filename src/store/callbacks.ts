@@ -1,9 +1,10 @@
 /**
  * The callback outbox and its attempt log. Producers enqueue inside their own transaction; delivery
- * workers claim due callbacks (FOR UPDATE SKIP LOCKED, then a lease: next_attempt_at moves forward),
- * send outside any transaction, and record outcomes in batches.
+ * workers claim due callbacks (a lease of their destination: destination_leases, migration 094), send
+ * outside any transaction, and record outcomes in batches.
  */
 
+import { randomUUID } from 'node:crypto';
 import { type CallbackEventType, type ChainKey, type EventType, HELD_EVENTS } from '../domain/chains.ts';
 import type { NewCallback } from '../domain/events.ts';
 import { unixSeconds } from '../domain/time.ts';
@@ -237,10 +238,13 @@ interface ClaimRow {
 }
 
 /**
- * Claims up to `limit` due callbacks of active subscriptions, skipping rows other workers hold,
- * destinations in `skipDestinations` (those already at their concurrency cap here) and parked
- * destinations (see destination_parking in migration 035). The claim is a lease: the rows are due again
- * at now + leaseMs unless an outcome is recorded first.
+ * Claims up to `limit` due callbacks of active subscriptions, skipping destinations another worker holds,
+ * destinations in `skipDestinations` (those already at their concurrency cap here), parked destinations
+ * (see destination_parking in migration 035) and the callbacks in `inFlight`. The claim is a lease of each
+ * destination it takes callbacks of, to `holder`, until now + leaseMs (migration 094): the callbacks are not
+ * written, so they stay due as they were; no other worker claims them until the lease ends (a worker that
+ * died: they are sent again then, with the same idempotency key), and the holder leaves out those it has on
+ * their way until their outcomes are recorded.
  *
  * It goes destination by destination (docs/concepts/delivery.md): a skip scan lists the destinations with pending callbacks and their earliest due time,
  * then each open destination due now gets an equal share of `limit` (at least `minShare`, at most its
@@ -267,6 +271,13 @@ export interface ClaimOptions {
   /** At most this many of one destination (default: no cap but the share); `capacities` for the listed ones. */
   maxPerDestination?: number;
   capacities?: Map<string, number>;
+  /**
+   * The worker claiming (a random id per worker process): the destinations it takes callbacks of are leased
+   * to it. Default: a new id, as a worker of its own would be.
+   */
+  holder?: string;
+  /** Callbacks this holder has on their way (claimed, their outcome not recorded yet): not claimed again. */
+  inFlight?: readonly string[];
 }
 
 /** claimDueCallbacks, with how many callbacks of inactive subscriptions the claim held out (the worker claims again at once then). */
@@ -286,13 +297,14 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
          coalesce(cap.n, $9) AS cap
        FROM dests d LEFT JOIN destination_parking p ON p.destination = d.destination
          LEFT JOIN unnest($7::text[], $8::int[]) AS cap(destination, n) ON cap.destination = d.destination
-       WHERE d.first_due <= $1 AND d.destination <> ALL ($4::text[]) AND (p.failures IS NULL OR p.failures < $6 OR p.parked_until <= $1)),
+         LEFT JOIN destination_leases l ON l.destination = d.destination
+       WHERE d.first_due <= $1 AND d.destination <> ALL ($4::text[]) AND (p.failures IS NULL OR p.failures < $6 OR p.parked_until <= $1)
+         AND (l.holder IS NULL OR l.holder = $10 OR l.leased_until <= $1)),
      -- A parked destination's probe: the callback that parked it, while still pending and due.
      probe AS (
        SELECT c.id, c.next_attempt_at AS due_at, o.destination, c.subscription_id FROM open o JOIN callbacks c ON c.id = o.probe_callback_id
-       WHERE o.probing AND c.status = 'pending' AND NOT c.dormant AND c.next_attempt_at <= $1
-         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)
-       FOR UPDATE OF c SKIP LOCKED),
+       WHERE o.probing AND c.status = 'pending' AND NOT c.dormant AND c.next_attempt_at <= $1 AND c.id <> ALL ($11::uuid[])
+         AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = c.subscription_id AND s.is_active)),
      picked AS (
        SELECT p.id, p.due_at, p.destination, p.subscription_id, true AS probing, false AS share_filled FROM probe p
        UNION ALL
@@ -300,10 +312,9 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
          NOT o.probing AND count(*) OVER (PARTITION BY o.destination) >= least(o.cap, greatest($5, ceil($2::float8 / o.n))) AS share_filled
        FROM open o CROSS JOIN LATERAL (
          SELECT c.id, c.next_attempt_at AS due_at, c.subscription_id FROM callbacks c
-         WHERE c.status = 'pending' AND NOT c.dormant AND c.destination = o.destination AND c.next_attempt_at <= $1
+         WHERE c.status = 'pending' AND NOT c.dormant AND c.destination = o.destination AND c.next_attempt_at <= $1 AND c.id <> ALL ($11::uuid[])
          ORDER BY c.next_attempt_at
-         LIMIT CASE WHEN o.probing THEN 1 ELSE least(o.cap, greatest($5, ceil($2::float8 / o.n)))::int END
-         FOR UPDATE OF c SKIP LOCKED) x
+         LIMIT CASE WHEN o.probing THEN 1 ELSE least(o.cap, greatest($5, ceil($2::float8 / o.n)))::int END) x
        WHERE NOT o.probing OR o.destination NOT IN (SELECT destination FROM probe)),
      due AS (SELECT * FROM picked ORDER BY due_at LIMIT $2),
      -- Callbacks of inactive subscriptions (migration 084): never sent, and made dormant, out of this index,
@@ -314,20 +325,27 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
      still_asleep AS (SELECT s.id FROM subscriptions s WHERE s.id IN (SELECT id FROM asleep) AND NOT s.is_active FOR SHARE OF s SKIP LOCKED),
      slept AS (
        UPDATE callbacks c SET dormant = true FROM due WHERE c.id = due.id AND due.subscription_id IN (SELECT id FROM still_asleep) RETURNING c.id),
-     leased AS (SELECT * FROM due WHERE due.subscription_id NOT IN (SELECT id FROM asleep)),
+     sendable AS (SELECT * FROM due WHERE due.subscription_id NOT IN (SELECT id FROM asleep)),
+     -- The lease: of each destination the claim takes callbacks of, unless another worker holds it (a
+     -- concurrent claim of another worker waits for this one's row, then finds it held and takes nothing of it).
+     leased AS (
+       INSERT INTO destination_leases AS l (destination, holder, leased_until)
+       SELECT DISTINCT destination, $10::uuid, $1::timestamptz + $3 * interval '1 millisecond' FROM sendable
+       ON CONFLICT (destination) DO UPDATE SET holder = EXCLUDED.holder, leased_until = EXCLUDED.leased_until
+       WHERE l.holder = EXCLUDED.holder OR l.leased_until <= $1
+       RETURNING l.destination),
      held AS (
        UPDATE destination_parking p SET parked_until = $1::timestamptz + $3 * interval '1 millisecond', probe_callback_id = due.id
-       FROM leased due WHERE due.probing AND p.destination = due.destination),
+       FROM sendable due WHERE due.probing AND p.destination = due.destination AND due.destination IN (SELECT destination FROM leased)),
      claimed AS (
-     UPDATE callbacks c SET next_attempt_at = $1::timestamptz + $3 * interval '1 millisecond'
-     FROM leased due, subscriptions s
-     WHERE c.id = due.id AND s.id = c.subscription_id
-     RETURNING c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
+     SELECT c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
        c.attempts, c.series_start, s.callback_secret_key AS secret, c.sequence,
        CASE WHEN s.previous_secret_until > $1 THEN s.previous_callback_secret_key END AS previous_secret,
        EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
        (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
-       due.due_at, c.recovery_id IS NOT NULL AS recovered, due.probing AS probe, due.share_filled)
+       due.due_at, c.recovery_id IS NOT NULL AS recovered, due.probing AS probe, due.share_filled
+     FROM sendable due JOIN callbacks c ON c.id = due.id JOIN subscriptions s ON s.id = c.subscription_id
+     WHERE due.destination IN (SELECT destination FROM leased))
      -- One row with id NULL when nothing was claimed: the count of callbacks made dormant comes back either way.
      SELECT k.*, n.made_dormant FROM (SELECT count(*)::int AS made_dormant FROM slept) n LEFT JOIN claimed k ON true`,
     [
@@ -340,6 +358,8 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
       [...(options.capacities?.keys() ?? [])],
       [...(options.capacities?.values() ?? [])],
       options.maxPerDestination ?? options.limit,
+      options.holder ?? randomUUID(),
+      options.inFlight ?? [],
     ],
   );
   const rows = all.filter((r) => r.id !== null);
