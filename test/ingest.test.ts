@@ -4,7 +4,7 @@
  * a block's transaction loses and doubles nothing.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -423,7 +423,14 @@ describe('chain following', () => {
     const d = { ...s.deps, reorgBreakerDepth: 2 };
     const tokens = await s.subscribe('tokens', { address: SAMPLE.evmAddress, receiveCallbackOn: 1 });
     const mined = await s.subscribe('mined', { transactionId: txid(7) });
-    const claim = (now = new Date()) => claimDueCallbacks(s.db, { now, limit: 100, leaseMs: 60_000, skipDestinations: [] });
+    // One worker's claims (the destination is leased to it): what it has on its way, its outcome not recorded, it leaves out.
+    const holder = randomUUID();
+    const onTheirWay = new Set<string>();
+    const claim = async (now = new Date()) => {
+      const claimed = await claimDueCallbacks(s.db, { now, limit: 100, leaseMs: 60_000, skipDestinations: [], holder, inFlight: [...onTheirWay] });
+      for (const c of claimed) onTheirWay.add(c.id);
+      return claimed;
+    };
     s.chain.grow([{ id: txid(6), tokenTransfers: [tokenTo(SAMPLE.evmAddress)] }]); // 1: its callback queued, claimed below (in flight)
     s.chain.grow(); // 2
     s.chain.grow(); // 3
@@ -473,6 +480,7 @@ describe('chain following', () => {
       ],
       new Date(),
     );
+    onTheirWay.delete(inFlight?.id as string);
     expect(await claim(new Date(Date.now() + 86_400_000))).toEqual([]);
 
     // The release makes both due, once (the litecoind test restarts herald while held: test/reorg-breaker-litecoin.test.ts).
