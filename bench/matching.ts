@@ -32,18 +32,22 @@
  *     src/matching/events.ts calls it, on ethereum mainnet's policy, 1 % of the block's transactions
  *     failed), after the matching, in a phase of its own (measureSafety), in rounds: per round,
  *     SAFETY_BLOCKS fresh blocks, matched once untimed (both sides then find their strings hashed, as the
- *     pipeline after the matching phase does), a full GC (no side inherits the other's garbage from the
- *     round before), then per block four pipelines in the order with, without, without, with (the reverse
- *     on every other block: ABBA/BAAB, so a drift, a collection that one side's allocations start and
- *     the other finishes, and the position after the GC cancel out), each timed in CPU time of the
- *     process (process.cpuUsage, user + system: what a shared machine does not steal; it includes the
- *     collections each side's allocations cause) and in wall time. SAFETY_WARMUP_ROUNDS rounds first,
- *     untimed, compile both sides; the contract run and the mix alternate round by round.
- *     `safetyCostRatio` = the sum of the with-pipelines' CPU time over the sum of the without-pipelines'
- *     - 1 (throughput: the same work in more time), target <= 0.05; `safetyCost` has its 95 % interval
- *     (mean of the rounds' ratios +- 1.96 standard errors), the rounds' median and range, the same ratio
- *     in wall time, ms and body bytes per block per side. Without the verdict no body has a `safety`
- *     field (the target is the cost of computing and carrying it).
+ *     pipeline after the matching phase does; the transaction ids also in a Set, as the EVM adapter's
+ *     normalisation puts them: src/chains/evm/normalize.ts), a full GC (no side inherits the other's garbage from the
+ *     round before), then per block matchBlock once and its callbacks (key, item, body of every match)
+ *     four times, in the order with, without, without, with (the reverse on every other block:
+ *     ABBA/BAAB, so a drift, a collection that one side's allocations start and the other finishes, and
+ *     the position after matchBlock cancel out), each timed in CPU time of the process (process.cpuUsage,
+ *     user + system: what a shared machine does not steal; it includes the collections each side's
+ *     allocations cause) and in wall time. matchBlock is the same work on both sides: timed once per
+ *     block, it counts in both pipelines, and its own variation (random reads over the index, the part a
+ *     busy machine slows most) stays out of the difference. SAFETY_WARMUP_ROUNDS rounds first, untimed,
+ *     compile both sides; the contract run and the mix alternate round by round. `safetyCostRatio` =
+ *     (matchBlock + callbacks with) / (matchBlock + callbacks without) - 1, each a sum over the run
+ *     (throughput: the same blocks in more time), target <= 0.05; `safetyCost` has its 95 % interval (mean
+ *     of the rounds' ratios +- 1.96 standard errors), the rounds' median and range, the same ratio in wall
+ *     time, ms per block of each part and body bytes per block. Without the verdict no body has a
+ *     `safety` field (the target is the cost of computing and carrying it).
  *
  * A second run, `mix` (the issue's second target: "a mix with 1,000,000 subscriptions of all kinds (at
  * least 50 % address-coins): still >= 2,000,000 items/s on one core, index built in <= 3 s, <= 400 bytes
@@ -84,7 +88,7 @@ import type { IndexableSubscription } from '../src/domain/subscriptions.ts';
 import { matchSafety } from '../src/matching/events.ts';
 import { callbackItem, matchIdempotencyKey } from '../src/matching/identity.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
-import { matchBlock, matchRevertedBlock } from '../src/matching/match.ts';
+import { type Match, matchBlock, matchRevertedBlock } from '../src/matching/match.ts';
 import { safetyPolicy } from '../src/matching/safety.ts';
 import { envInt, log, median, mix, onCleanup, percentile, ROOT } from './lib.ts';
 
@@ -569,20 +573,19 @@ interface Samples {
 
 const SAFETY_POLICY = safetyPolicy(CHAIN);
 /** Measured rounds of the safety phase per run (MATCHING_SAFETY_ROUNDS), after SAFETY_WARMUP_ROUNDS untimed ones. */
-const SAFETY_ROUNDS = envInt('MATCHING_SAFETY_ROUNDS', 30);
+const SAFETY_ROUNDS = envInt('MATCHING_SAFETY_ROUNDS', 60);
 const SAFETY_WARMUP_ROUNDS = 3;
-/** Fresh blocks per round, each run 4 times (2 with, 2 without): a round is about 60 ms of pipelines (contract run) and 210 ms (mix) on a quiet machine. */
+/** Fresh blocks per round, each matched once and its callbacks built 4 times (2 with, 2 without): about 75 ms (contract run) and 210 ms (mix) of timed work a round (load 4). */
 const SAFETY_BLOCKS = 10;
 /** Heights of the safety phase's blocks: apart from the matching phase's. */
 const SAFETY_FIRST_HEIGHT = FIRST_HEIGHT + 10_000;
 const BENCH_TOKEN = { name: 'Token', symbol: 'TKN', decimals: 6 };
 
 /**
- * matchBlock, then each match's key, item (with the safety verdict when asked) and body: the block
- * pipeline as src/matching/events.ts runs it. Without the verdict, no body has a `safety` field.
+ * What the block pipeline does after matchBlock, as src/matching/events.ts runs it: each match's key, item
+ * (with the safety verdict when asked) and body. Without the verdict, no body has a `safety` field.
  */
-function pipeline(index: SubscriptionIndex, block: NormalizedBlock, withSafety: boolean): number {
-  const matches = matchBlock(index, block, 'ethereum');
+function callbacksOf(matches: Match[], block: NormalizedBlock, withSafety: boolean): number {
   const failed = new Set(withSafety ? block.failedTransactionIds : undefined);
   const partial = new Set(withSafety ? block.partialPaymentIds : undefined);
   let bytes = 0;
@@ -598,29 +601,51 @@ function pipeline(index: SubscriptionIndex, block: NormalizedBlock, withSafety: 
   return bytes;
 }
 
-/** One run's safety phase: per side, CPU and wall ms, pipelines and body bytes summed, and each measured round's CPU ratio (with / without - 1). */
-interface SafetySamples {
-  cpuMs: { with: number; without: number };
-  wallMs: { with: number; without: number };
-  roundRatios: number[];
-  pipelines: { with: number; without: number };
-  bodyBytes: { with: number; without: number };
+/** Milliseconds of CPU time of the process (user + system) and of wall time. */
+interface Spent {
+  cpu: number;
+  wall: number;
+}
+const spent = (): Spent => ({ cpu: 0, wall: 0 });
+
+/** Runs `work`, adding its CPU and wall time to `to`. */
+function timed<T>(to: Spent, work: () => T): T {
+  const cpuStarted = process.cpuUsage();
+  const started = performance.now();
+  const result = work();
+  const wall = performance.now() - started;
+  const cpu = process.cpuUsage(cpuStarted);
+  to.cpu += (cpu.user + cpu.system) / 1000;
+  to.wall += wall;
+  return result;
 }
 
+/** One run's safety phase: matchBlock's time, the callbacks' per side (two passes per block each), body bytes, and each measured round's ratio. */
+interface SafetySamples {
+  match: Spent;
+  callbacks: { with: Spent; without: Spent };
+  blocks: number;
+  bodyBytes: { with: number; without: number };
+  roundRatios: number[];
+}
+
+/** The pipeline's cost ratio with the verdict: (match + callbacks with) / (match + callbacks without) - 1, each side's two passes per block halved. */
+const costRatio = (match: number, withSafety: number, withoutSafety: number) => (match + withSafety / 2) / (match + withoutSafety / 2) - 1;
+
 /**
- * The safety verdict's cost, per run (see the header): rounds of fresh blocks, each block's pipeline with,
- * without, without, with (or the reverse), the runs alternating round by round; CPU time of the process.
+ * The safety verdict's cost, per run (see the header): rounds of fresh blocks; per block matchBlock once,
+ * then its callbacks with, without, without, with (or the reverse); the runs alternating round by round.
  */
 function measureSafety(runs: Built[]): SafetySamples[] {
   log(
-    `the safety verdict's cost: ${SAFETY_WARMUP_ROUNDS} warm-up and ${SAFETY_ROUNDS} measured rounds of ${SAFETY_BLOCKS} blocks per run, each block's pipeline with, without, without, with (or the reverse), in CPU time`,
+    `the safety verdict's cost: ${SAFETY_WARMUP_ROUNDS} warm-up and ${SAFETY_ROUNDS} measured rounds of ${SAFETY_BLOCKS} blocks per run; per block matchBlock, then its callbacks with, without, without, with (or the reverse), in CPU time`,
   );
   const samples: SafetySamples[] = runs.map(() => ({
-    cpuMs: { with: 0, without: 0 },
-    wallMs: { with: 0, without: 0 },
-    roundRatios: [],
-    pipelines: { with: 0, without: 0 },
+    match: spent(),
+    callbacks: { with: spent(), without: spent() },
+    blocks: 0,
     bodyBytes: { with: 0, without: 0 },
+    roundRatios: [],
   }));
   const gc = (globalThis as { gc?: () => void }).gc as () => void;
   for (let q = -SAFETY_WARMUP_ROUNDS; q < SAFETY_ROUNDS; q++) {
@@ -633,29 +658,34 @@ function measureSafety(runs: Built[]): SafetySamples[] {
         // 1 % of the transactions failed (the `failed` flag on their events).
         blocks.push({ ...block, failedTransactionIds: block.transactionIds.filter((_, k) => k % 100 === 0) });
       }
-      // Untimed: the blocks' strings hashed by a first lookup (as the matching phase does before the pipeline), then a full collection.
-      for (const block of blocks) matchBlock(index, block, 'ethereum');
+      // Untimed: the blocks' strings hashed by a first lookup (as the matching phase does before the pipeline), the transaction ids
+      // in a Set as the EVM adapter's normalisation does (src/chains/evm/normalize.ts: every receipt by its transaction, so every id
+      // has its hash when the verdict asks whether it failed), then a full collection.
+      for (const block of blocks) {
+        matchBlock(index, block, 'ethereum');
+        new Set(block.transactionIds);
+      }
       gc();
-      const roundCpuMs = { with: 0, without: 0 };
+      const inRound = { match: spent(), with: spent(), without: spent() };
       blocks.forEach((block, i) => {
-        // Per block, four pipelines: with, without, without, with, or the reverse on every other block.
+        const matches = timed(inRound.match, () => matchBlock(index, block, 'ethereum'));
+        // The callbacks four times: with, without, without, with, or the reverse on every other block.
         for (const withSafety of (q + i) % 2 === 0 ? [true, false, false, true] : [false, true, true, false]) {
-          const side = withSafety ? 'with' : 'without';
-          const cpuStarted = process.cpuUsage();
-          const started = performance.now();
-          const bytes = pipeline(index, block, withSafety);
-          const wall = performance.now() - started;
-          const cpu = process.cpuUsage(cpuStarted);
-          if (q < 0) continue;
-          const cpuMs = (cpu.user + cpu.system) / 1000;
-          roundCpuMs[side] += cpuMs;
-          sample.cpuMs[side] += cpuMs;
-          sample.wallMs[side] += wall;
-          sample.pipelines[side] += 1;
-          sample.bodyBytes[side] += bytes;
+          const bytes = timed(withSafety ? inRound.with : inRound.without, () => callbacksOf(matches, block, withSafety));
+          if (q >= 0) sample.bodyBytes[withSafety ? 'with' : 'without'] += bytes / 2;
         }
       });
-      if (q >= 0) sample.roundRatios.push(roundCpuMs.with / roundCpuMs.without - 1);
+      if (q < 0) return;
+      sample.blocks += blocks.length;
+      for (const [to, from] of [
+        [sample.match, inRound.match],
+        [sample.callbacks.with, inRound.with],
+        [sample.callbacks.without, inRound.without],
+      ] as const) {
+        to.cpu += from.cpu;
+        to.wall += from.wall;
+      }
+      sample.roundRatios.push(costRatio(inRound.match.cpu, inRound.with.cpu, inRound.without.cpu));
     });
   }
   return samples;
@@ -668,21 +698,28 @@ function safetyFigures(s: SafetySamples): { safetyCostRatio: number; safetyCost:
   const sd = Math.sqrt(ratios.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, ratios.length - 1));
   const halfWidth = (1.96 * sd) / Math.sqrt(ratios.length);
   const sorted = [...ratios].sort((a, b) => a - b);
+  const perBlock = (ms: number, passes = 1) => round(ms / passes / s.blocks, 3);
+  const { match, callbacks } = s;
   return {
-    safetyCostRatio: round(s.cpuMs.with / s.cpuMs.without - 1, 4),
+    safetyCostRatio: round(costRatio(match.cpu, callbacks.with.cpu, callbacks.without.cpu), 4),
     safetyCost: {
-      method: 'CPU time of the process; per block with, without, without, with or the reverse; sums (see bench/matching.ts)',
+      method: 'CPU time of the process; per block matchBlock, then its callbacks with, without, without, with or the reverse; sums (see bench/matching.ts)',
       rounds: ratios.length,
       blocksPerRound: SAFETY_BLOCKS,
       interval95: [round(mean - halfWidth, 4), round(mean + halfWidth, 4)],
       roundRatios: { median: round(median(ratios), 4), min: round(sorted[0] ?? 0, 4), max: round(sorted.at(-1) ?? 0, 4) },
-      wallRatio: round(s.wallMs.with / s.wallMs.without - 1, 4),
-      cpuMsPerPipeline: { withoutSafety: round(s.cpuMs.without / s.pipelines.without, 3), withSafety: round(s.cpuMs.with / s.pipelines.with, 3) },
-      wallMsPerPipeline: { withoutSafety: round(s.wallMs.without / s.pipelines.without, 3), withSafety: round(s.wallMs.with / s.pipelines.with, 3) },
-      bodyBytesPerPipeline: {
-        withoutSafety: Math.round(s.bodyBytes.without / s.pipelines.without),
-        withSafety: Math.round(s.bodyBytes.with / s.pipelines.with),
+      wallRatio: round(costRatio(match.wall, callbacks.with.wall, callbacks.without.wall), 4),
+      cpuMsPerBlock: {
+        match: perBlock(match.cpu),
+        callbacksWithoutSafety: perBlock(callbacks.without.cpu, 2),
+        callbacksWithSafety: perBlock(callbacks.with.cpu, 2),
       },
+      wallMsPerBlock: {
+        match: perBlock(match.wall),
+        callbacksWithoutSafety: perBlock(callbacks.without.wall, 2),
+        callbacksWithSafety: perBlock(callbacks.with.wall, 2),
+      },
+      bodyBytesPerBlock: { withoutSafety: Math.round(s.bodyBytes.without / s.blocks), withSafety: Math.round(s.bodyBytes.with / s.blocks) },
     },
   };
 }
