@@ -2,7 +2,8 @@
  * A wake-up (the NOTIFY of new callbacks) with a destination at its concurrency cap and a backlog of due
  * callbacks behind it: the claim goes destination by destination (docs/concepts/delivery.md), so it finds
  * the new callback at once and reads none of the backlog (counted by PostgreSQL's own statistics of the
- * claim's transaction). Real PostgreSQL, real HTTPS receivers.
+ * claim's transaction). And the heartbeat of the destination leases: renewed while a callback is on its way,
+ * lapsed when none is. Real PostgreSQL, real HTTPS receivers.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
@@ -119,3 +120,52 @@ it('a wake-up finds the new callback at once, and the claim reads none of a satu
   });
   expect(fetched).toBeLessThan(50);
 });
+
+it('the heartbeat: a destination stays leased to its worker while a callback is on its way, however long it takes; idle, its lease lapses; ended leases are pruned', async () => {
+  await worker?.stop(); // the first test's worker: this one has a short lease
+  worker = undefined;
+  // The first test's backlog, out of the way (a day ahead): this worker is to have one callback on its way.
+  await t.app.database.db.query('test:backlog-away', `UPDATE callbacks SET next_attempt_at = now() + interval '1 day' WHERE status = 'pending'`);
+  const fast = receivers[1] as Receiver;
+  fast.byPath('/hang', { kind: 'timeout' });
+  const c = await t.customer({ domains: ['localhost'] });
+  const hangUrl = `${fast.url}/hang`;
+  const destination = destinationOf(hangUrl);
+  const sub = await subscriptionTo(c, hangUrl);
+  const db = t.app.database.db;
+  // A lease that ended two hours ago: the first beat prunes it.
+  await db.query(
+    'test:old-lease',
+    `INSERT INTO destination_leases (destination, holder, leased_until) VALUES ('https://gone.test:443', $1, now() - interval '2 hours')`,
+    [randomUUID()],
+  );
+  const config = { ...t.config, delivery: { ...t.config.delivery, leaseSeconds: 1 } };
+  const before = fast.received.length;
+  await enqueue(c, sub, hangUrl, new Date());
+  worker = startDeliveryWorker({ db, sender: createSender(config), config, logger: pino({ level: 'silent' }) });
+  worker.wake();
+  await fast.waitFor(before + 1);
+  const claimedAt = Date.now();
+
+  // Another worker's claims, past the 1 s lease, while the request hangs (timeoutMs 4 s): the destination is
+  // still leased (the heartbeat renewed it), so they take nothing of it, the callback on its way included.
+  const otherHolder = randomUUID();
+  const othersClaim = () => claimDueCallbacks(db, { now: new Date(), limit: 10, leaseMs: 1_000, skipDestinations: [], holder: otherHolder });
+  for (const at of [1_500, 3_000]) {
+    await new Promise((resolve) => setTimeout(resolve, claimedAt + at - Date.now()));
+    expect((await othersClaim()).filter((x) => x.destination === destination)).toEqual([]);
+  }
+  const [pruned] = await db.query<{ n: number }>(
+    'test:pruned',
+    `SELECT count(*)::int AS n FROM destination_leases WHERE destination = 'https://gone.test:443'`,
+  );
+  expect(pruned?.n).toBe(0);
+
+  // The attempt timed out and its retry is 30 s away: nothing on its way, so the lease is no longer renewed
+  // and lapses within leaseSeconds, while the worker lives; another worker's claim then takes a new callback.
+  await worker.settled();
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  await enqueue(c, sub, hangUrl, new Date());
+  expect((await othersClaim()).filter((x) => x.destination === destination)).toHaveLength(1);
+  expect(fast.received.length).toBe(before + 1);
+}, 20_000);

@@ -80,11 +80,12 @@ const Delivery = Type.Object(
     batchSize: Type.Integer({ minimum: 1, default: 200 }),
     maxInFlight: Type.Integer({ minimum: 1, default: 512 }),
     /**
-     * A claimed callback whose worker died is due again after this. It must outlast the longest wait
-     * of a claimed callback in its destination's queue: one claim (batchSize) to a receiver that times
-     * out, 16 at a time, is 200 / 16 x 5 s = 62.5 s with the defaults.
+     * How long a destination stays leased to a delivery process after the process last renewed it
+     * (docs/concepts/delivery.md): a live process renews the leases of the destinations it has callbacks
+     * on their way to every third of this, so this is how long the destinations of a process that died
+     * wait before another process takes them.
      */
-    leaseSeconds: Type.Integer({ minimum: 1, default: 120 }),
+    leaseSeconds: Type.Integer({ minimum: 1, default: 15 }),
     /** Look for due callbacks at least this often (new ones wake the worker at once). */
     pollIntervalMs: Type.Integer({ minimum: 10, default: 1000 }),
     retryScheduleSeconds: Type.Array(Type.Integer({ minimum: 1 }), { default: [30, 120, 600, 1800, 3600, 7200, 14400, 28800, 43200] }),

@@ -14,7 +14,7 @@ import type { Config } from '../config/config.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { Alarm, Backoff, sleep } from '../lib/loop.ts';
 import type { Metrics } from '../metrics.ts';
-import { type AttemptOutcome, type ClaimedCallback, claimDue, recordOutcomes } from '../store/callbacks.ts';
+import { type AttemptOutcome, type ClaimedCallback, claimDue, recordOutcomes, renewLeases } from '../store/callbacks.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { claimAgainAtOnce, claimRoom, worthAnotherPass } from './claiming.ts';
 import { nextRetryDelayMs, parseRetryAfter, type RetryPolicy } from './policy.ts';
@@ -24,6 +24,8 @@ import { signCallback } from './signing.ts';
 /** A flush starts at once when this many outcomes wait; otherwise the first waits at most RECORD_DELAY_MS for others. */
 const RECORD_BATCH = 250;
 const RECORD_DELAY_MS = 15;
+/** Leases that ended long ago (any holder's) are deleted at one heartbeat in this many. */
+const PRUNE_EVERY_BEATS = 20;
 /** Recording outcomes again after a failure: 200 ms, doubling, at most 5 s between tries. */
 const RECORD_BACKOFF = { firstMs: 200, maxMs: 5_000 };
 
@@ -117,7 +119,8 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
   // This worker's destination leases (store/callbacks.ts claimDue): its id, and the callbacks it has claimed
   // whose outcomes are not recorded yet, which its claims leave out (they stay due in the outbox meanwhile).
   const holder = randomUUID();
-  const held = new Set<string>();
+  /** Callback id -> its destination: the destinations whose leases the heartbeat renews. */
+  const held = new Map<string, string>();
   let pending: AttemptOutcome[] = [];
   let flushing: Promise<void> = Promise.resolve();
   let flushTimer: NodeJS.Timeout | undefined;
@@ -255,7 +258,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
             capacities: sender.capacities(),
             maxPerDestination: settings.perDestinationConcurrency * 2,
             holder,
-            inFlight: [...held],
+            inFlight: [...held.keys()],
           });
           claimed = claim.callbacks;
           madeDormant = claim.madeDormant;
@@ -266,7 +269,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       }
       for (const callback of claimed) {
         inFlight++;
-        held.add(callback.id);
+        held.set(callback.id, callback.destination);
         void deliver(callback)
           .catch((error) => {
             logger.error({ err: error, callbackId: callback.id }, 'callback delivery failed unexpectedly');
@@ -292,6 +295,23 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     }
   };
 
+  // The heartbeat: while this process lives, the leases of the destinations it has callbacks on their way
+  // to are renewed every third of leaseSeconds, however long those callbacks take (a receiver that times
+  // out, a long queue); the others lapse by themselves, and a process that dies holds none longer than
+  // leaseSeconds (docs/concepts/delivery.md). It also forgets leases that ended long ago, anyone's.
+  const leaseMs = settings.leaseSeconds * 1000;
+  let beats = 0;
+  const beat = () => {
+    const destinations = [...new Set(held.values())];
+    const pruning = beats++ % PRUNE_EVERY_BEATS === 0;
+    if (destinations.length === 0 && !pruning) return;
+    renewLeases(db, holder, destinations, clock.now(), leaseMs, pruning).catch((error) =>
+      logger[retryLogLevel(error)]({ err: error, destinations: destinations.length }, 'could not renew the destination leases; trying again at the next beat'),
+    );
+  };
+  const heartbeat = setInterval(beat, Math.max(100, Math.floor(leaseMs / 3)));
+  heartbeat.unref();
+
   const done = loop();
   return {
     wake,
@@ -311,6 +331,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       await done;
       while (inFlight > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
       await record();
+      clearInterval(heartbeat);
       // Every outcome is recorded: another worker may take this one's destinations at once.
       if (held.size === 0) {
         await db

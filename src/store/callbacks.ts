@@ -388,6 +388,25 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
   return { callbacks: claimed, madeDormant: all[0]?.made_dormant ?? 0 };
 }
 
+/**
+ * The delivery worker's heartbeat (docs/concepts/delivery.md): renews `holder`'s leases of `destinations`
+ * until now + leaseMs; with `prune`, also deletes the leases (anyone's) that ended more than an hour ago,
+ * which are as good as absent (a claim takes an ended lease as it takes a missing one).
+ */
+export async function renewLeases(db: Queryable, holder: string, destinations: readonly string[], now: Date, leaseMs: number, prune: boolean): Promise<void> {
+  if (destinations.length > 0) {
+    await db.query(
+      'callbacks:renew-leases',
+      `UPDATE destination_leases SET leased_until = $3::timestamptz + $4 * interval '1 millisecond'
+       WHERE holder = $1 AND destination = ANY ($2::text[])`,
+      [holder, destinations, now, leaseMs],
+    );
+  }
+  if (prune) {
+    await db.query('callbacks:prune-leases', `DELETE FROM destination_leases WHERE leased_until < $1::timestamptz - interval '1 hour'`, [now]);
+  }
+}
+
 export type ErrorClass = 'timeout' | 'connection_refused' | 'connection_reset' | 'tls' | 'dns' | 'refused_destination' | 'bad_status';
 
 /** What one attempt to reach a receiver did, as the attempt log keeps it. */
