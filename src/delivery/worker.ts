@@ -14,7 +14,7 @@ import type { Config } from '../config/config.ts';
 import { unixSeconds } from '../domain/time.ts';
 import { Alarm, Backoff, sleep } from '../lib/loop.ts';
 import type { Metrics } from '../metrics.ts';
-import { type AttemptOutcome, type ClaimedCallback, claimDue, recordOutcomes, renewLeases } from '../store/callbacks.ts';
+import { type AttemptOutcome, type ClaimedCallback, claimDue, recordOutcomes, releaseLeases, renewLeases } from '../store/callbacks.ts';
 import { type Db, retryLogLevel } from '../store/db.ts';
 import { claimAgainAtOnce, claimRoom, worthAnotherPass } from './claiming.ts';
 import { nextRetryDelayMs, parseRetryAfter, type RetryPolicy } from './policy.ts';
@@ -334,9 +334,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       clearInterval(heartbeat);
       // Every outcome is recorded: another worker may take this one's destinations at once.
       if (held.size === 0) {
-        await db
-          .query('callbacks:release-leases', 'DELETE FROM destination_leases WHERE holder = $1', [holder])
-          .catch((error) => logger.warn({ err: error }, 'could not release the destination leases; they end by themselves'));
+        await releaseLeases(db, holder).catch((error) => logger.warn({ err: error }, 'could not release the destination leases; they end by themselves'));
       }
     },
   };

@@ -315,7 +315,9 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
          WHERE c.status = 'pending' AND NOT c.dormant AND c.destination = o.destination AND c.next_attempt_at <= $1 AND c.id <> ALL ($11::uuid[])
          ORDER BY c.next_attempt_at
          LIMIT CASE WHEN o.probing THEN 1 ELSE least(o.cap, greatest($5, ceil($2::float8 / o.n)))::int END) x
-       WHERE NOT o.probing OR o.destination NOT IN (SELECT destination FROM probe)),
+       -- A parked destination whose probe this holder has on its way gets nothing more: its outcome decides
+       -- (the hold of the parking below may end first: a lease shorter than the receiver's timeout).
+       WHERE NOT o.probing OR (o.destination NOT IN (SELECT destination FROM probe) AND coalesce(o.probe_callback_id <> ALL ($11::uuid[]), true))),
      due AS (SELECT * FROM picked ORDER BY due_at LIMIT $2),
      -- Callbacks of inactive subscriptions (migration 084): never sent, and made dormant, out of this index,
      -- so that no claim reaches them again until an activation. Only under a share lock on a subscription
@@ -328,9 +330,11 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
      sendable AS (SELECT * FROM due WHERE due.subscription_id NOT IN (SELECT id FROM asleep)),
      -- The lease: of each destination the claim takes callbacks of, unless another worker holds it (a
      -- concurrent claim of another worker waits for this one's row, then finds it held and takes nothing of it).
+     -- Rows in destination order, as the heartbeat and the release lock them (renewLeases): two statements
+     -- locking the same leases in different orders deadlock (a second's stall and one of them aborted).
      leased AS (
        INSERT INTO destination_leases AS l (destination, holder, leased_until)
-       SELECT DISTINCT destination, $10::uuid, $1::timestamptz + $3 * interval '1 millisecond' FROM sendable
+       SELECT DISTINCT destination, $10::uuid, $1::timestamptz + $3 * interval '1 millisecond' FROM sendable ORDER BY destination
        ON CONFLICT (destination) DO UPDATE SET holder = EXCLUDED.holder, leased_until = EXCLUDED.leased_until
        WHERE l.holder = EXCLUDED.holder OR l.leased_until <= $1
        RETURNING l.destination),
@@ -394,17 +398,37 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
  * which are as good as absent (a claim takes an ended lease as it takes a missing one).
  */
 export async function renewLeases(db: Queryable, holder: string, destinations: readonly string[], now: Date, leaseMs: number, prune: boolean): Promise<void> {
+  // Each statement locks its rows in destination order, as a claim does (claimDue's leased): in another
+  // order, a renewal and a claim of the same worker (the same leases) deadlock.
   if (destinations.length > 0) {
     await db.query(
       'callbacks:renew-leases',
-      `UPDATE destination_leases SET leased_until = $3::timestamptz + $4 * interval '1 millisecond'
-       WHERE holder = $1 AND destination = ANY ($2::text[])`,
+      `WITH mine AS (
+         SELECT destination FROM destination_leases WHERE holder = $1 AND destination = ANY ($2::text[]) ORDER BY destination FOR UPDATE)
+       UPDATE destination_leases l SET leased_until = $3::timestamptz + $4 * interval '1 millisecond'
+       FROM mine WHERE l.destination = mine.destination AND l.holder = $1`,
       [holder, destinations, now, leaseMs],
     );
   }
   if (prune) {
-    await db.query('callbacks:prune-leases', `DELETE FROM destination_leases WHERE leased_until < $1::timestamptz - interval '1 hour'`, [now]);
+    await db.query(
+      'callbacks:prune-leases',
+      `DELETE FROM destination_leases l USING (
+         SELECT destination FROM destination_leases WHERE leased_until < $1::timestamptz - interval '1 hour' ORDER BY destination FOR UPDATE) old
+       WHERE l.destination = old.destination AND l.leased_until < $1::timestamptz - interval '1 hour'`,
+      [now],
+    );
   }
+}
+
+/** Lets `holder`'s leases go (a worker that stopped with every outcome recorded), in destination order as renewLeases. */
+export async function releaseLeases(db: Queryable, holder: string): Promise<void> {
+  await db.query(
+    'callbacks:release-leases',
+    `DELETE FROM destination_leases l USING (SELECT destination FROM destination_leases WHERE holder = $1 ORDER BY destination FOR UPDATE) mine
+     WHERE l.destination = mine.destination AND l.holder = $1`,
+    [holder],
+  );
 }
 
 export type ErrorClass = 'timeout' | 'connection_refused' | 'connection_reset' | 'tls' | 'dns' | 'refused_destination' | 'bad_status';
