@@ -38,6 +38,7 @@
  * Environment: BENCH_DURATION (seconds of the latency phase); BENCH_SERVER_NODE_ARGS, extra node arguments
  * for the worker, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'; BENCH_SERVER_CONFIG, a herald JSON
  * configuration file for the worker (delivery settings). HERALD_DB_POOL_SIZE passes through to the worker.
+ * BENCH_DELIVERY_THROUGHPUT_ONLY=1 runs phases 1 and 2 only (for work on the worker's cost per callback).
  * Any of these but BENCH_DURATION makes the figures an experiment (listed under `experiment`).
  */
 import { randomBytes } from 'node:crypto';
@@ -88,6 +89,8 @@ const FAIRNESS_EACH = 40_000;
 const FAIRNESS_BLOCKS = 400;
 /** Rounds of the throughput and fairness phases: their figures are medians (docs/benchmarks.md). */
 const ROUNDS = 3;
+/** BENCH_DELIVERY_THROUGHPUT_ONLY=1: the ceiling and throughput rounds only (an experiment: no targets judged). */
+const THROUGHPUT_ONLY = process.env.BENCH_DELIVERY_THROUGHPUT_ONLY === '1';
 const TARGETS = {
   callbacksPerSecond: 5_000,
   ratioToCeiling: 0.5,
@@ -430,13 +433,21 @@ export default async function deliveryBenchmark(options: { duration: number }): 
 
     // Rounds 2.. of the ceiling and the throughput: the same bare loop, then 50,000 callbacks queued in
     // one transaction while the worker is idle, from the commit to the last outcome recorded.
-    const rounds = [{ ceilingPerSecond: ceiling.perSecond, callbacksPerSecond }];
+    // Each round also takes the CPU (µs) each side spends per POST: the bare loop and the receiver for the
+    // ceiling; the worker, PostgreSQL and the receiver for herald. On a machine of few cores, the ratio cannot
+    // exceed what these allow (docs/concepts/delivery.md, "What this costs").
+    const perCallbackUs = (seconds: Record<string, number>) => Object.fromEntries(Object.entries(seconds).map(([k, v]) => [k, Math.round((v / TOTAL) * 1e6)]));
+    const rounds: { ceilingPerSecond: number; callbacksPerSecond: number; ceilingCpuUs?: Record<string, number>; cpuUs?: Record<string, number> }[] = [
+      { ceilingPerSecond: ceiling.perSecond, callbacksPerSecond },
+    ];
     for (let r = 2; r <= ROUNDS; r++) {
+      const ceilingCpu = measureCpu({ loop: selfCpuSeconds, receiver: () => processCpuSeconds(receiver.child.pid) });
       const again = await bareLoop(
         bodies,
         throughputSubs.map((s) => s.callbackUrl.replace('/throughput/', `/ceiling-${r}/`)),
         info.caPem,
       );
+      const ceilingCpuUs = perCallbackUs(ceilingCpu.seconds());
       const subs = await createSubscriptions(
         db,
         customer.id,
@@ -446,13 +457,27 @@ export default async function deliveryBenchmark(options: { duration: number }): 
       await db.transaction('bench:enqueue-round', async (tx) => {
         for (let i = 0; i < TOTAL; i += ENQUEUE_BATCH) await enqueueCallbacks(tx, batch.slice(i, i + ENQUEUE_BATCH));
       });
+      const roundCpu = measureCpu({
+        worker: () => processCpuSeconds(worker.pid),
+        postgres: () => (pm ? treeCpuSeconds(pm) : 0),
+        receiver: () => processCpuSeconds(receiver.child.pid),
+      });
       const committedAt = Date.now();
       const ids = subs.map((s) => s.id);
       await waitDelivered(db, ids, worker, 300_000, `throughput, round ${r}`);
+      const cpuUs = perCallbackUs(roundCpu.seconds());
       const w = await deliveryWindow(db, ids);
       const perSecond = Math.round(TOTAL / ((w.lastFinishedMs - committedAt) / 1000));
-      rounds.push({ ceilingPerSecond: again.perSecond, callbacksPerSecond: perSecond });
-      log(`round ${r}: ceiling ${again.perSecond}/s, worker ${perSecond}/s from the commit: ${round(perSecond / again.perSecond, 3)} of the ceiling`);
+      rounds.push({ ceilingPerSecond: again.perSecond, callbacksPerSecond: perSecond, ceilingCpuUs, cpuUs });
+      log(
+        `round ${r}: ceiling ${again.perSecond}/s, worker ${perSecond}/s from the commit: ${round(perSecond / again.perSecond, 3)} of the ceiling; ` +
+          `CPU µs per POST: ceiling ${JSON.stringify(ceilingCpuUs)}, herald ${JSON.stringify(cpuUs)}`,
+      );
+    }
+    if (THROUGHPUT_ONLY) {
+      await receiver.child.stop('SIGTERM', 10_000);
+      await worker.stop('SIGTERM', 20_000);
+      return { bench: 'delivery', experiment: { throughputOnly: true, serverNodeArgs: nodeArgs, serverConfig: configFile || null }, rounds };
     }
 
     // 3. Latency at an offered load of 1,000 callbacks/s, each due when enqueued.
