@@ -3,7 +3,10 @@
  * the destination") where two statements or two claims meet. Real PostgreSQL, real HTTPS receivers:
  * - a worker's claim and its heartbeat lock the same lease rows, in the same order: never a deadlock;
  * - the probe of a parked destination still on its way when the claim's hold of the parking ends (a lease
- *   shorter than the receiver's timeout, or an outcome not recorded yet): no second probe is sent meanwhile.
+ *   shorter than the receiver's timeout, or an outcome not recorded yet): no second probe is sent meanwhile;
+ * - a receiver's answer with a NUL byte (PostgreSQL text holds none) is recorded: otherwise the worker's
+ *   recording retried that batch for ever, recorded nothing more, and its list of callbacks on their way
+ *   (left out of its claims, kept until recorded) grew with every callback it sent.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import pino from 'pino';
@@ -17,9 +20,12 @@ import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { ethereumSubscription } from './support/subscription-rows.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
+import { until } from './support/wait.ts';
 
 let t: TestApp;
 let receiver: Receiver;
+/** The NUL test's own: the probe test leaves its destination parked. */
+let other: Receiver;
 const workers: DeliveryWorker[] = [];
 
 beforeAll(async () => {
@@ -36,10 +42,12 @@ beforeAll(async () => {
     },
   });
   receiver = await startReceiver({ ca });
+  other = await startReceiver({ ca });
 }, 60_000);
 afterAll(async () => {
   for (const w of workers) await w.stop();
   await receiver?.close();
+  await other?.close();
   await t?.close();
 });
 
@@ -130,4 +138,28 @@ it('the probe of a parked destination, still on its way when the hold of the par
     destination,
   ]);
   expect(parking?.probe_callback_id).toBe(probe?.id);
+  await worker.stop();
+  workers.splice(workers.indexOf(worker), 1);
+}, 60_000);
+
+it('an answer with a NUL byte is recorded (the NUL replaced), and so is every outcome after it', async () => {
+  const db = t.app.database.db;
+  const c = await t.customer({ domains: ['localhost'] });
+  other.byPath('/nul', { kind: 'status', status: 200, body: 'ok\u0000binary' });
+  const nulUrl = `${other.url}/nul`;
+  const okUrl = `${other.url}/fine`;
+  const nulSub = await subscriptionTo(c, nulUrl, 'localhost');
+  const okSub = await subscriptionTo(c, okUrl, 'localhost');
+  const worker = startDeliveryWorker({ db, sender: createSender(t.config), config: t.config, logger: pino({ level: 'silent' }) });
+  workers.push(worker);
+  const first = newCallback(c, nulSub, nulUrl);
+  await db.transaction('test:enqueue', (tx) => enqueueCallbacks(tx, [first]));
+  const statusOf = async (id: string) => (await db.query<{ status: string }>('test:status', 'SELECT status FROM callbacks WHERE id = $1', [id]))[0]?.status;
+  await until('the answer with a NUL recorded', async () => (await statusOf(first.id)) === 'delivered', 20_000);
+  const [attempt] = await db.query<{ response_body: string }>('test:attempt', 'SELECT response_body FROM callback_attempts WHERE callback_id = $1', [first.id]);
+  expect(attempt?.response_body).toBe('ok\ufffdbinary');
+  // The recording goes on: a later callback's outcome is recorded too.
+  const second = newCallback(c, okSub, okUrl);
+  await db.transaction('test:enqueue', (tx) => enqueueCallbacks(tx, [second]));
+  await until('the next outcome recorded', async () => (await statusOf(second.id)) === 'delivered', 20_000);
 }, 60_000);

@@ -385,7 +385,11 @@ export class CallbackSender {
   }
 }
 
-/** Reads at most `limit` bytes of a body as text; the rest is dropped (with the connection if need be). */
+/**
+ * Reads at most `limit` bytes of a body as text; the rest is dropped (with the connection if need be). A NUL
+ * byte becomes U+FFFD: PostgreSQL text holds none, and one would fail the recording of the attempt's whole
+ * batch, again at each try (test/delivery-leases.test.ts).
+ */
 async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -397,5 +401,5 @@ async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, li
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8').replaceAll('\u0000', '\ufffd');
 }
