@@ -8,15 +8,13 @@
  * The backfill is slowed down (one block fetched at a time, two per batch) and the range is 50 blocks
  * among 150 evaluated so that the restart lands mid-way; the test says where it landed.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
-import type { TestApp, TestCustomer } from './harness.ts';
-import { type Callback, followHelpers } from './support/follow-helpers.ts';
-import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import type { Callback } from './support/follow-helpers.ts';
+import { useFollowedApp } from './support/followed-app.ts';
+import { litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-backfill-litecoin';
@@ -24,22 +22,12 @@ const CONFIRMATIONS = 2;
 const BACK = 50;
 
 describeWithRealNode('backfill from a height and replay on a real litecoind (regtest)', litecoind, () => {
-  let node: LitecoinDriver;
-  let receiver: Receiver;
-  let t: TestApp;
-  let c: TestCustomer;
-  let env: FollowedApp<LitecoinDriver>;
-  const { processed, subscribe, callbacksOf } = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }), SECRET);
-
-  beforeAll(async () => {
-    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32' }), {
-      chain: { confirmations: CONFIRMATIONS },
-      app: { blockJobs: { ...loadConfig({}, {}).blockJobs, concurrency: 1, batchBlocks: 2 } },
-    });
-    ({ node, receiver, t, c } = env);
-  }, 60_000);
-
-  afterAll(() => env?.close());
+  const f = useFollowedApp(() => startLitecoinDriver({ addressType: 'bech32' }), {
+    chain: { confirmations: CONFIRMATIONS },
+    app: { blockJobs: { ...loadConfig({}, {}).blockJobs, concurrency: 1, batchBlocks: 2 } },
+    secret: SECRET,
+  });
+  const { processed, subscribe, callbacksOf } = f;
 
   const heightOf = (cb: Callback) => (cb.json.data.item.minedInBlock as { height: number }).height;
   const sequenceOf = (cb: Callback) => Number(cb.headers['x-callback-sequence']);
@@ -51,23 +39,23 @@ describeWithRealNode('backfill from a height and replay on a real litecoind (reg
   let to: number;
 
   async function deposit(amount: bigint): Promise<number> {
-    await node.send(address, amount);
-    const height = await node.mine(1);
+    await f.node.send(address, amount);
+    const height = await f.node.mine(1);
     deposits.set(height, amount);
     return height;
   }
 
   it('a coin subscription created with fromBlockHeight 50 blocks back gets exactly those blocks’ deposits, then the live ones, in block order, across a restart mid-backfill', async () => {
-    address = await node.newAddress();
+    address = await f.node.newAddress();
     // A deposit 5 blocks before the range (never sent), then 10 deposits among 50 blocks, 100 quiet blocks before them.
-    await node.mine(100);
+    await f.node.mine(100);
     await deposit(1_000_001n);
-    await node.mine(4);
+    await f.node.mine(4);
     for (let i = 0; i < 10; i++) {
       await deposit(2_000_000n + BigInt(i));
-      await node.mine(4);
+      await f.node.mine(4);
     }
-    to = await node.height();
+    to = await f.node.height();
     from = to - BACK + 1;
     await processed(to);
     const created = await subscribe('address-coins-transactions-confirmed', { address, receiveCallbackOn: CONFIRMATIONS, fromBlockHeight: from }, 'coins');
@@ -76,26 +64,26 @@ describeWithRealNode('backfill from a height and replay on a real litecoind (reg
 
     // Restart while the backfill runs: the job resumes from the progress it persisted.
     const progress = await until('the backfill to make progress', async () => {
-      const r = await t.request('GET', `/blockchain-events/subscriptions/${referenceId}`, { key: c.key });
+      const r = await f.t.request('GET', `/blockchain-events/subscriptions/${referenceId}`, { key: f.c.key });
       const b = r.body.data.item.backfill;
       return (b === undefined || b.processedHeight >= from) && (b ?? { processedHeight: to, state: 'done' });
     });
-    await t.restart();
+    await f.t.restart();
     console.info(`litecoin backfill: herald restarted with the backfill at ${progress.processedHeight} of ${from}..${to} (${progress.state})`);
 
     const live = [await deposit(3_000_001n), await deposit(3_000_002n)];
-    const last = (await node.mine(CONFIRMATIONS)) as number;
+    const last = (await f.node.mine(CONFIRMATIONS)) as number;
     await processed(last);
     await until(
       'the backfill to finish',
-      async () => (await t.request('GET', `/blockchain-events/subscriptions/${referenceId}`, { key: c.key })).body.data.item.backfill === undefined,
+      async () => (await f.t.request('GET', `/blockchain-events/subscriptions/${referenceId}`, { key: f.c.key })).body.data.item.backfill === undefined,
       30_000,
     );
     const expected = [...deposits.keys()].filter((h) => h >= from).sort((a, b) => a - b);
     expect(expected).toHaveLength(12);
     expect(live.every((h) => expected.includes(h))).toBe(true);
     await until('every callback', async () => new Set(callbacksOf(referenceId).map((cb) => cb.json.idempotencyKey)).size >= expected.length, 30_000);
-    await t.app.worker?.settled();
+    await f.t.app.worker?.settled();
     const received = callbacksOf(referenceId);
     // No key twice beyond at-least-once: a key sent twice (a send in flight at the restart) carries the same number.
     const byKey = new Map<string, Callback>();
@@ -120,8 +108,8 @@ describeWithRealNode('backfill from a height and replay on a real litecoind (reg
     const ordered = [...first.values()].sort((a, b) => sequenceOf(a) - sequenceOf(b));
     expect(ordered).toHaveLength(10);
     const request = (dryRun: boolean) =>
-      t.request('POST', `/blockchain-events/subscriptions/${referenceId}/replay`, {
-        key: c.key,
+      f.t.request('POST', `/blockchain-events/subscriptions/${referenceId}/replay`, {
+        key: f.c.key,
         body: { data: { item: { fromBlockHeight: from, toBlockHeight: to, dryRun } } },
       });
     const dry = await request(true);
@@ -135,15 +123,19 @@ describeWithRealNode('backfill from a height and replay on a real litecoind (reg
     const started = await request(false);
     expect(started.status, started.text).toBe(202);
     await until('the replayed callbacks', async () => callbacksOf(referenceId).length >= before + ordered.length, 30_000);
-    await t.app.worker?.settled();
+    await f.t.app.worker?.settled();
     const again = callbacksOf(referenceId).slice(before);
     expect(again).toHaveLength(ordered.length);
     for (const cb of again) expect(cb.rawBody.equals(first.get(cb.json.idempotencyKey)?.rawBody as Buffer)).toBe(true);
     const job = await until('the replay to finish', async () => {
-      const item = (await t.request('GET', `/blockchain-events/replays/${started.body.data.item.replayId}`, { key: c.key })).body.data.item;
+      const item = (await f.t.request('GET', `/blockchain-events/replays/${started.body.data.item.replayId}`, { key: f.c.key })).body.data.item;
       return item.state !== 'running' && item;
     });
     // 5 credits per callback, and costs.replayPerBlock per block read.
-    expect(job).toMatchObject({ state: 'done', queued: ordered.length, creditsConsumed: 5 * ordered.length + (to - from + 1) * t.config.costs.replayPerBlock });
+    expect(job).toMatchObject({
+      state: 'done',
+      queued: ordered.length,
+      creditsConsumed: 5 * ordered.length + (to - from + 1) * f.t.config.costs.replayPerBlock,
+    });
   }, 60_000);
 });

@@ -6,72 +6,41 @@
  * a transaction with the same nonce mined without passing through the pool gives the original's DROPPED (reason conflicted).
  */
 import { type Address, encodeFunctionData, parseAbi } from 'viem';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
-import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { expect, it } from 'vitest';
 import { deployContract, sendEth, walletClient, writeContract } from './support/evm-contracts.ts';
-import { type EvmNode, startEvmNode } from './support/evm-node.ts';
-import { followHelpers } from './support/follow-helpers.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
-import { createTestCa, writeCaFile } from './support/tls.ts';
+import { followedEvmNode } from './support/evm-driver.ts';
+import { startEvmNode } from './support/evm-node.ts';
+import { useFollowedApp } from './support/followed-app.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-evm-mempool';
 
-let node: EvmNode;
-let receiver: Receiver;
-let t: TestApp;
-let c: TestCustomer;
 let token: Address;
-let caFile: string;
 
-const appOptions = () => ({
-  chains: [
-    { blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, pollIntervalMs: 50, mempoolPollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 },
-  ],
-  delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile, pollIntervalMs: 20 },
-});
-const { processed, subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
-  () => ({ t, customer: c, receiver, blockchain: 'ethereum', network: 'goerli' }),
-  SECRET,
+const f = useFollowedApp(
+  async () => {
+    // Automine on while the test token is deployed and minted, then off: a real pending pool.
+    const node = await startEvmNode({ automine: true });
+    token = await deployContract(node, 'TestToken', ['Test Token', 'TT', 6]);
+    await writeContract(node, 'TestToken', token, 'mint', [node.accounts[0]?.address, 1_000_000_000n]);
+    await node.setAutomine(false);
+    return followedEvmNode(node);
+  },
+  { chain: { mempoolPollIntervalMs: 50 }, secret: SECRET },
 );
-
-beforeAll(async () => {
-  const ca = await createTestCa();
-  [node, receiver] = await Promise.all([startEvmNode({ automine: true }), startReceiver({ ca })]);
-  token = await deployContract(node, 'TestToken', ['Test Token', 'TT', 6]);
-  await writeContract(node, 'TestToken', token, 'mint', [node.accounts[0]?.address, 1_000_000_000n]);
-  await node.setAutomine(false);
-  caFile = writeCaFile(ca.caPem);
-  t = await startTestApp(appOptions());
-  c = await t.customer({ domains: ['localhost'] });
-  await processed(Number(await node.request<string>('eth_blockNumber', [])));
-}, 60_000);
-
-afterAll(async () => {
-  await t?.close();
-  await receiver?.close();
-  await node?.close();
-});
+const { processed, subscribe, indexed, callbacksOf, expectSigned, mineAndProcess } = f;
 
 const items = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item);
 
-async function mineAndProcess(): Promise<number> {
-  const height = await node.mine(1);
-  await processed(height);
-  await t.app.worker?.settled();
-  return height;
-}
-
 it('a pending ETH payment fires ADDRESS_COINS_TRANSACTION_UNCONFIRMED before any block; mined, the confirmed subscription fires and nothing more unconfirmed', async () => {
-  const to = node.accounts[5]?.address as Address;
+  const to = f.node.accounts[5]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-unconfirmed')).referenceId;
   const confirmed = (await subscribe('address-coins-transactions-confirmed', { address: to, receiveCallbackOn: 1 }, 'eth-confirmed')).referenceId;
   await indexed();
-  const head = Number(await node.request<string>('eth_blockNumber', []));
-  const { hash } = await sendEth(node, to, 1_500_000_000_000_000_000n, { wait: false });
+  const head = Number(await f.node.request<string>('eth_blockNumber', []));
+  const { hash } = await sendEth(f.node, to, 1_500_000_000_000_000_000n, { wait: false });
   const [seen] = await until('the unconfirmed payment', async () => callbacksOf(sub).length === 1 && callbacksOf(sub));
-  expect(Number(await node.request<string>('eth_blockNumber', []))).toBe(head); // nothing mined yet
+  expect(Number(await f.node.request<string>('eth_blockNumber', []))).toBe(head); // nothing mined yet
   expectSigned(seen);
   expect(seen?.json.data.item).toEqual({
     blockchain: 'ethereum',
@@ -93,12 +62,12 @@ it('a pending ETH payment fires ADDRESS_COINS_TRANSACTION_UNCONFIRMED before any
 });
 
 it('a pending ERC-20 transfer() fires ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED to the recipient (incoming) and the sender (outgoing), with the token read from the contract', async () => {
-  const from = node.accounts[0]?.address as Address;
-  const to = node.accounts[6]?.address as Address;
+  const from = f.node.accounts[0]?.address as Address;
+  const to = f.node.accounts[6]?.address as Address;
   const incoming = (await subscribe('address-tokens-transactions-unconfirmed', { address: to }, 'tt-in')).referenceId;
   const outgoing = (await subscribe('address-tokens-transactions-unconfirmed', { address: from }, 'tt-out')).referenceId;
   await indexed();
-  const { hash } = await writeContract(node, 'TestToken', token, 'transfer', [to, 2_500_000n], { wait: false });
+  const { hash } = await writeContract(f.node, 'TestToken', token, 'transfer', [to, 2_500_000n], { wait: false });
   await until('both token callbacks', async () => callbacksOf(incoming).length === 1 && callbacksOf(outgoing).length === 1);
   const tokenObject = { name: 'Test Token', symbol: 'TT', decimals: '6', amount: '2.5', contractAddress: token.toLowerCase() };
   expect(items(incoming)).toEqual([
@@ -119,12 +88,12 @@ it('a pending ERC-20 transfer() fires ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED to 
 });
 
 it("a replacement (same nonce, higher fee) of a pending payment already reported fires nothing more but the original's DROPPED, replaced, naming the replacement", async () => {
-  const to = node.accounts[7]?.address as Address;
+  const to = f.node.accounts[7]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-replaced')).referenceId;
   await indexed();
-  const wallet = walletClient(node, 1);
+  const wallet = walletClient(f.node, 1);
   const account = wallet.account ?? null;
-  const nonce = Number(await node.request<string>('eth_getTransactionCount', [node.accounts[1]?.address, 'pending']));
+  const nonce = Number(await f.node.request<string>('eth_getTransactionCount', [f.node.accounts[1]?.address, 'pending']));
   const fee = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
   const original = await wallet.sendTransaction({ to, value: 1_000n, nonce, ...fee, account, chain: wallet.chain });
   await until('the original', async () => callbacksOf(sub).length === 1);
@@ -139,7 +108,7 @@ it("a replacement (same nonce, higher fee) of a pending payment already reported
   });
   expect(replacement).not.toBe(original);
   await new Promise((r) => setTimeout(r, 400));
-  await t.app.worker?.settled();
+  await f.t.app.worker?.settled();
   await until('the dropped original', async () => callbacksOf(sub).length === 2);
   // docs/reference/events/address-coins-transaction-unconfirmed-dropped.md: same sender and nonce.
   expect(callbacksOf(sub).map((cb) => (cb.json.data as { event?: string }).event)).toEqual([
@@ -150,15 +119,15 @@ it("a replacement (same nonce, higher fee) of a pending payment already reported
   expectSigned(callbacksOf(sub)[1]);
   await mineAndProcess();
   await new Promise((r) => setTimeout(r, 400));
-  await t.app.worker?.settled();
+  await f.t.app.worker?.settled();
   expect(callbacksOf(sub)).toHaveLength(2);
 });
 
 it('a pending ERC-20 transfer() replaced by another call with the same nonce: the recipient gets ADDRESS_TOKENS_TRANSACTION_UNCONFIRMED_DROPPED, replaced, naming the replacement', async () => {
-  const to = node.accounts[9]?.address as Address;
+  const to = f.node.accounts[9]?.address as Address;
   const sub = (await subscribe('address-tokens-transactions-unconfirmed', { address: to }, 'tt-replaced')).referenceId;
   await indexed();
-  const wallet = walletClient(node, 0);
+  const wallet = walletClient(f.node, 0);
   const account = wallet.account ?? null;
   const transfer = (recipient: Address) =>
     encodeFunctionData({
@@ -166,13 +135,13 @@ it('a pending ERC-20 transfer() replaced by another call with the same nonce: th
       functionName: 'transfer',
       args: [recipient, 1_000_000n],
     });
-  const nonce = Number(await node.request<string>('eth_getTransactionCount', [node.accounts[0]?.address, 'pending']));
+  const nonce = Number(await f.node.request<string>('eth_getTransactionCount', [f.node.accounts[0]?.address, 'pending']));
   const fee = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
   const original = await wallet.sendTransaction({ to: token, data: transfer(to), gas: 100_000n, nonce, ...fee, account, chain: wallet.chain });
   await until('the announced transfer', async () => callbacksOf(sub).length === 1);
   const replacement = await wallet.sendTransaction({
     to: token,
-    data: transfer(node.accounts[4]?.address as Address),
+    data: transfer(f.node.accounts[4]?.address as Address),
     gas: 100_000n,
     nonce,
     maxFeePerGas: 3n * fee.maxFeePerGas,
@@ -199,23 +168,23 @@ it('a pending ERC-20 transfer() replaced by another call with the same nonce: th
 });
 
 it('a pending payment whose nonce a mined transaction takes (never seen pending) is DROPPED, conflicted, naming the mined one; the block fires nothing more', async () => {
-  const to = node.accounts[3]?.address as Address;
+  const to = f.node.accounts[3]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-conflicted')).referenceId;
   await indexed();
-  const wallet = walletClient(node, 2);
+  const wallet = walletClient(f.node, 2);
   const account = wallet.account ?? null;
-  const nonce = Number(await node.request<string>('eth_getTransactionCount', [node.accounts[2]?.address, 'pending']));
+  const nonce = Number(await f.node.request<string>('eth_getTransactionCount', [f.node.accounts[2]?.address, 'pending']));
   const fee = { maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
   const original = await wallet.sendTransaction({ to, value: 1_000n, nonce, ...fee, account, chain: wallet.chain });
   await until('the original', async () => callbacksOf(sub).length === 1);
   // The same nonce paid elsewhere and mined at once (automine): a block herald's pending reads never saw
   // in the pool, as one a miner built from a transaction it never relayed.
-  expect(await node.request<boolean>('hardhat_dropTransaction', [original])).toBe(true);
-  await node.setAutomine(true);
-  const other = node.accounts[4]?.address as Address;
+  expect(await f.node.request<boolean>('hardhat_dropTransaction', [original])).toBe(true);
+  await f.node.setAutomine(true);
+  const other = f.node.accounts[4]?.address as Address;
   const conflict = await wallet.sendTransaction({ to: other, value: 2_000n, nonce, ...fee, account, chain: wallet.chain });
-  await node.setAutomine(false);
-  const mined = await node.request<{ blockNumber: string | null }>('eth_getTransactionByHash', [conflict]);
+  await f.node.setAutomine(false);
+  const mined = await f.node.request<{ blockNumber: string | null }>('eth_getTransactionByHash', [conflict]);
   expect(mined.blockNumber).not.toBeNull();
   await processed(Number(mined.blockNumber));
   await until('the dropped original', async () => callbacksOf(sub).length === 2);
@@ -232,19 +201,19 @@ it('a pending payment whose nonce a mined transaction takes (never seen pending)
   expectSigned(callbacksOf(sub)[1]);
   await mineAndProcess();
   await new Promise((r) => setTimeout(r, 400));
-  await t.app.worker?.settled();
+  await f.t.app.worker?.settled();
   expect(callbacksOf(sub)).toHaveLength(2);
 });
 
 it('a payment that entered the pool while herald was stopped is seen after the restart: the new filter comes with a read of the pending block', async () => {
-  const to = node.accounts[8]?.address as Address;
+  const to = f.node.accounts[8]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'eth-pooled')).referenceId;
   await indexed();
-  const { databaseUrl } = t.config;
-  await t.close();
-  // A filter made from now on would not announce this one.
-  const { hash } = await sendEth(node, to, 2_000_000_000_000_000n, { wait: false });
-  t = await startTestApp({ ...appOptions(), databaseUrl });
+  let hash = '';
+  await f.t.restart(async () => {
+    // A filter made from now on would not announce this one.
+    hash = (await sendEth(f.node, to, 2_000_000_000_000_000n, { wait: false })).hash;
+  });
   const [seen] = await until('the pooled payment', async () => callbacksOf(sub).length === 1 && callbacksOf(sub));
   expect(seen?.json.data.item).toMatchObject({ transactionId: hash, amount: '0.002', direction: 'incoming' });
   await mineAndProcess();

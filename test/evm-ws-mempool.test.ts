@@ -9,16 +9,13 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Address } from 'viem';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { loadConfig } from '../src/config/config.ts';
-import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { sendEth } from './support/evm-contracts.ts';
-import { type EvmNode, startEvmNode } from './support/evm-node.ts';
+import { followedEvmNode } from './support/evm-driver.ts';
+import { startEvmNode } from './support/evm-node.ts';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.ts';
-import { followHelpers } from './support/follow-helpers.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
-import { createTestCa, writeCaFile } from './support/tls.ts';
+import { useFollowedApp } from './support/followed-app.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-evm-ws-mempool';
@@ -85,84 +82,60 @@ async function startRelay(target: string): Promise<Relay> {
   return relay;
 }
 
-let node: EvmNode;
-let receiver: Receiver;
 let proxy: FaultProxy;
 let relay: Relay;
-let t: TestApp;
-let c: TestCustomer;
 
-const { processed, subscribe, indexed, callbacksOf } = followHelpers(() => ({ t, customer: c, receiver, blockchain: 'ethereum', network: 'goerli' }), SECRET);
+// herald reads the node through the fault proxy (rpcUrl) and its WebSocket through the relay (wsUrl).
+const f = useFollowedApp(
+  async () => {
+    const node = await startEvmNode({ automine: false });
+    [proxy, relay] = await Promise.all([startFaultProxy(node.url), startRelay(node.wsUrl)]);
+    return followedEvmNode(node, {
+      rpcUrl: proxy.url,
+      chainConfig: { wsUrl: relay.url },
+      close: async () => {
+        await relay.close();
+        await proxy.close();
+      },
+    });
+  },
+  { chain: { mempoolPollIntervalMs: 60_000 }, secret: SECRET },
+);
+const { subscribe, indexed, callbacksOf, mineAndProcess } = f;
 const filterPolls = () => proxy.requests.get('eth_getFilterChanges') ?? 0;
 const items = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item);
 const mempoolStatus = async () => {
-  const res = await t.request('GET', '/blockchain-events/status', { key: c.key });
+  const res = await f.t.request('GET', '/blockchain-events/status', { key: f.c.key });
   return res.body.data.items.find((i: { blockchain: string }) => i.blockchain === 'ethereum').mempool;
 };
 
-beforeAll(async () => {
-  const ca = await createTestCa();
-  [node, receiver] = await Promise.all([startEvmNode({ automine: false }), startReceiver({ ca })]);
-  [proxy, relay] = await Promise.all([startFaultProxy(node.url), startRelay(node.wsUrl)]);
-  t = await startTestApp({
-    chains: [
-      {
-        blockchain: 'ethereum',
-        network: 'goerli',
-        rpcUrl: proxy.url,
-        wsUrl: relay.url,
-        pollIntervalMs: 50,
-        mempoolPollIntervalMs: 60_000,
-        concurrency: 8,
-        requestTimeoutMs: 5000,
-      },
-    ],
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
-  });
-  c = await t.customer({ domains: ['localhost'] });
-  await processed(Number(await node.request<string>('eth_blockNumber', [])));
-}, 60_000);
-
-afterAll(async () => {
-  await t?.close();
-  await relay?.close();
-  await proxy?.close();
-  await receiver?.close();
-  await node?.close();
-});
-
-async function mineAndProcess(): Promise<void> {
-  await processed(await node.mine(1));
-  await t.app.worker?.settled();
-}
-
 it('a pending payment pushed by newPendingTransactions fires once within seconds, without a filter poll; mined, nothing more', async () => {
-  const to = node.accounts[5]?.address as Address;
+  const to = f.node.accounts[5]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'ws-pending')).referenceId;
   await indexed();
   await until('the subscription', async () => relay.pendingSubscribes === 1 && (await mempoolStatus())?.lastPolledAt != null);
   // The subscription is up: the filter is not polled again for a minute.
   await new Promise((r) => setTimeout(r, 300));
   const polls = filterPolls();
-  const { hash } = await sendEth(node, to, 1_000_000_000_000_000n, { wait: false });
+  const { hash } = await sendEth(f.node, to, 1_000_000_000_000_000n, { wait: false });
   await until('the pushed payment', async () => callbacksOf(sub).length === 1, FAST);
   expect(items(sub)).toEqual([expect.objectContaining({ transactionId: hash, amount: '0.001', direction: 'incoming' })]);
   expect(filterPolls()).toBe(polls);
   expect(await mempoolStatus()).toMatchObject({ method: 'websocket newPendingTransactions + pending transaction filter', state: 'following' });
   await mineAndProcess();
   await new Promise((r) => setTimeout(r, 300));
-  await t.app.worker?.settled();
+  await f.t.app.worker?.settled();
   expect(callbacksOf(sub)).toHaveLength(1);
 });
 
 it('the WebSocket cut: the filter takes over at once; back, the subscription is made again and pushes', async () => {
-  const to = node.accounts[6]?.address as Address;
+  const to = f.node.accounts[6]?.address as Address;
   const sub = (await subscribe('address-coins-transactions-unconfirmed', { address: to }, 'ws-cut')).referenceId;
   await indexed();
   const subscribes = relay.pendingSubscribes;
   relay.cut();
   const polls = filterPolls();
-  const { hash: duringCut } = await sendEth(node, to, 2_000_000_000_000_000n, { wait: false });
+  const { hash: duringCut } = await sendEth(f.node, to, 2_000_000_000_000_000n, { wait: false });
   await until('the payment by the filter', async () => callbacksOf(sub).length === 1, FAST);
   expect(filterPolls()).toBeGreaterThan(polls);
   relay.restore();
@@ -170,7 +143,7 @@ it('the WebSocket cut: the filter takes over at once; back, the subscription is 
   // Up again: the filter rests (its polls stop growing) and a payment comes by the WebSocket.
   await new Promise((r) => setTimeout(r, 500));
   const after = filterPolls();
-  const { hash: afterCut } = await sendEth(node, to, 3_000_000_000_000_000n, { wait: false });
+  const { hash: afterCut } = await sendEth(f.node, to, 3_000_000_000_000_000n, { wait: false });
   await until('the payment pushed again', async () => callbacksOf(sub).length === 2, FAST);
   expect(filterPolls()).toBe(after);
   expect(items(sub).map((i) => i.transactionId)).toEqual([duringCut, afterCut]);

@@ -6,14 +6,11 @@
  * legacy address is also in a wallet: the signed sum of its coin callbacks equals its balance change in
  * all-assets over the same blocks (a payment without change back to the payer).
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
-import type { TestApp, TestCustomer } from './harness.ts';
-import { followHelpers } from './support/follow-helpers.ts';
-import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { useFollowedApp } from './support/followed-app.ts';
+import { litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-litecoin-coins';
@@ -21,45 +18,28 @@ const CONFIRMATIONS = 2;
 const AMOUNT = 20_000_000n; // 0.2 LTC
 
 describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosity 2)', litecoind, () => {
-  let node: LitecoinDriver;
-  let receiver: Receiver;
-  let t: TestApp;
-  let c: TestCustomer;
-  let env: FollowedApp<LitecoinDriver>;
-  let mineAndProcess: FollowedApp['mineAndProcess'];
-  const { processed, subscribe, callbacksOf, expectSigned } = followHelpers(
-    () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
-    SECRET,
-  );
-
-  beforeAll(async () => {
-    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32' }), {
-      chain: { confirmations: CONFIRMATIONS },
-    });
-    ({ node, receiver, t, c, mineAndProcess } = env);
-  }, 60_000);
-
-  afterAll(() => env?.close());
+  const f = useFollowedApp(() => startLitecoinDriver({ addressType: 'bech32' }), { chain: { confirmations: CONFIRMATIONS }, secret: SECRET });
+  const { processed, subscribe, callbacksOf, expectSigned } = f;
 
   const coinsOf = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item);
 
   it('a legacy and a bech32 deposit are incoming; the bech32 address spending its output (no input address from the node) is outgoing by that input; the signed sum is the all-assets balance change', async () => {
-    const bech32 = await node.newAddress();
-    const legacy = await node.node.rpc<string>('getnewaddress', '', 'legacy');
+    const bech32 = await f.node.newAddress();
+    const legacy = await f.node.node.rpc<string>('getnewaddress', '', 'legacy');
     expect(bech32).toMatch(/^rltc1/);
     expect(legacy).toMatch(/^[mn]/);
-    const wallet = (await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'ltc' } } } })).body.data.item
+    const wallet = (await f.t.request('POST', '/wallet-as-a-service/wallets', { key: f.c.key, body: { data: { item: { walletName: 'ltc' } } } })).body.data.item
       .walletId as string;
-    const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/addresses`, {
-      key: c.key,
+    const added = await f.t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/addresses`, {
+      key: f.c.key,
       body: { data: { item: { address: legacy } } },
     });
     expect(added.status, added.text).toBe(201);
     const balance = async () => {
-      const r = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+      const r = await f.t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: f.c.key });
       return r.body.data.items.find((w: { walletId: string }) => w.walletId === wallet).coins[0];
     };
-    await mineAndProcess(CONFIRMATIONS);
+    await f.mineAndProcess(CONFIRMATIONS);
     const before = await until('the opening balance', async () => {
       const coin = await balance();
       return coin?.openingBalance === 'read' && coin;
@@ -68,12 +48,12 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
 
     const onBech32 = (await subscribe('address-coins-transactions-confirmed', { address: bech32.toUpperCase() }, 'bech32')).referenceId;
     const onLegacy = (await subscribe('address-coins-transactions-confirmed', { address: legacy, receiveCallbackOn: 1 }, 'legacy')).referenceId;
-    await t.app.ingest?.settled();
+    await f.t.app.ingest?.settled();
 
-    const toBech32 = await node.send(bech32, AMOUNT);
-    const toLegacy = await node.send(legacy, 2n * AMOUNT);
-    const depositedAt = await mineAndProcess();
-    const hash = await node.blockHash(depositedAt);
+    const toBech32 = await f.node.send(bech32, AMOUNT);
+    const toLegacy = await f.node.send(legacy, 2n * AMOUNT);
+    const depositedAt = await f.mineAndProcess();
+    const hash = await f.node.blockHash(depositedAt);
     const [legacyIn] = await until('the legacy deposit (receiveCallbackOn 1)', async () => callbacksOf(onLegacy).length === 1 && callbacksOf(onLegacy));
     expectSigned(legacyIn);
     expect(legacyIn?.json.data.item).toEqual({
@@ -88,7 +68,7 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
       safety: { verdict: 'ok', flags: [] },
     });
     expect(callbacksOf(onBech32)).toHaveLength(0); // receiveCallbackOn defaults to 3
-    await mineAndProcess(2);
+    await f.mineAndProcess(2);
     await until('the bech32 deposit', async () => callbacksOf(onBech32).length === 1);
     // Subscribed in upper case (bech32 is case-insensitive): the callback echoes that spelling.
     expect(coinsOf(onBech32)).toEqual([
@@ -96,17 +76,17 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
     ]);
 
     // Spends: the node's getblock (verbosity 2) says only which outputs are spent, not by whom.
-    const other = await node.newAddress();
-    const fromBech32 = await node.spend(bech32, other, AMOUNT / 4n);
-    const fromLegacy = await node.spend(legacy, other, AMOUNT);
-    const spentAt = await mineAndProcess();
-    await mineAndProcess(2);
+    const other = await f.node.newAddress();
+    const fromBech32 = await f.node.spend(bech32, other, AMOUNT / 4n);
+    const fromLegacy = await f.node.spend(legacy, other, AMOUNT);
+    const spentAt = await f.mineAndProcess();
+    await f.mineAndProcess(2);
     await until('both outgoing callbacks', async () => callbacksOf(onBech32).length === 2 && callbacksOf(onLegacy).length === 2);
     expect(coinsOf(onBech32)[1]).toEqual({
       blockchain: 'litecoin',
       network: 'testnet',
       address: bech32.toUpperCase(),
-      minedInBlock: { height: spentAt, hash: await node.blockHash(spentAt), timestamp: expect.any(Number) },
+      minedInBlock: { height: spentAt, hash: await f.node.blockHash(spentAt), timestamp: expect.any(Number) },
       transactionId: fromBech32.transactionId,
       amount: '0.2', // the sum of the address's inputs (docs/reference/events/README.md#amount-and-direction), not what it paid
       unit: 'LTC',
@@ -128,7 +108,7 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
     expect(sats(after.confirmedBalance) - sats(before.confirmedBalance)).toBe(signed);
     expect(after).toMatchObject({ totalReceived: '0.4', totalSpent: '0.4' });
     // The Callback Data address read counts the same confirmed transactions: one in, one out.
-    const read = await t.request('GET', `/blockchain-events/litecoin/testnet/addresses/${legacy}`, { key: c.key });
+    const read = await f.t.request('GET', `/blockchain-events/litecoin/testnet/addresses/${legacy}`, { key: f.c.key });
     expect(read.status, read.text).toBe(200);
     expect(read.body.data.item).toMatchObject({
       incomingTransactionsCount: 1,
@@ -140,24 +120,24 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
   });
 
   it("dust: a deposit below litecoind's own dust threshold of its output type is flagged (legacy 5460, bech32 key hash 2940: ten times Bitcoin Core's), one at the threshold is ok; litecoind refuses to relay exactly the flagged ones", async () => {
-    const rpc = node.node.rpc.bind(node.node);
+    const rpc = f.node.node.rpc.bind(f.node.node);
     const legacy = () => rpc<string>('getnewaddress', '', 'legacy');
     const cases = [
       { address: await legacy(), amount: 5459n, dust: true },
       { address: await legacy(), amount: 5460n, dust: false },
-      { address: await node.newAddress(), amount: 2939n, dust: true },
-      { address: await node.newAddress(), amount: 2940n, dust: false },
+      { address: await f.node.newAddress(), amount: 2939n, dust: true },
+      { address: await f.node.newAddress(), amount: 2940n, dust: false },
     ];
     const ids: string[] = [];
     for (const [i, c] of cases.entries())
       ids.push((await subscribe('address-coins-transactions-confirmed', { address: c.address, receiveCallbackOn: 1 }, `dust-${i}`)).referenceId);
-    await t.app.ingest?.settled();
+    await f.t.app.ingest?.settled();
     // One coin of 0.01 LTC to split; the wallet's coinbases and the driver's funding coins stay untouched.
-    const source = await node.newAddress();
-    await node.send(source, 1_000_000n);
-    await mineAndProcess();
+    const source = await f.node.newAddress();
+    await f.node.send(source, 1_000_000n);
+    await f.mineAndProcess();
     const [coin] = await rpc<{ txid: string; vout: number }[]>('listunspent', 1, 9_999_999, [source]);
-    const change = await node.newAddress();
+    const change = await f.node.newAddress();
     const ltc = (amount: bigint) => formatUnits(amount, 8);
     const signedPaying = async (outputs: { address: string; amount: bigint }[]) => {
       const paid = outputs.reduce((sum, o) => sum + o.amount, 0n);
@@ -176,8 +156,8 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
       expect(accepted?.allowed ? 'relayed' : accepted?.['reject-reason'], `${c.amount} to ${c.address}`).toBe(c.dust ? 'dust' : 'relayed');
     }
     // Dust is valid in a block: one transaction paying all four, mined directly.
-    await rpc('generateblock', node.node.miningAddress, [await signedPaying(cases)]);
-    await processed(await node.height());
+    await rpc('generateblock', f.node.node.miningAddress, [await signedPaying(cases)]);
+    await processed(await f.node.height());
     for (const [i, c] of cases.entries()) {
       const [cb] = await until(`the deposit of ${c.amount}`, async () => callbacksOf(ids[i] as string).length === 1 && callbacksOf(ids[i] as string));
       expectSigned(cb);
@@ -187,20 +167,20 @@ describeWithRealNode('coin events on a real litecoind (regtest, getblock verbosi
   });
 
   it('each confirmation: a deposit to a bech32 address gives one callback at each confirmation 1..3 with its counts; after invalidateblock the count starts again at 1 in the new block', async () => {
-    const address = await node.newAddress();
+    const address = await f.node.newAddress();
     const id = (await subscribe('address-coins-transactions-confirmed-each-confirmation', { address, confirmationsCount: 3 }, 'each')).referenceId;
-    await t.app.ingest?.settled();
-    const deposit = await node.send(address, AMOUNT);
-    const firstAt = await mineAndProcess(); // confirmation 1
-    await mineAndProcess(); // confirmation 2
+    await f.t.app.ingest?.settled();
+    const deposit = await f.node.send(address, AMOUNT);
+    const firstAt = await f.mineAndProcess(); // confirmation 1
+    await f.mineAndProcess(); // confirmation 2
     await until('confirmations 1 and 2', async () => callbacksOf(id).length === 2);
-    const firstHash = await node.blockHash(firstAt);
+    const firstHash = await f.node.blockHash(firstAt);
 
     // A reorganisation drops both blocks: the deposit goes back to the mempool and is mined again.
-    await node.reorg(2);
-    const tip = await node.height();
+    await f.node.reorg(2);
+    const tip = await f.node.height();
     await processed(tip);
-    await mineAndProcess(3);
+    await f.mineAndProcess(3);
     const all = await until('confirmations 1 to 3 in the new block', async () => callbacksOf(id).length === 5 && callbacksOf(id));
     for (const cb of all) expectSigned(cb);
     const items = all.map((cb) => cb.json.data.item);

@@ -14,20 +14,17 @@
  */
 
 import pino from 'pino';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { MempoolReader } from '../src/chains/types.ts';
 import { createUtxoMempoolReader } from '../src/chains/utxo/mempool.ts';
 import { createUtxoRpcClient } from '../src/chains/utxo/rpc.ts';
 import { type MempoolDeps, newMempoolState, pollMempool } from '../src/ingest/mempool.ts';
 import { SubscriptionIndex } from '../src/matching/index.ts';
 import { loadIndexableByIds } from '../src/store/chain-state.ts';
-import type { TestApp, TestCustomer } from './harness.ts';
-import { followHelpers } from './support/follow-helpers.ts';
-import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { useFollowedApp } from './support/followed-app.ts';
 import { litecoinTestAccount } from './support/hd-keys.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-litecoin-evicted';
@@ -36,26 +33,15 @@ const chain = { blockchain: 'litecoin', network: 'testnet' } as const;
 const { tpub, at } = litecoinTestAccount("m/84'/1'/0'");
 
 describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted without -persistmempool)', litecoind, () => {
-  let node: LitecoinDriver;
-  let receiver: Receiver;
-  let t: TestApp;
-  let c: TestCustomer;
-  let env: FollowedApp<LitecoinDriver>;
-  let mineAndProcess: FollowedApp['mineAndProcess'];
-  const { subscribe, indexed, callbacksOf, expectSigned } = followHelpers(() => ({ t, customer: c, receiver, ...chain }), SECRET);
-
-  beforeAll(async () => {
-    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 10, args: ['-persistmempool=0', '-walletbroadcast=0'] }), {
-      chain: { confirmations: 1, mempoolPollIntervalMs: 50, mempoolEvictionSpanMs: SPAN_MS },
-    });
-    ({ node, receiver, t, c, mineAndProcess } = env);
-  }, 60_000);
-
-  afterAll(() => env?.close());
+  const f = useFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 10, args: ['-persistmempool=0', '-walletbroadcast=0'] }), {
+    chain: { confirmations: 1, mempoolPollIntervalMs: 50, mempoolEvictionSpanMs: SPAN_MS },
+    secret: SECRET,
+  });
+  const { subscribe, indexed, callbacksOf, expectSigned } = f;
 
   const events = (id: string) => callbacksOf(id).map((cb) => [(cb.json.data as { event?: string }).event, cb.json.data.item.transactionId]);
   const openRows = (ids: string[]) =>
-    t.app.database.db.query<{ transaction_id: string; missing_checks: number }>(
+    f.t.app.database.db.query<{ transaction_id: string; missing_checks: number }>(
       'test:open',
       'SELECT transaction_id, missing_checks FROM mempool_announced WHERE transaction_id = ANY ($1::text[]) ORDER BY transaction_id',
       [ids],
@@ -63,24 +49,24 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
   /** Long enough for several eviction checks (one every SPAN_MS / 2) and the worker to deliver what they queued. */
   const settle = async () => {
     await new Promise((r) => setTimeout(r, 4 * SPAN_MS));
-    await t.app.worker?.settled();
+    await f.t.app.worker?.settled();
   };
 
   it('a deposit gone from the mempool with the node restart is DROPPED, evicted, once; its child spending only the unconfirmed deposit is never called evicted', {
     timeout: 120_000,
   }, async () => {
-    const address = await node.newAddress();
+    const address = await f.node.newAddress();
     const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'evicted')).referenceId;
     await indexed();
-    const deposit = await node.send(address, 20_000_000n);
+    const deposit = await f.node.send(address, 20_000_000n);
     await until('the deposit', async () => callbacksOf(sub).length === 1);
     // Spends the deposit's output, unconfirmed, paying the address again: announced too.
-    const child = (await node.spend(address, address, 10_000_000n)).transactionId;
+    const child = (await f.node.spend(address, address, 10_000_000n)).transactionId;
     await until('the child', async () => callbacksOf(sub).length === 2);
     // A wallet key's payment, gone with the same restart: XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED.
     const xpub = (await subscribe('xpub-coins-transactions-unconfirmed', { extendedPublicKey: tpub, derivation: 'segwit' }, 'evicted-xpub')).referenceId;
     await indexed();
-    const toKey = await node.send(at(0, 3), 5_000_000n);
+    const toKey = await f.node.send(at(0, 3), 5_000_000n);
     await until('the payment to the wallet key', async () => callbacksOf(xpub).length === 1);
     // Still in the mempool: checks come and go, nothing is dropped.
     await settle();
@@ -88,8 +74,8 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
     expect((await openRows([deposit, child])).map((r) => r.missing_checks)).toEqual([0, 0]);
     expect(callbacksOf(xpub)).toHaveLength(1);
 
-    await node.node.restart();
-    expect(await node.node.rpc<string[]>('getrawmempool')).toEqual([]);
+    await f.node.node.restart();
+    expect(await f.node.node.rpc<string[]>('getrawmempool')).toEqual([]);
     await until('the evicted deposit', async () => callbacksOf(sub).length >= 3, 60_000);
     expect(events(sub)[2]).toEqual(['ADDRESS_COINS_TRANSACTION_UNCONFIRMED_DROPPED', deposit]);
     const dropped = callbacksOf(sub)[2];
@@ -117,8 +103,8 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
     expect(open?.missing_checks).toBeGreaterThanOrEqual(3);
     expect(await openRows([deposit])).toEqual([]);
 
-    await t.restart();
-    await mineAndProcess();
+    await f.t.restart();
+    await f.mineAndProcess();
     await settle();
     expect(events(sub)).toEqual([
       ['ADDRESS_COINS_TRANSACTION_UNCONFIRMED', deposit],
@@ -134,14 +120,14 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
   it('the race: a block applied between the mempool read and the announcement commit leaves an announcement open for a mined transaction; it is never called evicted', {
     timeout: 120_000,
   }, async () => {
-    const address = await node.newAddress();
+    const address = await f.node.newAddress();
     const sub = (await subscribe('address-coins-transactions-unconfirmed', { address }, 'mined-race')).referenceId;
     await indexed();
-    const { db } = t.app.database;
+    const { db } = f.t.app.database;
     // A second mempool loop on herald's database and node (as a second ingest process would run), whose
     // batch is read while the transaction is pending and committed only after herald's follower applied
     // the block that mines it.
-    const rpc = createUtxoRpcClient({ url: node.rpcUrl, auth: { cookieFile: node.node.cookieFile as string }, exactAmounts: true });
+    const rpc = createUtxoRpcClient({ url: f.node.rpcUrl, auth: { cookieFile: f.node.node.cookieFile as string }, exactAmounts: true });
     const listing = createUtxoMempoolReader(rpc, chain);
     let mined = '';
     const reader: MempoolReader = {
@@ -149,7 +135,7 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
       newTransactionIds: () => listing.newTransactionIds(),
       async readPending(ids) {
         const read = await listing.readPending(ids);
-        if (read.transactionIds.includes(mined)) await mineAndProcess();
+        if (read.transactionIds.includes(mined)) await f.mineAndProcess();
         return read;
       },
     };
@@ -159,12 +145,12 @@ describeWithRealNode('the evicted reason on a real litecoind (regtest, restarted
     const deps: MempoolDeps = { db, reader, chain, index: () => index, logger: pino({ level: 'silent' }) };
     const state = newMempoolState();
     await pollMempool(deps, state); // the node's mempool as it is: nothing of ours
-    mined = await node.send(address, 30_000_000n);
+    mined = await f.node.send(address, 30_000_000n);
     await until('the raced round', async () => {
       await pollMempool(deps, state);
       return state.seen.has(mined);
     });
-    const { blockhash: minedIn } = await node.node.rpc<{ blockhash?: string }>('getrawtransaction', mined, true);
+    const { blockhash: minedIn } = await f.node.node.rpc<{ blockhash?: string }>('getrawtransaction', mined, true);
     expect(minedIn).toMatch(/^[0-9a-f]{64}$/);
     // The block was applied first (it closed whatever herald's own loop had announced); the raced commit came after.
     expect(await openRows([mined])).toHaveLength(1);

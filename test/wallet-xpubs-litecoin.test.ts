@@ -9,12 +9,11 @@
  * past use (scantxoutset), grows its window past it and reaches the same balance from the opening balances.
  * Deleting the key takes its addresses out of the wallet.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
-import type { TestApp, TestCustomer } from './harness.ts';
-import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { useFollowedApp } from './support/followed-app.ts';
 import { litecoinTestAccount, wifOf } from './support/hd-keys.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import { until } from './support/wait.ts';
 
@@ -24,27 +23,16 @@ const { tpub, at } = litecoinTestAccount(ACCOUNT);
 const ltc = (units: bigint) => formatUnits(units, 8);
 
 describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', litecoind, () => {
-  let node: LitecoinDriver;
-  let t: TestApp;
-  let c: TestCustomer;
-  let env: FollowedApp<LitecoinDriver>;
-  let mineAndProcess: FollowedApp['mineAndProcess'];
-
-  beforeAll(async () => {
-    // One confirmation: a block's ledger entries count as soon as it is applied.
-    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20 }), { chain: { confirmations: 1 } });
-    ({ node, t, c, mineAndProcess } = env);
-  }, 60_000);
-
-  afterAll(() => env?.close());
+  // One confirmation: a block's ledger entries count as soon as it is applied.
+  const f = useFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20 }), { chain: { confirmations: 1 } });
 
   async function newWallet(name: string): Promise<string> {
-    const res = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: name } } } });
+    const res = await f.t.request('POST', '/wallet-as-a-service/wallets', { key: f.c.key, body: { data: { item: { walletName: name } } } });
     expect(res.status, res.text).toBe(201);
     return res.body.data.item.walletId;
   }
   async function walletOf(id: string) {
-    const res = await t.request('GET', `/wallet-as-a-service/wallets/${id}`, { key: c.key });
+    const res = await f.t.request('GET', `/wallet-as-a-service/wallets/${id}`, { key: f.c.key });
     expect(res.status, res.text).toBe(200);
     return res.body.data.item as {
       coins: { blockchain: string; confirmedBalance: string; totalReceived: string; totalSpent: string; openingBalance: string }[];
@@ -78,12 +66,12 @@ describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', l
 
   it('sums every derived address watched: 0, 19, 38 in successive blocks, 58 and 77 in one block, a spend with change, a reorganisation; past use at add; delete', async () => {
     const wallet = await newWallet('deposits');
-    const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs`, {
-      key: c.key,
+    const added = await f.t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs`, {
+      key: f.c.key,
       body: { data: { item: { extendedPublicKey: tpub, derivation: 'segwit' } } },
     });
     expect(added.status, added.text).toBe(201);
-    expect(added.body.data.item).toMatchObject({ gapLimit: 20, watchedAddresses: 40, usedAddresses: 0, watchedFromBlock: await node.height() });
+    expect(added.body.data.item).toMatchObject({ gapLimit: 20, watchedAddresses: 40, usedAddresses: 0, watchedFromBlock: await f.node.height() });
     const xpubId = added.body.data.item.xpubId;
     await settledAt(wallet, 0n, 40, 0);
 
@@ -91,21 +79,21 @@ describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', l
     let total = 0n;
     for (const index of [0, 19, 38]) {
       const amount = 10_000_000n + BigInt(index);
-      await node.send(at(0, index), amount);
+      await f.node.send(at(0, index), amount);
       total += amount;
-      await mineAndProcess();
+      await f.mineAndProcess();
     }
     await settledAt(wallet, total, 59 + 20, 3);
 
     // One block paying 58 (the window's last) and 77 (watched only once the block's payment to 58 is seen).
-    await node.send(at(0, 58), 5_800_000n);
-    await node.send(at(0, 77), 7_700_000n);
+    await f.node.send(at(0, 58), 5_800_000n);
+    await f.node.send(at(0, 77), 7_700_000n);
     total += 5_800_000n + 7_700_000n;
-    await mineAndProcess();
+    await f.mineAndProcess();
     const { coin } = await settledAt(wallet, total, 98 + 20, 5);
     expect(coin).toMatchObject({ totalReceived: ltc(total), totalSpent: '0' });
     // The addresses that count, with their part of the balance.
-    const used = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}/addresses?used=true`, { key: c.key });
+    const used = await f.t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}/addresses?used=true`, { key: f.c.key });
     expect(used.status, used.text).toBe(200);
     expect(used.body.data.total).toBe(5);
     expect(used.body.data.items.map((a: { derivationPath: string; confirmedBalance: string }) => [a.derivationPath, a.confirmedBalance])).toEqual([
@@ -116,45 +104,45 @@ describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', l
       ['m/0/77', '0.077'],
     ]);
     expect(used.body.data.items[4]).toMatchObject({ address: at(0, 77), index: 77, change: false, used: true, openingBalance: 'read' });
-    const receive = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}/addresses?change=false&limit=1`, {
-      key: c.key,
+    const receive = await f.t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}/addresses?change=false&limit=1`, {
+      key: f.c.key,
     });
     expect(receive.body.data.total).toBe(98);
 
     // A spend from index 0 (its key given to litecoind): 0.05 out, 0.0499 back to the change chain's index 0.
-    await node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'wallet-xpub-0', false);
-    const utxos = await node.node.rpc<{ txid: string; vout: number }[]>('listunspent', 0, 9_999_999, [at(0, 0)]);
-    const raw = await node.node.rpc<string>('createrawtransaction', utxos, [{ [await node.newAddress()]: '0.05' }, { [at(1, 0)]: '0.0499' }]);
-    const signed = await node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
+    await f.node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'wallet-xpub-0', false);
+    const utxos = await f.node.node.rpc<{ txid: string; vout: number }[]>('listunspent', 0, 9_999_999, [at(0, 0)]);
+    const raw = await f.node.node.rpc<string>('createrawtransaction', utxos, [{ [await f.node.newAddress()]: '0.05' }, { [at(1, 0)]: '0.0499' }]);
+    const signed = await f.node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
     expect(signed.complete).toBe(true);
-    await node.node.rpc<string>('sendrawtransaction', signed.hex);
-    await mineAndProcess();
+    await f.node.node.rpc<string>('sendrawtransaction', signed.hex);
+    await f.mineAndProcess();
     total -= 5_010_000n;
     const spent = await settledAt(wallet, total, 98 + 21, 6);
     expect(spent.coin).toMatchObject({ totalSpent: ltc(10_000_000n) });
 
     // A payment whose block is dropped and not mined again: taken back, its used flag cleared, the window stays.
-    const lost = await node.send(at(0, 78), 1_000_000n);
-    await mineAndProcess();
+    const lost = await f.node.send(at(0, 78), 1_000_000n);
+    await f.mineAndProcess();
     await settledAt(wallet, total + 1_000_000n, 99 + 21, 7);
-    await node.reorg(1, { drop: [lost] });
-    await mineAndProcess(0);
+    await f.node.reorg(1, { drop: [lost] });
+    await f.mineAndProcess(0);
     await settledAt(wallet, total, 99 + 21, 6);
 
     // The same key added to another wallet now: past use (the unspent outputs at 19, 38, 58, 77 and change 0)
     // grows its window at once, and the opening balances give the same total.
     const later = await newWallet('later');
-    const again = await t.request('POST', `/wallet-as-a-service/wallets/${later}/litecoin/testnet/xpubs`, {
-      key: c.key,
+    const again = await f.t.request('POST', `/wallet-as-a-service/wallets/${later}/litecoin/testnet/xpubs`, {
+      key: f.c.key,
       body: { data: { item: { extendedPublicKey: tpub, derivation: 'segwit' } } },
     });
     expect(again.status, again.text).toBe(201);
     expect(again.body.data.item).toMatchObject({ watchedAddresses: 98 + 21, usedAddresses: 5 });
-    await mineAndProcess(); // the opening balances are read once the block they are anchored on is confirmed
+    await f.mineAndProcess(); // the opening balances are read once the block they are anchored on is confirmed
     await settledAt(later, total, 98 + 21, 5);
 
     // Deleted: its addresses leave the wallet, and so does their balance.
-    const deleted = await t.request('DELETE', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}`, { key: c.key });
+    const deleted = await f.t.request('DELETE', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${xpubId}`, { key: f.c.key });
     expect(deleted.status, deleted.text).toBe(200);
     expect(await walletOf(wallet)).toMatchObject({ coins: [], xpubs: [] });
     await settledAt(later, total, 98 + 21, 5);
@@ -165,24 +153,24 @@ describeWithRealNode('extended keys in wallets on a real litecoind (regtest)', l
     const { tpub: other, at: otherAt } = litecoinTestAccount("m/84'/1'/1'");
     const addr = (index: number) => otherAt(0, index);
     const wallet = await newWallet('out of order');
-    const added = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs`, {
-      key: c.key,
+    const added = await f.t.request('POST', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs`, {
+      key: f.c.key,
       body: { data: { item: { extendedPublicKey: other, derivation: 'segwit' } } },
     });
     expect(added.status, added.text).toBe(201);
     await settledAt(wallet, 0n, 40, 0);
     // 25 and 44 are beyond the window when paid: not watched, nothing counted.
-    await node.send(addr(25), 2_500_000n);
-    await node.send(addr(44), 4_400_000n);
-    await mineAndProcess();
+    await f.node.send(addr(25), 2_500_000n);
+    await f.node.send(addr(44), 4_400_000n);
+    await f.mineAndProcess();
     await settledAt(wallet, 0n, 40, 0);
     // 5 is paid: the window reaches 25 (watched from the block before), whose opening holds 0.025, so 25 is used and
     // the window reaches 45, whose 44 holds 0.044 in turn: the window ends at 64.
-    await node.send(addr(5), 500_000n);
-    await mineAndProcess();
+    await f.node.send(addr(5), 500_000n);
+    await f.mineAndProcess();
     await settledAt(wallet, 7_400_000n, 65 + 20, 3);
-    const used = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${added.body.data.item.xpubId}/addresses?used=true`, {
-      key: c.key,
+    const used = await f.t.request('GET', `/wallet-as-a-service/wallets/${wallet}/litecoin/testnet/xpubs/${added.body.data.item.xpubId}/addresses?used=true`, {
+      key: f.c.key,
     });
     expect(used.body.data.items.map((a: { index: number; confirmedBalance: string }) => [a.index, a.confirmedBalance])).toEqual([
       [5, '0.005'],

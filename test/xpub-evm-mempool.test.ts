@@ -10,17 +10,14 @@
  */
 import { type Hex, keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
+import { expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { deriveAddress, parseExtendedKey, type WalletKey } from '../src/domain/wallet-keys.ts';
-import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { sendEth } from './support/evm-contracts.ts';
-import { type EvmNode, startEvmNode } from './support/evm-node.ts';
-import { followHelpers } from './support/follow-helpers.ts';
+import { followedEvmNode } from './support/evm-driver.ts';
+import { startEvmNode } from './support/evm-node.ts';
+import { useFollowedApp } from './support/followed-app.ts';
 import { HARDHAT_MASTER, testPublicKey } from './support/hd-keys.ts';
-import { type Receiver, startReceiver } from './support/receiver.ts';
-import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-xpub-evm-mempool';
@@ -32,45 +29,12 @@ const key = parsed.key;
 const at = (index: number) => deriveAddress(key, key.branches[0] as WalletKey['branches'][number], index).address as Hex;
 const eth = (wei: bigint) => formatUnits(wei, 18);
 
-let node: EvmNode;
-let receiver: Receiver;
-let t: TestApp;
-let c: TestCustomer;
-
-const { processed, subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
-  () => ({ t, customer: c, receiver, blockchain: 'ethereum', network: 'goerli' }),
-  SECRET,
-);
-
-beforeAll(async () => {
-  const ca = await createTestCa();
-  [node, receiver] = await Promise.all([startEvmNode({ automine: false }), startReceiver({ ca })]);
-  t = await startTestApp({
-    chains: [
-      { blockchain: 'ethereum', network: 'goerli', rpcUrl: node.url, pollIntervalMs: 50, mempoolPollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 },
-    ],
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
-  });
-  c = await t.customer({ domains: ['localhost'] });
-  await processed(Number(await node.request<string>('eth_blockNumber', [])));
-}, 60_000);
-
-afterAll(async () => {
-  await t?.close();
-  await receiver?.close();
-  await node?.close();
-});
+const f = useFollowedApp(async () => followedEvmNode(await startEvmNode({ automine: false })), { chain: { mempoolPollIntervalMs: 50 }, secret: SECRET });
+const { subscribe, indexed, callbacksOf, expectSigned, mineAndProcess } = f;
 
 const items = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item as Record<string, unknown>);
 const events = (id: string) => callbacksOf(id).map((cb) => (cb.json.data as { event?: string }).event);
-const height = async () => Number(await node.request<string>('eth_blockNumber', []));
-
-async function mineAndProcess(): Promise<number> {
-  const mined = await node.mine(1);
-  await processed(mined);
-  await t.app.worker?.settled();
-  return mined;
-}
+const height = () => f.node.height();
 
 it('before the block and once; the window widened in the pool (20 then 40); outgoing from a derived address without a fee; a replacement gives DROPPED', async () => {
   const created = await subscribe('xpub-coins-transactions-unconfirmed', { extendedPublicKey: xpub });
@@ -81,7 +45,7 @@ it('before the block and once; the window widened in the pool (20 then 40); outg
 
   // Index 0: called back while the payment is only in the pool.
   const before = await height();
-  const { hash: first } = await sendEth(node, at(0), 10n ** 17n, { wait: false });
+  const { hash: first } = await sendEth(f.node, at(0), 10n ** 17n, { wait: false });
   const [seen] = await until('the unconfirmed payment to index 0', async () => callbacksOf(id).length === 1 && callbacksOf(id));
   expect(await height()).toBe(before);
   expectSigned(seen);
@@ -106,13 +70,13 @@ it('before the block and once; the window widened in the pool (20 then 40); outg
   await until('the confirmed callback', async () => callbacksOf(confirmed).length === 1);
   expect(items(confirmed)[0]).toMatchObject({ transactionId: first, direction: 'incoming' });
   await new Promise((r) => setTimeout(r, 300));
-  await t.app.worker?.settled();
+  await f.t.app.worker?.settled();
   expect(callbacksOf(id)).toHaveLength(1);
 
   // 20 is the window's last (0 used, gap 20); 40 is watched only once 20 is seen: both from the pool, before a block.
-  const { hash: twenty } = await sendEth(node, at(20), 2n * 10n ** 16n, { wait: false });
+  const { hash: twenty } = await sendEth(f.node, at(20), 2n * 10n ** 16n, { wait: false });
   await until('the payment to index 20', async () => items(id).some((i) => i.transactionId === twenty));
-  const { hash: forty } = await sendEth(node, at(40), 4n * 10n ** 16n, { wait: false });
+  const { hash: forty } = await sendEth(f.node, at(40), 4n * 10n ** 16n, { wait: false });
   await until('the payment to index 40', async () => items(id).some((i) => i.transactionId === forty));
   expect(items(id).find((i) => i.transactionId === forty)?.addresses).toEqual([
     { address: at(40), derivationPath: 'm/0/40', change: false, received: '0.04', sent: '0' },
@@ -122,10 +86,10 @@ it('before the block and once; the window widened in the pool (20 then 40); outg
   // Out of index 0, signed with its derived key: outgoing, the value only (the fee is known once mined).
   const signer = privateKeyToAccount(toHex(HARDHAT_MASTER.derive(`${ACCOUNT}/0/0`).privateKey as Uint8Array) as Hex);
   expect(signer.address.toLowerCase()).toBe(at(0));
-  const outside = node.accounts[9]?.address as Hex;
+  const outside = f.node.accounts[9]?.address as Hex;
   const send = async (gasPrice: bigint) => {
     const raw = await signer.signTransaction({ type: 'legacy', chainId: 5, nonce: 0, to: outside, value: 10n ** 16n, gas: 21_000n, gasPrice });
-    await node.request('eth_sendRawTransaction', [raw]);
+    await f.node.request('eth_sendRawTransaction', [raw]);
     return keccak256(raw);
   };
   const out = await send(10_000_000_000n);
@@ -146,6 +110,6 @@ it('before the block and once; the window widened in the pool (20 then 40); outg
   expectSigned(dropped);
   await mineAndProcess();
   await new Promise((r) => setTimeout(r, 300));
-  await t.app.worker?.settled();
+  await f.t.app.worker?.settled();
   expect(items(id).filter((i) => i.transactionId === replacement)).toEqual([]);
 }, 120_000);

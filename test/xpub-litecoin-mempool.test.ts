@@ -7,14 +7,11 @@
  * window); a spend from index 0 is `outgoing` with the fee and the change address; a BIP125-replaceable payment
  * is flagged `rbf`, and its replacement sends XPUB_COINS_TRANSACTION_UNCONFIRMED_DROPPED.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { TestApp, TestCustomer } from './harness.ts';
-import { followHelpers } from './support/follow-helpers.ts';
-import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { expect, it } from 'vitest';
+import { useFollowedApp } from './support/followed-app.ts';
 import { litecoinTestAccount, wifOf } from './support/hd-keys.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-xpub-litecoin-mempool';
@@ -24,32 +21,18 @@ const { tpub, at } = litecoinTestAccount(ACCOUNT);
 const REPLACEABLE = 0xfffffffd;
 
 describeWithRealNode('unconfirmed wallet-key events on a real litecoind (regtest, getrawmempool polling)', litecoind, () => {
-  let node: LitecoinDriver;
-  let receiver: Receiver;
-  let t: TestApp;
-  let c: TestCustomer;
-  let env: FollowedApp<LitecoinDriver>;
-  let mineAndProcess: FollowedApp['mineAndProcess'];
-  const { subscribe, callbacksOf, expectSigned, indexed } = followHelpers(
-    () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
-    SECRET,
-  );
-
-  beforeAll(async () => {
-    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 10, args: ['-mempoolreplacement=1'] }), {
-      chain: { confirmations: 1, mempoolPollIntervalMs: 50 },
-    });
-    ({ node, receiver, t, c, mineAndProcess } = env);
-  }, 60_000);
-
-  afterAll(() => env?.close());
+  const f = useFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 10, args: ['-mempoolreplacement=1'] }), {
+    chain: { confirmations: 1, mempoolPollIntervalMs: 50 },
+    secret: SECRET,
+  });
+  const { subscribe, callbacksOf, expectSigned, indexed } = f;
 
   const events = (id: string) => callbacksOf(id).map((cb) => (cb.json.data as { event?: string }).event);
   const items = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item as Record<string, unknown>);
-  const next = async (id: string) => (await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses/next`, { key: c.key })).body.data.item;
+  const next = async (id: string) => (await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses/next`, { key: f.c.key })).body.data.item;
   const settle = async () => {
     await new Promise((r) => setTimeout(r, 400));
-    await t.app.worker?.settled();
+    await f.t.app.worker?.settled();
   };
 
   it('before the block, once, with the window widened in the mempool, an outgoing spend, rbf and DROPPED', async () => {
@@ -57,7 +40,7 @@ describeWithRealNode('unconfirmed wallet-key events on a real litecoind (regtest
     expect(created.item).toEqual({
       referenceId: expect.any(String),
       eventType: 'XPUB_COINS_TRANSACTION_UNCONFIRMED',
-      callbackUrl: `${receiver.url}/hooks/xpub-coins-transactions-unconfirmed`,
+      callbackUrl: `${f.receiver.url}/hooks/xpub-coins-transactions-unconfirmed`,
       callbackSecretKey: SECRET,
       createdTimestamp: expect.any(Number),
       isActive: true,
@@ -69,11 +52,11 @@ describeWithRealNode('unconfirmed wallet-key events on a real litecoind (regtest
     await indexed();
 
     // Index 0: called back while the transaction is only in the mempool (no block is mined until it is).
-    const height = await node.height();
-    const first = await node.send(at(0, 0), 10_000_000n);
+    const height = await f.node.height();
+    const first = await f.node.send(at(0, 0), 10_000_000n);
     const [seen] = await until('the unconfirmed payment to index 0', async () => callbacksOf(id).length === 1 && callbacksOf(id));
-    expect(await node.height()).toBe(height);
-    expect(await node.node.rpc<string[]>('getrawmempool')).toContain(first);
+    expect(await f.node.height()).toBe(height);
+    expect(await f.node.node.rpc<string[]>('getrawmempool')).toContain(first);
     expectSigned(seen);
     expect(seen?.json.data).toEqual({
       product: 'BLOCKCHAIN_EVENTS',
@@ -93,33 +76,41 @@ describeWithRealNode('unconfirmed wallet-key events on a real litecoind (regtest
     });
     // Mined: index 0 is used (the blocks set the used flags of unconfirmed subscriptions too), nothing more is sent.
     expect((await next(id)).index).toBe(0);
-    await mineAndProcess();
+    await f.mineAndProcess();
     await until('index 0 used', async () => (await next(id)).index === 1);
     await settle();
     expect(callbacksOf(id)).toHaveLength(1);
 
     // Index 20 is the last of the window (0 used, gap 20); 40 is watched only once 20 is seen: both wait in the mempool together.
-    const twenty = await node.send(at(0, 20), 2_000_000n);
+    const twenty = await f.node.send(at(0, 20), 2_000_000n);
     await until('the payment to index 20', async () => items(id).some((i) => i.transactionId === twenty));
-    const forty = await node.send(at(0, 40), 4_000_000n);
+    const forty = await f.node.send(at(0, 40), 4_000_000n);
     await until('the payment to index 40', async () => items(id).some((i) => i.transactionId === forty));
-    expect(await node.node.rpc<string[]>('getrawmempool')).toEqual(expect.arrayContaining([twenty, forty]));
+    expect(await f.node.node.rpc<string[]>('getrawmempool')).toEqual(expect.arrayContaining([twenty, forty]));
     expect(items(id).find((i) => i.transactionId === forty)?.addresses).toEqual([
       { address: at(0, 40), derivationPath: 'm/0/40', change: false, received: '0.04', sent: '0' },
     ]);
     // Seen in the mempool is not used: addresses/next still follows the blocks.
     expect((await next(id)).index).toBe(1);
-    await mineAndProcess();
+    await f.mineAndProcess();
     await until('index 40 used', async () => (await next(id)).index === 41);
 
     // A spend from index 0 (its key given to litecoind): outgoing, with the fee and the change address, before its block.
-    await node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'xpub-0', false);
-    const decoded = await node.node.rpc<{ vout: { n: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>('getrawtransaction', first, true);
+    await f.node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'xpub-0', false);
+    const decoded = await f.node.node.rpc<{ vout: { n: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>(
+      'getrawtransaction',
+      first,
+      true,
+    );
     const vout = decoded.vout.find((o) => (o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0]) === at(0, 0))?.n;
-    const raw = await node.node.rpc<string>('createrawtransaction', [{ txid: first, vout }], [{ [await node.newAddress()]: '0.05' }, { [at(1, 0)]: '0.0499' }]);
-    const signed = await node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
+    const raw = await f.node.node.rpc<string>(
+      'createrawtransaction',
+      [{ txid: first, vout }],
+      [{ [await f.node.newAddress()]: '0.05' }, { [at(1, 0)]: '0.0499' }],
+    );
+    const signed = await f.node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
     expect(signed.complete).toBe(true);
-    const spend = await node.node.rpc<string>('sendrawtransaction', signed.hex);
+    const spend = await f.node.node.rpc<string>('sendrawtransaction', signed.hex);
     const [out] = await until('the unconfirmed spend', async () => {
       const found = items(id).filter((i) => i.transactionId === spend);
       return found.length === 1 && found;
@@ -133,24 +124,28 @@ describeWithRealNode('unconfirmed wallet-key events on a real litecoind (regtest
         { address: at(1, 0), derivationPath: 'm/1/0', change: true, received: '0.0499', sent: '0' },
       ],
     });
-    await mineAndProcess();
+    await f.mineAndProcess();
 
     // A BIP125-replaceable payment to index 41: flagged rbf; its replacement (a lower change) sends DROPPED, replaced.
-    const wallet = await node.newAddress();
-    const funding = await node.send(wallet, 50_000_000n);
-    await mineAndProcess();
-    const funded = await node.node.rpc<{ vout: { n: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>('getrawtransaction', funding, true);
+    const wallet = await f.node.newAddress();
+    const funding = await f.node.send(wallet, 50_000_000n);
+    await f.mineAndProcess();
+    const funded = await f.node.node.rpc<{ vout: { n: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>(
+      'getrawtransaction',
+      funding,
+      true,
+    );
     const fundedVout = funded.vout.find((o) => (o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0]) === wallet)?.n as number;
-    const change = await node.newAddress();
+    const change = await f.node.newAddress();
     const pay = async (changeAmount: number) => {
-      const unsigned = await node.node.rpc<string>(
+      const unsigned = await f.node.node.rpc<string>(
         'createrawtransaction',
         [{ txid: funding, vout: fundedVout, sequence: REPLACEABLE }],
         [{ [at(0, 41)]: 0.2 }, { [change]: changeAmount }],
       );
-      const done = await node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', unsigned);
+      const done = await f.node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', unsigned);
       expect(done.complete).toBe(true);
-      return await node.node.rpc<string>('sendrawtransaction', done.hex);
+      return await f.node.node.rpc<string>('sendrawtransaction', done.hex);
     };
     const original = await pay(0.2999);
     await until('the replaceable payment', async () => items(id).some((i) => i.transactionId === original));
@@ -163,7 +158,7 @@ describeWithRealNode('unconfirmed wallet-key events on a real litecoind (regtest
     const { safety: _safety, ...withoutSafety } = announced;
     expect(dropped?.json.data.item).toEqual({ ...withoutSafety, reason: 'replaced', replacedByTransactionId: replacement });
     // The replacement fires nothing (the replaced one was reported); mined, nothing more.
-    await mineAndProcess();
+    await f.mineAndProcess();
     await settle();
     expect(items(id).filter((i) => i.transactionId === replacement)).toEqual([]);
     expect(events(id).filter((e) => e === 'XPUB_COINS_TRANSACTION_UNCONFIRMED')).toHaveLength(5);

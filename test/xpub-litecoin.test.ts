@@ -10,15 +10,12 @@
  * in the same block both fire (the block is matched again while its window grows), and so does one transaction
  * paying 58 and 77.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { formatUnits } from '../src/domain/amounts.ts';
-import type { TestApp, TestCustomer } from './harness.ts';
-import { followHelpers } from './support/follow-helpers.ts';
-import { type FollowedApp, startFollowedApp } from './support/followed-app.ts';
+import { useFollowedApp } from './support/followed-app.ts';
 import { litecoinTestAccount, wifOf } from './support/hd-keys.ts';
-import { type LitecoinDriver, litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
+import { litecoind, startLitecoinDriver } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
-import type { Receiver } from './support/receiver.ts';
 import { until } from './support/wait.ts';
 
 const SECRET = 'whsec-xpub-litecoin';
@@ -28,26 +25,11 @@ const { tpub, at } = litecoinTestAccount(ACCOUNT);
 const ltc = (units: bigint) => formatUnits(units, 8);
 
 describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', litecoind, () => {
-  let node: LitecoinDriver;
-  let receiver: Receiver;
-  let t: TestApp;
-  let c: TestCustomer;
-  let env: FollowedApp<LitecoinDriver>;
-  let mineAndProcess: FollowedApp['mineAndProcess'];
-  const { subscribe, callbacksOf, expectSigned, indexed } = followHelpers(
-    () => ({ t, customer: c, receiver, blockchain: 'litecoin', network: 'testnet' }),
-    SECRET,
-  );
-
-  beforeAll(async () => {
-    env = await startFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20 }));
-    ({ node, receiver, t, c, mineAndProcess } = env);
-  }, 60_000);
-
-  afterAll(() => env?.close());
+  const f = useFollowedApp(() => startLitecoinDriver({ addressType: 'bech32', fundingCoins: 20 }), { secret: SECRET });
+  const { subscribe, callbacksOf, expectSigned, indexed } = f;
 
   const items = (id: string) => callbacksOf(id).map((cb) => cb.json.data.item as Record<string, unknown>);
-  const next = async (id: string) => (await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses/next`, { key: c.key })).body.data.item;
+  const next = async (id: string) => (await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses/next`, { key: f.c.key })).body.data.item;
 
   it('indexes 0, 19, 38 in successive blocks, two addresses in one transaction, a spend with change, next, a reorganisation', async () => {
     const { referenceId: id } = await subscribe('xpub-coins-transactions-confirmed', { extendedPublicKey: tpub, derivation: 'segwit', receiveCallbackOn: 1 });
@@ -58,8 +40,8 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
     // 0, then 19 (the last of the first window), then 38 (watched only since 19 was used).
     const paid: Record<number, string> = {};
     for (const [n, index] of [0, 19, 38].entries()) {
-      paid[index] = await node.send(at(0, index), 10_000_000n + BigInt(index));
-      const height = await mineAndProcess();
+      paid[index] = await f.node.send(at(0, index), 10_000_000n + BigInt(index));
+      const height = await f.mineAndProcess();
       const got = await until(`the callback of index ${index}`, async () => items(id).length === n + 1 && items(id));
       const item = got[n] as Record<string, unknown>;
       expect(item).toMatchObject({
@@ -67,7 +49,7 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
         network: 'testnet',
         extendedPublicKey: tpub,
         transactionId: paid[index],
-        minedInBlock: { height, hash: await node.blockHash(height) },
+        minedInBlock: { height, hash: await f.node.blockHash(height) },
         direction: 'incoming',
         amount: ltc(10_000_000n + BigInt(index)),
         unit: 'LTC',
@@ -78,16 +60,16 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
       expect((await next(id)).index).toBe(index + 1);
     }
     expectSigned(callbacksOf(id)[0]);
-    const used = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=false`, { key: c.key });
+    const used = await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=false`, { key: f.c.key });
     expect(used.body.data.items.map((a: { index: number; firstSeenHeight: number }) => a.index)).toEqual([0, 19, 38]);
-    const receive = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
+    const receive = await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: f.c.key });
     expect(receive.body.data.total).toBe(38 + 20 + 1);
-    const change = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=true&limit=1`, { key: c.key });
+    const change = await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=true&limit=1`, { key: f.c.key });
     expect(change.body.data.total).toBe(20);
 
     // One transaction paying two derived addresses: one callback listing both.
-    const both = await node.node.rpc<string>('sendmany', '', { [at(0, 40)]: '0.03', [at(0, 39)]: '0.02' });
-    await mineAndProcess();
+    const both = await f.node.node.rpc<string>('sendmany', '', { [at(0, 40)]: '0.03', [at(0, 39)]: '0.02' });
+    await f.mineAndProcess();
     const [pair] = await until('the callback of the two-address payment', async () => {
       const found = items(id).filter((i) => i.transactionId === both);
       return found.length === 1 && found;
@@ -103,19 +85,19 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
     expect((await next(id)).index).toBe(41);
 
     // A spend from index 0 (its key given to litecoind): 0.05 out, change to the change chain's index 0.
-    await node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'xpub-0', false);
-    const decoded = await node.node.rpc<{ vout: { n: number; value: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>(
+    await f.node.node.rpc('importprivkey', wifOf(`${ACCOUNT}/0/0`), 'xpub-0', false);
+    const decoded = await f.node.node.rpc<{ vout: { n: number; value: number; scriptPubKey: { address?: string; addresses?: string[] } }[] }>(
       'getrawtransaction',
       paid[0],
       true,
     );
     const vout = decoded.vout.find((o) => (o.scriptPubKey.address ?? o.scriptPubKey.addresses?.[0]) === at(0, 0))?.n;
-    const external = await node.newAddress();
-    const raw = await node.node.rpc<string>('createrawtransaction', [{ txid: paid[0], vout }], [{ [external]: '0.05' }, { [at(1, 0)]: '0.0499' }]);
-    const signed = await node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
+    const external = await f.node.newAddress();
+    const raw = await f.node.node.rpc<string>('createrawtransaction', [{ txid: paid[0], vout }], [{ [external]: '0.05' }, { [at(1, 0)]: '0.0499' }]);
+    const signed = await f.node.node.rpc<{ hex: string; complete: boolean }>('signrawtransactionwithwallet', raw);
     expect(signed.complete).toBe(true);
-    const spend = await node.node.rpc<string>('sendrawtransaction', signed.hex);
-    await mineAndProcess();
+    const spend = await f.node.node.rpc<string>('sendrawtransaction', signed.hex);
+    await f.mineAndProcess();
     const [out] = await until('the outgoing callback', async () => {
       const found = items(id).filter((i) => i.transactionId === spend);
       return found.length === 1 && found;
@@ -129,14 +111,14 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
         { address: at(1, 0), derivationPath: 'm/1/0', change: true, received: '0.0499', sent: '0' },
       ],
     });
-    const usedChange = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=true`, { key: c.key });
+    const usedChange = await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=true`, { key: f.c.key });
     expect(usedChange.body.data.items.map((a: { index: number }) => a.index)).toEqual([0]);
 
     // A reorganisation of the last block: the spend is mined again in the new block, and called back again with a new key.
     const before = callbacksOf(id).find((cb) => cb.json.data.item.transactionId === spend)?.json.idempotencyKey;
-    const height = await node.reorg(1);
-    await env.t.app.ingest?.settled();
-    await mineAndProcess(0);
+    const height = await f.node.reorg(1);
+    await f.t.app.ingest?.settled();
+    await f.mineAndProcess(0);
     const again = await until('the spend called back from its new block', async () => {
       const found = callbacksOf(id).filter((cb) => cb.json.data.item.transactionId === spend);
       return found.length === 2 && found;
@@ -145,13 +127,13 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
     expect((again[1]?.json.data.item.minedInBlock as { height: number } | undefined)?.height).toBeLessThanOrEqual(height);
 
     // A payment whose block is dropped and not mined again: the used flag it set is cleared, the window stays.
-    const lost = await node.send(at(0, 41), 1_000_000n);
-    await mineAndProcess();
+    const lost = await f.node.send(at(0, 41), 1_000_000n);
+    await f.mineAndProcess();
     await until('index 41 used', async () => (await next(id)).index === 42);
-    await node.reorg(1, { drop: [lost] });
-    await mineAndProcess(0);
+    await f.node.reorg(1, { drop: [lost] });
+    await f.mineAndProcess(0);
     await until('index 41 unused again', async () => (await next(id)).index === 41);
-    const window = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
+    const window = await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: f.c.key });
     expect(window.body.data.total).toBe(41 + 20 + 1);
   }, 60_000);
 
@@ -166,11 +148,11 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
     );
     await indexed();
     // 38 is beyond the first window (0..19): watched only once the block's payment to 19 is seen.
-    const nineteen = await node.send(addr(19), 1_900_000n);
-    const thirtyEight = await node.send(addr(38), 3_800_000n);
-    const height = await mineAndProcess();
-    expect(await node.node.rpc<string[]>('getrawmempool')).not.toEqual(expect.arrayContaining([nineteen]));
-    expect(await node.node.rpc<string[]>('getrawmempool')).not.toEqual(expect.arrayContaining([thirtyEight]));
+    const nineteen = await f.node.send(addr(19), 1_900_000n);
+    const thirtyEight = await f.node.send(addr(38), 3_800_000n);
+    const height = await f.mineAndProcess();
+    expect(await f.node.node.rpc<string[]>('getrawmempool')).not.toEqual(expect.arrayContaining([nineteen]));
+    expect(await f.node.node.rpc<string[]>('getrawmempool')).not.toEqual(expect.arrayContaining([thirtyEight]));
     const got = await until('both callbacks of the block', async () => items(id).length === 2 && items(id));
     expect(new Set(got.map((i) => i.transactionId))).toEqual(new Set([nineteen, thirtyEight]));
     for (const item of got) expect((item.minedInBlock as { height: number }).height).toBe(height);
@@ -178,12 +160,12 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
       { address: addr(38), derivationPath: 'm/0/38', change: false, received: '0.038', sent: '0' },
     ]);
     expect((await next(id)).index).toBe(39);
-    const receive = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
+    const receive = await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: f.c.key });
     expect(receive.body.data.total).toBe(38 + 20 + 1);
 
     // One transaction paying 58 (the window's last) and 77 (beyond it until 58 is seen): one callback listing both.
-    const both = await node.node.rpc<string>('sendmany', '', { [addr(58)]: '0.058', [addr(77)]: '0.077' });
-    await mineAndProcess();
+    const both = await f.node.node.rpc<string>('sendmany', '', { [addr(58)]: '0.058', [addr(77)]: '0.077' });
+    await f.mineAndProcess();
     const [pair] = await until('the callback of the two-address payment', async () => {
       const found = items(id).filter((i) => i.transactionId === both);
       return found.length === 1 && found;
@@ -203,19 +185,19 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
     const { tpub: account, at: addr } = litecoinTestAccount("m/84'/1'/2'");
     // Before the subscription: receive 3, then 22 (beyond the first window, within 3 + 20), change 5, and 45
     // (beyond 22 + 20: a wallet keeping the gap never hands it out, and herald does not look that far).
-    await node.send(addr(0, 3), 300_000n);
-    const early = await mineAndProcess();
-    await node.send(addr(0, 22), 2_200_000n);
-    await node.send(addr(1, 5), 500_000n);
-    await node.send(addr(0, 45), 4_500_000n);
-    const later = await mineAndProcess();
+    await f.node.send(addr(0, 3), 300_000n);
+    const early = await f.mineAndProcess();
+    await f.node.send(addr(0, 22), 2_200_000n);
+    await f.node.send(addr(1, 5), 500_000n);
+    await f.node.send(addr(0, 45), 4_500_000n);
+    const later = await f.mineAndProcess();
     const { referenceId: id } = await subscribe(
       'xpub-coins-transactions-confirmed',
       { extendedPublicKey: account, derivation: 'segwit', receiveCallbackOn: 1 },
       'past',
     );
     const used = async (change: boolean) =>
-      (await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=${change}`, { key: c.key })).body.data.items.map(
+      (await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?used=true&change=${change}`, { key: f.c.key })).body.data.items.map(
         (a: { index: number; firstSeenHeight: number }) => [a.index, a.firstSeenHeight],
       );
     expect(await used(false)).toEqual([
@@ -224,14 +206,14 @@ describeWithRealNode('wallet-key subscriptions on a real litecoind (regtest)', l
     ]);
     expect(await used(true)).toEqual([[5, later]]);
     expect((await next(id)).index).toBe(23);
-    const receive = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: c.key });
+    const receive = await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=false&limit=1`, { key: f.c.key });
     expect(receive.body.data.total).toBe(22 + 20 + 1);
-    const change = await t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=true&limit=1`, { key: c.key });
+    const change = await f.t.request('GET', `/blockchain-events/subscriptions/${id}/addresses?change=true&limit=1`, { key: f.c.key });
     expect(change.body.data.total).toBe(5 + 20 + 1);
     // Nothing is called back for the past; the next payment is.
     await indexed();
-    const paid = await node.send(addr(0, 23), 2_300_000n);
-    await mineAndProcess();
+    const paid = await f.node.send(addr(0, 23), 2_300_000n);
+    await f.mineAndProcess();
     const got = await until('the callback of the payment after the subscription', async () => items(id).length >= 1 && items(id));
     expect(got.map((i) => i.transactionId)).toEqual([paid]);
     expect((await next(id)).index).toBe(24);

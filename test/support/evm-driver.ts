@@ -20,6 +20,7 @@ import { startAnvilNode } from './anvil-node.ts';
 import type { ChainDriver, InternalDriver, TokenDriver } from './chain-driver.ts';
 import { compileContracts, deployContract, writeContract } from './evm-contracts.ts';
 import { type EvmRpcNode, startEvmNode } from './evm-node.ts';
+import type { FollowedNode } from './followed-app.ts';
 
 /** 10 gwei: above the test node's base fee, which only falls while blocks stay nearly empty. */
 export const GAS_PRICE = 10_000_000_000n;
@@ -50,6 +51,38 @@ export const TEST_CONTRACTS = {
 export const GOERLI_TEST_CHAIN = { blockchain: 'ethereum', network: 'goerli', chainId: 5, ...TEST_CONTRACTS } as const satisfies EvmDriverOptions;
 
 export type EvmDriver = ChainDriver & { node: EvmRpcNode; tokens: TokenDriver; internal: InternalDriver };
+
+/** What followedEvmNode puts between herald and the node. */
+export interface EvmNodeVia {
+  /** herald's rpcUrl instead of the node's own (a fault proxy's). */
+  rpcUrl?: string;
+  /** More of herald's chain entry (a relay's wsUrl). */
+  chainConfig?: Record<string, unknown>;
+  /** Stops what stands between (before the node is closed). */
+  close?: () => Promise<void>;
+}
+
+/**
+ * A bare EVM test node (EDR or Anvil, no driver: the test signs and sends itself, with automine off for a real
+ * pending pool) as the node of startFollowedApp or useFollowedApp (followed-app.ts): herald follows it as
+ * ethereum/goerli (chain id 5, the nodes' default) at its HTTP URL and without its WebSocket (it polls),
+ * unless `via` says otherwise. Everything of the node (accounts, request, mine, setAutomine...) reads through.
+ */
+export function followedEvmNode<N extends EvmRpcNode>(node: N, via: EvmNodeVia = {}): N & FollowedNode {
+  const followed: Omit<FollowedNode, 'mine'> = {
+    blockchain: 'ethereum',
+    network: 'goerli',
+    rpcUrl: via.rpcUrl ?? node.url,
+    chainConfig: via.chainConfig,
+    height: async () => Number(await node.request<string>('eth_blockNumber', [])),
+    async close() {
+      await via.close?.();
+      await node.close();
+    },
+  };
+  // A new object over the node (its getters stay live), so that close() can still reach the node's own.
+  return Object.assign(Object.create(node) as N, followed);
+}
 
 export async function startEvmDriver(options: EvmDriverOptions): Promise<EvmDriver> {
   const edr = options.node === 'anvil' ? undefined : await startEvmNode({ chainId: options.chainId, automine: true });

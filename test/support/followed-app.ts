@@ -6,8 +6,13 @@
  *
  * Each test gives only what it changes: the chain entry's options (confirmations, mempool polling,
  * zmqUrl), the delivery's (retry schedule) and the app's (block jobs).
+ *
+ * useFollowedApp does the same for a test file or a describe block: started in a beforeAll, closed in an
+ * afterAll, with the follow helpers (follow-helpers.ts) bound to it. receiverDelivery is the delivery
+ * configuration alone, for tests that start herald themselves.
  */
 
+import { afterAll, beforeAll } from 'vitest';
 import type { ChainConfig, Config } from '../../src/config/config.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { startTestApp, type TestApp, type TestCustomer } from '../harness.ts';
@@ -16,16 +21,37 @@ import { followHelpers } from './follow-helpers.ts';
 import { type Receiver, startReceiver } from './receiver.ts';
 import { createTestCa, writeCaFile } from './tls.ts';
 
+/**
+ * What herald is pointed at and the test mines with: any ChainDriver, or a bare EVM test node
+ * (evm-driver.ts, followedEvmNode).
+ */
+export type FollowedNode = Pick<ChainDriver, 'blockchain' | 'network' | 'rpcUrl' | 'chainConfig' | 'height' | 'mine' | 'close'>;
+
+/** The loopback networks the tests' receivers listen on: delivery refuses them unless allowed (docs/reference/configuration.md). */
+export const LOOPBACK_NETWORKS = ['127.0.0.1/32', '::1/128'];
+
+/**
+ * The delivery configuration that reaches the local test receiver (receiver.ts: HTTPS on loopback with a
+ * certificate of the test CA whose file is `caFile`): loopback allowed, that CA trusted, the queue polled
+ * every 20 ms; `overrides` merged over it.
+ */
+export function receiverDelivery(caFile: string, overrides: Partial<Config['delivery']> = {}): Config['delivery'] {
+  return { ...loadConfig({}, {}).delivery, allowNetworks: LOOPBACK_NETWORKS, caFile, pollIntervalMs: 20, ...overrides };
+}
+
 export interface FollowedAppOptions {
-  /** Merged over the chain entry (confirmations 2, polled every 50 ms, 8 requests in flight). */
-  chain?: Partial<ChainConfig>;
+  /**
+   * Merged over the chain entry (confirmations 2, polled every 50 ms, 8 requests in flight); a function is
+   * called when herald starts (for what an earlier beforeAll makes, a ZMQ publisher's address).
+   */
+  chain?: Partial<ChainConfig> | (() => Partial<ChainConfig>);
   /** Merged over the delivery configuration (loopback allowed, the test CA trusted, polled every 20 ms). */
   delivery?: Partial<Config['delivery']>;
   /** Merged over the app's configuration. */
   app?: Partial<Config>;
 }
 
-export interface FollowedApp<D extends ChainDriver = ChainDriver> {
+export interface FollowedApp<D extends FollowedNode = ChainDriver> {
   node: D;
   receiver: Receiver;
   t: TestApp;
@@ -35,7 +61,7 @@ export interface FollowedApp<D extends ChainDriver = ChainDriver> {
   close(): Promise<void>;
 }
 
-export async function startFollowedApp<D extends ChainDriver>(start: () => Promise<D>, options: FollowedAppOptions = {}): Promise<FollowedApp<D>> {
+export async function startFollowedApp<D extends FollowedNode>(start: () => Promise<D>, options: FollowedAppOptions = {}): Promise<FollowedApp<D>> {
   const ca = await createTestCa();
   const [node, receiver] = await Promise.all([start(), startReceiver({ ca })]);
   try {
@@ -47,7 +73,7 @@ export async function startFollowedApp<D extends ChainDriver>(start: () => Promi
   }
 }
 
-async function startHerald<D extends ChainDriver>(node: D, receiver: Receiver, caFile: string, options: FollowedAppOptions): Promise<FollowedApp<D>> {
+async function startHerald<D extends FollowedNode>(node: D, receiver: Receiver, caFile: string, options: FollowedAppOptions): Promise<FollowedApp<D>> {
   const t = await startTestApp({
     chains: [
       {
@@ -59,10 +85,10 @@ async function startHerald<D extends ChainDriver>(node: D, receiver: Receiver, c
         concurrency: 8,
         requestTimeoutMs: 5000,
         ...node.chainConfig,
-        ...options.chain,
+        ...(typeof options.chain === 'function' ? options.chain() : options.chain),
       } as ChainConfig,
     ],
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile, pollIntervalMs: 20, ...options.delivery },
+    delivery: receiverDelivery(caFile, options.delivery),
     ...options.app,
   });
   let c: TestCustomer;
@@ -91,5 +117,54 @@ async function startHerald<D extends ChainDriver>(node: D, receiver: Receiver, c
       await receiver.close();
       await node.close();
     },
+  };
+}
+
+export interface UseFollowedAppOptions extends FollowedAppOptions {
+  /** The callbackSecretKey of the subscriptions the handle's follow helpers make ('' where a test makes none). */
+  secret?: string;
+  /** The beforeAll's timeout; default 60 s. */
+  timeoutMs?: number;
+}
+
+/** A followed app of a test file or describe block: its parts, read when a test runs, and the follow helpers. */
+export type FollowedAppHandle<D extends FollowedNode> = Omit<FollowedApp<D>, 'close'> & ReturnType<typeof followHelpers>;
+
+/**
+ * startFollowedApp in a beforeAll of the test file or describe block it is called in, and its close in an
+ * afterAll. The handle is returned at once: its node, receiver, t and c are those of the app started, read at
+ * each use (a test's body runs after the beforeAll; read before, they throw), and it carries the follow
+ * helpers (subscribe, indexed, callbacksOf, ...) bound to that app and `options.secret`.
+ */
+export function useFollowedApp<D extends FollowedNode>(start: () => Promise<D>, options: UseFollowedAppOptions = {}): FollowedAppHandle<D> {
+  const { secret = '', timeoutMs = 60_000, ...appOptions } = options;
+  let env: FollowedApp<D> | undefined;
+  const started = (): FollowedApp<D> => {
+    if (!env) throw new Error('useFollowedApp: the app starts in a beforeAll; read it in a test or a later hook');
+    return env;
+  };
+  beforeAll(async () => {
+    env = await startFollowedApp(start, appOptions);
+  }, timeoutMs);
+  afterAll(() => env?.close());
+  const helpers = followHelpers(() => {
+    const { t, c, receiver, node } = started();
+    return { t, customer: c, receiver, blockchain: node.blockchain, network: node.network };
+  }, secret);
+  return {
+    ...helpers,
+    get node() {
+      return started().node;
+    },
+    get receiver() {
+      return started().receiver;
+    },
+    get t() {
+      return started().t;
+    },
+    get c() {
+      return started().c;
+    },
+    mineAndProcess: (count) => started().mineAndProcess(count),
   };
 }
