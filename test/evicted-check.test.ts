@@ -7,12 +7,15 @@
  * - three checks missing that do not span mempoolEvictionSpanMs make no candidate (no proof asked);
  * - a proof at a tip other than the follower's cursor (the follower behind, or the tip moved) closes
  *   nothing; the next one at the cursor closes the announcement and queues one DROPPED, evicted;
- * - closed, it is never checked nor sent again.
+ * - closed, it is never checked nor sent again;
+ * - more candidates than one proof can ask about between two blocks: proven a part at a time, all closed;
+ * - more open announcements than one check asks about, the oldest never provable: the newer are checked in
+ *   turn, and closed.
  */
 import type pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { MempoolReader } from '../src/chains/types.ts';
-import { checkEvictions, checkEvictionsWhenDue, newEvictionState } from '../src/ingest/evicted.ts';
+import { checkEvictions, checkEvictionsWhenDue, MAX_CHECKED, newEvictionState } from '../src/ingest/evicted.ts';
 import { saveCursor } from '../src/store/chain-state.ts';
 import type { Db } from '../src/store/db.ts';
 import { recordAnnounced } from '../src/store/dropped.ts';
@@ -140,3 +143,88 @@ it('counts consecutive misses over the span, decides only at the follower cursor
   expect(await checksOf(back)).toBe(0);
   expect(node.proofs).toEqual([[evicted], [evicted]]);
 });
+
+/** Every open announcement of the chain closed: each of the next tests starts with none. */
+const clearAnnouncements = () =>
+  db.transaction('test:clear', async (q) => {
+    await q.query('test:clear-announced', 'DELETE FROM mempool_announced WHERE blockchain = $1 AND network = $2', [chain.blockchain, chain.network]);
+    await q.query('test:clear-spends', 'DELETE FROM mempool_announced_spends WHERE blockchain = $1 AND network = $2', [chain.blockchain, chain.network]);
+  });
+const announceMany = (ids: string[], at: Date) =>
+  recordAnnounced(
+    db,
+    chain,
+    ids.map((id) => ({
+      transactionId: id,
+      subscriptionId,
+      eventType: 'ADDRESS_COINS_TRANSACTION_UNCONFIRMED',
+      item: { ...chain, address: ADDRESS, transactionId: id },
+    })),
+    ids.map((id, i) => ({ transactionId: id, key: `${SENDER}:${1_000 + i}` })),
+    at,
+  );
+const openCount = async () =>
+  (
+    await db.query<{ n: number }>(
+      'test:open',
+      'SELECT count(DISTINCT transaction_id)::int AS n FROM mempool_announced WHERE blockchain = $1 AND network = $2',
+      [chain.blockchain, chain.network],
+    )
+  )[0]?.n;
+
+it('candidates more than a block time can prove at once: proven a part at a time, each part between two blocks, all closed', async () => {
+  await clearAnnouncements();
+  const { node, reader } = scriptedNode();
+  // The node makes a block every 120 of the proof's per-candidate calls (EVM: one eth_getTransactionCount
+  // each), and the follower applies each block at once: a proof asking about more candidates than that
+  // always sees the tip move, and proves nothing.
+  const BLOCK_CALLS = 120;
+  let calls = 0;
+  const blockAt = (n: number) => Math.floor(n / BLOCK_CALLS);
+  const hashOf = (block: number) => `0x${'e'.repeat(56)}${block.toString(16).padStart(8, '0')}`;
+  const follow = (block: number) =>
+    db.transaction('test:cursor', (q) => saveCursor(q, chain, { height: 200 + block, hash: hashOf(block), timestamp: 1_700_000_000 }));
+  await follow(0);
+  reader.provenUnmined = async (candidates) => {
+    const before = blockAt(calls);
+    calls += candidates.length;
+    const after = blockAt(calls);
+    if (after !== before) await follow(after);
+    return after === before ? { tip: hashOf(before), unmined: candidates.map((c) => c.transactionId) } : undefined;
+  };
+  const ids = Array.from({ length: 200 }, (_, i) => tx(10_000 + i));
+  await announceMany(ids, new Date());
+  node.gone = new Set(ids);
+  const deps = { db, reader, chain, logger: { warn: () => undefined } as unknown as pino.Logger };
+  const at = (ms: number) => new Date(Date.UTC(2026, 11, 2, 13) + ms);
+  for (const ms of [0, 100, 200]) expect(await checkEvictions(deps, at(ms), SPAN_MS)).toBe(0);
+  let closed = 0;
+  for (let i = 0; i < 6 && closed < ids.length; i++) closed += await checkEvictions(deps, at(1_000 + i * 100), SPAN_MS);
+  expect(closed).toBe(ids.length);
+  expect(await openCount()).toBe(0);
+  await db.transaction('test:cursor', (q) => saveCursor(q, chain, { height: 100, hash: CURSOR, timestamp: 1_700_000_000 }));
+}, 60_000);
+
+it('more open announcements than one check asks about, the oldest never provable: the newer are checked too, in turn, and closed', async () => {
+  await clearAnnouncements();
+  const { node, reader } = scriptedNode();
+  // The oldest MAX_CHECKED spend only unconfirmed outputs (never proven, open for a day); one newer is evicted.
+  const stuck = Array.from({ length: MAX_CHECKED }, (_, i) => tx(100_000 + i));
+  const newer = tx(99);
+  await announceMany(stuck, new Date(Date.now() - 3_600_000));
+  await announceMany([newer], new Date());
+  node.gone = new Set([...stuck, newer]);
+  reader.provenUnmined = async (candidates) => ({ tip: CURSOR, unmined: candidates.map((c) => c.transactionId).filter((id) => id === newer) });
+  const deps = { db, reader, chain, logger: { warn: () => undefined } as unknown as pino.Logger };
+  const at = (ms: number) => new Date(Date.UTC(2026, 11, 2, 14) + ms);
+  const state = newEvictionState();
+  let closed = 0;
+  for (let i = 0; i < 8 && closed === 0; i++) {
+    state.nextAt = 0;
+    closed += await checkEvictionsWhenDue({ ...deps, spanMs: SPAN_MS, now: () => at(i * 300) }, state);
+  }
+  expect(closed).toBe(1);
+  expect(await checksOf(newer)).toBeUndefined();
+  expect(await openCount()).toBe(MAX_CHECKED);
+  await clearAnnouncements();
+}, 120_000);

@@ -4,12 +4,13 @@
  * every half span, beside its rounds; a failed check (node slow or down, database) is logged and tried
  * again with backoff, and counts nothing: a node that does not answer is never taken for an empty mempool.
  *
- * Each check asks the node (the one whose mempool the loop reads) about every open announcement and
- * records the answer per announcement (store/dropped.ts recordMissingCheck: consecutive checks missing and
- * the first one's time). One missing at three consecutive checks spanning at least the chain's
- * mempoolEvictionSpanMs is a candidate; the node then proves it is not mined at one tip (MempoolReader
- * provenUnmined: Bitcoin family, an outpoint it spends still in the confirmed UTXO set; EVM, its sender's
- * nonce not past its own), and ONE transaction takes the chain's lock, compares that tip with the
+ * Each check asks the node (the one whose mempool the loop reads) about the open announcements (MAX_CHECKED
+ * of them a check, taken in turn) and records the answer per announcement (store/dropped.ts
+ * recordMissingCheck: consecutive checks missing and the first one's time). One missing at three
+ * consecutive checks spanning at least the chain's mempoolEvictionSpanMs is a candidate; the node then
+ * proves it is not mined at one tip (MempoolReader provenUnmined, PROOF_PART candidates at a time: Bitcoin
+ * family, an outpoint it spends still in the confirmed UTXO set; EVM, its sender's nonce not past its own),
+ * and ONE transaction per part takes the chain's lock, compares that tip with the
  * follower's cursor (the blocks herald applied, so no block up to it holds the transaction), closes the
  * announcements and queues their DROPPED callbacks, keyed by (subscription, transaction, 'dropped'): a
  * restart never sends one twice, and a block that mined the transaction, applied first, closed its
@@ -22,15 +23,25 @@ import { Backoff } from '../lib/loop.ts';
 import { enqueueCallbacks } from '../store/callbacks.ts';
 import { getCursor, lockChain } from '../store/chain-state.ts';
 import type { Db } from '../store/db.ts';
-import { openAnnounced, recordMissingCheck, takeEvicted } from '../store/dropped.ts';
+import { type AnnouncedPosition, openAnnounced, recordMissingCheck, takeEvicted } from '../store/dropped.ts';
 import { droppedCallbacks } from './dropped.ts';
 
 /** Ten minutes: longer than any node's restart or a pool's switch to another node. */
 export const DEFAULT_EVICTION_SPAN_MS = 600_000;
 /** Consecutive checks that must find the transaction missing. */
 export const EVICTION_CHECKS = 3;
-/** Open announced transactions checked per check (oldest first). */
-const MAX_CHECKED = 5_000;
+/**
+ * Open announced transactions checked per check: the oldest first, then, when there are more, the next ones
+ * at the next check, and so on round (the oldest may stay open a day, never provable: they would hold the
+ * newer ones out of every check).
+ */
+export const MAX_CHECKED = 5_000;
+/**
+ * Candidates proven at once: each part between its own two reads of the node's tip and closed in its own
+ * transaction, so that a proof's node calls (EVM: one per candidate) fit between two blocks (one proof of
+ * every candidate could take longer than a block of a fast chain at every check, and prove nothing ever).
+ */
+export const PROOF_PART = 50;
 
 export interface EvictionDeps {
   db: Db;
@@ -48,6 +59,8 @@ export interface EvictionState {
   backoff: Backoff;
   /** Callbacks queued so far. */
   evicted: number;
+  /** Where the next check's list starts (after the last one the previous check asked about); none: the oldest. */
+  after?: AnnouncedPosition;
 }
 
 export function newEvictionState(): EvictionState {
@@ -61,7 +74,7 @@ export async function checkEvictionsWhenDue(deps: EvictionDeps, state: EvictionS
   if (now.getTime() < state.nextAt) return 0;
   const spanMs = deps.spanMs ?? DEFAULT_EVICTION_SPAN_MS;
   try {
-    const queued = await checkEvictions(deps, now, spanMs);
+    const queued = await checkEvictions(deps, now, spanMs, state);
     state.backoff.reset();
     state.nextAt = now.getTime() + Math.max(1, Math.floor(spanMs / 2));
     state.evicted += queued;
@@ -77,12 +90,17 @@ export async function checkEvictionsWhenDue(deps: EvictionDeps, state: EvictionS
   }
 }
 
-/** One check: the node's answers recorded, then the candidates proven and closed. Returns the callbacks queued. */
-export async function checkEvictions(deps: EvictionDeps, at: Date, spanMs: number): Promise<number> {
+/**
+ * One check: the node's answers recorded, then the candidates proven and closed. Returns the callbacks queued.
+ * With `state`, the check asks about the MAX_CHECKED open announced transactions after `state.after` and
+ * moves it on (back to the oldest after the last); without, about the oldest MAX_CHECKED.
+ */
+export async function checkEvictions(deps: EvictionDeps, at: Date, spanMs: number, state?: Pick<EvictionState, 'after'>): Promise<number> {
   const { db, reader, chain } = deps;
   const missing = reader.missing as NonNullable<MempoolReader['missing']>;
   const provenUnmined = reader.provenUnmined as NonNullable<MempoolReader['provenUnmined']>;
-  const open = await openAnnounced(db, chain, MAX_CHECKED);
+  const open = await openAnnounced(db, chain, MAX_CHECKED, state?.after);
+  if (state) state.after = open.length === MAX_CHECKED ? open[open.length - 1]?.position : undefined;
   if (open.length === 0) return 0;
   const gone = await missing(open.map((o) => o.transactionId));
   const due = new Set(
@@ -97,15 +115,20 @@ export async function checkEvictions(deps: EvictionDeps, at: Date, spanMs: numbe
     ),
   );
   if (due.size === 0) return 0;
-  const proof = await provenUnmined(open.filter((o) => due.has(o.transactionId)));
-  // The node's tip moved during the reads: nothing proven, the next check tries again.
-  if (proof === undefined || proof.unmined.length === 0) return 0;
-  return await db.transaction('mempool:evicted', async (tx) => {
-    // Under the chain's lock the follower applies no block: its cursor is the tip herald has applied.
-    await lockChain(tx, chain);
-    const cursor = await getCursor(tx, chain);
-    if (cursor === undefined || cursor.state !== 'following' || cursor.hash.toLowerCase() !== proof.tip) return 0;
-    const evicted = await takeEvicted(tx, chain, proof.unmined, EVICTION_CHECKS);
-    return await enqueueCallbacks(tx, await droppedCallbacks(tx, chain, evicted, 'evicted'), at, { chain });
-  });
+  const candidates = open.filter((o) => due.has(o.transactionId));
+  let queued = 0;
+  for (let i = 0; i < candidates.length; i += PROOF_PART) {
+    const proof = await provenUnmined(candidates.slice(i, i + PROOF_PART));
+    // The node's tip moved during the reads: nothing of this part proven, the next check tries again.
+    if (proof === undefined || proof.unmined.length === 0) continue;
+    queued += await db.transaction('mempool:evicted', async (tx) => {
+      // Under the chain's lock the follower applies no block: its cursor is the tip herald has applied.
+      await lockChain(tx, chain);
+      const cursor = await getCursor(tx, chain);
+      if (cursor === undefined || cursor.state !== 'following' || cursor.hash.toLowerCase() !== proof.tip) return 0;
+      const evicted = await takeEvicted(tx, chain, proof.unmined, EVICTION_CHECKS);
+      return await enqueueCallbacks(tx, await droppedCallbacks(tx, chain, evicted, 'evicted'), at, { chain });
+    });
+  }
+  return queued;
 }

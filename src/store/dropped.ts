@@ -159,25 +159,38 @@ export async function pruneAnnounced(q: Queryable, chain: ChainKey, before: Date
 export interface OpenAnnounced {
   transactionId: string;
   claims: string[];
+  /** Its place in the order openAnnounced lists (its first announcement's time, exact, and its id): where a next list may start. */
+  position: AnnouncedPosition;
+}
+
+export interface AnnouncedPosition {
+  announcedAt: string;
+  transactionId: string;
 }
 
 /**
- * The chain's open announced transactions with their claims, at most `limit`, oldest announcement first
- * (the eviction checks of docs/concepts/deposit-safety.md#evicted).
+ * The chain's open announced transactions with their claims, at most `limit`, oldest announcement first,
+ * after `after` when given (the eviction checks of docs/concepts/deposit-safety.md#evicted go through them
+ * a list at a time). The claims are read per transaction through the spends' index on transaction_id,
+ * whatever the plan thinks of the tables' sizes (a join planned on stale statistics read every spend of
+ * the chain for each transaction: 25 million rows, 6 s, for 5,000 of them).
  */
-export async function openAnnounced(q: Queryable, chain: ChainKey, limit: number): Promise<OpenAnnounced[]> {
-  const rows = await q.query<{ transaction_id: string; claims: string[] }>(
+export async function openAnnounced(q: Queryable, chain: ChainKey, limit: number, after?: AnnouncedPosition): Promise<OpenAnnounced[]> {
+  const rows = await q.query<{ transaction_id: string; claims: string[]; at: string }>(
     'dropped:open-announced',
     `WITH a AS (
        SELECT transaction_id, min(announced_at) AS at FROM mempool_announced WHERE blockchain = $1 AND network = $2
-       GROUP BY transaction_id ORDER BY at, transaction_id LIMIT $3
+       GROUP BY transaction_id
+       HAVING $4::timestamptz IS NULL OR (min(announced_at), transaction_id) > ($4::timestamptz, $5::text)
+       ORDER BY at, transaction_id LIMIT $3
      )
-     SELECT a.transaction_id, coalesce(array_agg(s.claim ORDER BY s.claim) FILTER (WHERE s.claim IS NOT NULL), '{}') AS claims
-     FROM a LEFT JOIN mempool_announced_spends s ON s.blockchain = $1 AND s.network = $2 AND s.transaction_id = a.transaction_id
-     GROUP BY a.transaction_id, a.at ORDER BY a.at, a.transaction_id`,
-    [chain.blockchain, chain.network, limit],
+     SELECT a.transaction_id, a.at::text AS at,
+       coalesce((SELECT array_agg(s.claim ORDER BY s.claim) FROM mempool_announced_spends s
+                 WHERE s.blockchain = $1 AND s.network = $2 AND s.transaction_id = a.transaction_id), '{}') AS claims
+     FROM a ORDER BY a.at, a.transaction_id`,
+    [chain.blockchain, chain.network, limit, after?.announcedAt ?? null, after?.transactionId ?? null],
   );
-  return rows.map((r) => ({ transactionId: r.transaction_id, claims: r.claims }));
+  return rows.map((r) => ({ transactionId: r.transaction_id, claims: r.claims, position: { announcedAt: r.at, transactionId: r.transaction_id } }));
 }
 
 /**
