@@ -23,6 +23,7 @@ const BENCHMARKS: Record<string, () => Promise<{ default: Benchmark }>> = {
   'evm-ingest': () => import('./evm-ingest.ts'),
   matching: () => import('./matching.ts'),
   mempool: () => import('./mempool.ts'),
+  'queue-stats': () => import('./queue-stats.ts'),
   recovery: () => import('./recovery.ts'),
   retention: () => import('./retention.ts'),
   'tron-block': () => import('./tron-block.ts'),

@@ -26,13 +26,13 @@ import { GroupedCreates } from './services/grouped-creates.ts';
 import { startHistorySampler } from './services/history-sampler.ts';
 import { InFlightCap } from './services/in-flight-cap.ts';
 import { StreamWake } from './services/stream-wake.ts';
-import { queueStats } from './store/callbacks.ts';
 import { listChainNodes } from './store/chain-nodes.ts';
 import { listChainStatus } from './store/chain-state.ts';
 import { listenForChanges } from './store/changes.ts';
 import { countCustomers, createApiKey, createCustomer } from './store/customers.ts';
 import type { SupervisionHooks } from './store/embedded.ts';
 import { type OpenDatabase, openDatabase } from './store/open.ts';
+import { queueStats } from './store/queue-stats.ts';
 import { tokenMetadataCache } from './store/token-metadata.ts';
 
 export interface RunningApp {
@@ -124,7 +124,9 @@ export async function startApp(
       });
       recoveries = runner;
       stops.push(() => runner.stop());
-      metrics.setQueueSource(() => queueStats(database.db, new Date()));
+      metrics.setQueueSource(() =>
+        queueStats(database.db, new Date(), { onRecountError: (error) => logger.warn({ err: error }, "the queue gauges' recount failed") }),
+      );
       if (config.retention.enabled) {
         const prunerDb = openPrunerDb(database.url, config.retention, { preparedStatements: database.preparedStatements, logger });
         const pruner = startRetentionPruner({ db: prunerDb, retention: config.retention, logger, metrics });

@@ -10,7 +10,7 @@ export interface Metrics {
   dbQueryDuration: Histogram<'query'>;
   callbacksSent: Counter<'outcome'>;
   callbackAttemptDuration: Histogram;
-  /** Called on each scrape for the callback queue gauges (due callbacks, age of the oldest). */
+  /** Called on each scrape for the callback queue gauges (due callbacks, age of the oldest): store/queue-stats.ts. */
   setQueueSource(source: () => Promise<{ due: number; oldestDueSeconds: number }>): void;
   chainBlocks: Counter<'blockchain' | 'network'>;
   chainReorganisations: Counter<'blockchain' | 'network'>;
@@ -81,7 +81,7 @@ export function createMetrics(): Metrics {
   };
   new Gauge({
     name: 'herald_callbacks_due',
-    help: 'Callbacks due now and not yet sent (queue depth).',
+    help: 'Callbacks due now and not yet sent (queue depth): exact below 1,000 per destination, a destination with more as of its last count, made once a minute or less often (docs/reference/metrics.md).',
     registers: [registry],
     async collect() {
       if (queueSource) this.set((await readQueue()).due);
@@ -89,7 +89,7 @@ export function createMetrics(): Metrics {
   });
   new Gauge({
     name: 'herald_callbacks_oldest_due_seconds',
-    help: 'How long the oldest due callback has been waiting.',
+    help: 'How long the oldest due callback has been waiting (exact).',
     registers: [registry],
     async collect() {
       if (queueSource) this.set((await readQueue()).oldestDueSeconds);

@@ -5,9 +5,9 @@
  */
 
 import type { ChainKey } from '../domain/chains.ts';
-import { queueStats } from '../store/callbacks.ts';
 import { listHolds } from '../store/chain-holds.ts';
 import { deliveryHistory, lagHistory, reorganisationCounts, slowestDestinations } from '../store/history.ts';
+import { queueStats } from '../store/queue-stats.ts';
 import type { Common } from './context.ts';
 import { wholeMinute } from './history-sampler.ts';
 import { chainStatusItems } from './status.ts';
@@ -37,7 +37,7 @@ export async function lag(common: Common, chain: ChainKey, minutes: number, now:
 export async function delivery(common: Common, minutes: number, now: Date) {
   const to = wholeMinute(now);
   const [queue, perMinute, slowest] = await Promise.all([
-    queueStats(common.db, now),
+    queueStats(common.db, now, { onRecountError: (error) => common.logger.warn({ err: error }, "the queue gauges' recount failed") }),
     deliveryHistory(common.db, new Date(to.getTime() - (minutes - 1) * MINUTE_MS), to),
     slowestDestinations(common.db, new Date(now.getTime() - 60 * MINUTE_MS), 10),
   ]);

@@ -822,16 +822,6 @@ function dueDate(value: Date | number): Date | null {
   return value instanceof Date && Number.isFinite(value.getTime()) ? value : null;
 }
 
-/** Queue depth and the age of the oldest due callback, for /metrics: those of inactive subscriptions held out (dormant, migration 084) are not counted. */
-export async function queueStats(q: Queryable, now: Date): Promise<{ due: number; oldestDueSeconds: number }> {
-  const [row] = await q.query<{ due: number; oldest: Date | null }>(
-    'callbacks:queue-stats',
-    `SELECT count(*)::int AS due, min(next_attempt_at) AS oldest FROM callbacks WHERE status = 'pending' AND NOT dormant AND next_attempt_at <= $1`,
-    [now],
-  );
-  return { due: row?.due ?? 0, oldestDueSeconds: row?.oldest ? Math.max(0, (now.getTime() - row.oldest.getTime()) / 1000) : 0 };
-}
-
 /** One callback of the log with its subscription, the exact body sent (or to be sent), and every attempt with its response excerpt. */
 export interface CallbackDetail extends CallbackLogEntry {
   subscriptionId: string;

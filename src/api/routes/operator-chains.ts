@@ -189,8 +189,11 @@ export function operatorChainRoutes(app: FastifyInstance, common: Common): void 
           200: envelope(
             Type.Object({
               item: Type.Object({
-                due: Type.Integer({ description: 'Callbacks due now.' }),
-                oldestDueAgeSeconds: Type.Integer(),
+                due: Type.Integer({
+                  description:
+                    'Callbacks due now: exact below 1,000 per destination, a destination with more as of its last count (the herald_callbacks_due gauge).',
+                }),
+                oldestDueAgeSeconds: Type.Integer({ description: 'How long the oldest due callback has been waiting (exact).' }),
                 attemptsPerMinute: Type.Array(
                   Type.Object({
                     timestamp: Type.Integer({ description: 'The minute (Unix seconds) the attempts started in.' }),
