@@ -108,7 +108,7 @@ export async function recountQueueDepth(db: Db, destinations: readonly string[],
     const started = performance.now();
     // One statement for them all, planned at each run: an index-only range of the claims' index per
     // destination once the outbox is vacuumed, a sequential scan when most of it is not yet (there an index
-    // scan visits the table row by row in index order: 974-1,086 ms for 1,000,000 against 630 ms for the
+    // scan visits the table row by row in index order: 974-1,086 ms for 1,000,000 against 597-795 ms for the
     // sequential scan, bench/queue-stats.ts on a loaded machine, 2026-12-03).
     const counts = await tx.query<{ destination: string; due: string }>(
       'callbacks:queue-recount-count',
