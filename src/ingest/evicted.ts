@@ -100,8 +100,12 @@ export async function checkEvictions(deps: EvictionDeps, at: Date, spanMs: numbe
   const missing = reader.missing as NonNullable<MempoolReader['missing']>;
   const provenUnmined = reader.provenUnmined as NonNullable<MempoolReader['provenUnmined']>;
   const open = await openAnnounced(db, chain, MAX_CHECKED, state?.after);
-  if (state) state.after = open.length === MAX_CHECKED ? open[open.length - 1]?.position : undefined;
-  if (open.length === 0) return 0;
+  // The next check's list starts after this one's once this one has counted (a failed check counts nothing).
+  const next = open.length === MAX_CHECKED ? open[open.length - 1]?.position : undefined;
+  if (open.length === 0) {
+    if (state) state.after = next;
+    return 0;
+  }
   const gone = await missing(open.map((o) => o.transactionId));
   const due = new Set(
     await recordMissingCheck(
@@ -114,6 +118,7 @@ export async function checkEvictions(deps: EvictionDeps, at: Date, spanMs: numbe
       spanMs,
     ),
   );
+  if (state) state.after = next;
   if (due.size === 0) return 0;
   const candidates = open.filter((o) => due.has(o.transactionId));
   let queued = 0;
