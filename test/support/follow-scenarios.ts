@@ -22,14 +22,12 @@
  *   events, their each-confirmation variant and the amount event, threshold in whole units); on EVM chains, the Callback Data
  *   reads of a coin payment and its block with the chain's `blockchainSpecific` keys.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatUnits } from '../../src/domain/amounts.ts';
 import { CHAINS } from '../../src/domain/chains.ts';
-import type { TestApp, TestCustomer } from '../harness.ts';
 import type { ChainDriver } from './chain-driver.ts';
-import { type Callback, followHelpers } from './follow-helpers.ts';
-import { type FollowedApp, startFollowedApp } from './followed-app.ts';
-import type { Receiver } from './receiver.ts';
+import type { Callback } from './follow-helpers.ts';
+import { useFollowedApp } from './followed-app.ts';
 import { until } from './wait.ts';
 
 export const SCENARIOS = ['mined', 'reorg', 'blocks', 'ledger', 'coins', 'restart', 'coins-each', 'tokens', 'internal', 'reads'] as const;
@@ -71,57 +69,41 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     if (!selected.has(name)) return () => undefined;
     return name === 'reorg' && options.reorgs === false ? it.skip : it;
   };
-  let node: ChainDriver;
-  let receiver: Receiver;
-  let t: TestApp;
-  let c: TestCustomer;
-  let env: FollowedApp;
-  let mineAndProcess: FollowedApp['mineAndProcess'];
-
   describe(title, () => {
-    beforeAll(async () => {
-      env = await startFollowedApp(start, { chain: { confirmations: options.confirmations } });
-      ({ node, receiver, t, c, mineAndProcess } = env);
-    }, timeout);
-
-    afterAll(() => env?.close());
-
-    const { processed, subscribe, subscribeMined, indexed, callbacksOf, expectSigned } = followHelpers(
-      () => ({ t, customer: c, receiver, blockchain: node.blockchain, network: node.network }),
-      SECRET,
-    );
+    const f = useFollowedApp(start, { chain: { confirmations: options.confirmations }, secret: SECRET, timeoutMs: timeout });
+    const { processed, subscribe, subscribeMined, indexed, callbacksOf, expectSigned } = f;
 
     async function expectMinedIn(cb: Callback | undefined, transactionId: string, height: number): Promise<void> {
       expectSigned(cb);
       expect(cb?.json.data.item).toEqual({
-        blockchain: node.blockchain,
-        network: node.network,
+        blockchain: f.node.blockchain,
+        network: f.node.network,
         transactionId,
-        minedInBlock: { height, hash: await node.blockHash(height), timestamp: expect.any(Number) },
+        minedInBlock: { height, hash: await f.node.blockHash(height), timestamp: expect.any(Number) },
       });
     }
 
-    const format = (value: bigint) => formatUnits(value, CHAINS[node.blockchain].decimals);
+    const format = (value: bigint) => formatUnits(value, CHAINS[f.node.blockchain].decimals);
     // Read when a test runs: the driver (and so the chain) is only known after beforeAll.
-    const unit = () => options.unit ?? CHAINS[node.blockchain].unit;
+    const unit = () => options.unit ?? CHAINS[f.node.blockchain].unit;
 
     scenario('mined')(
       'TRANSACTION_MINED: the exact signed body once mined; at once for a transaction mined before subscribing',
       async () => {
-        const to = await node.newAddress();
-        const pending = await node.send(to, options.amount);
+        const to = await f.node.newAddress();
+        const pending = await f.node.send(to, options.amount);
         const id = await subscribeMined(pending, 'mined');
-        await t.app.ingest?.settled();
-        await t.app.worker?.settled();
+        await f.t.app.ingest?.settled();
+        await f.t.app.worker?.settled();
         expect(callbacksOf(id)).toHaveLength(0); // not mined yet
-        const height = await mineAndProcess();
+        const height = await f.mineAndProcess();
         const [cb] = await until('the mined callback', async () => callbacksOf(id).length === 1 && callbacksOf(id));
         await expectMinedIn(cb, pending, height);
-        await mineAndProcess();
+        await f.mineAndProcess();
         expect(callbacksOf(id)).toHaveLength(1);
 
-        const earlier = await node.send(to, options.amount);
-        const earlierHeight = await mineAndProcess();
+        const earlier = await f.node.send(to, options.amount);
+        const earlierHeight = await f.mineAndProcess();
         const late = await subscribeMined(earlier, 'late');
         const [lateCb] = await until('the callback of a transaction mined before subscribing', async () => callbacksOf(late).length === 1 && callbacksOf(late));
         await expectMinedIn(lateCb, earlier, earlierHeight);
@@ -132,33 +114,33 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     scenario('reorg')(
       'a reorganisation cancels the orphaned callback not yet delivered; the transaction mined again fires with the new block and a new key',
       async () => {
-        const txid = await node.send(await node.newAddress(), options.amount);
+        const txid = await f.node.send(await f.node.newAddress(), options.amount);
         const id = await subscribeMined(txid, 'reorg');
-        await t.app.ingest?.settled();
-        receiver.byPath('/hooks/reorg', { kind: 'status', status: 500 }); // the first attempt fails: retried in 30 s
-        const orphanHeight = await mineAndProcess();
-        const orphanHash = await node.blockHash(orphanHeight);
+        await f.t.app.ingest?.settled();
+        f.receiver.byPath('/hooks/reorg', { kind: 'status', status: 500 }); // the first attempt fails: retried in 30 s
+        const orphanHeight = await f.mineAndProcess();
+        const orphanHash = await f.node.blockHash(orphanHeight);
         const [failed] = (await until('the failed first attempt', async () => callbacksOf(id).length === 1 && callbacksOf(id))) as [Callback];
         expect((failed.json.data.item.minedInBlock as { hash: string }).hash).toBe(orphanHash);
 
-        receiver.byPath('/hooks/reorg', { kind: 'status', status: 200 });
-        const tip = await node.reorg(1);
-        expect(await node.blockHash(orphanHeight)).not.toBe(orphanHash);
+        f.receiver.byPath('/hooks/reorg', { kind: 'status', status: 200 });
+        const tip = await f.node.reorg(1);
+        expect(await f.node.blockHash(orphanHeight)).not.toBe(orphanHash);
         await processed(tip);
-        await t.app.worker?.settled();
+        await f.t.app.worker?.settled();
         const all = await until('the callback of the new branch', async () => callbacksOf(id).length === 2 && callbacksOf(id));
         const again = all[1] as Callback;
         const againHeight = (again.json.data.item.minedInBlock as { height: number }).height;
         await expectMinedIn(again, txid, againHeight);
         expect(again.json.idempotencyKey).not.toBe(failed.json.idempotencyKey);
 
-        const [row] = await t.app.database.db.query<{ status: string; outcome: string }>(
+        const [row] = await f.t.app.database.db.query<{ status: string; outcome: string }>(
           'test:orphaned-callback',
           'SELECT status, outcome FROM callbacks WHERE idempotency_key = $1',
           [failed.json.idempotencyKey],
         );
         expect(row).toEqual({ status: 'cancelled', outcome: 'reorganised' });
-        await mineAndProcess(2);
+        await f.mineAndProcess(2);
         expect(callbacksOf(id)).toHaveLength(2); // the cancelled one is never retried
       },
       timeout,
@@ -168,32 +150,32 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       'block events: BLOCK_MINED per block, BLOCK_HEIGHT_REACHED (at once when passed), and BLOCK_REVERTED per block a reorganisation drops',
       async () => {
         type Flat = { height: number; hash: string; timestamp: number };
-        const start = await mineAndProcess(); // start - 1 is a block every node here still has
+        const start = await f.mineAndProcess(); // start - 1 is a block every node here still has
         const mined = (await subscribe('block-mined', {}, 'blocks')).referenceId;
         const passed = (await subscribe('block-height-reached', { blockHeightReached: start - 1 }, 'passed')).referenceId;
         const future = (await subscribe('block-height-reached', { blockHeightReached: start + 2 }, 'future')).referenceId;
         const reverted = (await subscribe('reverted-block', { allowDuplicates: 'false' }, 'reverted')).referenceId;
-        await t.app.ingest?.settled();
+        await f.t.app.ingest?.settled();
         const body = (event: string, referenceId: string, block: Flat) => ({
           apiVersion: '2021-03-20',
           referenceId,
           idempotencyKey: expect.stringMatching(/^[0-9a-f]{64}$/),
-          data: { product: 'BLOCKCHAIN_EVENTS', event, item: { blockchain: node.blockchain, network: node.network, ...block } },
+          data: { product: 'BLOCKCHAIN_EVENTS', event, item: { blockchain: f.node.blockchain, network: f.node.network, ...block } },
         });
         const itemOf = (cb: Callback) => cb.json.data.item as Flat;
 
         const [early] = await until('the callback of a height already passed', async () => callbacksOf(passed).length === 1 && callbacksOf(passed));
         expectSigned(early);
         expect(early?.json).toEqual(
-          body('BLOCK_HEIGHT_REACHED', passed, { height: start - 1, hash: await node.blockHash(start - 1), timestamp: expect.any(Number) }),
+          body('BLOCK_HEIGHT_REACHED', passed, { height: start - 1, hash: await f.node.blockHash(start - 1), timestamp: expect.any(Number) }),
         );
 
-        await mineAndProcess(2);
+        await f.mineAndProcess(2);
         const first = await until('a BLOCK_MINED per block', async () => callbacksOf(mined).length === 2 && callbacksOf(mined));
         for (const [i, cb] of first.entries()) {
           expectSigned(cb);
           expect(cb.json).toEqual(
-            body('BLOCK_MINED', mined, { height: start + 1 + i, hash: await node.blockHash(start + 1 + i), timestamp: expect.any(Number) }),
+            body('BLOCK_MINED', mined, { height: start + 1 + i, hash: await f.node.blockHash(start + 1 + i), timestamp: expect.any(Number) }),
           );
         }
         const [reached] = await until('the height reached', async () => callbacksOf(future).length === 1 && callbacksOf(future));
@@ -201,10 +183,10 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         expect(reached?.json).toEqual(body('BLOCK_HEIGHT_REACHED', future, itemOf(first[1] as Callback)));
 
         if (options.reorgs !== false) {
-          const tip = await node.reorg(2);
+          const tip = await f.node.reorg(2);
           expect(tip).toBe(start + 3);
           await processed(tip);
-          await t.app.worker?.settled();
+          await f.t.app.worker?.settled();
           // One per dropped block, each the dropped block exactly as BLOCK_MINED reported it.
           const dropped = await until('a BLOCK_REVERTED per dropped block', async () => callbacksOf(reverted).length === 2 && callbacksOf(reverted));
           for (const cb of dropped) expectSigned(cb);
@@ -214,7 +196,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           const all = await until('a BLOCK_MINED per replacement block', async () => callbacksOf(mined).length === 5 && callbacksOf(mined));
           for (const [i, cb] of all.slice(2).entries()) {
             expectSigned(cb);
-            const hash = await node.blockHash(start + 1 + i);
+            const hash = await f.node.blockHash(start + 1 + i);
             expect(hash).not.toBe(i < 2 ? itemOf(first[i] as Callback).hash : undefined);
             expect(cb.json).toEqual(body('BLOCK_MINED', mined, { height: start + 1 + i, hash, timestamp: expect.any(Number) }));
           }
@@ -224,7 +206,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           expect(again[1]?.json.idempotencyKey).not.toBe(again[0]?.json.idempotencyKey);
         }
 
-        await mineAndProcess();
+        await f.mineAndProcess();
         const reorganised = options.reorgs !== false;
         await until('the BLOCK_MINED of the last block', async () => callbacksOf(mined).length === (reorganised ? 6 : 3));
         expect(callbacksOf(passed)).toHaveLength(1);
@@ -232,7 +214,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         expect(callbacksOf(reverted)).toHaveLength(reorganised ? 2 : 0);
         expect(callbacksOf(mined)).toHaveLength(reorganised ? 6 : 3);
         for (const id of [mined, passed, future, reverted]) {
-          const r = await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+          const r = await f.t.request('DELETE', `/blockchain-events/${f.node.blockchain}/${f.node.network}/subscriptions/${id}`, { key: f.c.key });
           expect(r.status, r.text).toBe(200);
         }
       },
@@ -242,33 +224,33 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     scenario('ledger')(
       "the wallet ledger: received, spent and the opening balance agree with the node's view, confirmed blocks only",
       async () => {
-        const wallet = (await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'hot' } } } })).body.data.item
-          .walletId as string;
+        const wallet = (await f.t.request('POST', '/wallet-as-a-service/wallets', { key: f.c.key, body: { data: { item: { walletName: 'hot' } } } })).body.data
+          .item.walletId as string;
         const watch = async (address: string) => {
-          const r = await t.request('POST', `/wallet-as-a-service/wallets/${wallet}/${node.blockchain}/${node.network}/addresses`, {
-            key: c.key,
+          const r = await f.t.request('POST', `/wallet-as-a-service/wallets/${wallet}/${f.node.blockchain}/${f.node.network}/addresses`, {
+            key: f.c.key,
             body: { data: { item: { address } } },
           });
           expect(r.status, r.text).toBe(201);
         };
         const coin = async () => {
-          const r = await t.request('GET', `/wallet-as-a-service/wallets/${wallet}`, { key: c.key });
+          const r = await f.t.request('GET', `/wallet-as-a-service/wallets/${wallet}`, { key: f.c.key });
           expect(r.status, r.text).toBe(200);
-          return r.body.data.item.coins.find((x: { blockchain: string }) => x.blockchain === node.blockchain);
+          return r.body.data.item.coins.find((x: { blockchain: string }) => x.blockchain === f.node.blockchain);
         };
 
         // Funded before it is watched: counted only through the opening balance.
-        const old = await node.newAddress();
-        await node.send(old, options.amount);
-        await mineAndProcess();
+        const old = await f.node.newAddress();
+        await f.node.send(old, options.amount);
+        await f.mineAndProcess();
         await watch(old);
-        const fresh = await node.newAddress();
+        const fresh = await f.node.newAddress();
         await watch(fresh);
-        await node.send(fresh, 2n * options.amount);
-        await mineAndProcess();
+        await f.node.send(fresh, 2n * options.amount);
+        await f.mineAndProcess();
         for (let confirmations = 1; confirmations < options.confirmations; confirmations++) {
           expect((await coin()).totalReceived).toBe('0'); // not yet confirmed enough
-          await mineAndProcess();
+          await f.mineAndProcess();
         }
         const first = await until('the opening balance to be read', async () => {
           const x = await coin();
@@ -278,16 +260,16 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         const opening = options.opening === 'read' ? options.amount : 0n;
         expect(first).toMatchObject({ totalReceived: format(2n * options.amount), totalSpent: '0', confirmedBalance: format(opening + 2n * options.amount) });
 
-        if (!node.spend) return;
+        if (!f.node.spend) return;
         // Spending both addresses' outputs: the old one's output is known only through the opening.
-        const other = await node.newAddress();
-        const a = await node.spend(fresh, other, options.amount / 2n);
-        const b = await node.spend(old, other, options.amount / 2n);
+        const other = await f.node.newAddress();
+        const a = await f.node.spend(fresh, other, options.amount / 2n);
+        const b = await f.node.spend(old, other, options.amount / 2n);
         expect(a.fee).toBeGreaterThan(0n);
         expect(b.fee).toBeGreaterThan(0n);
-        await mineAndProcess(options.confirmations);
+        await f.mineAndProcess(options.confirmations);
         const after = await coin();
-        const nodeView = (await node.balance(fresh)) + (await node.balance(old));
+        const nodeView = (await f.node.balance(fresh)) + (await f.node.balance(old));
         expect(nodeView).toBe(0n); // the drivers send the change elsewhere
         if (options.opening === 'read') {
           expect(after).toMatchObject({
@@ -306,25 +288,25 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     scenario('coins')(
       'coin events: ADDRESS_COINS_TRANSACTION_CONFIRMED in and out at receiveCallbackOn (the spend of an output recognised whatever the node tells of inputs), CONFIRMED_COINS_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER at the chain confirmations; the signed sum is the balance',
       async () => {
-        const utxo = CHAINS[node.blockchain].family === 'utxo';
-        const address = await node.newAddress();
+        const utxo = CHAINS[f.node.blockchain].family === 'utxo';
+        const address = await f.node.newAddress();
         const coinsId = (await subscribe('address-coins-transactions-confirmed', { address, receiveCallbackOn: options.confirmations }, 'coins')).referenceId;
         const amountId = (await subscribe('coins-transactions-for-specific-amount', { amountHigherThan: 0 }, 'coins-amount')).referenceId;
-        await t.app.ingest?.settled();
-        const received = await node.send(address, options.amount);
-        const receivedAt = await mineAndProcess();
+        await f.t.app.ingest?.settled();
+        const received = await f.node.send(address, options.amount);
+        const receivedAt = await f.mineAndProcess();
         if (options.confirmations > 1) expect(callbacksOf(coinsId)).toHaveLength(0);
-        await mineAndProcess(options.confirmations - 1);
+        await f.mineAndProcess(options.confirmations - 1);
         const [incoming] = await until('the incoming coin callback', async () => callbacksOf(coinsId).length === 1 && callbacksOf(coinsId));
         expectSigned(incoming);
         expect(incoming?.json.data).toEqual({
           product: 'BLOCKCHAIN_EVENTS',
           event: 'ADDRESS_COINS_TRANSACTION_CONFIRMED',
           item: {
-            blockchain: node.blockchain,
-            network: node.network,
+            blockchain: f.node.blockchain,
+            network: f.node.network,
             address,
-            minedInBlock: { height: receivedAt, hash: await node.blockHash(receivedAt), timestamp: expect.any(Number) },
+            minedInBlock: { height: receivedAt, hash: await f.node.blockHash(receivedAt), timestamp: expect.any(Number) },
             transactionId: received,
             amount: format(options.amount),
             unit: unit(),
@@ -339,10 +321,10 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         // A UTXO payment from the node's wallet also pays change to an address whose input herald does not know: only account chains are exact here.
         if (!utxo) expect(receivedAmount).toMatchObject({ amount: format(options.amount), unit: unit() });
 
-        if (node.spend) {
-          const other = await node.newAddress();
-          const spent = await node.spend(address, other, options.amount / 2n);
-          await mineAndProcess(options.confirmations);
+        if (f.node.spend) {
+          const other = await f.node.newAddress();
+          const spent = await f.node.spend(address, other, options.amount / 2n);
+          await f.mineAndProcess(options.confirmations);
           const outgoing = await until('the outgoing coin callbacks', async () => {
             const list = callbacksOf(coinsId).filter((cb) => cb.json.data.item.direction === 'outgoing');
             return list.length > 0 && list;
@@ -362,12 +344,12 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           // The signed sum of the address's coin callbacks is what it holds (it started empty).
           const signed = callbacksOf(coinsId).reduce((sum, cb) => {
             const [whole = '0', fraction = ''] = String(cb.json.data.item.amount).split('.');
-            const value = BigInt(whole + fraction.padEnd(CHAINS[node.blockchain].decimals, '0'));
+            const value = BigInt(whole + fraction.padEnd(CHAINS[f.node.blockchain].decimals, '0'));
             return cb.json.data.item.direction === 'incoming' ? sum + value : sum - value;
           }, 0n);
-          expect(signed).toBe(await node.balance(address));
+          expect(signed).toBe(await f.node.balance(address));
         }
-        await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${amountId}`, { key: c.key });
+        await f.t.request('DELETE', `/blockchain-events/${f.node.blockchain}/${f.node.network}/subscriptions/${amountId}`, { key: f.c.key });
       },
       timeout,
     );
@@ -375,26 +357,26 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     scenario('restart')(
       'a restart of the service while blocks are mined misses no block and doubles no callback',
       async () => {
-        const to = await node.newAddress();
-        const first = await node.send(to, options.amount);
+        const to = await f.node.newAddress();
+        const first = await f.node.send(to, options.amount);
         const firstId = await subscribeMined(first, 'restart-1');
-        const secondTx = await node.send(to, options.amount);
+        const secondTx = await f.node.send(to, options.amount);
         const secondId = await subscribeMined(secondTx, 'restart-2');
-        await t.app.ingest?.settled();
-        const before = await node.height();
+        await f.t.app.ingest?.settled();
+        const before = await f.node.height();
         let firstHeight = 0;
-        await t.restart(async () => {
-          firstHeight = await node.mine(1); // both mined while the service is down
-          await node.mine(2);
+        await f.t.restart(async () => {
+          firstHeight = await f.node.mine(1); // both mined while the service is down
+          await f.node.mine(2);
         });
         // Keys and customers live in the database: the same key works after the restart.
         await processed(before + 3);
-        await t.app.worker?.settled();
+        await f.t.app.worker?.settled();
         const [a] = await until('the first callback after the restart', async () => callbacksOf(firstId).length === 1 && callbacksOf(firstId));
         const [b] = await until('the second callback after the restart', async () => callbacksOf(secondId).length === 1 && callbacksOf(secondId));
         await expectMinedIn(a, first, firstHeight);
         await expectMinedIn(b, secondTx, firstHeight);
-        await mineAndProcess();
+        await f.mineAndProcess();
         expect(callbacksOf(firstId)).toHaveLength(1);
         expect(callbacksOf(secondId)).toHaveLength(1);
       },
@@ -404,27 +386,27 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     scenario('coins-each')(
       'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION: a signed callback at each confirmation 1..N with its current and target count and its own key, none after N',
       async () => {
-        const address = await node.newAddress();
+        const address = await f.node.newAddress();
         const target = 2;
         const id = (await subscribe('address-coins-transactions-confirmed-each-confirmation', { address, confirmationsCount: target }, 'coins-each'))
           .referenceId;
         await indexed();
-        const received = await node.send(address, options.amount);
-        const minedAt = await mineAndProcess();
+        const received = await f.node.send(address, options.amount);
+        const minedAt = await f.mineAndProcess();
         await until('confirmation 1', async () => callbacksOf(id).length === 1);
-        await mineAndProcess();
+        await f.mineAndProcess();
         const all = await until('confirmation 2', async () => callbacksOf(id).length === 2 && callbacksOf(id));
-        await mineAndProcess();
+        await f.mineAndProcess();
         expect(callbacksOf(id)).toHaveLength(target);
         for (const cb of all) expectSigned(cb);
-        const minedInBlock = { height: minedAt, hash: await node.blockHash(minedAt), timestamp: expect.any(Number) };
+        const minedInBlock = { height: minedAt, hash: await f.node.blockHash(minedAt), timestamp: expect.any(Number) };
         expect(all.map((cb) => cb.json.data).sort((a, b) => (a.item.currentConfirmations as number) - (b.item.currentConfirmations as number))).toEqual(
           [1, 2].map((current) => ({
             product: 'BLOCKCHAIN_EVENTS',
             event: 'ADDRESS_COINS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION',
             item: {
-              blockchain: node.blockchain,
-              network: node.network,
+              blockchain: f.node.blockchain,
+              network: f.node.network,
               address,
               minedInBlock,
               transactionId: received,
@@ -438,7 +420,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           })),
         );
         expect(new Set(all.map((cb) => cb.json.idempotencyKey)).size).toBe(target);
-        await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+        await f.t.request('DELETE', `/blockchain-events/${f.node.blockchain}/${f.node.network}/subscriptions/${id}`, { key: f.c.key });
       },
       timeout,
     );
@@ -446,15 +428,15 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     scenario('tokens')(
       "token events: the chain's fungible token and NFT in and out, ADDRESS_TOKENS_TRANSACTION_CONFIRMED at receiveCallbackOn and ADDRESS_TOKENS_TRANSACTION_CONFIRMED_EACH_CONFIRMATION at 1..N in the chain's token types; the NFT still held listed in all-assets",
       async () => {
-        const k = node.tokens;
+        const k = f.node.tokens;
         if (!k) throw new Error(`${title}: the 'tokens' scenario needs a driver with tokens`);
         const n = options.confirmations;
-        const holder = await node.newAddress();
-        const other = await node.newAddress();
-        const created = await t.request('POST', '/wallet-as-a-service/wallets', { key: c.key, body: { data: { item: { walletName: 'tokens' } } } });
+        const holder = await f.node.newAddress();
+        const other = await f.node.newAddress();
+        const created = await f.t.request('POST', '/wallet-as-a-service/wallets', { key: f.c.key, body: { data: { item: { walletName: 'tokens' } } } });
         const walletId = created.body.data.item.walletId as string;
-        const added = await t.request('POST', `/wallet-as-a-service/wallets/${walletId}/${node.blockchain}/${node.network}/addresses`, {
-          key: c.key,
+        const added = await f.t.request('POST', `/wallet-as-a-service/wallets/${walletId}/${f.node.blockchain}/${f.node.network}/addresses`, {
+          key: f.c.key,
           body: { data: { item: { address: holder } } },
         });
         expect(added.status, added.text).toBe(201);
@@ -472,27 +454,27 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         const one = 10n ** BigInt(k.fungible.decimals);
         const kept = await k.freshNftId();
         const passed = await k.freshNftId();
-        await node.send(holder, k.feeBudget); // for its own transfers' fees
+        await f.node.send(holder, k.feeBudget); // for its own transfers' fees
         const fungibleIn = await k.transferToken(holder, (5n * one) / 2n);
         const keptIn = await k.transferNft(holder, kept);
         const passedIn = await k.transferNft(holder, passed);
-        const inAt = await mineAndProcess();
+        const inAt = await f.mineAndProcess();
         const fungibleOut = await k.transferToken(other, one, holder);
         const passedOut = await k.transferNft(other, passed, holder);
-        const outAt = await mineAndProcess();
+        const outAt = await f.mineAndProcess();
         if (n > 2) expect(callbacksOf(confirmedId)).toHaveLength(0); // the first block has 2 confirmations
-        if (n > 1) await mineAndProcess(n - 1); // the second block's n-th
+        if (n > 1) await f.mineAndProcess(n - 1); // the second block's n-th
         const confirmed = await until('the confirmed token callbacks', async () => callbacksOf(confirmedId).length === 5 && callbacksOf(confirmedId));
         const each = await until('the each-confirmation token callbacks', async () => callbacksOf(eachId).length === 5 * n && callbacksOf(eachId));
         // The chain's confirmations (n here) for the amount events. On EVM the wallet mints each NFT it gives: those fire too.
         const ours = new Set([keptIn, passedIn, passedOut]);
         const nftAmounts = () => callbacksOf(nftAmountId).filter((cb) => ours.has(cb.json.data.item.transactionId as string));
         await until('the token amount callbacks', async () => callbacksOf(fungibleAmountId).length === 1 && nftAmounts().length === 3);
-        await mineAndProcess();
+        await f.mineAndProcess();
         expect(callbacksOf(confirmedId)).toHaveLength(5);
         expect(callbacksOf(eachId)).toHaveLength(5 * n);
 
-        const block = async (height: number) => ({ height, hash: await node.blockHash(height), timestamp: expect.any(Number) });
+        const block = async (height: number) => ({ height, hash: await f.node.blockHash(height), timestamp: expect.any(Number) });
         const [inBlock, outBlock] = [await block(inAt), await block(outAt)];
         const fungible = (amount: bigint) => ({
           name: k.fungible.name,
@@ -503,8 +485,8 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         });
         const nft = (tokenId: bigint) => ({ name: k.nft.name, symbol: k.nft.symbol, tokenId: tokenId.toString(), contractAddress: k.nft.contract });
         const item = (minedInBlock: unknown, transactionId: string, tokenType: string, token: unknown, direction: string) => ({
-          blockchain: node.blockchain,
-          network: node.network,
+          blockchain: f.node.blockchain,
+          network: f.node.network,
           address: holder,
           minedInBlock,
           transactionId,
@@ -548,10 +530,10 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         expect(sorted(nftAmounts().map((cb) => cb.json.data.item))).toEqual(sorted([expected[1], expected[2], expected[4]].map((i) => amountItem(i as Item))));
 
         // Both blocks are confirmed for the ledger too: the NFT kept is held, the one passed on is not.
-        const assets = await t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: c.key });
+        const assets = await f.t.request('GET', '/wallet-as-a-service/wallets/all-assets', { key: f.c.key });
         expect(assets.status, assets.text).toBe(200);
         const record = assets.body.data.items.find((w: { walletId: string }) => w.walletId === walletId);
-        const chain = { blockchain: node.blockchain, network: node.network };
+        const chain = { blockchain: f.node.blockchain, network: f.node.network };
         expect(record.nonFungibleTokens).toEqual([{ ...chain, identifier: k.nft.contract, symbol: k.nft.symbol, tokenId: kept.toString(), type: k.nft.type }]);
         expect(record.fungibleTokens).toEqual([
           {
@@ -563,7 +545,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           },
         ]);
         for (const id of [confirmedId, eachId, fungibleAmountId, nftAmountId])
-          await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+          await f.t.request('DELETE', `/blockchain-events/${f.node.blockchain}/${f.node.network}/subscriptions/${id}`, { key: f.c.key });
       },
       timeout,
     );
@@ -571,11 +553,11 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
     scenario('internal')(
       'internal transfers: ADDRESS_INTERNAL_TRANSACTION_CONFIRMED at receiveCallbackOn and its each-confirmation variant at 1..N for each inner transfer to the address; CONFIRMED_INTERNAL_TRANSACTION_FOR_CERTAIN_AMOUNT_OR_HIGHER at 1 whole unit, one base unit below not',
       async () => {
-        const internal = node.internal;
+        const internal = f.node.internal;
         if (!internal) throw new Error(`${title}: the 'internal' scenario needs a driver with internal transfers`);
         const n = 2;
-        const one = 10n ** BigInt(CHAINS[node.blockchain].decimals);
-        const recipient = await node.newAddress();
+        const one = 10n ** BigInt(CHAINS[f.node.blockchain].decimals);
+        const recipient = await f.node.newAddress();
         const confirmedId = (
           await subscribe('address-internal-transactions-confirmed', { address: recipient, allowDuplicates: false, receiveCallbackOn: n }, 'internal')
         ).referenceId;
@@ -590,21 +572,21 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         await indexed();
         const equal = await internal.forward(recipient, one);
         const below = await internal.forward(recipient, one - 1n);
-        const minedAt = await mineAndProcess();
+        const minedAt = await f.mineAndProcess();
         if (n > 1) expect(callbacksOf(confirmedId)).toHaveLength(0);
-        await mineAndProcess(Math.max(n, options.confirmations) - 1); // the address events' n-th, the amount event's chain confirmations
+        await f.mineAndProcess(Math.max(n, options.confirmations) - 1); // the address events' n-th, the amount event's chain confirmations
         const confirmed = await until('the confirmed internal callbacks', async () => callbacksOf(confirmedId).length === 2 && callbacksOf(confirmedId));
         const each = await until('the each-confirmation internal callbacks', async () => callbacksOf(eachId).length === 2 * n && callbacksOf(eachId));
         const [amount] = await until('the internal amount callback', async () => callbacksOf(amountId).length === 1 && callbacksOf(amountId));
-        await mineAndProcess();
+        await f.mineAndProcess();
         expect(callbacksOf(confirmedId)).toHaveLength(2);
         expect(callbacksOf(eachId)).toHaveLength(2 * n);
         expect(callbacksOf(amountId)).toHaveLength(1);
 
-        const minedInBlock = { height: minedAt, hash: await node.blockHash(minedAt), timestamp: expect.any(Number) };
+        const minedInBlock = { height: minedAt, hash: await f.node.blockHash(minedAt), timestamp: expect.any(Number) };
         const item = (parentTransactionId: string, value: bigint) => ({
-          blockchain: node.blockchain,
-          network: node.network,
+          blockchain: f.node.blockchain,
+          network: f.node.network,
           address: recipient,
           minedInBlock,
           parentTransactionId,
@@ -635,7 +617,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
         // No subscribed spelling to echo: the recipient in herald's normal form (lower-case hex on EVM chains).
         const { direction: _, ...amountItem } = {
           ...item(equal, one),
-          address: CHAINS[node.blockchain].family === 'evm' ? recipient.toLowerCase() : recipient,
+          address: CHAINS[f.node.blockchain].family === 'evm' ? recipient.toLowerCase() : recipient,
         };
         expect(amount?.json.data).toEqual({
           product: 'BLOCKCHAIN_EVENTS',
@@ -643,7 +625,7 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           item: amountItem,
         });
         for (const id of [confirmedId, eachId, amountId]) {
-          await t.request('DELETE', `/blockchain-events/${node.blockchain}/${node.network}/subscriptions/${id}`, { key: c.key });
+          await f.t.request('DELETE', `/blockchain-events/${f.node.blockchain}/${f.node.network}/subscriptions/${id}`, { key: f.c.key });
         }
       },
       timeout,
@@ -654,12 +636,12 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
       async () => {
         const keys = options.reads;
         if (!keys) throw new Error(`${title}: the 'reads' scenario needs the 'reads' option`);
-        const base = `/blockchain-events/${node.blockchain}/${node.network}`;
-        const to = await node.newAddress();
-        const id = await node.send(to, options.amount);
-        const height = await mineAndProcess();
-        const hash = await node.blockHash(height);
-        const tx = await t.request('GET', `${base}/transactions/${id}`, { key: c.key });
+        const base = `/blockchain-events/${f.node.blockchain}/${f.node.network}`;
+        const to = await f.node.newAddress();
+        const id = await f.node.send(to, options.amount);
+        const height = await f.mineAndProcess();
+        const hash = await f.node.blockHash(height);
+        const tx = await f.t.request('GET', `${base}/transactions/${id}`, { key: f.c.key });
         expect(tx.status, tx.text).toBe(200);
         expect(tx.body.data.item).toMatchObject({
           isConfirmed: true,
@@ -670,12 +652,12 @@ export function describeFollowScenarios(title: string, start: () => Promise<Chai
           fee: { amount: expect.any(String), unit: unit() },
         });
         expect(Object.keys(tx.body.data.item.blockchainSpecific).sort()).toEqual(keys.transaction);
-        const block = await t.request('GET', `${base}/blocks/height/${height}`, { key: c.key });
+        const block = await f.t.request('GET', `${base}/blocks/height/${height}`, { key: f.c.key });
         expect(block.status, block.text).toBe(200);
-        expect(block.body.data.item).toMatchObject({ hash, height, previousBlockHash: await node.blockHash(height - 1), transactionsCount: 1 });
+        expect(block.body.data.item).toMatchObject({ hash, height, previousBlockHash: await f.node.blockHash(height - 1), transactionsCount: 1 });
         expect(Object.keys(block.body.data.item.blockchainSpecific).sort()).toEqual(keys.block);
         // By hash: the same block plus the EVM-style top-level fields of docs/reference/api.md#block-by-hash, on an EVM chain its own values.
-        const byHash = await t.request('GET', `${base}/blocks/hash/${hash}`, { key: c.key });
+        const byHash = await f.t.request('GET', `${base}/blocks/hash/${hash}`, { key: f.c.key });
         expect(byHash.status, byHash.text).toBe(200);
         expect(byHash.body.data.item).toEqual({ ...block.body.data.item, ...block.body.data.item.blockchainSpecific });
       },

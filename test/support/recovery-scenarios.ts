@@ -14,12 +14,11 @@
  *   signatures present); after it, only the new secret's.
  */
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp, TestCustomer } from '../harness.ts';
+import { describe, expect, it } from 'vitest';
 import type { ChainDriver } from './chain-driver.ts';
-import { type Callback, followHelpers } from './follow-helpers.ts';
-import { type FollowedApp, startFollowedApp } from './followed-app.ts';
-import type { ReceivedRequest, Receiver } from './receiver.ts';
+import type { Callback } from './follow-helpers.ts';
+import { useFollowedApp } from './followed-app.ts';
+import type { ReceivedRequest } from './receiver.ts';
 import { until } from './wait.ts';
 
 const SECRET = 'whsec-recovery-scenarios-old';
@@ -42,39 +41,25 @@ interface LogEntry {
 
 export function describeRecoveryScenarios(title: string, start: () => Promise<ChainDriver>, options: RecoveryScenarioOptions): void {
   const timeout = options.timeoutMs ?? 60_000;
-  let node: ChainDriver;
-  let receiver: Receiver;
-  let t: TestApp;
-  let c: TestCustomer;
-  let env: FollowedApp;
-  let mineAndProcess: FollowedApp['mineAndProcess'];
-
   describe(title, () => {
-    beforeAll(async () => {
-      env = await startFollowedApp(start, {
-        chain: { confirmations: options.confirmations },
-        delivery: {
-          // Two attempts, 1 s apart, then failed (and the subscriptions of the URL deactivated).
-          retryScheduleSeconds: [1],
-          retryJitter: 0,
-        },
-      });
-      ({ node, receiver, t, c, mineAndProcess } = env);
-    }, timeout);
-
-    afterAll(() => env?.close());
-
-    const { subscribe, indexed, callbacksOf, expectSigned } = followHelpers(
-      () => ({ t, customer: c, receiver, blockchain: node.blockchain, network: node.network }),
-      SECRET,
-    );
-    const up = (hook: string) => receiver.byPath(`/hooks/${hook}`, { kind: 'status', status: 200 });
-    const down = (hook: string) => receiver.byPath(`/hooks/${hook}`, { kind: 'status', status: 503 });
+    const f = useFollowedApp(start, {
+      chain: { confirmations: options.confirmations },
+      delivery: {
+        // Two attempts, 1 s apart, then failed (and the subscriptions of the URL deactivated).
+        retryScheduleSeconds: [1],
+        retryJitter: 0,
+      },
+      secret: SECRET,
+      timeoutMs: timeout,
+    });
+    const { subscribe, indexed, callbacksOf, expectSigned } = f;
+    const up = (hook: string) => f.receiver.byPath(`/hooks/${hook}`, { kind: 'status', status: 200 });
+    const down = (hook: string) => f.receiver.byPath(`/hooks/${hook}`, { kind: 'status', status: 503 });
     const sequenceOf = (r: ReceivedRequest) => Number(r.headers['x-callback-sequence']);
     const nowSeconds = () => Math.floor(Date.now() / 1000);
 
     async function log(referenceId: string): Promise<LogEntry[]> {
-      const r = await t.request('GET', `/blockchain-events/subscriptions/${referenceId}/callbacks`, { key: c.key });
+      const r = await f.t.request('GET', `/blockchain-events/subscriptions/${referenceId}/callbacks`, { key: f.c.key });
       expect(r.status, r.text).toBe(200);
       return r.body.data.items;
     }
@@ -85,7 +70,7 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
       await until(
         'the outage to deactivate the subscription',
         async () => {
-          const item = (await t.request('GET', `/blockchain-events/subscriptions/${referenceId}`, { key: c.key })).body.data.item;
+          const item = (await f.t.request('GET', `/blockchain-events/subscriptions/${referenceId}`, { key: f.c.key })).body.data.item;
           last = await log(referenceId);
           return !item.isActive && last.length === count && last.some((e) => e.status === 'failed') && last.every((e) => e.attempts.length > 0);
         },
@@ -93,7 +78,7 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
       ).catch((error) => {
         throw new Error(`${(error as Error).message}; the log: ${JSON.stringify(last)}`);
       });
-      await t.app.worker?.settled();
+      await f.t.app.worker?.settled();
       return await log(referenceId);
     }
 
@@ -102,7 +87,7 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
       return await until(
         'the recovery delivered',
         async () => {
-          const r = await t.request('GET', `/blockchain-events/recoveries/${id}`, { key: c.key });
+          const r = await f.t.request('GET', `/blockchain-events/recoveries/${id}`, { key: f.c.key });
           expect(r.status, r.text).toBe(200);
           return r.body.data.item.delivered === delivered && r.body.data.item;
         },
@@ -115,20 +100,20 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
       async () => {
         up('outage-blocks');
         up('outage-coins');
-        const address = await node.newAddress();
+        const address = await f.node.newAddress();
         const blocks = (await subscribe('block-mined', {}, 'outage-blocks')).referenceId;
         const coins = (await subscribe('address-coins-transactions-confirmed', { address, receiveCallbackOn: options.confirmations }, 'outage-coins'))
           .referenceId;
         await indexed();
-        await mineAndProcess(1);
+        await f.mineAndProcess(1);
         await until('the block before the outage', async () => callbacksOf(blocks).length === 1);
 
         // The window: the receiver answers 503; a payment and a few blocks are mined.
         down('outage-blocks');
         down('outage-coins');
         const windowStart = nowSeconds();
-        const transactionId = await node.send(address, options.amount);
-        await mineAndProcess(options.confirmations + 2);
+        const transactionId = await f.node.send(address, options.amount);
+        await f.mineAndProcess(options.confirmations + 2);
         const blockLog = await afterOutage(blocks, options.confirmations + 3);
         const coinLog = await afterOutage(coins, 1);
         const missed = { [blocks]: blockLog.filter((e) => e.status !== 'delivered'), [coins]: coinLog };
@@ -138,23 +123,23 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
         const upAt = Date.now();
         up('outage-blocks');
         up('outage-coins');
-        const activated = await t.request('POST', `/blockchain-events/subscriptions/${blocks}/activate?recoverSince=${windowStart}`, { key: c.key });
+        const activated = await f.t.request('POST', `/blockchain-events/subscriptions/${blocks}/activate?recoverSince=${windowStart}`, { key: f.c.key });
         expect(activated.status, activated.text).toBe(201);
-        expect((await t.request('POST', `/blockchain-events/subscriptions/${coins}/activate`, { key: c.key })).status).toBe(201);
-        const byUrl = await t.request('POST', '/blockchain-events/callbacks/recover', {
-          key: c.key,
-          body: { data: { item: { callbackUrl: `${receiver.url}/hooks/outage-coins`, since: windowStart } } },
+        expect((await f.t.request('POST', `/blockchain-events/subscriptions/${coins}/activate`, { key: f.c.key })).status).toBe(201);
+        const byUrl = await f.t.request('POST', '/blockchain-events/callbacks/recover', {
+          key: f.c.key,
+          body: { data: { item: { callbackUrl: `${f.receiver.url}/hooks/outage-coins`, since: windowStart } } },
         });
         expect(byUrl.status, byUrl.text).toBe(202);
         expect(byUrl.body.data.item.found).toBe(1);
-        t.app.recoveries?.wake();
+        f.t.app.recoveries?.wake();
         const failedBlocks = missed[blocks]?.filter((e) => e.status === 'failed').length;
         expect(await recoveryDone(activated.body.data.recoveryId, failedBlocks as number)).toMatchObject({ state: 'done', found: failedBlocks, failed: 0 });
         expect(await recoveryDone(byUrl.body.data.item.recoveryId, 1)).toMatchObject({ state: 'done', found: 1, queued: 1, creditsConsumed: 5 });
         for (const id of [blocks, coins]) {
           await until('every callback delivered', async () => (await log(id)).every((e) => e.status === 'delivered'), 30_000);
         }
-        await t.app.worker?.settled();
+        await f.t.app.worker?.settled();
 
         for (const id of [blocks, coins]) {
           const all = callbacksOf(id);
@@ -177,7 +162,7 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
 
         // Live again: the next block's callback carries the next number.
         const count = callbacksOf(blocks).length;
-        await mineAndProcess(1);
+        await f.mineAndProcess(1);
         const next = await until('the next live callback', async () => callbacksOf(blocks).length === count + 1 && callbacksOf(blocks));
         expect(sequenceOf(next.at(-1) as Callback)).toBe(numbered.length + 1);
       },
@@ -196,15 +181,15 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
         up('rotate');
         const { referenceId } = await subscribe('block-mined', {}, 'rotate');
         await indexed();
-        const rotated = await t.request('POST', `/blockchain-events/subscriptions/${referenceId}/rotate-secret`, {
-          key: c.key,
+        const rotated = await f.t.request('POST', `/blockchain-events/subscriptions/${referenceId}/rotate-secret`, {
+          key: f.c.key,
           // Long enough for a block to be mined, processed and delivered on a loaded machine.
           body: { data: { item: { callbackSecretKey: NEW_SECRET, overlapSeconds: 6 } } },
         });
         expect(rotated.status, rotated.text).toBe(200);
         const overlapEnds = rotated.body.data.item.previousSecretValidUntil as number;
 
-        await mineAndProcess(1);
+        await f.mineAndProcess(1);
         const [during] = await until('the callback during the overlap', async () => callbacksOf(referenceId).length === 1 && callbacksOf(referenceId));
         const d = during as Callback;
         expect(d.headers['x-signature']).toBe(hex(NEW_SECRET, d.rawBody));
@@ -213,7 +198,7 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
         expect(verifies('some-other-secret', d)).toBe(false);
 
         await until('the overlap to end', async () => Date.now() / 1000 > overlapEnds + 1.1, 15_000);
-        await mineAndProcess(1);
+        await f.mineAndProcess(1);
         const after = (
           await until('the callback after the overlap', async () => callbacksOf(referenceId).length === 2 && callbacksOf(referenceId))
         )[1] as Callback;
