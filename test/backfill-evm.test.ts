@@ -22,6 +22,7 @@ import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { compileContracts, deployContract, writeContract } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { type Callback, followHelpers } from './support/follow-helpers.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -75,7 +76,7 @@ beforeAll(async () => {
       },
     ],
     blockJobs: { ...loadConfig({}, {}).blockJobs, maxBackfillDepth: MAX_DEPTH, batchBlocks: 7, maxQueuedBlocksPerCustomer: QUEUE_CAP },
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    delivery: receiverDelivery(writeCaFile(ca.caPem)),
   });
   c = await t.customer({ domains: ['localhost'] });
   await processed(start);

@@ -11,13 +11,13 @@
 import { type Address, getAddress, type Hex, keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { createOperatorToken } from '../src/store/operator-tokens.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { compileContracts, deployContract, publicClient, readContract, sendEth, walletClient, writeContract } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type ReceivedRequest, type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -60,7 +60,7 @@ beforeAll(async () => {
         knownTokens: [{ contract: getAddress(token), symbol: 'HTT', name: 'Herald Test Token' }],
       },
     ],
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    delivery: receiverDelivery(writeCaFile(ca.caPem)),
   });
   c = await t.customer({ domains: ['localhost'] });
   await processed(await head());

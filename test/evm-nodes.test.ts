@@ -7,12 +7,12 @@
  * once it heals. A BLOCK_MINED subscription proves that no block was skipped or applied twice throughout.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { publicClient } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.ts';
 import { followHelpers } from './support/follow-helpers.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -90,7 +90,7 @@ beforeAll(async () => {
         requestTimeoutMs: 2000,
       },
     ],
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    delivery: receiverDelivery(writeCaFile(ca.caPem)),
   });
   c = await t.customer({ domains: ['localhost'] });
   firstHeight = await node.mine(1);

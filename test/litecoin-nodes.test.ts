@@ -19,10 +19,10 @@
  * Without litecoind a local run skips loudly; under CI it fails.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { redactUrl } from '../src/domain/node-urls.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type Callback, followHelpers } from './support/follow-helpers.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type ChainTip, type LitecoinNode, type LitecoinPair, litecoind, startLitecoinPair } from './support/litecoin-node.ts';
 import { describeWithRealNode } from './support/real-node.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
@@ -87,7 +87,7 @@ describeWithRealNode('litecoin/testnet followed on two real litecoind nodes (reg
           requestTimeoutMs: 2000,
         },
       ],
-      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+      delivery: receiverDelivery(writeCaFile(ca.caPem)),
     });
     c = await t.customer({ domains: ['localhost'] });
     await processed((await pair.synced()).height);

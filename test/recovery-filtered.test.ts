@@ -8,12 +8,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { startRecoveryRunner } from '../src/delivery/recovery.ts';
 import { MAX_UNFINISHED_RECOVERIES_PER_CUSTOMER } from '../src/services/recoveries.ts';
 import { destinationOf } from '../src/store/callbacks.ts';
 import { getRecovery } from '../src/store/recoveries.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -26,7 +26,7 @@ beforeAll(async () => {
   const ca = await createTestCa();
   receiver = await startReceiver({ ca });
   t = await startTestApp({
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    delivery: receiverDelivery(writeCaFile(ca.caPem)),
   });
 });
 afterAll(async () => {

@@ -7,12 +7,12 @@ import { execFile } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { callbackBody } from '../src/domain/callbacks.ts';
 import { enqueueCallbacks } from '../src/store/callbacks.ts';
 import { keyringOf, useKeyring } from '../src/store/secret-box.ts';
 import { getSubscription } from '../src/store/subscriptions.ts';
 import { startTestApp, type TestApp } from './harness.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 
@@ -27,7 +27,7 @@ beforeAll(async () => {
   const ca = await createTestCa();
   receiver = await startReceiver({ ca });
   t = await startTestApp({
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    delivery: receiverDelivery(writeCaFile(ca.caPem)),
     secrets: { encryptionKey: firstKey, previousEncryptionKeys: [] },
   });
 });

@@ -15,12 +15,12 @@ import { sha256 } from '@noble/hashes/sha256';
 import { hex } from '@scure/base';
 import { recoverAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { abiString, blockIdOf, encodeRawData, FEES, startFakeTronDriver, type TronDriver, toBase58 } from './support/fake-tron-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { DEFAULT_SCENARIOS, describeFollowScenarios } from './support/follow-scenarios.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -239,7 +239,7 @@ describe('Tron chain following (tron/nile on the fake java-tron node)', () => {
     [d, receiver] = await Promise.all([startFakeTronDriver({ network: 'nile' }), startReceiver({ ca })]);
     t = await startTestApp({
       chains: [{ blockchain: 'tron', network: 'nile', rpcUrl: d.rpcUrl, ...d.chainConfig, pollIntervalMs: 50, concurrency: 8, requestTimeoutMs: 5000 }],
-      delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+      delivery: receiverDelivery(writeCaFile(ca.caPem)),
     });
     c = await t.customer({ domains: ['localhost'] });
     await processed(await d.height());

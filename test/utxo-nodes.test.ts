@@ -14,10 +14,10 @@
  * the confirmed reorganisation reverted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type FakeUtxoNode, startFakeUtxoNode } from './support/fake-utxo-node.ts';
 import { followHelpers } from './support/follow-helpers.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -86,7 +86,7 @@ beforeAll(async () => {
         reorgQuorumDepth: 2,
       },
     ],
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    delivery: receiverDelivery(writeCaFile(ca.caPem)),
   });
   c = await t.customer({ domains: ['localhost'] });
   minedSub = (await follow.subscribe('block-mined', {}, 'mined')).referenceId;

@@ -12,12 +12,12 @@
  * reorganisation one: the validated chain herald follows cannot reorganise.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.ts';
 import { formatUnits } from '../src/domain/amounts.ts';
 import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { type FakeRippled, type FakeXrpDriver, FEE_DROPS, RIPPLE_EPOCH_OFFSET, startFakeXrpDriver } from './support/fake-rippled.ts';
 import { followHelpers } from './support/follow-helpers.ts';
 import { DEFAULT_SCENARIOS, describeFollowScenarios } from './support/follow-scenarios.ts';
+import { receiverDelivery } from './support/followed-app.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
 import { until } from './support/wait.ts';
@@ -58,7 +58,7 @@ beforeAll(async () => {
         requestTimeoutMs: 5000,
       },
     ],
-    delivery: { ...loadConfig({}, {}).delivery, allowNetworks: ['127.0.0.1/32', '::1/128'], caFile: writeCaFile(ca.caPem), pollIntervalMs: 20 },
+    delivery: receiverDelivery(writeCaFile(ca.caPem)),
   });
   c = await t.customer({ domains: ['localhost'] });
   await processed(fake.validatedIndex);

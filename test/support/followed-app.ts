@@ -36,7 +36,7 @@ export const LOOPBACK_NETWORKS = ['127.0.0.1/32', '::1/128'];
  * every 20 ms; `overrides` merged over it.
  */
 export function receiverDelivery(caFile: string, overrides: Partial<Config['delivery']> = {}): Config['delivery'] {
-  return { ...loadConfig({}, {}).delivery, allowNetworks: LOOPBACK_NETWORKS, caFile, pollIntervalMs: 20, ...overrides };
+  return { ...loadConfig({}, {}).delivery, allowNetworks: [...LOOPBACK_NETWORKS], caFile, pollIntervalMs: 20, ...overrides };
 }
 
 export interface FollowedAppOptions {
