@@ -437,9 +437,13 @@ export default async function deliveryBenchmark(options: { duration: number }): 
     // ceiling; the worker, PostgreSQL and the receiver for herald. On a machine of few cores, the ratio cannot
     // exceed what these allow (docs/concepts/delivery.md, "What this costs").
     const perCallbackUs = (seconds: Record<string, number>) => Object.fromEntries(Object.entries(seconds).map(([k, v]) => [k, Math.round((v / TOTAL) * 1e6)]));
-    const rounds: { ceilingPerSecond: number; callbacksPerSecond: number; ceilingCpuUs?: Record<string, number>; cpuUs?: Record<string, number> }[] = [
-      { ceilingPerSecond: ceiling.perSecond, callbacksPerSecond },
-    ];
+    const rounds: {
+      ceilingPerSecond: number;
+      callbacksPerSecond: number;
+      ceilingCpuUs?: Record<string, number>;
+      cpuUs?: Record<string, number>;
+      transactionsPer1000?: number;
+    }[] = [{ ceilingPerSecond: ceiling.perSecond, callbacksPerSecond }];
     for (let r = 2; r <= ROUNDS; r++) {
       const ceilingCpu = measureCpu({ loop: selfCpuSeconds, receiver: () => processCpuSeconds(receiver.child.pid) });
       const again = await bareLoop(
@@ -462,16 +466,24 @@ export default async function deliveryBenchmark(options: { duration: number }): 
         postgres: () => (pm ? treeCpuSeconds(pm) : 0),
         receiver: () => processCpuSeconds(receiver.child.pid),
       });
+      const xacts = async () =>
+        Number(
+          (await db.query<{ n: string }>('bench:xacts', 'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()'))[0]
+            ?.n,
+        );
+      const xacts0 = await xacts();
       const committedAt = Date.now();
       const ids = subs.map((s) => s.id);
       await waitDelivered(db, ids, worker, 300_000, `throughput, round ${r}`);
       const cpuUs = perCallbackUs(roundCpu.seconds());
+      // Transactions per 1,000 callbacks (the worker's claims and recordings; the bench's own waits too).
+      const transactionsPer1000 = Math.round(((await xacts()) - xacts0) / (TOTAL / 1000));
       const w = await deliveryWindow(db, ids);
       const perSecond = Math.round(TOTAL / ((w.lastFinishedMs - committedAt) / 1000));
-      rounds.push({ ceilingPerSecond: again.perSecond, callbacksPerSecond: perSecond, ceilingCpuUs, cpuUs });
+      rounds.push({ ceilingPerSecond: again.perSecond, callbacksPerSecond: perSecond, ceilingCpuUs, cpuUs, transactionsPer1000 });
       log(
         `round ${r}: ceiling ${again.perSecond}/s, worker ${perSecond}/s from the commit: ${round(perSecond / again.perSecond, 3)} of the ceiling; ` +
-          `CPU µs per POST: ceiling ${JSON.stringify(ceilingCpuUs)}, herald ${JSON.stringify(cpuUs)}`,
+          `CPU µs per POST: ceiling ${JSON.stringify(ceilingCpuUs)}, herald ${JSON.stringify(cpuUs)}; ${transactionsPer1000} transactions per 1,000 callbacks`,
       );
     }
     if (THROUGHPUT_ONLY) {
