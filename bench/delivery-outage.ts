@@ -354,17 +354,30 @@ export default async function deliveryOutageBenchmark(options: { duration: numbe
     };
     // Its probe goes at the parking's end (the retry time of the callback that parked it, which follows
     // the retry schedule: 30 s, 2 min, 10 min, ... after the attempts before it): wait until then.
-    const [parking] = await db.query<{ parked_until: Date }>('bench:parking', 'SELECT parked_until FROM destination_parking WHERE destination = $1', [
-      `https://localhost:${info.dead}`,
-    ]);
-    const parkedUntil = parking?.parked_until.getTime() ?? revivedAt;
+    // Read again at each poll: a probe on its way when the receiver came back (a request it will not answer,
+    // sent before) times out and parks the destination until that probe's next retry; until then,
+    // parked_until is the claim's hold of the probe (delivery.leaseSeconds), not the parking's end.
+    const parkedUntilNow = async () => {
+      const [parking] = await db.query<{ parked_until: Date }>('bench:parking', 'SELECT parked_until FROM destination_parking WHERE destination = $1', [
+        `https://localhost:${info.dead}`,
+      ]);
+      return parking?.parked_until.getTime() ?? revivedAt;
+    };
+    let parkedUntil = await parkedUntilNow();
     log(`the dead receiver's destination is parked until ${new Date(parkedUntil).toISOString()} (${Math.round((parkedUntil - revivedAt) / 1000)} s from now)`);
     let first: Date | null = null;
-    const deadline = Math.max(parkedUntil, revivedAt) + 60_000;
     while (!first) {
-      if (Date.now() > deadline) throw new Error(`the dead receiver got no delivered callback within 60 s of its parking's end:\n${worker.output()}`);
       await sleep(200);
       first = (await deliveredSince(new Date(revivedAt))).first;
+      if (first) break;
+      const until = await parkedUntilNow();
+      if (until !== parkedUntil) {
+        parkedUntil = until;
+        log(`the dead receiver's destination is now parked until ${new Date(parkedUntil).toISOString()} (a probe sent before it came back timed out)`);
+      }
+      if (Date.now() > Math.max(parkedUntil, revivedAt) + 60_000) {
+        throw new Error(`the dead receiver got no delivered callback within 60 s of its parking's end:\n${worker.output()}`);
+      }
     }
     const firstDeliveredAfterMs = first.getTime() - revivedAt;
     const firstDeliveredAfterParkingMs = first.getTime() - parkedUntil;
