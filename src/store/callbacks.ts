@@ -280,18 +280,25 @@ export interface ClaimOptions {
   inFlight?: readonly string[];
 }
 
-/** claimDueCallbacks, with how many callbacks of inactive subscriptions the claim held out (the worker claims again at once then). */
-export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Claim> {
-  const all = await db.query<ClaimRow & { made_dormant: number }>(
-    'callbacks:claim',
-    `WITH RECURSIVE dests AS (
+/**
+ * A recursive CTE `dests(destination, first_due)`: the destinations with pending callbacks, each with its
+ * oldest due time, by a skip scan of the claims' index (one index probe per destination). Shared by the
+ * claim and the queue metrics (store/queue-stats.ts), so both list destinations the same way.
+ */
+export const PENDING_DESTINATIONS = `dests AS (
        (SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c WHERE c.status = 'pending' AND NOT c.dormant
         ORDER BY c.destination, c.next_attempt_at LIMIT 1)
        UNION ALL
        SELECT n.destination, n.first_due FROM dests d CROSS JOIN LATERAL (
          SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c
          WHERE c.status = 'pending' AND NOT c.dormant AND c.destination > d.destination
-         ORDER BY c.destination, c.next_attempt_at LIMIT 1) n),
+         ORDER BY c.destination, c.next_attempt_at LIMIT 1) n)`;
+
+/** claimDueCallbacks, with how many callbacks of inactive subscriptions the claim held out (the worker claims again at once then). */
+export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Claim> {
+  const all = await db.query<ClaimRow & { made_dormant: number }>(
+    'callbacks:claim',
+    `WITH RECURSIVE ${PENDING_DESTINATIONS},
      open AS (
        SELECT d.destination, coalesce(p.failures >= $6, false) AS probing, p.probe_callback_id, count(*) OVER () AS n,
          coalesce(cap.n, $9) AS cap

@@ -15,6 +15,8 @@
  *     whatever the backlog's size. Between passes the destination counts as the larger of the last pass's
  *     figure and the cap.
  */
+
+import { PENDING_DESTINATIONS } from './callbacks.ts';
 import type { Db } from './db.ts';
 
 /** A destination with this many callbacks due or more is counted by the recount pass, not by each read. */
@@ -47,14 +49,7 @@ export async function queueStats(db: Db, now: Date, options: QueueStatsOptions =
     // The destinations with pending callbacks by a skip scan of the claims' index, as a claim lists them
     // (store/callbacks.ts, claimDue), each with its oldest; then its due callbacks, up to the cap, by a
     // range of the same index.
-    `WITH RECURSIVE dests AS (
-       (SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c WHERE c.status = 'pending' AND NOT c.dormant
-        ORDER BY c.destination, c.next_attempt_at LIMIT 1)
-       UNION ALL
-       SELECT n.destination, n.first_due FROM dests d CROSS JOIN LATERAL (
-         SELECT c.destination, c.next_attempt_at AS first_due FROM callbacks c
-         WHERE c.status = 'pending' AND NOT c.dormant AND c.destination > d.destination
-         ORDER BY c.destination, c.next_attempt_at LIMIT 1) n),
+    `WITH RECURSIVE ${PENDING_DESTINATIONS},
      due AS (
        SELECT d.destination, d.first_due, k.n FROM dests d CROSS JOIN LATERAL (
          SELECT count(*)::int AS n FROM (
