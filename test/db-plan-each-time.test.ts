@@ -43,8 +43,11 @@ it('a prepared lookup keeps its small-table plan after the table grew; planEachT
   await db.query('test:grow', "INSERT INTO plan_probe SELECT gen_random_uuid(), repeat('x', 200) FROM generate_series(1, $1::int)", [50_000]);
   const plan = async (sql: string) => (await db.query<{ 'QUERY PLAN': string }>('test:explain', sql)).map((r) => r['QUERY PLAN']).join('\n');
   const array = `'{${ids.join(',')}}'::uuid[]`;
-  // The prepared statement's cached plan, as its next run would use it: still the sequential scan.
-  expect(await plan(`EXPLAIN EXECUTE "test:by-ids-prepared"(${array})`)).toMatch(/Seq Scan/);
+  // The prepared statement's cached plan would still be the sequential scan, but that is PostgreSQL's
+  // behaviour, not ours, and not a stable one to assert: any invalidation of this backend's caches (an
+  // overflow of the shared invalidation queue while other test databases create tables, as a CI run on
+  // PostgreSQL 15 saw) re-plans it for the grown table. What herald relies on is checked above (the
+  // planEachTime statement is never prepared) and below (a statement planned now uses the primary key).
   // What a statement planned now gets (what planEachTime sends): the primary key.
   expect(await plan(`EXPLAIN ${BY_IDS.replace('$1::uuid[]', array)}`)).toMatch(/Index (Only )?Scan/);
   expect(await db.query('test:by-ids-each-time', BY_IDS, [ids], { planEachTime: true })).toHaveLength(3);
