@@ -14,7 +14,7 @@ import { lookup as systemLookup } from 'node:dns';
 import { Resolver } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { AttemptRecord, ErrorClass } from '../store/callbacks.ts';
 import { checkDestination, NetworkList } from './destinations.ts';
 
@@ -138,6 +138,48 @@ function classify(error: unknown): { errorClass: Exclude<ErrorClass, 'bad_status
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|HOSTNAME|ALTNAME/i.test(code) || /certificate|tls|ssl/i.test(message))
     return { errorClass: 'tls', detail };
   return { errorClass: 'connection_reset', detail };
+}
+
+/** A failed attempt as the caller gets it: the class in words for the customer, the detail for the operator. */
+function failure(errorClass: Exclude<ErrorClass, 'bad_status'>, detail: string, timeoutMs: number): Omit<SendResult, 'startedAt' | 'durationMs'> {
+  return {
+    httpStatus: null,
+    errorClass,
+    errorMessage: customerMessage(errorClass, timeoutMs),
+    errorDetail: detail.slice(0, 1000),
+    responseBody: null,
+    headers: {},
+  };
+}
+
+function failed(error: unknown, timeoutMs: number): Omit<SendResult, 'startedAt' | 'durationMs'> {
+  const { errorClass, detail } = classify(error);
+  return failure(errorClass, detail, timeoutMs);
+}
+
+/** Ends a request whose answer's first `responseBodyLimit` bytes have arrived: the answer counts, the rest is dropped. */
+class BodyLimitReached extends Error {}
+
+/** What a request needs of its URL, parsed once per URL: a worker sends to the same few URLs over and over. */
+interface Target {
+  protocol: string;
+  origin: string;
+  path: string;
+  /** The host when it is an IP address literal (brackets removed), checked by the guard before connecting. */
+  literalIp: string | null;
+}
+const targets = new Map<string, Target>();
+const MAX_TARGETS = 10_000;
+
+function parseTarget(url: string): Target {
+  let target = targets.get(url);
+  if (target) return target;
+  const { protocol, origin, pathname, search, hostname } = new URL(url);
+  const literal = hostname.replace(/^\[|\]$/g, '');
+  target = { protocol, origin, path: `${pathname}${search}`, literalIp: isIP(literal) ? literal : null };
+  if (targets.size >= MAX_TARGETS) targets.clear();
+  targets.set(url, target);
+  return target;
 }
 
 /** A connection pool and the allow-list its connections were checked against. */
@@ -305,72 +347,27 @@ export class CallbackSender {
     headers: Record<string, string>,
     options: SendOptions = {},
   ): Promise<SendResult> {
-    // A deadline cleared when the request ends (AbortSignal.timeout's timer and signal would stay alive
-    // for the whole timeout after every request: tens of thousands of them at a few thousand POSTs/s).
-    const deadline = new AbortController();
-    const startDeadline = () =>
-      setTimeout(() => deadline.abort(new DOMException(`no complete answer within ${this.options.timeoutMs} ms`, 'TimeoutError')), this.options.timeoutMs);
-    let timer: NodeJS.Timeout | undefined;
     let startedAt = new Date();
     let started = performance.now();
     if (options.timeoutCoversWait) {
-      timer = startDeadline();
-      if (!(await this.acquire(destination, deadline.signal))) {
+      // The wait for a slot counts against the deadline: the request gets what is left of it.
+      const waited = new AbortController();
+      const timer = setTimeout(() => waited.abort(), this.options.timeoutMs);
+      const acquired = await this.acquire(destination, waited.signal);
+      clearTimeout(timer);
+      if (!acquired) {
         const detail = `no free connection to ${destination} within ${this.options.timeoutMs} ms: ${this.options.perDestination} requests in flight there`;
-        const errorMessage = customerMessage('timeout', this.options.timeoutMs);
-        return {
-          startedAt,
-          durationMs: performance.now() - started,
-          httpStatus: null,
-          errorClass: 'timeout',
-          errorMessage,
-          errorDetail: detail,
-          responseBody: null,
-          headers: {},
-        };
+        return { startedAt, durationMs: performance.now() - started, ...failure('timeout', detail, this.options.timeoutMs) };
       }
     } else {
       await this.acquire(destination);
       startedAt = new Date();
       started = performance.now();
-      timer = startDeadline();
     }
-    const done = (r: Omit<SendResult, 'startedAt' | 'durationMs'>): SendResult => ({ startedAt, durationMs: performance.now() - started, ...r });
     try {
-      const { hostname, protocol } = new URL(url);
-      if (protocol !== 'https:') {
-        const message = `only https callback URLs are sent, not ${protocol}`;
-        return done({ httpStatus: null, errorClass: 'refused_destination', errorMessage: message, errorDetail: message, responseBody: null, headers: {} });
-      }
-      const pool = this.poolFor(options.allowNetworks);
-      const literal = hostname.replace(/^\[|\]$/g, '');
-      if (isIP(literal)) {
-        const verdict = checkDestination(literal, pool.allow);
-        if (!verdict.allowed) throw new RefusedDestination(`${literal} is a ${verdict.reason} address; callbacks may not reach it`);
-      }
-      const response = await request(url, {
-        method,
-        body,
-        headers: { 'user-agent': this.options.userAgent, ...headers },
-        dispatcher: pool.agent,
-        signal: deadline.signal,
-      });
-      const responseBody = await readBounded(response.body, this.options.responseBodyLimit);
-      const ok = response.statusCode >= 200 && response.statusCode < 300;
-      return done({
-        httpStatus: response.statusCode,
-        errorClass: ok ? null : 'bad_status',
-        errorMessage: ok ? null : `the receiver answered ${response.statusCode}`,
-        errorDetail: null,
-        responseBody,
-        headers: response.headers,
-      });
-    } catch (error) {
-      const { errorClass, detail } = classify(error);
-      const errorMessage = customerMessage(errorClass, this.options.timeoutMs);
-      return done({ httpStatus: null, errorClass, errorMessage, errorDetail: detail.slice(0, 1000), responseBody: null, headers: {} });
+      const answer = await this.exchange(method, url, body, headers, options, Math.max(1, this.options.timeoutMs - (performance.now() - started)));
+      return { startedAt, durationMs: performance.now() - started, ...answer };
     } finally {
-      clearTimeout(timer);
       const ms = performance.now() - started;
       const mean = this.meanMs.get(destination);
       this.meanMs.set(destination, mean === undefined ? ms : mean + 0.2 * (ms - mean));
@@ -378,28 +375,112 @@ export class CallbackSender {
     }
   }
 
+  /**
+   * The request itself, through undici's dispatcher API rather than `request()`: no response stream, no
+   * AbortSignal, no URL parsed twice (measured with a bare loop on loopback HTTPS: 19 instead of 33 µs of
+   * CPU per POST, most of a worker's own cost per callback; docs/concepts/delivery.md). The deadline
+   * covers connecting, the answer and its body; only the first `responseBodyLimit` bytes are read.
+   */
+  private exchange(
+    method: 'POST' | 'GET',
+    url: string,
+    body: Buffer | undefined,
+    headers: Record<string, string>,
+    options: SendOptions,
+    timeoutMs: number,
+  ): Promise<Omit<SendResult, 'startedAt' | 'durationMs'>> {
+    const configuredTimeoutMs = this.options.timeoutMs;
+    const parsed = parseTarget(url);
+    if (parsed.protocol !== 'https:') {
+      const message = `only https callback URLs are sent, not ${parsed.protocol}`;
+      return Promise.resolve({
+        httpStatus: null,
+        errorClass: 'refused_destination',
+        errorMessage: message,
+        errorDetail: message,
+        responseBody: null,
+        headers: {},
+      });
+    }
+    let pool: Pool;
+    try {
+      pool = this.poolFor(options.allowNetworks);
+      if (parsed.literalIp) {
+        const verdict = checkDestination(parsed.literalIp, pool.allow);
+        if (!verdict.allowed) throw new RefusedDestination(`${parsed.literalIp} is a ${verdict.reason} address; callbacks may not reach it`);
+      }
+    } catch (error) {
+      return Promise.resolve(failed(error, this.options.timeoutMs));
+    }
+    const limit = this.options.responseBodyLimit;
+    return new Promise((resolve) => {
+      let controller: { abort(reason: Error): void } | undefined;
+      let stopped: Error | undefined; // why the request was ended early, before undici said why
+      let status: number | null = null;
+      let responseHeaders: SendResult['headers'] = {};
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let settled = false;
+      const settle = (result: Omit<SendResult, 'startedAt' | 'durationMs'>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(result);
+      };
+      const answered = () => {
+        const ok = status !== null && status >= 200 && status < 300;
+        settle({
+          httpStatus: status,
+          errorClass: ok ? null : 'bad_status',
+          errorMessage: ok ? null : `the receiver answered ${status}`,
+          errorDetail: null,
+          // A NUL byte becomes U+FFFD: PostgreSQL text holds none, and one would fail the recording of the
+          // attempt's whole batch, again at each try (test/delivery-leases.test.ts).
+          responseBody: Buffer.concat(chunks).subarray(0, limit).toString('utf8').replaceAll('\u0000', '\ufffd'),
+          headers: responseHeaders,
+        });
+      };
+      // A request still waiting for its connection is ended as soon as undici hands it one (as request()
+      // does with an aborted signal); until then the connect timeout bounds it.
+      const stop = (reason: Error) => {
+        stopped ??= reason;
+        controller?.abort(reason);
+      };
+      const timer = setTimeout(() => stop(new DOMException(`no complete answer within ${configuredTimeoutMs} ms`, 'TimeoutError')), timeoutMs);
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          if (stopped) c.abort(stopped);
+        },
+        onResponseStart(_c, statusCode, headers) {
+          if (statusCode < 200) return; // an informational answer: the real one follows
+          status = statusCode;
+          responseHeaders = headers;
+        },
+        onResponseData(_c, chunk) {
+          if (size >= limit) return;
+          chunks.push(chunk);
+          size += chunk.length;
+          // Enough of the body: the rest is not waited for (the connection goes with it).
+          if (size >= limit) stop(new BodyLimitReached());
+        },
+        onResponseEnd: answered,
+        onResponseError(_c, error) {
+          if (status !== null && (error instanceof BodyLimitReached || stopped instanceof BodyLimitReached)) return answered();
+          settle(failed(stopped ?? error, configuredTimeoutMs));
+        },
+      };
+      try {
+        pool.agent.dispatch({ origin: parsed.origin, path: parsed.path, method, body, headers: { 'user-agent': this.options.userAgent, ...headers } }, handler);
+      } catch (error) {
+        settle(failed(error, this.options.timeoutMs));
+      }
+    });
+  }
+
   async close(): Promise<void> {
     const pools = [this.shared, ...this.pools.values()];
     this.pools.clear();
     await Promise.all(pools.map((pool) => pool.agent.close()));
   }
-}
-
-/**
- * Reads at most `limit` bytes of a body as text; the rest is dropped (with the connection if need be). A NUL
- * byte becomes U+FFFD: PostgreSQL text holds none, and one would fail the recording of the attempt's whole
- * batch, again at each try (test/delivery-leases.test.ts).
- */
-async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= limit) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8').replaceAll('\u0000', '\ufffd');
 }
