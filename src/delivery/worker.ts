@@ -86,7 +86,8 @@ export function decideOutcome(
   now: Date,
   random?: () => number,
 ): AttemptOutcome {
-  const base = {
+  // One object literal of one shape whatever the result (no spread of a base object: this runs once per POST).
+  const outcome = (result_: AttemptOutcome['result'], nextAttemptAt: Date | null): AttemptOutcome => ({
     callbackId: callback.id,
     destination: callback.destination,
     probe: callback.probe,
@@ -96,13 +97,15 @@ export function decideOutcome(
     errorClass: result.errorClass,
     errorMessage: result.errorMessage,
     responseBody: result.responseBody,
-  };
-  if (result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300) return { ...base, result: 'delivered', nextAttemptAt: null };
-  if (result.httpStatus === 410) return { ...base, result: 'gone', nextAttemptAt: null };
+    result: result_,
+    nextAttemptAt,
+  });
+  if (result.httpStatus !== null && result.httpStatus >= 200 && result.httpStatus < 300) return outcome('delivered', null);
+  if (result.httpStatus === 410) return outcome('gone', null);
   const retryAfterSeconds = parseRetryAfter(result.headers?.['retry-after'], now.getTime());
   const delay = nextRetryDelayMs(callback.seriesAttempts + 1, policy, { retryAfterSeconds, random });
-  if (delay === null) return { ...base, result: 'exhausted', nextAttemptAt: null };
-  return { ...base, result: 'retry', nextAttemptAt: new Date(now.getTime() + delay) };
+  if (delay === null) return outcome('exhausted', null);
+  return outcome('retry', new Date(now.getTime() + delay));
 }
 
 export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {

@@ -348,14 +348,19 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
      held AS (
        UPDATE destination_parking p SET parked_until = $1::timestamptz + $3 * interval '1 millisecond', probe_callback_id = due.id
        FROM sendable due WHERE due.probing AND p.destination = due.destination AND due.destination IN (SELECT destination FROM leased)),
+     -- What a callback takes from its subscription, looked up once per subscription, not once per callback
+     -- (a claim's callbacks share a few subscriptions).
+     subs AS (
+       SELECT s.id, s.callback_secret_key AS secret,
+         CASE WHEN s.previous_secret_until > $1 THEN s.previous_callback_secret_key END AS previous_secret,
+         EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = s.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
+         (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = s.customer_id) AS allow_networks
+       FROM subscriptions s WHERE s.id IN (SELECT subscription_id FROM sendable)),
      claimed AS (
      SELECT c.id, c.customer_id, c.subscription_id, c.event_type, c.idempotency_key, c.body, c.callback_url, c.destination,
-       c.attempts, c.series_start, s.callback_secret_key AS secret, c.sequence,
-       CASE WHEN s.previous_secret_until > $1 THEN s.previous_callback_secret_key END AS previous_secret,
-       EXISTS (SELECT 1 FROM callback_domains d WHERE d.customer_id = c.customer_id AND d.domain = s.callback_host AND d.verified_at IS NOT NULL) AS domain_verified,
-       (SELECT cu.allow_networks::text[] FROM customers cu WHERE cu.id = c.customer_id) AS allow_networks,
+       c.attempts, c.series_start, s.secret, c.sequence, s.previous_secret, s.domain_verified, s.allow_networks,
        due.due_at, c.recovery_id IS NOT NULL AS recovered, due.probing AS probe, due.share_filled
-     FROM sendable due JOIN callbacks c ON c.id = due.id JOIN subscriptions s ON s.id = c.subscription_id
+     FROM sendable due JOIN callbacks c ON c.id = due.id JOIN subs s ON s.id = c.subscription_id
      WHERE due.destination IN (SELECT destination FROM leased))
      -- One row with id NULL when nothing was claimed: the count of callbacks made dormant comes back either way.
      SELECT k.*, n.made_dormant FROM (SELECT count(*)::int AS made_dormant FROM slept) n LEFT JOIN claimed k ON true`,
