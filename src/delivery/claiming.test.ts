@@ -25,6 +25,11 @@ describe('claiming decisions', () => {
     expect(claimAgainAtOnce(10, [of('https://a:443', true), of('https://b:443', false)], () => ['https://a:443'])).toBe(false);
     expect(claimAgainAtOnce(10, [of('https://a:443', true), of('https://b:443', true)], () => ['https://a:443'])).toBe(true);
     expect(claimAgainAtOnce(2, [of('https://a:443', true), of('https://b:443', false)], () => ['https://a:443'])).toBe(true); // full
+    // Full, and it reached every destination open to it, each saturated now: another claim would find nothing.
+    expect(claimAgainAtOnce(2, [of('https://a:443', true), of('https://a:443', true)], () => ['https://a:443'], 1)).toBe(false);
+    // ... but one it did not reach, or one not saturated, may give more.
+    expect(claimAgainAtOnce(2, [of('https://a:443', true), of('https://a:443', true)], () => ['https://a:443'], 2)).toBe(true);
+    expect(claimAgainAtOnce(2, [of('https://a:443', true), of('https://b:443', true)], () => ['https://a:443'], 2)).toBe(true);
   });
 
   it('passes again for a finished callback only when it frees room or a destination the claim skipped', () => {

@@ -25,20 +25,32 @@ export function claimRoom(limits: ClaimLimits, inFlight: number): { room: number
  * More may be due right now, so the worker claims again without sleeping: the claim was full, or a
  * destination took its whole share and can take more now. One that took its share and is saturated now
  * (its queue allowance filled) waits for its requests to end: a claim at once would skip it and find
- * nothing, a statement for nothing after every claim of a busy destination.
+ * nothing, a statement for nothing after every claim of a busy destination. The same holds for a full
+ * claim when `openDestinations` (how many destinations it could take callbacks of) says it reached every
+ * one of them and each is saturated now.
  */
 export function claimAgainAtOnce(
   room: number,
   claimed: readonly { shareFilled?: boolean; destination?: string }[],
   saturatedNow: () => readonly string[] = () => [],
+  openDestinations?: number,
 ): boolean {
   if (room <= 0) return false;
-  if (claimed.length === room) return true;
+  if (claimed.length === room) {
+    if (openDestinations === undefined) return true;
+    const reached = new Set(claimed.map((c) => c.destination));
+    if (reached.size < openDestinations) return true;
+    return !allSaturated(reached, saturatedNow);
+  }
   const filled = new Set(claimed.filter((c) => c.shareFilled).map((c) => c.destination));
   if (filled.size === 0) return false;
+  return !allSaturated(filled, saturatedNow);
+}
+
+function allSaturated(destinations: ReadonlySet<string | undefined>, saturatedNow: () => readonly string[]): boolean {
   const saturated = new Set(saturatedNow());
-  for (const destination of filled) if (destination === undefined || !saturated.has(destination)) return true;
-  return false;
+  for (const destination of destinations) if (destination === undefined || !saturated.has(destination)) return false;
+  return true;
 }
 
 /**

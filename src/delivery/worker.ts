@@ -242,6 +242,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
       let claimed: ClaimedCallback[] = [];
       // Callbacks of inactive subscriptions the claim held out instead of taking (store/callbacks.ts): more may be due.
       let madeDormant = 0;
+      let openDestinations: number | undefined;
       const { room, roomLimited: short } = claimRoom(settings, inFlight);
       roomLimited = short;
       if (!roomLimited) {
@@ -265,6 +266,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
           });
           claimed = claim.callbacks;
           madeDormant = claim.madeDormant;
+          openDestinations = claim.openDestinations;
           if (claimed.length > 0) logger.debug({ callbacks: claimed.length, inFlight: inFlight + claimed.length }, 'callbacks claimed');
         } catch (error) {
           logger[retryLogLevel(error)]({ err: error }, 'could not claim due callbacks; trying again shortly');
@@ -290,7 +292,7 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
           });
       }
       const saturatedNow = sender.saturated();
-      if (madeDormant > 0 || claimAgainAtOnce(room, claimed, () => saturatedNow)) continue;
+      if (madeDormant > 0 || claimAgainAtOnce(room, claimed, () => saturatedNow, openDestinations)) continue;
       // Asleep until a destination saturated now frees a slot (worthAnotherPass), a NOTIFY or the poll.
       for (const destination of saturatedNow) skipped.add(destination);
       // The poll: callbacks may have become due with time (retries, leases, parking).

@@ -213,6 +213,8 @@ export interface ClaimedCallback extends NewCallback {
 export interface Claim {
   callbacks: ClaimedCallback[];
   madeDormant: number;
+  /** How many destinations the claim could take callbacks of (due, not skipped, parked or leased to another worker). */
+  openDestinations: number;
 }
 
 interface ClaimRow {
@@ -296,7 +298,7 @@ export const PENDING_DESTINATIONS = `dests AS (
 
 /** claimDueCallbacks, with how many callbacks of inactive subscriptions the claim held out (the worker claims again at once then). */
 export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Claim> {
-  const all = await db.query<ClaimRow & { made_dormant: number }>(
+  const all = await db.query<ClaimRow & { made_dormant: number; open_destinations: number }>(
     'callbacks:claim',
     `WITH RECURSIVE ${PENDING_DESTINATIONS},
      open AS (
@@ -319,7 +321,10 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
          NOT o.probing AND count(*) OVER (PARTITION BY o.destination) >= least(o.cap, greatest($5, ceil($2::float8 / o.n))) AS share_filled
        FROM open o CROSS JOIN LATERAL (
          SELECT c.id, c.next_attempt_at AS due_at, c.subscription_id FROM callbacks c
-         WHERE c.status = 'pending' AND NOT c.dormant AND c.destination = o.destination AND c.next_attempt_at <= $1 AND c.id <> ALL ($11::uuid[])
+         WHERE c.status = 'pending' AND NOT c.dormant AND c.destination = o.destination AND c.next_attempt_at <= $1
+           -- A hashed anti-join (built once per claim): the scan walks past this worker's callbacks in flight,
+           -- the oldest due, and '<> ALL' would compare each with every one of them.
+           AND c.id NOT IN (SELECT unnest($11::uuid[]))
          ORDER BY c.next_attempt_at
          LIMIT CASE WHEN o.probing THEN 1 ELSE least(o.cap, greatest($5, ceil($2::float8 / o.n)))::int END) x
        -- A parked destination whose probe this holder has on its way gets nothing more: its outcome decides
@@ -363,7 +368,8 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
      FROM sendable due JOIN callbacks c ON c.id = due.id JOIN subs s ON s.id = c.subscription_id
      WHERE due.destination IN (SELECT destination FROM leased))
      -- One row with id NULL when nothing was claimed: the count of callbacks made dormant comes back either way.
-     SELECT k.*, n.made_dormant FROM (SELECT count(*)::int AS made_dormant FROM slept) n LEFT JOIN claimed k ON true`,
+     SELECT k.*, n.made_dormant, n.open_destinations
+     FROM (SELECT (SELECT count(*)::int FROM slept) AS made_dormant, (SELECT count(*)::int FROM open) AS open_destinations) n LEFT JOIN claimed k ON true`,
     [
       options.now,
       options.limit,
@@ -401,7 +407,7 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
     probe: r.probe,
     shareFilled: r.share_filled,
   }));
-  return { callbacks: claimed, madeDormant: all[0]?.made_dormant ?? 0 };
+  return { callbacks: claimed, madeDormant: all[0]?.made_dormant ?? 0, openDestinations: all[0]?.open_destinations ?? 0 };
 }
 
 /**
