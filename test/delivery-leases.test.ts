@@ -163,3 +163,21 @@ it('an answer with a NUL byte is recorded (the NUL replaced), and so is every ou
   await db.transaction('test:enqueue', (tx) => enqueueCallbacks(tx, [second]));
   await until('the next outcome recorded', async () => (await statusOf(second.id)) === 'delivered', 20_000);
 }, 60_000);
+
+it("a claim's transaction commits without waiting for the WAL flush, and only the claim's", async () => {
+  const db = t.app.database.db;
+  const c = await t.customer();
+  const url = 'https://commit.leases.test/x';
+  const sub = await subscriptionTo(c, url, 'commit.leases.test');
+  await db.transaction('test:enqueue', (tx) => enqueueCallbacks(tx, [newCallback(c, sub, url)], new Date(Date.now() - 60_000)));
+  // In a transaction of the test's own, so that the setting can be read after the claim, before the commit.
+  const mode = await db.transaction('test:claim', async (tx) => {
+    const claim = await claimDue(tx, { now: new Date(), limit: 10, leaseMs: 15_000, skipDestinations: [], holder: randomUUID() });
+    expect(claim.callbacks.map((x) => x.callbackUrl)).toEqual([url]);
+    return (await tx.query<{ synchronous_commit: string }>('test:show', 'SHOW synchronous_commit'))[0]?.synchronous_commit;
+  });
+  expect(mode).toBe('off');
+  // The setting was the claim's transaction's alone.
+  expect((await db.query<{ synchronous_commit: string }>('test:show', 'SHOW synchronous_commit'))[0]?.synchronous_commit).toBe('on');
+  await db.query('test:away', `UPDATE callbacks SET status = 'cancelled' WHERE subscription_id = $1`, [sub]);
+});

@@ -368,8 +368,16 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
      FROM sendable due JOIN callbacks c ON c.id = due.id JOIN subs s ON s.id = c.subscription_id
      WHERE due.destination IN (SELECT destination FROM leased))
      -- One row with id NULL when nothing was claimed: the count of callbacks made dormant comes back either way.
-     SELECT k.*, n.made_dormant, n.open_destinations
-     FROM (SELECT (SELECT count(*)::int FROM slept) AS made_dormant, (SELECT count(*)::int FROM open) AS open_destinations) n LEFT JOIN claimed k ON true`,
+     -- The claim commits without waiting for its WAL to reach the disk (synchronous_commit off for this
+     -- statement's transaction alone): all it writes are leases, a probe's hold and dormant marks, and all a
+     -- database crash in the next fraction of a second can lose of them is a lease, i.e. a callback sent
+     -- again with its idempotencyKey, which delivery allows anyway (docs/concepts/delivery.md). A claim that
+     -- waits for the flush waits for the disk (sampled in the outage benchmark: WalSync among its waits
+     -- while a checkpoint wrote), and every callback that becomes due meanwhile waits for the claim.
+     SELECT k.*, n.made_dormant, n.open_destinations, n.commit_mode
+     FROM (SELECT (SELECT count(*)::int FROM slept) AS made_dormant, (SELECT count(*)::int FROM open) AS open_destinations,
+             set_config('synchronous_commit', 'off', true) AS commit_mode) n
+     LEFT JOIN claimed k ON true`,
     [
       options.now,
       options.limit,
