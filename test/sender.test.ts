@@ -76,3 +76,10 @@ it('refuses what it may not send: plain http, and an IP literal outside the allo
   expect(privateIp).toMatchObject({ errorClass: 'refused_destination', errorMessage: 'the host resolves to an address callbacks may not reach' });
   expect(receiver.received.length).toBe(before);
 });
+
+it('never throws: a malformed URL comes back as a failed attempt', async () => {
+  const result = await sender.send('POST', 'https://exa mple.test:99999/x', 'https://exa mple.test', Buffer.from('{}'), {});
+  expect(result.httpStatus).toBeNull();
+  expect(result.errorClass).not.toBeNull();
+  expect(result.errorDetail).toMatch(/Invalid URL/i);
+});

@@ -394,20 +394,21 @@ export class CallbackSender {
     timeoutMs: number,
   ): Promise<Omit<SendResult, 'startedAt' | 'durationMs'>> {
     const configuredTimeoutMs = this.options.timeoutMs;
-    const parsed = parseTarget(url);
-    if (parsed.protocol !== 'https:') {
-      const message = `only https callback URLs are sent, not ${parsed.protocol}`;
-      return Promise.resolve({
-        httpStatus: null,
-        errorClass: 'refused_destination',
-        errorMessage: message,
-        errorDetail: message,
-        responseBody: null,
-        headers: {},
-      });
-    }
+    let parsed: Target;
     let pool: Pool;
     try {
+      parsed = parseTarget(url); // throws on a malformed URL: classified below, as any failure
+      if (parsed.protocol !== 'https:') {
+        const message = `only https callback URLs are sent, not ${parsed.protocol}`;
+        return Promise.resolve({
+          httpStatus: null,
+          errorClass: 'refused_destination',
+          errorMessage: message,
+          errorDetail: message,
+          responseBody: null,
+          headers: {},
+        });
+      }
       pool = this.poolFor(options.allowNetworks);
       if (parsed.literalIp) {
         const verdict = checkDestination(parsed.literalIp, pool.allow);
