@@ -373,7 +373,7 @@ export async function claimDue(db: Queryable, options: ClaimOptions): Promise<Cl
      -- database crash in the next fraction of a second can lose of them is a lease, i.e. a callback sent
      -- again with its idempotencyKey, which delivery allows anyway (docs/concepts/delivery.md). A claim that
      -- waits for the flush waits for the disk (sampled in the outage benchmark: WalSync among its waits
-     -- while a checkpoint wrote), and every callback that becomes due meanwhile waits for the claim.
+     -- while a million callbacks were being inserted), and every callback due meanwhile waits for the claim.
      SELECT k.*, n.made_dormant, n.open_destinations, n.commit_mode
      FROM (SELECT (SELECT count(*)::int FROM slept) AS made_dormant, (SELECT count(*)::int FROM open) AS open_destinations,
              set_config('synchronous_commit', 'off', true) AS commit_mode) n
