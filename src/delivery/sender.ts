@@ -393,6 +393,7 @@ export class CallbackSender {
     options: SendOptions,
     timeoutMs: number,
   ): Promise<Omit<SendResult, 'startedAt' | 'durationMs'>> {
+    // The timeout as configured, for the customer's message; `timeoutMs` is what is left of it for this request.
     const configuredTimeoutMs = this.options.timeoutMs;
     let parsed: Target;
     let pool: Pool;
@@ -415,7 +416,7 @@ export class CallbackSender {
         if (!verdict.allowed) throw new RefusedDestination(`${parsed.literalIp} is a ${verdict.reason} address; callbacks may not reach it`);
       }
     } catch (error) {
-      return Promise.resolve(failed(error, this.options.timeoutMs));
+      return Promise.resolve(failed(error, configuredTimeoutMs));
     }
     const limit = this.options.responseBodyLimit;
     return new Promise((resolve) => {
@@ -471,14 +472,15 @@ export class CallbackSender {
         },
         onResponseEnd: answered,
         onResponseError(_c, error) {
-          if (status !== null && (error instanceof BodyLimitReached || stopped instanceof BodyLimitReached)) return answered();
+          // Ended by the body bound (stop() records it before aborting): the answer counts.
+          if (status !== null && stopped instanceof BodyLimitReached) return answered();
           settle(failed(stopped ?? error, configuredTimeoutMs));
         },
       };
       try {
         pool.agent.dispatch({ origin: parsed.origin, path: parsed.path, method, body, headers: { 'user-agent': this.options.userAgent, ...headers } }, handler);
       } catch (error) {
-        settle(failed(error, this.options.timeoutMs));
+        settle(failed(error, configuredTimeoutMs));
       }
     });
   }
