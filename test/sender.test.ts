@@ -83,3 +83,23 @@ it('never throws: a malformed URL comes back as a failed attempt', async () => {
   expect(result.errorClass).not.toBeNull();
   expect(result.errorDetail).toMatch(/Invalid URL/i);
 });
+
+it('headers given as a function are made once the request has its connection slot, not while it waits for one', async () => {
+  // perDestination is 2: two requests that take 300 ms hold both slots; the third waits for one of them.
+  receiver.byPath('/held', { kind: 'slow-body', status: 200, chunkDelayMs: 300, chunks: 1 });
+  receiver.byPath('/signed', { kind: 'status', status: 200 });
+  const url = (path: string) => `${receiver.url}${path}`;
+  const holding = [1, 2].map(() => sender.send('POST', url('/held'), receiver.url, Buffer.from('{}'), {}));
+  const started = performance.now();
+  let madeAfterMs: number | undefined;
+  const third = sender.send('POST', url('/signed'), receiver.url, Buffer.from('{}'), () => {
+    madeAfterMs = performance.now() - started;
+    return { 'x-made-at': 'grant' };
+  });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(madeAfterMs).toBeUndefined(); // still waiting for a slot
+  expect(await third).toMatchObject({ httpStatus: 200 });
+  expect(madeAfterMs).toBeGreaterThanOrEqual(250);
+  expect(receiver.received.find((r) => r.path === '/signed')?.headers['x-made-at']).toBe('grant');
+  await Promise.all(holding);
+});

@@ -342,13 +342,19 @@ export class CallbackSender {
     } else this.active.set(destination, n);
   }
 
-  /** One request through the guard; never throws: failures come back classified. */
+  /**
+   * One request through the guard; never throws: failures come back classified. `headers` may be a
+   * function, called once the request has its connection slot, just before it goes (it must not throw):
+   * the delivery worker signs there, so that a claim's few hundred callbacks are signed one by one as
+   * connections free up, with the time they are sent, instead of in one burst that holds the event loop
+   * (and every answer waiting on it) after each claim.
+   */
   async send(
     method: 'POST' | 'GET',
     url: string,
     destination: string,
     body: Buffer | undefined,
-    headers: Record<string, string>,
+    headers: Record<string, string> | (() => Record<string, string>),
     options: SendOptions = {},
   ): Promise<SendResult> {
     let startedAt = new Date();
@@ -369,7 +375,8 @@ export class CallbackSender {
       started = performance.now();
     }
     try {
-      const answer = await this.exchange(method, url, body, headers, options, Math.max(1, this.options.timeoutMs - (performance.now() - started)));
+      const ready = typeof headers === 'function' ? headers() : headers;
+      const answer = await this.exchange(method, url, body, ready, options, Math.max(1, this.options.timeoutMs - (performance.now() - started)));
       return { startedAt, durationMs: performance.now() - started, ...answer };
     } finally {
       const ms = performance.now() - started;

@@ -199,7 +199,8 @@ export function startDeliveryWorker(deps: WorkerDeps): DeliveryWorker {
     }
     const body = Buffer.from(callback.body);
     const result: Omit<SendResult, 'headers'> & { headers?: SendResult['headers'] } = callback.domainVerified
-      ? await sender.send('POST', callback.callbackUrl, callback.destination, body, prepareHeaders(callback, body, now), {
+      ? // Signed when its connection slot is free, with the time it goes (CallbackSender.send).
+        await sender.send('POST', callback.callbackUrl, callback.destination, body, () => prepareHeaders(callback, body, clock.now()), {
           allowNetworks: callback.allowNetworks,
         })
       : {
