@@ -22,7 +22,8 @@
  *      2026-12-03 the p99 was taken from before the insert, and a commit waiting 80-160 ms for the disk
  *      decided it);
  *   3. the outage: 1,000,000 callbacks due for the dead receiver (copied in SQL from one queued the usual
- *      way: a backlog that piled up, then vacuumed as autovacuum would have while it grew) and 2,000 for
+ *      way: a backlog that piled up, then vacuumed and checkpointed as autovacuum and the checkpointer
+ *      would have done while it grew) and 2,000 for
  *      the slow one; then phase 2 again, measured the same way;
  *   4. the dead receiver answers again: the time from its parking's end (the retry time of the callback
  *      that parked it, on the retry schedule) to its first delivered callback, and its callbacks/s over
@@ -382,10 +383,16 @@ export default async function deliveryOutageBenchmark(options: { duration: numbe
     // statement, it would set off a vacuum of the whole outbox during the outage's rounds (seen on
     // 2026-12-02: PostgreSQL's CPU per healthy callback +114 µs) and measure the benchmark's insert, not the
     // outage. Vacuumed here, before the rounds; the autovacuums during each phase are counted in the result.
+    // Likewise the checkpoints: over hours, each checkpoint (every 5 minutes by default) writes what the
+    // backlog added since the one before; the one-statement insert leaves a gigabyte of WAL and dirty pages,
+    // and the checkpoint it sets off spreads their writes over minutes, the outage's rounds and latency run
+    // included (seen on 2026-12-03: blocks' commits of 80-160 ms during it). Done here, before the rounds;
+    // the checkpoints during each latency run are in the result.
     await db.query('bench:vacuum', 'VACUUM (ANALYZE) callbacks');
+    await db.query('bench:checkpoint', 'CHECKPOINT');
     const outageStartedAt = new Date();
     log(
-      `outage: ${BACKLOG} callbacks due for the dead receiver and ${SLOW_BACKLOG} for the slow one, queued and vacuumed in ${Math.round(performance.now() - started)} ms`,
+      `outage: ${BACKLOG} callbacks due for the dead receiver and ${SLOW_BACKLOG} for the slow one, queued, vacuumed and checkpointed in ${Math.round(performance.now() - started)} ms`,
     );
     const cpuBefore = workerCpu();
     const outage = await runs('outage')();
