@@ -180,7 +180,11 @@ describe('two fake Bitcoin Core nodes of bitcoin/testnet', () => {
       const got = follow.callbacksOf(minedSub);
       return got.some((cb) => cb.json.data.item.height === last) && got;
     });
-    const items = mined.map((cb) => cb.json.data.item as { height: number; hash: string });
+    // In the order herald produced them: x-callback-sequence's, not the arrival's (delivery is concurrent,
+    // docs/concepts/callbacks-and-retries.md#callback-order-x-callback-sequence; CI once saw 111 arrive before 110).
+    const sequence = (cb: (typeof mined)[number]) => Number(cb.headers['x-callback-sequence']);
+    expect(mined.every((cb) => Number.isSafeInteger(sequence(cb)))).toBe(true);
+    const items = [...mined].sort((x, y) => sequence(x) - sequence(y)).map((cb) => cb.json.data.item as { height: number; hash: string });
     // Each hash once (no block applied twice) ...
     expect(new Set(items.map((i) => i.hash)).size).toBe(items.length);
     // ... and every height of the final chain from the first callback on, with the final chain's block.
