@@ -160,10 +160,15 @@ describe('two nodes of ethereum/goerli: a fault-injecting proxy and the EVM test
   it('throughout: one BLOCK_MINED per block, in order, none skipped or doubled, each the node’s block', async () => {
     const last = await mineAndProcess(1);
     await t.app.worker?.settled();
-    const callbacks = await until('every BLOCK_MINED delivered', async () => {
+    const received = await until('every BLOCK_MINED delivered', async () => {
       const got = follow.callbacksOf(minedSub);
       return got.some((cb) => cb.json.data.item.height === last) && got;
     });
+    // In x-callback-sequence order, not arrival order: delivery is concurrent
+    // (docs/concepts/callbacks-and-retries.md#callback-order-x-callback-sequence).
+    const sequence = (cb: (typeof received)[number]) => Number(cb.headers['x-callback-sequence']);
+    expect(received.every((cb) => Number.isSafeInteger(sequence(cb)))).toBe(true);
+    const callbacks = [...received].sort((x, y) => sequence(x) - sequence(y));
     const heights = callbacks.map((cb) => cb.json.data.item.height as number);
     const from = heights[0] as number;
     expect(from).toBeLessThanOrEqual(firstHeight + 1);
