@@ -19,7 +19,7 @@
  *      400 blocks); then latency: blocks of callbacks for the ten at 500/s for BENCH_DURATION seconds,
  *      from the block's commit to the arrival at the receiver (the block's due time, in its callbacks'
  *      bodies, keys it; how long the blocks' own transactions took is reported beside it: until
- *      2026-12-03 the p99 was taken from before the insert, and a commit waiting 80-160 ms for the disk
+ *      2026-12-03 the p99 was taken from before the insert, and blocks whose own transaction took 40-156 ms
  *      decided it);
  *   3. the outage: 1,000,000 callbacks due for the dead receiver (copied in SQL from one queued the usual
  *      way: a backlog that piled up, then vacuumed and checkpointed as autovacuum and the checkpointer
@@ -46,6 +46,8 @@ import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
 import { createTestCa } from '../test/support/tls.ts';
 import { type BenchSubscription, createSubscriptions, deliveryWindow, makeCallback, waitDelivered, waitReady } from './delivery.ts';
 import {
+  backgroundWork,
+  backgroundWorkBetween,
   type Child,
   envScale,
   firstStdoutLine,
@@ -311,29 +313,9 @@ export default async function deliveryOutageBenchmark(options: { duration: numbe
     // when herald does more per callback; the two together tell a load change from a cost of the outage.
     const pm = postmasterPid(dataDir);
     const cpuNow = () => ({ worker: workerCpu(), postgres: pm ? treeCpuSeconds(pm) : 0 });
-    const vacuumCounts = async () => {
-      const [row] = await db.query<{ vacuum: number; analyze: number }>(
-        'bench:autovacuums',
-        "SELECT autovacuum_count::int AS vacuum, autoanalyze_count::int AS analyze FROM pg_stat_user_tables WHERE relname = 'callbacks'",
-      );
-      return { vacuum: row?.vacuum ?? 0, analyze: row?.analyze ?? 0 };
-    };
-    // Checkpoints (PostgreSQL 17's pg_stat_checkpointer): a checkpoint's writes slow every commit's WAL
-    // flush, the blocks' commits included (LatencyFigures.enqueue).
-    const checkpointer = async () => {
-      const [row] = await db.query<{ checkpoints: number; buffers: number }>(
-        'bench:checkpoints',
-        'SELECT (num_timed + num_requested)::int AS checkpoints, buffers_written::int AS buffers FROM pg_stat_checkpointer',
-      );
-      return { checkpoints: row?.checkpoints ?? 0, buffers: row?.buffers ?? 0 };
-    };
-    const checkpointsSince = async (before: { checkpoints: number; buffers: number }) => {
-      const after = await checkpointer();
-      return { started: after.checkpoints - before.checkpoints, buffersWritten: after.buffers - before.buffers };
-    };
     const runs = (label: string) => async () => {
       const cpuBefore = cpuNow();
-      const vacuumsBefore = await vacuumCounts();
+      const workBefore = await backgroundWork(db);
       const perSecond: number[] = [];
       for (let r = 1; r <= ROUNDS; r++) {
         perSecond.push(
@@ -347,17 +329,18 @@ export default async function deliveryOutageBenchmark(options: { duration: numbe
           ),
         );
       }
-      const checkpointsBeforeLatency = await checkpointer();
+      // Checkpoints during the latency run: their writes slow the blocks' commits (LatencyFigures.enqueue).
+      const workBeforeLatency = await backgroundWork(db);
       const latency = await latencyRun(db, worker, healthy, receivers, options.duration, `${label} latency`);
       const cpuAfter = cpuNow();
-      const checkpointsDuringLatency = await checkpointsSince(checkpointsBeforeLatency);
+      const workAfter = await backgroundWork(db);
+      const checkpointsDuringLatency = backgroundWorkBetween(workBeforeLatency, workAfter).checkpoints;
       const callbacks = ROUNDS * EACH * healthy.length + latency.offered;
       const cpuPerCallbackUs = {
         worker: Math.round(((cpuAfter.worker - cpuBefore.worker) / callbacks) * 1e6),
         postgres: Math.round(((cpuAfter.postgres - cpuBefore.postgres) / callbacks) * 1e6),
       };
-      const vacuumsAfter = await vacuumCounts();
-      const autovacuums = { vacuum: vacuumsAfter.vacuum - vacuumsBefore.vacuum, analyze: vacuumsAfter.analyze - vacuumsBefore.analyze };
+      const { autovacuums } = backgroundWorkBetween(workBefore, workAfter);
       log(
         `${label}: CPU per healthy callback ${JSON.stringify(cpuPerCallbackUs)} µs; autovacuums of callbacks ${JSON.stringify(autovacuums)}; checkpoints during the latency run ${JSON.stringify(checkpointsDuringLatency)}`,
       );
@@ -386,7 +369,7 @@ export default async function deliveryOutageBenchmark(options: { duration: numbe
     // Likewise the checkpoints: over hours, each checkpoint (every 5 minutes by default) writes what the
     // backlog added since the one before; the one-statement insert leaves a gigabyte of WAL and dirty pages,
     // and the checkpoint it sets off spreads their writes over minutes, the outage's rounds and latency run
-    // included (seen on 2026-12-03: blocks' commits of 80-160 ms during it). Done here, before the rounds;
+    // included (seen on 2026-12-03: blocks' transactions of up to 110-158 ms during it). Done here, before the rounds;
     // the checkpoints during each latency run are in the result.
     await db.query('bench:vacuum', 'VACUUM (ANALYZE) callbacks');
     await db.query('bench:checkpoint', 'CHECKPOINT');

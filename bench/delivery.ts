@@ -58,6 +58,8 @@ import { upsertDomain } from '../src/store/domains.ts';
 import { type OpenDatabase, openDatabase } from '../src/store/open.ts';
 import { createTestCa } from '../test/support/tls.ts';
 import {
+  backgroundWork,
+  backgroundWorkBetween,
   type Child,
   firstStdoutLine,
   HERALD,
@@ -525,13 +527,6 @@ export default async function deliveryBenchmark(options: { duration: number }): 
     log(`latency: ${JSON.stringify(latency)}`);
 
     // 4. Fairness: the healthy receiver alone, then alongside one that never answers.
-    const vacuumCounts = async () => {
-      const [row] = await db.query<{ vacuum: number; analyze: number }>(
-        'bench:autovacuums',
-        "SELECT autovacuum_count::int AS vacuum, autoanalyze_count::int AS analyze FROM pg_stat_user_tables WHERE relname = 'callbacks'",
-      );
-      return { vacuum: row?.vacuum ?? 0, analyze: row?.analyze ?? 0 };
-    };
     const fairRun = async (label: string, healthy: BenchSubscription, withBad: boolean) => {
       // As chain following makes them: FAIRNESS_BLOCKS blocks, each with its share of the callbacks of
       // each subscription and a due time of its own (1 ms apart, all past), committed at once. The run
@@ -554,7 +549,7 @@ export default async function deliveryBenchmark(options: { duration: number }): 
           await enqueueCallbacks(tx, block.bad, new Date((withBad ? base : tomorrow) - FAIRNESS_BLOCKS + b));
         }
       });
-      const vacuums0 = await vacuumCounts();
+      const work0 = await backgroundWork(db);
       const t0 = Date.now();
       const cpu0 = { worker: processCpuSeconds(worker.pid), postgres: pm ? treeCpuSeconds(pm) : 0 };
       await waitDelivered(db, [healthy.id], worker, 300_000, label);
@@ -564,8 +559,7 @@ export default async function deliveryBenchmark(options: { duration: number }): 
         worker: Math.round(((processCpuSeconds(worker.pid) - cpu0.worker) / FAIRNESS_EACH) * 1e6),
         postgres: Math.round((((pm ? treeCpuSeconds(pm) : 0) - cpu0.postgres) / FAIRNESS_EACH) * 1e6),
       };
-      const vacuums1 = await vacuumCounts();
-      const autovacuums = { vacuum: vacuums1.vacuum - vacuums0.vacuum, analyze: vacuums1.analyze - vacuums0.analyze };
+      const { autovacuums } = backgroundWorkBetween(work0, await backgroundWork(db));
       const w = await deliveryWindow(db, [healthy.id]);
       const seconds = (w.lastFinishedMs - t0) / 1000;
       const perSecond = Math.round(FAIRNESS_EACH / seconds);

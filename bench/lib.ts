@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Request, type Result } from 'autocannon';
 import pg from 'pg';
+import type { Queryable } from '../src/store/db.ts';
 
 /** The project root (where package.json is). */
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -634,4 +635,36 @@ export async function ingestRun<K extends string>(options: IngestRunOptions<K>):
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
     await admin.end().catch(() => undefined);
   }
+}
+
+/** PostgreSQL's background work so far: autovacuums and autoanalyzes of the outbox, checkpoints and the buffers they wrote. */
+export interface BackgroundWork {
+  vacuum: number;
+  analyze: number;
+  checkpoints: number;
+  checkpointBuffers: number;
+}
+
+/**
+ * Counters of the background work that slows a delivery benchmark's phase: a vacuum of the outbox reads
+ * every index whole, and a checkpoint's writes slow every commit's WAL flush. Read before and after a
+ * phase; `backgroundWorkBetween` gives what ran in it. Checkpoints from PostgreSQL 17's pg_stat_checkpointer
+ * (the embedded server's).
+ */
+export async function backgroundWork(db: Queryable): Promise<BackgroundWork> {
+  const [row] = await db.query<BackgroundWork>(
+    'bench:background-work',
+    `SELECT (SELECT autovacuum_count::int FROM pg_stat_user_tables WHERE relname = 'callbacks') AS vacuum,
+       (SELECT autoanalyze_count::int FROM pg_stat_user_tables WHERE relname = 'callbacks') AS analyze,
+       (num_timed + num_requested)::int AS checkpoints, buffers_written::int AS "checkpointBuffers"
+     FROM pg_stat_checkpointer`,
+  );
+  return { vacuum: row?.vacuum ?? 0, analyze: row?.analyze ?? 0, checkpoints: row?.checkpoints ?? 0, checkpointBuffers: row?.checkpointBuffers ?? 0 };
+}
+
+export function backgroundWorkBetween(before: BackgroundWork, after: BackgroundWork) {
+  return {
+    autovacuums: { vacuum: after.vacuum - before.vacuum, analyze: after.analyze - before.analyze },
+    checkpoints: { started: after.checkpoints - before.checkpoints, buffersWritten: after.checkpointBuffers - before.checkpointBuffers },
+  };
 }

@@ -11,7 +11,7 @@ import { startTestApp, type TestApp, type TestCustomer } from './harness.ts';
 import { publicClient } from './support/evm-contracts.ts';
 import { type EvmNode, startEvmNode } from './support/evm-node.ts';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.ts';
-import { followHelpers } from './support/follow-helpers.ts';
+import { followHelpers, inSequenceOrder } from './support/follow-helpers.ts';
 import { receiverDelivery } from './support/followed-app.ts';
 import { type Receiver, startReceiver } from './support/receiver.ts';
 import { createTestCa, writeCaFile } from './support/tls.ts';
@@ -164,11 +164,7 @@ describe('two nodes of ethereum/goerli: a fault-injecting proxy and the EVM test
       const got = follow.callbacksOf(minedSub);
       return got.some((cb) => cb.json.data.item.height === last) && got;
     });
-    // In x-callback-sequence order, not arrival order: delivery is concurrent
-    // (docs/concepts/callbacks-and-retries.md#callback-order-x-callback-sequence).
-    const sequence = (cb: (typeof received)[number]) => Number(cb.headers['x-callback-sequence']);
-    expect(received.every((cb) => Number.isSafeInteger(sequence(cb)))).toBe(true);
-    const callbacks = [...received].sort((x, y) => sequence(x) - sequence(y));
+    const callbacks = inSequenceOrder(received);
     const heights = callbacks.map((cb) => cb.json.data.item.height as number);
     const from = heights[0] as number;
     expect(from).toBeLessThanOrEqual(firstHeight + 1);

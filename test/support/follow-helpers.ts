@@ -21,6 +21,19 @@ export interface FollowContext {
 
 export type Callback = ReceivedRequest & { json: { idempotencyKey: string; referenceId: string; data: { item: Record<string, unknown> } } };
 
+/** A received callback's x-callback-sequence, as a number (docs/concepts/callbacks-and-retries.md#callback-order-x-callback-sequence). */
+export const sequenceOf = (r: ReceivedRequest): number => Number(r.headers['x-callback-sequence']);
+
+/**
+ * The callbacks in the order herald produced them, x-callback-sequence's: delivery is concurrent and
+ * promises no arrival order (two blocks' callbacks on two connections can arrive either way). Each must
+ * carry a sequence number.
+ */
+export function inSequenceOrder<T extends ReceivedRequest>(received: readonly T[]): T[] {
+  expect(received.every((r) => Number.isSafeInteger(sequenceOf(r)))).toBe(true);
+  return [...received].sort((x, y) => sequenceOf(x) - sequenceOf(y));
+}
+
 export function followHelpers(context: () => FollowContext, secret: string) {
   const chainPath = () => `/blockchain-events/${context().blockchain}/${context().network}`;
 

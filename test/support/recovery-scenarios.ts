@@ -16,7 +16,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ChainDriver } from './chain-driver.ts';
-import type { Callback } from './follow-helpers.ts';
+import { type Callback, sequenceOf } from './follow-helpers.ts';
 import { useFollowedApp } from './followed-app.ts';
 import type { ReceivedRequest } from './receiver.ts';
 import { until } from './wait.ts';
@@ -55,7 +55,6 @@ export function describeRecoveryScenarios(title: string, start: () => Promise<Ch
     const { subscribe, indexed, callbacksOf, expectSigned } = f;
     const up = (hook: string) => f.receiver.byPath(`/hooks/${hook}`, { kind: 'status', status: 200 });
     const down = (hook: string) => f.receiver.byPath(`/hooks/${hook}`, { kind: 'status', status: 503 });
-    const sequenceOf = (r: ReceivedRequest) => Number(r.headers['x-callback-sequence']);
     const nowSeconds = () => Math.floor(Date.now() / 1000);
 
     async function log(referenceId: string): Promise<LogEntry[]> {
